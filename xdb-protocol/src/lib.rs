@@ -1,0 +1,22 @@
+//! The XDB REST contract as Rust types.
+//!
+//! Everything that crosses a process boundary over HTTP is declared here: the service API
+//! that clients call, the worker API that XDB calls on the user's service, and the JSON
+//! error body. The OpenAPI document (`openapi.json` at the crate root) is generated from
+//! these types, so the document and the code cannot drift apart.
+//!
+//! This crate holds data only: no IO, no validation beyond what serde enforces.
+
+pub mod common;
+pub mod error;
+pub mod internal;
+pub mod openapi;
+pub mod paths;
+pub mod service;
+pub mod worker;
+
+pub use common::*;
+pub use error::*;
+pub use internal::*;
+pub use service::*;
+pub use worker::*;

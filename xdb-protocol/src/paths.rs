@@ -1,0 +1,23 @@
+//! URL paths of the REST API, shared by servers, clients and the SDK.
+
+/// Prefix of every service API path.
+pub const SERVICE_PREFIX: &str = "/api/v1/xdb/service/process-execution";
+pub const START: &str = "/api/v1/xdb/service/process-execution/start";
+pub const STOP: &str = "/api/v1/xdb/service/process-execution/stop";
+pub const DESCRIBE: &str = "/api/v1/xdb/service/process-execution/describe";
+pub const LIST: &str = "/api/v1/xdb/service/process-execution/list";
+pub const HISTORY: &str = "/api/v1/xdb/service/process-execution/history";
+pub const PUBLISH_TO_LOCAL_QUEUE: &str =
+    "/api/v1/xdb/service/process-execution/publish-to-local-queue";
+pub const RPC: &str = "/api/v1/xdb/service/process-execution/rpc";
+pub const WAIT_FOR_COMPLETION: &str = "/api/v1/xdb/service/process-execution/wait-for-completion";
+
+/// Worker API paths, relative to the worker URL given at start.
+pub const WORKER_WAIT_UNTIL: &str = "/api/v1/xdb/worker/async-state/wait-until";
+pub const WORKER_EXECUTE: &str = "/api/v1/xdb/worker/async-state/execute";
+pub const WORKER_RPC: &str = "/api/v1/xdb/worker/process/rpc";
+
+/// Serves the OpenAPI document.
+pub const OPENAPI: &str = "/api/v1/xdb/openapi.json";
+/// Internal API: wakes the async service when new work was committed.
+pub const INTERNAL_NOTIFY: &str = "/api/v1/xdb/internal/notify";
