@@ -1,0 +1,209 @@
+//! Hands queued local-queue messages to the states waiting for them, FIFO.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use xdb_protocol::CommandWaitingType;
+
+use crate::model::*;
+use crate::plan::*;
+
+/// Offers `messages` (unconsumed, in sequence order) to `waiting` states (oldest first).
+///
+/// A queue command completes only when its whole count is available, so a message is
+/// never split between two states. States whose command request becomes satisfied move to
+/// execute; the others keep their progress. Every state in `waiting` must be
+/// `WAITING_COMMANDS` (others are passed over). `consumed` collects the sequence ids
+/// taken, so the caller can chain calls.
+pub fn deliver_messages(
+    waiting: &[StateExecution],
+    messages: &[QueuedMessage],
+    consumed: &mut HashSet<i64>,
+    now: DateTime<Utc>,
+    plan: &mut TransitionPlan,
+) {
+    for state in waiting {
+        if state.status != StateExecutionStatus::WaitingCommands {
+            continue;
+        }
+        let Some(request) = &state.command_request else {
+            continue;
+        };
+        let mut progress = state
+            .command_progress
+            .clone()
+            .unwrap_or_else(|| CommandProgress::new(request));
+        if progress.is_satisfied(request) {
+            continue;
+        }
+        if !take_messages(state, request, &mut progress, messages, consumed, plan) {
+            continue;
+        }
+        plan.history.push(HistoryEntry::new(
+            events::LOCAL_QUEUE_MESSAGES_CONSUMED,
+            json!({ "stateExecutionId": state.id.to_string() }),
+        ));
+        apply_progress(state, progress, now, plan);
+    }
+}
+
+/// Takes messages for the state's open queue commands; true if any command completed.
+pub(crate) fn take_messages(
+    state: &StateExecution,
+    request: &xdb_protocol::CommandRequest,
+    progress: &mut CommandProgress,
+    messages: &[QueuedMessage],
+    consumed: &mut HashSet<i64>,
+    plan: &mut TransitionPlan,
+) -> bool {
+    let mut completed_any = false;
+    for (index, command) in request.local_queue_commands.iter().enumerate() {
+        if progress.queues_received[index].is_some() {
+            continue;
+        }
+        let wanted = command.count.unwrap_or(1).max(1) as usize;
+        let available: Vec<&QueuedMessage> = messages
+            .iter()
+            .filter(|m| m.queue_name == command.queue_name && !consumed.contains(&m.sequence_id))
+            .take(wanted)
+            .collect();
+        if available.len() < wanted {
+            continue;
+        }
+        consumed.extend(available.iter().map(|m| m.sequence_id));
+        plan.consume_messages.push(MessageConsumption {
+            queue_name: command.queue_name.clone(),
+            sequence_ids: available.iter().map(|m| m.sequence_id).collect(),
+            consumed_by: state.id.clone(),
+        });
+        progress.queues_received[index] =
+            Some(available.iter().map(|m| m.message.clone()).collect());
+        completed_any = true;
+        if request.waiting_type == CommandWaitingType::AnyOfCompletion {
+            break;
+        }
+    }
+    completed_any
+}
+
+/// Records new progress: moves the state to execute once its request is satisfied.
+pub(crate) fn apply_progress(
+    state: &StateExecution,
+    progress: CommandProgress,
+    now: DateTime<Utc>,
+    plan: &mut TransitionPlan,
+) {
+    let request = state.command_request.clone().unwrap_or_default();
+    let satisfied = progress.is_satisfied(&request);
+    let status = if satisfied {
+        plan.new_tasks
+            .push(NewTask::immediate(TaskType::Execute, state.id.clone(), now));
+        plan.delete_timers_of.push(state.id.clone());
+        StateExecutionStatus::ExecuteRunning
+    } else {
+        StateExecutionStatus::WaitingCommands
+    };
+    plan.state_updates.push(StateUpdate {
+        id: state.id.clone(),
+        expected_version: state.version,
+        status,
+        command_request: Some(request),
+        command_progress: Some(progress),
+        last_failure: None,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_protocol::{CommandRequest, LocalQueueCommand, LocalQueueMessage, TimerCommand};
+
+    use super::*;
+    use crate::decide::fixtures::state;
+
+    fn waiting(id: &str, waiting_type: CommandWaitingType, count: u32) -> StateExecution {
+        let mut s = state(id, 1, StateExecutionStatus::WaitingCommands);
+        let request = CommandRequest {
+            waiting_type,
+            timer_commands: vec![TimerCommand {
+                delay_in_seconds: 60,
+            }],
+            local_queue_commands: vec![LocalQueueCommand {
+                queue_name: "q".into(),
+                count: Some(count),
+            }],
+        };
+        s.command_progress = Some(CommandProgress::new(&request));
+        s.command_request = Some(request);
+        s
+    }
+
+    fn message(seq: i64) -> QueuedMessage {
+        QueuedMessage {
+            queue_name: "q".into(),
+            sequence_id: seq,
+            message: LocalQueueMessage {
+                queue_name: "q".into(),
+                dedup_id: Some(format!("m{seq}")),
+                payload: None,
+            },
+        }
+    }
+
+    #[test]
+    fn any_of_moves_to_execute_and_cancels_the_timer() {
+        let mut plan = TransitionPlan::default();
+        let state = waiting("A", CommandWaitingType::AnyOfCompletion, 1);
+        deliver_messages(
+            &[state],
+            &[message(1)],
+            &mut HashSet::new(),
+            Utc::now(),
+            &mut plan,
+        );
+        assert_eq!(
+            plan.state_updates[0].status,
+            StateExecutionStatus::ExecuteRunning
+        );
+        assert_eq!(plan.new_tasks[0].task_type, TaskType::Execute);
+        assert_eq!(plan.delete_timers_of.len(), 1);
+        assert_eq!(plan.consume_messages[0].sequence_ids, vec![1]);
+    }
+
+    #[test]
+    fn all_of_keeps_waiting_for_the_timer() {
+        let mut plan = TransitionPlan::default();
+        let state = waiting("A", CommandWaitingType::AllOfCompletion, 1);
+        deliver_messages(
+            &[state],
+            &[message(1)],
+            &mut HashSet::new(),
+            Utc::now(),
+            &mut plan,
+        );
+        assert_eq!(
+            plan.state_updates[0].status,
+            StateExecutionStatus::WaitingCommands
+        );
+        assert!(plan.new_tasks.is_empty());
+    }
+
+    #[test]
+    fn a_count_is_taken_whole_or_not_at_all_and_fifo_across_states() {
+        let mut plan = TransitionPlan::default();
+        let first = waiting("A", CommandWaitingType::AnyOfCompletion, 2);
+        let second = waiting("B", CommandWaitingType::AnyOfCompletion, 1);
+        let mut consumed = HashSet::new();
+        deliver_messages(
+            &[first, second],
+            &[message(1)],
+            &mut consumed,
+            Utc::now(),
+            &mut plan,
+        );
+        // A needs two and there is one: B gets it.
+        assert_eq!(plan.consume_messages.len(), 1);
+        assert_eq!(plan.consume_messages[0].consumed_by.state_id, "B");
+        assert!(consumed.contains(&1));
+    }
+}
