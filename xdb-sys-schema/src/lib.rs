@@ -1,0 +1,510 @@
+//! XDB system tables: the versioned SQL for each database dialect and the installer that
+//! applies it.
+//!
+//! The system tables (`xdb_sys_*`) live in the user's own database, beside the business
+//! tables. Their version is recorded in the single-row table `xdb_sys_schema_version`,
+//! which the installer creates. Services call [`check`] at start-up and refuse to run on a
+//! schema that is not exactly [`LATEST_VERSION`].
+//!
+//! Migrations are embedded in the binary, one ordered list per dialect; every dialect has
+//! the same versions. PostgreSQL applies each migration and its version bump in one
+//! transaction; MySQL/MariaDB commit DDL implicitly, so their migrations are written to be
+//! re-run after a crash and the version is recorded last (see [`install_mysql`]).
+
+use std::fmt;
+use std::time::Duration;
+
+mod mysql;
+mod postgres;
+
+pub use mysql::{check_mysql, install_mysql, MYSQL_INSTALL_LOCK_PREFIX};
+pub use postgres::{check_postgres, install_postgres, POSTGRES_INSTALL_LOCK_KEY};
+
+/// The database family a URL or a migration list belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// PostgreSQL (the `postgres/` folder).
+    Postgres,
+    /// MySQL / MariaDB (the `mysql/` folder).
+    MySql,
+}
+
+impl Dialect {
+    /// Infers the dialect from a database URL's scheme (`postgres://`, `postgresql://`,
+    /// `mysql://`, `mariadb://`); a libpq key/value string (`host=... dbname=...`) counts
+    /// as PostgreSQL.
+    pub fn from_url(database_url: &str) -> Result<Dialect, SchemaError> {
+        let url = database_url.trim();
+        let scheme = url
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some("postgres" | "postgresql") => Ok(Dialect::Postgres),
+            Some("mysql" | "mariadb") => Ok(Dialect::MySql),
+            Some(other) => Err(SchemaError::InvalidUrl(format!(
+                "unknown scheme `{other}://`; expected postgres:// or mysql://"
+            ))),
+            None if url.contains('=') => Ok(Dialect::Postgres),
+            // Never echo the URL itself: it may carry a password.
+            None => Err(SchemaError::InvalidUrl(
+                "expected a URL such as postgres://user@host:5432/dbname".to_owned(),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dialect::Postgres => "PostgreSQL",
+            Dialect::MySql => "MySQL",
+        })
+    }
+}
+
+/// One embedded schema migration.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// Schema version this migration brings the database to (1, 2, ...).
+    pub version: i32,
+    /// Short name, matching the file name `vNNN_<name>.sql`.
+    pub name: &'static str,
+    /// The SQL: on PostgreSQL one batch inside the installer's transaction; on MySQL a
+    /// list of re-runnable statements (see [`install_mysql`]).
+    pub sql: &'static str,
+}
+
+impl fmt::Debug for Migration {
+    // The SQL is long and adds nothing to a debug line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Migration(v{:03}_{})", self.version, self.name)
+    }
+}
+
+const POSTGRES_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../postgres/v001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "service_instances",
+        sql: include_str!("../postgres/v002_service_instances.sql"),
+    },
+];
+
+const MYSQL_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../mysql/v001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "service_instances",
+        sql: include_str!("../mysql/v002_service_instances.sql"),
+    },
+];
+
+/// The schema version this binary installs and expects.
+pub const LATEST_VERSION: i32 = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.len() - 1].version;
+
+/// Name of the single-row table recording the installed schema version.
+pub const VERSION_TABLE: &str = "xdb_sys_schema_version";
+
+/// The ordered migrations of `dialect`.
+pub fn migrations(dialect: Dialect) -> Result<&'static [Migration], SchemaError> {
+    match dialect {
+        Dialect::Postgres => Ok(POSTGRES_MIGRATIONS),
+        Dialect::MySql => Ok(MYSQL_MIGRATIONS),
+    }
+}
+
+/// A migration the installer applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedMigration {
+    /// Version reached by this migration.
+    pub version: i32,
+    /// Migration name.
+    pub name: &'static str,
+}
+
+/// What an [`install`] run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallOutcome {
+    /// Dialect of the database.
+    pub dialect: Dialect,
+    /// Version found before this run (0: no XDB schema).
+    pub previous_version: i32,
+    /// Version after this run.
+    pub current_version: i32,
+    /// Migrations applied by this run, in order; empty when it was already up to date.
+    pub applied: Vec<AppliedMigration>,
+}
+
+impl InstallOutcome {
+    /// True when the run found the schema up to date and changed nothing.
+    pub fn is_noop(&self) -> bool {
+        self.applied.is_empty()
+    }
+}
+
+impl fmt::Display for InstallOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_noop() {
+            return write!(
+                f,
+                "XDB schema already at version {} (latest); nothing to apply",
+                self.current_version
+            );
+        }
+        let names: Vec<String> = self
+            .applied
+            .iter()
+            .map(|m| format!("v{:03}_{}", m.version, m.name))
+            .collect();
+        write!(
+            f,
+            "applied {} migration(s) ({}); XDB schema upgraded from version {} to {}",
+            self.applied.len(),
+            names.join(", "),
+            self.previous_version,
+            self.current_version
+        )
+    }
+}
+
+/// How an installed schema compares to this binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaState {
+    /// No `xdb_sys_schema_version` table or row: run the installer.
+    NotInstalled,
+    /// Older than this binary: run the installer.
+    Outdated,
+    /// Exactly the version this binary expects.
+    Current,
+    /// Newer than this binary: upgrade the binary; the installer will refuse it.
+    Newer,
+}
+
+/// Installed vs latest schema version of one database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaStatus {
+    /// Dialect of the database.
+    pub dialect: Dialect,
+    /// Recorded version (0: not installed).
+    pub installed: i32,
+    /// Version this binary expects ([`LATEST_VERSION`]).
+    pub latest: i32,
+}
+
+impl SchemaStatus {
+    /// Classifies `installed` against `latest`.
+    pub fn state(&self) -> SchemaState {
+        if self.installed == 0 {
+            SchemaState::NotInstalled
+        } else if self.installed < self.latest {
+            SchemaState::Outdated
+        } else if self.installed == self.latest {
+            SchemaState::Current
+        } else {
+            SchemaState::Newer
+        }
+    }
+
+    /// `Ok` only when the schema is exactly the expected version; services call this at
+    /// start-up so they never run against tables they do not understand.
+    pub fn ensure_current(&self) -> Result<(), SchemaError> {
+        match self.state() {
+            SchemaState::Current => Ok(()),
+            SchemaState::NotInstalled | SchemaState::Outdated => {
+                Err(SchemaError::DatabaseOutdated {
+                    installed: self.installed,
+                    latest: self.latest,
+                })
+            }
+            SchemaState::Newer => Err(SchemaError::DatabaseNewer {
+                installed: self.installed,
+                latest: self.latest,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for SchemaStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (installed, latest) = (self.installed, self.latest);
+        match self.state() {
+            SchemaState::NotInstalled => write!(
+                f,
+                "XDB schema not installed (latest: {latest}); run `xdb-sys-schema install`"
+            ),
+            SchemaState::Outdated => write!(
+                f,
+                "XDB schema at version {installed}, older than latest {latest}; run `xdb-sys-schema install`"
+            ),
+            SchemaState::Current => write!(f, "XDB schema at version {installed} (up to date)"),
+            SchemaState::Newer => write!(
+                f,
+                "XDB schema at version {installed}, newer than this binary's latest {latest}; upgrade XDB"
+            ),
+        }
+    }
+}
+
+/// Errors of the installer and of [`check`].
+///
+/// Messages never include the database URL, which may carry a password. The underlying
+/// database error, if any, is the error's `source()`.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The database URL could not be understood.
+    #[error("invalid database URL: {0}")]
+    InvalidUrl(String),
+    /// Connecting to the database failed.
+    #[error("cannot connect to the database")]
+    Connect(#[source] DriverError),
+    /// A query of the installer or of the status check failed.
+    #[error("database error")]
+    Database(#[source] DriverError),
+    /// A migration's SQL failed and the version was not recorded. On PostgreSQL its
+    /// transaction was rolled back; on MySQL the statements that ran stay (DDL commits
+    /// implicitly) and a re-run of the installer, once the cause is fixed, completes it.
+    #[error("migration v{version:03}_{name} failed; the schema version was not changed")]
+    Migration {
+        /// Version of the failed migration.
+        version: i32,
+        /// Name of the failed migration.
+        name: &'static str,
+        /// The database error, or what the check after the migration found missing.
+        #[source]
+        source: DriverError,
+    },
+    /// The database records a schema newer than this binary knows; nothing was changed.
+    #[error(
+        "the database's XDB schema is version {installed}, newer than this binary's latest \
+         ({latest}); refusing to touch it: upgrade XDB"
+    )]
+    DatabaseNewer {
+        /// Version recorded in the database.
+        installed: i32,
+        /// This binary's latest version.
+        latest: i32,
+    },
+    /// The database's schema is missing (`installed` = 0) or older than this binary needs.
+    #[error(
+        "the database's XDB schema is version {installed}, but this binary needs version \
+         {latest}: run `xdb-sys-schema install`"
+    )]
+    DatabaseOutdated {
+        /// Version recorded in the database (0: not installed).
+        installed: i32,
+        /// This binary's latest version.
+        latest: i32,
+    },
+}
+
+/// The error of the database driver (tokio-postgres or mysql_async), kept as the source
+/// of a [`SchemaError`] so the server's message reaches the user.
+pub type DriverError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl From<tokio_postgres::Error> for SchemaError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        SchemaError::Database(Box::new(error))
+    }
+}
+
+impl From<mysql_async::Error> for SchemaError {
+    fn from(error: mysql_async::Error) -> Self {
+        SchemaError::Database(Box::new(error))
+    }
+}
+
+/// How long [`install`] and [`check`] wait for a connection when the URL sets no
+/// `connect_timeout`: an unreachable database must fail, not hang.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Installs or upgrades the XDB system tables in the database at `database_url`.
+///
+/// Idempotent; see [`install_postgres`] for the guarantees.
+pub async fn install(database_url: &str) -> Result<InstallOutcome, SchemaError> {
+    match Dialect::from_url(database_url)? {
+        Dialect::Postgres => {
+            let mut client = connect_postgres(database_url).await?;
+            install_postgres(&mut client).await
+        }
+        Dialect::MySql => {
+            let conn = mysql::connect(database_url, DEFAULT_CONNECT_TIMEOUT).await?;
+            mysql::install_and_disconnect(conn).await
+        }
+    }
+}
+
+/// Reports the installed vs latest schema version of the database at `database_url`,
+/// changing nothing.
+pub async fn check(database_url: &str) -> Result<SchemaStatus, SchemaError> {
+    match Dialect::from_url(database_url)? {
+        Dialect::Postgres => {
+            let client = connect_postgres(database_url).await?;
+            check_postgres(&client).await
+        }
+        Dialect::MySql => {
+            let mut conn = mysql::connect(database_url, DEFAULT_CONNECT_TIMEOUT).await?;
+            let status = check_mysql(&mut conn).await;
+            // Best effort: the server closes the session anyway when the socket goes.
+            let _ = conn.disconnect().await;
+            status
+        }
+    }
+}
+
+/// Opens one plain (non-TLS) PostgreSQL connection, driven by a spawned task that ends
+/// when the client is dropped.
+async fn connect_postgres(database_url: &str) -> Result<tokio_postgres::Client, SchemaError> {
+    let mut config: tokio_postgres::Config = database_url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| SchemaError::InvalidUrl(e.to_string()))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    let (client, connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .map_err(|e| SchemaError::Connect(Box::new(e)))?;
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::warn!(%error, "xdb-sys-schema: database connection closed with an error");
+        }
+    });
+    Ok(client)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_numbered_1_to_latest_in_every_dialect() {
+        for dialect in [Dialect::Postgres, Dialect::MySql] {
+            let list = migrations(dialect).unwrap();
+            for (index, migration) in list.iter().enumerate() {
+                assert_eq!(
+                    migration.version,
+                    index as i32 + 1,
+                    "{dialect} {migration:?}"
+                );
+                assert!(!migration.name.is_empty());
+                assert!(!migration.sql.trim().is_empty());
+            }
+            assert_eq!(list.last().unwrap().version, LATEST_VERSION, "{dialect}");
+        }
+    }
+
+    #[test]
+    fn dialects_have_the_same_migrations() {
+        let names = |dialect| {
+            migrations(dialect)
+                .unwrap()
+                .iter()
+                .map(|m| (m.version, m.name))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(Dialect::Postgres), names(Dialect::MySql));
+    }
+
+    #[test]
+    fn migrations_leave_transaction_control_to_the_installer() {
+        // The installer wraps each migration and its version bump in one transaction; a
+        // COMMIT inside the SQL would break that atomicity.
+        let all = [Dialect::Postgres, Dialect::MySql].map(|d| migrations(d).unwrap());
+        for migration in all.iter().flat_map(|list| list.iter()) {
+            for line in migration.sql.lines() {
+                let statement = line.trim().to_ascii_uppercase();
+                for keyword in ["BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"] {
+                    assert!(
+                        !statement.starts_with(keyword),
+                        "{migration:?} contains transaction control: {line}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dialect_from_url() {
+        let ok = [
+            ("postgres://u@h:5432/db", Dialect::Postgres),
+            ("PostgreSQL://u@h/db", Dialect::Postgres),
+            ("host=localhost dbname=db", Dialect::Postgres),
+            ("mysql://u:p@h:3306/db", Dialect::MySql),
+            ("mariadb://u@h/db", Dialect::MySql),
+        ];
+        for (url, dialect) in ok {
+            assert_eq!(Dialect::from_url(url).unwrap(), dialect, "{url}");
+        }
+        for url in ["", "sqlite://x.db", "just-a-name"] {
+            assert!(
+                matches!(Dialect::from_url(url), Err(SchemaError::InvalidUrl(_))),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_url_error_does_not_echo_the_password() {
+        let message = Dialect::from_url("secret-password-no-scheme")
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains("secret"), "{message}");
+    }
+
+    #[test]
+    fn status_states() {
+        let status = |installed| SchemaStatus {
+            dialect: Dialect::Postgres,
+            installed,
+            latest: 2,
+        };
+        assert_eq!(status(0).state(), SchemaState::NotInstalled);
+        assert_eq!(status(1).state(), SchemaState::Outdated);
+        assert_eq!(status(2).state(), SchemaState::Current);
+        assert_eq!(status(3).state(), SchemaState::Newer);
+        assert!(status(2).ensure_current().is_ok());
+        assert!(matches!(
+            status(0).ensure_current(),
+            Err(SchemaError::DatabaseOutdated {
+                installed: 0,
+                latest: 2
+            })
+        ));
+        assert!(matches!(
+            status(3).ensure_current(),
+            Err(SchemaError::DatabaseNewer {
+                installed: 3,
+                latest: 2
+            })
+        ));
+    }
+
+    #[test]
+    fn outcome_display() {
+        let mut outcome = InstallOutcome {
+            dialect: Dialect::Postgres,
+            previous_version: 0,
+            current_version: 1,
+            applied: vec![AppliedMigration {
+                version: 1,
+                name: "initial",
+            }],
+        };
+        assert_eq!(
+            outcome.to_string(),
+            "applied 1 migration(s) (v001_initial); XDB schema upgraded from version 0 to 1"
+        );
+        outcome.previous_version = 1;
+        outcome.applied.clear();
+        assert!(outcome.is_noop());
+        assert!(outcome.to_string().contains("nothing to apply"));
+    }
+}

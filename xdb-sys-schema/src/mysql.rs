@@ -1,0 +1,324 @@
+//! The MySQL / MariaDB installer.
+//!
+//! MySQL commits every DDL statement implicitly, so a migration cannot be rolled back as
+//! a whole. The guarantees are kept another way:
+//! - every statement of a migration is re-runnable (`CREATE TABLE IF NOT EXISTS`, indexes
+//!   inside the table definition), so a run that died half-way is completed by the next;
+//! - after the statements, the installer checks that every table of the migration has
+//!   every column it declares (a table of the same name that was already there, with
+//!   other columns, would otherwise be skipped silently by `IF NOT EXISTS`);
+//! - the version row is written last, so it never claims a migration that did not finish;
+//! - a named lock (`GET_LOCK`, one per database) serializes concurrent installers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder};
+
+use crate::{
+    migrations, AppliedMigration, Dialect, DriverError, InstallOutcome, Migration, SchemaError,
+    SchemaStatus, LATEST_VERSION,
+};
+
+/// Prefix of the `GET_LOCK` name every installer of a database holds while it runs; the
+/// rest is `MD5(DATABASE())`, as lock names are server-wide and at most 64 characters.
+pub const MYSQL_INSTALL_LOCK_PREFIX: &str = "xdb_sys_install_";
+
+/// How long an installer waits for another one to finish before giving up.
+const LOCK_WAIT_SECONDS: u32 = 600;
+
+/// Placeholder in the migrations for the server's no-pad binary collation.
+const COLLATION_PLACEHOLDER: &str = "XDB_BINARY_COLLATION";
+
+const CREATE_VERSION_TABLE: &str = "
+CREATE TABLE IF NOT EXISTS xdb_sys_schema_version (
+    id         SMALLINT    NOT NULL PRIMARY KEY CHECK (id = 1),
+    version    INT         NOT NULL,
+    updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+) ENGINE = InnoDB";
+
+const UPSERT_VERSION: &str = "
+INSERT INTO xdb_sys_schema_version (id, version, updated_at) VALUES (1, ?, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE version = VALUES(version), updated_at = VALUES(updated_at)";
+
+/// Opens one plain connection to `database_url` (`mysql://` or `mariadb://`), in UTC and
+/// strict SQL mode, failing after `timeout` when the server does not answer.
+pub(crate) async fn connect(database_url: &str, timeout: Duration) -> Result<Conn, SchemaError> {
+    let url = database_url.trim();
+    let url = match url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
+            format!("mysql://{rest}")
+        }
+        _ => url.to_owned(),
+    };
+    let opts = Opts::from_url(&url).map_err(|e| SchemaError::InvalidUrl(e.to_string()))?;
+    if opts.db_name().is_none_or(str::is_empty) {
+        return Err(SchemaError::InvalidUrl(
+            "a MySQL URL must name the database, e.g. mysql://user@host:3306/dbname".into(),
+        ));
+    }
+    let opts = OptsBuilder::from_opts(opts).setup(vec![
+        "SET time_zone = '+00:00'",
+        "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
+         NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+    ]);
+    match tokio::time::timeout(timeout, Conn::new(opts)).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(error)) => Err(SchemaError::Connect(Box::new(error))),
+        Err(_) => Err(SchemaError::Connect(
+            format!("no answer within {timeout:?}").into(),
+        )),
+    }
+}
+
+/// [`install_mysql`], then closes the connection (which also drops the named lock).
+pub(crate) async fn install_and_disconnect(mut conn: Conn) -> Result<InstallOutcome, SchemaError> {
+    let outcome = install_mysql(&mut conn).await;
+    let _ = conn.disconnect().await;
+    outcome
+}
+
+/// Installs or upgrades the XDB system tables through `conn`.
+///
+/// - Idempotent: when the schema is already at [`LATEST_VERSION`] nothing is written.
+/// - Concurrent installers of one database serialize on a named lock
+///   ([`MYSQL_INSTALL_LOCK_PREFIX`]), taken before the version is read.
+/// - Crash-safe without transactional DDL: see the module documentation. A failed
+///   migration returns [`SchemaError::Migration`] and leaves the version unchanged.
+/// - A database whose recorded version is newer than this binary's latest is refused
+///   with [`SchemaError::DatabaseNewer`] and left untouched.
+pub async fn install_mysql(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> {
+    let acquired: Option<i64> = conn
+        .exec_first(
+            "SELECT GET_LOCK(CONCAT(?, MD5(DATABASE())), ?)",
+            (MYSQL_INSTALL_LOCK_PREFIX, LOCK_WAIT_SECONDS),
+        )
+        .await?
+        .flatten();
+    if acquired != Some(1) {
+        return Err(SchemaError::Database(
+            format!("another XDB schema installer held the install lock for {LOCK_WAIT_SECONDS}s")
+                .into(),
+        ));
+    }
+    let outcome = install_locked(conn).await;
+    let released = conn
+        .exec_drop(
+            "DO RELEASE_LOCK(CONCAT(?, MD5(DATABASE())))",
+            (MYSQL_INSTALL_LOCK_PREFIX,),
+        )
+        .await;
+    let outcome = outcome?;
+    released?;
+    Ok(outcome)
+}
+
+async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> {
+    let migrations = migrations(Dialect::MySql)?;
+    let collation = binary_collation(conn).await?;
+    let mut previous_version = None;
+    let mut applied = Vec::new();
+    loop {
+        let recorded = read_version(conn).await?;
+        let installed = recorded.unwrap_or(0);
+        let previous_version = *previous_version.get_or_insert(installed);
+        if installed > LATEST_VERSION {
+            return Err(SchemaError::DatabaseNewer {
+                installed,
+                latest: LATEST_VERSION,
+            });
+        }
+        let Some(next) = migrations.iter().find(|m| m.version > installed) else {
+            if applied.is_empty() {
+                tracing::info!(version = installed, "XDB schema already up to date");
+            }
+            return Ok(InstallOutcome {
+                dialect: Dialect::MySql,
+                previous_version,
+                current_version: installed,
+                applied,
+            });
+        };
+        tracing::info!(
+            version = next.version,
+            name = next.name,
+            "applying XDB schema migration"
+        );
+        let failed = |source: DriverError| SchemaError::Migration {
+            version: next.version,
+            name: next.name,
+            source,
+        };
+        for statement in statements(next.sql) {
+            let statement = statement.replace(COLLATION_PLACEHOLDER, &collation);
+            conn.query_drop(statement)
+                .await
+                .map_err(|e| failed(Box::new(e)))?;
+        }
+        check_columns(conn, next).await.map_err(failed)?;
+        if recorded.is_none() {
+            conn.query_drop(CREATE_VERSION_TABLE).await?;
+        }
+        conn.exec_drop(UPSERT_VERSION, (next.version,)).await?;
+        applied.push(AppliedMigration {
+            version: next.version,
+            name: next.name,
+        });
+    }
+}
+
+/// Reads the installed schema version through `conn`, changing nothing.
+pub async fn check_mysql(conn: &mut Conn) -> Result<SchemaStatus, SchemaError> {
+    let installed = read_version(conn).await?.unwrap_or(0);
+    Ok(SchemaStatus {
+        dialect: Dialect::MySql,
+        installed,
+        latest: LATEST_VERSION,
+    })
+}
+
+/// The recorded version; `None` when the version table does not exist (nothing
+/// installed), `Some(0)` when it exists without a row.
+async fn read_version(conn: &mut Conn) -> Result<Option<i32>, SchemaError> {
+    let exists: Option<i64> = conn
+        .query_first(
+            "SELECT COUNT(*) FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'xdb_sys_schema_version'",
+        )
+        .await?;
+    if exists.unwrap_or(0) == 0 {
+        return Ok(None);
+    }
+    let version: Option<i32> = conn
+        .query_first("SELECT version FROM xdb_sys_schema_version WHERE id = 1")
+        .await?;
+    Ok(Some(version.unwrap_or(0)))
+}
+
+/// MariaDB's or MySQL's binary collation without trailing-space padding, so that ids
+/// compare exactly as in PostgreSQL; plain `utf8mb4_bin` on servers that have neither.
+async fn binary_collation(conn: &mut Conn) -> Result<String, SchemaError> {
+    let available: Vec<String> = conn
+        .query(
+            "SELECT COLLATION_NAME FROM information_schema.COLLATIONS \
+             WHERE COLLATION_NAME IN ('utf8mb4_nopad_bin', 'utf8mb4_0900_bin')",
+        )
+        .await?;
+    Ok(["utf8mb4_nopad_bin", "utf8mb4_0900_bin"]
+        .into_iter()
+        .find(|name| available.iter().any(|a| a == name))
+        .unwrap_or("utf8mb4_bin")
+        .to_owned())
+}
+
+/// The statements of a migration file: comment lines dropped, split at `;`.
+pub(crate) fn statements(sql: &str) -> Vec<String> {
+    let text: String = sql
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("--"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Table → columns declared by the migration's `CREATE TABLE IF NOT EXISTS` statements.
+pub(crate) fn declared_columns(sql: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut tables = BTreeMap::new();
+    for statement in statements(sql) {
+        let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") else {
+            continue;
+        };
+        let Some(name) = rest.split_whitespace().next() else {
+            continue;
+        };
+        let columns = rest
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next())
+            // A quoted word is a column even when it spells a keyword (`key`).
+            .filter(|word| {
+                word.starts_with('`')
+                    || !(matches!(
+                        word.to_ascii_uppercase().as_str(),
+                        "PRIMARY" | "UNIQUE" | "KEY" | "INDEX" | "CONSTRAINT" | "CHECK"
+                    ) || word.starts_with(')'))
+            })
+            .map(|word| word.trim_matches('`').to_owned())
+            .collect();
+        tables.insert(name.to_owned(), columns);
+    }
+    tables
+}
+
+/// Fails when a table of `migration` lacks a column it declares (a table of that name
+/// existed before and `IF NOT EXISTS` kept it).
+async fn check_columns(conn: &mut Conn, migration: &Migration) -> Result<(), DriverError> {
+    for (table, expected) in declared_columns(migration.sql) {
+        let found: Vec<String> = conn
+            .exec(
+                "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                (table.as_str(),),
+            )
+            .await?;
+        let found: BTreeSet<String> = found.into_iter().map(|c| c.to_ascii_lowercase()).collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .filter(|c| !found.contains(&c.to_ascii_lowercase()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "table {table} already exists without the column(s) {}; \
+                 rename or drop it and run the installer again",
+                missing.join(", ")
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_skip_comments_and_split_at_semicolons() {
+        let sql = "-- a; comment\nCREATE TABLE IF NOT EXISTS a (\n  x INT\n);\n\n-- b\nSELECT 1;\n";
+        assert_eq!(
+            statements(sql),
+            vec!["CREATE TABLE IF NOT EXISTS a (\n  x INT\n)", "SELECT 1"]
+        );
+    }
+
+    #[test]
+    fn declared_columns_of_the_initial_migration() {
+        let tables = declared_columns(migrations(Dialect::MySql).unwrap()[0].sql);
+        assert_eq!(tables.len(), 7, "{tables:?}");
+        let attributes = &tables["xdb_sys_local_attributes"];
+        assert_eq!(
+            attributes,
+            &BTreeSet::from(["process_execution_id", "key", "value"].map(String::from))
+        );
+        assert!(tables["xdb_sys_tasks"].contains("lease_expires_at"));
+        assert!(!tables["xdb_sys_tasks"].contains("KEY"));
+    }
+
+    #[test]
+    fn every_statement_is_rerunnable() {
+        // DDL commits implicitly in MySQL: a statement that fails when re-run would make
+        // a crashed install impossible to finish.
+        for statement in statements(migrations(Dialect::MySql).unwrap()[0].sql) {
+            assert!(
+                statement.starts_with("CREATE TABLE IF NOT EXISTS "),
+                "{statement}"
+            );
+        }
+    }
+}
