@@ -1,0 +1,234 @@
+//! Writes a [`TransitionPlan`] inside the caller's transaction.
+
+use chrono::{DateTime, Utc};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Transaction, Value};
+use uuid::Uuid;
+use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
+
+use super::global_attributes;
+use super::rows::{in_list, json_text, opt_time_value, time_value, uuid_value};
+use super::MySqlStore;
+use crate::{Applied, StoreError};
+
+/// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
+/// whole transaction fail with [`StoreError::Stale`].
+pub(crate) async fn apply_plan(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+) -> Result<Applied, StoreError> {
+    let id = process.id;
+    if let Some(update) = &plan.process {
+        tx.exec_drop(
+            "UPDATE xdb_sys_process_executions SET \
+               status = COALESCE(?, status), \
+               close_time = COALESCE(?, close_time), \
+               running_state_executions = COALESCE(?, running_state_executions), \
+               graceful_completion = COALESCE(?, graceful_completion), \
+               state_execution_sequences = COALESCE(?, state_execution_sequences), \
+               result = COALESCE(?, result), \
+               failure = COALESCE(?, failure) \
+             WHERE id = ?",
+            vec![
+                Value::from(update.status.map(|s| s.as_str())),
+                opt_time_value(update.close_time),
+                Value::from(update.running_state_executions),
+                Value::from(update.graceful_completion.as_ref().map(json_text)),
+                Value::from(update.state_execution_sequences.as_ref().map(json_text)),
+                Value::from(update.result.as_ref().map(json_text)),
+                Value::from(update.failure.as_ref().map(json_text)),
+                uuid_value(id),
+            ],
+        )
+        .await?;
+    }
+
+    for update in &plan.state_updates {
+        tx.exec_drop(
+            "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1, \
+               command_request = ?, command_results = ?, \
+               last_failure = COALESCE(?, last_failure) \
+             WHERE process_execution_id = ? AND state_id = ? \
+               AND state_execution_number = ? AND version = ?",
+            vec![
+                Value::from(update.status.as_str()),
+                Value::from(update.command_request.as_ref().map(json_text)),
+                Value::from(update.command_progress.as_ref().map(json_text)),
+                Value::from(update.last_failure.as_ref().map(json_text)),
+                uuid_value(id),
+                Value::from(update.id.state_id.as_str()),
+                Value::from(update.id.number),
+                Value::from(update.expected_version),
+            ],
+        )
+        .await?;
+        if tx.affected_rows() != 1 {
+            return Err(StoreError::Stale(format!(
+                "state execution {} changed meanwhile",
+                update.id
+            )));
+        }
+    }
+
+    if plan.close_execution {
+        tx.exec_drop(
+            "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1 \
+             WHERE process_execution_id = ? AND status IN (?, ?, ?)",
+            (
+                StateExecutionStatus::Aborted.as_str(),
+                id.to_string(),
+                StateExecutionStatus::WaitUntilRunning.as_str(),
+                StateExecutionStatus::WaitingCommands.as_str(),
+                StateExecutionStatus::ExecuteRunning.as_str(),
+            ),
+        )
+        .await?;
+        tx.exec_drop(
+            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?",
+            (id.to_string(),),
+        )
+        .await?;
+    }
+
+    for state in &plan.new_states {
+        tx.exec_drop(
+            "INSERT INTO xdb_sys_async_state_executions \
+               (process_execution_id, state_id, state_execution_number, status, input, config, \
+                created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))",
+            vec![
+                uuid_value(id),
+                Value::from(state.id.state_id.as_str()),
+                Value::from(state.id.number),
+                Value::from(state.status.as_str()),
+                Value::from(state.input.as_ref().map(json_text)),
+                Value::from(json_text(&state.config)),
+            ],
+        )
+        .await?;
+    }
+
+    for state in &plan.delete_timers_of {
+        tx.exec_drop(
+            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? AND state_id = ? \
+               AND state_execution_number = ? AND task_type = 'TIMER'",
+            (id.to_string(), state.state_id.as_str(), state.number),
+        )
+        .await?;
+    }
+
+    for task in &plan.new_tasks {
+        tx.exec_drop(
+            "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
+               state_execution_number, timer_index) VALUES (?, ?, ?, ?, ?, ?)",
+            vec![
+                Value::from(task.task_type.as_str()),
+                time_value(task.fire_at),
+                uuid_value(id),
+                Value::from(task.state.as_ref().map(|s| s.state_id.as_str())),
+                Value::from(task.state.as_ref().map(|s| s.number)),
+                Value::from(task.timer_index),
+            ],
+        )
+        .await?;
+    }
+
+    for consumption in &plan.consume_messages {
+        let mut params = vec![
+            Value::from(consumption.consumed_by.to_string()),
+            uuid_value(id),
+        ];
+        params.extend(consumption.sequence_ids.iter().map(|s| Value::from(*s)));
+        let placeholders = in_list(&mut params, consumption.sequence_ids.len());
+        tx.exec_drop(
+            format!(
+                "UPDATE xdb_sys_local_queue_messages SET consumed_by = ? \
+                 WHERE process_execution_id = ? AND sequence_id IN ({placeholders}) \
+                 AND consumed_by IS NULL"
+            ),
+            params,
+        )
+        .await?;
+        if tx.affected_rows() as usize != consumption.sequence_ids.len() {
+            return Err(StoreError::Stale(
+                "a local-queue message was consumed meanwhile".into(),
+            ));
+        }
+    }
+
+    write_attributes(tx, store, process, &plan.attribute_writes).await?;
+    write_history(tx, id, plan, now).await?;
+
+    Ok(Applied {
+        created_tasks: plan.has_tasks(),
+        closed_process: plan.closes_process(),
+    })
+}
+
+pub(crate) async fn write_attributes(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    process: &ProcessExecution,
+    writes: &xdb_protocol::AttributeWrites,
+) -> Result<(), StoreError> {
+    if !writes.global_attributes.is_empty() {
+        let Some(config) = &process.global_attribute_config else {
+            return Err(StoreError::Decide(
+                xdb_engine::decide::DecideError::InvalidWorkerResponse(
+                    "global attributes written, but the process has no global attribute table"
+                        .into(),
+                ),
+            ));
+        };
+        global_attributes::update(tx, store, config, &writes.global_attributes).await?;
+    }
+    for attribute in &writes.local_attributes {
+        xdb_engine::validation::check_id("localAttributes.key", &attribute.key)
+            .map_err(|e| StoreError::Decide(e.into()))?;
+        tx.exec_drop(
+            "INSERT INTO xdb_sys_local_attributes (process_execution_id, `key`, value) \
+             VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)",
+            (
+                process.id.to_string(),
+                attribute.key.as_str(),
+                json_text(&attribute.value),
+            ),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn write_history(
+    tx: &mut Transaction<'_>,
+    id: Uuid,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if plan.history.is_empty() {
+        return Ok(());
+    }
+    // One statement for all of a transition's events keeps history off the critical path.
+    let rows = vec!["(?, ?, ?, ?)"; plan.history.len()].join(", ");
+    let mut params = Vec::with_capacity(plan.history.len() * 4);
+    for entry in &plan.history {
+        params.extend([
+            uuid_value(id),
+            time_value(now),
+            Value::from(entry.event_type),
+            Value::from(entry.details.to_string()),
+        ]);
+    }
+    tx.exec_drop(
+        format!(
+            "INSERT INTO xdb_sys_history_events \
+               (process_execution_id, event_time, event_type, details) VALUES {rows}"
+        ),
+        params,
+    )
+    .await?;
+    Ok(())
+}

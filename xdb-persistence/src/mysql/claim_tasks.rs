@@ -1,0 +1,138 @@
+//! The database queue: leasing due tasks, renewing and releasing leases.
+
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Row, TxOpts, Value};
+use xdb_engine::Task;
+
+use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
+use super::MySqlStore;
+use crate::StoreError;
+
+pub(crate) async fn claim_due_tasks(
+    store: &MySqlStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+) -> Result<Vec<Task>, StoreError> {
+    let mut tx = store.begin().await?;
+    // SKIP LOCKED lets instances claim side by side without waiting on each other;
+    // fire_at is compared with the database clock, so a timer never fires early. MySQL
+    // has no UPDATE … RETURNING: the rows are read here, leased by the UPDATE below.
+    let rows: Vec<Row> = tx
+        .exec(
+            format!(
+                "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
+                 WHERE fire_at <= UTC_TIMESTAMP(6) \
+                   AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(6)) \
+                 ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+            ),
+            (limit.max(0),),
+        )
+        .await?;
+    if rows.is_empty() {
+        tx.commit().await?;
+        return Ok(Vec::new());
+    }
+    let now: NaiveDateTime = get(&rows[0], "db_now")?;
+    let mut tasks = rows
+        .iter()
+        .map(task_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut params = vec![
+        Value::from(owner),
+        Value::from(now),
+        Value::from(lease.as_micros() as i64),
+        Value::from(now),
+    ];
+    params.extend(tasks.iter().map(|t| Value::from(t.id)));
+    let placeholders = in_list(&mut params, tasks.len());
+    tx.exec_drop(
+        format!(
+            "UPDATE xdb_sys_tasks SET lease_owner = ?, \
+               lease_expires_at = ? + INTERVAL ? MICROSECOND, \
+               first_attempt_at = COALESCE(first_attempt_at, ?) \
+             WHERE id IN ({placeholders})"
+        ),
+        params,
+    )
+    .await?;
+    tx.commit().await?;
+    for task in &mut tasks {
+        task.first_attempt_at.get_or_insert(now.and_utc());
+    }
+    tasks.sort_by_key(|t| t.fire_at);
+    Ok(tasks)
+}
+
+pub(crate) async fn next_task_due_in(store: &MySqlStore) -> Result<Option<Duration>, StoreError> {
+    let mut conn = store.pool().get_conn().await?;
+    let micros: Option<i64> = conn
+        .query_first(
+            "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
+        )
+        .await?;
+    Ok(micros.map(|m| Duration::from_micros(m.max(0) as u64)))
+}
+
+pub(crate) async fn renew_leases(
+    store: &MySqlStore,
+    owner: &str,
+    lease: Duration,
+) -> Result<u64, StoreError> {
+    let micros = lease.as_micros() as i64;
+    update_own_leases(
+        store,
+        owner,
+        "SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
+        vec![micros.into()],
+    )
+    .await
+}
+
+pub(crate) async fn release_leases(store: &MySqlStore, owner: &str) -> Result<u64, StoreError> {
+    update_own_leases(
+        store,
+        owner,
+        "SET lease_owner = NULL, lease_expires_at = NULL",
+        Vec::new(),
+    )
+    .await
+}
+
+/// Applies `assignments` to the tasks `owner` leases, skipping locked ones: a locked task
+/// is being completed or deleted (a stop), and waiting on it could deadlock with that
+/// transaction, which takes the same execution's task rows in another order.
+async fn update_own_leases(
+    store: &MySqlStore,
+    owner: &str,
+    assignments: &str,
+    mut params: Vec<Value>,
+) -> Result<u64, StoreError> {
+    let mut conn = store.pool().get_conn().await?;
+    let mut tx = conn.start_transaction(TxOpts::default()).await?;
+    let ids: Vec<i64> = tx
+        .exec(
+            "SELECT id FROM xdb_sys_tasks WHERE lease_owner = ? FOR UPDATE SKIP LOCKED",
+            (owner,),
+        )
+        .await?;
+    if ids.is_empty() {
+        tx.commit().await?;
+        return Ok(0);
+    }
+    let count = ids.len();
+    let mut id_values: Vec<Value> = ids.into_iter().map(Value::from).collect();
+    let placeholders = in_list(&mut id_values, count);
+    params.extend(id_values);
+    tx.exec_drop(
+        format!("UPDATE xdb_sys_tasks {assignments} WHERE id IN ({placeholders})"),
+        params,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(count as u64)
+}

@@ -1,0 +1,34 @@
+//! A timer task is due: mark the timer fired; the state may move on to execute.
+
+use chrono::Utc;
+use xdb_engine::decide;
+use xdb_engine::Task;
+
+use super::apply_plan::apply_plan;
+use super::locks::{lock_process, lock_state, take_task};
+use super::MySqlStore;
+use crate::{Applied, StoreError};
+
+pub(crate) async fn fire_timer(
+    store: &MySqlStore,
+    task: &Task,
+    owner: &str,
+) -> Result<Applied, StoreError> {
+    let mut tx = store.begin().await?;
+    // The process row first, like every transaction that touches an execution.
+    let process = lock_process(&mut tx, task.process_execution_id).await?;
+    take_task(&mut tx, task, owner).await?;
+    let (Some(state_id), Some(index)) = (&task.state, task.timer_index) else {
+        tx.commit().await?;
+        return Ok(Applied::default());
+    };
+    let Some(state) = lock_state(&mut tx, process.id, state_id).await? else {
+        tx.commit().await?;
+        return Ok(Applied::default());
+    };
+    let now = Utc::now();
+    let plan = decide::fire_timer(&process, &state, index, now);
+    let applied = apply_plan(&mut tx, store, &process, &plan, now).await?;
+    tx.commit().await?;
+    Ok(applied)
+}

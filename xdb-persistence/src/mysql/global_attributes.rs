@@ -1,0 +1,562 @@
+//! SQL over the user's global-attribute table.
+//!
+//! Every identifier is validated by `xdb_engine::validation` and then quoted with
+//! backticks; values are always bound parameters, never spliced into SQL text.
+//!
+//! MySQL cannot convert a JSON document to a row the way PostgreSQL's
+//! `jsonb_populate_record` does, so each JSON value is mapped to a MySQL value by the
+//! column's type, read from `information_schema` and cached per table:
+//! - string → string (for date/time columns, ISO-8601 text, with or without an offset,
+//!   is parsed first; for binary columns, `\x`-prefixed hex is decoded);
+//! - number → integer or double; bool → 1/0; null → NULL;
+//! - object/array → JSON text; and *any* value bound to a JSON column is its JSON text,
+//!   so a string stays a JSON string there.
+//!
+//! Reads convert back: JSON columns are parsed, `TINYINT(1)` (MySQL's BOOLEAN) reads as
+//! a bool, DECIMAL as a number, date/time types as ISO-8601 text (TIMESTAMP with
+//! `+00:00`, like PostgreSQL's `timestamptz`), binary types as `\x`-prefixed hex (like
+//! `bytea`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Row, Transaction, Value};
+use serde_json::Number;
+use xdb_engine::validation::{check_identifier, split_table_name};
+use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
+
+use super::error::describe_mysql_error;
+use super::MySqlStore;
+use crate::StoreError;
+
+/// How long a table's column types are trusted before they are read again (a missing
+/// column is looked up again at once).
+const COLUMN_TYPES_TTL: Duration = Duration::from_secs(60);
+
+/// How a column's values convert between JSON and MySQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColumnKind {
+    Json,
+    Bool,
+    Decimal,
+    Date,
+    DateTime,
+    Timestamp,
+    Binary,
+    Other,
+}
+
+impl ColumnKind {
+    fn classify(data_type: &str, column_type: &str, json_check: bool) -> ColumnKind {
+        let data_type = data_type.to_ascii_lowercase();
+        match data_type.as_str() {
+            "json" => ColumnKind::Json,
+            _ if json_check => ColumnKind::Json,
+            "tinyint" if column_type.to_ascii_lowercase().starts_with("tinyint(1)") => {
+                ColumnKind::Bool
+            }
+            "decimal" | "numeric" => ColumnKind::Decimal,
+            "date" => ColumnKind::Date,
+            "datetime" => ColumnKind::DateTime,
+            "timestamp" => ColumnKind::Timestamp,
+            "binary" | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => {
+                ColumnKind::Binary
+            }
+            _ => ColumnKind::Other,
+        }
+    }
+}
+
+/// A table's column kinds by lower-cased name (MySQL column names are case-insensitive).
+type ColumnKinds = HashMap<String, ColumnKind>;
+
+/// Column kinds per table, keyed by `schema.table`, with the time they were read.
+#[derive(Default)]
+pub(crate) struct ColumnCache {
+    tables: Mutex<HashMap<String, (Instant, ColumnKinds)>>,
+}
+
+/// A validated, quoted table name and where to look up its columns.
+struct Table {
+    quoted: String,
+    schema: String,
+    name: String,
+}
+
+fn quote(identifier: &str) -> String {
+    format!("`{}`", identifier.replace('`', "``"))
+}
+
+fn table(store: &MySqlStore, config: &GlobalAttributeConfig) -> Result<Table, StoreError> {
+    let parts = split_table_name("tableName", &config.table_name)
+        .map_err(|e| StoreError::Decide(e.into()))?;
+    let (schema, name) = match parts.as_slice() {
+        [schema, name] => (schema.to_string(), name.to_string()),
+        [name] => (store.database.to_string(), name.to_string()),
+        _ => unreachable!("split_table_name returns one or two parts"),
+    };
+    Ok(Table {
+        quoted: parts.iter().map(|p| quote(p)).collect::<Vec<_>>().join("."),
+        schema,
+        name,
+    })
+}
+
+fn checked_column(column: &str) -> Result<String, StoreError> {
+    check_identifier("column", column).map_err(|e| StoreError::Decide(e.into()))?;
+    Ok(quote(column))
+}
+
+fn app_error(error: mysql_async::Error) -> StoreError {
+    StoreError::AppDatabase(describe_mysql_error(&error))
+}
+
+/// The kinds of `columns` of `table`, from the cache when fresh and complete.
+async fn column_kinds(
+    conn: &mut impl Queryable,
+    store: &MySqlStore,
+    table: &Table,
+    columns: &[&str],
+) -> Result<ColumnKinds, StoreError> {
+    let key = format!("{}.{}", table.schema, table.name);
+    {
+        let cache = store.columns.tables.lock().expect("column cache poisoned");
+        if let Some((loaded, kinds)) = cache.get(&key) {
+            let complete = columns
+                .iter()
+                .all(|c| kinds.contains_key(&c.to_ascii_lowercase()));
+            if complete && loaded.elapsed() < COLUMN_TYPES_TTL {
+                return Ok(kinds.clone());
+            }
+        }
+    }
+    // MariaDB's JSON is LONGTEXT plus a column CHECK (json_valid(`col`)); MySQL 8's
+    // CHECK_CONSTRAINTS has no TABLE_NAME, and its JSON columns say so themselves.
+    let json_check = if store.mariadb {
+        "EXISTS (SELECT 1 FROM information_schema.CHECK_CONSTRAINTS k \
+           WHERE k.CONSTRAINT_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME \
+           AND k.CHECK_CLAUSE = CONCAT('json_valid(`', c.COLUMN_NAME, '`)'))"
+    } else {
+        "0"
+    };
+    let rows: Vec<Row> = conn
+        .exec(
+            format!(
+                "SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, {json_check} AS json_check \
+                 FROM information_schema.COLUMNS c \
+                 WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?"
+            ),
+            (table.schema.as_str(), table.name.as_str()),
+        )
+        .await?;
+    let mut kinds = HashMap::new();
+    for row in &rows {
+        let name: String = super::rows::get(row, "COLUMN_NAME")?;
+        let data_type: String = super::rows::get(row, "DATA_TYPE")?;
+        let column_type: String = super::rows::get(row, "COLUMN_TYPE")?;
+        let json_check: i64 = super::rows::get(row, "json_check")?;
+        kinds.insert(
+            name.to_ascii_lowercase(),
+            ColumnKind::classify(&data_type, &column_type, json_check != 0),
+        );
+    }
+    // A missing table is not cached: the statement that follows reports it.
+    if !kinds.is_empty() {
+        store
+            .columns
+            .tables
+            .lock()
+            .expect("column cache poisoned")
+            .insert(key, (Instant::now(), kinds.clone()));
+    }
+    Ok(kinds)
+}
+
+fn kind_of(kinds: &ColumnKinds, column: &str) -> ColumnKind {
+    kinds
+        .get(&column.to_ascii_lowercase())
+        .copied()
+        .unwrap_or(ColumnKind::Other)
+}
+
+/// A JSON value as the parameter for a column of `kind`.
+pub(crate) fn to_mysql(value: &serde_json::Value, kind: ColumnKind) -> Value {
+    use serde_json::Value as J;
+    match (value, kind) {
+        (J::Null, _) => Value::NULL,
+        (_, ColumnKind::Json) => Value::from(value.to_string()),
+        (J::Bool(b), _) => Value::Int(i64::from(*b)),
+        (J::Number(n), _) => {
+            if let Some(i) = n.as_i64() {
+                Value::Int(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::UInt(u)
+            } else {
+                Value::Double(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        (J::String(s), ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Timestamp) => {
+            parse_time(s).map_or_else(|| Value::from(s.as_str()), Value::from)
+        }
+        (J::String(s), ColumnKind::Binary) => match decode_hex(s) {
+            Some(bytes) => Value::Bytes(bytes),
+            None => Value::from(s.as_str()),
+        },
+        (J::String(s), _) => Value::from(s.as_str()),
+        (J::Array(_) | J::Object(_), _) => Value::from(value.to_string()),
+    }
+}
+
+/// ISO-8601 date/time text as a UTC date-time; `None` leaves the text to MySQL.
+fn parse_time(text: &str) -> Option<NaiveDateTime> {
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Some(time.naive_utc());
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+        if let Ok(time) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(time);
+        }
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    let hex = text.strip_prefix("\\x")?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A value read from a column of `kind` as JSON.
+pub(crate) fn from_mysql(value: Value, kind: ColumnKind) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        Value::NULL => J::Null,
+        Value::Int(i) if kind == ColumnKind::Bool => J::Bool(i != 0),
+        Value::Int(i) => J::from(i),
+        Value::UInt(u) if kind == ColumnKind::Bool => J::Bool(u != 0),
+        Value::UInt(u) => J::from(u),
+        Value::Float(f) => Number::from_f64(f64::from(f)).map_or(J::Null, J::Number),
+        Value::Double(d) => Number::from_f64(d).map_or(J::Null, J::Number),
+        Value::Bytes(bytes) => match kind {
+            ColumnKind::Json => serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| J::String(String::from_utf8_lossy(&bytes).into_owned())),
+            ColumnKind::Decimal => {
+                let text = String::from_utf8_lossy(&bytes);
+                match serde_json::from_str::<Number>(&text) {
+                    Ok(number) => J::Number(number),
+                    Err(_) => J::String(text.into_owned()),
+                }
+            }
+            ColumnKind::Binary => {
+                let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                J::String(format!("\\x{hex}"))
+            }
+            _ => J::String(String::from_utf8_lossy(&bytes).into_owned()),
+        },
+        Value::Date(year, month, day, hour, minute, second, micros) => {
+            let date = format!("{year:04}-{month:02}-{day:02}");
+            if kind == ColumnKind::Date {
+                return J::String(date);
+            }
+            let fraction = if micros > 0 {
+                format!(".{micros:06}")
+            } else {
+                String::new()
+            };
+            let offset = if kind == ColumnKind::Timestamp {
+                "+00:00"
+            } else {
+                ""
+            };
+            J::String(format!(
+                "{date}T{hour:02}:{minute:02}:{second:02}{fraction}{offset}"
+            ))
+        }
+        Value::Time(negative, days, hours, minutes, seconds, micros) => {
+            let sign = if negative { "-" } else { "" };
+            let hours = u64::from(days) * 24 + u64::from(hours);
+            let fraction = if micros > 0 {
+                format!(".{micros:06}")
+            } else {
+                String::new()
+            };
+            J::String(format!(
+                "{sign}{hours:02}:{minutes:02}:{seconds:02}{fraction}"
+            ))
+        }
+    }
+}
+
+/// Inserts the row if missing and writes `values` into it (the start transaction).
+///
+/// `INSERT … ON DUPLICATE KEY UPDATE` fires on *any* unique key, not only the primary
+/// key PostgreSQL's `ON CONFLICT (key)` names. So every assignment only applies when the
+/// conflicting row has our primary key, and a conflict on another unique key, which
+/// would leave our row missing, is reported as an error instead of overwriting a
+/// different row.
+pub(crate) async fn upsert(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    config: &GlobalAttributeConfig,
+    values: &[GlobalAttributeValue],
+) -> Result<(), StoreError> {
+    let table = table(store, config)?;
+    let key_column = &config.primary_key.column;
+    let key = checked_column(key_column)?;
+    let values: Vec<&GlobalAttributeValue> =
+        values.iter().filter(|v| &v.column != key_column).collect();
+    let names: Vec<&str> = std::iter::once(key_column.as_str())
+        .chain(values.iter().map(|v| v.column.as_str()))
+        .collect();
+    let kinds = column_kinds(tx, store, &table, &names).await?;
+    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
+    let mut columns = vec![key.clone()];
+    let mut params = vec![key_value.clone()];
+    let mut updates = Vec::new();
+    for value in &values {
+        let column = checked_column(&value.column)?;
+        params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
+        updates.push(format!(
+            "{column} = IF({key} <=> VALUES({key}), VALUES({column}), {column})"
+        ));
+        columns.push(column);
+    }
+    if updates.is_empty() {
+        updates.push(format!("{key} = {key}"));
+    }
+    let placeholders = vec!["?"; columns.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({placeholders}) ON DUPLICATE KEY UPDATE {}",
+        table.quoted,
+        columns.join(", "),
+        updates.join(", ")
+    );
+    tx.exec_drop(sql, params).await.map_err(app_error)?;
+    let found: Option<i64> = tx
+        .exec_first(
+            format!("SELECT 1 FROM {} WHERE {key} = ?", table.quoted),
+            (key_value,),
+        )
+        .await
+        .map_err(app_error)?;
+    if found.is_none() {
+        return Err(StoreError::AppDatabase(format!(
+            "cannot insert the row {} = {} into {}: it conflicts with another row on a \
+             unique key",
+            key_column, config.primary_key.value, config.table_name
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `values` into the existing row.
+pub(crate) async fn update(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    config: &GlobalAttributeConfig,
+    values: &[GlobalAttributeValue],
+) -> Result<(), StoreError> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let table = table(store, config)?;
+    let key_column = &config.primary_key.column;
+    let key = checked_column(key_column)?;
+    let names: Vec<&str> = std::iter::once(key_column.as_str())
+        .chain(values.iter().map(|v| v.column.as_str()))
+        .collect();
+    let kinds = column_kinds(tx, store, &table, &names).await?;
+    let mut assignments = Vec::new();
+    let mut params = Vec::new();
+    for value in values {
+        let column = checked_column(&value.column)?;
+        assignments.push(format!("{column} = ?"));
+        params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
+    }
+    params.push(to_mysql(
+        &config.primary_key.value,
+        kind_of(&kinds, key_column),
+    ));
+    let sql = format!(
+        "UPDATE {} SET {} WHERE {key} = ?",
+        table.quoted,
+        assignments.join(", ")
+    );
+    tx.exec_drop(sql, params).await.map_err(app_error)?;
+    // CLIENT_FOUND_ROWS: matched rows, so writing the values a row already has counts.
+    if tx.affected_rows() == 0 {
+        return Err(StoreError::AppDatabase(format!(
+            "no row in {} with {} = {}",
+            config.table_name, config.primary_key.column, config.primary_key.value
+        )));
+    }
+    Ok(())
+}
+
+/// Reads `columns` of the row, locked as asked. A missing row reads as no attributes.
+pub(crate) async fn read(
+    conn: &mut impl Queryable,
+    store: &MySqlStore,
+    config: &GlobalAttributeConfig,
+    columns: &[String],
+    lock: LockType,
+) -> Result<Vec<GlobalAttributeValue>, StoreError> {
+    if columns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let table = table(store, config)?;
+    let key_column = &config.primary_key.column;
+    let key = checked_column(key_column)?;
+    let selected = columns
+        .iter()
+        .map(|c| checked_column(c))
+        .collect::<Result<Vec<_>, _>>()?
+        .join(", ");
+    let names: Vec<&str> = std::iter::once(key_column.as_str())
+        .chain(columns.iter().map(String::as_str))
+        .collect();
+    let kinds = column_kinds(conn, store, &table, &names).await?;
+    let lock_clause = match lock {
+        LockType::NoLock => "",
+        // MariaDB has no FOR SHARE; both servers accept this form.
+        LockType::SharedLock => " LOCK IN SHARE MODE",
+        LockType::ExclusiveLock => " FOR UPDATE",
+    };
+    let sql = format!(
+        "SELECT {selected} FROM {} WHERE {key} = ?{lock_clause}",
+        table.quoted
+    );
+    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
+    let row: Option<Row> = conn
+        .exec_first(sql, (key_value,))
+        .await
+        .map_err(app_error)?;
+    let Some(row) = row else {
+        return Ok(Vec::new());
+    };
+    let values = row.unwrap();
+    Ok(columns
+        .iter()
+        .zip(values)
+        .map(|(column, value)| GlobalAttributeValue {
+            column: column.clone(),
+            value: from_mysql(value, kind_of(&kinds, column)),
+        })
+        .collect())
+}
+
+/// Locks the row before the process row is locked, so every transaction takes the two in
+/// the same order (an RPC holding the row lock across its worker call then locks the
+/// process row): without it, an RPC and a state decision could deadlock.
+pub(crate) async fn lock_row_first(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    config: Option<&GlobalAttributeConfig>,
+    writes: &[GlobalAttributeValue],
+) -> Result<(), StoreError> {
+    if let (Some(config), false) = (config, writes.is_empty()) {
+        read(
+            tx,
+            store,
+            config,
+            std::slice::from_ref(&config.primary_key.column),
+            LockType::ExclusiveLock,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn json_values_map_to_mysql_values_by_column_kind() {
+        use ColumnKind::*;
+        assert_eq!(to_mysql(&json!("a"), Other), Value::from("a"));
+        assert_eq!(to_mysql(&json!(7), Other), Value::Int(7));
+        assert_eq!(to_mysql(&json!(u64::MAX), Other), Value::UInt(u64::MAX));
+        assert_eq!(to_mysql(&json!(1.5), Other), Value::Double(1.5));
+        assert_eq!(to_mysql(&json!(true), Bool), Value::Int(1));
+        assert_eq!(to_mysql(&json!(null), Json), Value::NULL);
+        assert_eq!(to_mysql(&json!("a"), Json), Value::from("\"a\""));
+        assert_eq!(
+            to_mysql(&json!({"k": [1]}), Other),
+            Value::from("{\"k\":[1]}")
+        );
+        assert_eq!(
+            to_mysql(&json!("2024-05-06T07:08:09.5+02:00"), Timestamp),
+            Value::Date(2024, 5, 6, 5, 8, 9, 500_000)
+        );
+        assert_eq!(
+            to_mysql(&json!("2024-05-06"), Date),
+            Value::Date(2024, 5, 6, 0, 0, 0, 0)
+        );
+        assert_eq!(
+            to_mysql(&json!("\\x00ff"), Binary),
+            Value::Bytes(vec![0, 255])
+        );
+        assert_eq!(to_mysql(&json!("soon"), DateTime), Value::from("soon"));
+    }
+
+    #[test]
+    fn mysql_values_read_back_as_json() {
+        use ColumnKind::*;
+        assert_eq!(from_mysql(Value::Int(1), Bool), json!(true));
+        assert_eq!(from_mysql(Value::Int(1), Other), json!(1));
+        assert_eq!(from_mysql(Value::from("{\"a\":1}"), Json), json!({"a": 1}));
+        assert_eq!(from_mysql(Value::from("12.50"), Decimal), json!(12.5));
+        assert_eq!(
+            from_mysql(Value::Bytes(vec![0, 255]), Binary),
+            json!("\\x00ff")
+        );
+        assert_eq!(
+            from_mysql(Value::Date(2024, 5, 6, 7, 8, 9, 0), Timestamp),
+            json!("2024-05-06T07:08:09+00:00")
+        );
+        assert_eq!(
+            from_mysql(Value::Date(2024, 5, 6, 7, 8, 9, 120), DateTime),
+            json!("2024-05-06T07:08:09.000120")
+        );
+        assert_eq!(
+            from_mysql(Value::Date(2024, 5, 6, 0, 0, 0, 0), Date),
+            json!("2024-05-06")
+        );
+        assert_eq!(
+            from_mysql(Value::Time(false, 1, 2, 3, 4, 0), Other),
+            json!("26:03:04")
+        );
+        assert_eq!(from_mysql(Value::NULL, Json), json!(null));
+    }
+
+    #[test]
+    fn column_kinds_from_information_schema() {
+        use ColumnKind::*;
+        assert_eq!(ColumnKind::classify("json", "json", false), Json);
+        assert_eq!(ColumnKind::classify("longtext", "longtext", true), Json);
+        assert_eq!(ColumnKind::classify("tinyint", "tinyint(1)", false), Bool);
+        assert_eq!(ColumnKind::classify("tinyint", "tinyint(4)", false), Other);
+        assert_eq!(
+            ColumnKind::classify("decimal", "decimal(10,2)", false),
+            Decimal
+        );
+        assert_eq!(
+            ColumnKind::classify("varbinary", "varbinary(8)", false),
+            Binary
+        );
+        assert_eq!(ColumnKind::classify("varchar", "varchar(8)", false), Other);
+    }
+}

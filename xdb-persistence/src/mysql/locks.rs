@@ -1,0 +1,207 @@
+//! Reads that lock, and the lock order every transaction keeps to avoid deadlocks:
+//! the user's global-attribute row, then the process execution row, then its task and
+//! state rows.
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Row, Transaction, Value};
+use uuid::Uuid;
+use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
+use xdb_protocol::LocalQueueMessage;
+
+use super::rows::{
+    get, get_json, json_text, parse_execution_id, process_from_row, state_from_row, uuid_value,
+    PROCESS_COLUMNS, STATE_COLUMNS,
+};
+use crate::StoreError;
+
+/// Deletes the task if `owner` still holds its lease; otherwise the work is someone
+/// else's now and the transaction must not go on.
+pub(crate) async fn take_task(
+    tx: &mut Transaction<'_>,
+    task: &Task,
+    owner: &str,
+) -> Result<(), StoreError> {
+    tx.exec_drop(
+        "DELETE FROM xdb_sys_tasks WHERE id = ? AND lease_owner = ?",
+        (task.id, owner),
+    )
+    .await?;
+    if tx.affected_rows() != 1 {
+        return Err(StoreError::Stale(format!(
+            "task {} is no longer leased to us",
+            task.id
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) async fn lock_process(
+    tx: &mut impl Queryable,
+    id: Uuid,
+) -> Result<ProcessExecution, StoreError> {
+    select_process(tx, id, true).await
+}
+
+pub(crate) async fn select_process(
+    tx: &mut impl Queryable,
+    id: Uuid,
+    for_update: bool,
+) -> Result<ProcessExecution, StoreError> {
+    let lock = if for_update { " FOR UPDATE" } else { "" };
+    let row: Option<Row> = tx
+        .exec_first(
+            format!("SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = ?{lock}"),
+            (id.to_string(),),
+        )
+        .await?;
+    let row =
+        row.ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
+    process_from_row(&row)
+}
+
+/// The execution `process_id` refers to (its latest, or the given one), locked.
+pub(crate) async fn lock_execution_of(
+    tx: &mut impl Queryable,
+    process_id: &str,
+    execution_id: Option<&str>,
+) -> Result<ProcessExecution, StoreError> {
+    let id = resolve_execution(tx, process_id, execution_id).await?;
+    lock_process(tx, id).await
+}
+
+pub(crate) async fn resolve_execution(
+    tx: &mut impl Queryable,
+    process_id: &str,
+    execution_id: Option<&str>,
+) -> Result<Uuid, StoreError> {
+    if let Some(id) = execution_id {
+        return parse_execution_id(id);
+    }
+    let id: Option<String> = tx
+        .exec_first(
+            "SELECT process_execution_id FROM xdb_sys_latest_process_executions \
+             WHERE process_id = ?",
+            (process_id,),
+        )
+        .await?;
+    let id = id.ok_or_else(|| StoreError::NotFound(format!("process '{process_id}' not found")))?;
+    Uuid::parse_str(&id).map_err(|e| StoreError::Database(format!("corrupt row: {e}")))
+}
+
+pub(crate) async fn lock_state(
+    tx: &mut impl Queryable,
+    process_execution_id: Uuid,
+    id: &StateExecutionId,
+) -> Result<Option<StateExecution>, StoreError> {
+    select_state(tx, process_execution_id, id, true).await
+}
+
+pub(crate) async fn select_state(
+    tx: &mut impl Queryable,
+    process_execution_id: Uuid,
+    id: &StateExecutionId,
+    for_update: bool,
+) -> Result<Option<StateExecution>, StoreError> {
+    let lock = if for_update { " FOR UPDATE" } else { "" };
+    let row: Option<Row> = tx
+        .exec_first(
+            format!(
+                "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
+                 WHERE process_execution_id = ? AND state_id = ? \
+                 AND state_execution_number = ?{lock}"
+            ),
+            (
+                process_execution_id.to_string(),
+                id.state_id.as_str(),
+                id.number,
+            ),
+        )
+        .await?;
+    row.map(|row| state_from_row(&row)).transpose()
+}
+
+/// The execution's waiting states, oldest first, locked.
+pub(crate) async fn lock_waiting_states(
+    tx: &mut impl Queryable,
+    process_execution_id: Uuid,
+) -> Result<Vec<StateExecution>, StoreError> {
+    let rows: Vec<Row> = tx
+        .exec(
+            format!(
+                "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
+                 WHERE process_execution_id = ? AND status = 'WAITING_COMMANDS' \
+                 ORDER BY created_at, state_id, state_execution_number FOR UPDATE"
+            ),
+            (process_execution_id.to_string(),),
+        )
+        .await?;
+    rows.iter().map(state_from_row).collect()
+}
+
+/// The execution's unconsumed messages in FIFO order.
+pub(crate) async fn queued_messages(
+    tx: &mut impl Queryable,
+    process_execution_id: Uuid,
+) -> Result<Vec<QueuedMessage>, StoreError> {
+    let rows: Vec<Row> = tx
+        .exec(
+            "SELECT queue_name, sequence_id, dedup_id, payload FROM xdb_sys_local_queue_messages \
+             WHERE process_execution_id = ? AND consumed_by IS NULL ORDER BY sequence_id",
+            (process_execution_id.to_string(),),
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let queue_name: String = get(row, "queue_name")?;
+            Ok(QueuedMessage {
+                queue_name: queue_name.clone(),
+                sequence_id: get(row, "sequence_id")?,
+                message: LocalQueueMessage {
+                    queue_name,
+                    dedup_id: Some(get(row, "dedup_id")?),
+                    payload: get_json(row, "payload")?,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Inserts messages, dropping duplicates of a dedup id; returns how many were new.
+///
+/// `INSERT IGNORE` reports a duplicate as 0 affected rows. It would also downgrade other
+/// errors to warnings, but none can occur here: names are validated to fit their columns
+/// and the payload is JSON that serde wrote.
+pub(crate) async fn insert_messages(
+    tx: &mut Transaction<'_>,
+    process_execution_id: Uuid,
+    messages: &[LocalQueueMessage],
+) -> Result<u64, StoreError> {
+    let mut inserted = 0;
+    for message in messages {
+        xdb_engine::validation::check_id("queueName", &message.queue_name)
+            .map_err(|e| StoreError::Decide(e.into()))?;
+        let dedup_id = match &message.dedup_id {
+            Some(id) => {
+                xdb_engine::validation::check_id("dedupId", id)
+                    .map_err(|e| StoreError::Decide(e.into()))?;
+                id.clone()
+            }
+            None => Uuid::now_v7().to_string(),
+        };
+        let payload = message.payload.as_ref().map(json_text);
+        tx.exec_drop(
+            "INSERT IGNORE INTO xdb_sys_local_queue_messages \
+               (process_execution_id, queue_name, dedup_id, payload, created_at) \
+             VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6))",
+            vec![
+                uuid_value(process_execution_id),
+                Value::from(message.queue_name.as_str()),
+                Value::from(dedup_id),
+                Value::from(payload),
+            ],
+        )
+        .await?;
+        inserted += tx.affected_rows();
+    }
+    Ok(inserted)
+}

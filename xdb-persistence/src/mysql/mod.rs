@@ -1,0 +1,131 @@
+//! The MySQL / MariaDB implementation of [`ProcessStore`](crate::ProcessStore).
+//!
+//! Mirrors `postgres/`, one file per operation: `apply_plan` is the only writer of plans,
+//! `global_attributes` the only builder of SQL over user tables. Differences from the
+//! PostgreSQL store, all invisible through the trait:
+//! - sessions run in UTC (`time_zone = '+00:00'`), strict SQL mode and READ COMMITTED,
+//!   PostgreSQL's default isolation, so locking reads behave alike;
+//! - affected-row counts are *matched* rows (`CLIENT_FOUND_ROWS`), as in PostgreSQL;
+//! - no push notifications: [`ProcessStore::listen`](crate::ProcessStore::listen) is
+//!   `None`, consumers poll (and the services notify each other);
+//! - no `UPDATE … RETURNING`: claiming tasks is `SELECT … FOR UPDATE SKIP LOCKED`, then
+//!   `UPDATE`, in one transaction.
+
+mod apply_plan;
+mod claim_tasks;
+mod complete_execute;
+mod complete_wait_until;
+mod describe_process;
+mod error;
+mod fire_timer;
+mod global_attributes;
+mod list_processes;
+mod load_state_call;
+mod locks;
+mod process_history;
+mod publish_to_local_queue;
+mod rows;
+mod rpc;
+mod service_instances;
+mod start_process;
+mod state_api_failed;
+mod stop_process;
+mod store_impl;
+mod timeout_process;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transaction, TxOpts};
+
+use crate::StoreError;
+
+/// Session settings of every pooled connection.
+const SESSION_SETUP: [&str; 3] = [
+    // DATETIME(6) columns hold UTC; this makes NOW() and TIMESTAMP columns agree.
+    "SET time_zone = '+00:00'",
+    // Refuse bad values instead of truncating them, whatever the server's default.
+    "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
+     NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+    // PostgreSQL's default: no gap locks, each statement sees the latest commits.
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+];
+
+/// How long [`MySqlStore::connect`] waits for the first connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A pooled MySQL/MariaDB store. Cloning shares the pool.
+#[derive(Clone)]
+pub struct MySqlStore {
+    pool: Pool,
+    /// The database the URL names: the schema of unqualified user tables.
+    database: Arc<str>,
+    /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
+    mariadb: bool,
+    columns: Arc<global_attributes::ColumnCache>,
+}
+
+impl MySqlStore {
+    /// Connects a pool of at most `pool_size` connections to `database_url`
+    /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too).
+    pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        let url = database_url.trim();
+        let url = match url.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
+                format!("mysql://{rest}")
+            }
+            _ => url.to_owned(),
+        };
+        let opts = Opts::from_url(&url)
+            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+        let database: Arc<str> = match opts.db_name() {
+            Some(name) if !name.is_empty() => name.into(),
+            _ => {
+                return Err(StoreError::Database(
+                    "invalid database URL: it must name the database".into(),
+                ))
+            }
+        };
+        let constraints = PoolConstraints::new(0, pool_size.max(1)).expect("0 <= max connections");
+        let opts = OptsBuilder::from_opts(opts)
+            .setup(SESSION_SETUP.to_vec())
+            .client_found_rows(true)
+            // Every statement of this module is prepared once per connection.
+            .stmt_cache_size(256)
+            .pool_opts(
+                PoolOpts::default()
+                    .with_constraints(constraints)
+                    // The session settings above must survive; a reset would cost a round
+                    // trip per checkout and re-run them.
+                    .with_reset_connection(false),
+            );
+        let pool = Pool::new(opts);
+        // Fail at start-up, not on the first request.
+        let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
+            .await
+            .map_err(|_| {
+                StoreError::Database(format!(
+                    "cannot connect to the database within {CONNECT_TIMEOUT:?}"
+                ))
+            })??;
+        let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
+        let mariadb = version.is_some_and(|v| v.to_ascii_lowercase().contains("mariadb"));
+        drop(conn);
+        Ok(Self {
+            pool,
+            database,
+            mariadb,
+            columns: Arc::default(),
+        })
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Starts a transaction on a pooled connection (rolled back if dropped uncommitted).
+    pub(crate) async fn begin(&self) -> Result<Transaction<'static>, StoreError> {
+        Ok(self.pool.start_transaction(TxOpts::default()).await?)
+    }
+}

@@ -1,0 +1,72 @@
+//! A worker call failed: schedule the retry, or apply the state's failure recovery.
+
+use chrono::Utc;
+use mysql_async::prelude::Queryable;
+use mysql_async::Value;
+use xdb_engine::decide::{self, FailureOutcome, StateApi};
+use xdb_engine::{Task, TransitionPlan};
+
+use super::apply_plan::apply_plan;
+use super::locks::{lock_process, lock_state, take_task};
+use super::rows::time_value;
+use super::MySqlStore;
+use crate::{Applied, StateCall, StoreError};
+
+pub(crate) async fn state_api_failed(
+    store: &MySqlStore,
+    task: &Task,
+    owner: &str,
+    call: &StateCall,
+    api: StateApi,
+    error: &str,
+) -> Result<Applied, StoreError> {
+    let mut tx = store.begin().await?;
+    let process = lock_process(&mut tx, call.process.id).await?;
+    let state = lock_state(&mut tx, process.id, &call.state.id)
+        .await?
+        .filter(|s| s.version == call.state.version)
+        .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
+    let now = Utc::now();
+    let first_attempt_at = task.first_attempt_at.unwrap_or(now);
+    let attempt = task.attempt.max(1) as u32;
+    let applied = match decide::state_api_failed(
+        &process,
+        &state,
+        api,
+        attempt,
+        first_attempt_at,
+        error,
+        now,
+    ) {
+        FailureOutcome::Retry { at, history } => {
+            tx.exec_drop(
+                "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = ?, \
+                   lease_owner = NULL, lease_expires_at = NULL \
+                 WHERE id = ? AND lease_owner = ?",
+                vec![time_value(at), Value::from(task.id), Value::from(owner)],
+            )
+            .await?;
+            if tx.affected_rows() != 1 {
+                return Err(StoreError::Stale(format!(
+                    "task {} is no longer leased to us",
+                    task.id
+                )));
+            }
+            let plan = TransitionPlan {
+                history: vec![history],
+                ..Default::default()
+            };
+            apply_plan(&mut tx, store, &process, &plan, now).await?;
+            Applied {
+                created_tasks: true,
+                closed_process: false,
+            }
+        }
+        FailureOutcome::GiveUp(plan) => {
+            take_task(&mut tx, task, owner).await?;
+            apply_plan(&mut tx, store, &process, &plan, now).await?
+        }
+    };
+    tx.commit().await?;
+    Ok(applied)
+}

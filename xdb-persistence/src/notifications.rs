@@ -1,0 +1,48 @@
+//! Wake-ups from the database: new tasks, closed executions.
+//!
+//! A store that can push them (PostgreSQL LISTEN/NOTIFY) feeds a [`Notifications`] hub;
+//! consumers subscribe and still poll as a fallback, since a notification may be missed.
+
+use tokio::sync::broadcast;
+
+/// One notification, or `Reconnected` after the listener lost its connection (a consumer
+/// should re-check the database, as notifications may have been missed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notification {
+    Tasks,
+    ProcessClosed(String),
+    Reconnected,
+}
+
+/// A handle to the background listener; the listener stops when every handle is gone.
+#[derive(Clone)]
+pub struct Notifications {
+    sender: broadcast::Sender<Notification>,
+}
+
+impl Notifications {
+    /// A hub nobody feeds yet.
+    pub fn new() -> Self {
+        let (sender, _) = broadcast::channel(1024);
+        Self { sender }
+    }
+
+    /// Delivers `notification` to every subscriber.
+    pub fn publish(&self, notification: Notification) {
+        let _ = self.sender.send(notification);
+    }
+
+    pub(crate) fn sender(&self) -> &broadcast::Sender<Notification> {
+        &self.sender
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Notification> {
+        self.sender.subscribe()
+    }
+}
+
+impl Default for Notifications {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,95 @@
+//! The database queue: leasing due tasks, renewing and releasing leases.
+
+use std::time::Duration;
+
+use xdb_engine::Task;
+
+use super::rows::{task_from_row, TASK_COLUMNS};
+use super::PostgresStore;
+use crate::StoreError;
+
+pub(crate) async fn claim_due_tasks(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+) -> Result<Vec<Task>, StoreError> {
+    let client = store.pool().get().await?;
+    // SKIP LOCKED lets instances claim side by side without waiting on each other;
+    // fire_at is compared with the database clock, so a timer never fires early.
+    let statement = client
+        .prepare_cached(&format!(
+            "WITH due AS ( \
+               SELECT id FROM xdb_sys_tasks \
+               WHERE fire_at <= clock_timestamp() \
+                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
+               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+             UPDATE xdb_sys_tasks t SET lease_owner = $2, \
+               lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
+               first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
+             FROM due WHERE t.id = due.id RETURNING {}",
+            TASK_COLUMNS
+                .split(", ")
+                .map(|c| format!("t.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .await?;
+    let rows = client
+        .query(&statement, &[&limit, &owner, &lease.as_secs_f64()])
+        .await?;
+    let mut tasks = rows
+        .iter()
+        .map(task_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    tasks.sort_by_key(|t| t.fire_at);
+    Ok(tasks)
+}
+
+pub(crate) async fn next_task_due_in(
+    store: &PostgresStore,
+) -> Result<Option<Duration>, StoreError> {
+    let client = store.pool().get().await?;
+    let statement = client
+        .prepare_cached(
+            "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8 FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
+        )
+        .await?;
+    Ok(client
+        .query_opt(&statement, &[])
+        .await?
+        .map(|row| Duration::from_secs_f64(row.get::<_, f64>(0).max(0.0))))
+}
+
+pub(crate) async fn renew_leases(
+    store: &PostgresStore,
+    owner: &str,
+    lease: Duration,
+) -> Result<u64, StoreError> {
+    let client = store.pool().get().await?;
+    let statement = client
+        .prepare_cached(
+            // SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
+            // so it needs no renewal, and waiting on it could deadlock with that
+            // transaction, which takes the same execution's task rows in another order.
+            "UPDATE xdb_sys_tasks SET lease_expires_at = clock_timestamp() + make_interval(secs => $2) \
+             WHERE id IN (SELECT id FROM xdb_sys_tasks WHERE lease_owner = $1 FOR UPDATE SKIP LOCKED)",
+        )
+        .await?;
+    Ok(client
+        .execute(&statement, &[&owner, &lease.as_secs_f64()])
+        .await?)
+}
+
+pub(crate) async fn release_leases(store: &PostgresStore, owner: &str) -> Result<u64, StoreError> {
+    let client = store.pool().get().await?;
+    let statement = client
+        .prepare_cached(
+            // SKIP LOCKED, as in renew_leases: a locked task is being completed or deleted.
+            "UPDATE xdb_sys_tasks SET lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id IN (SELECT id FROM xdb_sys_tasks WHERE lease_owner = $1 FOR UPDATE SKIP LOCKED)",
+        )
+        .await?;
+    Ok(client.execute(&statement, &[&owner]).await?)
+}

@@ -1,0 +1,55 @@
+//! execute answered: apply its decision with the worker's writes, in one transaction.
+
+use std::collections::HashSet;
+
+use chrono::Utc;
+use xdb_engine::decide;
+use xdb_engine::Task;
+use xdb_protocol::AsyncStateExecuteResponse;
+
+use super::apply_plan::{apply_plan, Announce};
+use super::global_attributes;
+use super::locks::{
+    insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
+};
+use super::PostgresStore;
+use crate::{Applied, StateCall, StoreError};
+
+pub(crate) async fn complete_execute(
+    store: &PostgresStore,
+    task: &Task,
+    owner: &str,
+    call: &StateCall,
+    response: &AsyncStateExecuteResponse,
+) -> Result<Applied, StoreError> {
+    let mut client = store.pool().get().await?;
+    let tx = client.transaction().await?;
+    global_attributes::lock_row_first(
+        &tx,
+        call.process.global_attribute_config.as_ref(),
+        &response.writes.global_attributes,
+    )
+    .await?;
+    // The process row first, like every transaction that touches an execution; it must
+    // be held before the task row, so it is not pipelined with the rest (a statement
+    // being prepared could reorder them).
+    let process = lock_process(&tx, call.process.id).await?;
+    let (_, state) = futures::try_join!(
+        take_task(&tx, task, owner),
+        lock_state(&tx, call.process.id, &call.state.id),
+    )?;
+    let state = state
+        .filter(|s| s.version == call.state.version)
+        .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
+    let now = Utc::now();
+    let mut plan = decide::complete_execute(&process, &state, response, now)?;
+    if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
+        insert_messages(&tx, process.id, &response.publish_to_local_queue).await?;
+        let waiting: Vec<_> = lock_waiting_states(&tx, process.id).await?;
+        let messages = queued_messages(&tx, process.id).await?;
+        decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
+    }
+    let applied = apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+    tx.commit().await?;
+    Ok(applied)
+}

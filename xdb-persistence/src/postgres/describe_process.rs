@@ -1,0 +1,48 @@
+//! Describe: one execution's row, as the client sees it.
+
+use xdb_engine::ProcessExecution;
+use xdb_protocol::{ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse};
+
+use super::locks::resolve_execution;
+use super::rows::{process_from_row, PROCESS_COLUMNS};
+use super::PostgresStore;
+use crate::StoreError;
+
+pub(crate) async fn describe_process(
+    store: &PostgresStore,
+    request: &ProcessExecutionDescribeRequest,
+) -> Result<ProcessExecutionDescribeResponse, StoreError> {
+    let client = store.pool().get().await?;
+    let id = resolve_execution(
+        &client,
+        &request.process_id,
+        request.process_execution_id.as_deref(),
+    )
+    .await?;
+    let statement = client
+        .prepare_cached(&format!(
+            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1 AND process_id = $2"
+        ))
+        .await?;
+    let row = client
+        .query_opt(&statement, &[&id, &request.process_id])
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
+    Ok(describe(process_from_row(&row)?))
+}
+
+pub(crate) fn describe(process: ProcessExecution) -> ProcessExecutionDescribeResponse {
+    ProcessExecutionDescribeResponse {
+        process_execution_id: process.id.to_string(),
+        process_id: process.process_id,
+        process_type: process.process_type,
+        worker_url: process.worker_url,
+        status: process.status,
+        start_timestamp_ms: process.start_time.timestamp_millis(),
+        close_timestamp_ms: process.close_time.map(|t| t.timestamp_millis()),
+        running_state_executions: process.running_state_executions,
+        result: process.result,
+        failure: process.failure,
+        global_attribute_config: process.global_attribute_config,
+    }
+}

@@ -1,0 +1,103 @@
+//! Loads a state's rows and attributes before its worker call.
+//!
+//! Plain reads, no transaction: the worker call happens outside any transaction anyway,
+//! and the completing transaction re-checks the state's version. So a lock asked for in
+//! a state's loading policy covers only this read.
+
+use deadpool_postgres::GenericClient;
+use xdb_engine::{StateExecutionStatus, Task, TaskType};
+use xdb_protocol::{LoadedAttributes, LocalAttributeValue};
+
+use super::global_attributes;
+use super::locks::{select_process, select_state};
+use super::rows::from_json;
+use super::PostgresStore;
+use crate::{StateCall, StoreError};
+
+/// Returns `None`, after deleting the task, when the state no longer waits for this work.
+pub(crate) async fn load_state_call(
+    store: &PostgresStore,
+    task: &Task,
+    owner: &str,
+) -> Result<Option<StateCall>, StoreError> {
+    let Some(state_id) = &task.state else {
+        return Err(StoreError::Database(format!(
+            "task {} has no state",
+            task.id
+        )));
+    };
+    let client = store.pool().get().await?;
+    // Both reads go out together: one round trip.
+    let (process, state) = futures::try_join!(
+        async {
+            match select_process(&client, task.process_execution_id, false).await {
+                Ok(process) => Ok(Some(process)),
+                Err(StoreError::NotFound(_)) => Ok(None),
+                Err(other) => Err(other),
+            }
+        },
+        select_state(&client, task.process_execution_id, state_id, false),
+    )?;
+    let expected = match task.task_type {
+        TaskType::WaitUntil => StateExecutionStatus::WaitUntilRunning,
+        _ => StateExecutionStatus::ExecuteRunning,
+    };
+    let (Some(process), Some(state)) = (process, state) else {
+        delete_stale(&client, task, owner).await?;
+        return Ok(None);
+    };
+    if process.status.is_closed() || state.status != expected {
+        delete_stale(&client, task, owner).await?;
+        return Ok(None);
+    }
+
+    let mut attributes = LoadedAttributes::default();
+    if let (Some(config), Some(loading)) = (
+        &process.global_attribute_config,
+        &state.config.global_attribute_loading,
+    ) {
+        attributes.global_attributes =
+            global_attributes::read(&client, config, &loading.columns, loading.lock_type).await?;
+    }
+    if let Some(loading) = state
+        .config
+        .local_attribute_loading
+        .as_ref()
+        .filter(|l| !l.keys.is_empty())
+    {
+        let statement = client
+            .prepare_cached(
+                "SELECT key, value FROM xdb_sys_local_attributes \
+                 WHERE process_execution_id = $1 AND key = ANY($2)",
+            )
+            .await?;
+        for row in client
+            .query(&statement, &[&process.id, &loading.keys])
+            .await?
+        {
+            if let Some(value) = from_json(row.get(1))? {
+                attributes.local_attributes.push(LocalAttributeValue {
+                    key: row.get(0),
+                    value,
+                });
+            }
+        }
+    }
+    Ok(Some(StateCall {
+        process,
+        state,
+        attributes,
+    }))
+}
+
+async fn delete_stale(
+    client: &impl GenericClient,
+    task: &Task,
+    owner: &str,
+) -> Result<(), StoreError> {
+    let statement = client
+        .prepare_cached("DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2")
+        .await?;
+    client.execute(&statement, &[&task.id, &owner]).await?;
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! The PostgreSQL implementation of [`ProcessStore`](crate::ProcessStore).
+//!
+//! One file per operation; `apply_plan` is the only writer of plans, `global_attributes`
+//! the only builder of SQL over user tables.
+
+mod apply_plan;
+mod claim_tasks;
+mod complete_execute;
+mod complete_wait_until;
+mod describe_process;
+mod fire_timer;
+mod global_attributes;
+mod list_processes;
+mod load_state_call;
+mod locks;
+mod notifications;
+mod process_history;
+mod publish_to_local_queue;
+mod rows;
+mod rpc;
+mod service_instances;
+mod start_process;
+mod state_api_failed;
+mod stop_process;
+mod store_impl;
+mod timeout_process;
+
+use std::str::FromStr;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
+
+use crate::StoreError;
+
+/// A pooled PostgreSQL store. Cloning shares the pool.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    config: tokio_postgres::Config,
+}
+
+impl PostgresStore {
+    /// Connects a pool of at most `pool_size` connections to `database_url`.
+    pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        let config = tokio_postgres::Config::from_str(database_url)
+            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .build()
+            .map_err(|e| StoreError::Database(format!("connection pool: {e}")))?;
+        // Fail at start-up, not on the first request.
+        drop(pool.get().await?);
+        Ok(Self { pool, config })
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Starts a listener for this database's XDB notifications.
+    pub fn listen(&self) -> crate::Notifications {
+        notifications::spawn(self.config.clone())
+    }
+}

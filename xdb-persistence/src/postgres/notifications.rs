@@ -1,0 +1,74 @@
+//! LISTEN/NOTIFY: prompt wake-ups for the async service and for waiters on completion.
+//!
+//! A dedicated connection (not from the pool) listens; it reconnects by itself. Missing
+//! a notification costs latency only: every consumer also polls as a fallback.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::broadcast;
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use crate::notifications::{Notification, Notifications};
+
+/// New tasks were committed.
+pub const CHANNEL_TASKS: &str = "xdb_sys_tasks";
+/// A process execution closed; the payload is its id.
+pub const CHANNEL_PROCESS_CLOSED: &str = "xdb_sys_process_closed";
+
+/// Starts the listener feeding a new hub; it reconnects by itself and stops when every
+/// handle to the hub is gone.
+pub(crate) fn spawn(config: tokio_postgres::Config) -> Notifications {
+    let hub = Notifications::new();
+    let weak = hub.sender().downgrade();
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let Some(sender) = weak.upgrade() else { return };
+            if let Err(error) = listen(&config, &sender, first).await {
+                tracing::warn!(error = %error, "notification listener lost its connection; reconnecting");
+            }
+            drop(sender);
+            first = false;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+    hub
+}
+
+async fn listen(
+    config: &tokio_postgres::Config,
+    sender: &broadcast::Sender<Notification>,
+    first: bool,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+    let statement = format!("LISTEN {CHANNEL_TASKS}; LISTEN {CHANNEL_PROCESS_CLOSED};");
+    let listen = client.batch_execute(&statement);
+    tokio::pin!(listen);
+    let mut listening = false;
+    loop {
+        tokio::select! {
+            result = &mut listen, if !listening => {
+                result?;
+                listening = true;
+                if !first {
+                    let _ = sender.send(Notification::Reconnected);
+                }
+            }
+            message = messages.next() => match message {
+                None => return Ok(()),
+                Some(Err(error)) => return Err(error),
+                Some(Ok(AsyncMessage::Notification(n))) => {
+                    let notification = if n.channel() == CHANNEL_PROCESS_CLOSED {
+                        Notification::ProcessClosed(n.payload().to_string())
+                    } else {
+                        Notification::Tasks
+                    };
+                    let _ = sender.send(notification);
+                }
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}

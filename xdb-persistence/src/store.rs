@@ -1,0 +1,165 @@
+//! The storage contract of the API service and the async service.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+use xdb_engine::decide::StateApi;
+use xdb_engine::{ProcessExecution, StateExecution, Task};
+use xdb_protocol::*;
+
+use crate::StoreError;
+
+/// Everything a worker call for one state needs, read in one go.
+#[derive(Debug, Clone)]
+pub struct StateCall {
+    pub process: ProcessExecution,
+    pub state: StateExecution,
+    pub attributes: LoadedAttributes,
+}
+
+/// What the async service does after applying a task's outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// The transaction created tasks; the caller should look for due work again.
+    pub created_tasks: bool,
+    pub closed_process: bool,
+}
+
+/// The two kinds of XDB service process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServiceKind {
+    Api,
+    Async,
+}
+
+impl ServiceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceKind::Api => "API",
+            ServiceKind::Async => "ASYNC",
+        }
+    }
+}
+
+/// A running service instance and the URL of its internal API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceInstance {
+    pub instance_id: String,
+    pub service: ServiceKind,
+    pub notify_url: String,
+}
+
+/// Calls the worker's RPC API on behalf of [`ProcessStore::rpc`], which runs it inside
+/// the transaction that holds the requested locks.
+#[async_trait]
+pub trait RpcWorker: Send + Sync {
+    async fn call_rpc(
+        &self,
+        worker_url: &str,
+        request: &ProcessRpcWorkerRequest,
+        timeout: Duration,
+    ) -> Result<ProcessRpcWorkerResponse, String>;
+}
+
+/// Storage operations, one per user-visible transition.
+#[async_trait]
+pub trait ProcessStore: Send + Sync + 'static {
+    /// Starts pushing wake-ups from the database, if the dialect can; `None` means
+    /// consumers rely on polling (and on notifications the services send each other).
+    fn listen(&self) -> Option<crate::Notifications> {
+        None
+    }
+
+    // ---- service API ----
+    async fn start_process(
+        &self,
+        request: &ProcessExecutionStartRequest,
+    ) -> Result<Uuid, StoreError>;
+    async fn describe_process(
+        &self,
+        request: &ProcessExecutionDescribeRequest,
+    ) -> Result<ProcessExecutionDescribeResponse, StoreError>;
+    async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError>;
+    async fn publish_to_local_queue(
+        &self,
+        request: &PublishToLocalQueueRequest,
+    ) -> Result<(), StoreError>;
+    async fn list_processes(
+        &self,
+        request: &ProcessExecutionListRequest,
+    ) -> Result<ProcessExecutionListResponse, StoreError>;
+    async fn process_history(
+        &self,
+        request: &ProcessExecutionHistoryRequest,
+    ) -> Result<ProcessExecutionHistoryResponse, StoreError>;
+
+    /// Loads attributes under the requested locks, calls the worker through `worker` and
+    /// applies its writes, publishes and new states, all in one transaction.
+    async fn rpc(
+        &self,
+        request: &ProcessExecutionRpcRequest,
+        worker: &dyn RpcWorker,
+        timeout: Duration,
+    ) -> Result<ProcessExecutionRpcResponse, StoreError>;
+
+    // ---- service instances (wake-ups where the database cannot push) ----
+    /// Records that `instance` is alive now (and forgets instances silent for an hour).
+    async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError>;
+    /// Instances of `service` whose last heartbeat is at most `max_age` old.
+    async fn live_instances(
+        &self,
+        service: ServiceKind,
+        max_age: Duration,
+    ) -> Result<Vec<ServiceInstance>, StoreError>;
+    async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError>;
+
+    // ---- async service: the task queue ----
+    /// Leases up to `limit` due tasks to `owner` for `lease`.
+    async fn claim_due_tasks(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+    ) -> Result<Vec<Task>, StoreError>;
+    /// How long until the next unleased task is due (by the database clock), if any.
+    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
+    /// Extends every lease `owner` holds; returns how many.
+    async fn renew_leases(&self, owner: &str, lease: Duration) -> Result<u64, StoreError>;
+    /// Gives back every lease `owner` holds, for a clean shutdown.
+    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
+
+    // ---- async service: state work ----
+    /// Loads what a WAIT_UNTIL/EXECUTE task needs; `None` means the task is stale and
+    /// has been deleted.
+    async fn load_state_call(
+        &self,
+        task: &Task,
+        owner: &str,
+    ) -> Result<Option<StateCall>, StoreError>;
+    async fn complete_wait_until(
+        &self,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        response: &AsyncStateWaitUntilResponse,
+    ) -> Result<Applied, StoreError>;
+    async fn complete_execute(
+        &self,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        response: &AsyncStateExecuteResponse,
+    ) -> Result<Applied, StoreError>;
+    /// A worker call failed: schedules a retry or applies the failure recovery.
+    async fn state_api_failed(
+        &self,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        api: StateApi,
+        error: &str,
+    ) -> Result<Applied, StoreError>;
+    async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
+    async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
+}

@@ -1,0 +1,170 @@
+//! Shared fixtures: a fresh database and store per test, requests, polling helpers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use xdb_engine::{Task, TaskType};
+use xdb_persistence::{ProcessStore, StateCall};
+use xdb_protocol::*;
+use xdb_test_util::{Dialect, TestDatabase};
+
+/// A fresh database with the XDB schema and a store on it, chosen by `connect`.
+pub struct Harness {
+    pub db: TestDatabase,
+    pub store: Arc<dyn ProcessStore>,
+}
+
+pub async fn harness(dialect: Dialect) -> Harness {
+    let db = match dialect {
+        Dialect::Postgres => TestDatabase::create_postgres().await,
+        Dialect::MySql => TestDatabase::create_mysql().await,
+    };
+    let store = xdb_persistence::connect(db.url(), 4)
+        .await
+        .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()));
+    Harness { db, store }
+}
+
+/// A user table for global attributes, in the dialect's types.
+pub fn users_table(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => {
+            "CREATE TABLE users (id VARCHAR(64) PRIMARY KEY, email VARCHAR(255) UNIQUE, \
+             score INT, active BOOLEAN, profile JSONB, balance NUMERIC(10, 2), note TEXT)"
+        }
+        Dialect::MySql => {
+            "CREATE TABLE users (id VARCHAR(64) PRIMARY KEY, email VARCHAR(255) UNIQUE, \
+             score INT, active BOOLEAN, profile JSON, balance DECIMAL(10, 2), note TEXT)"
+        }
+    }
+}
+
+/// The first column of the first row of `sql`, as text.
+pub async fn sql_text(db: &TestDatabase, sql: &str) -> Option<String> {
+    match db.dialect() {
+        Dialect::Postgres => db
+            .client()
+            .await
+            .query_opt(sql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .and_then(|row| row.get::<_, Option<String>>(0)),
+        Dialect::MySql => {
+            let mut conn = db.mysql_conn().await;
+            let value: Option<Option<String>> = conn
+                .query_first(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            value.flatten()
+        }
+    }
+}
+
+pub fn start_request(process_id: &str, state_id: &str) -> ProcessExecutionStartRequest {
+    ProcessExecutionStartRequest {
+        process_id: process_id.into(),
+        process_type: "ContractTest".into(),
+        worker_url: "http://127.0.0.1:9".into(),
+        start_state_id: Some(state_id.into()),
+        start_state_input: Some(EncodedObject {
+            encoding: "json".into(),
+            data: "{\"n\":1}".into(),
+        }),
+        start_state_config: None,
+        process_start_config: None,
+    }
+}
+
+pub fn users_config(key: &str, initial: Vec<GlobalAttributeValue>) -> GlobalAttributeConfig {
+    GlobalAttributeConfig {
+        table_name: "users".into(),
+        primary_key: value("id", key),
+        initial_write: initial,
+    }
+}
+
+pub fn value(column: &str, value: impl Into<serde_json::Value>) -> GlobalAttributeValue {
+    GlobalAttributeValue {
+        column: column.into(),
+        value: value.into(),
+    }
+}
+
+pub fn encoded(data: &str) -> EncodedObject {
+    EncodedObject {
+        encoding: "json".into(),
+        data: data.into(),
+    }
+}
+
+/// Claims the next due task of `task_type` for `owner`, waiting up to 10 s for it. Other
+/// due tasks claimed on the way stay leased to `owner`.
+pub async fn claim(store: &dyn ProcessStore, owner: &str, task_type: TaskType) -> Task {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let tasks = store
+            .claim_due_tasks(owner, 10, Duration::from_secs(30))
+            .await
+            .unwrap();
+        if let Some(task) = tasks.into_iter().find(|t| t.task_type == task_type) {
+            return task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {task_type:?} task became due"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Claims nothing: asserts no task is due now.
+pub async fn assert_nothing_due(store: &dyn ProcessStore, owner: &str) {
+    let tasks = store
+        .claim_due_tasks(owner, 10, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(tasks.is_empty(), "unexpected due tasks: {tasks:?}");
+}
+
+/// Claims the next task of `task_type` and loads its state call.
+pub async fn claim_call(
+    store: &dyn ProcessStore,
+    owner: &str,
+    task_type: TaskType,
+) -> (Task, StateCall) {
+    let task = claim(store, owner, task_type).await;
+    let call = store
+        .load_state_call(&task, owner)
+        .await
+        .unwrap()
+        .expect("the claimed task is current");
+    (task, call)
+}
+
+pub async fn describe(
+    store: &dyn ProcessStore,
+    process_id: &str,
+) -> ProcessExecutionDescribeResponse {
+    store
+        .describe_process(&ProcessExecutionDescribeRequest {
+            process_id: process_id.into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap()
+}
+
+pub async fn history_types(store: &dyn ProcessStore, process_id: &str) -> Vec<String> {
+    store
+        .process_history(&ProcessExecutionHistoryRequest {
+            process_id: process_id.into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap()
+        .events
+        .into_iter()
+        .map(|e| e.event_type)
+        .collect()
+}
