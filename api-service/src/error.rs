@@ -1,0 +1,66 @@
+//! Every failure of a request becomes one JSON [`ApiErrorResponse`] here.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use xdb_engine::decide::DecideError;
+use xdb_persistence::StoreError;
+use xdb_protocol::{ApiErrorResponse, ErrorSubType};
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub sub_type: ErrorSubType,
+    pub message: String,
+    pub worker_error: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(sub_type: ErrorSubType, message: impl Into<String>) -> Self {
+        Self {
+            sub_type,
+            message: message.into(),
+            worker_error: None,
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorSubType::InvalidRequest, message)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        let sub_type = match &error {
+            StoreError::NotFound(_) => ErrorSubType::ProcessNotFound,
+            StoreError::Decide(DecideError::Invalid(_)) => ErrorSubType::InvalidRequest,
+            StoreError::Decide(DecideError::InvalidWorkerResponse(_)) => {
+                ErrorSubType::WorkerApiError
+            }
+            StoreError::Decide(DecideError::AlreadyStarted(_)) => {
+                ErrorSubType::ProcessAlreadyStarted
+            }
+            StoreError::Decide(DecideError::NotRunning) => ErrorSubType::ProcessNotRunning,
+            StoreError::AppDatabase(_) => ErrorSubType::AppDatabaseError,
+            StoreError::Worker(_) => ErrorSubType::WorkerApiError,
+            StoreError::Stale(_) | StoreError::Database(_) => ErrorSubType::InternalError,
+        };
+        if sub_type == ErrorSubType::InternalError {
+            tracing::error!(error = %error, "request failed");
+            return Self::new(sub_type, "internal error; see the service log");
+        }
+        Self::new(sub_type, error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.sub_type.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = ApiErrorResponse {
+            sub_type: self.sub_type,
+            message: self.message,
+            worker_error: self.worker_error,
+        };
+        (status, Json(body)).into_response()
+    }
+}

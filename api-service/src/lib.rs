@@ -1,0 +1,97 @@
+//! The XDB API service: the synchronous REST API that clients call.
+//!
+//! It validates requests, runs each as one storage transaction and answers; it never calls
+//! a worker's state APIs (the async service does) and never holds work in memory, so any
+//! number of instances can serve behind a load balancer.
+
+mod config;
+mod error;
+mod json;
+mod routes;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::Router;
+use tokio::net::TcpListener;
+use xdb_cluster::{PeerNotifier, Registration};
+use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
+
+pub use config::ApiServiceConfig;
+pub use error::ApiError;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn ProcessStore>,
+    pub notifications: Notifications,
+    pub config: Arc<ApiServiceConfig>,
+    /// Calls workers for RPCs.
+    pub workers: xdb_worker_client::WorkerClient,
+    /// Wakes async-service instances where the database cannot (MySQL).
+    pub async_peers: PeerNotifier,
+}
+
+/// The service's routes over `state`.
+pub fn router(state: AppState) -> Router {
+    let limit = state.config.max_request_bytes;
+    routes::routes()
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+/// Connects to the database and builds the shared state.
+pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
+    xdb_sys_schema::check(&config.database_url)
+        .await?
+        .ensure_current()?;
+    let store = xdb_persistence::connect(&config.database_url, config.pool_size).await?;
+    let (notifications, async_peers) = match store.listen() {
+        Some(notifications) => (notifications, PeerNotifier::disabled()),
+        None => (
+            Notifications::new(),
+            PeerNotifier::start(store.clone(), ServiceKind::Async),
+        ),
+    };
+    Ok(AppState {
+        async_peers,
+        store,
+        notifications,
+        workers: xdb_worker_client::WorkerClient::new(
+            config.max_request_bytes.max(4 * 1024 * 1024),
+        ),
+        config: Arc::new(config),
+    })
+}
+
+/// Serves on `listener` until `shutdown` resolves, then finishes in-flight requests.
+pub async fn serve(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let address = listener.local_addr()?;
+    tracing::info!(%address, "XDB API service listening");
+    // Async-service instances announce closed executions to registered API instances.
+    let registration = if state.async_peers.is_enabled() {
+        let instance = ServiceInstance {
+            instance_id: format!("api-{}", uuid::Uuid::new_v4().simple()),
+            service: ServiceKind::Api,
+            notify_url: state
+                .config
+                .advertise_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{address}")),
+        };
+        Some(Registration::start(state.store.clone(), instance).await?)
+    } else {
+        None
+    };
+    let served = axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    if let Some(registration) = registration {
+        registration.stop().await;
+    }
+    Ok(served?)
+}

@@ -1,0 +1,44 @@
+//! One file per endpoint.
+
+mod describe;
+mod health;
+mod history;
+mod internal_notify;
+mod list;
+mod openapi;
+mod publish_to_local_queue;
+mod rpc;
+mod start;
+mod stop;
+mod wait_for_completion;
+
+use axum::routing::{get, post};
+use axum::Router;
+use xdb_protocol::paths;
+
+use crate::AppState;
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route(paths::START, post(start::start))
+        .route(paths::STOP, post(stop::stop))
+        .route(paths::DESCRIBE, post(describe::describe))
+        .route(paths::LIST, post(list::list))
+        .route(paths::HISTORY, post(history::history))
+        .route(
+            paths::PUBLISH_TO_LOCAL_QUEUE,
+            post(publish_to_local_queue::publish_to_local_queue),
+        )
+        .route(
+            paths::WAIT_FOR_COMPLETION,
+            post(wait_for_completion::wait_for_completion),
+        )
+        .route(paths::RPC, post(rpc::rpc))
+        .route(
+            paths::INTERNAL_NOTIFY,
+            post(internal_notify::internal_notify),
+        )
+        .route(paths::OPENAPI, get(openapi::openapi))
+        .route("/health/live", get(health::live))
+        .route("/health/ready", get(health::ready))
+}

@@ -1,0 +1,27 @@
+use axum::extract::State;
+use axum::Json;
+use serde_json::{json, Value};
+use xdb_protocol::PublishToLocalQueueRequest;
+
+use crate::json::ApiJson;
+use crate::{ApiError, AppState};
+
+/// Most messages in one publish request.
+pub const MAX_MESSAGES_PER_REQUEST: usize = 1000;
+
+pub(crate) async fn publish_to_local_queue(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<PublishToLocalQueueRequest>,
+) -> Result<Json<Value>, ApiError> {
+    if request.messages.is_empty() {
+        return Err(ApiError::invalid("messages: must not be empty"));
+    }
+    if request.messages.len() > MAX_MESSAGES_PER_REQUEST {
+        return Err(ApiError::invalid(format!(
+            "messages: at most {MAX_MESSAGES_PER_REQUEST} per request"
+        )));
+    }
+    state.store.publish_to_local_queue(&request).await?;
+    state.async_peers.new_tasks();
+    Ok(Json(json!({})))
+}

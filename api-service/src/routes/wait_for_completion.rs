@@ -1,0 +1,67 @@
+//! Long poll until the current execution closes, woken by its close notification.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::Json;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
+use xdb_persistence::Notification;
+use xdb_protocol::{
+    ProcessExecutionDescribeRequest, ProcessExecutionWaitForCompletionRequest,
+    ProcessExecutionWaitForCompletionResponse,
+};
+
+use crate::json::ApiJson;
+use crate::{ApiError, AppState};
+
+const DEFAULT_WAIT_SECONDS: u32 = 30;
+/// Re-check the database this often even without a notification (one may be missed).
+const FALLBACK_POLL: Duration = Duration::from_secs(1);
+
+pub(crate) async fn wait_for_completion(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<ProcessExecutionWaitForCompletionRequest>,
+) -> Result<Json<ProcessExecutionWaitForCompletionResponse>, ApiError> {
+    let seconds = request.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
+    if seconds > state.config.max_wait_seconds {
+        return Err(ApiError::invalid(format!(
+            "timeoutSeconds: at most {}",
+            state.config.max_wait_seconds
+        )));
+    }
+    let deadline = Instant::now() + Duration::from_secs(u64::from(seconds));
+    // Subscribe before the first read, so a close between the two is not missed.
+    let mut closed = state.notifications.subscribe();
+    let describe = ProcessExecutionDescribeRequest {
+        process_id: request.process_id.clone(),
+        process_execution_id: None,
+    };
+    loop {
+        let execution = state.store.describe_process(&describe).await?;
+        let timed_out = Instant::now() >= deadline;
+        if execution.status.is_closed() || timed_out {
+            return Ok(Json(ProcessExecutionWaitForCompletionResponse {
+                process_execution_id: execution.process_execution_id,
+                status: execution.status,
+                timed_out: !execution.status.is_closed(),
+                result: execution.result,
+                failure: execution.failure,
+            }));
+        }
+        let wake = (Instant::now() + FALLBACK_POLL).min(deadline);
+        // Only this execution's close (or a hint that notifications were lost) is worth a
+        // new read; every start announces new tasks, and re-reading on those would
+        // multiply the database work of every waiter under load.
+        loop {
+            match tokio::time::timeout_at(wake, closed.recv()).await {
+                Ok(Ok(Notification::ProcessClosed(id))) if id == execution.process_execution_id => {
+                    break
+                }
+                Ok(Ok(Notification::Reconnected)) | Ok(Err(RecvError::Lagged(_))) => break,
+                Ok(Ok(_)) => continue,
+                Ok(Err(RecvError::Closed)) | Err(_) => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Service instances waking each other.
+//!
+//! PostgreSQL pushes wake-ups itself (LISTEN/NOTIFY). On a database that cannot (MySQL),
+//! each instance registers the URL of its internal API in `xdb_sys_service_instances`
+//! and heartbeats; the API service tells async-service instances about new tasks and the
+//! async service tells API-service instances about closed executions. Every consumer
+//! still polls, so a lost notification only costs latency.
+
+mod peer_notifier;
+mod registration;
+
+pub use peer_notifier::PeerNotifier;
+pub use registration::Registration;
+
+use std::time::Duration;
+
+/// How often an instance renews its registration.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
+/// An instance silent for longer is taken for dead.
+pub const LIVENESS_WINDOW: Duration = Duration::from_secs(20);
+
+/// Resolves on SIGINT or SIGTERM: how a service learns it should drain and stop
+/// (Kubernetes sends SIGTERM on a rolling update).
+pub async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutdown requested");
+}

@@ -1,0 +1,96 @@
+//! Calls the user's worker over HTTP, turning every way it can fail into one error type.
+//!
+//! Used by the async service (state APIs) and the API service (RPC).
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use thiserror::Error;
+use xdb_protocol::WorkerErrorResponse;
+
+#[derive(Debug, Error)]
+pub enum WorkerCallError {
+    #[error("worker call timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("worker unreachable: {0}")]
+    Unreachable(String),
+    #[error("worker answered HTTP {status}: {detail}")]
+    Status { status: u16, detail: String },
+    #[error("worker answered an invalid body: {0}")]
+    InvalidBody(String),
+}
+
+/// A pooled HTTP client for worker calls.
+#[derive(Clone)]
+pub struct WorkerClient {
+    http: reqwest::Client,
+    max_response_bytes: usize,
+}
+
+impl WorkerClient {
+    pub fn new(max_response_bytes: usize) -> Self {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .tcp_nodelay(true)
+            .build()
+            .expect("the HTTP client builds");
+        Self {
+            http,
+            max_response_bytes,
+        }
+    }
+
+    /// POSTs `request` to `base_url` + `path` and decodes the answer.
+    pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        base_url: &str,
+        path: &str,
+        request: &Req,
+        timeout: Duration,
+        idempotency_key: &str,
+    ) -> Result<Resp, WorkerCallError> {
+        let url = format!("{}{}", base_url.trim_end_matches('/'), path);
+        let call = async {
+            let mut response = self
+                .http
+                .post(&url)
+                .header("Idempotency-Key", idempotency_key)
+                .json(request)
+                .send()
+                .await
+                .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?;
+            let status = response.status();
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?
+            {
+                body.extend_from_slice(&chunk);
+                if body.len() > self.max_response_bytes {
+                    return Err(WorkerCallError::InvalidBody(format!(
+                        "the response is over {} bytes",
+                        self.max_response_bytes
+                    )));
+                }
+            }
+            if !status.is_success() {
+                let detail = serde_json::from_slice::<WorkerErrorResponse>(&body)
+                    .map(|e| e.detail)
+                    .unwrap_or_else(|_| {
+                        String::from_utf8_lossy(&body).chars().take(1000).collect()
+                    });
+                return Err(WorkerCallError::Status {
+                    status: status.as_u16(),
+                    detail,
+                });
+            }
+            serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
+        };
+        match tokio::time::timeout(timeout, call).await {
+            Ok(result) => result,
+            Err(_) => Err(WorkerCallError::Timeout(timeout)),
+        }
+    }
+}
