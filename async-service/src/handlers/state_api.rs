@@ -1,0 +1,161 @@
+//! WAIT_UNTIL and EXECUTE tasks: load, call the worker, record the answer or the failure.
+
+use std::time::Duration;
+
+use xdb_engine::decide::{DecideError, StateApi};
+use xdb_engine::{Task, TaskType};
+use xdb_persistence::{Applied, StateCall, StoreError};
+use xdb_protocol::{
+    paths, AsyncStateExecuteRequest, AsyncStateExecuteResponse, AsyncStateWaitUntilRequest,
+    AsyncStateWaitUntilResponse, Context,
+};
+
+use super::HandlerContext;
+
+pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+    let Some(call) = context.store.load_state_call(task, &context.owner).await? else {
+        return Ok(Applied::default());
+    };
+    let api = if task.task_type == TaskType::WaitUntil {
+        StateApi::WaitUntil
+    } else {
+        StateApi::Execute
+    };
+    let worker_context = worker_context(&call, task, api);
+    let timeout = api_timeout(context, &call, api);
+    let key = worker_context.idempotency_key.clone();
+    let outcome = match api {
+        StateApi::WaitUntil => {
+            let request = AsyncStateWaitUntilRequest {
+                context: worker_context,
+                process_type: call.process.process_type.clone(),
+                state_id: call.state.id.state_id.clone(),
+                state_input: call.state.input.clone(),
+                attributes: call.attributes.clone(),
+            };
+            match context
+                .workers
+                .call::<_, AsyncStateWaitUntilResponse>(
+                    &call.process.worker_url,
+                    paths::WORKER_WAIT_UNTIL,
+                    &request,
+                    timeout,
+                    &key,
+                )
+                .await
+            {
+                Ok(response) => {
+                    context
+                        .store
+                        .complete_wait_until(task, &context.owner, &call, &response)
+                        .await
+                }
+                Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
+                    error.to_string(),
+                ))),
+            }
+        }
+        StateApi::Execute => {
+            let request = AsyncStateExecuteRequest {
+                context: worker_context,
+                process_type: call.process.process_type.clone(),
+                state_id: call.state.id.state_id.clone(),
+                state_input: call.state.input.clone(),
+                command_results: call
+                    .state
+                    .command_progress
+                    .as_ref()
+                    .zip(call.state.command_request.as_ref())
+                    .map(|(progress, request)| progress.to_results(request))
+                    .unwrap_or_default(),
+                attributes: call.attributes.clone(),
+            };
+            match context
+                .workers
+                .call::<_, AsyncStateExecuteResponse>(
+                    &call.process.worker_url,
+                    paths::WORKER_EXECUTE,
+                    &request,
+                    timeout,
+                    &key,
+                )
+                .await
+            {
+                Ok(response) => {
+                    context
+                        .store
+                        .complete_execute(task, &context.owner, &call, &response)
+                        .await
+                }
+                Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
+                    error.to_string(),
+                ))),
+            }
+        }
+    };
+    match outcome {
+        // The worker failed, answered something unusable, or its writes were refused by
+        // the user's table: all are failures of this attempt, retried by policy.
+        Err(StoreError::Decide(error)) => {
+            failed(context, task, &call, api, &error.to_string()).await
+        }
+        Err(StoreError::AppDatabase(error)) => failed(context, task, &call, api, &error).await,
+        other => other,
+    }
+}
+
+async fn failed(
+    context: &HandlerContext,
+    task: &Task,
+    call: &StateCall,
+    api: StateApi,
+    error: &str,
+) -> Result<Applied, StoreError> {
+    tracing::info!(
+        process_execution_id = %call.process.id,
+        state = %call.state.id,
+        api = api.as_str(),
+        attempt = task.attempt,
+        error,
+        "state API attempt failed"
+    );
+    context
+        .store
+        .state_api_failed(task, &context.owner, call, api, error)
+        .await
+}
+
+fn api_timeout(context: &HandlerContext, call: &StateCall, api: StateApi) -> Duration {
+    let configured = match api {
+        StateApi::WaitUntil => call.state.config.wait_until_api_timeout_seconds,
+        StateApi::Execute => call.state.config.execute_api_timeout_seconds,
+    };
+    Duration::from_secs(u64::from(
+        configured
+            .filter(|s| *s > 0)
+            .unwrap_or(context.default_api_timeout_seconds),
+    ))
+}
+
+/// The idempotency key is stable across attempts of one call and unique between calls.
+fn worker_context(call: &StateCall, task: &Task, api: StateApi) -> Context {
+    let state_execution_id = call.state.id.to_string();
+    Context {
+        process_id: call.process.process_id.clone(),
+        process_execution_id: call.process.id.to_string(),
+        process_type: call.process.process_type.clone(),
+        idempotency_key: format!(
+            "{}/{}/{}",
+            call.process.id,
+            state_execution_id,
+            api.as_str()
+        ),
+        state_execution_id: Some(state_execution_id),
+        attempt: task.attempt.max(1) as u32,
+        first_attempt_timestamp_ms: task
+            .first_attempt_at
+            .map(|t| t.timestamp_millis())
+            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis()),
+        process_started_timestamp_ms: call.process.start_time.timestamp_millis(),
+    }
+}
