@@ -1,0 +1,417 @@
+//! The client of the XDB service API.
+
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use xdb_protocol::paths;
+use xdb_protocol::*;
+
+use crate::encoding;
+use crate::error::XdbError;
+use crate::process::Process;
+use crate::registry::ProcessDefinition;
+use crate::start_options::{build_start_request, ProcessStartOptions};
+
+/// A failed service call.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The service refused the request with its JSON error body.
+    #[error("XDB service answered HTTP {status} {:?}: {}", error.sub_type, error.message)]
+    Api {
+        status: u16,
+        error: ApiErrorResponse,
+    },
+    /// A non-2xx answer without a readable error body (a proxy, a crash).
+    #[error("XDB service answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    /// The request did not get an answer.
+    #[error("request to the XDB service failed: {0}")]
+    Transport(#[from] reqwest::Error),
+    /// A 2xx answer whose body is not what the protocol says.
+    #[error("unreadable XDB service response: {0}")]
+    InvalidResponse(String),
+    /// Encoding, decoding or schema checks in the SDK.
+    #[error(transparent)]
+    Sdk(#[from] XdbError),
+}
+
+impl ClientError {
+    /// Sorts an answer by status and body: only a non-2xx answer is an error.
+    pub fn from_response(status: u16, body: &[u8]) -> Self {
+        match serde_json::from_slice::<ApiErrorResponse>(body) {
+            Ok(error) => ClientError::Api { status, error },
+            Err(_) => ClientError::Http {
+                status,
+                body: String::from_utf8_lossy(body).into_owned(),
+            },
+        }
+    }
+
+    /// The service's error body, if it sent one.
+    pub fn api_error(&self) -> Option<&ApiErrorResponse> {
+        match self {
+            ClientError::Api { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    pub fn sub_type(&self) -> Option<ErrorSubType> {
+        self.api_error().map(|e| e.sub_type)
+    }
+
+    /// The HTTP status of a non-2xx answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Api { status, .. } | ClientError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// Talks to one XDB service; cheap to clone, and clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    service_url: String,
+    worker_url: Option<String>,
+    request_timeout: Duration,
+}
+
+/// The longest wait the service grants one wait-for-completion call.
+const MAX_WAIT_SECONDS: u32 = 300;
+
+impl Client {
+    /// A client of the service at `service_url` (e.g. `http://127.0.0.1:8801`).
+    pub fn new(service_url: impl Into<String>) -> Self {
+        Self::with_http_client(service_url, reqwest::Client::new())
+    }
+
+    /// A client that uses `http`, e.g. one configured with TLS roots or proxies.
+    pub fn with_http_client(service_url: impl Into<String>, http: reqwest::Client) -> Self {
+        Self {
+            http,
+            service_url: service_url.into().trim_end_matches('/').to_string(),
+            worker_url: None,
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The worker URL typed starts use when given none.
+    pub fn with_worker_url(mut self, worker_url: impl Into<String>) -> Self {
+        self.worker_url = Some(worker_url.into());
+        self
+    }
+
+    /// Timeout of each call other than wait-for-completion (default 60 s).
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    pub fn service_url(&self) -> &str {
+        &self.service_url
+    }
+
+    // ---- typed calls ----
+
+    /// Starts process `P` as `process_id`, filling type, starting state (input and
+    /// config) and global-attribute table from `P`'s definition. `worker_url` defaults
+    /// to the client's. Returns the process execution id.
+    pub async fn start_process<P: Process + Default>(
+        &self,
+        process_id: &str,
+        worker_url: Option<&str>,
+        input: impl Serialize,
+        options: ProcessStartOptions,
+    ) -> Result<String, ClientError> {
+        let definition = ProcessDefinition::new(P::default());
+        self.start_process_with(&definition, process_id, worker_url, input, options)
+            .await
+    }
+
+    /// [`Client::start_process`] for a definition at hand.
+    pub async fn start_process_with(
+        &self,
+        definition: &ProcessDefinition,
+        process_id: &str,
+        worker_url: Option<&str>,
+        input: impl Serialize,
+        options: ProcessStartOptions,
+    ) -> Result<String, ClientError> {
+        let worker_url = worker_url.or(self.worker_url.as_deref()).ok_or_else(|| {
+            XdbError::NotAllowed(
+                "no worker URL: pass one or configure the client with with_worker_url".into(),
+            )
+        })?;
+        let input = encoding::encode_optional("start state input", &input)?;
+        let request = build_start_request(definition, process_id, worker_url, input, options)?;
+        Ok(self.start(&request).await?.process_execution_id)
+    }
+
+    /// Calls RPC `rpc_name` of process `P` on the current execution of `process_id`,
+    /// with the RPC's registered options (default: load every declared attribute).
+    pub async fn invoke_rpc<P, I, O>(
+        &self,
+        process_id: &str,
+        rpc_name: &str,
+        input: &I,
+    ) -> Result<O, ClientError>
+    where
+        P: Process + Default,
+        I: Serialize + ?Sized,
+        O: DeserializeOwned,
+    {
+        let definition = ProcessDefinition::new(P::default());
+        self.invoke_rpc_with(&definition, process_id, rpc_name, input)
+            .await
+    }
+
+    /// [`Client::invoke_rpc`] for a definition at hand.
+    pub async fn invoke_rpc_with<I, O>(
+        &self,
+        definition: &ProcessDefinition,
+        process_id: &str,
+        rpc_name: &str,
+        input: &I,
+    ) -> Result<O, ClientError>
+    where
+        I: Serialize + ?Sized,
+        O: DeserializeOwned,
+    {
+        let options = definition.rpc_options(rpc_name).ok_or_else(|| {
+            XdbError::NotAllowed(format!(
+                "process {} has no rpc {rpc_name:?}",
+                definition.process_type()
+            ))
+        })?;
+        let schema = definition.persistence_schema();
+        let request = ProcessExecutionRpcRequest {
+            process_id: process_id.to_string(),
+            rpc_name: rpc_name.to_string(),
+            input: encoding::encode_optional(&format!("input of rpc {rpc_name:?}"), input)?,
+            timeout_seconds: options.timeout_seconds,
+            global_attribute_loading: options
+                .global_attribute_loading
+                .clone()
+                .or_else(|| crate::registry::default_global_loading(schema)),
+            local_attribute_loading: options
+                .local_attribute_loading
+                .clone()
+                .or_else(|| crate::registry::default_local_loading(schema)),
+        };
+        let response = self.rpc(&request).await?;
+        Ok(encoding::decode(
+            &format!("output of rpc {rpc_name:?}"),
+            response.output.as_ref(),
+        )?)
+    }
+
+    /// Publishes `payload` to local queue `queue_name` of the current execution.
+    pub async fn publish_to_local_queue(
+        &self,
+        process_id: &str,
+        queue_name: &str,
+        payload: impl Serialize,
+        dedup_id: Option<String>,
+    ) -> Result<(), ClientError> {
+        let payload =
+            encoding::encode_optional(&format!("message to local queue {queue_name:?}"), &payload)?;
+        self.publish_to_local_queue_raw(&PublishToLocalQueueRequest {
+            process_id: process_id.to_string(),
+            messages: vec![LocalQueueMessage {
+                queue_name: queue_name.to_string(),
+                dedup_id,
+                payload,
+            }],
+        })
+        .await
+    }
+
+    /// Ends the current execution of `process_id`.
+    pub async fn stop_process(
+        &self,
+        process_id: &str,
+        stop_type: ProcessExecutionStopType,
+        reason: Option<String>,
+    ) -> Result<(), ClientError> {
+        self.stop(&ProcessExecutionStopRequest {
+            process_id: process_id.to_string(),
+            stop_type,
+            reason,
+        })
+        .await
+    }
+
+    /// Describes the current execution of `process_id`.
+    pub async fn describe_process(
+        &self,
+        process_id: &str,
+    ) -> Result<ProcessExecutionDescribeResponse, ClientError> {
+        self.describe(&ProcessExecutionDescribeRequest {
+            process_id: process_id.to_string(),
+            process_execution_id: None,
+        })
+        .await
+    }
+
+    /// Waits up to `timeout` for the current execution of `process_id` to close, long
+    /// polling as often as the service's per-call limit requires. On timeout the last
+    /// answer comes back with `timed_out: true`.
+    pub async fn wait_for_process_completion(
+        &self,
+        process_id: &str,
+        timeout: Duration,
+    ) -> Result<ProcessExecutionWaitForCompletionResponse, ClientError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let secs = u32::try_from(left.as_secs().max(1)).unwrap_or(MAX_WAIT_SECONDS);
+            let response = self
+                .wait_for_completion(&ProcessExecutionWaitForCompletionRequest {
+                    process_id: process_id.to_string(),
+                    timeout_seconds: Some(secs.min(MAX_WAIT_SECONDS)),
+                })
+                .await?;
+            if !response.timed_out || Instant::now() >= deadline {
+                return Ok(response);
+            }
+        }
+    }
+
+    // ---- raw calls, one per service endpoint ----
+
+    pub async fn start(
+        &self,
+        request: &ProcessExecutionStartRequest,
+    ) -> Result<ProcessExecutionStartResponse, ClientError> {
+        self.call(paths::START, request, self.request_timeout).await
+    }
+
+    pub async fn stop(&self, request: &ProcessExecutionStopRequest) -> Result<(), ClientError> {
+        self.call_no_body(paths::STOP, request).await
+    }
+
+    pub async fn describe(
+        &self,
+        request: &ProcessExecutionDescribeRequest,
+    ) -> Result<ProcessExecutionDescribeResponse, ClientError> {
+        self.call(paths::DESCRIBE, request, self.request_timeout)
+            .await
+    }
+
+    pub async fn list(
+        &self,
+        request: &ProcessExecutionListRequest,
+    ) -> Result<ProcessExecutionListResponse, ClientError> {
+        self.call(paths::LIST, request, self.request_timeout).await
+    }
+
+    pub async fn history(
+        &self,
+        request: &ProcessExecutionHistoryRequest,
+    ) -> Result<ProcessExecutionHistoryResponse, ClientError> {
+        self.call(paths::HISTORY, request, self.request_timeout)
+            .await
+    }
+
+    pub async fn publish_to_local_queue_raw(
+        &self,
+        request: &PublishToLocalQueueRequest,
+    ) -> Result<(), ClientError> {
+        self.call_no_body(paths::PUBLISH_TO_LOCAL_QUEUE, request)
+            .await
+    }
+
+    pub async fn rpc(
+        &self,
+        request: &ProcessExecutionRpcRequest,
+    ) -> Result<ProcessExecutionRpcResponse, ClientError> {
+        // The service waits for the worker, so allow the worker's timeout on top of ours.
+        let worker = Duration::from_secs(u64::from(request.timeout_seconds.unwrap_or(10)));
+        self.call(paths::RPC, request, self.request_timeout + worker)
+            .await
+    }
+
+    /// One long poll; the HTTP timeout covers the requested wait plus a margin.
+    pub async fn wait_for_completion(
+        &self,
+        request: &ProcessExecutionWaitForCompletionRequest,
+    ) -> Result<ProcessExecutionWaitForCompletionResponse, ClientError> {
+        let wait = Duration::from_secs(u64::from(request.timeout_seconds.unwrap_or(30)));
+        self.call(
+            paths::WAIT_FOR_COMPLETION,
+            request,
+            wait + self.request_timeout,
+        )
+        .await
+    }
+
+    async fn send<Req: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, ClientError> {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.service_url))
+            .timeout(timeout)
+            .json(request)
+            .send()
+            .await?;
+        let status = response.status();
+        let body = response.bytes().await?;
+        if status.is_success() {
+            Ok(body.to_vec())
+        } else {
+            Err(ClientError::from_response(status.as_u16(), &body))
+        }
+    }
+
+    async fn call<Req: Serialize + ?Sized, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Resp, ClientError> {
+        let body = self.send(path, request, timeout).await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::InvalidResponse(format!("{path}: {e}")))
+    }
+
+    async fn call_no_body<Req: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        request: &Req,
+    ) -> Result<(), ClientError> {
+        self.send(path, request, self.request_timeout)
+            .await
+            .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_error_bodies_to_typed_errors() {
+        let body = br#"{"subType":"PROCESS_ALREADY_STARTED","message":"id p1 is running"}"#;
+        let err = ClientError::from_response(409, body);
+        assert_eq!(err.status(), Some(409));
+        assert_eq!(err.sub_type(), Some(ErrorSubType::ProcessAlreadyStarted));
+        assert_eq!(err.api_error().unwrap().message, "id p1 is running");
+        assert!(err.to_string().contains("id p1 is running"));
+
+        let err = ClientError::from_response(502, b"<html>bad gateway</html>");
+        assert_eq!(err.status(), Some(502));
+        assert_eq!(err.sub_type(), None);
+        assert!(matches!(err, ClientError::Http { ref body, .. } if body.contains("bad gateway")));
+    }
+
+    #[test]
+    fn trims_trailing_slash_of_service_url() {
+        assert_eq!(Client::new("http://h:1/").service_url(), "http://h:1");
+    }
+}

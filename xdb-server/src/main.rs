@@ -1,0 +1,47 @@
+//! `xdb-server`: the API service and the async service in one process.
+//!
+//! For local development and demos; production runs the two binaries separately so
+//! that async consumers scale on their own.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+use xdb_api_service::ApiServiceConfig;
+use xdb_async_service::{AsyncService, AsyncServiceConfig};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "XDB API + async service in one process (local development)"
+)]
+struct Cli {
+    /// PostgreSQL URL of the user's database.
+    #[arg(long, env = "XDB_DATABASE_URL")]
+    database_url: String,
+    #[arg(long, env = "XDB_API_LISTEN", default_value = "127.0.0.1:8801")]
+    listen: SocketAddr,
+    /// Install or upgrade the XDB system tables before starting.
+    #[arg(long, env = "XDB_INSTALL_SCHEMA", default_value_t = false)]
+    install_schema: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    if cli.install_schema {
+        let outcome = xdb_sys_schema::install(&cli.database_url).await?;
+        tracing::info!(%outcome, "schema");
+    }
+    let mut api_config = ApiServiceConfig::new(cli.database_url.clone());
+    api_config.listen = cli.listen;
+    let listener = tokio::net::TcpListener::bind(cli.listen).await?;
+    let state = xdb_api_service::connect(api_config).await?;
+    let async_service = AsyncService::start(AsyncServiceConfig::new(cli.database_url)).await?;
+    xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await?;
+    async_service.shutdown().await
+}
