@@ -1,0 +1,42 @@
+//! Runs one async-service instance as its own OS process, so tests can SIGKILL it.
+//!
+//! Takes the async service's flags and `XDB_` variables (`--database-url`,
+//! `--instance-id`, `--lease-seconds`, ...), prints a ready line on stdout once the
+//! service runs, and stops cleanly on SIGINT or SIGTERM.
+
+use std::io::Write;
+
+use clap::Parser;
+use tokio::signal::unix::{signal, SignalKind};
+use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_integration_tests::READY_LINE;
+
+#[derive(Parser)]
+#[command(about = "An XDB async-service instance for the integration tests")]
+struct Cli {
+    #[command(flatten)]
+    config: AsyncServiceConfig,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let service = AsyncService::start(cli.config).await?;
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{READY_LINE} {}", service.instance_id())?;
+        stdout.flush()?;
+    }
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+    service.shutdown().await
+}

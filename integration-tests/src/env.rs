@@ -1,0 +1,317 @@
+//! [`XdbTestEnv`]: a fresh database, the API service, async-service instances and workers,
+//! all in this test's process (plus OS-process instances on request).
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use xdb_api_service::ApiServiceConfig;
+use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_sdk::Client;
+use xdb_test_util::TestDatabase;
+
+use crate::sql::SqlClient;
+
+/// Which database server a test runs against: [`Database::Postgres`] or
+/// [`Database::MySql`] (MariaDB here).
+pub use xdb_test_util::Dialect as Database;
+
+/// The sign-up sample's business table (PostgreSQL).
+pub const SIGNUP_SQL: &str = include_str!("../../samples/sql/postgres/user_signup.sql");
+/// The sign-up sample's business table (MySQL/MariaDB).
+pub const MYSQL_SIGNUP_SQL: &str = include_str!("../../samples/sql/mysql/user_signup.sql");
+
+/// The site-creation sample's business table (`site`, PostgreSQL).
+pub const SITE_SQL: &str = include_str!("../../samples/sql/postgres/site_creation.sql");
+/// The site-creation sample's business table (`site`, MySQL/MariaDB).
+pub const MYSQL_SITE_SQL: &str = include_str!("../../samples/sql/mysql/site_creation.sql");
+
+/// Business tables of the test processes in [`crate::processes`] (PostgreSQL).
+pub const TEST_TABLES_SQL: &str = "\
+CREATE TABLE test_entity (
+    id      TEXT PRIMARY KEY,
+    counter INT  NOT NULL DEFAULT 0,
+    note    TEXT,
+    data    JSONB
+);";
+
+/// [`TEST_TABLES_SQL`] for MySQL/MariaDB.
+pub const MYSQL_TEST_TABLES_SQL: &str = "\
+CREATE TABLE test_entity (
+    id      VARCHAR(255) NOT NULL PRIMARY KEY,
+    counter INT          NOT NULL DEFAULT 0,
+    note    TEXT,
+    data    JSON
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4;";
+
+/// The business tables every environment gets, in `database`'s dialect.
+pub fn business_tables_sql(database: Database) -> [&'static str; 4] {
+    use crate::processes::counted_site;
+    match database {
+        Database::Postgres => [
+            SIGNUP_SQL,
+            SITE_SQL,
+            TEST_TABLES_SQL,
+            counted_site::TABLE_SQL,
+        ],
+        Database::MySql => [
+            MYSQL_SIGNUP_SQL,
+            MYSQL_SITE_SQL,
+            MYSQL_TEST_TABLES_SQL,
+            counted_site::MYSQL_TABLE_SQL,
+        ],
+    }
+}
+
+/// How an environment is set up; [`EnvOptions::default`] suits most tests.
+#[derive(Debug, Clone)]
+pub struct EnvOptions {
+    /// In-process async-service instances started with the environment.
+    pub async_instances: usize,
+    /// Lease of every async-service instance, in seconds (short, for takeover tests).
+    pub lease_seconds: f64,
+    /// Fallback poll interval of the async service.
+    pub poll_interval_ms: u64,
+    /// Largest request body the API service accepts.
+    pub max_request_bytes: usize,
+}
+
+impl Default for EnvOptions {
+    fn default() -> Self {
+        Self {
+            async_instances: 1,
+            lease_seconds: 3.0,
+            poll_interval_ms: 100,
+            max_request_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// A server task and the sender that stops it gracefully.
+struct Server {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    async fn shutdown(self) {
+        let _ = self.stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+    }
+}
+
+/// Everything one test needs, isolated from other tests by its own database.
+///
+/// Call [`XdbTestEnv::shutdown`] at the end for a clean stop; when a test panics
+/// instead, the runtime ends the tasks and the database is dropped anyway.
+pub struct XdbTestEnv {
+    db: TestDatabase,
+    sql: SqlClient,
+    api_url: String,
+    /// A client of the API service.
+    pub client: Client,
+    options: EnvOptions,
+    api: Option<Server>,
+    instances: Vec<AsyncService>,
+    workers: Vec<Server>,
+}
+
+impl XdbTestEnv {
+    /// A `database` database with the sample tables, the API service and one async
+    /// instance.
+    pub async fn start(database: Database) -> Self {
+        Self::start_with(database, EnvOptions::default()).await
+    }
+
+    pub async fn start_with(database: Database, options: EnvOptions) -> Self {
+        crate::init_tracing();
+        let db = TestDatabase::create(database).await;
+        for sql in business_tables_sql(database) {
+            db.execute_sql(sql).await;
+        }
+        let sql = SqlClient::connect(&db).await;
+
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the API listener");
+        let address = listener.local_addr().expect("local address");
+        let mut config = ApiServiceConfig::new(db.url());
+        config.listen = address;
+        config.pool_size = 8;
+        config.max_request_bytes = options.max_request_bytes;
+        let state = xdb_api_service::connect(config)
+            .await
+            .expect("the API service connects to the test database");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            if let Err(error) = xdb_api_service::serve(state, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            {
+                panic!("the API service failed: {error:#}");
+            }
+        });
+        let api_url = format!("http://{address}");
+        let client = Client::new(api_url.clone()).with_request_timeout(Duration::from_secs(30));
+        let mut env = Self {
+            db,
+            sql,
+            api_url,
+            client,
+            options: options.clone(),
+            api: Some(Server { stop, task }),
+            instances: Vec::new(),
+            workers: Vec::new(),
+        };
+        for _ in 0..options.async_instances {
+            env.add_async_instance().await;
+        }
+        env
+    }
+
+    /// The test database (URL, extra connections, fixtures).
+    pub fn db(&self) -> &TestDatabase {
+        &self.db
+    }
+
+    /// The database server this environment runs on.
+    pub fn database(&self) -> Database {
+        self.db.dialect()
+    }
+
+    /// A connection to the test database, for assertions on rows (see [`crate::sql`]).
+    pub fn sql(&self) -> &SqlClient {
+        &self.sql
+    }
+
+    /// Runs fixture `sql`, written in PostgreSQL's spelling (`"quoted"` names), on
+    /// either dialect: see [`crate::sql::to_mysql`].
+    pub async fn execute_sql(&self, sql: &str) {
+        self.sql.execute(sql).await
+    }
+
+    /// Base URL of the API service.
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The config an async-service instance of this environment gets.
+    pub fn async_config(&self, instance_id: &str) -> AsyncServiceConfig {
+        let mut config = AsyncServiceConfig::new(self.db.url());
+        config.instance_id = Some(instance_id.to_string());
+        config.pool_size = 4;
+        config.lease_seconds = self.options.lease_seconds;
+        config.poll_interval_ms = self.options.poll_interval_ms;
+        config.default_api_timeout_seconds = 5;
+        config
+    }
+
+    /// Starts one more in-process async-service instance; returns its instance id.
+    pub async fn add_async_instance(&mut self) -> String {
+        let id = format!("in-process-{}", self.instances.len() + 1);
+        let service = AsyncService::start(self.async_config(&id))
+            .await
+            .expect("the async service starts");
+        self.instances.push(service);
+        id
+    }
+
+    /// Stops the in-process async instances (cleanly: leases are released).
+    pub async fn stop_async_instances(&mut self) {
+        for instance in self.instances.drain(..) {
+            instance
+                .shutdown()
+                .await
+                .expect("the async service shuts down");
+        }
+    }
+
+    /// Serves `router` (a worker) on a free port; returns its base URL.
+    pub async fn start_worker(&mut self, router: axum::Router) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a worker listener");
+        let url = format!("http://{}", listener.local_addr().expect("local address"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("the worker server runs");
+        });
+        self.workers.push(Server { stop, task });
+        url
+    }
+
+    /// Starts the async service as a separate OS process (the `xdb-test-async-instance`
+    /// binary at `binary`), waiting until it reports that it runs.
+    pub async fn spawn_async_process(&self, binary: &str, instance_id: &str) -> AsyncProcess {
+        let config = self.async_config(instance_id);
+        let mut child = tokio::process::Command::new(binary)
+            .arg("--database-url")
+            .arg(self.db.url())
+            .arg("--instance-id")
+            .arg(instance_id)
+            .arg("--lease-seconds")
+            .arg(config.lease_seconds.to_string())
+            .arg("--poll-interval-ms")
+            .arg(config.poll_interval_ms.to_string())
+            .arg("--pool-size")
+            .arg("4")
+            .env("RUST_LOG", "warn")
+            // Any free port for the instance's own HTTP listener (when it has one), so
+            // several instances and parallel tests never collide on a default port.
+            .env("XDB_ASYNC_LISTEN", "127.0.0.1:0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {binary}: {e}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.starts_with(crate::READY_LINE) {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(ready, Ok(true), "{binary} did not report that it started");
+        AsyncProcess { child }
+    }
+
+    /// Stops every service and worker of this environment, then drops the database.
+    pub async fn shutdown(mut self) {
+        self.stop_async_instances().await;
+        if let Some(api) = self.api.take() {
+            api.shutdown().await;
+        }
+        for worker in self.workers.drain(..) {
+            worker.shutdown().await;
+        }
+    }
+}
+
+/// An async-service instance running as its own OS process; killed when dropped.
+pub struct AsyncProcess {
+    child: tokio::process::Child,
+}
+
+impl AsyncProcess {
+    /// Kills the process with SIGKILL (no cleanup, leases stay held) and reaps it.
+    pub async fn kill(mut self) {
+        self.child.kill().await.expect("SIGKILL the async instance");
+    }
+
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+}

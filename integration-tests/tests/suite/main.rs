@@ -1,0 +1,54 @@
+//! The XDB end-to-end suite: one binary, one module per area. Every test gets its own
+//! database and services, so tests run in parallel.
+//!
+//! Every test runs on both database servers: a test is an `async fn name(db: Database)`
+//! listed in its module's [`both_databases!`], which makes it `<module>::postgres::name`
+//! and `<module>::mysql::name` (filter with `cargo test -p xdb-integration-tests mysql::`).
+
+/// Turns each listed `async fn name(db: Database)` of the calling module into two tests,
+/// `postgres::name` and `mysql::name`, so the two runs are separate, run in parallel,
+/// and a failure names its database. A function left out of the list is dead code, which
+/// the lints refuse.
+///
+/// Attributes before a name go on both tests; `name postgres: #[..]` or
+/// `name mysql: #[..]` on one of them (e.g. `#[ignore = "..."]` for a known bug of one
+/// dialect).
+macro_rules! both_databases {
+    ($(
+        $(#[$both:meta])*
+        $name:ident
+        $(postgres: #[$postgres:meta])?
+        $(mysql: #[$mysql:meta])?
+    ),+ $(,)?) => {
+        mod postgres {
+            $(
+                $(#[$both])*
+                $(#[$postgres])?
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(xdb_integration_tests::Database::Postgres).await
+                }
+            )+
+        }
+
+        mod mysql {
+            $(
+                $(#[$both])*
+                $(#[$mysql])?
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(xdb_integration_tests::Database::MySql).await
+                }
+            )+
+        }
+    };
+}
+
+mod bad_input;
+mod common;
+mod execution;
+mod resilience;
+mod rpc;
+mod service_api;
+mod signup;
+mod site_creation;

@@ -1,0 +1,456 @@
+//! Nothing is lost when an async-service instance dies, and work is done once when
+//! several instances share it.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use serde_json::json;
+use xdb_integration_tests::processes::counted_site::{self, CountedSiteProcess};
+use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
+use xdb_integration_tests::processes::hang::HangProcess;
+use xdb_integration_tests::sql::SqlSession;
+use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
+use xdb_integration_tests::{eventually, Arg, Database, EnvOptions, XdbTestEnv};
+use xdb_samples::site_services::{ExternalServices, Operation};
+use xdb_sdk::protocol::ProcessStatus;
+use xdb_sdk::{ProcessStartOptions, WorkerService};
+
+use crate::common::*;
+
+async fn sigkilled_instance_mid_call_is_taken_over(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            ..Default::default()
+        },
+    )
+    .await;
+    let process = HangProcess::default();
+    let worker = serve(&mut env, &process).await;
+    let doomed = env
+        .spawn_async_process(ASYNC_INSTANCE_BIN, "doomed-instance")
+        .await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "hang",
+        ProcessStartOptions::new().global_attribute_pk_value("h1"),
+    )
+    .await
+    .unwrap();
+    eventually(
+        "the OS-process instance to call the worker",
+        SOON,
+        || async { process.calls.len() == 1 },
+    )
+    .await;
+    let tasks = env.tasks(&exec).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].lease_owner.as_deref(), Some("doomed-instance"));
+    doomed.kill().await;
+
+    // The lease (3 s) expires and a new instance takes the task over.
+    env.add_async_instance().await;
+    let done = env
+        .client
+        .wait_for_process_completion("hang", Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed);
+    assert_eq!(decode(&done.result), json!("done"));
+    let calls = process.calls.all();
+    assert_eq!(calls.len(), 2, "at-least-once: the call is repeated once");
+    assert_eq!(calls[0].idempotency_key, calls[1].idempotency_key);
+    assert_eq!(
+        env.entity_row("h1").await.unwrap().note.as_deref(),
+        Some("done")
+    );
+    let history = env.history_types(&exec).await;
+    assert_eq!(
+        history.iter().filter(|e| *e == "EXECUTE_COMPLETED").count(),
+        1,
+        "the transition happened once: {history:?}"
+    );
+    assert!(env.tasks(&exec).await.is_empty());
+    env.shutdown().await;
+}
+
+async fn instances_share_work_and_apply_each_transition_once(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 3,
+            ..Default::default()
+        },
+    )
+    .await;
+    let process = FlakyProcess::new(FlakyConfig {
+        failing_attempts: 1,
+        maximum_attempts: 3,
+        initial_interval: Duration::from_millis(100),
+        recover: false,
+    });
+    let worker = serve(&mut env, &process).await;
+    let mut execs = Vec::new();
+    for i in 0..12 {
+        let options = ProcessStartOptions::new().global_attribute_pk_value(format!("s{i}"));
+        execs.push(
+            start(&env, &process, &worker, &format!("shared-{i}"), options)
+                .await
+                .unwrap(),
+        );
+    }
+    for i in 0..12 {
+        let done = env
+            .client
+            .wait_for_process_completion(&format!("shared-{i}"), Duration::from_secs(20))
+            .await
+            .unwrap();
+        assert_eq!(
+            done.status,
+            ProcessStatus::Completed,
+            "shared-{i}: {done:?}"
+        );
+    }
+    for exec in &execs {
+        let history = env.history_types(exec).await;
+        assert_eq!(
+            history.iter().filter(|e| *e == "EXECUTE_COMPLETED").count(),
+            1,
+            "{history:?}"
+        );
+        assert_eq!(
+            history.iter().filter(|e| *e == "STATE_API_FAILED").count(),
+            1,
+            "{history:?}"
+        );
+    }
+    // Two calls per execution (one failure, one success), none duplicated.
+    assert_eq!(process.attempts.len(), 24);
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM test_entity WHERE note = 'flaky done'",
+            &[]
+        )
+        .await,
+        12
+    );
+    env.shutdown().await;
+}
+
+/// Leases `owner` holds on tasks right now.
+async fn leases_of(env: &XdbTestEnv, owner: &str) -> i64 {
+    env.count(
+        "SELECT count(*) FROM xdb_sys_tasks WHERE lease_owner = $1",
+        &[owner.into()],
+    )
+    .await
+}
+
+async fn sigkilled_instance_during_site_creations_leaves_every_write_done_once(db: Database) {
+    const SITES: usize = 32;
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            ..Default::default()
+        },
+    )
+    .await;
+    let services = ExternalServices::faulty(0.3, 42);
+    let faults = WorkerFaults::new();
+    // A slow worker: every state call is outstanding for a while.
+    faults.set_delay(Some(Duration::from_millis(300)));
+    let router = WorkerService::new()
+        .register(CountedSiteProcess::new(services.clone()))
+        .router();
+    let worker = env.start_worker(faults.wrap(router)).await;
+    let doomed = env.spawn_async_process(ASYNC_INSTANCE_BIN, "doomed").await;
+    let survivor = env
+        .spawn_async_process(ASYNC_INSTANCE_BIN, "survivor")
+        .await;
+    let site = |i: usize| format!("cs-{i:02}");
+    let mut execs = Vec::new();
+    for i in 0..SITES {
+        execs.push(
+            counted_site::start(&env.client, &worker, &site(i))
+                .await
+                .unwrap(),
+        );
+    }
+
+    eventually(
+        "the doomed instance to hold leases with calls outstanding",
+        SOON,
+        || async { leases_of(&env, "doomed").await >= 4 && faults.in_flight() >= 4 },
+    )
+    .await;
+    doomed.kill().await;
+    let stranded = leases_of(&env, "doomed").await;
+    assert!(stranded > 0, "the killed instance held leases when it died");
+    let calls_at_kill = faults.calls().len();
+
+    for i in 0..SITES {
+        let done = env
+            .client
+            .wait_for_process_completion(
+                &counted_site::process_id(&site(i)),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            done.status,
+            ProcessStatus::Completed,
+            "{}: {done:?}",
+            site(i)
+        );
+        assert_eq!(decode(&done.result), json!("created"));
+    }
+
+    // No work or lease is left behind.
+    assert_eq!(
+        env.count("SELECT count(*) FROM xdb_sys_tasks", &[]).await,
+        0
+    );
+    // Some calls the dead instance had made were made again (same key, same attempt):
+    // the takeover, with worker calls at least once.
+    let calls = faults.calls();
+    let mut seen = HashSet::new();
+    let repeated = calls
+        .iter()
+        .filter(|c| !seen.insert((c.idempotency_key.clone(), c.attempt)))
+        .count();
+    assert!(
+        repeated > 0,
+        "expected calls repeated after the takeover ({} calls, {calls_at_kill} before the kill)",
+        calls.len()
+    );
+    assert!(services.injected_failures() > 0);
+    eprintln!(
+        "takeover: {stranded} leases stranded by the kill, {repeated} calls repeated, \
+         {} calls in all ({calls_at_kill} before the kill), {} injected service failures",
+        calls.len(),
+        services.injected_failures()
+    );
+
+    // Each state execution ran to completion once per thread, and each step's business
+    // write landed once: a duplicated transition would leave a counter at 2.
+    let rows = env.counted_site_rows().await;
+    assert_eq!(rows.len(), SITES);
+    for row in &rows {
+        assert_eq!(row.status, "created", "{row:?}");
+        assert_eq!(
+            row.counters,
+            [1; 5],
+            "{row:?} (counters: {:?})",
+            counted_site::COUNTERS
+        );
+        assert_eq!(
+            services.report(&row.site_id).map(|r| r.effects),
+            Some(BTreeMap::from([
+                (Operation::CreateFileSystem, 1),
+                (Operation::CreateDatabase, 1),
+                (Operation::Bootstrap, 1),
+            ])),
+            "{}",
+            row.site_id
+        );
+    }
+    for exec in &execs {
+        let process = env.process_row(exec).await.unwrap();
+        assert_eq!(process.status, "COMPLETED", "{process:?}");
+        assert_eq!(process.running_state_executions, 0);
+        let states = env.state_rows(exec).await;
+        let mut ids: Vec<String> = states.iter().map(|s| s.execution_id()).collect();
+        ids.sort();
+        let mut expected: Vec<String> = counted_site::STATE_EXECUTIONS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        expected.sort();
+        assert_eq!(ids, expected, "no state row beyond the flow's: {states:#?}");
+        assert!(
+            states.iter().all(|s| s.status == "COMPLETED"),
+            "{states:#?}"
+        );
+        let history = env.history(exec).await;
+        let mut transitions: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for event in &history {
+            if let Some(state) = event.details["stateExecutionId"].as_str() {
+                if ["EXECUTE_COMPLETED", "WAIT_UNTIL_COMPLETED"]
+                    .contains(&event.event_type.as_str())
+                {
+                    *transitions
+                        .entry((event.event_type.clone(), state.to_string()))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let mut expected: BTreeMap<(String, String), usize> = counted_site::STATE_EXECUTIONS
+            .iter()
+            .map(|s| (("EXECUTE_COMPLETED".to_string(), s.to_string()), 1))
+            .collect();
+        expected.insert(
+            (
+                "WAIT_UNTIL_COMPLETED".to_string(),
+                "MarkCreated-1".to_string(),
+            ),
+            1,
+        );
+        assert_eq!(transitions, expected, "each transition once: {history:#?}");
+        assert_eq!(
+            history
+                .iter()
+                .filter(|e| e.event_type == "PROCESS_CLOSED")
+                .count(),
+            1
+        );
+        let messages = env.messages(exec).await;
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert_eq!(messages[0].consumed_by.as_deref(), Some("MarkCreated-1"));
+    }
+    // Gone before its database is.
+    survivor.kill().await;
+    env.shutdown().await;
+}
+
+/// A transition whose commit fails on a transient database error, here as the victim of
+/// a deadlock with a transaction of the user's application, must be retried: the
+/// process completes and the business write lands once.
+///
+/// BUG (both dialects, known): it is never retried while the instance lives. The task
+/// handler's error leaves the task leased ("its lease will expire and it will run
+/// again", async-service/src/db_queue.rs:80), but the lease renewer
+/// (async-service/src/leases.rs) renews every lease of its owner
+/// (`renew_leases`: `UPDATE xdb_sys_tasks ... WHERE lease_owner = ?`), including the
+/// abandoned task's, every lease/3, so the lease never expires and the process hangs
+/// until the instance stops. On MySQL the transitions themselves deadlock under load
+/// (two executions closing at once), which is how
+/// `site_creation::mysql::random_failures_are_retried_until_every_site_is_created_once`
+/// hangs about one run in three.
+async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
+    let lease = Duration::from_secs(3);
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            lease_seconds: lease.as_secs_f64(),
+            ..Default::default()
+        },
+    )
+    .await;
+    let process = FlakyProcess::new(FlakyConfig {
+        failing_attempts: 0,
+        maximum_attempts: 3,
+        initial_interval: Duration::from_millis(100),
+        recover: false,
+    });
+    let faults = WorkerFaults::new();
+    faults.hold(CallMatch::state("FlakyState", StateApiKind::Execute));
+    let router = WorkerService::new().register(process.clone()).router();
+    let worker = env.start_worker(faults.wrap(router)).await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "victim",
+        ProcessStartOptions::new()
+            .global_attribute_pk_value("v1")
+            .initial_global_attribute("note", "initial"),
+    )
+    .await
+    .unwrap();
+    eventually("the execute answer to be held", SOON, || async {
+        faults.held() == 1
+    })
+    .await;
+
+    // The user's transaction holds the process row. It is made heavier than the
+    // transition (MySQL aborts the lighter transaction of a deadlock) and waits long
+    // before checking for deadlocks (PostgreSQL: the first waiter to check aborts).
+    let mut user = SqlSession::open(env.db()).await;
+    user.execute("BEGIN").await.unwrap();
+    if db == Database::Postgres {
+        user.execute("SET LOCAL deadlock_timeout = '30s'")
+            .await
+            .unwrap();
+    }
+    let filler: Vec<String> = (0..200).map(|i| format!("('filler-{i}')")).collect();
+    user.execute(&format!(
+        "INSERT INTO test_entity (id) VALUES {}",
+        filler.join(", ")
+    ))
+    .await
+    .unwrap();
+    let exec_id = Arg::Uuid(exec.parse().unwrap());
+    user.query(
+        "SELECT id FROM xdb_sys_process_executions WHERE id = $1 FOR UPDATE",
+        &[exec_id],
+    )
+    .await
+    .unwrap();
+    // The transition locks the business row, then waits for the process row.
+    faults.release();
+    let lock_waits = match db {
+        Database::Postgres => {
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        }
+        Database::MySql => {
+            "SELECT count(*) FROM information_schema.INNODB_TRX t \
+             JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id \
+             WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()"
+        }
+    };
+    eventually(
+        "the transition to wait for the process row",
+        SOON,
+        || async { env.count(lock_waits, &[]).await == 1 },
+    )
+    .await;
+    // The user now wants the business row: a deadlock, which the transition loses.
+    if let Err(error) = user
+        .query(
+            "SELECT id FROM test_entity WHERE id = $1 FOR UPDATE",
+            &["v1".into()],
+        )
+        .await
+    {
+        panic!("the test's transaction lost the deadlock instead of the transition: {error}");
+    }
+    user.execute("ROLLBACK").await.unwrap();
+
+    // Retried once its lease expires (or at once): well within three leases.
+    let done = env
+        .client
+        .wait_for_process_completion("victim", 3 * lease + Duration::from_secs(2))
+        .await
+        .unwrap();
+    if done.status != ProcessStatus::Completed {
+        panic!(
+            "the transition that lost the deadlock was never retried (its task stays leased \
+             to the live instance, the lease renewed forever): {done:?}\n{}",
+            dump_execution(&env, &exec).await
+        );
+    }
+    assert_eq!(
+        env.entity_row("v1").await.unwrap().note.as_deref(),
+        Some("flaky done")
+    );
+    let history = env.history_types(&exec).await;
+    assert_eq!(
+        history.iter().filter(|e| *e == "EXECUTE_COMPLETED").count(),
+        1,
+        "{history:?}"
+    );
+    env.shutdown().await;
+}
+
+both_databases!(
+    sigkilled_instance_mid_call_is_taken_over,
+    instances_share_work_and_apply_each_transition_once,
+    sigkilled_instance_during_site_creations_leaves_every_write_done_once,
+    a_transition_that_loses_a_deadlock_is_retried,
+);
