@@ -11,7 +11,17 @@ use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
 use xdb_persistence::Notifications;
 
+use xdb_engine::Task;
+use xdb_persistence::{Applied, StoreError};
+
 use crate::handlers::{handle_task, HandlerContext};
+use crate::leases::LeasedTasks;
+
+/// Pauses before handling a task again after the database refused its transition (a
+/// deadlock, a lost connection); after the last one the task is left for its lease to
+/// run out.
+const DATABASE_RETRY_BACKOFF: [Duration; 2] =
+    [Duration::from_millis(20), Duration::from_millis(200)];
 
 pub(crate) struct DbQueue {
     pub context: Arc<HandlerContext>,
@@ -19,6 +29,8 @@ pub(crate) struct DbQueue {
     /// Told about closed executions, for their waiting clients (MySQL).
     pub api_peers: PeerNotifier,
     pub max_in_flight: usize,
+    /// The tasks whose leases are renewed.
+    pub leased: Arc<LeasedTasks>,
     pub lease: Duration,
     pub poll_interval: Duration,
 }
@@ -63,13 +75,21 @@ impl DbQueue {
                 }
             };
             let claimed_count = claimed.len();
-            for task in claimed {
+            // Renewed from now on, also while they wait for a permit.
+            let held: Vec<_> = claimed
+                .into_iter()
+                .map(|task| {
+                    let hold = self.leased.hold(task.id);
+                    (task, hold)
+                })
+                .collect();
+            for (task, hold) in held {
                 let permit = permits.clone().acquire_owned().await.expect("never closed");
                 let context = self.context.clone();
                 let wake = wake.clone();
                 let api_peers = self.api_peers.clone();
                 running.spawn(async move {
-                    match handle_task(&context, &task).await {
+                    match handle_with_retries(&context, &task).await {
                         Ok(applied) => {
                             if applied.closed_process {
                                 api_peers.process_closed(task.process_execution_id.to_string());
@@ -82,6 +102,7 @@ impl DbQueue {
                             tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
                         }
                     }
+                    drop(hold);
                     drop(permit);
                 });
             }
@@ -102,5 +123,25 @@ impl DbQueue {
             }
         }
         while running.join_next().await.is_some() {}
+    }
+}
+
+/// Handles `task`, again after a short pause when the database refused its transition:
+/// the usual cause is a deadlock with a concurrent transaction, which a retry resolves
+/// well before the lease would run out. The worker may be called again (worker calls are
+/// at-least-once); the transition still applies once.
+async fn handle_with_retries(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+    let mut pauses = DATABASE_RETRY_BACKOFF.iter();
+    loop {
+        match handle_task(context, task).await {
+            Err(StoreError::Database(error)) => match pauses.next() {
+                Some(pause) => {
+                    tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");
+                    tokio::time::sleep(*pause).await;
+                }
+                None => return Err(StoreError::Database(error)),
+            },
+            other => return other,
+        }
     }
 }

@@ -60,7 +60,9 @@ impl AsyncService {
             default_api_timeout_seconds: config.default_api_timeout_seconds,
         });
         let (shutdown, receiver) = watch::channel(false);
+        let leased = Arc::new(leases::LeasedTasks::default());
         let queue = db_queue::DbQueue {
+            leased: leased.clone(),
             context,
             notifications: Some(notifications.clone()),
             api_peers: api_peers.clone(),
@@ -101,6 +103,7 @@ impl AsyncService {
             tokio::spawn(leases::renew_until_shutdown(
                 store.clone(),
                 owner.clone(),
+                leased,
                 config.lease(),
                 receiver,
             )),

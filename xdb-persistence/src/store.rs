@@ -124,8 +124,15 @@ pub trait ProcessStore: Send + Sync + 'static {
     ) -> Result<Vec<Task>, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
-    /// Extends every lease `owner` holds; returns how many.
-    async fn renew_leases(&self, owner: &str, lease: Duration) -> Result<u64, StoreError>;
+    /// Extends the leases `owner` holds on `task_ids`; returns how many. Only tasks still
+    /// being worked on are renewed, so a task whose handling failed is retried once its
+    /// lease runs out.
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        task_ids: &[i64],
+        lease: Duration,
+    ) -> Result<u64, StoreError>;
     /// Gives back every lease `owner` holds, for a clean shutdown.
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
 

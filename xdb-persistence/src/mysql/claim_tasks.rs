@@ -81,12 +81,17 @@ pub(crate) async fn next_task_due_in(store: &MySqlStore) -> Result<Option<Durati
 pub(crate) async fn renew_leases(
     store: &MySqlStore,
     owner: &str,
+    task_ids: &[i64],
     lease: Duration,
 ) -> Result<u64, StoreError> {
+    if task_ids.is_empty() {
+        return Ok(0);
+    }
     let micros = lease.as_micros() as i64;
     update_own_leases(
         store,
         owner,
+        Some(task_ids),
         "SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
         vec![micros.into()],
     )
@@ -97,27 +102,41 @@ pub(crate) async fn release_leases(store: &MySqlStore, owner: &str) -> Result<u6
     update_own_leases(
         store,
         owner,
+        None,
         "SET lease_owner = NULL, lease_expires_at = NULL",
         Vec::new(),
     )
     .await
 }
 
-/// Applies `assignments` to the tasks `owner` leases, skipping locked ones: a locked task
-/// is being completed or deleted (a stop), and waiting on it could deadlock with that
-/// transaction, which takes the same execution's task rows in another order.
+/// Applies `assignments` to the tasks `owner` leases (of `only`, when given), skipping
+/// locked ones: a locked task is being completed or deleted (a stop), and waiting on it
+/// could deadlock with that transaction, which takes the same execution's task rows in
+/// another order.
 async fn update_own_leases(
     store: &MySqlStore,
     owner: &str,
+    only: Option<&[i64]>,
     assignments: &str,
     mut params: Vec<Value>,
 ) -> Result<u64, StoreError> {
     let mut conn = store.pool().get_conn().await?;
     let mut tx = conn.start_transaction(TxOpts::default()).await?;
+    let mut select_params = vec![Value::from(owner)];
+    let id_filter = match only {
+        Some(ids) => {
+            select_params.extend(ids.iter().map(|id| Value::from(*id)));
+            format!(" AND id IN ({})", in_list(&mut select_params, ids.len()))
+        }
+        None => String::new(),
+    };
     let ids: Vec<i64> = tx
         .exec(
-            "SELECT id FROM xdb_sys_tasks WHERE lease_owner = ? FOR UPDATE SKIP LOCKED",
-            (owner,),
+            format!(
+                "SELECT id FROM xdb_sys_tasks WHERE lease_owner = ?{id_filter} \
+                 FOR UPDATE SKIP LOCKED"
+            ),
+            select_params,
         )
         .await?;
     if ids.is_empty() {

@@ -52,6 +52,9 @@ const SESSION_SETUP: [&str; 3] = [
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 ];
 
+/// Pooled connections idle for longer than this are closed.
+const IDLE_CONNECTION_TTL: Duration = Duration::from_secs(300);
+
 /// How long [`MySqlStore::connect`] waits for the first connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -96,6 +99,10 @@ impl MySqlStore {
             .pool_opts(
                 PoolOpts::default()
                     .with_constraints(constraints)
+                    // With a zero TTL the pool keeps only `min` idle connections and closes
+                    // every other one as it is returned: a reconnect (and re-prepare) per
+                    // checkout. Keep them; close those idle for this long.
+                    .with_inactive_connection_ttl(IDLE_CONNECTION_TTL)
                     // The session settings above must survive; a reset would cost a round
                     // trip per checkout and re-run them.
                     .with_reset_connection(false),

@@ -69,8 +69,13 @@ impl ProcessStore for MySqlStore {
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         claim_tasks::next_task_due_in(self).await
     }
-    async fn renew_leases(&self, owner: &str, lease: Duration) -> Result<u64, StoreError> {
-        claim_tasks::renew_leases(self, owner, lease).await
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        task_ids: &[i64],
+        lease: Duration,
+    ) -> Result<u64, StoreError> {
+        claim_tasks::renew_leases(self, owner, task_ids, lease).await
     }
     async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
         service_instances::heartbeat_instance(self, instance).await

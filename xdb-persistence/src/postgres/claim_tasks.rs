@@ -65,8 +65,12 @@ pub(crate) async fn next_task_due_in(
 pub(crate) async fn renew_leases(
     store: &PostgresStore,
     owner: &str,
+    task_ids: &[i64],
     lease: Duration,
 ) -> Result<u64, StoreError> {
+    if task_ids.is_empty() {
+        return Ok(0);
+    }
     let client = store.pool().get().await?;
     let statement = client
         .prepare_cached(
@@ -74,11 +78,12 @@ pub(crate) async fn renew_leases(
             // so it needs no renewal, and waiting on it could deadlock with that
             // transaction, which takes the same execution's task rows in another order.
             "UPDATE xdb_sys_tasks SET lease_expires_at = clock_timestamp() + make_interval(secs => $2) \
-             WHERE id IN (SELECT id FROM xdb_sys_tasks WHERE lease_owner = $1 FOR UPDATE SKIP LOCKED)",
+             WHERE id IN (SELECT id FROM xdb_sys_tasks \
+                          WHERE id = ANY($3) AND lease_owner = $1 FOR UPDATE SKIP LOCKED)",
         )
         .await?;
     Ok(client
-        .execute(&statement, &[&owner, &lease.as_secs_f64()])
+        .execute(&statement, &[&owner, &lease.as_secs_f64(), &task_ids])
         .await?)
 }
 

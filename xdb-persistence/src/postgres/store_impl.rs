@@ -84,8 +84,13 @@ impl ProcessStore for PostgresStore {
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         claim_tasks::next_task_due_in(self).await
     }
-    async fn renew_leases(&self, owner: &str, lease: Duration) -> Result<u64, StoreError> {
-        claim_tasks::renew_leases(self, owner, lease).await
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        task_ids: &[i64],
+        lease: Duration,
+    ) -> Result<u64, StoreError> {
+        claim_tasks::renew_leases(self, owner, task_ids, lease).await
     }
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         claim_tasks::release_leases(self, owner).await

@@ -47,14 +47,29 @@ async fn claims_lease_renew_release_and_take_over(dialect: Dialect) {
 
     assert_eq!(
         store
-            .renew_leases("a", Duration::from_secs(30))
+            .renew_leases("a", &[task.id], Duration::from_secs(30))
             .await
             .unwrap(),
         1
     );
     assert_eq!(
         store
-            .renew_leases("nobody", Duration::from_secs(30))
+            .renew_leases("nobody", &[task.id], Duration::from_secs(30))
+            .await
+            .unwrap(),
+        0
+    );
+    // Only the tasks named are renewed: a task whose handling failed is left to expire.
+    assert_eq!(
+        store
+            .renew_leases("a", &[], Duration::from_secs(30))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .renew_leases("a", &[task.id + 1_000_000], Duration::from_secs(30))
             .await
             .unwrap(),
         0
