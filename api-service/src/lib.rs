@@ -4,6 +4,7 @@
 //! a worker's state APIs (the async service does) and never holds work in memory, so any
 //! number of instances can serve behind a load balancer.
 
+mod cli;
 mod config;
 mod error;
 mod json;
@@ -17,6 +18,7 @@ use tokio::net::TcpListener;
 use xdb_cluster::{PeerNotifier, Registration};
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
+pub use cli::ApiServiceArgs;
 pub use config::ApiServiceConfig;
 pub use error::ApiError;
 

@@ -1,24 +1,28 @@
 //! `xdb-api-service`: runs the API service.
 
 use clap::Parser;
-use xdb_api_service::ApiServiceConfig;
+use xdb_api_service::ApiServiceArgs;
 
 #[derive(Parser)]
-#[command(version, about = "XDB API service: the REST API for clients")]
+#[command(
+    version,
+    about = "XDB API service: the REST API for clients",
+    after_help = "Settings: defaults < config file < XDB_<SECTION>_<KEY> variables < flags."
+)]
 struct Cli {
     #[command(flatten)]
-    config: ApiServiceConfig,
+    args: ApiServiceArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let cli = Cli::parse();
-    let listener = tokio::net::TcpListener::bind(cli.config.listen).await?;
-    let state = xdb_api_service::connect(cli.config).await?;
+    let (settings, config) = cli.args.load().unwrap_or_else(|error| {
+        eprintln!("xdb-api-service: {error}");
+        std::process::exit(2)
+    });
+    xdb_config::init_logging(&settings.log);
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let state = xdb_api_service::connect(config).await?;
     xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await
 }

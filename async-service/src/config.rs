@@ -1,45 +1,40 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Async service settings. Every field has a command-line flag and an `XDB_` variable.
-#[derive(Debug, Clone, clap::Args)]
+use xdb_config::{PulsarSettings, QueueMode};
+
+/// Async service settings. Loaded from the config file, `XDB_` variables and flags by `cli`.
+#[derive(Debug, Clone)]
 pub struct AsyncServiceConfig {
     /// PostgreSQL URL of the user's database, with the XDB schema installed.
-    #[arg(long, env = "XDB_DATABASE_URL")]
     pub database_url: String,
     /// Names this instance's leases; unique per instance (default: host name + random).
-    #[arg(long, env = "XDB_ASYNC_INSTANCE_ID")]
     pub instance_id: Option<String>,
     /// Address of the health and internal API (port 0 picks a free one).
-    #[arg(long, env = "XDB_ASYNC_LISTEN", default_value = "127.0.0.1:8802")]
     pub listen: SocketAddr,
     /// URL other XDB instances reach this one's internal API at (default: from the
     /// listen address). Used only on databases without push notifications (MySQL).
-    #[arg(long, env = "XDB_ASYNC_ADVERTISE_URL")]
     pub advertise_url: Option<String>,
     /// Database connections in the pool.
-    #[arg(long, env = "XDB_ASYNC_POOL_SIZE", default_value_t = 16)]
     pub pool_size: usize,
     /// Tasks worked on at once by this instance.
-    #[arg(long, env = "XDB_ASYNC_MAX_IN_FLIGHT", default_value_t = 256)]
     pub max_in_flight: usize,
     /// How long a claimed task stays ours without renewal; another instance takes over
     /// an expired lease, so this bounds the delay after a crash.
-    #[arg(long, env = "XDB_ASYNC_LEASE_SECONDS", default_value_t = 30.0)]
     pub lease_seconds: f64,
     /// Poll the database this often even without notifications.
-    #[arg(long, env = "XDB_ASYNC_POLL_INTERVAL_MS", default_value_t = 1000)]
     pub poll_interval_ms: u64,
     /// Timeout of a worker call when the state sets none.
-    #[arg(
-        long,
-        env = "XDB_ASYNC_DEFAULT_API_TIMEOUT_SECONDS",
-        default_value_t = 10
-    )]
     pub default_api_timeout_seconds: u32,
     /// Largest worker response accepted, in bytes.
-    #[arg(long, env = "XDB_ASYNC_MAX_WORKER_RESPONSE_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_worker_response_bytes: usize,
+    /// On shutdown, how long in-flight tasks may run before they are abandoned (their
+    /// leases are released either way).
+    pub shutdown_grace_seconds: f64,
+    /// Where work comes from: the database's rows or Pulsar CDC topics.
+    pub queue_mode: QueueMode,
+    /// The broker, topics and subscription of [`QueueMode::Pulsar`].
+    pub pulsar: PulsarSettings,
 }
 
 impl AsyncServiceConfig {
@@ -56,11 +51,18 @@ impl AsyncServiceConfig {
             poll_interval_ms: 1000,
             default_api_timeout_seconds: 10,
             max_worker_response_bytes: 4 * 1024 * 1024,
+            shutdown_grace_seconds: 20.0,
+            queue_mode: QueueMode::Database,
+            pulsar: PulsarSettings::default(),
         }
     }
 
     pub fn lease(&self) -> Duration {
         Duration::from_secs_f64(self.lease_seconds.max(1.0))
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs_f64(self.shutdown_grace_seconds.clamp(0.0, 3600.0))
     }
 
     pub fn poll_interval(&self) -> Duration {

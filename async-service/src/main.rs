@@ -1,24 +1,30 @@
-//! `xdb-async-service`: runs the async service on the database queue.
+//! `xdb-async-service`: runs the async service.
 
 use clap::Parser;
-use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_async_service::{AsyncService, AsyncServiceArgs};
 
 #[derive(Parser)]
-#[command(version, about = "XDB async service: executes process states")]
+#[command(
+    version,
+    about = "XDB async service: executes process states",
+    after_help = "Settings: defaults < config file < XDB_<SECTION>_<KEY> variables < flags.\n\
+                  On SIGTERM it stops claiming, lets in-flight work finish within \
+                  async.shutdown_grace_seconds and releases its leases."
+)]
 struct Cli {
     #[command(flatten)]
-    config: AsyncServiceConfig,
+    args: AsyncServiceArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let cli = Cli::parse();
-    let service = AsyncService::start(cli.config).await?;
+    let (settings, config) = cli.args.load().unwrap_or_else(|error| {
+        eprintln!("xdb-async-service: {error}");
+        std::process::exit(2)
+    });
+    xdb_config::init_logging(&settings.log);
+    let service = AsyncService::start(config).await?;
     xdb_cluster::shutdown_signal().await;
     service.shutdown().await
 }

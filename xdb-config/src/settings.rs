@@ -1,0 +1,172 @@
+//! The configuration file's schema and its defaults. Every section and key is optional in
+//! the file; an unknown section or key is an error, so a typo never goes unnoticed.
+//!
+//! See `deploy/xdb.example.toml` for a documented file.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything both services read. Sections a service does not use are still checked for
+/// unknown keys, so one file can serve both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub database: DatabaseSettings,
+    pub log: LogSettings,
+    pub queue: QueueSettings,
+    pub pulsar: PulsarSettings,
+    pub api: ApiSettings,
+    #[serde(rename = "async")]
+    pub async_service: AsyncSettings,
+}
+
+/// `[database]`: the user's database, with the XDB system tables installed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// `postgres://…` or `mysql://…`; required (no default).
+    pub url: Option<String>,
+}
+
+/// `[log]`: how the services log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    pub format: LogFormat,
+    /// A `tracing` filter such as `info` or `info,xdb_async_service=debug`;
+    /// `RUST_LOG`, when set, wins.
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self {
+            format: LogFormat::Text,
+            level: "info".into(),
+        }
+    }
+}
+
+/// Human-readable lines or one JSON object per line (for log collectors).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// `[queue]`: how the async service learns of work.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueueSettings {
+    pub mode: QueueMode,
+}
+
+/// The task source: the database's own rows (default) or Pulsar CDC topics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueMode {
+    #[default]
+    Database,
+    Pulsar,
+}
+
+/// `[pulsar]`: used only when `queue.mode = "pulsar"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PulsarSettings {
+    /// Broker URL, `pulsar://host:6650` or `pulsar+ssl://host:6651`; required in Pulsar mode.
+    pub service_url: Option<String>,
+    /// Tenant and namespace of the CDC topics.
+    pub tenant: String,
+    pub namespace: String,
+    /// Debezium's `topic.prefix`: topics are `<prefix>.<schema>.<table>`.
+    pub topic_prefix: String,
+    /// The subscription all async-service instances share.
+    pub subscription: String,
+}
+
+impl Default for PulsarSettings {
+    fn default() -> Self {
+        Self {
+            service_url: None,
+            tenant: "public".into(),
+            namespace: "default".into(),
+            topic_prefix: "xdb".into(),
+            subscription: "xdb-async-service".into(),
+        }
+    }
+}
+
+/// `[api]`: the API service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApiSettings {
+    pub listen: SocketAddr,
+    /// Database connections in the pool.
+    pub pool_size: usize,
+    /// Largest request body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// URL other instances reach this one at (MySQL only; default: from `listen`).
+    pub advertise_url: Option<String>,
+    /// Longest wait-for-completion long poll, in seconds.
+    pub max_wait_seconds: u32,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8801)),
+            pool_size: 16,
+            max_request_bytes: 1024 * 1024,
+            advertise_url: None,
+            max_wait_seconds: 300,
+        }
+    }
+}
+
+/// `[async]`: the async service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AsyncSettings {
+    /// Health probes and the internal API.
+    pub listen: SocketAddr,
+    /// Names this instance's leases; unique per instance (default: host name + random).
+    pub instance_id: Option<String>,
+    /// URL other instances reach this one at (MySQL only; default: from `listen`).
+    pub advertise_url: Option<String>,
+    /// Database connections in the pool.
+    pub pool_size: usize,
+    /// Worker calls (tasks) in flight at once.
+    pub max_in_flight: usize,
+    /// How long a claimed task stays ours without renewal.
+    pub lease_seconds: f64,
+    /// Fallback poll interval, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Timeout of a worker call when the state sets none, in seconds.
+    pub default_api_timeout_seconds: u32,
+    /// Largest worker response accepted, in bytes.
+    pub max_worker_response_bytes: usize,
+    /// On SIGTERM, how long in-flight work may run before it is abandoned and its
+    /// leases released; keep it below the orchestrator's kill deadline.
+    pub shutdown_grace_seconds: f64,
+}
+
+impl Default for AsyncSettings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8802)),
+            instance_id: None,
+            advertise_url: None,
+            pool_size: 16,
+            max_in_flight: 256,
+            lease_seconds: 30.0,
+            poll_interval_ms: 1000,
+            default_api_timeout_seconds: 10,
+            max_worker_response_bytes: 4 * 1024 * 1024,
+            shutdown_grace_seconds: 20.0,
+        }
+    }
+}

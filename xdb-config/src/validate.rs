@@ -1,0 +1,137 @@
+//! Start-up checks that need no IO. Each problem names its key; values that may hold a
+//! password (the database URL) are never echoed.
+
+use crate::settings::{QueueMode, Settings};
+
+/// Which service is starting: each checks the sections it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    Api,
+    Async,
+}
+
+/// Every problem of `settings` for `service`; empty when it can start.
+pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut check = |ok: bool, problem: &str| {
+        if !ok {
+            problems.push(problem.to_string());
+        }
+    };
+    match settings.database.url.as_deref().map(str::trim) {
+        None | Some("") => check(
+            false,
+            "database.url is required: set it in the config file, as XDB_DATABASE_URL or \
+             with --database-url",
+        ),
+        Some(url) => match url.split_once("://") {
+            Some((scheme, _)) => check(
+                ["postgres", "postgresql", "mysql", "mariadb"]
+                    .contains(&scheme.to_ascii_lowercase().as_str()),
+                "database.url: unknown scheme; expected postgres://… or mysql://…",
+            ),
+            // A libpq `host=… dbname=…` string.
+            None => check(
+                url.contains('='),
+                "database.url: expected postgres://user@host:5432/db or mysql://user@host:3306/db",
+            ),
+        },
+    }
+    check(
+        tracing_subscriber::EnvFilter::try_new(&settings.log.level).is_ok(),
+        "log.level: not a tracing filter (e.g. `info` or `info,xdb_async_service=debug`)",
+    );
+    match service {
+        Service::Api => {
+            let api = &settings.api;
+            check(api.pool_size >= 1, "api.pool_size must be at least 1");
+            check(
+                api.max_request_bytes >= 1024,
+                "api.max_request_bytes must be at least 1024",
+            );
+            check(
+                api.max_wait_seconds >= 1,
+                "api.max_wait_seconds must be at least 1",
+            );
+            check(
+                api.advertise_url.as_deref().is_none_or(is_http_url),
+                "api.advertise_url must be an http:// or https:// URL",
+            );
+        }
+        Service::Async => {
+            let a = &settings.async_service;
+            check(a.pool_size >= 1, "async.pool_size must be at least 1");
+            check(
+                a.max_in_flight >= 1,
+                "async.max_in_flight must be at least 1",
+            );
+            check(
+                a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
+                "async.lease_seconds must be at least 1",
+            );
+            check(
+                a.poll_interval_ms >= 10,
+                "async.poll_interval_ms must be at least 10",
+            );
+            check(
+                a.default_api_timeout_seconds >= 1,
+                "async.default_api_timeout_seconds must be at least 1",
+            );
+            check(
+                a.max_worker_response_bytes >= 1024,
+                "async.max_worker_response_bytes must be at least 1024",
+            );
+            check(
+                a.shutdown_grace_seconds.is_finite() && a.shutdown_grace_seconds >= 0.0,
+                "async.shutdown_grace_seconds must be 0 or more",
+            );
+            check(
+                a.instance_id
+                    .as_deref()
+                    .is_none_or(|id| !id.trim().is_empty() && id.len() <= 200),
+                "async.instance_id must be 1 to 200 characters",
+            );
+            check(
+                a.advertise_url.as_deref().is_none_or(is_http_url),
+                "async.advertise_url must be an http:// or https:// URL",
+            );
+            if settings.queue.mode == QueueMode::Pulsar {
+                let p = &settings.pulsar;
+                match p.service_url.as_deref() {
+                    None | Some("") => check(
+                        false,
+                        "pulsar.service_url is required when queue.mode = \"pulsar\" \
+                         (e.g. pulsar://pulsar:6650)",
+                    ),
+                    Some(url) => check(
+                        url.starts_with("pulsar://") || url.starts_with("pulsar+ssl://"),
+                        "pulsar.service_url must start with pulsar:// or pulsar+ssl://",
+                    ),
+                }
+                for (key, value) in [
+                    ("pulsar.tenant", &p.tenant),
+                    ("pulsar.namespace", &p.namespace),
+                    ("pulsar.topic_prefix", &p.topic_prefix),
+                    ("pulsar.subscription", &p.subscription),
+                ] {
+                    check(
+                        is_pulsar_name(value),
+                        &format!("{key} must be non-empty letters, digits, `-`, `_` or `.`"),
+                    );
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn is_http_url(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+fn is_pulsar_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}

@@ -1,0 +1,265 @@
+//! Layering (file < environment < command line) and the start-up checks, through the
+//! public `load`. `figment::Jail` isolates environment variables and files per test.
+
+// Jail's closures must return figment's own (large) error type.
+#![allow(clippy::result_large_err)]
+
+use figment::Jail;
+use xdb_config::{load, parse_assignment, LogFormat, Overrides, QueueMode, Service, Settings};
+
+const FILE: &str = r#"
+[database]
+url = "postgres://xdb@db:5432/app"
+
+[log]
+format = "json"
+
+[api]
+listen = "0.0.0.0:9000"
+pool_size = 4
+
+[async]
+pool_size = 6
+lease_seconds = 12.5
+"#;
+
+#[test]
+fn file_then_environment_then_command_line() {
+    Jail::expect_with(|jail| {
+        jail.create_file("xdb.toml", FILE)?;
+        jail.set_env("XDB_ASYNC_POOL_SIZE", "9");
+        jail.set_env("XDB_API_MAX_WAIT_SECONDS", "60");
+        // Not a section: ignored, like the test suite's own variables.
+        jail.set_env("XDB_TEST_POSTGRES_URL", "whatever");
+        let mut overrides = Overrides::default();
+        overrides.set("async.lease_seconds", Some(7.0));
+        overrides.set::<u32>("async.max_in_flight", None);
+        let settings = load(Service::Async, Some("xdb.toml".as_ref()), &overrides).unwrap();
+        assert_eq!(
+            settings.database.url.as_deref(),
+            Some("postgres://xdb@db:5432/app")
+        );
+        assert_eq!(settings.log.format, LogFormat::Json);
+        assert_eq!(settings.api.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(settings.api.pool_size, 4, "from the file");
+        assert_eq!(settings.api.max_wait_seconds, 60, "from the environment");
+        assert_eq!(settings.async_service.pool_size, 9, "environment over file");
+        assert_eq!(settings.async_service.lease_seconds, 7.0, "flag over file");
+        assert_eq!(settings.async_service.max_in_flight, 256, "default");
+        assert_eq!(settings.queue.mode, QueueMode::Database, "default");
+        Ok(())
+    });
+}
+
+#[test]
+fn config_file_named_by_environment() {
+    Jail::expect_with(|jail| {
+        jail.create_file("from-env.toml", FILE)?;
+        jail.set_env("XDB_CONFIG", "from-env.toml");
+        let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+        assert_eq!(settings.api.pool_size, 4);
+        Ok(())
+    });
+}
+
+#[test]
+fn environment_alone_is_enough() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "mysql://root@127.0.0.1:3306/app");
+        jail.set_env("XDB_ASYNC_LISTEN", "127.0.0.1:0");
+        jail.set_env("XDB_ASYNC_INSTANCE_ID", "async-7");
+        let settings = load(Service::Async, None, &Overrides::default()).unwrap();
+        assert_eq!(settings.async_service.listen.port(), 0);
+        assert_eq!(
+            settings.async_service.instance_id.as_deref(),
+            Some("async-7")
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn unknown_keys_are_rejected_with_their_origin() {
+    Jail::expect_with(|jail| {
+        jail.create_file(
+            "typo.toml",
+            "[database]\nurl = \"postgres://h/db\"\n[async]\npool_sise = 3\n",
+        )?;
+        let error = load(
+            Service::Async,
+            Some("typo.toml".as_ref()),
+            &Overrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("async.pool_sise: unknown field"), "{error}");
+        assert!(error.contains("typo.toml"), "names the file: {error}");
+
+        jail.create_file("section.toml", "[asyn]\npool_size = 3\n")?;
+        let error = load(
+            Service::Async,
+            Some("section.toml".as_ref()),
+            &Overrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("asyn"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
+fn unknown_environment_keys_in_a_section_are_rejected() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        jail.set_env("XDB_ASYNC_POOLSIZE", "3");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("async.poolsize: unknown field"),
+            "names the key: {error}"
+        );
+        assert!(
+            error.contains("(from environment variable XDB_ASYNC_POOLSIZE)"),
+            "names the variable: {error}"
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn wrong_types_are_rejected() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        jail.set_env("XDB_API_POOL_SIZE", "many");
+        let error = load(Service::Api, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("api.pool_size: invalid type: found string \"many\""),
+            "{error}"
+        );
+        assert!(
+            error.contains("from environment variable XDB_API_POOL_SIZE"),
+            "{error}"
+        );
+
+        jail.set_env("XDB_API_POOL_SIZE", "8");
+        jail.set_env("XDB_QUEUE_MODE", "kafka");
+        let error = load(Service::Api, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("queue.mode"), "{error}");
+        assert!(error.contains("kafka"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
+fn missing_file_is_an_error() {
+    Jail::expect_with(|_| {
+        let error = load(
+            Service::Api,
+            Some("nope.toml".as_ref()),
+            &Overrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("cannot read config file nope.toml"),
+            "{error}"
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn every_invalid_value_is_reported_at_once_without_the_password() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "oracle://scott:tiger@h/db");
+        jail.set_env("XDB_ASYNC_POOL_SIZE", "0");
+        jail.set_env("XDB_ASYNC_LEASE_SECONDS", "0.5");
+        jail.set_env("XDB_LOG_LEVEL", "info,[");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "database.url: unknown scheme",
+            "async.pool_size must be at least 1",
+            "async.lease_seconds must be at least 1",
+            "log.level",
+        ] {
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        assert!(!error.contains("tiger"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
+fn database_url_is_required() {
+    Jail::expect_with(|_| {
+        let error = load(Service::Api, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("database.url is required"), "{error}");
+        Ok(())
+    });
+}
+
+#[test]
+fn pulsar_mode_needs_a_broker_url_and_valid_names() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        jail.set_env("XDB_QUEUE_MODE", "pulsar");
+        jail.set_env("XDB_PULSAR_SUBSCRIPTION", "bad name");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("pulsar.service_url is required"), "{error}");
+        assert!(error.contains("pulsar.subscription"), "{error}");
+        // The API service has no queue: the same settings are fine for it.
+        load(Service::Api, None, &Overrides::default()).unwrap();
+
+        jail.set_env("XDB_PULSAR_SUBSCRIPTION", "xdb-async");
+        jail.set_env("XDB_PULSAR_SERVICE_URL", "pulsar://pulsar:6650");
+        let settings = load(Service::Async, None, &Overrides::default()).unwrap();
+        assert_eq!(settings.queue.mode, QueueMode::Pulsar);
+        assert_eq!(settings.pulsar.tenant, "public");
+        Ok(())
+    });
+}
+
+#[test]
+fn set_assignments_override_everything() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        jail.set_env("XDB_ASYNC_MAX_IN_FLIGHT", "10");
+        let mut overrides = Overrides::default();
+        let (key, value) = parse_assignment("async.max_in_flight=20").unwrap();
+        overrides.assign(key, value);
+        let (key, value) = parse_assignment("log.format=json").unwrap();
+        overrides.assign(key, value);
+        let settings = load(Service::Async, None, &overrides).unwrap();
+        assert_eq!(settings.async_service.max_in_flight, 20);
+        assert_eq!(settings.log.format, LogFormat::Json);
+        assert!(parse_assignment("pool_size=3").is_err());
+        assert!(parse_assignment("nosuch.key=3").is_err());
+        assert!(parse_assignment("async.pool_size").is_err());
+        Ok(())
+    });
+}
+
+#[test]
+fn the_example_file_parses_and_documents_the_defaults() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/xdb.example.toml");
+        let settings = load(Service::Async, Some(path.as_ref()), &Overrides::default()).unwrap();
+        let mut expected = Settings::default();
+        expected.database.url = Some("postgres://h/db".into());
+        assert_eq!(settings, expected);
+        Ok(())
+    });
+}
