@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use tokio::sync::watch;
 use xdb_persistence::{Notification, Notifications, ProcessStore};
 use xdb_protocol::{paths, InternalNotifyRequest};
 
@@ -13,6 +14,8 @@ use xdb_protocol::{paths, InternalNotifyRequest};
 pub(crate) struct HttpState {
     pub store: Arc<dyn ProcessStore>,
     pub notifications: Notifications,
+    /// True once shutdown began: the instance claims nothing more.
+    pub draining: watch::Receiver<bool>,
 }
 
 pub(crate) fn router(state: HttpState) -> Router {
@@ -23,8 +26,11 @@ pub(crate) fn router(state: HttpState) -> Router {
         .with_state(state)
 }
 
-/// Ready when the database answers.
+/// Ready when the database answers and the instance is not shutting down.
 async fn ready(State(state): State<HttpState>) -> StatusCode {
+    if *state.draining.borrow() {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
     match state.store.next_task_due_in().await {
         Ok(_) => StatusCode::OK,
         Err(_) => StatusCode::SERVICE_UNAVAILABLE,

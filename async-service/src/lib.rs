@@ -5,6 +5,7 @@
 //! through the storage layer in one transaction. It keeps no state of its own beyond
 //! leases: any instance may die at any point and another takes over its work.
 
+mod cli;
 mod config;
 mod db_queue;
 mod handlers;
@@ -12,12 +13,14 @@ mod http;
 mod leases;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use xdb_cluster::{PeerNotifier, Registration};
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
+pub use cli::AsyncServiceArgs;
 pub use config::AsyncServiceConfig;
 
 /// A running async service; [`AsyncService::shutdown`] stops it cleanly.
@@ -26,14 +29,21 @@ pub struct AsyncService {
     address: std::net::SocketAddr,
     registration: Option<Registration>,
     store: Arc<dyn ProcessStore>,
-    shutdown: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    /// Turned true first: stop claiming (and report not ready).
+    stop_claiming: watch::Sender<bool>,
+    /// The claim loop and its in-flight tasks.
+    queue: JoinHandle<()>,
+    /// Turned true once the queue is done: stop renewing leases and serving HTTP.
+    stop_background: watch::Sender<bool>,
+    background: Vec<JoinHandle<()>>,
+    grace: Duration,
 }
 
 impl AsyncService {
     /// Connects to the database and starts working.
     pub async fn start(config: AsyncServiceConfig) -> anyhow::Result<Self> {
         config.validate()?;
+        cli::ensure_queue_mode_available(config.queue_mode)?;
         xdb_sys_schema::check(&config.database_url)
             .await?
             .ensure_current()?;
@@ -59,7 +69,8 @@ impl AsyncService {
             owner: owner.clone(),
             default_api_timeout_seconds: config.default_api_timeout_seconds,
         });
-        let (shutdown, receiver) = watch::channel(false);
+        let (stop_claiming, claiming_stopped) = watch::channel(false);
+        let (stop_background, background_stopped) = watch::channel(false);
         let leased = Arc::new(leases::LeasedTasks::default());
         let queue = db_queue::DbQueue {
             leased: leased.clone(),
@@ -86,9 +97,12 @@ impl AsyncService {
         let http_state = http::HttpState {
             store: store.clone(),
             notifications,
+            draining: claiming_stopped.clone(),
         };
-        let mut http_shutdown = receiver.clone();
-        let tasks = vec![
+        // Probes keep answering (not ready) while in-flight work drains.
+        let mut http_shutdown = background_stopped.clone();
+        let queue = tokio::spawn(queue.run(claiming_stopped));
+        let background = vec![
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state))
                     .with_graceful_shutdown(async move {
@@ -99,13 +113,13 @@ impl AsyncService {
                     tracing::error!(%error, "the async service's HTTP server failed");
                 }
             }),
-            tokio::spawn(queue.run(receiver.clone())),
+            // Leases of draining work stay renewed until the queue is done.
             tokio::spawn(leases::renew_until_shutdown(
                 store.clone(),
                 owner.clone(),
                 leased,
                 config.lease(),
-                receiver,
+                background_stopped,
             )),
         ];
         tracing::info!(instance = %owner, %address, "XDB async service started");
@@ -114,8 +128,11 @@ impl AsyncService {
             address,
             registration,
             store,
-            shutdown,
-            tasks,
+            stop_claiming,
+            queue,
+            stop_background,
+            background,
+            grace: config.shutdown_grace(),
         })
     }
 
@@ -128,10 +145,28 @@ impl AsyncService {
         self.address
     }
 
-    /// Stops claiming, lets in-flight tasks finish, and gives back any lease still held.
-    pub async fn shutdown(self) -> anyhow::Result<()> {
-        let _ = self.shutdown.send(true);
-        for task in self.tasks {
+    /// Stops claiming, lets in-flight tasks finish for up to the shutdown grace, abandons
+    /// those still running after it, and gives back every lease still held, so other
+    /// instances take the work over at once. An abandoned task's transition was either
+    /// committed (with its task row deleted) or not at all, so none is applied twice;
+    /// its worker call may be made again (calls are at least once).
+    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+        let _ = self.stop_claiming.send(true);
+        tracing::info!(instance = %self.owner, grace = ?self.grace, "draining in-flight work");
+        if tokio::time::timeout(self.grace, &mut self.queue)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                instance = %self.owner,
+                "in-flight work outlasted the shutdown grace; abandoning it"
+            );
+            // Dropping the queue's task set aborts its tasks.
+            self.queue.abort();
+            let _ = (&mut self.queue).await;
+        }
+        let _ = self.stop_background.send(true);
+        for task in self.background {
             let _ = task.await;
         }
         if let Some(registration) = self.registration {

@@ -252,6 +252,17 @@ impl XdbTestEnv {
     /// Starts the async service as a separate OS process (the `xdb-test-async-instance`
     /// binary at `binary`), waiting until it reports that it runs.
     pub async fn spawn_async_process(&self, binary: &str, instance_id: &str) -> AsyncProcess {
+        self.spawn_async_process_with(binary, instance_id, &[])
+            .await
+    }
+
+    /// [`XdbTestEnv::spawn_async_process`] with `extra_args` after the usual flags.
+    pub async fn spawn_async_process_with(
+        &self,
+        binary: &str,
+        instance_id: &str,
+        extra_args: &[&str],
+    ) -> AsyncProcess {
         let config = self.async_config(instance_id);
         let mut child = tokio::process::Command::new(binary)
             .arg("--database-url")
@@ -264,6 +275,7 @@ impl XdbTestEnv {
             .arg(config.poll_interval_ms.to_string())
             .arg("--pool-size")
             .arg("4")
+            .args(extra_args)
             .env("RUST_LOG", "warn")
             // Any free port for the instance's own HTTP listener (when it has one), so
             // several instances and parallel tests never collide on a default port.
@@ -277,15 +289,20 @@ impl XdbTestEnv {
         let mut lines = BufReader::new(stdout).lines();
         let ready = tokio::time::timeout(Duration::from_secs(20), async {
             while let Ok(Some(line)) = lines.next_line().await {
-                if line.starts_with(crate::READY_LINE) {
-                    return true;
+                if let Some(rest) = line.strip_prefix(crate::READY_LINE) {
+                    return rest.split_whitespace().nth(1).map(str::to_string);
                 }
             }
-            false
+            None
         })
         .await;
-        assert_eq!(ready, Ok(true), "{binary} did not report that it started");
-        AsyncProcess { child }
+        let Ok(Some(address)) = ready else {
+            panic!("{binary} did not report that it started");
+        };
+        AsyncProcess {
+            child,
+            http_url: format!("http://{address}"),
+        }
     }
 
     /// Stops every service and worker of this environment, then drops the database.
@@ -303,6 +320,7 @@ impl XdbTestEnv {
 /// An async-service instance running as its own OS process; killed when dropped.
 pub struct AsyncProcess {
     child: tokio::process::Child,
+    http_url: String,
 }
 
 impl AsyncProcess {
@@ -313,5 +331,26 @@ impl AsyncProcess {
 
     pub fn id(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// Base URL of the instance's health and internal API.
+    pub fn http_url(&self) -> &str {
+        &self.http_url
+    }
+
+    /// Sends SIGTERM, as an orchestrator does to stop a pod; the instance drains.
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("the async instance is running");
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("a pid fits i32"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
+            .expect("SIGTERM the async instance");
+    }
+
+    /// Waits up to `limit` for the process to exit; its exit status.
+    pub async fn wait(mut self, limit: Duration) -> std::process::ExitStatus {
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(status) => status.expect("wait for the async instance"),
+            Err(_) => panic!("the async instance did not exit within {limit:?}"),
+        }
     }
 }
