@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+# The XDB async service (xdb-async-service).
+# Build from the repository root:
+#   docker build -f deploy/async-service.Dockerfile -t xdb/async-service .
+
+# --- build: the workspace, compiled once per source change (cargo caches kept by BuildKit)
+# Any stable Rust at or above the workspace's rust-version (1.88).
+FROM rust:1-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked -p xdb-async-service \
+    && mkdir -p /out && cp target/release/xdb-async-service /out/
+
+# --- runtime: a slim Debian with CA certificates, running as an unprivileged user
+FROM debian:bookworm-slim AS runtime
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --no-create-home xdb
+COPY --from=build /out/xdb-async-service /usr/local/bin/
+USER 10001
+EXPOSE 8802
+ENTRYPOINT ["xdb-async-service"]
