@@ -8,6 +8,8 @@ scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
 
+echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files)"
+scripts/check-helm.sh
 echo "test: cargo fmt --check"
 cargo fmt --all -- --check
 echo "test: cargo clippy"

@@ -1,0 +1,88 @@
+{{/* Names, labels and shared snippets. */}}
+
+{{- define "xdb.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "xdb.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "api") */}}
+{{- define "xdb.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "xdb.image" -}}
+{{- $tag := .root.Values.image.tag | default .root.Chart.AppVersion -}}
+{{- printf "%s/%s:%s" .root.Values.image.repository (index .root.Values.image.names .name) $tag -}}
+{{- end -}}
+
+{{- define "xdb.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "xdb.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "xdb.databaseSecretName" -}}
+{{- .Values.database.existingSecret | default (printf "%s-database" (include "xdb.fullname" .)) -}}
+{{- end -}}
+
+{{- define "xdb.databaseSecretKey" -}}
+{{- if .Values.database.existingSecret -}}{{ .Values.database.existingSecretKey }}{{- else -}}database-url{{- end -}}
+{{- end -}}
+
+{{/* Environment every XDB container gets: the config file and the database URL. */}}
+{{- define "xdb.commonEnv" -}}
+- name: XDB_CONFIG
+  value: /etc/xdb/xdb.toml
+- name: XDB_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "xdb.databaseSecretName" . }}
+      key: {{ include "xdb.databaseSecretKey" . }}
+{{- end -}}
+
+{{- define "xdb.configVolume" -}}
+- name: config
+  configMap:
+    name: {{ include "xdb.fullname" . }}-config
+- name: tmp
+  emptyDir: {}
+{{- end -}}
+
+{{- define "xdb.configMount" -}}
+- name: config
+  mountPath: /etc/xdb
+  readOnly: true
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
+
+{{/* Fails the render on values that cannot work, with a message naming the key. */}}
+{{- define "xdb.validate" -}}
+{{- if not (has .Values.queue.mode (list "database" "pulsar")) -}}
+{{- fail (printf "queue.mode must be \"database\" or \"pulsar\", not %q" .Values.queue.mode) -}}
+{{- end -}}
+{{- if and (not .Values.database.url) (not .Values.database.existingSecret) -}}
+{{- fail "set database.url or database.existingSecret" -}}
+{{- end -}}
+{{- if and (eq .Values.queue.mode "pulsar") (not .Values.pulsar.serviceUrl) -}}
+{{- fail "pulsar.serviceUrl is required when queue.mode is \"pulsar\"" -}}
+{{- end -}}
+{{- if and (eq .Values.queue.mode "pulsar") .Values.pulsar.debezium.register (not .Values.pulsar.adminUrl) -}}
+{{- fail "pulsar.adminUrl is required to register the Debezium source (or set pulsar.debezium.register=false)" -}}
+{{- end -}}
+{{- end -}}
