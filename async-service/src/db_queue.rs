@@ -88,21 +88,37 @@ impl DbQueue {
                 let context = self.context.clone();
                 let wake = wake.clone();
                 let api_peers = self.api_peers.clone();
+                let leased = self.leased.clone();
+                let stopping = shutdown.clone();
                 running.spawn(async move {
-                    match handle_with_retries(&context, &task).await {
-                        Ok(applied) => {
-                            if applied.closed_process {
-                                api_peers.process_closed(task.process_execution_id.to_string());
+                    // A chain of states runs here, one transition after the other, on
+                    // the continuations its transitions lease to this instance.
+                    let mut next = Some((task, hold));
+                    while let Some((task, hold)) = next.take() {
+                        match handle_with_retries(&context, &task).await {
+                            Ok(applied) => {
+                                if applied.closed_process {
+                                    api_peers
+                                        .process_closed(task.process_execution_id.to_string());
+                                }
+                                if applied.created_tasks {
+                                    wake.notify_one();
+                                }
+                                // Once draining, a continuation is left leased: shutdown
+                                // releases every lease, for another instance to take.
+                                if let Some(continuation) = applied.continuation {
+                                    if !*stopping.borrow() {
+                                        let hold = leased.hold(continuation.id);
+                                        next = Some((continuation, hold));
+                                    }
+                                }
                             }
-                            if applied.created_tasks {
-                                wake.notify_one();
+                            Err(error) => {
+                                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
                             }
                         }
-                        Err(error) => {
-                            tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
-                        }
+                        drop(hold);
                     }
-                    drop(hold);
                     drop(permit);
                 });
             }

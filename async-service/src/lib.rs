@@ -47,7 +47,15 @@ impl AsyncService {
         xdb_sys_schema::check(&config.database_url)
             .await?
             .ensure_current()?;
-        let store = xdb_persistence::connect(&config.database_url, config.pool_size).await?;
+        // Transitions lease the next state's task to this instance, which runs it at once.
+        let store = xdb_persistence::connect_with(
+            &config.database_url,
+            xdb_persistence::StoreOptions {
+                pool_size: config.pool_size,
+                continuation_lease: Some(config.lease()),
+            },
+        )
+        .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
         // we tell them about closed executions the same way.
         let (notifications, api_peers) = match store.listen() {

@@ -7,6 +7,7 @@
 //! Two dialects implement [`ProcessStore`]: [`postgres::PostgresStore`] and
 //! [`mysql::MySqlStore`] (MySQL 8 / MariaDB); [`connect`] picks one by URL scheme.
 
+mod continuation;
 mod error;
 pub mod mysql;
 mod notifications;
@@ -14,10 +15,22 @@ pub mod postgres;
 mod store;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use error::StoreError;
 pub use notifications::{Notification, Notifications};
 pub use store::*;
+
+/// How [`connect_with`] sets a store up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Most connections the pool opens.
+    pub pool_size: usize,
+    /// When set, a transition recorded for a task owner leases the next task due now to
+    /// that owner for this long, and returns it in [`Applied::continuation`]. The async
+    /// service sets its lease here; the API service leaves it unset.
+    pub continuation_lease: Option<Duration>,
+}
 
 /// Connects a store of at most `pool_size` connections, choosing the dialect by the URL
 /// scheme: `postgres://`/`postgresql://` (or a libpq `key=value` string) → PostgreSQL,
@@ -26,20 +39,45 @@ pub async fn connect(
     database_url: &str,
     pool_size: usize,
 ) -> Result<Arc<dyn ProcessStore>, StoreError> {
+    connect_with(
+        database_url,
+        StoreOptions {
+            pool_size,
+            continuation_lease: None,
+        },
+    )
+    .await
+}
+
+/// [`connect`] with every option.
+pub async fn connect_with(
+    database_url: &str,
+    options: StoreOptions,
+) -> Result<Arc<dyn ProcessStore>, StoreError> {
+    let StoreOptions {
+        pool_size,
+        continuation_lease,
+    } = options;
     let url = database_url.trim();
     let scheme = url
         .split_once("://")
         .map(|(scheme, _)| scheme.to_ascii_lowercase());
     match scheme.as_deref() {
         Some("postgres" | "postgresql") => Ok(Arc::new(
-            postgres::PostgresStore::connect(url, pool_size).await?,
+            postgres::PostgresStore::connect(url, pool_size)
+                .await?
+                .with_continuation_lease(continuation_lease),
         )),
         None if url.contains('=') => Ok(Arc::new(
-            postgres::PostgresStore::connect(url, pool_size).await?,
+            postgres::PostgresStore::connect(url, pool_size)
+                .await?
+                .with_continuation_lease(continuation_lease),
         )),
-        Some("mysql" | "mariadb") => {
-            Ok(Arc::new(mysql::MySqlStore::connect(url, pool_size).await?))
-        }
+        Some("mysql" | "mariadb") => Ok(Arc::new(
+            mysql::MySqlStore::connect(url, pool_size)
+                .await?
+                .with_continuation_lease(continuation_lease),
+        )),
         // Never echo the URL itself: it may carry a password.
         Some(other) => Err(StoreError::Database(format!(
             "invalid database URL: unknown scheme `{other}://`; expected postgres:// or mysql://"

@@ -19,11 +19,16 @@ pub struct StateCall {
 }
 
 /// What the async service does after applying a task's outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Applied {
-    /// The transaction created tasks; the caller should look for due work again.
+    /// The transaction created tasks besides [`Applied::continuation`]; the caller should
+    /// look for due work again.
     pub created_tasks: bool,
     pub closed_process: bool,
+    /// A task due now that the transaction created already leased to the caller, who
+    /// should run it at once (only when the store leases continuations, see
+    /// [`crate::StoreOptions::continuation_lease`]).
+    pub continuation: Option<Task>,
 }
 
 /// The two kinds of XDB service process.

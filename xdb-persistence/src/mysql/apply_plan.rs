@@ -4,21 +4,24 @@ use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Transaction, Value};
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
+use xdb_engine::{ProcessExecution, StateExecutionStatus, Task, TransitionPlan};
 
 use super::global_attributes;
 use super::rows::{in_list, json_text, opt_time_value, time_value, uuid_value};
 use super::MySqlStore;
+use crate::continuation::{continuation_index, LeaseTo};
 use crate::{Applied, StoreError};
 
 /// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
-/// whole transaction fail with [`StoreError::Stale`].
+/// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
+/// continuation (see [`crate::continuation`]) is inserted already leased and returned.
 pub(crate) async fn apply_plan(
     tx: &mut Transaction<'_>,
     store: &MySqlStore,
     process: &ProcessExecution,
     plan: &TransitionPlan,
     now: DateTime<Utc>,
+    lease_to: Option<LeaseTo<'_>>,
 ) -> Result<Applied, StoreError> {
     let id = process.id;
     if let Some(update) = &plan.process {
@@ -120,7 +123,48 @@ pub(crate) async fn apply_plan(
         .await?;
     }
 
-    for task in &plan.new_tasks {
+    let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
+    let mut continuation = None;
+    if let Some((to, index)) = leased {
+        let task = &plan.new_tasks[index];
+        tx.exec_drop(
+            "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
+               state_execution_number, timer_index, lease_owner, lease_expires_at, \
+               first_attempt_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?)",
+            vec![
+                Value::from(task.task_type.as_str()),
+                time_value(task.fire_at),
+                uuid_value(id),
+                Value::from(task.state.as_ref().map(|s| s.state_id.as_str())),
+                Value::from(task.state.as_ref().map(|s| s.number)),
+                Value::from(task.timer_index),
+                Value::from(to.owner),
+                Value::from(to.lease.as_micros() as i64),
+                time_value(now),
+            ],
+        )
+        .await?;
+        let task_id = tx
+            .last_insert_id()
+            .ok_or_else(|| StoreError::Database("the task insert returned no id".into()))?;
+        continuation = Some(Task {
+            id: task_id as i64,
+            task_type: task.task_type,
+            fire_at: task.fire_at,
+            process_execution_id: id,
+            state: task.state.clone(),
+            timer_index: task.timer_index,
+            attempt: 1,
+            first_attempt_at: Some(now),
+        });
+    }
+    let others = plan
+        .new_tasks
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| leased.map(|(_, leased)| leased) != Some(*index));
+    for (_, task) in others {
         tx.exec_drop(
             "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
                state_execution_number, timer_index) VALUES (?, ?, ?, ?, ?, ?)",
@@ -163,8 +207,9 @@ pub(crate) async fn apply_plan(
     write_history(tx, id, plan, now).await?;
 
     Ok(Applied {
-        created_tasks: plan.has_tasks(),
+        created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: plan.closes_process(),
+        continuation,
     })
 }
 

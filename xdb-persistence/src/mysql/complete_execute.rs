@@ -46,7 +46,7 @@ pub(crate) async fn complete_execute(
         let messages = queued_messages(&mut tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    let applied = apply_plan(&mut tx, store, &process, &plan, now).await?;
+    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
     tx.commit().await?;
     Ok(applied)
 }

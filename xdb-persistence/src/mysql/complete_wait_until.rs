@@ -54,7 +54,7 @@ pub(crate) async fn complete_wait_until(
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
-    let applied = apply_plan(&mut tx, store, &process, &plan, now).await?;
+    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
     tx.commit().await?;
     Ok(applied)
 }

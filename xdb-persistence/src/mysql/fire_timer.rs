@@ -28,7 +28,7 @@ pub(crate) async fn fire_timer(
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
-    let applied = apply_plan(&mut tx, store, &process, &plan, now).await?;
+    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -67,6 +67,7 @@ pub struct MySqlStore {
     /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
     mariadb: bool,
     columns: Arc<global_attributes::ColumnCache>,
+    continuation_lease: Option<Duration>,
 }
 
 impl MySqlStore {
@@ -124,7 +125,19 @@ impl MySqlStore {
             database,
             mariadb,
             columns: Arc::default(),
+            continuation_lease: None,
         })
+    }
+
+    /// Leases continuations to task owners (see [`crate::StoreOptions`]).
+    pub fn with_continuation_lease(mut self, lease: Option<Duration>) -> Self {
+        self.continuation_lease = lease;
+        self
+    }
+
+    /// Whom a transition recorded for `owner` leases its continuation to, if anyone.
+    pub(crate) fn lease_to<'a>(&self, owner: &'a str) -> Option<crate::continuation::LeaseTo<'a>> {
+        crate::continuation::LeaseTo::new(self.continuation_lease, owner)
     }
 
     pub fn pool(&self) -> &Pool {

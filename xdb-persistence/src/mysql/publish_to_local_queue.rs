@@ -39,7 +39,7 @@ pub(crate) async fn publish_to_local_queue(
             "duplicates": request.messages.len() as u64 - inserted,
         }),
     ));
-    apply_plan(&mut tx, store, &process, &plan, now).await?;
+    apply_plan(&mut tx, store, &process, &plan, now, None).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -111,7 +111,7 @@ pub(crate) async fn rpc(
         let messages = queued_messages(&mut tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    apply_plan(&mut tx, store, &process, &plan, now).await?;
+    apply_plan(&mut tx, store, &process, &plan, now, None).await?;
     tx.commit().await?;
     Ok(ProcessExecutionRpcResponse {
         output: response.output,

@@ -77,7 +77,7 @@ pub(crate) async fn start_process(
                 Some("replaced by a new execution (TERMINATE_IF_RUNNING)"),
                 now,
             )?;
-            apply_plan(&mut tx, store, &locked, &plan, now).await?;
+            apply_plan(&mut tx, store, &locked, &plan, now, None).await?;
         }
     }
     if previous.is_some() {
@@ -109,7 +109,7 @@ pub(crate) async fn start_process(
         ],
     )
     .await?;
-    apply_plan(&mut tx, store, execution, &start.plan, now).await?;
+    apply_plan(&mut tx, store, execution, &start.plan, now, None).await?;
     tx.commit().await?;
     Ok(new_id)
 }

@@ -56,15 +56,16 @@ pub(crate) async fn state_api_failed(
                 history: vec![history],
                 ..Default::default()
             };
-            apply_plan(&mut tx, store, &process, &plan, now).await?;
+            apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
             Applied {
                 created_tasks: true,
                 closed_process: false,
+                continuation: None,
             }
         }
         FailureOutcome::GiveUp(plan) => {
             take_task(&mut tx, task, owner).await?;
-            apply_plan(&mut tx, store, &process, &plan, now).await?
+            apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?
         }
     };
     tx.commit().await?;

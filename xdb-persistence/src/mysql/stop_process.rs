@@ -17,7 +17,7 @@ pub(crate) async fn stop_process(
     let process = lock_execution_of(&mut tx, &request.process_id, None).await?;
     let now = Utc::now();
     let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
-    apply_plan(&mut tx, store, &process, &plan, now).await?;
+    apply_plan(&mut tx, store, &process, &plan, now, None).await?;
     tx.commit().await?;
     Ok(())
 }

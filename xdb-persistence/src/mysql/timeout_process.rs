@@ -20,7 +20,7 @@ pub(crate) async fn timeout_process(
     take_task(&mut tx, task, owner).await?;
     let now = Utc::now();
     let plan = decide::timeout_process(&process, now);
-    let applied = apply_plan(&mut tx, store, &process, &plan, now).await?;
+    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -8,7 +8,8 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
-use super::rows::to_json;
+use super::rows::{task_from_row, to_json, TASK_COLUMNS};
+use crate::continuation::{continuation_index, LeaseTo};
 use crate::{Applied, StoreError};
 
 /// Which notifications a transaction sends besides "process closed".
@@ -22,13 +23,15 @@ pub(crate) enum Announce {
 }
 
 /// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
-/// whole transaction fail with [`StoreError::Stale`].
+/// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
+/// continuation (see [`crate::continuation`]) is inserted already leased and returned.
 pub(crate) async fn apply_plan(
     tx: &Transaction<'_>,
     process: &ProcessExecution,
     plan: &TransitionPlan,
     now: DateTime<Utc>,
     announce: Announce,
+    lease_to: Option<LeaseTo<'_>>,
 ) -> Result<Applied, StoreError> {
     let id = process.id;
     if let Some(update) = &plan.process {
@@ -155,14 +158,50 @@ pub(crate) async fn apply_plan(
             .await?;
     }
 
-    if !plan.new_tasks.is_empty() {
+    let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
+    let mut continuation = None;
+    if let Some((to, index)) = leased {
+        let task = &plan.new_tasks[index];
+        let statement = tx
+            .prepare_cached(&format!(
+                "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
+                   state_execution_number, timer_index, lease_owner, lease_expires_at, \
+                   first_attempt_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, \
+                   clock_timestamp() + make_interval(secs => $8), clock_timestamp()) \
+                 RETURNING {TASK_COLUMNS}"
+            ))
+            .await?;
+        let row = tx
+            .query_one(
+                &statement,
+                &[
+                    &task.task_type.as_str(),
+                    &task.fire_at,
+                    &id,
+                    &task.state.as_ref().map(|s| s.state_id.as_str()),
+                    &task.state.as_ref().map(|s| s.number),
+                    &task.timer_index,
+                    &to.owner,
+                    &to.lease.as_secs_f64(),
+                ],
+            )
+            .await?;
+        continuation = Some(task_from_row(&row)?);
+    }
+    if plan.new_tasks.len() > usize::from(continuation.is_some()) {
         let statement = tx
             .prepare_cached(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
                    state_execution_number, timer_index) VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .await?;
-        for task in &plan.new_tasks {
+        let others = plan
+            .new_tasks
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| leased.map(|(_, leased)| leased) != Some(*index));
+        for (_, task) in others {
             tx.execute(
                 &statement,
                 &[
@@ -202,8 +241,9 @@ pub(crate) async fn apply_plan(
     write_history(tx, id, plan, now).await?;
 
     let applied = Applied {
-        created_tasks: plan.has_tasks(),
+        created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: plan.closes_process(),
+        continuation,
     };
     if announce == Announce::NewTasks && plan.has_tasks() {
         notify(tx, CHANNEL_TASKS, "").await?;

@@ -49,7 +49,15 @@ pub(crate) async fn complete_execute(
         let messages = queued_messages(&tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    let applied = apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+    let applied = apply_plan(
+        &tx,
+        &process,
+        &plan,
+        now,
+        Announce::ClosuresOnly,
+        store.lease_to(owner),
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

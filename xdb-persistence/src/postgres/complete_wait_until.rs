@@ -57,7 +57,15 @@ pub(crate) async fn complete_wait_until(
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
-    let applied = apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+    let applied = apply_plan(
+        &tx,
+        &process,
+        &plan,
+        now,
+        Announce::ClosuresOnly,
+        store.lease_to(owner),
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -29,7 +29,15 @@ pub(crate) async fn fire_timer(
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
-    let applied = apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+    let applied = apply_plan(
+        &tx,
+        &process,
+        &plan,
+        now,
+        Announce::ClosuresOnly,
+        store.lease_to(owner),
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -39,6 +39,7 @@ use crate::StoreError;
 pub struct PostgresStore {
     pool: Pool,
     config: tokio_postgres::Config,
+    continuation_lease: Option<std::time::Duration>,
 }
 
 impl PostgresStore {
@@ -59,7 +60,22 @@ impl PostgresStore {
             .map_err(|e| StoreError::Database(format!("connection pool: {e}")))?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
-        Ok(Self { pool, config })
+        Ok(Self {
+            pool,
+            config,
+            continuation_lease: None,
+        })
+    }
+
+    /// Leases continuations to task owners (see [`crate::StoreOptions`]).
+    pub fn with_continuation_lease(mut self, lease: Option<std::time::Duration>) -> Self {
+        self.continuation_lease = lease;
+        self
+    }
+
+    /// Whom a transition recorded for `owner` leases its continuation to, if anyone.
+    pub(crate) fn lease_to<'a>(&self, owner: &'a str) -> Option<crate::continuation::LeaseTo<'a>> {
+        crate::continuation::LeaseTo::new(self.continuation_lease, owner)
     }
 
     pub fn pool(&self) -> &Pool {

@@ -40,7 +40,7 @@ pub(crate) async fn publish_to_local_queue(
             "duplicates": request.messages.len() as u64 - inserted,
         }),
     ));
-    apply_plan(&tx, &process, &plan, now, Announce::NewTasks).await?;
+    apply_plan(&tx, &process, &plan, now, Announce::NewTasks, None).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -122,7 +122,7 @@ pub(crate) async fn rpc(
         let messages = queued_messages(&tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    apply_plan(&tx, &process, &plan, now, Announce::NewTasks).await?;
+    apply_plan(&tx, &process, &plan, now, Announce::NewTasks, None).await?;
     tx.commit().await?;
     Ok(ProcessExecutionRpcResponse {
         output: response.output,

@@ -76,7 +76,7 @@ pub(crate) async fn start_process(
                 Some("replaced by a new execution (TERMINATE_IF_RUNNING)"),
                 now,
             )?;
-            apply_plan(&tx, &locked, &plan, now, Announce::NewTasks).await?;
+            apply_plan(&tx, &locked, &plan, now, Announce::NewTasks, None).await?;
         }
     }
     if previous.is_some() {
@@ -115,7 +115,7 @@ pub(crate) async fn start_process(
         ],
     )
     .await?;
-    apply_plan(&tx, execution, &start.plan, now, Announce::NewTasks).await?;
+    apply_plan(&tx, execution, &start.plan, now, Announce::NewTasks, None).await?;
     tx.commit().await?;
     Ok(new_id)
 }

@@ -54,15 +54,32 @@ pub(crate) async fn state_api_failed(
                 history: vec![history],
                 ..Default::default()
             };
-            apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+            apply_plan(
+                &tx,
+                &process,
+                &plan,
+                now,
+                Announce::ClosuresOnly,
+                store.lease_to(owner),
+            )
+            .await?;
             Applied {
                 created_tasks: true,
                 closed_process: false,
+                continuation: None,
             }
         }
         FailureOutcome::GiveUp(plan) => {
             take_task(&tx, task, owner).await?;
-            apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?
+            apply_plan(
+                &tx,
+                &process,
+                &plan,
+                now,
+                Announce::ClosuresOnly,
+                store.lease_to(owner),
+            )
+            .await?
         }
     };
     tx.commit().await?;

@@ -18,7 +18,7 @@ pub(crate) async fn stop_process(
     let process = lock_execution_of(&tx, &request.process_id, None).await?;
     let now = Utc::now();
     let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
-    apply_plan(&tx, &process, &plan, now, Announce::NewTasks).await?;
+    apply_plan(&tx, &process, &plan, now, Announce::NewTasks, None).await?;
     tx.commit().await?;
     Ok(())
 }

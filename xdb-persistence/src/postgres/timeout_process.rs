@@ -21,7 +21,15 @@ pub(crate) async fn timeout_process(
     take_task(&tx, task, owner).await?;
     let now = Utc::now();
     let plan = decide::timeout_process(&process, now);
-    let applied = apply_plan(&tx, &process, &plan, now, Announce::ClosuresOnly).await?;
+    let applied = apply_plan(
+        &tx,
+        &process,
+        &plan,
+        now,
+        Announce::ClosuresOnly,
+        store.lease_to(owner),
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

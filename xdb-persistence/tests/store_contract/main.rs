@@ -27,6 +27,7 @@ macro_rules! both {
 mod common;
 
 mod attributes;
+mod continuation;
 mod flow;
 mod queue;
 mod service;

@@ -1,0 +1,87 @@
+//! Continuations: the next task of a chain of states, leased to the instance that
+//! created it, in the transaction that created it.
+//!
+//! A state that moves on to the next one creates the next state's task. The instance
+//! that committed the move runs that task straight away: it saves claiming it (a
+//! round trip and a write) and the wake-up that claiming waits for. The lease is the
+//! same as a claimed task's, so if the instance dies the task is claimed again once the
+//! lease runs out, like any other. Only one task per transition is kept: the others
+//! (parallel threads) stay unleased for any instance to claim.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use xdb_engine::{TaskType, TransitionPlan};
+
+/// Who takes a transition's continuation, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeaseTo<'a> {
+    pub owner: &'a str,
+    pub lease: Duration,
+}
+
+impl<'a> LeaseTo<'a> {
+    /// `Some` when the store was told to lease continuations (async-service stores).
+    pub fn new(lease: Option<Duration>, owner: &'a str) -> Option<Self> {
+        lease.map(|lease| Self { owner, lease })
+    }
+}
+
+/// The index in `plan.new_tasks` of the task to lease as the continuation: the first
+/// state task that is due now. Timers and process timeouts are due later by nature.
+pub(crate) fn continuation_index(plan: &TransitionPlan, now: DateTime<Utc>) -> Option<usize> {
+    plan.new_tasks.iter().position(|task| {
+        matches!(task.task_type, TaskType::WaitUntil | TaskType::Execute) && task.fire_at <= now
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration as Delta;
+    use xdb_engine::{NewTask, StateExecutionId};
+
+    use super::*;
+
+    fn state(name: &str) -> StateExecutionId {
+        StateExecutionId {
+            state_id: name.into(),
+            number: 1,
+        }
+    }
+
+    #[test]
+    fn picks_the_first_state_task_due_now() {
+        let now = Utc::now();
+        let mut plan = TransitionPlan::default();
+        plan.new_tasks.push(NewTask {
+            task_type: TaskType::Timer,
+            fire_at: now,
+            state: Some(state("A")),
+            timer_index: Some(0),
+        });
+        plan.new_tasks
+            .push(NewTask::immediate(TaskType::Execute, state("B"), now));
+        plan.new_tasks
+            .push(NewTask::immediate(TaskType::WaitUntil, state("C"), now));
+        assert_eq!(continuation_index(&plan, now), Some(1));
+    }
+
+    #[test]
+    fn leaves_tasks_due_later_and_timers_alone() {
+        let now = Utc::now();
+        let mut plan = TransitionPlan::default();
+        plan.new_tasks.push(NewTask::immediate(
+            TaskType::Execute,
+            state("B"),
+            now + Delta::seconds(1),
+        ));
+        plan.new_tasks.push(NewTask {
+            task_type: TaskType::ProcessTimeout,
+            fire_at: now,
+            state: None,
+            timer_index: None,
+        });
+        assert_eq!(continuation_index(&plan, now), None);
+        assert_eq!(continuation_index(&TransitionPlan::default(), now), None);
+    }
+}
