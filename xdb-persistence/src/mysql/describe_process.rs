@@ -5,8 +5,7 @@ use mysql_async::Row;
 use xdb_engine::ProcessExecution;
 use xdb_protocol::{ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse};
 
-use super::locks::resolve_execution;
-use super::rows::{process_from_row, PROCESS_COLUMNS};
+use super::rows::{parse_execution_id, process_from_row, PROCESS_COLUMNS};
 use super::MySqlStore;
 use crate::StoreError;
 
@@ -15,23 +14,34 @@ pub(crate) async fn describe_process(
     request: &ProcessExecutionDescribeRequest,
 ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
     let mut conn = store.pool().get_conn().await?;
-    let id = resolve_execution(
-        &mut conn,
-        &request.process_id,
-        request.process_execution_id.as_deref(),
-    )
-    .await?;
-    let row: Option<Row> = conn
-        .exec_first(
-            format!(
-                "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
-                 WHERE id = ? AND process_id = ?"
-            ),
-            (id.to_string(), request.process_id.as_str()),
-        )
-        .await?;
-    let row =
-        row.ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
+    // One statement either way: describe is what wait-for-completion polls.
+    let row: Row = match request.process_execution_id.as_deref() {
+        Some(id) => {
+            let id = parse_execution_id(id)?;
+            conn.exec_first(
+                format!(
+                    "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                     WHERE id = ? AND process_id = ?"
+                ),
+                (id.to_string(), request.process_id.as_str()),
+            )
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?
+        }
+        None => conn
+            .exec_first(
+                format!(
+                    "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                     WHERE id = (SELECT process_execution_id \
+                                 FROM xdb_sys_latest_process_executions WHERE process_id = ?)"
+                ),
+                (request.process_id.as_str(),),
+            )
+            .await?
+            .ok_or_else(|| {
+                StoreError::NotFound(format!("process '{}' not found", request.process_id))
+            })?,
+    };
     Ok(describe(process_from_row(&row)?))
 }
 

@@ -3,8 +3,7 @@
 use xdb_engine::ProcessExecution;
 use xdb_protocol::{ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse};
 
-use super::locks::resolve_execution;
-use super::rows::{process_from_row, PROCESS_COLUMNS};
+use super::rows::{parse_execution_id, process_from_row, PROCESS_COLUMNS};
 use super::PostgresStore;
 use crate::StoreError;
 
@@ -13,21 +12,37 @@ pub(crate) async fn describe_process(
     request: &ProcessExecutionDescribeRequest,
 ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
     let client = store.pool().get().await?;
-    let id = resolve_execution(
-        &client,
-        &request.process_id,
-        request.process_execution_id.as_deref(),
-    )
-    .await?;
-    let statement = client
-        .prepare_cached(&format!(
-            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1 AND process_id = $2"
-        ))
-        .await?;
-    let row = client
-        .query_opt(&statement, &[&id, &request.process_id])
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
+    // One statement either way: describe is what wait-for-completion polls.
+    let row = match request.process_execution_id.as_deref() {
+        Some(id) => {
+            let id = parse_execution_id(id)?;
+            let statement = client
+                .prepare_cached(&format!(
+                    "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                     WHERE id = $1 AND process_id = $2"
+                ))
+                .await?;
+            client
+                .query_opt(&statement, &[&id, &request.process_id])
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?
+        }
+        None => {
+            let statement = client
+                .prepare_cached(&format!(
+                    "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                     WHERE id = (SELECT process_execution_id FROM xdb_sys_latest_process_executions \
+                                 WHERE process_id = $1)"
+                ))
+                .await?;
+            client
+                .query_opt(&statement, &[&request.process_id])
+                .await?
+                .ok_or_else(|| {
+                    StoreError::NotFound(format!("process '{}' not found", request.process_id))
+                })?
+        }
+    };
     Ok(describe(process_from_row(&row)?))
 }
 
