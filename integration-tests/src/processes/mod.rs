@@ -8,6 +8,7 @@ pub mod hang;
 pub mod park;
 pub mod queue;
 pub mod raw_worker;
+pub mod threads;
 pub mod timer;
 
 use std::sync::{Arc, Mutex};

@@ -53,3 +53,4 @@ mod rpc;
 mod service_api;
 mod signup;
 mod site_creation;
+mod threads;
