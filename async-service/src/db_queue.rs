@@ -58,13 +58,14 @@ impl DbQueue {
         while !*shutdown.borrow() {
             while running.try_join_next().is_some() {}
             let free = permits.available_permits();
+            let limit = free.min(256);
             let claimed = if free == 0 {
                 Vec::new()
             } else {
                 match self
                     .context
                     .store
-                    .claim_due_tasks(&self.context.owner, free.min(256) as i64, self.lease)
+                    .claim_due_tasks(&self.context.owner, limit as i64, self.lease)
                     .await
                 {
                     Ok(tasks) => tasks,
@@ -122,8 +123,9 @@ impl DbQueue {
                     drop(permit);
                 });
             }
-            if claimed_count > 0 && permits.available_permits() > 0 {
-                // There may be more due work right away.
+            if claimed_count == limit && permits.available_permits() > 0 {
+                // A full batch: there may be more due work right away. A shorter one took
+                // all there was; work created since then wakes the loop.
                 continue;
             }
             let sleep_for = match self.context.store.next_task_due_in().await {
