@@ -60,6 +60,9 @@ impl ApiServiceConfig {
             max_request_bytes: api.max_request_bytes,
             advertise_url: api.advertise_url.clone(),
             max_wait_seconds: api.max_wait_seconds,
+            api_tokens: settings.security.api_tokens.clone(),
+            worker_url_prefixes: settings.security.worker_url_prefixes.clone(),
+            worker_signing_secret: settings.security.worker_signing_secret.clone(),
         }
     }
 }

@@ -15,6 +15,12 @@ pub struct ApiServiceConfig {
     pub advertise_url: Option<String>,
     /// Longest wait-for-completion long poll, in seconds.
     pub max_wait_seconds: u32,
+    /// Bearer tokens the service API accepts; empty leaves it open.
+    pub api_tokens: Vec<String>,
+    /// Prefixes a start request's worker URL must have; empty allows any.
+    pub worker_url_prefixes: Vec<String>,
+    /// Signs RPC calls to workers.
+    pub worker_signing_secret: Option<String>,
 }
 
 impl ApiServiceConfig {
@@ -27,6 +33,9 @@ impl ApiServiceConfig {
             max_request_bytes: 1024 * 1024,
             max_wait_seconds: 300,
             advertise_url: None,
+            api_tokens: Vec::new(),
+            worker_url_prefixes: Vec::new(),
+            worker_signing_secret: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! a worker's state APIs (the async service does) and never holds work in memory, so any
 //! number of instances can serve behind a load balancer.
 
+mod auth;
 mod cli;
 mod config;
 mod error;
@@ -39,6 +40,10 @@ pub fn router(state: AppState) -> Router {
     let limit = state.config.max_request_bytes;
     routes::routes()
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ))
         .with_state(state)
 }
 
@@ -61,7 +66,8 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         notifications,
         workers: xdb_worker_client::WorkerClient::new(
             config.max_request_bytes.max(4 * 1024 * 1024),
-        ),
+        )
+        .with_signing_secret(config.worker_signing_secret.as_deref()),
         config: Arc::new(config),
     })
 }

@@ -87,6 +87,7 @@ impl AsyncServiceConfig {
             shutdown_grace_seconds: a.shutdown_grace_seconds,
             queue_mode: settings.queue.mode,
             pulsar: settings.pulsar.clone(),
+            worker_signing_secret: settings.security.worker_signing_secret.clone(),
         }
     }
 }

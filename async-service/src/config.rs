@@ -35,6 +35,8 @@ pub struct AsyncServiceConfig {
     pub queue_mode: QueueMode,
     /// The broker, topics and subscription of [`QueueMode::Pulsar`].
     pub pulsar: PulsarSettings,
+    /// Signs every call to a worker (`security.worker_signing_secret`).
+    pub worker_signing_secret: Option<String>,
 }
 
 impl AsyncServiceConfig {
@@ -54,6 +56,7 @@ impl AsyncServiceConfig {
             shutdown_grace_seconds: 20.0,
             queue_mode: QueueMode::Database,
             pulsar: PulsarSettings::default(),
+            worker_signing_secret: None,
         }
     }
 

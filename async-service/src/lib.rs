@@ -73,7 +73,8 @@ impl AsyncService {
             .unwrap_or_else(default_instance_id);
         let context = Arc::new(handlers::HandlerContext {
             store: store.clone(),
-            workers: xdb_worker_client::WorkerClient::new(config.max_worker_response_bytes),
+            workers: xdb_worker_client::WorkerClient::new(config.max_worker_response_bytes)
+                .with_signing_secret(config.worker_signing_secret.as_deref()),
             owner: owner.clone(),
             default_api_timeout_seconds: config.default_api_timeout_seconds,
         });

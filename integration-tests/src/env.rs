@@ -77,6 +77,13 @@ pub struct EnvOptions {
     pub poll_interval_ms: u64,
     /// Largest request body the API service accepts.
     pub max_request_bytes: usize,
+    /// `security.api_tokens` of the API service; the environment's client sends the
+    /// first one.
+    pub api_tokens: Vec<String>,
+    /// `security.worker_url_prefixes` of the API service.
+    pub worker_url_prefixes: Vec<String>,
+    /// `security.worker_signing_secret` of both services.
+    pub worker_signing_secret: Option<String>,
 }
 
 impl Default for EnvOptions {
@@ -86,6 +93,9 @@ impl Default for EnvOptions {
             lease_seconds: 3.0,
             poll_interval_ms: 100,
             max_request_bytes: 1024 * 1024,
+            api_tokens: Vec::new(),
+            worker_url_prefixes: Vec::new(),
+            worker_signing_secret: None,
         }
     }
 }
@@ -142,6 +152,9 @@ impl XdbTestEnv {
         config.listen = address;
         config.pool_size = 8;
         config.max_request_bytes = options.max_request_bytes;
+        config.api_tokens = options.api_tokens.clone();
+        config.worker_url_prefixes = options.worker_url_prefixes.clone();
+        config.worker_signing_secret = options.worker_signing_secret.clone();
         let state = xdb_api_service::connect(config)
             .await
             .expect("the API service connects to the test database");
@@ -156,7 +169,10 @@ impl XdbTestEnv {
             }
         });
         let api_url = format!("http://{address}");
-        let client = Client::new(api_url.clone()).with_request_timeout(Duration::from_secs(30));
+        let mut client = Client::new(api_url.clone()).with_request_timeout(Duration::from_secs(30));
+        if let Some(token) = options.api_tokens.first() {
+            client = client.with_bearer_token(token.clone());
+        }
         let mut env = Self {
             db,
             sql,
@@ -207,6 +223,7 @@ impl XdbTestEnv {
         config.lease_seconds = self.options.lease_seconds;
         config.poll_interval_ms = self.options.poll_interval_ms;
         config.default_api_timeout_seconds = 5;
+        config.worker_signing_secret = self.options.worker_signing_secret.clone();
         config
     }
 

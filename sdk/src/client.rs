@@ -76,6 +76,8 @@ pub struct Client {
     service_url: String,
     worker_url: Option<String>,
     request_timeout: Duration,
+    /// Sent as `Authorization: Bearer …` when the service requires a token.
+    bearer_token: Option<String>,
 }
 
 /// The longest wait the service grants one wait-for-completion call.
@@ -94,7 +96,14 @@ impl Client {
             service_url: service_url.into().trim_end_matches('/').to_string(),
             worker_url: None,
             request_timeout: Duration::from_secs(60),
+            bearer_token: None,
         }
+    }
+
+    /// Authenticates every call with `token` (the service's `security.api_tokens`).
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
     }
 
     /// The worker URL typed starts use when given none.
@@ -353,13 +362,15 @@ impl Client {
         request: &Req,
         timeout: Duration,
     ) -> Result<Vec<u8>, ClientError> {
-        let response = self
+        let mut post = self
             .http
             .post(format!("{}{path}", self.service_url))
             .timeout(timeout)
-            .json(request)
-            .send()
-            .await?;
+            .json(request);
+        if let Some(token) = &self.bearer_token {
+            post = post.bearer_auth(token);
+        }
+        let response = post.send().await?;
         let status = response.status();
         let body = response.bytes().await?;
         if status.is_success() {

@@ -18,6 +18,7 @@ pub mod process;
 pub mod registry;
 pub mod rpc;
 pub mod schema;
+pub mod signature;
 pub mod start_options;
 pub mod state;
 pub mod worker;

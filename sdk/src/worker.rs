@@ -91,6 +91,8 @@ impl IntoResponse for WorkerCallError {
 #[derive(Clone, Default)]
 pub struct WorkerService {
     processes: HashMap<String, Arc<ProcessDefinition>>,
+    /// When set, calls without XDB's valid signature are refused with 401.
+    signing_secret: Option<Arc<[u8]>>,
 }
 
 impl WorkerService {
@@ -125,11 +127,25 @@ impl WorkerService {
 
     /// Routes for the three worker API paths, to merge into the user's own app.
     pub fn router(&self) -> Router {
-        Router::new()
+        let router = Router::new()
             .route(paths::WORKER_WAIT_UNTIL, post(wait_until_route))
             .route(paths::WORKER_EXECUTE, post(execute_route))
             .route(paths::WORKER_RPC, post(rpc_route))
-            .with_state(Arc::new(self.clone()))
+            .with_state(Arc::new(self.clone()));
+        match &self.signing_secret {
+            Some(secret) => router.layer(axum::middleware::from_fn_with_state(
+                secret.clone(),
+                crate::signature::require_signature,
+            )),
+            None => router,
+        }
+    }
+
+    /// Refuses calls that do not carry XDB's signature made with `secret` (the
+    /// services' `security.worker_signing_secret`), so only XDB can drive this worker.
+    pub fn with_signing_secret(mut self, secret: impl AsRef<[u8]>) -> Self {
+        self.signing_secret = Some(Arc::from(secret.as_ref()));
+        self
     }
 
     /// Serves one waitUntil call.

@@ -2,7 +2,8 @@
 //!
 //! Used by the async service (state APIs) and the API service (RPC).
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -26,6 +27,8 @@ pub enum WorkerCallError {
 pub struct WorkerClient {
     http: reqwest::Client,
     max_response_bytes: usize,
+    /// Signs every call (see `xdb_worker_auth`) when set.
+    signing_secret: Option<Arc<[u8]>>,
 }
 
 impl WorkerClient {
@@ -38,7 +41,15 @@ impl WorkerClient {
         Self {
             http,
             max_response_bytes,
+            signing_secret: None,
         }
+    }
+
+    /// Signs every call with `secret`, which the workers share, so they can refuse
+    /// calls that do not come from XDB.
+    pub fn with_signing_secret(mut self, secret: Option<&str>) -> Self {
+        self.signing_secret = secret.map(|s| Arc::from(s.as_bytes()));
+        self
     }
 
     /// POSTs `request` to `base_url` + `path` and decodes the answer.
@@ -51,12 +62,26 @@ impl WorkerClient {
         idempotency_key: &str,
     ) -> Result<Resp, WorkerCallError> {
         let url = format!("{}{}", base_url.trim_end_matches('/'), path);
-        let call = async {
-            let mut response = self
-                .http
-                .post(&url)
-                .header("Idempotency-Key", idempotency_key)
-                .json(request)
+        // Serialized here, not by reqwest, because the signature covers these bytes.
+        let body = serde_json::to_vec(request)
+            .map_err(|e| WorkerCallError::InvalidBody(format!("request: {e}")))?;
+        let mut post = self
+            .http
+            .post(&url)
+            .header("Idempotency-Key", idempotency_key)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        if let Some(secret) = &self.signing_secret {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            post = post.header(
+                xdb_worker_auth::SIGNATURE_HEADER,
+                xdb_worker_auth::sign(secret, now, &body),
+            );
+        }
+        let post = post.body(body);
+        let call = async move {
+            let mut response = post
                 .send()
                 .await
                 .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?;

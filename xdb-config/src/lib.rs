@@ -14,7 +14,7 @@ pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTI
 pub use logging::init_logging;
 pub use settings::{
     ApiSettings, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
-    QueueMode, QueueSettings, Settings,
+    QueueMode, QueueSettings, SecuritySettings, Settings,
 };
 pub use validate::Service;
 

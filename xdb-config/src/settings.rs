@@ -19,6 +19,7 @@ pub struct Settings {
     pub api: ApiSettings,
     #[serde(rename = "async")]
     pub async_service: AsyncSettings,
+    pub security: SecuritySettings,
 }
 
 /// `[database]`: the user's database, with the XDB system tables installed.
@@ -168,5 +169,38 @@ impl Default for AsyncSettings {
             max_worker_response_bytes: 4 * 1024 * 1024,
             shutdown_grace_seconds: 20.0,
         }
+    }
+}
+
+/// `[security]`: who may call the service API, which workers XDB calls, and how workers
+/// know a call comes from XDB. Everything is off by default, for local development.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecuritySettings {
+    /// Bearer tokens the service API accepts (`Authorization: Bearer <token>`); empty
+    /// means the API is open. Several allow rotating a token without downtime.
+    pub api_tokens: Vec<String>,
+    /// URL prefixes a start request's `workerUrl` must begin with (e.g.
+    /// `http://workers.internal:8080/`); empty allows any http(s) URL.
+    pub worker_url_prefixes: Vec<String>,
+    /// Shared with the workers: every call to a worker is signed with it (header
+    /// `X-XDB-Signature`, HMAC-SHA256); unset sends no signature.
+    pub worker_signing_secret: Option<String>,
+}
+
+// Secrets stay out of logs and error messages.
+impl std::fmt::Debug for SecuritySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecuritySettings")
+            .field(
+                "api_tokens",
+                &format_args!("[{} redacted]", self.api_tokens.len()),
+            )
+            .field("worker_url_prefixes", &self.worker_url_prefixes)
+            .field(
+                "worker_signing_secret",
+                &self.worker_signing_secret.as_ref().map(|_| "redacted"),
+            )
+            .finish()
     }
 }

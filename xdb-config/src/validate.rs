@@ -41,6 +41,29 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
         tracing_subscriber::EnvFilter::try_new(&settings.log.level).is_ok(),
         "log.level: not a tracing filter (e.g. `info` or `info,xdb_async_service=debug`)",
     );
+    let security = &settings.security;
+    check(
+        security
+            .api_tokens
+            .iter()
+            .all(|t| t.len() >= 16 && t.is_ascii() && !t.chars().any(char::is_whitespace)),
+        "security.api_tokens: every token must be at least 16 ASCII characters, no spaces",
+    );
+    check(
+        security
+            .worker_url_prefixes
+            .iter()
+            .all(|p| is_http_url(p) && p.len() > "https://".len()),
+        "security.worker_url_prefixes: every prefix must be an http:// or https:// URL \
+         with a host (end it with `/` or `:port/` so no other host shares the prefix)",
+    );
+    check(
+        security
+            .worker_signing_secret
+            .as_deref()
+            .is_none_or(|s| s.len() >= xdb_worker_auth::MIN_SECRET_BYTES),
+        "security.worker_signing_secret must be at least 16 bytes",
+    );
     match service {
         Service::Api => {
             let api = &settings.api;

@@ -263,3 +263,41 @@ fn the_example_file_parses_and_documents_the_defaults() {
         Ok(())
     });
 }
+
+#[test]
+fn security_settings_come_from_the_environment_and_are_checked_without_echoing_secrets() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://db/app");
+        jail.set_env(
+            "XDB_SECURITY_API_TOKENS",
+            r#"["token-aaaaaaaaaaaaaaaa", "token-bbbbbbbbbbbbbbbb"]"#,
+        );
+        jail.set_env("XDB_SECURITY_WORKER_SIGNING_SECRET", "s3cret-s3cret-s3cret");
+        let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+        assert_eq!(settings.security.api_tokens.len(), 2);
+        let debug = format!("{settings:?}");
+        assert!(
+            !debug.contains("token-aaaa") && !debug.contains("s3cret"),
+            "{debug}"
+        );
+
+        jail.set_env("XDB_SECURITY_API_TOKENS", r#"["short"]"#);
+        jail.set_env("XDB_SECURITY_WORKER_URL_PREFIXES", r#"["ftp://x/"]"#);
+        jail.set_env("XDB_SECURITY_WORKER_SIGNING_SECRET", "tiny-secret");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        for key in [
+            "security.api_tokens",
+            "security.worker_url_prefixes",
+            "security.worker_signing_secret",
+        ] {
+            assert!(error.contains(key), "{key} not named in: {error}");
+        }
+        assert!(
+            !error.contains("tiny-secret") && !error.contains("short\""),
+            "{error}"
+        );
+        Ok(())
+    });
+}

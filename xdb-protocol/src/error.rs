@@ -9,6 +9,8 @@ use utoipa::ToSchema;
 pub enum ErrorSubType {
     /// 400: the request is malformed or breaks a rule.
     InvalidRequest,
+    /// 401: the service requires a bearer token and the request had none or a wrong one.
+    Unauthorized,
     /// 404: no such process or execution.
     ProcessNotFound,
     /// 409: the id-reuse policy refused a new execution.
@@ -29,6 +31,7 @@ impl ErrorSubType {
     pub fn http_status(self) -> u16 {
         match self {
             ErrorSubType::InvalidRequest => 400,
+            ErrorSubType::Unauthorized => 401,
             ErrorSubType::ProcessNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted | ErrorSubType::ProcessNotRunning => 409,
             ErrorSubType::PayloadTooLarge => 413,

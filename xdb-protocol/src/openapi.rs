@@ -97,11 +97,58 @@ mod operations {
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
+    modifiers(&ServiceAuth),
     tags((name = "service", description = "Client → API service"),
          (name = "worker", description = "XDB → the user's worker"),
          (name = "internal", description = "Between XDB's own services")),
 )]
 pub struct ApiDoc;
+
+/// Declares the optional bearer token of the service paths (`security.api_tokens`):
+/// each service operation accepts no credentials (an open service) or the token, and may
+/// answer 401.
+struct ServiceAuth;
+
+impl utoipa::Modify for ServiceAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{
+            HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+        };
+        use utoipa::openapi::{RefOr, ResponseBuilder};
+
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearerAuth",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        let unauthorized = ResponseBuilder::new()
+            .description("the service requires a bearer token and none or a wrong one was sent")
+            .content(
+                "application/json",
+                utoipa::openapi::ContentBuilder::new()
+                    .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                        "ApiErrorResponse",
+                    ))))
+                    .build(),
+            )
+            .build();
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with(crate::paths::SERVICE_PREFIX) {
+                continue;
+            }
+            if let Some(operation) = item.post.as_mut() {
+                operation.security = Some(vec![
+                    SecurityRequirement::default(),
+                    SecurityRequirement::new("bearerAuth", Vec::<String>::new()),
+                ]);
+                operation
+                    .responses
+                    .responses
+                    .insert("401".into(), RefOr::T(unauthorized.clone()));
+            }
+        }
+    }
+}
 
 /// The document as pretty JSON.
 pub fn openapi_json() -> String {

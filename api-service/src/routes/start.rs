@@ -9,10 +9,44 @@ pub(crate) async fn start(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionStartRequest>,
 ) -> Result<Json<ProcessExecutionStartResponse>, ApiError> {
+    check_worker_url(&state.config.worker_url_prefixes, &request.worker_url)?;
     let id = state.store.start_process(&request).await?;
     state.async_peers.new_tasks();
     tracing::debug!(process_id = %request.process_id, execution = %id, "process started");
     Ok(Json(ProcessExecutionStartResponse {
         process_execution_id: id.to_string(),
     }))
+}
+
+/// The worker URL policy (`security.worker_url_prefixes`): XDB calls the worker URL of
+/// every state and RPC of the process, so a client must not be able to point it at an
+/// arbitrary host.
+fn check_worker_url(prefixes: &[String], worker_url: &str) -> Result<(), ApiError> {
+    if prefixes.is_empty() || prefixes.iter().any(|p| worker_url.starts_with(p.as_str())) {
+        return Ok(());
+    }
+    Err(ApiError::invalid(format!(
+        "workerUrl: not allowed by this service's worker URL policy (allowed prefixes: {})",
+        prefixes.join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_worker_url;
+
+    #[test]
+    fn worker_urls_must_start_with_an_allowed_prefix() {
+        let prefixes = vec!["http://workers.internal:8080/".to_string()];
+        assert!(check_worker_url(&[], "http://anywhere").is_ok());
+        assert!(check_worker_url(&prefixes, "http://workers.internal:8080/signup").is_ok());
+        for refused in [
+            "http://workers.internal:8080.evil.example/",
+            "http://169.254.169.254/latest",
+            "http://workers.internal:8081/",
+        ] {
+            let error = check_worker_url(&prefixes, refused).unwrap_err();
+            assert!(error.message.contains("worker URL policy"), "{refused}");
+        }
+    }
 }

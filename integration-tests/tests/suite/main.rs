@@ -50,6 +50,7 @@ mod execution;
 mod lifecycle;
 mod resilience;
 mod rpc;
+mod security;
 mod service_api;
 mod signup;
 mod site_creation;
