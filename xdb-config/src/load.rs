@@ -17,7 +17,15 @@ pub const CONFIG_ENV: &str = "XDB_CONFIG";
 
 /// The file's sections; `XDB_<SECTION>_<KEY>` sets `<section>.<key>`
 /// (`XDB_ASYNC_POOL_SIZE` → `async.pool_size`). Other `XDB_` variables are not read.
-pub const SECTIONS: [&str; 6] = ["database", "log", "queue", "pulsar", "api", "async"];
+pub const SECTIONS: [&str; 7] = [
+    "database",
+    "log",
+    "queue",
+    "pulsar",
+    "api",
+    "async",
+    "telemetry",
+];
 
 /// Why the configuration cannot be used; the message names every problem and where the
 /// offending value came from.
