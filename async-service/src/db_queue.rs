@@ -75,6 +75,10 @@ impl DbQueue {
                 }
             };
             let claimed_count = claimed.len();
+            let now = chrono::Utc::now();
+            for task in &claimed {
+                self.context.metrics.claimed(task, now);
+            }
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
                 .into_iter()

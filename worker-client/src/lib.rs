@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use thiserror::Error;
+use tracing::Instrument;
 use xdb_protocol::WorkerErrorResponse;
 
 #[derive(Debug, Error)]
@@ -41,7 +42,8 @@ impl WorkerClient {
         }
     }
 
-    /// POSTs `request` to `base_url` + `path` and decodes the answer.
+    /// POSTs `request` to `base_url` + `path` and decodes the answer, in a client span
+    /// whose trace context the worker receives as `traceparent`.
     pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
         &self,
         base_url: &str,
@@ -51,16 +53,27 @@ impl WorkerClient {
         idempotency_key: &str,
     ) -> Result<Resp, WorkerCallError> {
         let url = format!("{}{}", base_url.trim_end_matches('/'), path);
+        let span = tracing::info_span!(
+            "xdb.worker.call",
+            otel.name = %format!("POST {path}"),
+            otel.kind = "client",
+            url.full = %url,
+            http.response.status_code = tracing::field::Empty,
+        );
+        let mut headers = reqwest::header::HeaderMap::new();
+        xdb_telemetry::inject_headers(&span, &mut headers);
         let call = async {
             let mut response = self
                 .http
                 .post(&url)
+                .headers(headers)
                 .header("Idempotency-Key", idempotency_key)
                 .json(request)
                 .send()
                 .await
                 .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?;
             let status = response.status();
+            tracing::Span::current().record("http.response.status_code", status.as_u16());
             let mut body = Vec::new();
             while let Some(chunk) = response
                 .chunk()
@@ -88,7 +101,7 @@ impl WorkerClient {
             }
             serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
         };
-        match tokio::time::timeout(timeout, call).await {
+        match tokio::time::timeout(timeout, call.instrument(span)).await {
             Ok(result) => result,
             Err(_) => Err(WorkerCallError::Timeout(timeout)),
         }

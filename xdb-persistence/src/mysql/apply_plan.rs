@@ -9,7 +9,7 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 use super::global_attributes;
 use super::rows::{in_list, json_text, opt_time_value, time_value, uuid_value};
 use super::MySqlStore;
-use crate::{Applied, StoreError};
+use crate::{trace_context, Applied, StoreError};
 
 /// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
 /// whole transaction fail with [`StoreError::Stale`].
@@ -120,10 +120,11 @@ pub(crate) async fn apply_plan(
         .await?;
     }
 
+    let info = trace_context::task_info().as_ref().map(json_text);
     for task in &plan.new_tasks {
         tx.exec_drop(
             "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-               state_execution_number, timer_index) VALUES (?, ?, ?, ?, ?, ?)",
+               state_execution_number, timer_index, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
             vec![
                 Value::from(task.task_type.as_str()),
                 time_value(task.fire_at),
@@ -131,6 +132,7 @@ pub(crate) async fn apply_plan(
                 Value::from(task.state.as_ref().map(|s| s.state_id.as_str())),
                 Value::from(task.state.as_ref().map(|s| s.number)),
                 Value::from(task.timer_index),
+                Value::from(info.clone()),
             ],
         )
         .await?;

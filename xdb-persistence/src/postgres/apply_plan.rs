@@ -9,7 +9,7 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 use super::global_attributes;
 use super::notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 use super::rows::to_json;
-use crate::{Applied, StoreError};
+use crate::{trace_context, Applied, StoreError};
 
 /// Which notifications a transaction sends besides "process closed".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,9 +159,10 @@ pub(crate) async fn apply_plan(
         let statement = tx
             .prepare_cached(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-                   state_execution_number, timer_index) VALUES ($1, $2, $3, $4, $5, $6)",
+                   state_execution_number, timer_index, info) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .await?;
+        let info = trace_context::task_info().as_ref().map(to_json);
         for task in &plan.new_tasks {
             tx.execute(
                 &statement,
@@ -172,6 +173,7 @@ pub(crate) async fn apply_plan(
                     &task.state.as_ref().map(|s| s.state_id.as_str()),
                     &task.state.as_ref().map(|s| s.number),
                     &task.timer_index,
+                    &info,
                 ],
             )
             .await?;
