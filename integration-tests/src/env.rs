@@ -77,6 +77,8 @@ pub struct EnvOptions {
     pub poll_interval_ms: u64,
     /// Largest request body the API service accepts.
     pub max_request_bytes: usize,
+    /// Worker calls each async-service instance runs at once.
+    pub max_in_flight: usize,
 }
 
 impl Default for EnvOptions {
@@ -86,6 +88,7 @@ impl Default for EnvOptions {
             lease_seconds: 3.0,
             poll_interval_ms: 100,
             max_request_bytes: 1024 * 1024,
+            max_in_flight: 256,
         }
     }
 }
@@ -207,7 +210,17 @@ impl XdbTestEnv {
         config.lease_seconds = self.options.lease_seconds;
         config.poll_interval_ms = self.options.poll_interval_ms;
         config.default_api_timeout_seconds = 5;
+        config.max_in_flight = self.options.max_in_flight;
         config
+    }
+
+    /// Base URLs of the in-process async-service instances' HTTP surface (health,
+    /// `/metrics`).
+    pub fn async_urls(&self) -> Vec<String> {
+        self.instances
+            .iter()
+            .map(|instance| format!("http://{}", instance.address()))
+            .collect()
     }
 
     /// Starts one more in-process async-service instance; returns its instance id.
