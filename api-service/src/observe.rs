@@ -31,6 +31,7 @@ pub(crate) async fn observe(
         http.request.method = %method,
         http.route = %route,
         http.response.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
     xdb_telemetry::set_parent_from_headers(&span, request.headers());
     let traceparent = xdb_telemetry::traceparent(&span);
@@ -40,6 +41,9 @@ pub(crate) async fn observe(
         .await;
     let status = response.status();
     span.record("http.response.status_code", status.as_u16());
+    if status.is_server_error() {
+        span.record("otel.status_code", "ERROR");
+    }
     let metrics = &state.metrics;
     metrics
         .requests

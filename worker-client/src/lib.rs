@@ -59,6 +59,7 @@ impl WorkerClient {
             otel.kind = "client",
             url.full = %url,
             http.response.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
         let mut headers = reqwest::header::HeaderMap::new();
         xdb_telemetry::inject_headers(&span, &mut headers);
@@ -101,9 +102,13 @@ impl WorkerClient {
             }
             serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
         };
-        match tokio::time::timeout(timeout, call.instrument(span)).await {
+        let result = match tokio::time::timeout(timeout, call.instrument(span.clone())).await {
             Ok(result) => result,
             Err(_) => Err(WorkerCallError::Timeout(timeout)),
+        };
+        if result.is_err() {
+            span.record("otel.status_code", "ERROR");
         }
+        result
     }
 }

@@ -38,13 +38,15 @@ pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applie
         task.attempt = task.attempt,
         process_execution_id = %task.process_execution_id,
         state_execution_id = task.state.as_ref().map(ToString::to_string),
+        outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
     if let Some(traceparent) = &task.traceparent {
         xdb_telemetry::set_parent_from_traceparent(&span, traceparent);
     }
     let traceparent = xdb_telemetry::traceparent(&span);
     let result = trace_context::scope(traceparent, dispatch(context, task))
-        .instrument(span)
+        .instrument(span.clone())
         .await;
     let outcome = match &result {
         Ok(_) => outcome::OK,
@@ -52,6 +54,10 @@ pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applie
         Err(StoreError::Database(_)) => outcome::DATABASE_ERROR,
         Err(_) => outcome::ERROR,
     };
+    span.record("outcome", outcome);
+    if matches!(outcome, outcome::DATABASE_ERROR | outcome::ERROR) {
+        span.record("otel.status_code", "ERROR");
+    }
     context
         .metrics
         .tasks_completed
