@@ -10,6 +10,7 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
@@ -135,8 +136,6 @@ pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
         created_at: get_time(row, "created_at")?,
     })
 }
-
-use crate::trace_context::TaskInfo;
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
     let task_type: String = get(row, "task_type")?;

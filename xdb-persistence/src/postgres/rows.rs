@@ -7,6 +7,7 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
@@ -74,8 +75,6 @@ pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
         created_at: row.get("created_at"),
     })
 }
-
-use crate::trace_context::TaskInfo;
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
     let task_type: String = row.get("task_type");
