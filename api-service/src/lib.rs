@@ -9,12 +9,15 @@ mod cli;
 mod config;
 mod error;
 mod json;
+mod metric_definitions;
+mod observe;
 mod routes;
 
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::Router;
+use axum::routing::get;
+use axum::{middleware, Router};
 use tokio::net::TcpListener;
 use xdb_cluster::{PeerNotifier, Registration};
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
@@ -22,6 +25,7 @@ use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind}
 pub use cli::ApiServiceArgs;
 pub use config::ApiServiceConfig;
 pub use error::ApiError;
+pub use metric_definitions::ApiMetrics;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -33,12 +37,19 @@ pub struct AppState {
     pub workers: xdb_worker_client::WorkerClient,
     /// Wakes async-service instances where the database cannot (MySQL).
     pub async_peers: PeerNotifier,
+    /// Served on `/metrics`.
+    pub metrics: Arc<ApiMetrics>,
 }
 
-/// The service's routes over `state`.
+/// The service's routes over `state`, each traced and counted, and `/metrics`.
 pub fn router(state: AppState) -> Router {
     let limit = state.config.max_request_bytes;
     routes::routes()
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            observe::observe,
+        ))
+        .route("/metrics", get(observe::metrics))
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -62,6 +73,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
     };
     Ok(AppState {
         async_peers,
+        metrics: Arc::new(ApiMetrics::new()),
         store,
         notifications,
         workers: xdb_worker_client::WorkerClient::new(

@@ -21,8 +21,15 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("xdb-api-service: {error}");
         std::process::exit(2)
     });
-    xdb_config::init_logging(&settings.log);
+    let telemetry = xdb_telemetry::init(&settings.log, &settings.telemetry, "xdb-api-service")
+        .unwrap_or_else(|error| {
+            eprintln!("xdb-api-service: {error}");
+            std::process::exit(2)
+        });
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let state = xdb_api_service::connect(config).await?;
-    xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await
+    let served = xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await;
+    // Off the runtime's threads: the exporter blocks while it sends the last spans.
+    tokio::task::spawn_blocking(move || telemetry.shutdown()).await?;
+    served
 }

@@ -76,6 +76,10 @@ impl DbQueue {
                 }
             };
             let claimed_count = claimed.len();
+            let now = chrono::Utc::now();
+            for task in &claimed {
+                self.context.metrics.claimed(task, now);
+            }
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
                 .into_iter()
@@ -109,6 +113,9 @@ impl DbQueue {
                                 // releases every lease, for another instance to take.
                                 if let Some(continuation) = applied.continuation {
                                     if !*stopping.borrow() {
+                                        context
+                                            .metrics
+                                            .claimed(&continuation, chrono::Utc::now());
                                         let hold = leased.hold(continuation.id);
                                         next = Some((continuation, hold));
                                     }

@@ -1,14 +1,19 @@
-//! The async service's small HTTP surface: health probes and the internal wake-up API.
+//! The async service's small HTTP surface: health probes, Prometheus metrics and the
+//! internal wake-up API.
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use tokio::sync::watch;
 use xdb_persistence::{Notification, Notifications, ProcessStore};
 use xdb_protocol::{paths, InternalNotifyRequest};
+
+use crate::leases::LeasedTasks;
+use crate::metric_definitions::AsyncMetrics;
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
@@ -16,12 +21,15 @@ pub(crate) struct HttpState {
     pub notifications: Notifications,
     /// True once shutdown began: the instance claims nothing more.
     pub draining: watch::Receiver<bool>,
+    pub metrics: Arc<AsyncMetrics>,
+    pub leased: Arc<LeasedTasks>,
 }
 
 pub(crate) fn router(state: HttpState) -> Router {
     Router::new()
         .route("/health/live", get(|| async { StatusCode::OK }))
         .route("/health/ready", get(ready))
+        .route("/metrics", get(metrics))
         .route(paths::INTERNAL_NOTIFY, post(notify))
         .with_state(state)
 }
@@ -35,6 +43,24 @@ async fn ready(State(state): State<HttpState>) -> StatusCode {
         Ok(_) => StatusCode::OK,
         Err(_) => StatusCode::SERVICE_UNAVAILABLE,
     }
+}
+
+/// Most due tasks the backlog gauge counts: beyond it the exact number matters less than
+/// keeping a scrape cheap.
+const BACKLOG_CAP: i64 = 100_000;
+
+/// The Prometheus text exposition; the gauges are sampled now.
+async fn metrics(State(state): State<HttpState>) -> impl IntoResponse {
+    state.metrics.leases_held.set(state.leased.len() as i64);
+    // A failed count keeps the last sample: the scrape itself still answers.
+    match state.store.count_backlog(BACKLOG_CAP).await {
+        Ok(backlog) => state.metrics.queue_backlog.set(backlog),
+        Err(error) => tracing::warn!(%error, "counting the task backlog failed"),
+    }
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.encode(),
+    )
 }
 
 async fn notify(

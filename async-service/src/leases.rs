@@ -28,6 +28,11 @@ impl LeasedTasks {
         }
     }
 
+    /// How many tasks are held now.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.lock().expect("never poisoned").len()
+    }
+
     fn snapshot(&self) -> Vec<i64> {
         self.ids
             .lock()

@@ -11,6 +11,7 @@ mod db_queue;
 mod handlers;
 mod http;
 mod leases;
+mod metric_definitions;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,7 +72,9 @@ impl AsyncService {
             .instance_id
             .clone()
             .unwrap_or_else(default_instance_id);
+        let metrics = Arc::new(metric_definitions::AsyncMetrics::new());
         let context = Arc::new(handlers::HandlerContext {
+            metrics: metrics.clone(),
             store: store.clone(),
             workers: xdb_worker_client::WorkerClient::new(config.max_worker_response_bytes)
                 .with_signing_secret(config.worker_signing_secret.as_deref()),
@@ -107,6 +110,8 @@ impl AsyncService {
             store: store.clone(),
             notifications,
             draining: claiming_stopped.clone(),
+            metrics,
+            leased: leased.clone(),
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();

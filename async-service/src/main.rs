@@ -23,8 +23,15 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("xdb-async-service: {error}");
         std::process::exit(2)
     });
-    xdb_config::init_logging(&settings.log);
+    let telemetry = xdb_telemetry::init(&settings.log, &settings.telemetry, "xdb-async-service")
+        .unwrap_or_else(|error| {
+            eprintln!("xdb-async-service: {error}");
+            std::process::exit(2)
+        });
     let service = AsyncService::start(config).await?;
     xdb_cluster::shutdown_signal().await;
-    service.shutdown().await
+    let stopped = service.shutdown().await;
+    // Off the runtime's threads: the exporter blocks while it sends the last spans.
+    tokio::task::spawn_blocking(move || telemetry.shutdown()).await?;
+    stopped
 }

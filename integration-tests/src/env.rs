@@ -84,6 +84,8 @@ pub struct EnvOptions {
     pub worker_url_prefixes: Vec<String>,
     /// `security.worker_signing_secret` of both services.
     pub worker_signing_secret: Option<String>,
+    /// Worker calls each async-service instance runs at once.
+    pub max_in_flight: usize,
 }
 
 impl Default for EnvOptions {
@@ -96,6 +98,7 @@ impl Default for EnvOptions {
             api_tokens: Vec::new(),
             worker_url_prefixes: Vec::new(),
             worker_signing_secret: None,
+            max_in_flight: 256,
         }
     }
 }
@@ -224,7 +227,17 @@ impl XdbTestEnv {
         config.poll_interval_ms = self.options.poll_interval_ms;
         config.default_api_timeout_seconds = 5;
         config.worker_signing_secret = self.options.worker_signing_secret.clone();
+        config.max_in_flight = self.options.max_in_flight;
         config
+    }
+
+    /// Base URLs of the in-process async-service instances' HTTP surface (health,
+    /// `/metrics`).
+    pub fn async_urls(&self) -> Vec<String> {
+        self.instances
+            .iter()
+            .map(|instance| format!("http://{}", instance.address()))
+            .collect()
     }
 
     /// Starts one more in-process async-service instance; returns its instance id.

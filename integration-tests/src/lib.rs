@@ -7,6 +7,7 @@
 //! - Row readers (`env.process_row`, `env.state_rows`, `env.tasks`, `env.user_row`, ...)
 //!   for asserting on what was committed, the same on both dialects ([`sql`]).
 //! - [`processes`]: small SDK processes for scenarios the samples do not cover.
+//! - [`metrics`]: reading samples out of a `/metrics` scrape.
 //! - [`worker_faults`]: a layer over a worker's router that delays, fails or holds
 //!   state calls and records them.
 //!
@@ -14,6 +15,7 @@
 //! loudly without them.
 
 pub mod env;
+pub mod metrics;
 pub mod processes;
 pub mod rows;
 pub mod sql;

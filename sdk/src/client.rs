@@ -362,9 +362,13 @@ impl Client {
         request: &Req,
         timeout: Duration,
     ) -> Result<Vec<u8>, ClientError> {
+        // The caller's current span becomes the parent of the service's request span.
+        let mut headers = reqwest::header::HeaderMap::new();
+        xdb_telemetry::inject_headers(&tracing::Span::current(), &mut headers);
         let mut post = self
             .http
             .post(format!("{}{path}", self.service_url))
+            .headers(headers)
             .timeout(timeout)
             .json(request);
         if let Some(token) = &self.bearer_token {

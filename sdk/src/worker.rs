@@ -11,6 +11,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use tracing::Instrument;
 use xdb_protocol::paths;
 use xdb_protocol::{
     AsyncStateExecuteRequest, AsyncStateExecuteResponse, AsyncStateWaitUntilRequest,
@@ -125,12 +126,14 @@ impl WorkerService {
         self.processes.get(process_type)
     }
 
-    /// Routes for the three worker API paths, to merge into the user's own app.
+    /// Routes for the three worker API paths, to merge into the user's own app. Each call
+    /// is handled in a span continuing the XDB service's trace (its `traceparent`).
     pub fn router(&self) -> Router {
         let router = Router::new()
             .route(paths::WORKER_WAIT_UNTIL, post(wait_until_route))
             .route(paths::WORKER_EXECUTE, post(execute_route))
             .route(paths::WORKER_RPC, post(rpc_route))
+            .route_layer(axum::middleware::from_fn(traced))
             .with_state(Arc::new(self.clone()));
         match &self.signing_secret {
             Some(secret) => router.layer(axum::middleware::from_fn_with_state(
@@ -318,6 +321,18 @@ fn respond<T: Serialize>(api: &str, result: Result<T, WorkerCallError>) -> Respo
             err.into_response()
         }
     }
+}
+
+/// Runs a worker call in a server span, a child of the caller's span when OpenTelemetry
+/// is installed, so the state's own spans join the process's trace.
+async fn traced(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let span = tracing::info_span!(
+        "xdb.worker.handle",
+        otel.name = %format!("{} {}", request.method(), request.uri().path()),
+        otel.kind = "server",
+    );
+    xdb_telemetry::set_parent_from_headers(&span, request.headers());
+    next.run(request).instrument(span).await
 }
 
 async fn wait_until_route(State(worker): State<Arc<WorkerService>>, body: Bytes) -> Response {

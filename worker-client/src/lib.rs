@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use thiserror::Error;
+use tracing::Instrument;
 use xdb_protocol::WorkerErrorResponse;
 
 #[derive(Debug, Error)]
@@ -52,7 +53,8 @@ impl WorkerClient {
         self
     }
 
-    /// POSTs `request` to `base_url` + `path` and decodes the answer.
+    /// POSTs `request` to `base_url` + `path` and decodes the answer, in a client span
+    /// whose trace context the worker receives as `traceparent`.
     pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
         &self,
         base_url: &str,
@@ -62,12 +64,23 @@ impl WorkerClient {
         idempotency_key: &str,
     ) -> Result<Resp, WorkerCallError> {
         let url = format!("{}{}", base_url.trim_end_matches('/'), path);
+        let span = tracing::info_span!(
+            "xdb.worker.call",
+            otel.name = %format!("POST {path}"),
+            otel.kind = "client",
+            url.full = %url,
+            http.response.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let mut headers = reqwest::header::HeaderMap::new();
+        xdb_telemetry::inject_headers(&span, &mut headers);
         // Serialized here, not by reqwest, because the signature covers these bytes.
         let body = serde_json::to_vec(request)
             .map_err(|e| WorkerCallError::InvalidBody(format!("request: {e}")))?;
         let mut post = self
             .http
             .post(&url)
+            .headers(headers)
             .header("Idempotency-Key", idempotency_key)
             .header(reqwest::header::CONTENT_TYPE, "application/json");
         if let Some(secret) = &self.signing_secret {
@@ -86,6 +99,7 @@ impl WorkerClient {
                 .await
                 .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?;
             let status = response.status();
+            tracing::Span::current().record("http.response.status_code", status.as_u16());
             let mut body = Vec::new();
             while let Some(chunk) = response
                 .chunk()
@@ -113,9 +127,13 @@ impl WorkerClient {
             }
             serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
         };
-        match tokio::time::timeout(timeout, call).await {
+        let result = match tokio::time::timeout(timeout, call.instrument(span.clone())).await {
             Ok(result) => result,
             Err(_) => Err(WorkerCallError::Timeout(timeout)),
+        };
+        if result.is_err() {
+            span.record("otel.status_code", "ERROR");
         }
+        result
     }
 }

@@ -11,10 +11,10 @@ mod settings;
 mod validate;
 
 pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTIONS};
-pub use logging::init_logging;
+pub use logging::{init_logging, log_layer};
 pub use settings::{
     ApiSettings, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
-    QueueMode, QueueSettings, SecuritySettings, Settings,
+    QueueMode, QueueSettings, SecuritySettings, Settings, TelemetrySettings,
 };
 pub use validate::Service;
 

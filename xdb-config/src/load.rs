@@ -17,8 +17,15 @@ pub const CONFIG_ENV: &str = "XDB_CONFIG";
 
 /// The file's sections; `XDB_<SECTION>_<KEY>` sets `<section>.<key>`
 /// (`XDB_ASYNC_POOL_SIZE` → `async.pool_size`). Other `XDB_` variables are not read.
-pub const SECTIONS: [&str; 7] = [
-    "database", "log", "queue", "pulsar", "api", "async", "security",
+pub const SECTIONS: [&str; 8] = [
+    "database",
+    "log",
+    "queue",
+    "pulsar",
+    "api",
+    "async",
+    "security",
+    "telemetry",
 ];
 
 /// Why the configuration cannot be used; the message names every problem and where the

@@ -1,18 +1,32 @@
 //! Installs the process's `tracing` subscriber as `[log]` says.
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::settings::{LogFormat, LogSettings};
 
 /// Logs to stdout in `settings.format` at `settings.level`; `RUST_LOG`, when set,
 /// replaces the level (for a quick look at one module without editing the file).
 pub fn init_logging(settings: &LogSettings) {
+    tracing_subscriber::registry()
+        .with(log_layer(settings))
+        .init();
+}
+
+/// The log output of [`init_logging`] as a layer with its own filter, so other layers
+/// (OpenTelemetry export) can share the subscriber without sharing the log level.
+pub fn log_layer<S>(settings: &LogSettings) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&settings.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let layer = tracing_subscriber::fmt::layer();
     match settings.format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => layer.with_filter(filter).boxed(),
+        LogFormat::Json => layer.json().with_filter(filter).boxed(),
     }
 }

@@ -20,6 +20,7 @@ pub struct Settings {
     #[serde(rename = "async")]
     pub async_service: AsyncSettings,
     pub security: SecuritySettings,
+    pub telemetry: TelemetrySettings,
 }
 
 /// `[database]`: the user's database, with the XDB system tables installed.
@@ -56,6 +57,32 @@ pub enum LogFormat {
     #[default]
     Text,
     Json,
+}
+
+/// `[telemetry]`: OpenTelemetry traces, exported over OTLP/HTTP (protobuf). Off by
+/// default; Prometheus metrics are always served on `/metrics`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetrySettings {
+    pub enabled: bool,
+    /// The collector's OTLP/HTTP base URL; spans go to `<endpoint>/v1/traces`.
+    pub otlp_endpoint: String,
+    /// The spans' `service.name` (default: the service's binary name).
+    pub service_name: Option<String>,
+    /// Share of new traces recorded, 0 to 1; a trace started upstream (an incoming
+    /// `traceparent`) follows the caller's decision.
+    pub sample_ratio: f64,
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            otlp_endpoint: "http://localhost:4318".into(),
+            service_name: None,
+            sample_ratio: 1.0,
+        }
+    }
 }
 
 /// `[queue]`: how the async service learns of work.

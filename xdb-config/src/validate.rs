@@ -64,6 +64,25 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             .is_none_or(|s| s.len() >= xdb_worker_auth::MIN_SECRET_BYTES),
         "security.worker_signing_secret must be at least 16 bytes",
     );
+    let telemetry = &settings.telemetry;
+    if telemetry.enabled {
+        check(
+            is_http_url(telemetry.otlp_endpoint.trim()),
+            "telemetry.otlp_endpoint must be an http:// or https:// URL \
+             (e.g. http://otel-collector:4318)",
+        );
+    }
+    check(
+        (0.0..=1.0).contains(&telemetry.sample_ratio),
+        "telemetry.sample_ratio must be between 0 and 1",
+    );
+    check(
+        telemetry
+            .service_name
+            .as_deref()
+            .is_none_or(|name| !name.trim().is_empty()),
+        "telemetry.service_name must not be empty (leave it out for the default)",
+    );
     match service {
         Service::Api => {
             let api = &settings.api;

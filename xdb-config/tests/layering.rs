@@ -301,3 +301,38 @@ fn security_settings_come_from_the_environment_and_are_checked_without_echoing_s
         Ok(())
     });
 }
+
+#[test]
+fn telemetry_is_off_by_default_and_checked_when_on() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+        assert!(!settings.telemetry.enabled);
+
+        jail.set_env("XDB_TELEMETRY_ENABLED", "true");
+        jail.set_env("XDB_TELEMETRY_OTLP_ENDPOINT", "otel-collector:4318");
+        jail.set_env("XDB_TELEMETRY_SAMPLE_RATIO", "1.5");
+        jail.set_env("XDB_TELEMETRY_SERVICE_NAME", " ");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "telemetry.otlp_endpoint must be an http:// or https:// URL",
+            "telemetry.sample_ratio must be between 0 and 1",
+            "telemetry.service_name must not be empty",
+        ] {
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+
+        jail.set_env("XDB_TELEMETRY_OTLP_ENDPOINT", "http://otel-collector:4318");
+        jail.set_env("XDB_TELEMETRY_SAMPLE_RATIO", "0.25");
+        jail.set_env("XDB_TELEMETRY_SERVICE_NAME", "xdb-async-eu");
+        let settings = load(Service::Async, None, &Overrides::default()).unwrap();
+        let telemetry = settings.telemetry;
+        assert!(telemetry.enabled);
+        assert_eq!(telemetry.otlp_endpoint, "http://otel-collector:4318");
+        assert_eq!(telemetry.sample_ratio, 0.25);
+        assert_eq!(telemetry.service_name.as_deref(), Some("xdb-async-eu"));
+        Ok(())
+    });
+}

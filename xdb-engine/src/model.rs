@@ -224,6 +224,9 @@ pub struct Task {
     pub timer_index: Option<i32>,
     pub attempt: i32,
     pub first_attempt_at: Option<DateTime<Utc>>,
+    /// The W3C `traceparent` of the span that created the task, so its handling joins
+    /// the process's trace.
+    pub traceparent: Option<String>,
 }
 
 /// A queued (not yet consumed) local-queue message.

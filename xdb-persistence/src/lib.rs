@@ -13,6 +13,7 @@ pub mod mysql;
 mod notifications;
 pub mod postgres;
 mod store;
+pub mod trace_context;
 
 use std::sync::Arc;
 use std::time::Duration;

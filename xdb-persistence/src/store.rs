@@ -127,6 +127,9 @@ pub trait ProcessStore: Send + Sync + 'static {
         limit: i64,
         lease: Duration,
     ) -> Result<Vec<Task>, StoreError>;
+    /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
+    /// scheduling input: the cap bounds what a huge backlog costs to count).
+    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
     /// Extends the leases `owner` holds on `task_ids`; returns how many. Only tasks still

@@ -6,10 +6,13 @@ mod timer;
 
 use std::sync::Arc;
 
+use tracing::Instrument;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{Applied, ProcessStore, StoreError};
+use xdb_persistence::{trace_context, Applied, ProcessStore, StoreError};
 
 use xdb_worker_client::WorkerClient;
+
+use crate::metric_definitions::{outcome, AsyncMetrics};
 
 /// Shared by every task handler.
 pub struct HandlerContext {
@@ -17,21 +20,62 @@ pub struct HandlerContext {
     pub workers: WorkerClient,
     pub owner: String,
     pub default_api_timeout_seconds: u32,
+    pub(crate) metrics: Arc<AsyncMetrics>,
 }
 
 /// Handles one claimed task to the end: its outcome is committed (or the task is left
 /// for its lease to expire, when the database failed).
+///
+/// The handling is a span continuing the trace the task was created in, and the tasks
+/// it creates carry this span on, so a process's states form one trace.
 pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
-    let result = match task.task_type {
-        TaskType::WaitUntil | TaskType::Execute => state_api::handle(context, task).await,
-        TaskType::Timer => timer::handle(context, task).await,
-        TaskType::ProcessTimeout => process_timeout::handle(context, task).await,
+    let span = tracing::info_span!(
+        "xdb.task",
+        otel.name = %format!("handle {}", task.task_type.as_str()),
+        otel.kind = "consumer",
+        task.id = task.id,
+        task.r#type = task.task_type.as_str(),
+        task.attempt = task.attempt,
+        process_execution_id = %task.process_execution_id,
+        state_execution_id = task.state.as_ref().map(ToString::to_string),
+        outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    if let Some(traceparent) = &task.traceparent {
+        xdb_telemetry::set_parent_from_traceparent(&span, traceparent);
+    }
+    let traceparent = xdb_telemetry::traceparent(&span);
+    let result = trace_context::scope(traceparent, dispatch(context, task))
+        .instrument(span.clone())
+        .await;
+    let outcome = match &result {
+        Ok(_) => outcome::OK,
+        Err(StoreError::Stale(_)) => outcome::STALE,
+        Err(StoreError::Database(_)) => outcome::DATABASE_ERROR,
+        Err(_) => outcome::ERROR,
     };
+    span.record("outcome", outcome);
+    if matches!(outcome, outcome::DATABASE_ERROR | outcome::ERROR) {
+        span.record("otel.status_code", "ERROR");
+    }
+    context
+        .metrics
+        .tasks_completed
+        .with_label_values(&[task.task_type.as_str(), outcome])
+        .inc();
     match result {
         Err(StoreError::Stale(reason)) => {
             tracing::debug!(task = task.id, %reason, "task is stale; dropped");
             Ok(Applied::default())
         }
         other => other,
+    }
+}
+
+async fn dispatch(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+    match task.task_type {
+        TaskType::WaitUntil | TaskType::Execute => state_api::handle(context, task).await,
+        TaskType::Timer => timer::handle(context, task).await,
+        TaskType::ProcessTimeout => process_timeout::handle(context, task).await,
     }
 }

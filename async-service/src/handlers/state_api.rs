@@ -1,6 +1,7 @@
 //! WAIT_UNTIL and EXECUTE tasks: load, call the worker, record the answer or the failure.
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use xdb_engine::decide::{DecideError, StateApi};
 use xdb_engine::{Task, TaskType};
@@ -9,6 +10,8 @@ use xdb_protocol::{
     paths, AsyncStateExecuteRequest, AsyncStateExecuteResponse, AsyncStateWaitUntilRequest,
     AsyncStateWaitUntilResponse, Context,
 };
+
+use xdb_worker_client::WorkerCallError;
 
 use super::HandlerContext;
 
@@ -33,17 +36,14 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
                 state_input: call.state.input.clone(),
                 attributes: call.attributes.clone(),
             };
-            match context
-                .workers
-                .call::<_, AsyncStateWaitUntilResponse>(
-                    &call.process.worker_url,
-                    paths::WORKER_WAIT_UNTIL,
-                    &request,
-                    timeout,
-                    &key,
-                )
-                .await
-            {
+            let answer = context.workers.call::<_, AsyncStateWaitUntilResponse>(
+                &call.process.worker_url,
+                paths::WORKER_WAIT_UNTIL,
+                &request,
+                timeout,
+                &key,
+            );
+            match timed(context, &call, api, answer).await {
                 Ok(response) => {
                     context
                         .store
@@ -70,17 +70,14 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
                     .unwrap_or_default(),
                 attributes: call.attributes.clone(),
             };
-            match context
-                .workers
-                .call::<_, AsyncStateExecuteResponse>(
-                    &call.process.worker_url,
-                    paths::WORKER_EXECUTE,
-                    &request,
-                    timeout,
-                    &key,
-                )
-                .await
-            {
+            let answer = context.workers.call::<_, AsyncStateExecuteResponse>(
+                &call.process.worker_url,
+                paths::WORKER_EXECUTE,
+                &request,
+                timeout,
+                &key,
+            );
+            match timed(context, &call, api, answer).await {
                 Ok(response) => {
                     context
                         .store
@@ -102,6 +99,31 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
         Err(StoreError::AppDatabase(error)) => failed(context, task, &call, api, &error).await,
         other => other,
     }
+}
+
+/// Awaits a worker call, recording its latency and any failure by state.
+async fn timed<T>(
+    context: &HandlerContext,
+    call: &StateCall,
+    api: StateApi,
+    answer: impl Future<Output = Result<T, WorkerCallError>>,
+) -> Result<T, WorkerCallError> {
+    let labels = [
+        call.process.process_type.as_str(),
+        call.state.id.state_id.as_str(),
+        api.as_str(),
+    ];
+    let started = Instant::now();
+    let result = answer.await;
+    let metrics = &context.metrics;
+    metrics
+        .worker_call_seconds
+        .with_label_values(&labels)
+        .observe(started.elapsed().as_secs_f64());
+    if result.is_err() {
+        metrics.worker_call_errors.with_label_values(&labels).inc();
+    }
+    result
 }
 
 async fn failed(

@@ -48,6 +48,7 @@ mod bad_input;
 mod common;
 mod execution;
 mod lifecycle;
+mod observability;
 mod resilience;
 mod rpc;
 mod security;

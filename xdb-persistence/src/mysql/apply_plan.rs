@@ -10,7 +10,7 @@ use super::global_attributes;
 use super::rows::{in_list, json_text, opt_time_value, time_value, uuid_value};
 use super::MySqlStore;
 use crate::continuation::{continuation_index, LeaseTo};
-use crate::{Applied, StoreError};
+use crate::{trace_context, Applied, StoreError};
 
 /// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
 /// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
@@ -123,6 +123,8 @@ pub(crate) async fn apply_plan(
         .await?;
     }
 
+    let info = trace_context::task_info();
+    let info_text = info.as_ref().map(json_text);
     let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
     let mut continuation = None;
     if let Some((to, index)) = leased {
@@ -130,8 +132,8 @@ pub(crate) async fn apply_plan(
         tx.exec_drop(
             "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
                state_execution_number, timer_index, lease_owner, lease_expires_at, \
-               first_attempt_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?)",
+               first_attempt_at, info) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, ?)",
             vec![
                 Value::from(task.task_type.as_str()),
                 time_value(task.fire_at),
@@ -142,6 +144,7 @@ pub(crate) async fn apply_plan(
                 Value::from(to.owner),
                 Value::from(to.lease.as_micros() as i64),
                 time_value(now),
+                Value::from(info_text.clone()),
             ],
         )
         .await?;
@@ -157,6 +160,7 @@ pub(crate) async fn apply_plan(
             timer_index: task.timer_index,
             attempt: 1,
             first_attempt_at: Some(now),
+            traceparent: info.as_ref().and_then(|i| i.traceparent.clone()),
         });
     }
     let others = plan
@@ -167,7 +171,7 @@ pub(crate) async fn apply_plan(
     for (_, task) in others {
         tx.exec_drop(
             "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-               state_execution_number, timer_index) VALUES (?, ?, ?, ?, ?, ?)",
+               state_execution_number, timer_index, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
             vec![
                 Value::from(task.task_type.as_str()),
                 time_value(task.fire_at),
@@ -175,6 +179,7 @@ pub(crate) async fn apply_plan(
                 Value::from(task.state.as_ref().map(|s| s.state_id.as_str())),
                 Value::from(task.state.as_ref().map(|s| s.number)),
                 Value::from(task.timer_index),
+                Value::from(info_text.clone()),
             ],
         )
         .await?;

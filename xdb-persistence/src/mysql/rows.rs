@@ -10,6 +10,7 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
@@ -20,7 +21,7 @@ pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_ex
     status, version, input, config, command_request, command_results, created_at";
 
 pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state_id, \
-    state_execution_number, timer_index, attempt, first_attempt_at";
+    state_execution_number, timer_index, attempt, first_attempt_at, info";
 
 /// The value of `column`, or a "corrupt row" error naming it.
 pub(crate) fn get<T: FromValue>(row: &Row, column: &str) -> Result<T, StoreError> {
@@ -152,6 +153,7 @@ pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
         timer_index: get(row, "timer_index")?,
         attempt: get(row, "attempt")?,
         first_attempt_at: get_opt_time(row, "first_attempt_at")?,
+        traceparent: get_json::<TaskInfo>(row, "info")?.and_then(|info| info.traceparent),
     })
 }
 

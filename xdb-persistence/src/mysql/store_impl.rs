@@ -66,6 +66,9 @@ impl ProcessStore for MySqlStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
+    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
+        backlog::count_backlog(self, cap).await
+    }
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         claim_tasks::next_task_due_in(self).await
     }

@@ -10,7 +10,7 @@ use super::global_attributes;
 use super::notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 use super::rows::{task_from_row, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
-use crate::{Applied, StoreError};
+use crate::{trace_context, Applied, StoreError};
 
 /// Which notifications a transaction sends besides "process closed".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +158,7 @@ pub(crate) async fn apply_plan(
             .await?;
     }
 
+    let info = trace_context::task_info().as_ref().map(to_json);
     let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
     let mut continuation = None;
     if let Some((to, index)) = leased {
@@ -166,9 +167,9 @@ pub(crate) async fn apply_plan(
             .prepare_cached(&format!(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
                    state_execution_number, timer_index, lease_owner, lease_expires_at, \
-                   first_attempt_at) \
+                   first_attempt_at, info) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                   clock_timestamp() + make_interval(secs => $8), clock_timestamp()) \
+                   clock_timestamp() + make_interval(secs => $8), clock_timestamp(), $9) \
                  RETURNING {TASK_COLUMNS}"
             ))
             .await?;
@@ -184,6 +185,7 @@ pub(crate) async fn apply_plan(
                     &task.timer_index,
                     &to.owner,
                     &to.lease.as_secs_f64(),
+                    &info,
                 ],
             )
             .await?;
@@ -193,7 +195,7 @@ pub(crate) async fn apply_plan(
         let statement = tx
             .prepare_cached(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-                   state_execution_number, timer_index) VALUES ($1, $2, $3, $4, $5, $6)",
+                   state_execution_number, timer_index, info) VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .await?;
         let others = plan
@@ -211,6 +213,7 @@ pub(crate) async fn apply_plan(
                     &task.state.as_ref().map(|s| s.state_id.as_str()),
                     &task.state.as_ref().map(|s| s.number),
                     &task.timer_index,
+                    &info,
                 ],
             )
             .await?;

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
@@ -17,7 +18,7 @@ pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_ex
     status, version, input, config, command_request, command_results, created_at";
 
 pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state_id, \
-    state_execution_number, timer_index, attempt, first_attempt_at";
+    state_execution_number, timer_index, attempt, first_attempt_at, info";
 
 pub(crate) fn from_json<T: DeserializeOwned>(
     value: Option<Value>,
@@ -91,6 +92,7 @@ pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
         timer_index: row.get("timer_index"),
         attempt: row.get("attempt"),
         first_attempt_at: row.get("first_attempt_at"),
+        traceparent: from_json::<TaskInfo>(row.get("info"))?.and_then(|info| info.traceparent),
     })
 }
 

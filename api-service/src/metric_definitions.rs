@@ -1,0 +1,69 @@
+//! The API service's Prometheus metrics: every name, label and bucket in one place.
+//! Each service instance has its own registry, served on its `/metrics`.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+/// Request latency buckets, in seconds; long polls (wait for completion) reach minutes.
+const REQUEST_BUCKETS: [f64; 13] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 300.0,
+];
+
+/// The instance's metrics.
+pub struct ApiMetrics {
+    registry: Registry,
+    /// `xdb_api_requests_total{method, route, status}`.
+    pub(crate) requests: IntCounterVec,
+    /// `xdb_api_request_duration_seconds{method, route}`.
+    pub(crate) request_seconds: HistogramVec,
+}
+
+impl ApiMetrics {
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "xdb_api_requests_total",
+                "API requests answered, by route and status.",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let request_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "xdb_api_request_duration_seconds",
+                "API request latency, by route.",
+            )
+            .buckets(REQUEST_BUCKETS.to_vec()),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(requests.clone()))
+            .expect("metric names are unique");
+        registry
+            .register(Box::new(request_seconds.clone()))
+            .expect("metric names are unique");
+        Self {
+            registry,
+            requests,
+            request_seconds,
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub(crate) fn encode(&self) -> String {
+        let mut text = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut text)
+            .expect("encoding into memory cannot fail");
+        String::from_utf8(text).expect("the text format is UTF-8")
+    }
+}
+
+impl Default for ApiMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,215 @@
+//! The async service's Prometheus metrics: every name, label and bucket in one place.
+//! Each service instance has its own registry, served on its `/metrics`.
+
+use chrono::{DateTime, Utc};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+use xdb_engine::{Task, TaskType};
+
+/// Worker-call latency buckets, in seconds: a few milliseconds to the longest timeouts.
+const WORKER_CALL_BUCKETS: [f64; 12] = [
+    0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0,
+];
+/// Timer-lateness buckets, in seconds: claim delay from ideal to badly overloaded.
+const LATENESS_BUCKETS: [f64; 10] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0];
+
+/// Outcomes of handling a task (label `outcome` of [`AsyncMetrics::tasks_completed`]).
+pub(crate) mod outcome {
+    /// The task's transition committed (including a recorded worker failure).
+    pub const OK: &str = "ok";
+    /// The task no longer applied (its state moved on) and was dropped.
+    pub const STALE: &str = "stale";
+    /// The database refused the transition; handled again after a pause or once the
+    /// lease expires.
+    pub const DATABASE_ERROR: &str = "database_error";
+    /// Any other failure; the task runs again once its lease expires.
+    pub const ERROR: &str = "error";
+}
+
+/// The instance's metrics.
+pub(crate) struct AsyncMetrics {
+    registry: Registry,
+    /// `xdb_async_tasks_claimed_total{task_type}`.
+    pub tasks_claimed: IntCounterVec,
+    /// `xdb_async_tasks_completed_total{task_type, outcome}`.
+    pub tasks_completed: IntCounterVec,
+    /// `xdb_async_task_retries_total{task_type}`: claims of a task's second or later attempt.
+    pub task_retries: IntCounterVec,
+    /// `xdb_async_worker_call_duration_seconds{process_type, state_id, api}`.
+    pub worker_call_seconds: HistogramVec,
+    /// `xdb_async_worker_call_errors_total{process_type, state_id, api}`.
+    pub worker_call_errors: IntCounterVec,
+    /// `xdb_async_timer_lateness_seconds`: how long after its due time a timer was claimed.
+    pub timer_lateness_seconds: Histogram,
+    /// `xdb_async_queue_backlog`: due tasks no instance holds, sampled at each scrape.
+    pub queue_backlog: IntGauge,
+    /// `xdb_async_leases_held`: tasks this instance is working on.
+    pub leases_held: IntGauge,
+}
+
+impl AsyncMetrics {
+    pub(crate) fn new() -> Self {
+        let registry = Registry::new();
+        let worker_labels = ["process_type", "state_id", "api"];
+        let metrics = Self {
+            tasks_claimed: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_tasks_claimed_total",
+                    "Tasks taken to work on (claimed, or leased as a continuation), by type.",
+                ),
+                &["task_type"],
+            )
+            .expect("valid metric"),
+            tasks_completed: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_tasks_completed_total",
+                    "Task handlings finished, by type and outcome.",
+                ),
+                &["task_type", "outcome"],
+            )
+            .expect("valid metric"),
+            task_retries: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_task_retries_total",
+                    "Claims of a retry attempt (attempt 2 or later), by type.",
+                ),
+                &["task_type"],
+            )
+            .expect("valid metric"),
+            worker_call_seconds: HistogramVec::new(
+                HistogramOpts::new(
+                    "xdb_async_worker_call_duration_seconds",
+                    "Latency of worker state-API calls, by state.",
+                )
+                .buckets(WORKER_CALL_BUCKETS.to_vec()),
+                &worker_labels,
+            )
+            .expect("valid metric"),
+            worker_call_errors: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_worker_call_errors_total",
+                    "Worker state-API calls that failed (unreachable, timeout, error status, \
+                     invalid body), by state.",
+                ),
+                &worker_labels,
+            )
+            .expect("valid metric"),
+            timer_lateness_seconds: Histogram::with_opts(
+                HistogramOpts::new(
+                    "xdb_async_timer_lateness_seconds",
+                    "Delay between a timer's due time and its claim.",
+                )
+                .buckets(LATENESS_BUCKETS.to_vec()),
+            )
+            .expect("valid metric"),
+            queue_backlog: IntGauge::new(
+                "xdb_async_queue_backlog",
+                "Due tasks not leased by any instance (sampled at scrape, capped).",
+            )
+            .expect("valid metric"),
+            leases_held: IntGauge::new(
+                "xdb_async_leases_held",
+                "Tasks this instance holds a lease on and is working on.",
+            )
+            .expect("valid metric"),
+            registry,
+        };
+        let collectors: [Box<dyn prometheus::core::Collector>; 8] = [
+            Box::new(metrics.tasks_claimed.clone()),
+            Box::new(metrics.tasks_completed.clone()),
+            Box::new(metrics.task_retries.clone()),
+            Box::new(metrics.worker_call_seconds.clone()),
+            Box::new(metrics.worker_call_errors.clone()),
+            Box::new(metrics.timer_lateness_seconds.clone()),
+            Box::new(metrics.queue_backlog.clone()),
+            Box::new(metrics.leases_held.clone()),
+        ];
+        for collector in collectors {
+            metrics
+                .registry
+                .register(collector)
+                .expect("metric names are unique");
+        }
+        metrics
+    }
+
+    /// Records a claim: the count, a retry, and a timer's lateness as of `now`.
+    pub(crate) fn claimed(&self, task: &Task, now: DateTime<Utc>) {
+        let task_type = task.task_type.as_str();
+        self.tasks_claimed.with_label_values(&[task_type]).inc();
+        if task.attempt > 1 {
+            self.task_retries.with_label_values(&[task_type]).inc();
+        }
+        if task.task_type == TaskType::Timer {
+            self.timer_lateness_seconds
+                .observe(lateness_seconds(task.fire_at, now));
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub(crate) fn encode(&self) -> String {
+        let mut text = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut text)
+            .expect("encoding into memory cannot fail");
+        String::from_utf8(text).expect("the text format is UTF-8")
+    }
+}
+
+/// Seconds from `due` to `claimed`; 0 for a task claimed on time (the database clock may
+/// run slightly ahead of ours).
+fn lateness_seconds(due: DateTime<Utc>, claimed: DateTime<Utc>) -> f64 {
+    ((claimed - due).num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(task_type: TaskType, attempt: i32, fire_at: DateTime<Utc>) -> Task {
+        Task {
+            id: 1,
+            task_type,
+            fire_at,
+            process_execution_id: uuid::Uuid::nil(),
+            state: None,
+            timer_index: None,
+            attempt,
+            first_attempt_at: None,
+            traceparent: None,
+        }
+    }
+
+    #[test]
+    fn a_claim_counts_its_type_retries_and_timer_lateness() {
+        let metrics = AsyncMetrics::new();
+        let now = Utc::now();
+        metrics.claimed(&task(TaskType::Execute, 1, now), now);
+        metrics.claimed(&task(TaskType::Execute, 3, now), now);
+        let due = now - chrono::Duration::milliseconds(300);
+        metrics.claimed(&task(TaskType::Timer, 1, due), now);
+        assert_eq!(
+            metrics.tasks_claimed.with_label_values(&["EXECUTE"]).get(),
+            2
+        );
+        assert_eq!(
+            metrics.task_retries.with_label_values(&["EXECUTE"]).get(),
+            1
+        );
+        assert_eq!(metrics.timer_lateness_seconds.get_sample_count(), 1);
+        assert!((metrics.timer_lateness_seconds.get_sample_sum() - 0.3).abs() < 1e-9);
+        let text = metrics.encode();
+        assert!(text.contains("xdb_async_tasks_claimed_total{task_type=\"EXECUTE\"} 2"));
+    }
+
+    #[test]
+    fn lateness_is_never_negative() {
+        let now = Utc::now();
+        assert_eq!(
+            lateness_seconds(now + chrono::Duration::seconds(1), now),
+            0.0
+        );
+    }
+}

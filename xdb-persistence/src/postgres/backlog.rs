@@ -1,0 +1,17 @@
+//! The queue-backlog gauge's count.
+
+use super::PostgresStore;
+use crate::StoreError;
+
+pub(crate) async fn count_backlog(store: &PostgresStore, cap: i64) -> Result<i64, StoreError> {
+    let client = store.pool().get().await?;
+    let statement = client
+        .prepare_cached(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+               WHERE fire_at <= clock_timestamp() \
+                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
+               LIMIT $1) due",
+        )
+        .await?;
+    Ok(client.query_one(&statement, &[&cap]).await?.get(0))
+}
