@@ -16,3 +16,5 @@ echo "test: cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "test: cargo test"
 cargo test --workspace
+echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
+scripts/fuzz-api.sh

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Fuzzes the service API with schemathesis (PyPI) against its served OpenAPI document:
+# a live xdb-server on a fresh PostgreSQL database, every service and internal
+# operation, generated valid and invalid requests. It fails on any 5xx and on a
+# response that breaks the document (status, content type, headers, body schema).
+# Bounded by the examples per operation; the seed is printed for replay.
+#
+# Needs PostgreSQL (scripts/ensure-postgres.sh) and python3 with venv. Environment:
+#   XDB_TOOLS_VENV   virtualenv for the tool (default ~/.cache/xdb-fuzz-tools)
+#   XDB_FUZZ_EXAMPLES  examples per operation and phase (default 25)
+#   XDB_FUZZ_SEED      a seed to replay a run (default: random)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+readonly VENV="${XDB_TOOLS_VENV:-$HOME/.cache/xdb-fuzz-tools}"
+readonly REQUIREMENTS="schemathesis==4.32.5"
+readonly DB=xdb_fuzz
+readonly PORT=18801
+readonly URL="http://127.0.0.1:${PORT}"
+readonly EXAMPLES="${XDB_FUZZ_EXAMPLES:-25}"
+
+log() { echo "fuzz-api: $*"; }
+
+if [ "$(cat "$VENV/.requirements" 2>/dev/null)" != "$REQUIREMENTS" ]; then
+    log "installing $REQUIREMENTS into $VENV"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check $REQUIREMENTS
+    echo "$REQUIREMENTS" >"$VENV/.requirements"
+fi
+
+cargo build --quiet -p xdb-server
+psql -q -h 127.0.0.1 -U postgres -d postgres \
+    -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)" -c "CREATE DATABASE ${DB}"
+psql -q -h 127.0.0.1 -U postgres -d "${DB}" -f samples/sql/postgres/user_signup.sql
+
+log_file="$(mktemp)"
+"${CARGO_TARGET_DIR:-target}/debug/xdb-server" --install-schema \
+    --database-url "postgres://postgres@127.0.0.1:5432/${DB}" --listen "127.0.0.1:${PORT}" \
+    >"$log_file" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    curl -fsS "${URL}/health/ready" >/dev/null 2>&1 && break
+    kill -0 $server 2>/dev/null || { cat "$log_file"; log "xdb-server exited"; exit 1; }
+    sleep 0.1
+done
+curl -fsS "${URL}/health/ready" >/dev/null || { cat "$log_file"; log "xdb-server is not ready"; exit 1; }
+
+seed_args=()
+[ -n "${XDB_FUZZ_SEED:-}" ] && seed_args=(--seed "$XDB_FUZZ_SEED")
+# Left out: positive_data_acceptance (the document cannot say which process ids exist,
+# so valid requests for unknown processes rightly answer 404) and
+# negative_data_rejection (serde reads a nested object given as an array field by
+# field, so e.g. `"filter": []` is taken as an empty filter rather than refused; the
+# top level is checked by the service itself).
+log "running schemathesis ($EXAMPLES examples per operation)"
+if ! "$VENV/bin/schemathesis" run "${URL}/api/v1/xdb/openapi.json" --url "$URL" \
+    --include-tag service --include-tag internal \
+    --checks all --exclude-checks positive_data_acceptance,negative_data_rejection \
+    -n "$EXAMPLES" --request-timeout 30 --no-color \
+    --warnings off "${seed_args[@]}"; then
+    log "FAILED; the service log follows"
+    tail -50 "$log_file"
+    exit 1
+fi
+if grep -q "panicked" "$log_file"; then
+    log "FAILED: the service panicked"
+    grep -A5 "panicked" "$log_file"
+    exit 1
+fi
+log "OK: no server error, every response matches the document"
