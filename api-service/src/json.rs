@@ -84,14 +84,7 @@ fn rejection_to_error(rejection: JsonRejection) -> ApiError {
 /// starts an escape.
 fn contains_nul_escape(json: &[u8]) -> bool {
     json.windows(5).enumerate().any(|(at, window)| {
-        window == b"u0000"
-            && json[..at]
-                .iter()
-                .rev()
-                .take_while(|&&b| b == b'\\')
-                .count()
-                % 2
-                == 1
+        window == b"u0000" && json[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
     })
 }
 
