@@ -53,6 +53,20 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ include "xdb.databaseSecretName" . }}
       key: {{ include "xdb.databaseSecretKey" . }}
+{{- with .Values.security.apiTokensSecret }}
+- name: XDB_SECURITY_API_TOKENS
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.security.apiTokensSecretKey }}
+{{- end }}
+{{- with .Values.security.workerSigningSecret }}
+- name: XDB_SECURITY_WORKER_SIGNING_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.security.workerSigningSecretKey }}
+{{- end }}
 {{- end -}}
 
 {{- define "xdb.configVolume" -}}
