@@ -47,6 +47,7 @@ macro_rules! both_databases {
 mod bad_input;
 mod common;
 mod execution;
+mod injection;
 mod lifecycle;
 mod observability;
 mod resilience;
