@@ -151,26 +151,7 @@ impl XdbTestEnv {
             .await
             .expect("bind the API listener");
         let address = listener.local_addr().expect("local address");
-        let mut config = ApiServiceConfig::new(db.url());
-        config.listen = address;
-        config.pool_size = 8;
-        config.max_request_bytes = options.max_request_bytes;
-        config.api_tokens = options.api_tokens.clone();
-        config.worker_url_prefixes = options.worker_url_prefixes.clone();
-        config.worker_signing_secret = options.worker_signing_secret.clone();
-        let state = xdb_api_service::connect(config)
-            .await
-            .expect("the API service connects to the test database");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            if let Err(error) = xdb_api_service::serve(state, listener, async {
-                let _ = stopped.await;
-            })
-            .await
-            {
-                panic!("the API service failed: {error:#}");
-            }
-        });
+        let api = spawn_api(db.url(), listener, &options).await;
         let api_url = format!("http://{address}");
         let mut client = Client::new(api_url.clone()).with_request_timeout(Duration::from_secs(30));
         if let Some(token) = options.api_tokens.first() {
@@ -182,7 +163,7 @@ impl XdbTestEnv {
             api_url,
             client,
             options: options.clone(),
-            api: Some(Server { stop, task }),
+            api: Some(api),
             instances: Vec::new(),
             workers: Vec::new(),
         };
@@ -200,6 +181,11 @@ impl XdbTestEnv {
     /// The database server this environment runs on.
     pub fn database(&self) -> Database {
         self.db.dialect()
+    }
+
+    /// Opens the assertion connection again (after the database server restarted).
+    pub async fn reconnect_sql(&mut self) {
+        self.sql = SqlClient::connect(&self.db).await;
     }
 
     /// A connection to the test database, for assertions on rows (see [`crate::sql`]).
@@ -335,6 +321,19 @@ impl XdbTestEnv {
         }
     }
 
+    /// Stops the API service and starts a new one on the same address, as a rolling
+    /// update or a crash-restart does; clients see refused connections meanwhile.
+    pub async fn restart_api(&mut self) {
+        if let Some(api) = self.api.take() {
+            api.shutdown().await;
+        }
+        let address = self.api_url.trim_start_matches("http://").to_string();
+        let listener = TcpListener::bind(&address)
+            .await
+            .expect("bind the API listener again");
+        self.api = Some(spawn_api(self.db.url(), listener, &self.options).await);
+    }
+
     /// Stops every service and worker of this environment, then drops the database.
     pub async fn shutdown(mut self) {
         self.stop_async_instances().await;
@@ -345,6 +344,31 @@ impl XdbTestEnv {
             worker.shutdown().await;
         }
     }
+}
+
+/// Starts the API service on `listener` with the environment's options.
+async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptions) -> Server {
+    let mut config = ApiServiceConfig::new(database_url);
+    config.listen = listener.local_addr().expect("local address");
+    config.pool_size = 8;
+    config.max_request_bytes = options.max_request_bytes;
+    config.api_tokens = options.api_tokens.clone();
+    config.worker_url_prefixes = options.worker_url_prefixes.clone();
+    config.worker_signing_secret = options.worker_signing_secret.clone();
+    let state = xdb_api_service::connect(config)
+        .await
+        .expect("the API service connects to the test database");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        if let Err(error) = xdb_api_service::serve(state, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        {
+            panic!("the API service failed: {error:#}");
+        }
+    });
+    Server { stop, task }
 }
 
 /// An async-service instance running as its own OS process; killed when dropped.

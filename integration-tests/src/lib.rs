@@ -14,6 +14,8 @@
 //! Tests need real PostgreSQL and MariaDB/MySQL servers (see `xdb_test_util`) and fail
 //! loudly without them.
 
+pub mod chaos;
+pub mod db_server;
 pub mod env;
 pub mod metrics;
 pub mod processes;
