@@ -92,6 +92,11 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "service_instances",
         sql: include_str!("../postgres/v002_service_instances.sql"),
     },
+    Migration {
+        version: 3,
+        name: "unleased_task_index",
+        sql: include_str!("../postgres/v003_unleased_task_index.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -104,6 +109,11 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "service_instances",
         sql: include_str!("../mysql/v002_service_instances.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "unleased_task_index",
+        sql: include_str!("../mysql/v003_unleased_task_index.sql"),
     },
 ];
 

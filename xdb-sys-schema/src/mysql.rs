@@ -21,6 +21,9 @@ use crate::{
     SchemaStatus, LATEST_VERSION,
 };
 
+/// "Duplicate key name": the index a `CREATE INDEX` creates exists already.
+const ER_DUP_KEYNAME: u16 = 1061;
+
 /// Prefix of the `GET_LOCK` name every installer of a database holds while it runs; the
 /// rest is `MD5(DATABASE())`, as lock names are server-wide and at most 64 characters.
 pub const MYSQL_INSTALL_LOCK_PREFIX: &str = "xdb_sys_install_";
@@ -152,9 +155,14 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
         };
         for statement in statements(next.sql) {
             let statement = statement.replace(COLLATION_PLACEHOLDER, &collation);
-            conn.query_drop(statement)
-                .await
-                .map_err(|e| failed(Box::new(e)))?;
+            match conn.query_drop(&statement).await {
+                Ok(()) => {}
+                // MySQL has no `CREATE INDEX IF NOT EXISTS`: an index already there is
+                // one an interrupted run created.
+                Err(mysql_async::Error::Server(e))
+                    if e.code == ER_DUP_KEYNAME && statement.starts_with("CREATE INDEX ") => {}
+                Err(e) => return Err(failed(Box::new(e))),
+            }
         }
         check_columns(conn, next).await.map_err(failed)?;
         if recorded.is_none() {
@@ -314,11 +322,14 @@ mod tests {
     fn every_statement_is_rerunnable() {
         // DDL commits implicitly in MySQL: a statement that fails when re-run would make
         // a crashed install impossible to finish.
-        for statement in statements(migrations(Dialect::MySql).unwrap()[0].sql) {
-            assert!(
-                statement.starts_with("CREATE TABLE IF NOT EXISTS "),
-                "{statement}"
-            );
+        for migration in migrations(Dialect::MySql).unwrap() {
+            for statement in statements(migration.sql) {
+                assert!(
+                    statement.starts_with("CREATE TABLE IF NOT EXISTS ")
+                        || statement.starts_with("CREATE INDEX "),
+                    "{statement}"
+                );
+            }
         }
     }
 }

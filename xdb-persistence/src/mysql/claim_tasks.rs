@@ -18,20 +18,33 @@ pub(crate) async fn claim_due_tasks(
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
     let mut tx = store.begin().await?;
-    // SKIP LOCKED lets instances claim side by side without waiting on each other;
-    // fire_at is compared with the database clock, so a timer never fires early. MySQL
-    // has no UPDATE … RETURNING: the rows are read here, leased by the UPDATE below.
-    let rows: Vec<Row> = tx
+    // Two sources, each read through its own index so that tasks in flight are never
+    // walked: unleased tasks that are due (the `lease_owner IS NULL` prefix of the
+    // unleased index), and leases that ran out (their instance died). SKIP LOCKED lets
+    // instances claim side by side; fire_at is compared with the database clock, so a
+    // timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read here,
+    // leased by the UPDATE below.
+    let mut rows: Vec<Row> = tx
         .exec(
             format!(
                 "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE fire_at <= UTC_TIMESTAMP(6) \
-                   AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(6)) \
-                 ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                 WHERE lease_owner IS NULL AND fire_at <= UTC_TIMESTAMP(6) \
+                 ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
             (limit.max(0),),
         )
         .await?;
+    let expired: Vec<Row> = tx
+        .exec(
+            format!(
+                "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
+                 WHERE lease_expires_at < UTC_TIMESTAMP(6) \
+                 ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
+            ),
+            (limit.max(0),),
+        )
+        .await?;
+    rows.extend(expired);
     if rows.is_empty() {
         tx.commit().await?;
         return Ok(Vec::new());
@@ -72,7 +85,7 @@ pub(crate) async fn next_task_due_in(store: &MySqlStore) -> Result<Option<Durati
     let micros: Option<i64> = conn
         .query_first(
             "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) FROM xdb_sys_tasks \
-             WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
+             WHERE lease_owner IS NULL ORDER BY lease_owner, fire_at LIMIT 1",
         )
         .await?;
     Ok(micros.map(|m| Duration::from_micros(m.max(0) as u64)))

@@ -15,19 +15,25 @@ pub(crate) async fn claim_due_tasks(
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
     let client = store.pool().get().await?;
-    // SKIP LOCKED lets instances claim side by side without waiting on each other;
-    // fire_at is compared with the database clock, so a timer never fires early.
+    // Two sources, each read through its own partial index so that tasks in flight
+    // are never walked: unleased tasks that are due, and leases that ran out (their
+    // instance died). SKIP LOCKED lets instances claim side by side; fire_at is compared
+    // with the database clock, so a timer never fires early.
     let statement = client
         .prepare_cached(&format!(
-            "WITH due AS ( \
+            "WITH unleased AS ( \
                SELECT id FROM xdb_sys_tasks \
-               WHERE fire_at <= clock_timestamp() \
-                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
-               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+               WHERE lease_owner IS NULL AND fire_at <= clock_timestamp() \
+               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+             expired AS ( \
+               SELECT id FROM xdb_sys_tasks \
+               WHERE lease_owner IS NOT NULL AND lease_expires_at < clock_timestamp() \
+               ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
              UPDATE xdb_sys_tasks t SET lease_owner = $2, \
                lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
                first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
-             FROM due WHERE t.id = due.id RETURNING {}",
+             WHERE t.id IN (SELECT id FROM unleased UNION SELECT id FROM expired) \
+             RETURNING {}",
             TASK_COLUMNS
                 .split(", ")
                 .map(|c| format!("t.{c}"))
