@@ -12,12 +12,14 @@ pub mod mysql;
 mod notifications;
 pub mod postgres;
 mod store;
+mod task_claim;
 
 use std::sync::Arc;
 
 pub use error::StoreError;
 pub use notifications::{Notification, Notifications};
 pub use store::*;
+pub use task_claim::TaskClaim;
 
 /// Connects a store of at most `pool_size` connections, choosing the dialect by the URL
 /// scheme: `postgres://`/`postgresql://` (or a libpq `key=value` string) → PostgreSQL,

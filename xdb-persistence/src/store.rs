@@ -122,6 +122,15 @@ pub trait ProcessStore: Send + Sync + 'static {
         limit: i64,
         lease: Duration,
     ) -> Result<Vec<Task>, StoreError>;
+    /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
+    /// otherwise says how long to wait (or that it is gone). For task sources that learn
+    /// of tasks one by one from possibly stale or repeated events (Pulsar CDC mode).
+    async fn claim_task(
+        &self,
+        task_id: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<crate::TaskClaim, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
     /// Extends the leases `owner` holds on `task_ids`; returns how many. Only tasks still

@@ -12,6 +12,7 @@
 //!   `UPDATE`, in one transaction.
 
 mod apply_plan;
+mod claim_task;
 mod claim_tasks;
 mod complete_execute;
 mod complete_wait_until;

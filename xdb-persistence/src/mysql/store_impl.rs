@@ -66,6 +66,14 @@ impl ProcessStore for MySqlStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
+    async fn claim_task(
+        &self,
+        task_id: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<crate::TaskClaim, StoreError> {
+        claim_task::claim_task(self, task_id, owner, lease).await
+    }
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         claim_tasks::next_task_due_in(self).await
     }

@@ -4,6 +4,7 @@
 //! the only builder of SQL over user tables.
 
 mod apply_plan;
+mod claim_task;
 mod claim_tasks;
 mod complete_execute;
 mod complete_wait_until;
