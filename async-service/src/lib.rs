@@ -11,6 +11,7 @@ mod db_queue;
 mod handlers;
 mod http;
 mod leases;
+mod pulsar_source;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use xdb_cluster::{PeerNotifier, Registration};
+use xdb_config::QueueMode;
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
 pub use cli::AsyncServiceArgs;
@@ -43,7 +45,6 @@ impl AsyncService {
     /// Connects to the database and starts working.
     pub async fn start(config: AsyncServiceConfig) -> anyhow::Result<Self> {
         config.validate()?;
-        cli::ensure_queue_mode_available(config.queue_mode)?;
         xdb_sys_schema::check(&config.database_url)
             .await?
             .ensure_current()?;
@@ -72,14 +73,28 @@ impl AsyncService {
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);
         let leased = Arc::new(leases::LeasedTasks::default());
-        let queue = db_queue::DbQueue {
-            leased: leased.clone(),
-            context,
-            notifications: Some(notifications.clone()),
-            api_peers: api_peers.clone(),
-            max_in_flight: config.max_in_flight,
-            lease: config.lease(),
-            poll_interval: config.poll_interval(),
+        let source = match config.queue_mode {
+            QueueMode::Database => TaskSource::Database(db_queue::DbQueue {
+                leased: leased.clone(),
+                context,
+                notifications: Some(notifications.clone()),
+                api_peers: api_peers.clone(),
+                max_in_flight: config.max_in_flight,
+                lease: config.lease(),
+                poll_interval: config.poll_interval(),
+            }),
+            QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
+                pulsar_source::PulsarSource::connect(
+                    &config.pulsar,
+                    &config.database_url,
+                    context,
+                    api_peers.clone(),
+                    leased.clone(),
+                    config.lease(),
+                    config.max_in_flight,
+                )
+                .await?,
+            )),
         };
         let registration = if api_peers.is_enabled() {
             let instance = ServiceInstance {
@@ -101,7 +116,10 @@ impl AsyncService {
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();
-        let queue = tokio::spawn(queue.run(claiming_stopped));
+        let queue = match source {
+            TaskSource::Database(queue) => tokio::spawn(queue.run(claiming_stopped)),
+            TaskSource::Pulsar(source) => tokio::spawn(source.run(claiming_stopped)),
+        };
         let background = vec![
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state))
@@ -176,6 +194,12 @@ impl AsyncService {
         tracing::info!(instance = %self.owner, released, "XDB async service stopped");
         Ok(())
     }
+}
+
+/// Where an instance's work comes from (`queue.mode`).
+enum TaskSource {
+    Database(db_queue::DbQueue),
+    Pulsar(Box<pulsar_source::PulsarSource>),
 }
 
 fn default_instance_id() -> String {

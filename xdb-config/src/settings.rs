@@ -86,6 +86,10 @@ pub struct PulsarSettings {
     pub topic_prefix: String,
     /// The subscription all async-service instances share.
     pub subscription: String,
+    /// A task due within this long is held in memory until due; a later one becomes a
+    /// delayed message on the timer topic. Also how long a timer message that the broker
+    /// delivered early is held before it is published again.
+    pub hold_ms: u64,
 }
 
 impl Default for PulsarSettings {
@@ -96,6 +100,7 @@ impl Default for PulsarSettings {
             namespace: "default".into(),
             topic_prefix: "xdb".into(),
             subscription: "xdb-async-service".into(),
+            hold_ms: 30_000,
         }
     }
 }

@@ -119,6 +119,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                         &format!("{key} must be non-empty letters, digits, `-`, `_` or `.`"),
                     );
                 }
+                check(
+                    (10..=3_600_000).contains(&p.hold_ms),
+                    "pulsar.hold_ms must be between 10 and 3600000",
+                );
             }
         }
     }
