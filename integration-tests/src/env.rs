@@ -10,9 +10,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use xdb_api_service::ApiServiceConfig;
 use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_config::QueueMode;
 use xdb_sdk::Client;
 use xdb_test_util::TestDatabase;
 
+use crate::pulsar::CdcCapture;
 use crate::sql::SqlClient;
 
 /// Which database server a test runs against: [`Database::Postgres`] or
@@ -77,6 +79,10 @@ pub struct EnvOptions {
     pub poll_interval_ms: u64,
     /// Largest request body the API service accepts.
     pub max_request_bytes: usize,
+    /// Where async instances get work: the database's rows, or Pulsar CDC (the
+    /// database is then captured by the Debezium relay). Default: the mode the suite's
+    /// macros run the test in ([`crate::pulsar::current_queue_mode`]).
+    pub queue_mode: QueueMode,
 }
 
 impl Default for EnvOptions {
@@ -86,6 +92,7 @@ impl Default for EnvOptions {
             lease_seconds: 3.0,
             poll_interval_ms: 100,
             max_request_bytes: 1024 * 1024,
+            queue_mode: crate::pulsar::current_queue_mode(),
         }
     }
 }
@@ -108,6 +115,9 @@ impl Server {
 /// Call [`XdbTestEnv::shutdown`] at the end for a clean stop; when a test panics
 /// instead, the runtime ends the tasks and the database is dropped anyway.
 pub struct XdbTestEnv {
+    /// Declared before `db`: the capture (and its replication slot) must end before the
+    /// database is dropped.
+    _capture: Option<CdcCapture>,
     db: TestDatabase,
     sql: SqlClient,
     api_url: String,
@@ -133,6 +143,10 @@ impl XdbTestEnv {
             db.execute_sql(sql).await;
         }
         let sql = SqlClient::connect(&db).await;
+        let capture = match options.queue_mode {
+            QueueMode::Database => None,
+            QueueMode::Pulsar => Some(CdcCapture::start(&db).await),
+        };
 
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -158,6 +172,7 @@ impl XdbTestEnv {
         let api_url = format!("http://{address}");
         let client = Client::new(api_url.clone()).with_request_timeout(Duration::from_secs(30));
         let mut env = Self {
+            _capture: capture,
             db,
             sql,
             api_url,
@@ -207,7 +222,15 @@ impl XdbTestEnv {
         config.lease_seconds = self.options.lease_seconds;
         config.poll_interval_ms = self.options.poll_interval_ms;
         config.default_api_timeout_seconds = 5;
+        if self.options.queue_mode == QueueMode::Pulsar {
+            crate::pulsar::configure(&mut config, &self.db);
+        }
         config
+    }
+
+    /// The queue mode of this environment's async instances.
+    pub fn queue_mode(&self) -> QueueMode {
+        self.options.queue_mode
     }
 
     /// Starts one more in-process async-service instance; returns its instance id.
@@ -264,6 +287,10 @@ impl XdbTestEnv {
         extra_args: &[&str],
     ) -> AsyncProcess {
         let config = self.async_config(instance_id);
+        let queue_args = match self.options.queue_mode {
+            QueueMode::Database => Vec::new(),
+            QueueMode::Pulsar => crate::pulsar::process_args(&self.db),
+        };
         let mut child = tokio::process::Command::new(binary)
             .arg("--database-url")
             .arg(self.db.url())
@@ -275,6 +302,7 @@ impl XdbTestEnv {
             .arg(config.poll_interval_ms.to_string())
             .arg("--pool-size")
             .arg("4")
+            .args(queue_args)
             .args(extra_args)
             .env("RUST_LOG", "warn")
             // Any free port for the instance's own HTTP listener (when it has one), so

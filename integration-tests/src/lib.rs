@@ -15,6 +15,7 @@
 
 pub mod env;
 pub mod processes;
+pub mod pulsar;
 pub mod rows;
 pub mod sql;
 pub mod worker_faults;
