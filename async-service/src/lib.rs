@@ -24,6 +24,9 @@ use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind}
 
 pub use cli::AsyncServiceArgs;
 pub use config::AsyncServiceConfig;
+/// XDB's own Pulsar messages (`proto/xdb_pulsar.proto`), for tools and tests that read
+/// the timer topic.
+pub use pulsar_source::TaskTimer;
 
 /// A running async service; [`AsyncService::shutdown`] stops it cleanly.
 pub struct AsyncService {

@@ -81,6 +81,14 @@ pub fn process_args(db: &TestDatabase) -> Vec<String> {
     ]
 }
 
+/// The topic of XDB's delayed `TaskTimer` messages for `db`'s async instances.
+pub fn timer_topic(db: &TestDatabase) -> String {
+    format!(
+        "persistent://public/default/{}.xdb.task-timers",
+        topic_prefix(db)
+    )
+}
+
 fn topic_prefix(db: &TestDatabase) -> String {
     format!("xdbtest-{}", db.name())
 }

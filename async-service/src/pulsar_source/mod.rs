@@ -38,6 +38,7 @@ use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
 use crate::leases::LeasedTasks;
 use events::TaskChange;
+pub use timer::TaskTimer;
 use timer::TimerPublisher;
 use topics::Topics;
 

@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 mod proto {
     include!(concat!(env!("OUT_DIR"), "/xdb.pulsar.v1.rs"));
 }
-pub(crate) use proto::TaskTimer;
+pub use proto::TaskTimer;
 
 /// Publishes timer messages; one producer shared by the instance's handlers.
 pub(crate) struct TimerPublisher {

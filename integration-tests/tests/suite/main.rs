@@ -74,6 +74,7 @@ mod bad_input;
 mod common;
 mod execution;
 mod lifecycle;
+mod pulsar_mode;
 mod resilience;
 mod rpc;
 mod service_api;
