@@ -29,7 +29,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use pulsar::consumer::{ConsumerOptions, DeadLetterPolicy, InitialPosition, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
 use xdb_config::PulsarSettings;
 use xdb_persistence::TaskClaim;
@@ -182,17 +183,18 @@ impl PulsarSource {
         })
     }
 
-    /// Runs until `shutdown` turns true, then lets in-flight tasks finish.
+    /// Runs until `shutdown` turns true, then lets in-flight tasks finish. Dropping the
+    /// future (the shutdown grace ran out) aborts every task it started.
     pub async fn run(self, shutdown: watch::Receiver<bool>) {
-        let change_events = tokio::spawn(consume(
+        let mut consumers = JoinSet::new();
+        consumers.spawn(consume(
             self.tasks,
             Source::ChangeEvents,
             self.shared.clone(),
             shutdown.clone(),
         ));
-        let timers = tokio::spawn(consume(self.timers, Source::Timers, self.shared, shutdown));
-        let _ = change_events.await;
-        let _ = timers.await;
+        consumers.spawn(consume(self.timers, Source::Timers, self.shared, shutdown));
+        while consumers.join_next().await.is_some() {}
     }
 }
 
@@ -203,16 +205,17 @@ async fn consume(
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let (done, mut finished) = mpsc::unbounded_channel::<(Message<Vec<u8>>, Verdict)>();
-    let mut in_flight = 0usize;
+    let mut running: JoinSet<(Message<Vec<u8>>, Verdict)> = JoinSet::new();
     let mut stopping = *shutdown.borrow();
     loop {
-        if stopping && in_flight == 0 {
+        if stopping && running.is_empty() {
             break;
         }
         tokio::select! {
-            Some((message, verdict)) = finished.recv() => {
-                in_flight -= 1;
+            Some(joined) = running.join_next() => {
+                // A handler that panicked leaves its message unacknowledged: the broker
+                // delivers it again once this consumer closes.
+                let Ok((message, verdict)) = joined else { continue };
                 let result = match verdict {
                     Verdict::Ack => consumer.ack(&message).await,
                     Verdict::Nack => consumer.nack(&message).await,
@@ -228,13 +231,11 @@ async fn consume(
             }
             next = consumer.next(), if !stopping => match next {
                 Some(Ok(message)) => {
-                    in_flight += 1;
                     let shared = shared.clone();
-                    let done = done.clone();
                     let shutdown = shutdown.clone();
-                    tokio::spawn(async move {
+                    running.spawn(async move {
                         let verdict = on_message(&shared, source, &message.payload.data, shutdown).await;
-                        let _ = done.send((message, verdict));
+                        (message, verdict)
                     });
                 }
                 Some(Err(error)) => {
