@@ -142,6 +142,11 @@ impl PulsarSource {
                 .with_subscription(&settings.subscription)
                 .with_subscription_type(SubType::Shared)
                 .with_consumer_name(&consumer_name)
+                // Consumer ids are per connection in the protocol, and the client numbers
+                // them from 0 in each process; pulsar-lite 0.2.0 refuses a second
+                // consumer 0 on a subscription even from another connection, so two
+                // instances could not share it. A random id avoids the clash anywhere.
+                .with_consumer_id(uuid::Uuid::new_v4().as_u64_pair().0)
                 .with_options(ConsumerOptions {
                     // A new subscription must see the changes made before it existed.
                     initial_position: InitialPosition::Earliest,

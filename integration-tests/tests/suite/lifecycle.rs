@@ -263,3 +263,8 @@ both_databases!(
     sigterm_past_the_grace_releases_the_lease_for_immediate_takeover,
     bad_configuration_stops_start_up_with_a_clear_message,
 );
+
+pulsar_mode_too!(
+    sigterm_finishes_in_flight_work_then_releases_leases,
+    sigterm_past_the_grace_releases_the_lease_for_immediate_takeover,
+);
