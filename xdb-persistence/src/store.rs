@@ -122,6 +122,15 @@ pub trait ProcessStore: Send + Sync + 'static {
         limit: i64,
         lease: Duration,
     ) -> Result<Vec<Task>, StoreError>;
+    /// [`ProcessStore::claim_due_tasks`] for tasks due for at least `overdue`: the safety
+    /// net of a task source driven by events, for tasks whose event never came.
+    async fn claim_overdue_tasks(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        overdue: Duration,
+    ) -> Result<Vec<Task>, StoreError>;
     /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
     /// otherwise says how long to wait (or that it is gone). For task sources that learn
     /// of tasks one by one from possibly stale or repeated events (Pulsar CDC mode).

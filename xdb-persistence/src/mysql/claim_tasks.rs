@@ -17,6 +17,17 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
+    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+}
+
+/// Leases tasks that have been due for at least `overdue`.
+pub(crate) async fn claim_tasks_due_for(
+    store: &MySqlStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    overdue: Duration,
+) -> Result<Vec<Task>, StoreError> {
     let mut tx = store.begin().await?;
     // SKIP LOCKED lets instances claim side by side without waiting on each other;
     // fire_at is compared with the database clock, so a timer never fires early. MySQL
@@ -25,11 +36,11 @@ pub(crate) async fn claim_due_tasks(
         .exec(
             format!(
                 "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE fire_at <= UTC_TIMESTAMP(6) \
+                 WHERE fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
                    AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(6)) \
                  ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
-            (limit.max(0),),
+            (overdue.as_micros() as i64, limit.max(0)),
         )
         .await?;
     if rows.is_empty() {

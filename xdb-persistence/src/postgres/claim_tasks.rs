@@ -14,6 +14,17 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
+    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+}
+
+/// Leases tasks that have been due for at least `overdue`.
+pub(crate) async fn claim_tasks_due_for(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    overdue: Duration,
+) -> Result<Vec<Task>, StoreError> {
     let client = store.pool().get().await?;
     // SKIP LOCKED lets instances claim side by side without waiting on each other;
     // fire_at is compared with the database clock, so a timer never fires early.
@@ -21,7 +32,7 @@ pub(crate) async fn claim_due_tasks(
         .prepare_cached(&format!(
             "WITH due AS ( \
                SELECT id FROM xdb_sys_tasks \
-               WHERE fire_at <= clock_timestamp() \
+               WHERE fire_at <= clock_timestamp() - make_interval(secs => $4) \
                  AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
              UPDATE xdb_sys_tasks t SET lease_owner = $2, \
@@ -36,7 +47,10 @@ pub(crate) async fn claim_due_tasks(
         ))
         .await?;
     let rows = client
-        .query(&statement, &[&limit, &owner, &lease.as_secs_f64()])
+        .query(
+            &statement,
+            &[&limit, &owner, &lease.as_secs_f64(), &overdue.as_secs_f64()],
+        )
         .await?;
     let mut tasks = rows
         .iter()

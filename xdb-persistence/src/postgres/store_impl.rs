@@ -81,6 +81,15 @@ impl ProcessStore for PostgresStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
+    async fn claim_overdue_tasks(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        overdue: Duration,
+    ) -> Result<Vec<Task>, StoreError> {
+        claim_tasks::claim_tasks_due_for(self, owner, limit, lease, overdue).await
+    }
     async fn claim_task(
         &self,
         task_id: i64,

@@ -27,6 +27,7 @@ macro_rules! both {
 mod common;
 
 mod attributes;
+mod claim_one;
 mod flow;
 mod queue;
 mod service;
