@@ -83,6 +83,11 @@ pub struct EnvOptions {
     /// database is then captured by the Debezium relay). Default: the mode the suite's
     /// macros run the test in ([`crate::pulsar::current_queue_mode`]).
     pub queue_mode: QueueMode,
+    /// Pulsar mode: whether the relay captures the database. Off, no change event ever
+    /// comes, as if they were all lost; only the sweep runs tasks.
+    pub cdc_capture: bool,
+    /// Pulsar mode: `pulsar.sweep_after_ms` of the async instances.
+    pub pulsar_sweep_after_ms: u64,
 }
 
 impl Default for EnvOptions {
@@ -93,6 +98,8 @@ impl Default for EnvOptions {
             poll_interval_ms: 100,
             max_request_bytes: 1024 * 1024,
             queue_mode: crate::pulsar::current_queue_mode(),
+            cdc_capture: true,
+            pulsar_sweep_after_ms: 60_000,
         }
     }
 }
@@ -144,8 +151,8 @@ impl XdbTestEnv {
         }
         let sql = SqlClient::connect(&db).await;
         let capture = match options.queue_mode {
-            QueueMode::Database => None,
-            QueueMode::Pulsar => Some(CdcCapture::start(&db).await),
+            QueueMode::Pulsar if options.cdc_capture => Some(CdcCapture::start(&db).await),
+            _ => None,
         };
 
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -224,6 +231,7 @@ impl XdbTestEnv {
         config.default_api_timeout_seconds = 5;
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);
+            config.pulsar.sweep_after_ms = self.options.pulsar_sweep_after_ms;
         }
         config
     }
@@ -289,7 +297,15 @@ impl XdbTestEnv {
         let config = self.async_config(instance_id);
         let queue_args = match self.options.queue_mode {
             QueueMode::Database => Vec::new(),
-            QueueMode::Pulsar => crate::pulsar::process_args(&self.db),
+            QueueMode::Pulsar => {
+                let mut args = crate::pulsar::process_args(&self.db);
+                args.push("--set".into());
+                args.push(format!(
+                    "pulsar.sweep_after_ms={}",
+                    self.options.pulsar_sweep_after_ms
+                ));
+                args
+            }
         };
         let mut child = tokio::process::Command::new(binary)
             .arg("--database-url")

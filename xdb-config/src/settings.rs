@@ -90,6 +90,10 @@ pub struct PulsarSettings {
     /// delayed message on the timer topic. Also how long a timer message that the broker
     /// delivered early is held before it is published again.
     pub hold_ms: u64,
+    /// Safety net: a task due for this long that no change event has run (a lost
+    /// event) is claimed from the database directly, looked for every half of this;
+    /// 0 turns it off.
+    pub sweep_after_ms: u64,
 }
 
 impl Default for PulsarSettings {
@@ -101,6 +105,7 @@ impl Default for PulsarSettings {
             topic_prefix: "xdb".into(),
             subscription: "xdb-async-service".into(),
             hold_ms: 30_000,
+            sweep_after_ms: 60_000,
         }
     }
 }

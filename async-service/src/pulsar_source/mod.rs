@@ -17,7 +17,9 @@
 //! message delivered early (some brokers ignore `deliverAt`) finds the row not due and
 //! is held or re-published again: nothing fires before the database clock says so.
 //!
-//! The database-queue claim loop does not run in this mode.
+//! The database-queue claim loop does not run in this mode. A slow sweep
+//! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
+//! that have been due that long without any event running them.
 
 mod events;
 mod timer;
@@ -68,6 +70,8 @@ pub(crate) struct PulsarSource {
     shared: Arc<Shared>,
     tasks: Consumer<Vec<u8>, TokioExecutor>,
     timers: Consumer<Vec<u8>, TokioExecutor>,
+    /// `pulsar.sweep_after_ms`, when on.
+    sweep_after: Option<Duration>,
     /// Kept so the client's connections live as long as the source.
     _client: Pulsar<TokioExecutor>,
 }
@@ -184,6 +188,8 @@ impl PulsarSource {
             }),
             tasks,
             timers,
+            sweep_after: (settings.sweep_after_ms > 0)
+                .then(|| Duration::from_millis(settings.sweep_after_ms)),
             _client: client,
         })
     }
@@ -198,7 +204,15 @@ impl PulsarSource {
             self.shared.clone(),
             shutdown.clone(),
         ));
-        consumers.spawn(consume(self.timers, Source::Timers, self.shared, shutdown));
+        consumers.spawn(consume(
+            self.timers,
+            Source::Timers,
+            self.shared.clone(),
+            shutdown.clone(),
+        ));
+        if let Some(overdue) = self.sweep_after {
+            consumers.spawn(sweep(self.shared, overdue, shutdown));
+        }
         while consumers.join_next().await.is_some() {}
     }
 }
@@ -256,6 +270,46 @@ async fn consume(
     }
     if let Err(error) = consumer.close().await {
         tracing::debug!(?source, %error, "closing the Pulsar consumer failed");
+    }
+}
+
+/// The safety net for lost change events: claims tasks due for `overdue` that no
+/// event has run, and handles them as the database queue would.
+async fn sweep(shared: Arc<Shared>, overdue: Duration, mut shutdown: watch::Receiver<bool>) {
+    let context = &shared.context;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(overdue / 2) => {}
+            _ = shutdown.changed() => return,
+        }
+        let claimed = context
+            .store
+            .claim_overdue_tasks(&context.owner, 64, shared.lease, overdue)
+            .await;
+        let tasks = match claimed {
+            Ok(tasks) => tasks,
+            Err(error) => {
+                tracing::warn!(%error, "sweeping overdue tasks failed");
+                continue;
+            }
+        };
+        for task in tasks {
+            tracing::warn!(
+                task = task.id,
+                "running a task no change event ran (lost event?)"
+            );
+            let _permit = shared.permits.acquire().await.expect("never closed");
+            let _hold = shared.leased.hold(task.id);
+            match handle_with_retries(context, &task).await {
+                Ok(applied) if applied.closed_process => shared
+                    .api_peers
+                    .process_closed(task.process_execution_id.to_string()),
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
+                }
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! What only Pulsar CDC mode has: XDB's own delayed messages on the timer topic, and
-//! change events that name tasks which are not there (stale or forged).
+//! What only Pulsar CDC mode has: XDB's own delayed messages on the timer topic, change
+//! events that name tasks which are not there (stale or forged), and the sweep that runs
+//! tasks whose events were lost.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -150,7 +151,45 @@ async fn a_timer_message_for_a_missing_task_changes_nothing(db: Database) {
     env.shutdown().await;
 }
 
+/// No change event ever comes (the database is not captured): the sweep finds the
+/// tasks once they are overdue and runs them, so a lost event delays a process but
+/// does not stall it.
+async fn the_sweep_runs_tasks_whose_change_events_were_lost(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            cdc_capture: false,
+            pulsar_sweep_after_ms: 500,
+            ..pulsar_env()
+        },
+    )
+    .await;
+    let timer = TimerProcess::new(Duration::from_millis(100));
+    let worker = serve(&mut env, &timer).await;
+    let exec = start(&env, &timer, &worker, "timer", ProcessStartOptions::new())
+        .await
+        .unwrap();
+    let done = env
+        .client
+        .wait_for_process_completion("timer", Duration::from_secs(15))
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed);
+    let history = env.history_types(&exec).await;
+    assert!(history.contains(&"TIMER_FIRED".into()), "{history:?}");
+    assert!(env.tasks(&exec).await.is_empty());
+    env.shutdown().await;
+}
+
 mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sweep_runs_tasks_whose_change_events_were_lost() {
+        super::the_sweep_runs_tasks_whose_change_events_were_lost(
+            xdb_integration_tests::Database::Postgres,
+        )
+        .await
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_timer_due_later_goes_through_the_timer_topic_and_never_fires_early() {
         super::a_timer_due_later_goes_through_the_timer_topic_and_never_fires_early(
