@@ -82,7 +82,7 @@ ensure_mariadb() {
     elif [ -f /etc/mysql/my.cnf ]; then
         # No include directory: a marked section at the end of my.cnf (the last wins).
         target=/etc/mysql/my.cnf
-        grep -qF "${settings[0]}" "$target" || printf '\n%s\n' "${settings[@]}" >>"$target"
+        grep -qF "${settings[0]}" "$target" || { echo; printf '%s\n' "${settings[@]}"; } >>"$target"
     else
         die "no MariaDB config file found: set log_bin, binlog_format=ROW and binlog_row_image=FULL yourself"
     fi
