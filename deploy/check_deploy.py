@@ -23,8 +23,6 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILES = ["docker-compose.yml", "docker-compose.database-queue.yml"]
-# Provided by pulsar-io/ (the Debezium connector config); only warned about when missing.
-OPTIONAL_MOUNTS = {"../pulsar-io"}
 
 failures: list[str] = []
 
@@ -120,10 +118,16 @@ def check_compose(name: str, images: dict[str, set[str]]) -> None:
             host = volume.split(":")[0]
             if host.startswith("."):
                 if not (DEPLOY / host).exists():
-                    if host in OPTIONAL_MOUNTS:
-                        print(f"check-deploy: note: {name}: {host} does not exist yet")
-                    else:
-                        fail(f"{name}: {service_name} mounts missing {host}")
+                    fail(f"{name}: {service_name} mounts missing {host}")
+        # Files a service's command reads from a mounted folder must exist.
+        command = " ".join(service.get("command") or []) if isinstance(service.get("command"), list) else str(service.get("command") or "")
+        for volume in service.get("volumes") or []:
+            host, _, rest = volume.partition(":")
+            mount = rest.split(":")[0]
+            if host.startswith(".") and mount:
+                for used in re.findall(re.escape(mount.rstrip("/")) + r"/([\w.-]+)", command):
+                    if not (DEPLOY / host / used).exists():
+                        fail(f"{name}: {service_name} reads {mount}/{used}, missing from {host}")
     print(f"check-deploy: {name}: {len(services)} services checked")
 
 

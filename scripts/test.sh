@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole XDB test suite: formatting, lints, unit tests and the integration suite
-# against real PostgreSQL and MariaDB servers (installed and started if missing).
+# against real PostgreSQL and MariaDB servers (installed and started if missing), and
+# the Pulsar-mode scenarios against a real broker fed by Debezium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
+# Pulsar CDC mode: Debezium-ready databases, the broker and the Debezium relay.
+scripts/ensure-pulsar.sh
 
 echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files)"
 scripts/check-helm.sh
@@ -15,6 +18,9 @@ cargo fmt --all -- --check
 echo "test: cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "test: cargo test"
-cargo test --workspace
+# The fault-injection suite runs on its own afterwards, so that its counts are printed.
+cargo test --workspace -- --skip faults_lose_and_duplicate_nothing
+echo "test: fault injection (kills, restarts, worker faults, double delivery)"
+cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
 echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
 scripts/fuzz-api.sh

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use xdb_config::{ConfigError, Overrides, QueueMode, Service, Settings};
+use xdb_config::{ConfigError, Overrides, Service, Settings};
 
 use crate::AsyncServiceConfig;
 
@@ -90,13 +90,4 @@ impl AsyncServiceConfig {
             worker_signing_secret: settings.security.worker_signing_secret.clone(),
         }
     }
-}
-
-/// Refuses a task source this build cannot run, before anything connects.
-pub(crate) fn ensure_queue_mode_available(mode: QueueMode) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        mode == QueueMode::Database,
-        "queue.mode = \"pulsar\" is not available in this build; use queue.mode = \"database\""
-    );
-    Ok(())
 }

@@ -155,7 +155,10 @@ impl DbQueue {
 /// the usual cause is a deadlock with a concurrent transaction, which a retry resolves
 /// well before the lease would run out. The worker may be called again (worker calls are
 /// at-least-once); the transition still applies once.
-async fn handle_with_retries(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+pub(crate) async fn handle_with_retries(
+    context: &HandlerContext,
+    task: &Task,
+) -> Result<Applied, StoreError> {
     let mut pauses = DATABASE_RETRY_BACKOFF.iter();
     loop {
         match handle_task(context, task).await {

@@ -12,6 +12,7 @@ mod handlers;
 mod http;
 mod leases;
 mod metric_definitions;
+mod pulsar_source;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,10 +20,14 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use xdb_cluster::{PeerNotifier, Registration};
+use xdb_config::QueueMode;
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
 pub use cli::AsyncServiceArgs;
 pub use config::AsyncServiceConfig;
+/// XDB's own Pulsar messages (`proto/xdb_pulsar.proto`), for tools and tests that read
+/// the timer topic.
+pub use pulsar_source::TaskTimer;
 
 /// A running async service; [`AsyncService::shutdown`] stops it cleanly.
 pub struct AsyncService {
@@ -44,16 +49,19 @@ impl AsyncService {
     /// Connects to the database and starts working.
     pub async fn start(config: AsyncServiceConfig) -> anyhow::Result<Self> {
         config.validate()?;
-        cli::ensure_queue_mode_available(config.queue_mode)?;
         xdb_sys_schema::check(&config.database_url)
             .await?
             .ensure_current()?;
-        // Transitions lease the next state's task to this instance, which runs it at once.
+        // On the database queue, transitions lease the next state's task to this
+        // instance, which runs it at once. In Pulsar mode every task comes as a change
+        // event, and a task leased here would wait for its lease to run out there.
+        let continuation_lease =
+            (config.queue_mode == QueueMode::Database).then(|| config.lease());
         let store = xdb_persistence::connect_with(
             &config.database_url,
             xdb_persistence::StoreOptions {
                 pool_size: config.pool_size,
-                continuation_lease: Some(config.lease()),
+                continuation_lease,
             },
         )
         .await?;
@@ -84,14 +92,28 @@ impl AsyncService {
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);
         let leased = Arc::new(leases::LeasedTasks::default());
-        let queue = db_queue::DbQueue {
-            leased: leased.clone(),
-            context,
-            notifications: Some(notifications.clone()),
-            api_peers: api_peers.clone(),
-            max_in_flight: config.max_in_flight,
-            lease: config.lease(),
-            poll_interval: config.poll_interval(),
+        let source = match config.queue_mode {
+            QueueMode::Database => TaskSource::Database(db_queue::DbQueue {
+                leased: leased.clone(),
+                context,
+                notifications: Some(notifications.clone()),
+                api_peers: api_peers.clone(),
+                max_in_flight: config.max_in_flight,
+                lease: config.lease(),
+                poll_interval: config.poll_interval(),
+            }),
+            QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
+                pulsar_source::PulsarSource::connect(
+                    &config.pulsar,
+                    &config.database_url,
+                    context,
+                    api_peers.clone(),
+                    leased.clone(),
+                    config.lease(),
+                    config.max_in_flight,
+                )
+                .await?,
+            )),
         };
         let registration = if api_peers.is_enabled() {
             let instance = ServiceInstance {
@@ -115,7 +137,10 @@ impl AsyncService {
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();
-        let queue = tokio::spawn(queue.run(claiming_stopped));
+        let queue = match source {
+            TaskSource::Database(queue) => tokio::spawn(queue.run(claiming_stopped)),
+            TaskSource::Pulsar(source) => tokio::spawn(source.run(claiming_stopped)),
+        };
         let background = vec![
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state))
@@ -190,6 +215,12 @@ impl AsyncService {
         tracing::info!(instance = %self.owner, released, "XDB async service stopped");
         Ok(())
     }
+}
+
+/// Where an instance's work comes from (`queue.mode`).
+enum TaskSource {
+    Database(db_queue::DbQueue),
+    Pulsar(Box<pulsar_source::PulsarSource>),
 }
 
 fn default_instance_id() -> String {

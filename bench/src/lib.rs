@@ -5,6 +5,7 @@
 //! measures start-to-completion latency (one process at a time), throughput (many in
 //! flight) and the services' peak memory. See [`run`].
 
+pub mod cdc;
 pub mod cpu;
 pub mod database;
 pub mod profile;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
+use xdb_bench::cdc::PulsarTarget;
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::report::{self, Comparison, Machine};
 use xdb_bench::{run, BenchOptions};
@@ -16,6 +17,13 @@ use xdb_bench::{run, BenchOptions};
 enum Database {
     Postgres,
     Mysql,
+}
+
+/// The async service's task source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Queue {
+    Database,
+    Pulsar,
 }
 
 #[derive(Parser, Debug)]
@@ -50,6 +58,24 @@ struct Cli {
     /// PostgreSQL server where the throw-away bench database is created.
     #[arg(long, env = "XDB_BENCH_POSTGRES_URL", default_value = DEFAULT_ADMIN_URL)]
     postgres_url: String,
+    /// Where the async service gets its work: the database queue, or Pulsar CDC
+    /// (Debezium through the relay of scripts/ensure-pulsar.sh).
+    #[arg(long, value_enum, default_value_t = Queue::Database)]
+    queue: Queue,
+    /// Broker of `--queue pulsar`.
+    #[arg(
+        long,
+        env = "XDB_BENCH_PULSAR_URL",
+        default_value = "pulsar://127.0.0.1:6650"
+    )]
+    pulsar_url: String,
+    /// Control API of the Debezium relay, for `--queue pulsar`.
+    #[arg(
+        long,
+        env = "XDB_BENCH_CDC_RELAY",
+        default_value = "http://127.0.0.1:8090"
+    )]
+    cdc_relay: String,
     /// MySQL/MariaDB server where the throw-away bench database is created.
     #[arg(long, env = "XDB_BENCH_MYSQL_URL", default_value = DEFAULT_MYSQL_ADMIN_URL)]
     mysql_url: String,
@@ -77,6 +103,10 @@ async fn main() -> anyhow::Result<()> {
             processes: cli.processes,
             concurrency: cli.concurrency,
             warm_up: cli.warm_up,
+            pulsar: (cli.queue == Queue::Pulsar).then(|| PulsarTarget {
+                broker_url: cli.pulsar_url.clone(),
+                relay_url: cli.cdc_relay.clone(),
+            }),
         };
         // Dropping the run on Ctrl-C stops the services and drops the database.
         let report = tokio::select! {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use crate::cdc::{Capture, PulsarTarget};
 use crate::cpu::{CpuSnapshot, Task, BENCH, DB_SERVER, DB_SESSIONS};
 use crate::database::BenchDatabase;
 use crate::profile;
@@ -34,6 +35,9 @@ pub struct BenchOptions {
     pub concurrency: usize,
     /// Unmeasured processes run first, one at a time.
     pub warm_up: usize,
+    /// Pulsar CDC mode: the async service consumes Debezium's change events from this
+    /// broker; `None` runs the database queue.
+    pub pulsar: Option<PulsarTarget>,
 }
 
 /// Runs the bench; the database and the services are cleaned up whatever happens.
@@ -49,7 +53,21 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
     let server = database.server_version().await.unwrap_or_default();
     let profiling = profile::enable(&database).await?;
     let status_before = database.status_snapshot().await?;
-    let mut measured = measure(options, &database, &api_binary, &async_binary).await;
+    let capture = match &options.pulsar {
+        Some(target) => Some(Capture::start(target, database.name(), database.url()).await?),
+        None => None,
+    };
+    let mut measured = measure(
+        options,
+        &database,
+        capture.as_ref(),
+        &api_binary,
+        &async_binary,
+    )
+    .await;
+    if let Some(capture) = capture {
+        capture.stop().await?;
+    }
     if let Ok(report) = &mut measured {
         // The services are stopped: their sessions end and flush their statistics.
         database.wait_for_idle(Duration::from_secs(10)).await?;
@@ -67,13 +85,14 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
 async fn measure(
     options: &BenchOptions,
     database: &BenchDatabase,
+    capture: Option<&Capture>,
     api_binary: &std::path::Path,
     async_binary: &std::path::Path,
 ) -> anyhow::Result<Report> {
     let log_dir = std::env::temp_dir().join(database.name());
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     eprintln!(
-        "xdb-bench: service logs in {} (removed after a successful run)",
+        "xdb-bench: service logs in {} (removed when no process failed)",
         log_dir.display()
     );
     let url = database.url().to_string();
@@ -87,12 +106,19 @@ async fn measure(
     // Its own free port for the async service's health and internal API too (on MySQL
     // the API service wakes it there), so parallel runs never collide.
     let async_addr = services::free_local_addr()?;
-    let mut async_service = ServiceProcess::spawn(
-        ASYNC_SERVICE,
-        async_binary,
-        &args(&["--database-url", &url, "--listen", &async_addr.to_string()]),
-        &log_dir,
-    )?;
+    let mut async_args = args(&["--database-url", &url, "--listen", &async_addr.to_string()]);
+    if let (Some(capture), Some(target)) = (capture, &options.pulsar) {
+        async_args.extend(args(&[
+            "--set",
+            "queue.mode=pulsar",
+            "--set",
+            &format!("pulsar.service_url={}", target.broker_url),
+            "--set",
+            &format!("pulsar.topic_prefix={}", capture.topic_prefix),
+        ]));
+    }
+    let mut async_service =
+        ServiceProcess::spawn(ASYNC_SERVICE, async_binary, &async_args, &log_dir)?;
     let service_url = format!("http://{api_addr}");
     services::wait_until_ready(&mut api, &service_url, READY_TIMEOUT).await?;
     async_service.ensure_running()?;
@@ -147,9 +173,21 @@ async fn measure(
     async_service.ensure_running()?;
     api.stop();
     async_service.stop();
-    let _ = std::fs::remove_dir_all(&log_dir);
+    if lone.failed + load.failed == 0 {
+        let _ = std::fs::remove_dir_all(&log_dir);
+    } else {
+        eprintln!(
+            "xdb-bench: processes failed; service logs kept in {}",
+            log_dir.display()
+        );
+    }
     Ok(Report {
         dialect: database.dialect(),
+        queue: if options.pulsar.is_some() {
+            "Pulsar CDC"
+        } else {
+            "database queue"
+        },
         server: String::new(),
         date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
         lone,

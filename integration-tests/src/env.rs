@@ -10,9 +10,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use xdb_api_service::ApiServiceConfig;
 use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_config::QueueMode;
 use xdb_sdk::Client;
 use xdb_test_util::TestDatabase;
 
+use crate::pulsar::CdcCapture;
 use crate::sql::SqlClient;
 
 /// Which database server a test runs against: [`Database::Postgres`] or
@@ -86,6 +88,15 @@ pub struct EnvOptions {
     pub worker_signing_secret: Option<String>,
     /// Worker calls each async-service instance runs at once.
     pub max_in_flight: usize,
+    /// Where async instances get work: the database's rows, or Pulsar CDC (the
+    /// database is then captured by the Debezium relay). Default: the mode the suite's
+    /// macros run the test in ([`crate::pulsar::current_queue_mode`]).
+    pub queue_mode: QueueMode,
+    /// Pulsar mode: whether the relay captures the database. Off, no change event ever
+    /// comes, as if they were all lost; only the sweep runs tasks.
+    pub cdc_capture: bool,
+    /// Pulsar mode: `pulsar.sweep_after_ms` of the async instances.
+    pub pulsar_sweep_after_ms: u64,
 }
 
 impl Default for EnvOptions {
@@ -99,6 +110,9 @@ impl Default for EnvOptions {
             worker_url_prefixes: Vec::new(),
             worker_signing_secret: None,
             max_in_flight: 256,
+            queue_mode: crate::pulsar::current_queue_mode(),
+            cdc_capture: true,
+            pulsar_sweep_after_ms: 60_000,
         }
     }
 }
@@ -121,6 +135,9 @@ impl Server {
 /// Call [`XdbTestEnv::shutdown`] at the end for a clean stop; when a test panics
 /// instead, the runtime ends the tasks and the database is dropped anyway.
 pub struct XdbTestEnv {
+    /// Declared before `db`: the capture (and its replication slot) must end before the
+    /// database is dropped.
+    _capture: Option<CdcCapture>,
     db: TestDatabase,
     sql: SqlClient,
     api_url: String,
@@ -146,6 +163,10 @@ impl XdbTestEnv {
             db.execute_sql(sql).await;
         }
         let sql = SqlClient::connect(&db).await;
+        let capture = match options.queue_mode {
+            QueueMode::Pulsar if options.cdc_capture => Some(CdcCapture::start(&db).await),
+            _ => None,
+        };
 
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -158,6 +179,7 @@ impl XdbTestEnv {
             client = client.with_bearer_token(token.clone());
         }
         let mut env = Self {
+            _capture: capture,
             db,
             sql,
             api_url,
@@ -214,7 +236,16 @@ impl XdbTestEnv {
         config.default_api_timeout_seconds = 5;
         config.worker_signing_secret = self.options.worker_signing_secret.clone();
         config.max_in_flight = self.options.max_in_flight;
+        if self.options.queue_mode == QueueMode::Pulsar {
+            crate::pulsar::configure(&mut config, &self.db);
+            config.pulsar.sweep_after_ms = self.options.pulsar_sweep_after_ms;
+        }
         config
+    }
+
+    /// The queue mode of this environment's async instances.
+    pub fn queue_mode(&self) -> QueueMode {
+        self.options.queue_mode
     }
 
     /// Base URLs of the in-process async-service instances' HTTP surface (health,
@@ -280,6 +311,18 @@ impl XdbTestEnv {
         extra_args: &[&str],
     ) -> AsyncProcess {
         let config = self.async_config(instance_id);
+        let queue_args = match self.options.queue_mode {
+            QueueMode::Database => Vec::new(),
+            QueueMode::Pulsar => {
+                let mut args = crate::pulsar::process_args(&self.db);
+                args.push("--set".into());
+                args.push(format!(
+                    "pulsar.sweep_after_ms={}",
+                    self.options.pulsar_sweep_after_ms
+                ));
+                args
+            }
+        };
         let mut child = tokio::process::Command::new(binary)
             .arg("--database-url")
             .arg(self.db.url())
@@ -291,6 +334,7 @@ impl XdbTestEnv {
             .arg(config.poll_interval_ms.to_string())
             .arg("--pool-size")
             .arg("4")
+            .args(queue_args)
             .args(extra_args)
             .env("RUST_LOG", "warn")
             // Any free port for the instance's own HTTP listener (when it has one), so

@@ -19,6 +19,7 @@ pub mod db_server;
 pub mod env;
 pub mod metrics;
 pub mod processes;
+pub mod pulsar;
 pub mod rows;
 pub mod sql;
 pub mod worker_faults;

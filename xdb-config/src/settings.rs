@@ -114,6 +114,14 @@ pub struct PulsarSettings {
     pub topic_prefix: String,
     /// The subscription all async-service instances share.
     pub subscription: String,
+    /// A task due within this long is held in memory until due; a later one becomes a
+    /// delayed message on the timer topic. Also how long a timer message that the broker
+    /// delivered early is held before it is published again.
+    pub hold_ms: u64,
+    /// Safety net: a task due for this long that no change event has run (a lost
+    /// event) is claimed from the database directly, looked for every half of this;
+    /// 0 turns it off.
+    pub sweep_after_ms: u64,
 }
 
 impl Default for PulsarSettings {
@@ -124,6 +132,8 @@ impl Default for PulsarSettings {
             namespace: "default".into(),
             topic_prefix: "xdb".into(),
             subscription: "xdb-async-service".into(),
+            hold_ms: 30_000,
+            sweep_after_ms: 60_000,
         }
     }
 }

@@ -161,6 +161,14 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                         &format!("{key} must be non-empty letters, digits, `-`, `_` or `.`"),
                     );
                 }
+                check(
+                    (10..=3_600_000).contains(&p.hold_ms),
+                    "pulsar.hold_ms must be between 10 and 3600000",
+                );
+                check(
+                    p.sweep_after_ms == 0 || p.sweep_after_ms >= 100,
+                    "pulsar.sweep_after_ms must be 0 (off) or at least 100",
+                );
             }
         }
     }

@@ -214,19 +214,26 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
         jail.set_env("XDB_QUEUE_MODE", "pulsar");
         jail.set_env("XDB_PULSAR_SUBSCRIPTION", "bad name");
+        jail.set_env("XDB_PULSAR_HOLD_MS", "0");
+        jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "5");
         let error = load(Service::Async, None, &Overrides::default())
             .unwrap_err()
             .to_string();
         assert!(error.contains("pulsar.service_url is required"), "{error}");
         assert!(error.contains("pulsar.subscription"), "{error}");
+        assert!(error.contains("pulsar.hold_ms must be between"), "{error}");
+        assert!(error.contains("pulsar.sweep_after_ms must be 0"), "{error}");
         // The API service has no queue: the same settings are fine for it.
         load(Service::Api, None, &Overrides::default()).unwrap();
 
         jail.set_env("XDB_PULSAR_SUBSCRIPTION", "xdb-async");
         jail.set_env("XDB_PULSAR_SERVICE_URL", "pulsar://pulsar:6650");
+        jail.set_env("XDB_PULSAR_HOLD_MS", "2500");
+        jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "0");
         let settings = load(Service::Async, None, &Overrides::default()).unwrap();
         assert_eq!(settings.queue.mode, QueueMode::Pulsar);
         assert_eq!(settings.pulsar.tenant, "public");
+        assert_eq!(settings.pulsar.hold_ms, 2500);
         Ok(())
     });
 }

@@ -13,6 +13,7 @@ pub mod mysql;
 mod notifications;
 pub mod postgres;
 mod store;
+mod task_claim;
 pub mod trace_context;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use std::time::Duration;
 pub use error::StoreError;
 pub use notifications::{Notification, Notifications};
 pub use store::*;
+pub use task_claim::TaskClaim;
 
 /// How [`connect_with`] sets a store up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

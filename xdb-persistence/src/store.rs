@@ -130,6 +130,24 @@ pub trait ProcessStore: Send + Sync + 'static {
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;
+    /// [`ProcessStore::claim_due_tasks`] for tasks due for at least `overdue`: the safety
+    /// net of a task source driven by events, for tasks whose event never came.
+    async fn claim_overdue_tasks(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        overdue: Duration,
+    ) -> Result<Vec<Task>, StoreError>;
+    /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
+    /// otherwise says how long to wait (or that it is gone). For task sources that learn
+    /// of tasks one by one from possibly stale or repeated events (Pulsar CDC mode).
+    async fn claim_task(
+        &self,
+        task_id: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<crate::TaskClaim, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
     /// Extends the leases `owner` holds on `task_ids`; returns how many. Only tasks still

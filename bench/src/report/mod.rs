@@ -28,6 +28,8 @@ pub const TARGET_ASYNC_RSS_MB: f64 = 100.0;
 #[derive(Debug, Clone)]
 pub struct Report {
     pub dialect: Dialect,
+    /// Where the async service got its work: "database queue" or "Pulsar CDC".
+    pub queue: &'static str,
     /// The database server's version string.
     pub server: String,
     pub date: String,
@@ -89,7 +91,7 @@ impl Report {
 
     /// This database's detail sections (level-2 heading, level-3 subsections).
     fn write_details(&self, out: &mut String) {
-        let _ = writeln!(out, "\n## {} in detail\n", self.dialect);
+        let _ = writeln!(out, "\n## {} ({}) in detail\n", self.dialect, self.queue);
         let _ = writeln!(out, "Server: {}\n", self.server);
         let _ = writeln!(out, "### Start-to-completion latency\n");
         let _ = writeln!(

@@ -589,3 +589,13 @@ both_databases!(
     concurrent_starts_of_one_process_id_start_one_execution,
     stop_racing_with_state_transitions_succeeds,
 );
+
+pulsar_mode_too!(
+    durable_timer_never_fires_early,
+    local_queue_all_of_waits_for_every_command_and_its_count,
+    local_queue_any_of_goes_on_with_the_first_complete_command,
+    retry_policy_retries_with_attempt_numbers_and_one_idempotency_key,
+    exhausted_retries_fail_the_process_with_the_reason,
+    failure_recovery_proceeds_to_the_configured_state,
+    process_timeout_closes_the_execution_as_timeout,
+);

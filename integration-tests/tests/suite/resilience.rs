@@ -454,3 +454,9 @@ both_databases!(
     sigkilled_instance_during_site_creations_leaves_every_write_done_once,
     a_transition_that_loses_a_deadlock_is_retried,
 );
+
+pulsar_mode_too!(
+    sigkilled_instance_mid_call_is_taken_over,
+    instances_share_work_and_apply_each_transition_once,
+    sigkilled_instance_during_site_creations_leaves_every_write_done_once,
+);

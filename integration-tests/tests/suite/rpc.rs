@@ -227,3 +227,8 @@ both_databases!(
     rpc_writes_attributes_and_publishes_to_a_waiting_state,
     rpc_worker_failure_is_424_and_changes_nothing,
 );
+
+pulsar_mode_too!(
+    signup_verified_by_rpc,
+    rpc_writes_attributes_and_publishes_to_a_waiting_state,
+);

@@ -189,3 +189,5 @@ async fn signup_walk_through_by_local_queue(db: Database) {
 }
 
 both_databases!(signup_walk_through_by_local_queue,);
+
+pulsar_mode_too!(signup_walk_through_by_local_queue,);

@@ -528,3 +528,8 @@ both_databases!(
     delete_aborts_a_creation_in_flight_and_cleans_up,
     a_step_retried_after_the_delete_sees_deleting_and_ends_its_thread,
 );
+
+pulsar_mode_too!(
+    site_creation_end_to_end_forks_joins_and_records_every_step,
+    random_failures_are_retried_until_every_site_is_created_once,
+);

@@ -17,6 +17,17 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
+    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+}
+
+/// Leases tasks that have been due for at least `overdue`.
+pub(crate) async fn claim_tasks_due_for(
+    store: &MySqlStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    overdue: Duration,
+) -> Result<Vec<Task>, StoreError> {
     let mut tx = store.begin().await?;
     // Two sources, each read through its own index so that tasks in flight are never
     // walked: unleased tasks that are due (the `lease_owner IS NULL` prefix of the
@@ -28,10 +39,10 @@ pub(crate) async fn claim_due_tasks(
         .exec(
             format!(
                 "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE lease_owner IS NULL AND fire_at <= UTC_TIMESTAMP(6) \
+                 WHERE lease_owner IS NULL AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
                  ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
-            (limit.max(0),),
+            (overdue.as_micros() as i64, limit.max(0)),
         )
         .await?;
     let expired: Vec<Row> = tx

@@ -14,6 +14,17 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
+    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+}
+
+/// Leases tasks that have been due for at least `overdue`.
+pub(crate) async fn claim_tasks_due_for(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    overdue: Duration,
+) -> Result<Vec<Task>, StoreError> {
     let client = store.pool().get().await?;
     // Two sources, each read through its own partial index so that tasks in flight
     // are never walked: unleased tasks that are due, and leases that ran out (their
@@ -23,7 +34,7 @@ pub(crate) async fn claim_due_tasks(
         .prepare_cached(&format!(
             "WITH unleased AS ( \
                SELECT id FROM xdb_sys_tasks \
-               WHERE lease_owner IS NULL AND fire_at <= clock_timestamp() \
+               WHERE lease_owner IS NULL AND fire_at <= clock_timestamp() - make_interval(secs => $4) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
              expired AS ( \
                SELECT id FROM xdb_sys_tasks \
@@ -42,7 +53,10 @@ pub(crate) async fn claim_due_tasks(
         ))
         .await?;
     let rows = client
-        .query(&statement, &[&limit, &owner, &lease.as_secs_f64()])
+        .query(
+            &statement,
+            &[&limit, &owner, &lease.as_secs_f64(), &overdue.as_secs_f64()],
+        )
         .await?;
     let mut tasks = rows
         .iter()

@@ -5,6 +5,7 @@
 
 mod apply_plan;
 mod backlog;
+mod claim_task;
 mod claim_tasks;
 mod complete_execute;
 mod complete_wait_until;

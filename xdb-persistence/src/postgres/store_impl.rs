@@ -84,6 +84,23 @@ impl ProcessStore for PostgresStore {
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
         backlog::count_backlog(self, cap).await
     }
+    async fn claim_overdue_tasks(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        overdue: Duration,
+    ) -> Result<Vec<Task>, StoreError> {
+        claim_tasks::claim_tasks_due_for(self, owner, limit, lease, overdue).await
+    }
+    async fn claim_task(
+        &self,
+        task_id: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<crate::TaskClaim, StoreError> {
+        claim_task::claim_task(self, task_id, owner, lease).await
+    }
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         claim_tasks::next_task_due_in(self).await
     }

@@ -27,6 +27,7 @@ macro_rules! both {
 mod common;
 
 mod attributes;
+mod claim_one;
 mod continuation;
 mod flow;
 mod queue;

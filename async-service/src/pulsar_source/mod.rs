@@ -1,0 +1,424 @@
+//! The Pulsar CDC task source (`queue.mode = "pulsar"`).
+//!
+//! Debezium (through Pulsar IO, see pulsar-io/) turns every change of `xdb_sys_tasks`
+//! into a message keyed by the process execution. All instances consume those messages
+//! as one shared subscription, so instances can come and go at any time. A message is
+//! only a hint that a task may have work: the task row decides. It is claimed by id with
+//! a lease (nothing happens if it is gone, or leased by a live instance), handled by the
+//! same handlers as the database queue, and the message is acknowledged only after the
+//! handler's transaction committed. Events are at least once and may be stale; claiming
+//! the row makes a duplicate or late one harmless. An event may also be early: it can
+//! arrive before its transaction is visible, so a missing row is looked for again a few
+//! times ([`GONE_RECHECKS`]) before the message is dropped.
+//!
+//! A task that is not due yet (a timer, a retry's backoff, a lease held by another
+//! instance) is held in memory when it is due soon, and otherwise becomes a
+//! [`timer::TaskTimer`] on the timer topic with `deliverAt` at its due time. A timer
+//! message delivered early (some brokers ignore `deliverAt`) finds the row not due and
+//! is held or re-published again: nothing fires before the database clock says so.
+//!
+//! The database-queue claim loop does not run in this mode. A slow sweep
+//! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
+//! that have been due that long without any event running them.
+
+mod events;
+mod timer;
+mod topics;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use pulsar::consumer::{ConsumerOptions, DeadLetterPolicy, InitialPosition, Message};
+use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use xdb_cluster::PeerNotifier;
+use xdb_config::PulsarSettings;
+use xdb_persistence::TaskClaim;
+
+use crate::db_queue::handle_with_retries;
+use crate::handlers::HandlerContext;
+use crate::leases::LeasedTasks;
+use events::TaskChange;
+pub use timer::TaskTimer;
+use timer::TimerPublisher;
+use topics::Topics;
+
+/// Pause before a message whose handling failed (the database refused or was
+/// unreachable) is negatively acknowledged and so delivered again.
+const FAILURE_BACKOFF: Duration = Duration::from_secs(1);
+/// Pauses before looking again for a task row that was not found. A change event can
+/// arrive before its transaction is visible to other sessions (PostgreSQL writes the
+/// commit to the log, where Debezium reads it, a moment before it is visible), so a
+/// missing row is not taken for a finished task at once. Under load (xdb-bench, 32
+/// processes in flight) a few inserts in a thousand were not visible yet when their
+/// event was handled, and their processes stalled before these re-checks.
+const GONE_RECHECKS: [Duration; 4] = [
+    Duration::from_millis(20),
+    Duration::from_millis(100),
+    Duration::from_millis(400),
+    Duration::from_millis(1500),
+];
+/// How long start-up waits for the broker.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Deliveries of a message before it goes to the dead-letter topic.
+const MAX_REDELIVERIES: usize = 20;
+
+/// The Pulsar task source, connected and subscribed.
+pub(crate) struct PulsarSource {
+    shared: Arc<Shared>,
+    tasks: Consumer<Vec<u8>, TokioExecutor>,
+    timers: Consumer<Vec<u8>, TokioExecutor>,
+    /// `pulsar.sweep_after_ms`, when on.
+    sweep_after: Option<Duration>,
+    /// Kept so the client's connections live as long as the source.
+    _client: Pulsar<TokioExecutor>,
+}
+
+/// What every message handler needs.
+struct Shared {
+    context: Arc<HandlerContext>,
+    api_peers: PeerNotifier,
+    leased: Arc<LeasedTasks>,
+    lease: Duration,
+    /// `pulsar.hold_ms`: tasks due within this long are held in memory rather than sent
+    /// to the timer topic; it also bounds how long a timer delivered early is held
+    /// before it is re-published.
+    hold_at_most: Duration,
+    /// Bounds the tasks handled at once (held messages do not count).
+    permits: Semaphore,
+    timers: TimerPublisher,
+}
+
+/// What became of one message.
+enum Verdict {
+    /// Done with (handled, not needed, or passed on as a timer).
+    Ack,
+    /// Failed: deliver it again (after [`FAILURE_BACKOFF`]).
+    Nack,
+    /// Shutting down while it was held: left unacknowledged, so the broker gives it to
+    /// another instance once this consumer closes.
+    Abandon,
+}
+
+/// Where a message came from, which says how to read it.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    ChangeEvents,
+    Timers,
+}
+
+impl PulsarSource {
+    /// Connects to the broker and subscribes, so a wrong URL or an unreachable broker
+    /// stops start-up with a clear error.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn connect(
+        settings: &PulsarSettings,
+        database_url: &str,
+        context: Arc<HandlerContext>,
+        api_peers: PeerNotifier,
+        leased: Arc<LeasedTasks>,
+        lease: Duration,
+        max_in_flight: usize,
+    ) -> anyhow::Result<Self> {
+        let url = settings
+            .service_url
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("pulsar.service_url is required in Pulsar mode"))?;
+        let topics = Topics::new(settings, database_url)?;
+        // The client retries a lost connection for minutes; at start-up an unreachable
+        // broker is a configuration problem to report at once.
+        let client =
+            tokio::time::timeout(CONNECT_TIMEOUT, Pulsar::builder(url, TokioExecutor).build())
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "cannot connect to Pulsar at {url}: no answer within {CONNECT_TIMEOUT:?}"
+                    )
+                })?
+                .map_err(|e| anyhow::anyhow!("cannot connect to Pulsar at {url}: {e}"))?;
+        let consumer_name = context.owner.clone();
+        let subscribe = |topic: &str| {
+            client
+                .consumer()
+                .with_topic(topic)
+                .with_subscription(&settings.subscription)
+                .with_subscription_type(SubType::Shared)
+                .with_consumer_name(&consumer_name)
+                // Consumer ids are per connection in the protocol, and the client numbers
+                // them from 0 in each process; pulsar-lite 0.2.0 refuses a second
+                // consumer 0 on a subscription even from another connection, so two
+                // instances could not share it. A random id avoids the clash anywhere.
+                .with_consumer_id(uuid::Uuid::new_v4().as_u64_pair().0)
+                .with_options(ConsumerOptions {
+                    // A new subscription must see the changes made before it existed.
+                    initial_position: InitialPosition::Earliest,
+                    ..ConsumerOptions::default()
+                })
+                .with_dead_letter_policy(DeadLetterPolicy {
+                    max_redeliver_count: MAX_REDELIVERIES,
+                    dead_letter_topic: topics.dead_letters.clone(),
+                })
+                .build::<Vec<u8>>()
+        };
+        let tasks = subscribe(&topics.tasks)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.tasks))?;
+        let timers = subscribe(&topics.timers)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.timers))?;
+        let producer = client
+            .producer()
+            .with_topic(&topics.timers)
+            .with_name(format!("{consumer_name}-timers"))
+            .build()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot publish to {}: {e}", topics.timers))?;
+        tracing::info!(tasks = %topics.tasks, timers = %topics.timers, "consuming Pulsar CDC topics");
+        Ok(Self {
+            shared: Arc::new(Shared {
+                context,
+                api_peers,
+                leased,
+                lease,
+                hold_at_most: Duration::from_millis(settings.hold_ms),
+                permits: Semaphore::new(max_in_flight),
+                timers: TimerPublisher::new(producer),
+            }),
+            tasks,
+            timers,
+            sweep_after: (settings.sweep_after_ms > 0)
+                .then(|| Duration::from_millis(settings.sweep_after_ms)),
+            _client: client,
+        })
+    }
+
+    /// Runs until `shutdown` turns true, then lets in-flight tasks finish. Dropping the
+    /// future (the shutdown grace ran out) aborts every task it started.
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        let mut consumers = JoinSet::new();
+        consumers.spawn(consume(
+            self.tasks,
+            Source::ChangeEvents,
+            self.shared.clone(),
+            shutdown.clone(),
+        ));
+        consumers.spawn(consume(
+            self.timers,
+            Source::Timers,
+            self.shared.clone(),
+            shutdown.clone(),
+        ));
+        if let Some(overdue) = self.sweep_after {
+            consumers.spawn(sweep(self.shared, overdue, shutdown));
+        }
+        while consumers.join_next().await.is_some() {}
+    }
+}
+
+/// Receives messages, hands each to its own task and acknowledges it when that is done.
+async fn consume(
+    mut consumer: Consumer<Vec<u8>, TokioExecutor>,
+    source: Source,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut running: JoinSet<(Message<Vec<u8>>, Verdict)> = JoinSet::new();
+    let mut stopping = *shutdown.borrow();
+    loop {
+        if stopping && running.is_empty() {
+            break;
+        }
+        tokio::select! {
+            Some(joined) = running.join_next() => {
+                // A handler that panicked leaves its message unacknowledged: the broker
+                // delivers it again once this consumer closes.
+                let Ok((message, verdict)) = joined else { continue };
+                let result = match verdict {
+                    Verdict::Ack => consumer.ack(&message).await,
+                    Verdict::Nack => consumer.nack(&message).await,
+                    Verdict::Abandon => Ok(()),
+                };
+                if let Err(error) = result {
+                    // The broker delivers it again; the row check makes that harmless.
+                    tracing::warn!(?source, %error, "acknowledging a message failed");
+                }
+            }
+            changed = shutdown.changed(), if !stopping => {
+                stopping = changed.is_err() || *shutdown.borrow();
+            }
+            next = consumer.next(), if !stopping => match next {
+                Some(Ok(message)) => {
+                    let shared = shared.clone();
+                    let shutdown = shutdown.clone();
+                    running.spawn(async move {
+                        let verdict = on_message(&shared, source, &message.payload.data, shutdown).await;
+                        (message, verdict)
+                    });
+                }
+                Some(Err(error)) => {
+                    tracing::warn!(?source, %error, "receiving from Pulsar failed");
+                    tokio::time::sleep(FAILURE_BACKOFF).await;
+                }
+                None => {
+                    tracing::error!(?source, "the Pulsar consumer ended");
+                    stopping = true;
+                }
+            },
+        }
+    }
+    if let Err(error) = consumer.close().await {
+        tracing::debug!(?source, %error, "closing the Pulsar consumer failed");
+    }
+}
+
+/// The safety net for lost change events: claims tasks due for `overdue` that no
+/// event has run, and handles them as the database queue would.
+async fn sweep(shared: Arc<Shared>, overdue: Duration, mut shutdown: watch::Receiver<bool>) {
+    let context = &shared.context;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(overdue / 2) => {}
+            _ = shutdown.changed() => return,
+        }
+        let claimed = context
+            .store
+            .claim_overdue_tasks(&context.owner, 64, shared.lease, overdue)
+            .await;
+        let tasks = match claimed {
+            Ok(tasks) => tasks,
+            Err(error) => {
+                tracing::warn!(%error, "sweeping overdue tasks failed");
+                continue;
+            }
+        };
+        for task in tasks {
+            tracing::warn!(
+                task = task.id,
+                "running a task no change event ran (lost event?)"
+            );
+            let _permit = shared.permits.acquire().await.expect("never closed");
+            let _hold = shared.leased.hold(task.id);
+            match handle_with_retries(context, &task).await {
+                Ok(applied) if applied.closed_process => shared
+                    .api_peers
+                    .process_closed(task.process_execution_id.to_string()),
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
+                }
+            }
+        }
+    }
+}
+
+async fn on_message(
+    shared: &Shared,
+    source: Source,
+    payload: &[u8],
+    shutdown: watch::Receiver<bool>,
+) -> Verdict {
+    let (task_id, execution) = match source {
+        Source::ChangeEvents => match events::classify(payload) {
+            Ok(TaskChange::Look { task_id, execution }) => (task_id, execution),
+            Ok(TaskChange::Ignore) => return Verdict::Ack,
+            Err(error) => {
+                // Redelivering it would not help: it can never be read.
+                tracing::error!(%error, "dropping a change event that is not a task change");
+                return Verdict::Ack;
+            }
+        },
+        Source::Timers => match timer::decode(payload) {
+            Ok(timer) => (timer.task_id, timer.process_execution_id),
+            Err(error) => {
+                tracing::error!(%error, "dropping a timer message that does not decode");
+                return Verdict::Ack;
+            }
+        },
+    };
+    // A timer message may come early (brokers that ignore deliverAt): it is held a while
+    // before it is re-published, or it would go round at once, and again.
+    let publish_at_once = matches!(source, Source::ChangeEvents);
+    let verdict = run_task(shared, task_id, &execution, publish_at_once, shutdown).await;
+    if matches!(verdict, Verdict::Nack) {
+        tokio::time::sleep(FAILURE_BACKOFF).await;
+    }
+    verdict
+}
+
+/// Claims task `task_id` when it is due and free, handles it, and says what to do with
+/// the message that named it.
+async fn run_task(
+    shared: &Shared,
+    task_id: i64,
+    execution: &str,
+    mut publish_at_once: bool,
+    mut shutdown: watch::Receiver<bool>,
+) -> Verdict {
+    let context = &shared.context;
+    let mut gone_checks = 0;
+    loop {
+        let permit = shared.permits.acquire().await.expect("never closed");
+        let claim = context
+            .store
+            .claim_task(task_id, &context.owner, shared.lease)
+            .await;
+        let wait = match claim {
+            Ok(TaskClaim::Gone) => match GONE_RECHECKS.get(gone_checks) {
+                Some(pause) => {
+                    gone_checks += 1;
+                    drop(permit);
+                    tokio::select! {
+                        _ = tokio::time::sleep(*pause) => continue,
+                        _ = shutdown.changed() => return Verdict::Abandon,
+                    }
+                }
+                None => {
+                    tracing::debug!(task = task_id, "task gone; message dropped");
+                    return Verdict::Ack;
+                }
+            },
+            Ok(TaskClaim::Claimed(task)) => {
+                let hold = shared.leased.hold(task.id);
+                let verdict = match handle_with_retries(context, &task).await {
+                    Ok(applied) => {
+                        if applied.closed_process {
+                            shared
+                                .api_peers
+                                .process_closed(task.process_execution_id.to_string());
+                        }
+                        Verdict::Ack
+                    }
+                    Err(error) => {
+                        tracing::warn!(task = task.id, %error, "task failed; its message will be delivered again");
+                        Verdict::Nack
+                    }
+                };
+                drop(hold);
+                return verdict;
+            }
+            Ok(TaskClaim::NotDue(wait) | TaskClaim::Leased(wait)) => wait,
+            Err(error) => {
+                tracing::warn!(task = task_id, %error, "claiming a task failed");
+                return Verdict::Nack;
+            }
+        };
+        drop(permit);
+        if wait > shared.hold_at_most && publish_at_once {
+            return match shared.timers.publish(task_id, execution, wait).await {
+                Ok(()) => Verdict::Ack,
+                Err(error) => {
+                    tracing::warn!(task = task_id, %error, "publishing a timer failed");
+                    Verdict::Nack
+                }
+            };
+        }
+        // A little past the due time: the database clock decides, and may lag ours.
+        tokio::select! {
+            _ = tokio::time::sleep(wait.min(shared.hold_at_most) + Duration::from_millis(5)) => {}
+            _ = shutdown.changed() => return Verdict::Abandon,
+        }
+        publish_at_once = true;
+    }
+}

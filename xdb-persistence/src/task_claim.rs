@@ -1,0 +1,66 @@
+//! What claiming one task by id found.
+
+use std::time::Duration;
+
+use xdb_engine::Task;
+
+/// How long to wait before looking again at a task that is locked right now, or that
+/// became claimable between two statements.
+const LOOK_AGAIN: Duration = Duration::from_millis(100);
+
+/// The outcome of [`crate::ProcessStore::claim_task`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskClaim {
+    /// Leased to the caller: handle it, then it is deleted or rescheduled.
+    Claimed(Task),
+    /// Not due for this long (by the database clock): a timer, or a retry's backoff.
+    NotDue(Duration),
+    /// Another instance holds it for up to this long; if that instance dies the lease
+    /// runs out and the task can be claimed then.
+    Leased(Duration),
+    /// Done (or stopped) already: nothing to do.
+    Gone,
+}
+
+impl TaskClaim {
+    /// The wait of a task that was not claimed, from its seconds until due and until its
+    /// lease runs out; `None` when it is claimable now.
+    pub(crate) fn wait(due_in: f64, lease_left: Option<f64>) -> Option<Self> {
+        if due_in > 0.0 {
+            return Some(Self::NotDue(Duration::from_secs_f64(due_in)));
+        }
+        match lease_left {
+            Some(left) if left > 0.0 => Some(Self::Leased(Duration::from_secs_f64(left))),
+            _ => None,
+        }
+    }
+
+    /// [`TaskClaim::wait`] where the claim itself found nothing to take (the row was
+    /// locked, or became claimable after): look again shortly.
+    pub(crate) fn from_wait(due_in: f64, lease_left: Option<f64>) -> Self {
+        Self::wait(due_in, lease_left).unwrap_or(Self::Leased(LOOK_AGAIN))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_due_later_waits_for_its_due_time_first() {
+        assert_eq!(
+            TaskClaim::wait(2.0, Some(5.0)),
+            Some(TaskClaim::NotDue(Duration::from_secs(2)))
+        );
+        assert_eq!(
+            TaskClaim::wait(-1.0, Some(5.0)),
+            Some(TaskClaim::Leased(Duration::from_secs(5)))
+        );
+        assert_eq!(TaskClaim::wait(-1.0, Some(-0.5)), None);
+        assert_eq!(TaskClaim::wait(0.0, None), None);
+        assert_eq!(
+            TaskClaim::from_wait(0.0, None),
+            TaskClaim::Leased(LOOK_AGAIN)
+        );
+    }
+}
