@@ -55,8 +55,7 @@ impl AsyncService {
         // On the database queue, transitions lease the next state's task to this
         // instance, which runs it at once. In Pulsar mode every task comes as a change
         // event, and a task leased here would wait for its lease to run out there.
-        let continuation_lease =
-            (config.queue_mode == QueueMode::Database).then(|| config.lease());
+        let continuation_lease = (config.queue_mode == QueueMode::Database).then(|| config.lease());
         let store = xdb_persistence::connect_with(
             &config.database_url,
             xdb_persistence::StoreOptions {
