@@ -56,7 +56,7 @@ where
                 "malformed request body: expected a JSON object",
             ));
         }
-        if contains_nul_escape(&body) {
+        if xdb_engine::validation::json_has_nul_escape(&body) {
             return Err(ApiError::invalid(
                 "malformed request body: strings must not contain U+0000 (NUL), which the \
                  database cannot store",
@@ -77,26 +77,4 @@ fn rejection_to_error(rejection: JsonRejection) -> ApiError {
         );
     }
     ApiError::invalid(format!("malformed request body: {}", rejection.body_text()))
-}
-
-/// Whether `json` holds the escape `\u0000` (a NUL character in a string). Text with
-/// an escaped backslash before `u0000` is not one: only an odd run of backslashes
-/// starts an escape.
-fn contains_nul_escape(json: &[u8]) -> bool {
-    json.windows(5).enumerate().any(|(at, window)| {
-        window == b"u0000" && json[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contains_nul_escape;
-
-    #[test]
-    fn finds_nul_escapes_but_not_escaped_backslashes() {
-        assert!(contains_nul_escape(br#"{"processId":"a\u0000b"}"#));
-        assert!(contains_nul_escape(br#"{"a":"\\\u0000"}"#));
-        assert!(!contains_nul_escape(br#"{"a":"\\u0000"}"#));
-        assert!(!contains_nul_escape(br#"{"a":"u0000"}"#));
-    }
 }

@@ -125,6 +125,13 @@ impl WorkerClient {
                     detail,
                 });
             }
+            // Valid JSON, but no database can store it (PostgreSQL refuses it in text and
+            // JSON): an unusable answer, failed like any other.
+            if xdb_engine::validation::json_has_nul_escape(&body) {
+                return Err(WorkerCallError::InvalidBody(
+                    "the response contains U+0000 (NUL), which the database cannot store".into(),
+                ));
+            }
             serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
         };
         let result = match tokio::time::timeout(timeout, call.instrument(span.clone())).await {

@@ -152,3 +152,25 @@ mod tests {
         assert!(check_worker_url("http://a b").is_err());
     }
 }
+
+/// Whether `json` holds the escape `\u0000` (a NUL character in a string). Text with
+/// an escaped backslash before `u0000` is not one: only an odd run of backslashes
+/// starts an escape.
+pub fn json_has_nul_escape(json: &[u8]) -> bool {
+    json.windows(5).enumerate().any(|(at, window)| {
+        window == b"u0000" && json[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
+    })
+}
+
+#[cfg(test)]
+mod nul_tests {
+    use super::json_has_nul_escape;
+
+    #[test]
+    fn finds_nul_escapes_but_not_escaped_backslashes() {
+        assert!(json_has_nul_escape(br#"{"processId":"a\u0000b"}"#));
+        assert!(json_has_nul_escape(br#"{"a":"\\\u0000"}"#));
+        assert!(!json_has_nul_escape(br#"{"a":"\\u0000"}"#));
+        assert!(!json_has_nul_escape(br#"{"a":"u0000"}"#));
+    }
+}

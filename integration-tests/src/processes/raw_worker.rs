@@ -35,6 +35,8 @@ pub enum Misbehavior {
     UnknownColumnWrite,
     /// A valid decision writing `note` and a column name that is SQL injection.
     InjectedColumnWrite,
+    /// A valid decision whose output holds U+0000, which databases cannot store.
+    NulInOutput,
 }
 
 /// The worker's router, and a counter of execute calls.
@@ -76,6 +78,14 @@ fn answer(misbehavior: Misbehavior, _request: &AsyncStateExecuteRequest) -> Resp
         Misbehavior::UnknownColumnWrite => Json(json!({
             "stateDecision": complete,
             "writes": {"globalAttributes": [note, {"column": "no_such_column", "value": 1}]}
+        }))
+        .into_response(),
+        Misbehavior::NulInOutput => Json(json!({
+            "stateDecision": {"threadCloseDecision": {
+                "closeType": "GRACEFUL_COMPLETE_PROCESS",
+                "output": {"encoding": "json", "data": "\"nul \u{0} inside\""}
+            }},
+            "writes": {"globalAttributes": [note]}
         }))
         .into_response(),
         Misbehavior::InjectedColumnWrite => Json(json!({

@@ -276,7 +276,9 @@ async fn misbehaving_workers_are_retried_then_fail_and_write_nothing(db: Databas
         Misbehavior::InvalidDecisionWithWrite,
         Misbehavior::UnknownColumnWrite,
         Misbehavior::InjectedColumnWrite,
+        Misbehavior::NulInOutput,
     ];
+    let case_count = cases.len() as i64;
     let mut runs = Vec::new();
     for (i, misbehavior) in cases.into_iter().enumerate() {
         let (router, calls) = raw_worker::router(misbehavior);
@@ -329,7 +331,10 @@ async fn misbehaving_workers_are_retried_then_fail_and_write_nothing(db: Databas
         assert!(env.tasks(&exec).await.is_empty());
     }
     // The injection attempt left the table in place.
-    assert_eq!(env.count("SELECT count(*) FROM test_entity", &[]).await, 6);
+    assert_eq!(
+        env.count("SELECT count(*) FROM test_entity", &[]).await,
+        case_count
+    );
     env.shutdown().await;
 }
 
