@@ -12,9 +12,9 @@ use xdb_cluster::PeerNotifier;
 use xdb_persistence::Notifications;
 
 use xdb_engine::Task;
-use xdb_persistence::{Applied, StoreError};
+use xdb_persistence::{Applied, StateCall, StoreError};
 
-use crate::handlers::{handle_task, HandlerContext};
+use crate::handlers::{handle_task_preloaded, HandlerContext};
 use crate::leases::LeasedTasks;
 
 /// Pauses before handling a task again after the database refused its transition (a
@@ -98,9 +98,9 @@ impl DbQueue {
                 running.spawn(async move {
                     // A chain of states runs here, one transition after the other, on
                     // the continuations its transitions lease to this instance.
-                    let mut next = Some((task, hold));
-                    while let Some((task, hold)) = next.take() {
-                        match handle_with_retries(&context, &task).await {
+                    let mut next = Some((task, None, hold));
+                    while let Some((task, preloaded, hold)) = next.take() {
+                        match handle_preloaded_with_retries(&context, &task, preloaded).await {
                             Ok(applied) => {
                                 if applied.closed_process {
                                     api_peers
@@ -117,7 +117,8 @@ impl DbQueue {
                                             .metrics
                                             .claimed(&continuation, chrono::Utc::now());
                                         let hold = leased.hold(continuation.id);
-                                        next = Some((continuation, hold));
+                                        let call = applied.continuation_call.map(|call| *call);
+                                        next = Some((continuation, call, hold));
                                     }
                                 }
                             }
@@ -159,9 +160,19 @@ pub(crate) async fn handle_with_retries(
     context: &HandlerContext,
     task: &Task,
 ) -> Result<Applied, StoreError> {
+    handle_preloaded_with_retries(context, task, None).await
+}
+
+/// [`handle_with_retries`] starting from a preloaded state call; a retry loads it again,
+/// as the rows may have moved on while the database refused the transition.
+async fn handle_preloaded_with_retries(
+    context: &HandlerContext,
+    task: &Task,
+    mut preloaded: Option<StateCall>,
+) -> Result<Applied, StoreError> {
     let mut pauses = DATABASE_RETRY_BACKOFF.iter();
     loop {
-        match handle_task(context, task).await {
+        match handle_task_preloaded(context, task, preloaded.take()).await {
             Err(StoreError::Database(error)) => match pauses.next() {
                 Some(pause) => {
                     tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");

@@ -11,7 +11,10 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use xdb_engine::{TaskType, TransitionPlan};
+use xdb_engine::{
+    ProcessExecution, StateExecution, StateExecutionStatus, Task, TaskType, TransitionPlan,
+};
+use xdb_protocol::LockType;
 
 /// Who takes a transition's continuation, and for how long.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +36,42 @@ pub(crate) fn continuation_index(plan: &TransitionPlan, now: DateTime<Utc>) -> O
     plan.new_tasks.iter().position(|task| {
         matches!(task.task_type, TaskType::WaitUntil | TaskType::Execute) && task.fire_at <= now
     })
+}
+
+/// The process and state rows a continuation's worker call reads, as the transaction
+/// that created it leaves them: known without reading them again. `None` when they are
+/// not known (the plan did not write the state) or when reading its attributes inside
+/// that transaction would take a lock out of the lock order (a global-attribute row is
+/// locked before the process row everywhere): then the call is loaded as usual.
+pub(crate) fn continuation_rows(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    state_before: Option<&StateExecution>,
+    task: &Task,
+    now: DateTime<Utc>,
+) -> Option<(ProcessExecution, StateExecution)> {
+    let state = plan.state_after(process.id, task.state.as_ref()?, state_before, now)?;
+    let expected = match task.task_type {
+        TaskType::WaitUntil => StateExecutionStatus::WaitUntilRunning,
+        TaskType::Execute => StateExecutionStatus::ExecuteRunning,
+        TaskType::Timer | TaskType::ProcessTimeout => return None,
+    };
+    let locks_user_row = state
+        .config
+        .global_attribute_loading
+        .as_ref()
+        .is_some_and(|loading| loading.lock_type != LockType::NoLock);
+    if state.status != expected || locks_user_row {
+        return None;
+    }
+    let mut process = process.clone();
+    if let Some(update) = &plan.process {
+        update.apply_to(&mut process);
+    }
+    if process.status.is_closed() {
+        return None;
+    }
+    Some((process, state))
 }
 
 #[cfg(test)]

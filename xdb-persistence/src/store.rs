@@ -11,7 +11,7 @@ use xdb_protocol::*;
 use crate::StoreError;
 
 /// Everything a worker call for one state needs, read in one go.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StateCall {
     pub process: ProcessExecution,
     pub state: StateExecution,
@@ -29,6 +29,9 @@ pub struct Applied {
     /// should run it at once (only when the store leases continuations, see
     /// [`crate::StoreOptions::continuation_lease`]).
     pub continuation: Option<Task>,
+    /// What the continuation's worker call needs, read in the transaction that created
+    /// it, when it could be (see [`crate::continuation`]): the caller skips loading it.
+    pub continuation_call: Option<Box<StateCall>>,
 }
 
 /// The two kinds of XDB service process.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{trace_context, Applied, ProcessStore, StoreError};
+use xdb_persistence::{trace_context, Applied, ProcessStore, StateCall, StoreError};
 
 use xdb_worker_client::WorkerClient;
 
@@ -29,6 +29,16 @@ pub struct HandlerContext {
 /// The handling is a span continuing the trace the task was created in, and the tasks
 /// it creates carry this span on, so a process's states form one trace.
 pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+    handle_task_preloaded(context, task, None).await
+}
+
+/// [`handle_task`] with the state call the transaction that created `task` read already
+/// (see `Applied::continuation_call`), which saves loading it.
+pub async fn handle_task_preloaded(
+    context: &HandlerContext,
+    task: &Task,
+    preloaded: Option<StateCall>,
+) -> Result<Applied, StoreError> {
     let span = tracing::info_span!(
         "xdb.task",
         otel.name = %format!("handle {}", task.task_type.as_str()),
@@ -45,7 +55,7 @@ pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applie
         xdb_telemetry::set_parent_from_traceparent(&span, traceparent);
     }
     let traceparent = xdb_telemetry::traceparent(&span);
-    let result = trace_context::scope(traceparent, dispatch(context, task))
+    let result = trace_context::scope(traceparent, dispatch(context, task, preloaded))
         .instrument(span.clone())
         .await;
     let outcome = match &result {
@@ -72,9 +82,15 @@ pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applie
     }
 }
 
-async fn dispatch(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
+async fn dispatch(
+    context: &HandlerContext,
+    task: &Task,
+    preloaded: Option<StateCall>,
+) -> Result<Applied, StoreError> {
     match task.task_type {
-        TaskType::WaitUntil | TaskType::Execute => state_api::handle(context, task).await,
+        TaskType::WaitUntil | TaskType::Execute => {
+            state_api::handle(context, task, preloaded).await
+        }
         TaskType::Timer => timer::handle(context, task).await,
         TaskType::ProcessTimeout => process_timeout::handle(context, task).await,
     }

@@ -15,9 +15,17 @@ use xdb_worker_client::WorkerCallError;
 
 use super::HandlerContext;
 
-pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
-    let Some(call) = context.store.load_state_call(task, &context.owner).await? else {
-        return Ok(Applied::default());
+pub(super) async fn handle(
+    context: &HandlerContext,
+    task: &Task,
+    preloaded: Option<StateCall>,
+) -> Result<Applied, StoreError> {
+    let call = match preloaded {
+        Some(call) => call,
+        None => match context.store.load_state_call(task, &context.owner).await? {
+            Some(call) => call,
+            None => return Ok(Applied::default()),
+        },
     };
     let api = if task.task_type == TaskType::WaitUntil {
         StateApi::WaitUntil

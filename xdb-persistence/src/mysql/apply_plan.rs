@@ -215,6 +215,7 @@ pub(crate) async fn apply_plan(
         created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: plan.closes_process(),
         continuation,
+        continuation_call: None,
     })
 }
 

@@ -9,6 +9,7 @@ use xdb_protocol::AsyncStateExecuteResponse;
 
 use super::apply_plan::apply_plan;
 use super::global_attributes;
+use super::load_state_call::preload_continuation;
 use super::locks::{
     insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
 };
@@ -46,7 +47,18 @@ pub(crate) async fn complete_execute(
         let messages = queued_messages(&mut tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    let mut applied =
+        apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    preload_continuation(
+        &mut tx,
+        store,
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -7,6 +7,7 @@ use xdb_protocol::AsyncStateWaitUntilResponse;
 
 use super::apply_plan::apply_plan;
 use super::global_attributes;
+use super::load_state_call::preload_continuation;
 use super::locks::{
     insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
 };
@@ -54,7 +55,18 @@ pub(crate) async fn complete_wait_until(
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
-    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    let mut applied =
+        apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    preload_continuation(
+        &mut tx,
+        store,
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -5,6 +5,7 @@ use xdb_engine::decide;
 use xdb_engine::Task;
 
 use super::apply_plan::apply_plan;
+use super::load_state_call::preload_continuation;
 use super::locks::{lock_process, lock_state, take_task};
 use super::MySqlStore;
 use crate::{Applied, StoreError};
@@ -28,7 +29,18 @@ pub(crate) async fn fire_timer(
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
-    let applied = apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    let mut applied =
+        apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+    preload_continuation(
+        &mut tx,
+        store,
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -61,6 +61,7 @@ pub(crate) async fn state_api_failed(
                 created_tasks: true,
                 closed_process: false,
                 continuation: None,
+                continuation_call: None,
             }
         }
         FailureOutcome::GiveUp(plan) => {

@@ -9,6 +9,7 @@ use xdb_protocol::AsyncStateExecuteResponse;
 
 use super::apply_plan::{apply_plan, Announce};
 use super::global_attributes;
+use super::load_state_call::preload_continuation;
 use super::locks::{
     insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
 };
@@ -49,7 +50,7 @@ pub(crate) async fn complete_execute(
         let messages = queued_messages(&tx, process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    let applied = apply_plan(
+    let mut applied = apply_plan(
         &tx,
         &process,
         &plan,
@@ -58,6 +59,7 @@ pub(crate) async fn complete_execute(
         store.lease_to(owner),
     )
     .await?;
+    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
     tx.commit().await?;
     Ok(applied)
 }

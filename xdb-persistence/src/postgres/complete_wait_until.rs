@@ -7,6 +7,7 @@ use xdb_protocol::AsyncStateWaitUntilResponse;
 
 use super::apply_plan::{apply_plan, Announce};
 use super::global_attributes;
+use super::load_state_call::preload_continuation;
 use super::locks::{
     insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
 };
@@ -57,7 +58,7 @@ pub(crate) async fn complete_wait_until(
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
-    let applied = apply_plan(
+    let mut applied = apply_plan(
         &tx,
         &process,
         &plan,
@@ -66,6 +67,7 @@ pub(crate) async fn complete_wait_until(
         store.lease_to(owner),
     )
     .await?;
+    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
     tx.commit().await?;
     Ok(applied)
 }

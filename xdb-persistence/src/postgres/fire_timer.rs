@@ -5,6 +5,7 @@ use xdb_engine::decide;
 use xdb_engine::Task;
 
 use super::apply_plan::{apply_plan, Announce};
+use super::load_state_call::preload_continuation;
 use super::locks::{lock_process, lock_state, take_task};
 use super::PostgresStore;
 use crate::{Applied, StoreError};
@@ -29,7 +30,7 @@ pub(crate) async fn fire_timer(
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
-    let applied = apply_plan(
+    let mut applied = apply_plan(
         &tx,
         &process,
         &plan,
@@ -38,6 +39,7 @@ pub(crate) async fn fire_timer(
         store.lease_to(owner),
     )
     .await?;
+    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -4,15 +4,19 @@
 //! and the completing transaction re-checks the state's version. So a lock asked for in
 //! a state's loading policy covers only this read.
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
-use xdb_engine::{StateExecutionStatus, Task, TaskType};
+use xdb_engine::{
+    ProcessExecution, StateExecution, StateExecutionStatus, Task, TaskType, TransitionPlan,
+};
 use xdb_protocol::{LoadedAttributes, LocalAttributeValue};
 
 use super::global_attributes;
 use super::locks::{select_process, select_state};
 use super::rows::from_json;
 use super::PostgresStore;
-use crate::{StateCall, StoreError};
+use crate::continuation::continuation_rows;
+use crate::{Applied, StateCall, StoreError};
 
 /// Returns `None`, after deleting the task, when the state no longer waits for this work.
 pub(crate) async fn load_state_call(
@@ -51,13 +55,53 @@ pub(crate) async fn load_state_call(
         return Ok(None);
     }
 
+    let attributes = load_attributes(&client, &process, &state).await?;
+    Ok(Some(StateCall {
+        process,
+        state,
+        attributes,
+    }))
+}
+
+/// Reads the continuation's worker call inside the transaction that created its task
+/// (the rows come from the plan, only attributes are read), so its handler skips
+/// [`load_state_call`]. Leaves `applied` as it is when the rows are not known.
+pub(crate) async fn preload_continuation(
+    tx: &impl GenericClient,
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    state_before: Option<&StateExecution>,
+    applied: &mut Applied,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let Some(task) = &applied.continuation else {
+        return Ok(());
+    };
+    let Some((process, state)) = continuation_rows(process, plan, state_before, task, now) else {
+        return Ok(());
+    };
+    let attributes = load_attributes(tx, &process, &state).await?;
+    applied.continuation_call = Some(Box::new(StateCall {
+        process,
+        state,
+        attributes,
+    }));
+    Ok(())
+}
+
+/// The attributes `state`'s loading policy asks for.
+async fn load_attributes(
+    client: &impl GenericClient,
+    process: &ProcessExecution,
+    state: &StateExecution,
+) -> Result<LoadedAttributes, StoreError> {
     let mut attributes = LoadedAttributes::default();
     if let (Some(config), Some(loading)) = (
         &process.global_attribute_config,
         &state.config.global_attribute_loading,
     ) {
         attributes.global_attributes =
-            global_attributes::read(&client, config, &loading.columns, loading.lock_type).await?;
+            global_attributes::read(client, config, &loading.columns, loading.lock_type).await?;
     }
     if let Some(loading) = state
         .config
@@ -83,11 +127,7 @@ pub(crate) async fn load_state_call(
             }
         }
     }
-    Ok(Some(StateCall {
-        process,
-        state,
-        attributes,
-    }))
+    Ok(attributes)
 }
 
 async fn delete_stale(

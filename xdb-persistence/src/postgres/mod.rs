@@ -16,6 +16,7 @@ mod list_processes;
 mod load_state_call;
 mod locks;
 mod notifications;
+mod pipeline;
 mod process_history;
 mod publish_to_local_queue;
 mod rows;

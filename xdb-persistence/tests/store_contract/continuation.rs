@@ -13,6 +13,7 @@ use crate::common::*;
 both!(
     a_transition_leases_its_next_task_to_the_owner,
     parallel_next_states_leave_all_but_one_for_any_owner,
+    a_continuation_comes_with_its_state_call_as_loading_reads_it,
 );
 
 fn execute_then(next: &[&str]) -> AsyncStateExecuteResponse {
@@ -128,4 +129,55 @@ async fn parallel_next_states_leave_all_but_one_for_any_owner(dialect: Dialect) 
     states.sort();
     assert_eq!(claimed.len(), 2);
     assert!(!states.contains(&kept.state.as_ref().unwrap().state_id));
+}
+
+/// What the transaction that leased a continuation read for its worker call equals what
+/// loading it afterwards reads (the new state's creation time aside: the database's
+/// clock against the service's).
+async fn a_continuation_comes_with_its_state_call_as_loading_reads_it(dialect: Dialect) {
+    let h = leasing_harness(dialect).await;
+    let store = &*h.store;
+    store
+        .start_process(&start_request("p-preload", "A"))
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
+    let applied = store
+        .complete_wait_until(&task, "w", &call, &Default::default())
+        .await
+        .unwrap();
+    // The same state moving from waitUntil to execute: an updated row.
+    let task = applied.continuation.clone().unwrap();
+    let preloaded = *applied.continuation_call.expect("A's execute call is read");
+    let loaded = store.load_state_call(&task, "w").await.unwrap().unwrap();
+    assert_eq!(preloaded, loaded);
+
+    // A new state B loading a local attribute that A's execute writes.
+    let value = EncodedObject {
+        encoding: "json".into(),
+        data: "42".into(),
+    };
+    let mut response = execute_then(&["B"]);
+    response.state_decision.next_states[0]
+        .state_config
+        .as_mut()
+        .unwrap()
+        .local_attribute_loading = Some(LocalAttributeLoading {
+        keys: vec!["k".into()],
+        lock_type: LockType::NoLock,
+    });
+    response.writes.local_attributes = vec![LocalAttributeValue {
+        key: "k".into(),
+        value: value.clone(),
+    }];
+    let applied = store
+        .complete_execute(&task, "w", &loaded, &response)
+        .await
+        .unwrap();
+    let next = applied.continuation.clone().unwrap();
+    let mut preloaded = *applied.continuation_call.expect("B's execute call is read");
+    let loaded = store.load_state_call(&next, "w").await.unwrap().unwrap();
+    assert_eq!(preloaded.attributes.local_attributes[0].value, value);
+    preloaded.state.created_at = loaded.state.created_at;
+    assert_eq!(preloaded, loaded);
 }
