@@ -10,9 +10,7 @@ use xdb_protocol::AsyncStateExecuteResponse;
 use super::apply_plan::{apply_plan, Announce};
 use super::global_attributes;
 use super::load_state_call::preload_continuation;
-use super::locks::{
-    insert_messages, lock_process, lock_state, lock_waiting_states, queued_messages, take_task,
-};
+use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
 
@@ -31,14 +29,8 @@ pub(crate) async fn complete_execute(
         &response.writes.global_attributes,
     )
     .await?;
-    // The process row first, like every transaction that touches an execution; it must
-    // be held before the task row, so it is not pipelined with the rest (a statement
-    // being prepared could reorder them).
-    let process = lock_process(&tx, call.process.id).await?;
-    let (_, state) = futures::try_join!(
-        take_task(&tx, task, owner),
-        lock_state(&tx, call.process.id, &call.state.id),
-    )?;
+    // The process row first, like every transaction that touches an execution.
+    let (process, state) = lock_for_task(&tx, task, owner, &call.state.id).await?;
     let state = state
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;

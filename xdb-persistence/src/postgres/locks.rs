@@ -19,9 +19,7 @@ pub(crate) async fn take_task(
     task: &Task,
     owner: &str,
 ) -> Result<(), StoreError> {
-    let statement = tx
-        .prepare_cached("DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2")
-        .await?;
+    let statement = tx.prepare_cached(TAKE_TASK).await?;
     if tx.execute(&statement, &[&task.id, &owner]).await? != 1 {
         return Err(StoreError::Stale(format!(
             "task {} is no longer leased to us",
@@ -29,6 +27,45 @@ pub(crate) async fn take_task(
         )));
     }
     Ok(())
+}
+
+const TAKE_TASK: &str = "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2";
+
+/// The process row, then `task` (taken, as [`take_task`]), then the state row, locked
+/// in that order in one round trip.
+pub(crate) async fn lock_for_task(
+    tx: &Transaction<'_>,
+    task: &Task,
+    owner: &str,
+    state: &StateExecutionId,
+) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
+    // Prepared first: a statement still being prepared would go out after the others,
+    // out of the lock order.
+    let (process_sql, state_sql) = (process_sql(true), state_sql(true));
+    futures::try_join!(
+        tx.prepare_cached(&process_sql),
+        tx.prepare_cached(TAKE_TASK),
+        tx.prepare_cached(&state_sql),
+    )?;
+    let (process, (), state) = futures::try_join!(
+        lock_process(tx, task.process_execution_id),
+        take_task(tx, task, owner),
+        lock_state(tx, task.process_execution_id, state),
+    )?;
+    Ok((process, state))
+}
+
+fn process_sql(for_update: bool) -> String {
+    let lock = if for_update { " FOR UPDATE" } else { "" };
+    format!("SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1{lock}")
+}
+
+fn state_sql(for_update: bool) -> String {
+    let lock = if for_update { " FOR UPDATE" } else { "" };
+    format!(
+        "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
+         WHERE process_execution_id = $1 AND state_id = $2 AND state_execution_number = $3{lock}"
+    )
 }
 
 pub(crate) async fn lock_process(
@@ -43,12 +80,7 @@ pub(crate) async fn select_process(
     id: Uuid,
     for_update: bool,
 ) -> Result<ProcessExecution, StoreError> {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
-    let statement = tx
-        .prepare_cached(&format!(
-            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1{lock}"
-        ))
-        .await?;
+    let statement = tx.prepare_cached(&process_sql(for_update)).await?;
     let row = tx
         .query_opt(&statement, &[&id])
         .await?
@@ -100,13 +132,7 @@ pub(crate) async fn select_state(
     id: &StateExecutionId,
     for_update: bool,
 ) -> Result<Option<StateExecution>, StoreError> {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
-    let statement = tx
-        .prepare_cached(&format!(
-            "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
-             WHERE process_execution_id = $1 AND state_id = $2 AND state_execution_number = $3{lock}"
-        ))
-        .await?;
+    let statement = tx.prepare_cached(&state_sql(for_update)).await?;
     tx.query_opt(
         &statement,
         &[&process_execution_id, &id.state_id, &id.number],
