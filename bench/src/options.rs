@@ -87,33 +87,39 @@ impl BenchOptions {
     }
 }
 
+/// Options of a small run of every scenario, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_options() -> BenchOptions {
+    BenchOptions {
+        admin_url: String::new(),
+        scenarios: Scenario::ALL.into_iter().collect(),
+        lone: 1,
+        processes: 1,
+        concurrency: 64,
+        levels: vec![128, 16, 0, 16],
+        warm_up: 1,
+        timers: 1,
+        timer_delay: Duration::from_secs(1),
+        rpc_calls: 1,
+        queue_messages: 1,
+        waiting: 1,
+        waiting_start_concurrency: 1,
+        ceiling: CeilingOptions {
+            clients: 1,
+            duration: Duration::from_secs(1),
+            pgbench: "pgbench".into(),
+        },
+        pulsar: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn load_levels_are_sorted_unique_and_hold_the_judged_one() {
-        let options = BenchOptions {
-            admin_url: String::new(),
-            scenarios: Scenario::ALL.into_iter().collect(),
-            lone: 1,
-            processes: 1,
-            concurrency: 64,
-            levels: vec![128, 16, 0, 16],
-            warm_up: 1,
-            timers: 1,
-            timer_delay: Duration::from_secs(1),
-            rpc_calls: 1,
-            queue_messages: 1,
-            waiting: 1,
-            waiting_start_concurrency: 1,
-            ceiling: CeilingOptions {
-                clients: 1,
-                duration: Duration::from_secs(1),
-                pgbench: "pgbench".into(),
-            },
-            pulsar: None,
-        };
+        let options = test_options();
         assert_eq!(options.load_levels(), vec![16, 64, 128]);
         let only_judged = BenchOptions {
             levels: Vec::new(),

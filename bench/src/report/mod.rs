@@ -156,6 +156,12 @@ pub fn to_markdown(machine: &Machine, reports: &[Report]) -> String {
     let _ = writeln!(out, "- Commit: {}", machine.commit);
     let _ = writeln!(
         out,
+        "- Load average (1, 5, 15 min) when the report was written: {} (other work on the \
+         machine shows here and as \"other work on the machine\" in the CPU tables)",
+        machine.load_average
+    );
+    let _ = writeln!(
+        out,
         "- Processes: the worker is in the bench process (SDK over HTTP on loopback); \
          services are the release binaries. Two-state process: `StateA` → `StateB` → \
          graceful complete (no waitUntil, no attributes)"
@@ -188,8 +194,22 @@ pub fn to_markdown(machine: &Machine, reports: &[Report]) -> String {
             );
         }
     }
-    let _ = writeln!(out);
-    if let Some(comparison) = Comparison::of(reports) {
+    let comparison = Comparison::of(reports);
+    let _ = writeln!(
+        out,
+        "| both | MySQL figures reported beside PostgreSQL's | {} | {} |\n",
+        if comparison.is_some() {
+            "below"
+        } else {
+            "one database only"
+        },
+        if comparison.is_some() {
+            "PASS"
+        } else {
+            "not run"
+        }
+    );
+    if let Some(comparison) = comparison {
         comparison.write(&mut out);
     }
     for report in reports {

@@ -216,3 +216,117 @@ impl Report {
         (without > 0.0).then(|| (with / without, with, without))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::database::Dialect;
+    use crate::options::test_options;
+    use crate::scenarios::rpc::RpcResult;
+    use crate::scenarios::timers::TimerResult;
+    use crate::scenarios::waiting::WaitingResult;
+    use crate::scenarios::ScenarioResult;
+    use crate::stats::{LatencySummary, SignedSummary};
+
+    fn two_state(concurrency: usize, completed: usize, seconds: u64, p50: u64) -> ScenarioResult {
+        ScenarioResult {
+            name: "load".into(),
+            processes: completed,
+            concurrency,
+            completed,
+            failed: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(seconds),
+            latency: LatencySummary {
+                count: completed,
+                p50: Duration::from_millis(p50),
+                p99: Duration::from_millis(p50 * 4),
+                ..LatencySummary::default()
+            },
+            start_latency: LatencySummary::default(),
+        }
+    }
+
+    fn verdict(report: &Report, starts_with: &str) -> (Verdict, String) {
+        let check = report
+            .targets()
+            .into_iter()
+            .find(|c| c.target.starts_with(starts_with))
+            .unwrap_or_else(|| panic!("no target {starts_with:?}"));
+        (check.verdict, check.measured)
+    }
+
+    #[test]
+    fn targets_pass_fail_and_not_run() {
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        // 900/s at 64 in flight passes; 16 in flight is not the judged level.
+        report.levels = vec![two_state(16, 100, 1, 1), two_state(64, 9000, 10, 60)];
+        // Lone p50 5 ms passes (at most), its p99 of 20 ms fails.
+        report.lone = Some(two_state(1, 100, 1, 5));
+        report.timers = Some(TimerResult {
+            processes: 1000,
+            early: 1,
+            lateness: SignedSummary {
+                count: 1000,
+                p99: 49.0,
+                ..SignedSummary::default()
+            },
+            ..TimerResult::default()
+        });
+        report.waiting = Some(WaitingResult {
+            processes: 10_000,
+            async_peak_kib: 40_000,
+            load: Some(two_state(64, 8000, 10, 60)),
+            ..WaitingResult::default()
+        });
+        assert_eq!(verdict(&report, ">= 800").0, Verdict::Pass);
+        assert_eq!(
+            verdict(&report, "lone start-to-completion p50").0,
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(&report, "lone start-to-completion p99").0,
+            Verdict::Fail
+        );
+        assert_eq!(verdict(&report, "timer lateness").0, Verdict::Pass);
+        assert_eq!(verdict(&report, "no timer fires early").0, Verdict::Fail);
+        assert_eq!(verdict(&report, "RPC p50").0, Verdict::NotRun);
+        // Under 100 MB, but 10,000 waiting is not the target's 100,000.
+        let (rss, measured) = verdict(&report, "async service RSS");
+        assert_eq!(rss, Verdict::Fail);
+        assert!(measured.contains("only 10000 waiting"), "{measured}");
+        // 800/s beside them against 900/s: 0.89, under the 0.9 bar.
+        let (unchanged, measured) = verdict(&report, "throughput unchanged");
+        assert_eq!(unchanged, Verdict::Fail);
+        assert!(measured.contains("0.89"), "{measured}");
+
+        report.rpc = Some(RpcResult {
+            calls: 10,
+            latency: LatencySummary {
+                count: 10,
+                p50: Duration::from_millis(5),
+                ..LatencySummary::default()
+            },
+            ..RpcResult::default()
+        });
+        // "under 5 ms": exactly 5 fails.
+        assert_eq!(verdict(&report, "RPC p50").0, Verdict::Fail);
+        assert_eq!(report.failures(), 0);
+    }
+
+    #[test]
+    fn the_markdown_holds_every_target_and_the_scenarios() {
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        report.levels = vec![two_state(64, 500, 1, 60)];
+        let markdown = super::super::to_markdown(&super::super::Machine::default(), &[report]);
+        assert!(markdown.contains(
+            "| PostgreSQL | >= 800 two-state processes/s completed, 64 in flight | 500/s (64 in \
+             flight) | FAIL |"
+        ));
+        assert!(markdown.contains("| PostgreSQL | RPC p50 < 5 ms | - | not run |"));
+        assert!(markdown.contains("- Scenarios: lone, load, timers, rpc, queue, waiting, pgbench"));
+        assert!(markdown.contains("| load | 500 | 64 | 0 | 60.00 |"));
+    }
+}
