@@ -1,13 +1,17 @@
 //! The XDB benchmark harness behind the `xdb-bench` binary.
 //!
 //! It creates a throw-away database, runs the release builds of `xdb-api-service` and
-//! `xdb-async-service` as child processes, hosts a two-state worker in-process, and
-//! measures start-to-completion latency (one process at a time), throughput (many in
-//! flight) and the services' peak memory. See [`run`].
+//! `xdb-async-service` as child processes, hosts the bench's worker in-process with the
+//! SDK, and measures: start-to-completion latency of a lone two-state process, throughput
+//! at several in-flight levels, timer lateness, RPC and local-queue latency, memory with
+//! many waiting processes, CPU per process, and the database's commit-rate ceiling. See
+//! [`run`] and [`options::Scenario`].
 
 pub mod cdc;
+pub mod ceiling;
 pub mod cpu;
 pub mod database;
+pub mod options;
 pub mod profile;
 pub mod report;
 pub mod rss;
@@ -18,4 +22,5 @@ pub mod worker;
 
 mod run;
 
-pub use run::{run, BenchOptions};
+pub use options::{BenchOptions, Scenario};
+pub use run::run;

@@ -4,15 +4,18 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::cdc::{Capture, PulsarTarget};
+use crate::cdc::Capture;
+use crate::ceiling;
 use crate::cpu::{CpuSnapshot, Task, BENCH, DB_SERVER, DB_SESSIONS};
 use crate::database::BenchDatabase;
+use crate::options::{BenchOptions, Scenario};
 use crate::profile;
 use crate::report::Report;
 use crate::rss::Sampler;
+use crate::scenarios::waiting::WaitingOptions;
 use crate::scenarios::{self, Driver};
 use crate::services::{self, ServiceProcess, API_SERVICE, ASYNC_SERVICE};
-use crate::worker::Worker;
+use crate::worker::{Processes, Worker};
 
 /// How often the services' memory is sampled.
 const RSS_INTERVAL: Duration = Duration::from_millis(100);
@@ -20,25 +23,6 @@ const RSS_INTERVAL: Duration = Duration::from_millis(100);
 const CPU_GROUPS: [&str; 5] = [API_SERVICE, ASYNC_SERVICE, DB_SESSIONS, DB_SERVER, BENCH];
 /// How long the API service may take to answer `/health/ready`.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// What to run.
-#[derive(Debug, Clone)]
-pub struct BenchOptions {
-    /// PostgreSQL or MySQL server URL (any database on it; the scheme picks the
-    /// dialect) where the bench database is created.
-    pub admin_url: String,
-    /// Processes of the "lone" scenario.
-    pub lone: usize,
-    /// Processes of the "load" scenario.
-    pub processes: usize,
-    /// Processes in flight in the "load" scenario.
-    pub concurrency: usize,
-    /// Unmeasured processes run first, one at a time.
-    pub warm_up: usize,
-    /// Pulsar CDC mode: the async service consumes Debezium's change events from this
-    /// broker; `None` runs the database queue.
-    pub pulsar: Option<PulsarTarget>,
-}
 
 /// Runs the bench; the database and the services are cleaned up whatever happens.
 pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
@@ -76,6 +60,18 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
             report.statements = Some(profile::top_statements(&database, 25).await?);
         }
         report.server = server;
+        if options.runs(Scenario::Pgbench) {
+            // Last, on the quiet server: the services are stopped.
+            eprintln!(
+                "xdb-bench: commit-rate ceiling ({} clients, {:?})",
+                options.ceiling.clients, options.ceiling.duration
+            );
+            report.ceiling = Some(
+                ceiling::measure(&database, &options.ceiling)
+                    .await
+                    .map_err(|e| format!("{e:#}")),
+            );
+        }
     }
     database.drop_database().await?;
     measured
@@ -122,8 +118,9 @@ async fn measure(
     let service_url = format!("http://{api_addr}");
     services::wait_until_ready(&mut api, &service_url, READY_TIMEOUT).await?;
     async_service.ensure_running()?;
-    let worker = Worker::start().await?;
-    let driver = Driver::new(&service_url, worker.url());
+    let processes = Processes::new(options.timer_delay);
+    let worker = Worker::start(&processes).await?;
+    let driver = Driver::new(&service_url, worker.url(), processes);
 
     let api_rss = Sampler::start(api.pid(), RSS_INTERVAL);
     let async_rss = Sampler::start(async_service.pid(), RSS_INTERVAL);
@@ -137,15 +134,14 @@ async fn measure(
             log_dir.join("xdb-async-service.log").display()
         )));
     }
-    eprintln!(
-        "xdb-bench: lone ({} processes, one at a time)",
-        options.lone
-    );
-    let lone = scenarios::lone(&driver, options.lone).await;
-    eprintln!(
-        "xdb-bench: load ({} processes, {} in flight)",
-        options.processes, options.concurrency
-    );
+    let mut report = Report::new(database.dialect(), options);
+    if options.runs(Scenario::Lone) {
+        eprintln!(
+            "xdb-bench: lone ({} processes, one at a time)",
+            options.lone
+        );
+        report.lone = Some(scenarios::lone(&driver, options.lone).await);
+    }
     let cpu_groups = || async {
         let sessions = database.session_ids().await.unwrap_or_else(|error| {
             eprintln!("xdb-bench: cannot list the database's sessions: {error:#}");
@@ -163,17 +159,76 @@ async fn measure(
             (BENCH, vec![Task::Process(std::process::id())]),
         ])
     };
-    let cpu_before = cpu_groups().await;
-    let load = scenarios::load(&driver, options.processes, options.concurrency).await;
-    let cpu_after = cpu_groups().await;
-    let load_cpu = cpu_after.since(&cpu_before, &CPU_GROUPS);
-    let api_memory = api_rss.finish(api.pid()).await;
-    let async_memory = async_rss.finish(async_service.pid()).await;
+    // Waiting compares against the judged level, so it runs that level if load does not.
+    let levels = if options.runs(Scenario::Load) {
+        options.load_levels()
+    } else if options.runs(Scenario::Waiting) {
+        vec![options.concurrency]
+    } else {
+        Vec::new()
+    };
+    for level in levels {
+        eprintln!(
+            "xdb-bench: load ({} processes, {level} in flight)",
+            options.processes
+        );
+        let judged = level == options.concurrency;
+        let cpu_before = if judged {
+            Some(cpu_groups().await)
+        } else {
+            None
+        };
+        report
+            .levels
+            .push(scenarios::load(&driver, "load", options.processes, level).await);
+        if let Some(before) = cpu_before {
+            report.load_cpu = Some(cpu_groups().await.since(&before, &CPU_GROUPS));
+        }
+    }
+    if options.runs(Scenario::Rpc) {
+        eprintln!(
+            "xdb-bench: rpc ({} calls, one at a time)",
+            options.rpc_calls
+        );
+        report.rpc = Some(scenarios::rpc::rpc(&driver, options.rpc_calls).await);
+    }
+    if options.runs(Scenario::Queue) {
+        eprintln!(
+            "xdb-bench: queue ({} messages, one at a time)",
+            options.queue_messages
+        );
+        report.queue_latency = Some(scenarios::queue::queue(&driver, options.queue_messages).await);
+    }
+    if options.runs(Scenario::Timers) {
+        eprintln!(
+            "xdb-bench: timers ({} processes started together, {:?} timers)",
+            options.timers, options.timer_delay
+        );
+        report.timers =
+            Some(scenarios::timers::timers(&driver, options.timers, options.timer_delay).await);
+    }
+    // Memory of the scenarios above; the waiting scenario reports its own.
+    report.api_memory = api_rss.finish(api.pid()).await;
+    report.async_memory = async_rss.finish(async_service.pid()).await;
+    if options.runs(Scenario::Waiting) {
+        eprintln!(
+            "xdb-bench: waiting ({} processes, {} start calls in flight)",
+            options.waiting, options.waiting_start_concurrency
+        );
+        let waiting = WaitingOptions {
+            processes: options.waiting,
+            start_concurrency: options.waiting_start_concurrency,
+            load_processes: options.processes,
+            load_concurrency: options.concurrency,
+        };
+        report.waiting =
+            Some(scenarios::waiting::waiting(&driver, waiting, async_service.pid()).await);
+    }
     api.ensure_running()?;
     async_service.ensure_running()?;
     api.stop();
     async_service.stop();
-    if lone.failed + load.failed == 0 {
+    if report.failures() == 0 {
         let _ = std::fs::remove_dir_all(&log_dir);
     } else {
         eprintln!(
@@ -181,24 +236,13 @@ async fn measure(
             log_dir.display()
         );
     }
-    Ok(Report {
-        dialect: database.dialect(),
-        queue: if options.pulsar.is_some() {
-            "Pulsar CDC"
-        } else {
-            "database queue"
-        },
-        server: String::new(),
-        date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
-        lone,
-        load,
-        api_memory,
-        async_memory,
-        processes: options.warm_up + options.lone + options.processes,
-        db: None,
-        load_cpu: Some(load_cpu),
-        statements: None,
-    })
+    report.queue = if options.pulsar.is_some() {
+        "Pulsar CDC"
+    } else {
+        "database queue"
+    };
+    report.processes = report.processes_started(options.warm_up);
+    Ok(report)
 }
 
 fn args(values: &[&str]) -> Vec<String> {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{mb, Report};
+use super::{machine_cpu_ms, mb, Report};
 use crate::cpu::{BENCH, DB_SERVER, DB_SESSIONS};
 use crate::database::Dialect;
 use crate::services::{API_SERVICE, ASYNC_SERVICE};
@@ -68,7 +68,7 @@ impl<'a> Comparison<'a> {
 
     pub fn rows(&self) -> Vec<ComparisonRow> {
         let (pg, my) = (self.postgres, self.mysql);
-        let ms = |d: std::time::Duration| Some(d.as_secs_f64() * 1000.0);
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
         let row = |figure: &str, f: &dyn Fn(&Report) -> Option<f64>, decimals| ComparisonRow {
             figure: figure.to_string(),
             postgres: f(pg),
@@ -77,22 +77,69 @@ impl<'a> Comparison<'a> {
             judged: true,
             decimals,
         };
+        let higher = |row: ComparisonRow| ComparisonRow {
+            higher_is_better: true,
+            ..row
+        };
         let mut rows = vec![
-            row("lone p50 (ms)", &|r| ms(r.lone.latency.p50), 2),
-            row("lone p99 (ms)", &|r| ms(r.lone.latency.p99), 2),
-            ComparisonRow {
-                higher_is_better: true,
-                ..row(
-                    &format!(
-                        "load throughput (processes/s, {} in flight)",
-                        pg.load.concurrency
-                    ),
-                    &|r| Some(r.load.throughput()),
-                    0,
-                )
-            },
-            row("load p50 (ms)", &|r| ms(r.load.latency.p50), 2),
-            row("load p99 (ms)", &|r| ms(r.load.latency.p99), 2),
+            row(
+                "lone p50 (ms)",
+                &|r| Some(ms(r.lone.as_ref()?.latency.p50)),
+                2,
+            ),
+            row(
+                "lone p99 (ms)",
+                &|r| Some(ms(r.lone.as_ref()?.latency.p99)),
+                2,
+            ),
+        ];
+        for level in &pg.levels {
+            let c = level.concurrency;
+            let at = move |r: &Report| r.levels.iter().find(|l| l.concurrency == c).cloned();
+            rows.push(higher(row(
+                &format!("load throughput (processes/s, {c} in flight)"),
+                &|r| Some(at(r)?.throughput()),
+                0,
+            )));
+            if c == pg.judged_concurrency {
+                rows.push(row(
+                    &format!("load p50 (ms, {c} in flight)"),
+                    &|r| Some(ms(at(r)?.latency.p50)),
+                    2,
+                ));
+                rows.push(row(
+                    &format!("load p99 (ms, {c} in flight)"),
+                    &|r| Some(ms(at(r)?.latency.p99)),
+                    2,
+                ));
+            }
+        }
+        rows.extend([
+            row(
+                "RPC p50 (ms)",
+                &|r| Some(ms(r.rpc.as_ref()?.latency.p50)),
+                2,
+            ),
+            row(
+                "RPC p99 (ms)",
+                &|r| Some(ms(r.rpc.as_ref()?.latency.p99)),
+                2,
+            ),
+            row(
+                "local-queue publish to execute p50 (ms)",
+                &|r| Some(r.queue_latency.as_ref()?.latency.p50),
+                2,
+            ),
+            row(
+                "timer lateness p50 (ms)",
+                &|r| Some(r.timers.as_ref()?.lateness.p50),
+                1,
+            ),
+            row(
+                "timer lateness p99 (ms)",
+                &|r| Some(r.timers.as_ref()?.lateness.p99),
+                1,
+            ),
             row(
                 "xdb-api-service peak RSS (MB)",
                 &|r| Some(mb(r.api_memory.peak_kib)),
@@ -103,7 +150,31 @@ impl<'a> Comparison<'a> {
                 &|r| Some(mb(r.async_memory.peak_kib)),
                 1,
             ),
-        ];
+            row(
+                "xdb-async-service peak RSS with the waiting processes (MB)",
+                &|r| Some(mb(r.waiting.as_ref()?.async_peak_kib)),
+                1,
+            ),
+            higher(row(
+                "throughput beside the waiting processes / without",
+                &|r| Some(r.waiting_throughput_ratio()?.0),
+                2,
+            )),
+            higher(row(
+                "processes/s until all waiting processes wait",
+                &|r| Some(r.waiting.as_ref()?.start_rate()),
+                0,
+            )),
+            ComparisonRow {
+                // Different tools on the two servers (pgbench, an in-process generator).
+                judged: false,
+                ..higher(row(
+                    "commit-rate ceiling (insert + update transactions/s, 32 clients)",
+                    &|r| Some(r.ceiling.as_ref()?.as_ref().ok()?.per_second),
+                    0,
+                ))
+            },
+        ]);
         for (group, label, judged) in [
             (API_SERVICE, "xdb-api-service", true),
             (ASYNC_SERVICE, "xdb-async-service", true),
@@ -123,13 +194,18 @@ impl<'a> Comparison<'a> {
         ] {
             let per_process = |r: &Report| {
                 let cpu = r.load_cpu.as_ref()?.group(group)?;
-                Some(cpu * 1000.0 / r.load.completed.max(1) as f64)
+                Some(cpu * 1000.0 / r.load()?.completed.max(1) as f64)
             };
             rows.push(ComparisonRow {
                 judged,
                 ..row(&format!("CPU ms per process: {label}"), &per_process, 3)
             });
         }
+        rows.push(row(
+            "CPU ms per process: machine, every process",
+            &|r| Some(machine_cpu_ms(r.load_cpu.as_ref()?, r.load()?.completed)?.0),
+            3,
+        ));
         rows
     }
 
@@ -153,8 +229,8 @@ impl<'a> Comparison<'a> {
         let _ = writeln!(out, "## MySQL against PostgreSQL\n");
         let _ = writeln!(
             out,
-            "Same scenarios, same machine, one invocation. CPU figures cover the load \
-             scenario. The bar: every figure of MySQL within {MAX_RATIO}x of \
+            "Same scenarios, same machine, one invocation. CPU figures cover the judged \
+             load level. The bar: every figure of MySQL within {MAX_RATIO}x of \
              PostgreSQL's (throughput at least 1/{MAX_RATIO} of it). The bench \
              connections' CPU is not judged: MariaDB's per-connection threads are only \
              counted while connected, so a client that reconnects is undercounted; the \

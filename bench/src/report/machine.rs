@@ -7,6 +7,9 @@ pub struct Machine {
     pub cpus: usize,
     pub memory_mib: u64,
     pub commit: String,
+    /// `/proc/loadavg`'s 1, 5 and 15 minute load averages when the report is written:
+    /// other work on a shared machine shows here.
+    pub load_average: String,
 }
 
 impl Machine {
@@ -32,7 +35,11 @@ impl Machine {
             .map_or("unknown".into(), |out| {
                 String::from_utf8_lossy(&out.stdout).trim().to_string()
             });
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "unknown".into());
         Machine {
+            load_average,
             cpu,
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             memory_mib: memory_kib / 1024,

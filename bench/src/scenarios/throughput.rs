@@ -1,56 +1,28 @@
-//! The measured scenarios: "lone" (one process at a time) and "load" (many in flight).
-//! Each process is timed from sending start until wait-for-completion answers COMPLETED.
+//! "lone" (one two-state process at a time) and "load" (many in flight). Each process
+//! is timed from sending start until wait-for-completion answers COMPLETED.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use xdb_sdk::protocol::ProcessStatus;
-use xdb_sdk::{Client, ProcessDefinition, ProcessStartOptions};
 
+use super::Driver;
 use crate::stats::LatencySummary;
-use crate::worker::BenchProcess;
 
 /// Longest a single process may take before it counts as failed.
 const PROCESS_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Starts bench processes and waits for them.
-#[derive(Clone)]
-pub struct Driver {
-    client: Client,
-    definition: Arc<ProcessDefinition>,
-    worker_url: String,
-    /// Makes process ids unique across runs on one database.
-    run_id: String,
-}
-
 impl Driver {
-    pub fn new(service_url: &str, worker_url: &str) -> Driver {
-        Driver {
-            client: Client::new(service_url),
-            definition: Arc::new(ProcessDefinition::new(BenchProcess)),
-            worker_url: worker_url.to_string(),
-            run_id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
-        }
-    }
-
-    /// Runs process `scenario`-`index` to completion; its timing, or why it failed.
+    /// Runs two-state process `scenario`-`index` to completion; its timing, or why it
+    /// failed.
     pub async fn run_one(&self, scenario: &str, index: usize) -> Result<Timing, String> {
-        let process_id = format!("bench-{}-{scenario}-{index}", self.run_id);
+        let process_id = self.process_id(scenario, index);
         let began = Instant::now();
-        self.client
-            .start_process_with(
-                &self.definition,
-                &process_id,
-                Some(&self.worker_url),
-                (),
-                ProcessStartOptions::new(),
-            )
-            .await
-            .map_err(|e| format!("start {process_id}: {e}"))?;
+        self.start(&self.processes().bench, &process_id).await?;
         let start = began.elapsed();
         let response = self
-            .client
+            .client()
             .wait_for_process_completion(&process_id, PROCESS_TIMEOUT)
             .await
             .map_err(|e| format!("wait for {process_id}: {e}"))?;
@@ -88,7 +60,7 @@ pub struct Timing {
 /// What one scenario measured.
 #[derive(Debug, Clone)]
 pub struct ScenarioResult {
-    pub name: &'static str,
+    pub name: String,
     pub processes: usize,
     pub concurrency: usize,
     pub completed: usize,
@@ -109,7 +81,7 @@ impl ScenarioResult {
     }
 
     fn from_outcomes(
-        name: &'static str,
+        name: &str,
         concurrency: usize,
         elapsed: Duration,
         outcomes: Vec<Result<Timing, String>>,
@@ -130,7 +102,7 @@ impl ScenarioResult {
             }
         }
         ScenarioResult {
-            name,
+            name: name.to_string(),
             processes,
             concurrency,
             completed: latencies.len(),
@@ -154,13 +126,15 @@ pub async fn lone(driver: &Driver, count: usize) -> ScenarioResult {
 }
 
 /// "load": `count` processes with `concurrency` in flight: that many tasks each loop
-/// start → wait until all are taken.
-pub async fn load(driver: &Driver, count: usize, concurrency: usize) -> ScenarioResult {
+/// start → wait until all are taken. `name` labels the result (and the process ids).
+pub async fn load(driver: &Driver, name: &str, count: usize, concurrency: usize) -> ScenarioResult {
+    // Process ids hold no spaces.
+    let label = format!("{}-{concurrency}", name.replace(' ', "-"));
     let next = Arc::new(AtomicUsize::new(0));
     let began = Instant::now();
     let tasks: Vec<_> = (0..concurrency.max(1))
         .map(|_| {
-            let (driver, next) = (driver.clone(), next.clone());
+            let (driver, next, label) = (driver.clone(), next.clone(), label.clone());
             tokio::spawn(async move {
                 let mut outcomes = Vec::new();
                 loop {
@@ -168,7 +142,7 @@ pub async fn load(driver: &Driver, count: usize, concurrency: usize) -> Scenario
                     if index >= count {
                         return outcomes;
                     }
-                    outcomes.push(driver.run_one("load", index).await);
+                    outcomes.push(driver.run_one(&label, index).await);
                 }
             })
         })
@@ -180,5 +154,5 @@ pub async fn load(driver: &Driver, count: usize, concurrency: usize) -> Scenario
             Err(error) => outcomes.push(Err(format!("a load task panicked: {error}"))),
         }
     }
-    ScenarioResult::from_outcomes("load", concurrency, began.elapsed(), outcomes)
+    ScenarioResult::from_outcomes(name, concurrency, began.elapsed(), outcomes)
 }

@@ -1,0 +1,131 @@
+//! What a run measures: the scenarios and their sizes.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::cdc::PulsarTarget;
+use crate::ceiling::CeilingOptions;
+
+/// A part of the bench that can be chosen with `--scenarios`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Scenario {
+    /// Two-state processes one at a time: start-to-completion latency.
+    Lone,
+    /// Two-state processes at several in-flight levels: throughput, latency, CPU.
+    Load,
+    /// One-second durable timers started together: lateness.
+    Timers,
+    /// RPCs on a running process: latency.
+    Rpc,
+    /// Local-queue publish to execute: latency.
+    Queue,
+    /// Many waiting processes: async-service memory, and load beside them.
+    Waiting,
+    /// The database's commit-rate ceiling (pgbench on PostgreSQL).
+    Pgbench,
+}
+
+impl Scenario {
+    /// Every scenario, in the order a run performs them.
+    pub const ALL: [Scenario; 7] = [
+        Scenario::Lone,
+        Scenario::Load,
+        Scenario::Rpc,
+        Scenario::Queue,
+        Scenario::Timers,
+        Scenario::Waiting,
+        Scenario::Pgbench,
+    ];
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// PostgreSQL or MySQL server URL (any database on it; the scheme picks the
+    /// dialect) where the bench database is created.
+    pub admin_url: String,
+    /// The scenarios to run.
+    pub scenarios: BTreeSet<Scenario>,
+    /// Processes of the "lone" scenario.
+    pub lone: usize,
+    /// Processes of each "load" level.
+    pub processes: usize,
+    /// The judged in-flight level of "load" (its CPU is measured).
+    pub concurrency: usize,
+    /// Further in-flight levels of "load".
+    pub levels: Vec<usize>,
+    /// Unmeasured processes run first, one at a time.
+    pub warm_up: usize,
+    /// Timers of the "timers" scenario, and their delay.
+    pub timers: usize,
+    pub timer_delay: Duration,
+    /// RPC calls of the "rpc" scenario.
+    pub rpc_calls: usize,
+    /// Messages (one per waiting process) of the "queue" scenario.
+    pub queue_messages: usize,
+    /// Processes of the "waiting" scenario, and start calls in flight.
+    pub waiting: usize,
+    pub waiting_start_concurrency: usize,
+    /// The commit-rate ceiling.
+    pub ceiling: CeilingOptions,
+    /// Pulsar CDC mode: the async service consumes Debezium's change events from this
+    /// broker; `None` runs the database queue.
+    pub pulsar: Option<PulsarTarget>,
+}
+
+impl BenchOptions {
+    /// Whether `scenario` runs.
+    pub fn runs(&self, scenario: Scenario) -> bool {
+        self.scenarios.contains(&scenario)
+    }
+
+    /// The in-flight levels of "load", ascending, the judged one included once.
+    pub fn load_levels(&self) -> Vec<usize> {
+        let mut levels: BTreeSet<usize> = self.levels.iter().copied().filter(|l| *l > 0).collect();
+        levels.insert(self.concurrency);
+        levels.into_iter().collect()
+    }
+}
+
+/// Options of a small run of every scenario, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_options() -> BenchOptions {
+    BenchOptions {
+        admin_url: String::new(),
+        scenarios: Scenario::ALL.into_iter().collect(),
+        lone: 1,
+        processes: 1,
+        concurrency: 64,
+        levels: vec![128, 16, 0, 16],
+        warm_up: 1,
+        timers: 1,
+        timer_delay: Duration::from_secs(1),
+        rpc_calls: 1,
+        queue_messages: 1,
+        waiting: 1,
+        waiting_start_concurrency: 1,
+        ceiling: CeilingOptions {
+            clients: 1,
+            duration: Duration::from_secs(1),
+            pgbench: "pgbench".into(),
+        },
+        pulsar: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_levels_are_sorted_unique_and_hold_the_judged_one() {
+        let options = test_options();
+        assert_eq!(options.load_levels(), vec![16, 64, 128]);
+        let only_judged = BenchOptions {
+            levels: Vec::new(),
+            ..options.clone()
+        };
+        assert_eq!(only_judged.load_levels(), vec![64]);
+        assert!(options.runs(Scenario::Waiting));
+    }
+}

@@ -1,0 +1,332 @@
+//! Issue 8's targets, each with the measured figure and PASS, FAIL or not run.
+
+use super::{mb, Report};
+use crate::cpu::CpuUsage;
+
+/// Completed two-state processes per second at the judged in-flight level.
+pub const TARGET_LOAD_PER_SECOND: f64 = 800.0;
+/// In-flight level the throughput target is set for.
+pub const TARGET_CONCURRENCY: usize = 64;
+/// Lone start-to-completion p50 and p99, ms (at most).
+pub const TARGET_LONE_P50_MS: f64 = 5.0;
+pub const TARGET_LONE_P99_MS: f64 = 15.0;
+/// Machine CPU per completed process in the load scenario, ms (at most).
+pub const TARGET_CPU_MS: f64 = 4.0;
+/// Timer lateness p99, ms (under).
+pub const TARGET_TIMER_P99_MS: f64 = 50.0;
+/// RPC p50, ms (under).
+pub const TARGET_RPC_P50_MS: f64 = 5.0;
+/// Local-queue publish-to-execute p50, ms (under).
+pub const TARGET_QUEUE_P50_MS: f64 = 10.0;
+/// Async-service resident memory with the waiting processes, MB (10^6 bytes; under).
+pub const TARGET_ASYNC_RSS_MB: f64 = 100.0;
+/// Waiting processes the memory target is set for.
+pub const TARGET_WAITING: usize = 100_000;
+/// "Throughput unchanged while they wait": the load while waiting reaches at least this
+/// share of the load without them. The issue gives no tolerance; runs on this machine
+/// vary by several percent between two identical loads, so 10% is the bar.
+pub const MIN_WAITING_THROUGHPUT_RATIO: f64 = 0.9;
+
+/// The outcome of one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// Its scenario did not run (or measured nothing).
+    NotRun,
+}
+
+impl Verdict {
+    fn of(pass: bool) -> Verdict {
+        if pass {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+/// One target line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetCheck {
+    pub target: String,
+    pub measured: String,
+    pub verdict: Verdict,
+}
+
+fn check(target: String, measured: Option<(String, bool)>) -> TargetCheck {
+    match measured {
+        Some((measured, pass)) => TargetCheck {
+            target,
+            measured,
+            verdict: Verdict::of(pass),
+        },
+        None => TargetCheck {
+            target,
+            measured: "-".into(),
+            verdict: Verdict::NotRun,
+        },
+    }
+}
+
+/// Machine CPU (every process on it) per completed process, ms, and the share of it
+/// the bench's own components account for.
+pub fn machine_cpu_ms(cpu: &CpuUsage, completed: usize) -> Option<(f64, Option<f64>)> {
+    let (busy, _) = cpu.machine?;
+    let per = |s: f64| s * 1000.0 / completed.max(1) as f64;
+    let ours = cpu.unaccounted().map(|other| per(busy - other));
+    Some((per(busy), ours))
+}
+
+impl Report {
+    /// Issue 8's targets, each with the measured figure and its verdict.
+    pub fn targets(&self) -> Vec<TargetCheck> {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let lone = self.lone.as_ref().filter(|l| l.completed > 0);
+        let load = self.load();
+        let mut checks = vec![
+            check(
+                format!(
+                    ">= {TARGET_LOAD_PER_SECOND} two-state processes/s completed, \
+                     {TARGET_CONCURRENCY} in flight"
+                ),
+                load.map(|l| {
+                    let rate = l.throughput();
+                    let pass =
+                        rate >= TARGET_LOAD_PER_SECOND && l.concurrency == TARGET_CONCURRENCY;
+                    (format!("{rate:.0}/s ({} in flight)", l.concurrency), pass)
+                }),
+            ),
+            check(
+                format!("lone start-to-completion p50 <= {TARGET_LONE_P50_MS} ms"),
+                lone.map(|l| {
+                    let p50 = ms(l.latency.p50);
+                    (format!("{p50:.2} ms"), p50 <= TARGET_LONE_P50_MS)
+                }),
+            ),
+            check(
+                format!("lone start-to-completion p99 <= {TARGET_LONE_P99_MS} ms"),
+                lone.map(|l| {
+                    let p99 = ms(l.latency.p99);
+                    (format!("{p99:.2} ms"), p99 <= TARGET_LONE_P99_MS)
+                }),
+            ),
+            check(
+                format!(
+                    "machine CPU per completed process (all processes on the machine) <= \
+                     {TARGET_CPU_MS} ms"
+                ),
+                load.zip(self.load_cpu.as_ref()).and_then(|(l, cpu)| {
+                    let (all, ours) = machine_cpu_ms(cpu, l.completed)?;
+                    let ours = ours.map_or(String::new(), |o| {
+                        format!(" (services + database + bench alone: {o:.2} ms)")
+                    });
+                    Some((format!("{all:.2} ms{ours}"), all <= TARGET_CPU_MS))
+                }),
+            ),
+        ];
+        let timers = self.timers.as_ref().filter(|t| t.lateness.count > 0);
+        checks.push(check(
+            format!("timer lateness p99 < {TARGET_TIMER_P99_MS} ms (1,000 one-second timers)"),
+            timers.map(|t| {
+                let p99 = t.lateness.p99;
+                let pass = p99 < TARGET_TIMER_P99_MS && t.complete();
+                (format!("{p99:.1} ms ({} timers)", t.lateness.count), pass)
+            }),
+        ));
+        checks.push(check(
+            "no timer fires early".into(),
+            timers.map(|t| (format!("{} early", t.early), t.early == 0)),
+        ));
+        let rpc = self.rpc.as_ref().filter(|r| r.latency.count > 0);
+        checks.push(check(
+            format!("RPC p50 < {TARGET_RPC_P50_MS} ms"),
+            rpc.map(|r| {
+                let p50 = ms(r.latency.p50);
+                (
+                    format!("{p50:.2} ms"),
+                    p50 < TARGET_RPC_P50_MS && r.failed == 0,
+                )
+            }),
+        ));
+        let queue = self.queue_latency.as_ref().filter(|q| q.latency.count > 0);
+        checks.push(check(
+            format!("local-queue publish to execute p50 < {TARGET_QUEUE_P50_MS} ms"),
+            queue.map(|q| {
+                let p50 = q.latency.p50;
+                (
+                    format!("{p50:.2} ms"),
+                    p50 < TARGET_QUEUE_P50_MS && q.failed == 0,
+                )
+            }),
+        ));
+        let waiting = self.waiting.as_ref();
+        checks.push(check(
+            format!(
+                "async service RSS < {TARGET_ASYNC_RSS_MB} MB with {TARGET_WAITING} waiting \
+                 processes"
+            ),
+            waiting.map(|w| {
+                let peak = mb(w.async_peak_kib);
+                let enough = w.processes >= TARGET_WAITING && w.not_waiting + w.failed_starts == 0;
+                let note = if enough {
+                    String::new()
+                } else {
+                    format!(" (only {} waiting: not the target's size)", w.processes)
+                };
+                (
+                    format!("{peak:.1} MB peak{note}"),
+                    peak < TARGET_ASYNC_RSS_MB && enough,
+                )
+            }),
+        ));
+        checks.push(check(
+            format!(
+                "throughput unchanged while they wait (at least {MIN_WAITING_THROUGHPUT_RATIO} \
+                 of it without them)"
+            ),
+            self.waiting_throughput_ratio()
+                .map(|(ratio, with, without)| {
+                    (
+                        format!("{with:.0}/s against {without:.0}/s: {ratio:.2}"),
+                        ratio >= MIN_WAITING_THROUGHPUT_RATIO,
+                    )
+                }),
+        ));
+        checks.push(check(
+            "no failed process or call".into(),
+            Some((format!("{} failed", self.failures()), self.failures() == 0)),
+        ));
+        checks
+    }
+
+    /// (with / without, with, without): load throughput beside the waiting processes
+    /// against the judged load level without them.
+    pub fn waiting_throughput_ratio(&self) -> Option<(f64, f64, f64)> {
+        let with = self.waiting.as_ref()?.load.as_ref()?.throughput();
+        let without = self.load()?.throughput();
+        (without > 0.0).then(|| (with / without, with, without))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::database::Dialect;
+    use crate::options::test_options;
+    use crate::scenarios::rpc::RpcResult;
+    use crate::scenarios::timers::TimerResult;
+    use crate::scenarios::waiting::WaitingResult;
+    use crate::scenarios::ScenarioResult;
+    use crate::stats::{LatencySummary, SignedSummary};
+
+    fn two_state(concurrency: usize, completed: usize, seconds: u64, p50: u64) -> ScenarioResult {
+        ScenarioResult {
+            name: "load".into(),
+            processes: completed,
+            concurrency,
+            completed,
+            failed: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(seconds),
+            latency: LatencySummary {
+                count: completed,
+                p50: Duration::from_millis(p50),
+                p99: Duration::from_millis(p50 * 4),
+                ..LatencySummary::default()
+            },
+            start_latency: LatencySummary::default(),
+        }
+    }
+
+    fn verdict(report: &Report, starts_with: &str) -> (Verdict, String) {
+        let check = report
+            .targets()
+            .into_iter()
+            .find(|c| c.target.starts_with(starts_with))
+            .unwrap_or_else(|| panic!("no target {starts_with:?}"));
+        (check.verdict, check.measured)
+    }
+
+    #[test]
+    fn targets_pass_fail_and_not_run() {
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        // 900/s at 64 in flight passes; 16 in flight is not the judged level.
+        report.levels = vec![two_state(16, 100, 1, 1), two_state(64, 9000, 10, 60)];
+        // Lone p50 5 ms passes (at most), its p99 of 20 ms fails.
+        report.lone = Some(two_state(1, 100, 1, 5));
+        report.timers = Some(TimerResult {
+            processes: 1000,
+            early: 1,
+            lateness: SignedSummary {
+                count: 1000,
+                p99: 49.0,
+                ..SignedSummary::default()
+            },
+            ..TimerResult::default()
+        });
+        report.waiting = Some(WaitingResult {
+            processes: 10_000,
+            async_peak_kib: 40_000,
+            load: Some(two_state(64, 8000, 10, 60)),
+            ..WaitingResult::default()
+        });
+        assert_eq!(verdict(&report, ">= 800").0, Verdict::Pass);
+        assert_eq!(
+            verdict(&report, "lone start-to-completion p50").0,
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(&report, "lone start-to-completion p99").0,
+            Verdict::Fail
+        );
+        assert_eq!(verdict(&report, "timer lateness").0, Verdict::Pass);
+        assert_eq!(verdict(&report, "no timer fires early").0, Verdict::Fail);
+        assert_eq!(verdict(&report, "RPC p50").0, Verdict::NotRun);
+        // Under 100 MB, but 10,000 waiting is not the target's 100,000.
+        let (rss, measured) = verdict(&report, "async service RSS");
+        assert_eq!(rss, Verdict::Fail);
+        assert!(measured.contains("only 10000 waiting"), "{measured}");
+        // 800/s beside them against 900/s: 0.89, under the 0.9 bar.
+        let (unchanged, measured) = verdict(&report, "throughput unchanged");
+        assert_eq!(unchanged, Verdict::Fail);
+        assert!(measured.contains("0.89"), "{measured}");
+
+        report.rpc = Some(RpcResult {
+            calls: 10,
+            latency: LatencySummary {
+                count: 10,
+                p50: Duration::from_millis(5),
+                ..LatencySummary::default()
+            },
+            ..RpcResult::default()
+        });
+        // "under 5 ms": exactly 5 fails.
+        assert_eq!(verdict(&report, "RPC p50").0, Verdict::Fail);
+        assert_eq!(report.failures(), 0);
+    }
+
+    #[test]
+    fn the_markdown_holds_every_target_and_the_scenarios() {
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        report.levels = vec![two_state(64, 500, 1, 60)];
+        let markdown = super::super::to_markdown(&super::super::Machine::default(), &[report]);
+        assert!(markdown.contains(
+            "| PostgreSQL | >= 800 two-state processes/s completed, 64 in flight | 500/s (64 in \
+             flight) | FAIL |"
+        ));
+        assert!(markdown.contains("| PostgreSQL | RPC p50 < 5 ms | - | not run |"));
+        assert!(markdown.contains("- Scenarios: lone, load, timers, rpc, queue, waiting, pgbench"));
+        assert!(markdown.contains("| load | 500 | 64 | 0 | 60.00 |"));
+    }
+}

@@ -1,0 +1,128 @@
+//! Many waiting processes: `count` processes are started (many start calls in flight)
+//! and each parks on a far timer or a local-queue message; once all wait, the async
+//! service's memory is read and the load scenario runs again beside them.
+
+use std::time::{Duration, Instant};
+
+use super::{load, Driver, ScenarioResult};
+use crate::rss::{self, Sampler};
+use crate::worker::Recorder;
+
+/// How often progress is printed while the processes are started.
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+/// Time the async service may take per waiting process to reach its waiting state,
+/// beyond which the scenario gives up waiting (generous: 100 per second).
+const PER_PROCESS_BUDGET: Duration = Duration::from_millis(10);
+
+/// What the waiting scenario measured.
+#[derive(Debug, Clone, Default)]
+pub struct WaitingResult {
+    pub processes: usize,
+    pub failed_starts: usize,
+    /// Processes whose `waitUntil` was never called within the time allowed.
+    pub not_waiting: usize,
+    pub first_error: Option<String>,
+    /// Start calls alone: from the first until the last answered.
+    pub starts_elapsed: Duration,
+    /// From the first start call until every process's `waitUntil` was called.
+    pub all_waiting_after: Duration,
+    /// Async-service resident memory before the processes were started, in KiB.
+    pub async_rss_before_kib: u64,
+    /// ...once all were waiting.
+    pub async_rss_waiting_kib: u64,
+    /// ...after the load scenario ran beside them.
+    pub async_rss_after_load_kib: u64,
+    /// The largest resident size sampled over the scenario, and the kernel's
+    /// high-water mark of the service's whole life (which covers earlier scenarios).
+    pub async_peak_kib: u64,
+    /// The load scenario while they wait.
+    pub load: Option<ScenarioResult>,
+}
+
+impl WaitingResult {
+    /// Processes per second from the first start call until all were waiting.
+    pub fn start_rate(&self) -> f64 {
+        let started = self.processes - self.failed_starts - self.not_waiting;
+        started as f64 / self.all_waiting_after.as_secs_f64().max(f64::EPSILON)
+    }
+}
+
+/// What the waiting scenario needs to know.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitingOptions {
+    pub processes: usize,
+    /// Start calls in flight.
+    pub start_concurrency: usize,
+    /// The load scenario beside them: processes and in-flight level.
+    pub load_processes: usize,
+    pub load_concurrency: usize,
+}
+
+/// Runs the waiting scenario; `async_pid` is the async service to watch.
+pub async fn waiting(driver: &Driver, options: WaitingOptions, async_pid: u32) -> WaitingResult {
+    let mut result = WaitingResult {
+        processes: options.processes,
+        async_rss_before_kib: rss::read(async_pid).map_or(0, |m| m.rss_kib),
+        ..WaitingResult::default()
+    };
+    let sampler = Sampler::start(async_pid, Duration::from_millis(100));
+    let recorder = driver.recorder();
+    let already = recorder.waiting_count();
+    let began = Instant::now();
+    let definition = driver.processes().waiting.clone();
+    // Progress on stderr: starting 100,000 processes takes minutes.
+    let progress = {
+        let recorder = driver.processes().recorder.clone();
+        let total = options.processes;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                eprintln!(
+                    "xdb-bench: waiting: {} of {total} processes waiting after {:.0} s",
+                    recorder.waiting_count() - already,
+                    began.elapsed().as_secs_f64()
+                );
+            }
+        })
+    };
+    let starts = driver
+        .start_many(
+            &definition,
+            "waiting",
+            options.processes,
+            options.start_concurrency,
+        )
+        .await;
+    result.failed_starts = starts.failed;
+    result.first_error = starts.first_error;
+    result.starts_elapsed = starts.elapsed;
+    let budget = PER_PROCESS_BUDGET * u32::try_from(options.processes).unwrap_or(u32::MAX)
+        + Duration::from_secs(60);
+    let all = |r: &Recorder| r.waiting_count() - already >= starts.started;
+    recorder.wait_for(budget, all).await;
+    progress.abort();
+    result.all_waiting_after = began.elapsed();
+    result.not_waiting = starts.started - (recorder.waiting_count() - already).min(starts.started);
+    // The last waitUntil answers are still being committed: let them land.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    result.async_rss_waiting_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
+    eprintln!(
+        "xdb-bench: waiting: all {} waiting after {:.1} s; load ({} processes, {} in flight) beside them",
+        starts.started,
+        result.all_waiting_after.as_secs_f64(),
+        options.load_processes,
+        options.load_concurrency
+    );
+    result.load = Some(
+        load(
+            driver,
+            "load while waiting",
+            options.load_processes,
+            options.load_concurrency,
+        )
+        .await,
+    );
+    result.async_rss_after_load_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
+    result.async_peak_kib = sampler.finish(async_pid).await.peak_kib;
+    result
+}
