@@ -29,16 +29,19 @@ pub(crate) async fn claim_tasks_due_for(
     // Two sources, each read through its own partial index so that tasks in flight
     // are never walked: unleased tasks that are due, and leases that ran out (their
     // instance died). SKIP LOCKED lets instances claim side by side; fire_at is compared
-    // with the database clock, so a timer never fires early.
+    // with the database clock, so a timer never fires early. The bound is `now()` (the
+    // statement's start), not `clock_timestamp()`: a volatile bound cannot stop an index
+    // scan, which then walks every task due later (100,000 waiting timers made each claim
+    // take 24 ms).
     let statement = client
         .prepare_cached(&format!(
             "WITH unleased AS ( \
                SELECT id FROM xdb_sys_tasks \
-               WHERE lease_owner IS NULL AND fire_at <= clock_timestamp() - make_interval(secs => $4) \
+               WHERE lease_owner IS NULL AND fire_at <= now() - make_interval(secs => $4) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
              expired AS ( \
                SELECT id FROM xdb_sys_tasks \
-               WHERE lease_owner IS NOT NULL AND lease_expires_at < clock_timestamp() \
+               WHERE lease_owner IS NOT NULL AND lease_expires_at < now() \
                ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
              UPDATE xdb_sys_tasks t SET lease_owner = $2, \
                lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
