@@ -14,7 +14,7 @@ use xdb_persistence::Notifications;
 use xdb_engine::Task;
 use xdb_persistence::{Applied, StateCall, StoreError};
 
-use crate::handlers::{handle_task_preloaded, HandlerContext};
+use crate::handlers::{handle_task, HandlerContext};
 use crate::leases::LeasedTasks;
 
 /// Pauses before handling a task again after the database refused its transition (a
@@ -172,7 +172,7 @@ async fn handle_preloaded_with_retries(
 ) -> Result<Applied, StoreError> {
     let mut pauses = DATABASE_RETRY_BACKOFF.iter();
     loop {
-        match handle_task_preloaded(context, task, preloaded.take()).await {
+        match handle_task(context, task, preloaded.take()).await {
             Err(StoreError::Database(error)) => match pauses.next() {
                 Some(pause) => {
                     tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");

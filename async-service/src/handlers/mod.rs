@@ -27,14 +27,10 @@ pub struct HandlerContext {
 /// for its lease to expire, when the database failed).
 ///
 /// The handling is a span continuing the trace the task was created in, and the tasks
-/// it creates carry this span on, so a process's states form one trace.
-pub async fn handle_task(context: &HandlerContext, task: &Task) -> Result<Applied, StoreError> {
-    handle_task_preloaded(context, task, None).await
-}
-
-/// [`handle_task`] with the state call the transaction that created `task` read already
-/// (see `Applied::continuation_call`), which saves loading it.
-pub async fn handle_task_preloaded(
+/// it creates carry this span on, so a process's states form one trace. `preloaded` is
+/// the state call the transaction that created `task` read already
+/// (`Applied::continuation_call`), which saves loading it.
+pub async fn handle_task(
     context: &HandlerContext,
     task: &Task,
     preloaded: Option<StateCall>,
