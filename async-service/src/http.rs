@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use xdb_persistence::{Notification, Notifications, ProcessStore};
 use xdb_protocol::{paths, InternalNotifyRequest};
 
+use crate::health::SourceHealth;
 use crate::leases::LeasedTasks;
 use crate::metric_definitions::AsyncMetrics;
 
@@ -23,25 +24,43 @@ pub(crate) struct HttpState {
     pub draining: watch::Receiver<bool>,
     pub metrics: Arc<AsyncMetrics>,
     pub leased: Arc<LeasedTasks>,
+    /// Whether the task source can still get work (a Pulsar consumer may die).
+    pub source: Arc<dyn SourceHealth>,
 }
 
 pub(crate) fn router(state: HttpState) -> Router {
     Router::new()
-        .route("/health/live", get(|| async { StatusCode::OK }))
+        .route("/health/live", get(live))
         .route("/health/ready", get(ready))
         .route("/metrics", get(metrics))
         .route(paths::INTERNAL_NOTIFY, post(notify))
         .with_state(state)
 }
 
-/// Ready when the database answers and the instance is not shutting down.
-async fn ready(State(state): State<HttpState>) -> StatusCode {
+/// Alive unless the task source died: a dead Pulsar consumer never recovers by itself,
+/// so the instance must be restarted.
+async fn live(State(state): State<HttpState>) -> (StatusCode, String) {
+    match state.source.problem() {
+        None => (StatusCode::OK, String::new()),
+        Some(problem) => (StatusCode::SERVICE_UNAVAILABLE, problem),
+    }
+}
+
+/// Ready when the task source can get work, the database answers and the instance is
+/// not shutting down.
+async fn ready(State(state): State<HttpState>) -> (StatusCode, String) {
     if *state.draining.borrow() {
-        return StatusCode::SERVICE_UNAVAILABLE;
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
+    }
+    if let Some(problem) = state.source.problem() {
+        return (StatusCode::SERVICE_UNAVAILABLE, problem);
     }
     match state.store.next_task_due_in().await {
-        Ok(_) => StatusCode::OK,
-        Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Ok(_) => (StatusCode::OK, String::new()),
+        Err(error) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the database does not answer: {error}"),
+        ),
     }
 }
 

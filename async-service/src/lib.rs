@@ -9,6 +9,7 @@ mod cli;
 mod config;
 mod db_queue;
 mod handlers;
+mod health;
 mod http;
 mod leases;
 mod metric_definitions;
@@ -91,6 +92,7 @@ impl AsyncService {
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);
         let leased = Arc::new(leases::LeasedTasks::default());
+        let consumer_health = Arc::new(health::ConsumerHealth::default());
         let source = match config.queue_mode {
             QueueMode::Database => TaskSource::Database(db_queue::DbQueue {
                 leased: leased.clone(),
@@ -110,9 +112,14 @@ impl AsyncService {
                     leased.clone(),
                     config.lease(),
                     config.max_in_flight,
+                    consumer_health.clone(),
                 )
                 .await?,
             )),
+        };
+        let source_health: Arc<dyn health::SourceHealth> = match source {
+            TaskSource::Database(_) => Arc::new(health::AlwaysHealthy),
+            TaskSource::Pulsar(_) => consumer_health,
         };
         let registration = if api_peers.is_enabled() {
             let instance = ServiceInstance {
@@ -133,6 +140,7 @@ impl AsyncService {
             draining: claiming_stopped.clone(),
             metrics,
             leased: leased.clone(),
+            source: source_health,
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use xdb_api_service::ApiServiceConfig;
 use xdb_async_service::{AsyncService, AsyncServiceConfig};
-use xdb_config::QueueMode;
+use xdb_config::{QueueMode, SubscriptionType};
 use xdb_sdk::Client;
 use xdb_test_util::TestDatabase;
 
@@ -97,6 +97,8 @@ pub struct EnvOptions {
     pub cdc_capture: bool,
     /// Pulsar mode: `pulsar.sweep_after_ms` of the async instances.
     pub pulsar_sweep_after_ms: u64,
+    /// Pulsar mode: `pulsar.subscription_type` of the async instances.
+    pub pulsar_subscription_type: SubscriptionType,
 }
 
 impl Default for EnvOptions {
@@ -113,6 +115,7 @@ impl Default for EnvOptions {
             queue_mode: crate::pulsar::current_queue_mode(),
             cdc_capture: true,
             pulsar_sweep_after_ms: 60_000,
+            pulsar_subscription_type: SubscriptionType::Shared,
         }
     }
 }
@@ -239,6 +242,7 @@ impl XdbTestEnv {
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);
             config.pulsar.sweep_after_ms = self.options.pulsar_sweep_after_ms;
+            config.pulsar.subscription_type = self.options.pulsar_subscription_type;
         }
         config
     }
@@ -320,6 +324,12 @@ impl XdbTestEnv {
                     "pulsar.sweep_after_ms={}",
                     self.options.pulsar_sweep_after_ms
                 ));
+                let subscription_type = match self.options.pulsar_subscription_type {
+                    SubscriptionType::Shared => "shared",
+                    SubscriptionType::KeyShared => "key_shared",
+                };
+                args.push("--set".into());
+                args.push(format!("pulsar.subscription_type={subscription_type}"));
                 args
             }
         };

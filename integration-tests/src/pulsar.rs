@@ -175,3 +175,87 @@ fn call_relay(request: &str) -> (u16, String) {
         .unwrap_or_default();
     (status, body)
 }
+
+/// A pulsar-lite broker of one test's own, on a free port, so the test may stop it
+/// without disturbing the shared broker; killed (by its process id) when dropped.
+pub struct TestBroker {
+    child: std::process::Child,
+    url: String,
+    data: std::path::PathBuf,
+}
+
+impl TestBroker {
+    /// Starts the broker of the virtualenv scripts/ensure-pulsar.sh made
+    /// (`XDB_PULSAR_VENV`, default `~/.cache/xdb-pulsar-venv`) and waits until it accepts
+    /// connections.
+    pub async fn start() -> Self {
+        let venv = std::env::var("XDB_PULSAR_VENV").unwrap_or_else(|_| {
+            format!(
+                "{}/.cache/xdb-pulsar-venv",
+                std::env::var("HOME").unwrap_or_default()
+            )
+        });
+        let located = std::process::Command::new(format!("{venv}/bin/python"))
+            .args([
+                "-c",
+                "import pulsar_lite, pathlib; \
+                 print(pathlib.Path(pulsar_lite.__file__).parent / 'bin' / 'pulsar-lite')",
+            ])
+            .output()
+            .unwrap_or_else(|e| panic!("no Python in {venv} ({e}): run scripts/ensure-pulsar.sh"));
+        let binary = String::from_utf8_lossy(&located.stdout).trim().to_string();
+        assert!(
+            located.status.success() && !binary.is_empty(),
+            "pulsar-lite is not installed in {venv}: run scripts/ensure-pulsar.sh"
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let data =
+            std::env::temp_dir().join(format!("xdb-test-broker-{port}-{}", std::process::id()));
+        let child = std::process::Command::new(&binary)
+            .arg("--addr")
+            .arg(&address)
+            .arg("--db-path")
+            .arg(&data)
+            .env("RUST_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {binary}: {e}"));
+        let broker = Self {
+            child,
+            url: format!("pulsar://{address}"),
+            data,
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while tokio::net::TcpStream::connect(&address).await.is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the test broker does not listen on {address} after 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        broker
+    }
+
+    /// `pulsar://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Kills the broker at once (SIGKILL), as a crash or a lost host would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for TestBroker {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}

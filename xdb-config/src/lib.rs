@@ -14,7 +14,7 @@ pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTI
 pub use logging::{init_logging, log_layer};
 pub use settings::{
     ApiSettings, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
-    QueueMode, QueueSettings, SecuritySettings, Settings, TelemetrySettings,
+    QueueMode, QueueSettings, SecuritySettings, Settings, SubscriptionType, TelemetrySettings,
 };
 pub use validate::Service;
 

@@ -114,6 +114,10 @@ pub struct PulsarSettings {
     pub topic_prefix: String,
     /// The subscription all async-service instances share.
     pub subscription: String,
+    /// How the subscription spreads messages over the instances: `shared` (any message
+    /// to any instance) or `key_shared` (all messages of one process execution to one
+    /// instance at a time, in order). Every instance must use the same.
+    pub subscription_type: SubscriptionType,
     /// A task due within this long is held in memory until due; a later one becomes a
     /// delayed message on the timer topic. Also how long a timer message that the broker
     /// delivered early is held before it is published again.
@@ -122,6 +126,19 @@ pub struct PulsarSettings {
     /// event) is claimed from the database directly, looked for every half of this;
     /// 0 turns it off.
     pub sweep_after_ms: u64,
+    /// Deliveries of a message whose handling keeps failing (the database refusing its
+    /// transition) before it goes to the dead-letter topic, whose consumer applies the
+    /// state's failure recovery.
+    pub max_deliveries: u32,
+}
+
+/// `pulsar.subscription_type`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubscriptionType {
+    #[default]
+    Shared,
+    KeyShared,
 }
 
 impl Default for PulsarSettings {
@@ -132,8 +149,10 @@ impl Default for PulsarSettings {
             namespace: "default".into(),
             topic_prefix: "xdb".into(),
             subscription: "xdb-async-service".into(),
+            subscription_type: SubscriptionType::Shared,
             hold_ms: 30_000,
             sweep_after_ms: 60_000,
+            max_deliveries: 20,
         }
     }
 }

@@ -169,6 +169,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                     p.sweep_after_ms == 0 || p.sweep_after_ms >= 100,
                     "pulsar.sweep_after_ms must be 0 (off) or at least 100",
                 );
+                check(
+                    (1..=1000).contains(&p.max_deliveries),
+                    "pulsar.max_deliveries must be between 1 and 1000",
+                );
             }
         }
     }

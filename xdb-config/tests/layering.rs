@@ -5,7 +5,9 @@
 #![allow(clippy::result_large_err)]
 
 use figment::Jail;
-use xdb_config::{load, parse_assignment, LogFormat, Overrides, QueueMode, Service, Settings};
+use xdb_config::{
+    load, parse_assignment, LogFormat, Overrides, QueueMode, Service, Settings, SubscriptionType,
+};
 
 const FILE: &str = r#"
 [database]
@@ -216,6 +218,7 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         jail.set_env("XDB_PULSAR_SUBSCRIPTION", "bad name");
         jail.set_env("XDB_PULSAR_HOLD_MS", "0");
         jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "5");
+        jail.set_env("XDB_PULSAR_MAX_DELIVERIES", "0");
         let error = load(Service::Async, None, &Overrides::default())
             .unwrap_err()
             .to_string();
@@ -223,6 +226,10 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         assert!(error.contains("pulsar.subscription"), "{error}");
         assert!(error.contains("pulsar.hold_ms must be between"), "{error}");
         assert!(error.contains("pulsar.sweep_after_ms must be 0"), "{error}");
+        assert!(
+            error.contains("pulsar.max_deliveries must be between"),
+            "{error}"
+        );
         // The API service has no queue: the same settings are fine for it.
         load(Service::Api, None, &Overrides::default()).unwrap();
 
@@ -230,10 +237,22 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         jail.set_env("XDB_PULSAR_SERVICE_URL", "pulsar://pulsar:6650");
         jail.set_env("XDB_PULSAR_HOLD_MS", "2500");
         jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "0");
+        jail.set_env("XDB_PULSAR_MAX_DELIVERIES", "5");
+        jail.set_env("XDB_PULSAR_SUBSCRIPTION_TYPE", "key_shared");
         let settings = load(Service::Async, None, &Overrides::default()).unwrap();
         assert_eq!(settings.queue.mode, QueueMode::Pulsar);
         assert_eq!(settings.pulsar.tenant, "public");
         assert_eq!(settings.pulsar.hold_ms, 2500);
+        assert_eq!(settings.pulsar.max_deliveries, 5);
+        assert_eq!(
+            settings.pulsar.subscription_type,
+            SubscriptionType::KeyShared
+        );
+        jail.set_env("XDB_PULSAR_SUBSCRIPTION_TYPE", "exclusive");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("subscription_type"), "{error}");
         Ok(())
     });
 }

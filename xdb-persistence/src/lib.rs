@@ -24,6 +24,16 @@ pub use notifications::{Notification, Notifications};
 pub use store::*;
 pub use task_claim::TaskClaim;
 
+/// Whether a failed state API attempt may be retried (see
+/// [`ProcessStore::state_api_given_up`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// As the state's retry policy says.
+    ByPolicy,
+    /// Not at all: the failure recovery applies now.
+    Never,
+}
+
 /// How [`connect_with`] sets a store up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreOptions {

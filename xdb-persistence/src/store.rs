@@ -196,6 +196,17 @@ pub trait ProcessStore: Send + Sync + 'static {
         api: StateApi,
         error: &str,
     ) -> Result<Applied, StoreError>;
+    /// The task could not be handled at all (Pulsar mode: its message went to the
+    /// dead-letter topic): applies the state's failure recovery, as when its retries
+    /// are exhausted, whatever attempts its retry policy has left.
+    async fn state_api_given_up(
+        &self,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        api: StateApi,
+        error: &str,
+    ) -> Result<Applied, StoreError>;
     async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
 }

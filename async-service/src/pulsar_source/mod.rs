@@ -2,7 +2,9 @@
 //!
 //! Debezium (through Pulsar IO, see pulsar-io/) turns every change of `xdb_sys_tasks`
 //! into a message keyed by the process execution. All instances consume those messages
-//! as one shared subscription, so instances can come and go at any time. A message is
+//! as one subscription, shared or key-shared (`pulsar.subscription_type`; key-shared
+//! keeps one execution's messages on one instance at a time), so instances can come and
+//! go at any time. A message is
 //! only a hint that a task may have work: the task row decides. It is claimed by id with
 //! a lease (nothing happens if it is gone, or leased by a live instance), handled by the
 //! same handlers as the database queue, and the message is acknowledged only after the
@@ -17,29 +19,49 @@
 //! message delivered early (some brokers ignore `deliverAt`) finds the row not due and
 //! is held or re-published again: nothing fires before the database clock says so.
 //!
+//! Retries of failed worker calls are not negative acknowledgements. A failed attempt
+//! is recorded in the task row (attempt + 1, due after the state's backoff) in the
+//! transaction that records the failure, exactly as on the database queue, and the
+//! message is acknowledged; the row's update is itself a change event, which is held or
+//! becomes a delayed `TaskTimer` like any task not due yet. The attempt count must live
+//! in the row: it is what survives a crash of the instance, decides when the retry policy
+//! is exhausted (and the failure recovery applies, in the same transaction), and numbers
+//! the worker's idempotency context; the broker's redelivery count is per subscription,
+//! is lost when a message is re-published as a timer, and does not commit with the
+//! transition. Once the row is rescheduled, a nack as well would only deliver the task
+//! twice. (Nor could it carry the backoff: the `pulsar` crate's nack asks for redelivery
+//! at once, with no delay of its own, per message or per consumer.) Nacks are kept for
+//! what the row cannot record: a transition the database refused or could not be
+//! reached for, redelivered after a pause and, after `pulsar.max_deliveries`, passed to
+//! the dead-letter path ([`dead_letters`]), which applies the state's failure recovery.
+//!
 //! The database-queue claim loop does not run in this mode. A slow sweep
 //! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
 //! that have been due that long without any event running them.
 
+mod dead_letters;
 mod events;
 mod timer;
 mod topics;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use pulsar::consumer::{ConsumerOptions, DeadLetterPolicy, InitialPosition, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
-use xdb_config::PulsarSettings;
+use xdb_config::{PulsarSettings, SubscriptionType};
 use xdb_persistence::TaskClaim;
 
 use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
+use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
+use dead_letters::DeadLetterPublisher;
 use events::TaskChange;
 pub use timer::TaskTimer;
 use timer::TimerPublisher;
@@ -62,16 +84,17 @@ const GONE_RECHECKS: [Duration; 4] = [
 ];
 /// How long start-up waits for the broker.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Deliveries of a message before it goes to the dead-letter topic.
-const MAX_REDELIVERIES: usize = 20;
 
 /// The Pulsar task source, connected and subscribed.
 pub(crate) struct PulsarSource {
     shared: Arc<Shared>,
     tasks: Consumer<Vec<u8>, TokioExecutor>,
     timers: Consumer<Vec<u8>, TokioExecutor>,
+    dead_letters: Consumer<Vec<u8>, TokioExecutor>,
     /// `pulsar.sweep_after_ms`, when on.
     sweep_after: Option<Duration>,
+    /// Told when a consumer dies, for the health probes.
+    health: Arc<ConsumerHealth>,
     /// Kept so the client's connections live as long as the source.
     _client: Pulsar<TokioExecutor>,
 }
@@ -89,6 +112,10 @@ struct Shared {
     /// Bounds the tasks handled at once (held messages do not count).
     permits: Semaphore,
     timers: TimerPublisher,
+    /// `pulsar.max_deliveries`: handlings of a task whose transition is refused before
+    /// its message goes to the dead-letter topic.
+    max_deliveries: u32,
+    dead_letters: DeadLetterPublisher,
 }
 
 /// What became of one message.
@@ -97,6 +124,9 @@ enum Verdict {
     Ack,
     /// Failed: deliver it again (after [`FAILURE_BACKOFF`]).
     Nack,
+    /// Its task's transition was refused `pulsar.max_deliveries` times: pass it to the
+    /// dead-letter topic, then acknowledge it.
+    DeadLetter,
     /// Shutting down while it was held: left unacknowledged, so the broker gives it to
     /// another instance once this consumer closes.
     Abandon,
@@ -107,6 +137,25 @@ enum Verdict {
 enum Source {
     ChangeEvents,
     Timers,
+    DeadLetters,
+}
+
+impl Source {
+    fn name(self) -> &'static str {
+        match self {
+            Source::ChangeEvents => "change events",
+            Source::Timers => "timers",
+            Source::DeadLetters => "dead letters",
+        }
+    }
+}
+
+/// Why a consumer's loop returned.
+enum Ended {
+    /// The instance is shutting down.
+    Shutdown,
+    /// The consumer yields nothing more: the client gave up on the broker.
+    StreamClosed,
 }
 
 impl PulsarSource {
@@ -121,6 +170,7 @@ impl PulsarSource {
         leased: Arc<LeasedTasks>,
         lease: Duration,
         max_in_flight: usize,
+        health: Arc<ConsumerHealth>,
     ) -> anyhow::Result<Self> {
         let url = settings
             .service_url
@@ -139,12 +189,17 @@ impl PulsarSource {
                 })?
                 .map_err(|e| anyhow::anyhow!("cannot connect to Pulsar at {url}: {e}"))?;
         let consumer_name = context.owner.clone();
-        let subscribe = |topic: &str| {
-            client
+        let sub_type = match settings.subscription_type {
+            SubscriptionType::Shared => SubType::Shared,
+            // One execution's changes (keyed by its id) go to one instance at a time.
+            SubscriptionType::KeyShared => SubType::KeyShared,
+        };
+        let subscribe = |topic: &str, dead_letters: Option<DeadLetterPolicy>| {
+            let builder = client
                 .consumer()
                 .with_topic(topic)
                 .with_subscription(&settings.subscription)
-                .with_subscription_type(SubType::Shared)
+                .with_subscription_type(sub_type)
                 .with_consumer_name(&consumer_name)
                 // Consumer ids are per connection in the protocol, and the client numbers
                 // them from 0 in each process; pulsar-lite 0.2.0 refuses a second
@@ -155,19 +210,27 @@ impl PulsarSource {
                     // A new subscription must see the changes made before it existed.
                     initial_position: InitialPosition::Earliest,
                     ..ConsumerOptions::default()
-                })
-                .with_dead_letter_policy(DeadLetterPolicy {
-                    max_redeliver_count: MAX_REDELIVERIES,
-                    dead_letter_topic: topics.dead_letters.clone(),
-                })
-                .build::<Vec<u8>>()
+                });
+            match dead_letters {
+                Some(policy) => builder.with_dead_letter_policy(policy),
+                None => builder,
+            }
+            .build::<Vec<u8>>()
         };
-        let tasks = subscribe(&topics.tasks)
+        let dead_letter_policy = DeadLetterPolicy {
+            max_redeliver_count: settings.max_deliveries as usize,
+            dead_letter_topic: topics.dead_letters.clone(),
+        };
+        let tasks = subscribe(&topics.tasks, Some(dead_letter_policy.clone()))
             .await
             .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.tasks))?;
-        let timers = subscribe(&topics.timers)
+        let timers = subscribe(&topics.timers, Some(dead_letter_policy))
             .await
             .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.timers))?;
+        // Dead letters stay on their own subscription until handled: no further topic.
+        let dead_letters = subscribe(&topics.dead_letters, None)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.dead_letters))?;
         let producer = client
             .producer()
             .with_topic(&topics.timers)
@@ -175,6 +238,13 @@ impl PulsarSource {
             .build()
             .await
             .map_err(|e| anyhow::anyhow!("cannot publish to {}: {e}", topics.timers))?;
+        let dead_letter_producer = client
+            .producer()
+            .with_topic(&topics.dead_letters)
+            .with_name(format!("{consumer_name}-dead-letters"))
+            .build()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot publish to {}: {e}", topics.dead_letters))?;
         tracing::info!(tasks = %topics.tasks, timers = %topics.timers, "consuming Pulsar CDC topics");
         Ok(Self {
             shared: Arc::new(Shared {
@@ -185,11 +255,15 @@ impl PulsarSource {
                 hold_at_most: Duration::from_millis(settings.hold_ms),
                 permits: Semaphore::new(max_in_flight),
                 timers: TimerPublisher::new(producer),
+                max_deliveries: settings.max_deliveries,
+                dead_letters: DeadLetterPublisher::new(dead_letter_producer),
             }),
             tasks,
             timers,
+            dead_letters,
             sweep_after: (settings.sweep_after_ms > 0)
                 .then(|| Duration::from_millis(settings.sweep_after_ms)),
+            health,
             _client: client,
         })
     }
@@ -198,18 +272,28 @@ impl PulsarSource {
     /// future (the shutdown grace ran out) aborts every task it started.
     pub async fn run(self, shutdown: watch::Receiver<bool>) {
         let mut consumers = JoinSet::new();
-        consumers.spawn(consume(
-            self.tasks,
-            Source::ChangeEvents,
-            self.shared.clone(),
-            shutdown.clone(),
-        ));
-        consumers.spawn(consume(
-            self.timers,
-            Source::Timers,
-            self.shared.clone(),
-            shutdown.clone(),
-        ));
+        for (consumer, source) in [
+            (self.tasks, Source::ChangeEvents),
+            (self.timers, Source::Timers),
+            (self.dead_letters, Source::DeadLetters),
+        ] {
+            let shared = self.shared.clone();
+            let health = self.health.clone();
+            let stopping = shutdown.clone();
+            consumers.spawn(async move {
+                // A panic ends the loop as surely as a closed stream does. (Not a task of
+                // its own: dropping `run` must still abort everything it started.)
+                let consuming = consume(consumer, source, shared, stopping.clone());
+                let why = match AssertUnwindSafe(consuming).catch_unwind().await {
+                    Ok(Ended::Shutdown) => return,
+                    Ok(Ended::StreamClosed) => "its stream ended (the client stopped reconnecting)",
+                    Err(_) => "its loop panicked",
+                };
+                if !*stopping.borrow() {
+                    health.died(source.name(), why);
+                }
+            });
+        }
         if let Some(overdue) = self.sweep_after {
             consumers.spawn(sweep(self.shared, overdue, shutdown));
         }
@@ -223,9 +307,10 @@ async fn consume(
     source: Source,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
-) {
+) -> Ended {
     let mut running: JoinSet<(Message<Vec<u8>>, Verdict)> = JoinSet::new();
     let mut stopping = *shutdown.borrow();
+    let mut ended = Ended::Shutdown;
     loop {
         if stopping && running.is_empty() {
             break;
@@ -238,7 +323,7 @@ async fn consume(
                 let result = match verdict {
                     Verdict::Ack => consumer.ack(&message).await,
                     Verdict::Nack => consumer.nack(&message).await,
-                    Verdict::Abandon => Ok(()),
+                    Verdict::Abandon | Verdict::DeadLetter => Ok(()),
                 };
                 if let Err(error) = result {
                     // The broker delivers it again; the row check makes that harmless.
@@ -264,6 +349,7 @@ async fn consume(
                 None => {
                     tracing::error!(?source, "the Pulsar consumer ended");
                     stopping = true;
+                    ended = Ended::StreamClosed;
                 }
             },
         }
@@ -271,6 +357,7 @@ async fn consume(
     if let Err(error) = consumer.close().await {
         tracing::debug!(?source, %error, "closing the Pulsar consumer failed");
     }
+    ended
 }
 
 /// The safety net for lost change events: claims tasks due for `overdue` that no
@@ -336,11 +423,25 @@ async fn on_message(
                 return Verdict::Ack;
             }
         },
+        Source::DeadLetters => match dead_letters::task_of(payload) {
+            Ok(Some(task)) => task,
+            Ok(None) => return Verdict::Ack,
+            Err(error) => {
+                tracing::error!(%error, "dropping a dead letter that names no task");
+                return Verdict::Ack;
+            }
+        },
     };
-    // A timer message may come early (brokers that ignore deliverAt): it is held a while
-    // before it is re-published, or it would go round at once, and again.
-    let publish_at_once = matches!(source, Source::ChangeEvents);
-    let verdict = run_task(shared, task_id, &execution, publish_at_once, shutdown).await;
+    let mut verdict = run_task(shared, task_id, &execution, source, shutdown).await;
+    if matches!(verdict, Verdict::DeadLetter) {
+        verdict = match shared.dead_letters.publish(payload, &execution).await {
+            Ok(()) => Verdict::Ack,
+            Err(error) => {
+                tracing::warn!(task = task_id, %error, "publishing a dead letter failed");
+                Verdict::Nack
+            }
+        };
+    }
     if matches!(verdict, Verdict::Nack) {
         tokio::time::sleep(FAILURE_BACKOFF).await;
     }
@@ -349,13 +450,25 @@ async fn on_message(
 
 /// Claims task `task_id` when it is due and free, handles it, and says what to do with
 /// the message that named it.
+///
+/// A transition the database refuses is handled again here, every [`FAILURE_BACKOFF`],
+/// while the task stays leased to this instance (a redelivered message would only find
+/// that lease), `pulsar.max_deliveries` times in all; then the message goes to the
+/// dead-letter topic. There, on the last run, a failure applies the state's failure
+/// recovery instead.
 async fn run_task(
     shared: &Shared,
     task_id: i64,
     execution: &str,
-    mut publish_at_once: bool,
+    source: Source,
     mut shutdown: watch::Receiver<bool>,
 ) -> Verdict {
+    // A timer message may come early (brokers that ignore deliverAt): it is held a while
+    // before it is re-published, or it would go round at once, and again. A dead letter
+    // is never turned into a timer: it waits here until its task can run.
+    let mut publish_at_once = matches!(source, Source::ChangeEvents);
+    let may_publish = !matches!(source, Source::DeadLetters);
+    let last_run = matches!(source, Source::DeadLetters);
     let context = &shared.context;
     let mut gone_checks = 0;
     loop {
@@ -381,18 +494,32 @@ async fn run_task(
             },
             Ok(TaskClaim::Claimed(task)) => {
                 let hold = shared.leased.hold(task.id);
-                let verdict = match handle_with_retries(context, &task).await {
-                    Ok(applied) => {
-                        if applied.closed_process {
-                            shared
-                                .api_peers
-                                .process_closed(task.process_execution_id.to_string());
+                let mut failures = 0;
+                let verdict = loop {
+                    match handle_with_retries(context, &task).await {
+                        Ok(applied) => {
+                            if applied.closed_process {
+                                shared
+                                    .api_peers
+                                    .process_closed(task.process_execution_id.to_string());
+                            }
+                            break Verdict::Ack;
                         }
-                        Verdict::Ack
-                    }
-                    Err(error) => {
-                        tracing::warn!(task = task.id, %error, "task failed; its message will be delivered again");
-                        Verdict::Nack
+                        Err(error) if last_run => {
+                            break dead_letters::give_up(shared, &task, &error).await
+                        }
+                        Err(error) => {
+                            failures += 1;
+                            if failures >= shared.max_deliveries {
+                                tracing::warn!(task = task.id, %error, failures, "task failed every time; its message goes to the dead-letter topic");
+                                break Verdict::DeadLetter;
+                            }
+                            tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
+                            tokio::select! {
+                                _ = tokio::time::sleep(FAILURE_BACKOFF) => {}
+                                _ = shutdown.changed() => break Verdict::Abandon,
+                            }
+                        }
                     }
                 };
                 drop(hold);
@@ -405,7 +532,7 @@ async fn run_task(
             }
         };
         drop(permit);
-        if wait > shared.hold_at_most && publish_at_once {
+        if wait > shared.hold_at_most && publish_at_once && may_publish {
             return match shared.timers.publish(task_id, execution, wait).await {
                 Ok(()) => Verdict::Ack,
                 Err(error) => {

@@ -10,7 +10,7 @@ pub(crate) struct Topics {
     pub tasks: String,
     /// XDB's own delayed messages: tasks due later ([`super::timer::TaskTimer`]).
     pub timers: String,
-    /// Messages that failed `max_redeliveries` times.
+    /// Messages that failed `pulsar.max_deliveries` deliveries.
     pub dead_letters: String,
 }
 

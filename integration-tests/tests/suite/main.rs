@@ -45,12 +45,11 @@ macro_rules! both_databases {
 }
 
 /// Runs each listed `async fn name(db: Database)` once more in Pulsar CDC mode, as
-/// `<module>::pulsar::postgres::name`: the same scenario, with the async service fed by
-/// Debezium change events through the broker instead of claiming rows itself (see
-/// `xdb_integration_tests::pulsar`; needs scripts/ensure-pulsar.sh).
-///
-/// PostgreSQL only: Debezium's MySQL connector (3.6) refuses MariaDB, and the MariaDB
-/// connector is not in the Debezium distribution the relay runs.
+/// `<module>::pulsar::postgres::name` and `<module>::pulsar::mysql::name`: the same
+/// scenario, with the async service fed by Debezium change events through the broker
+/// instead of claiming rows itself (see `xdb_integration_tests::pulsar`; needs
+/// scripts/ensure-pulsar.sh, which also makes MariaDB readable by Debezium's MySQL
+/// connector — see scripts/ensure-cdc-databases.sh).
 macro_rules! pulsar_mode_too {
     ($($name:ident),+ $(,)?) => {
         mod pulsar {
@@ -61,6 +60,19 @@ macro_rules! pulsar_mode_too {
                         xdb_integration_tests::pulsar::with_queue_mode(
                             xdb_config::QueueMode::Pulsar,
                             super::super::$name(xdb_integration_tests::Database::Postgres),
+                        )
+                        .await
+                    }
+                )+
+            }
+
+            mod mysql {
+                $(
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn $name() {
+                        xdb_integration_tests::pulsar::with_queue_mode(
+                            xdb_config::QueueMode::Pulsar,
+                            super::super::$name(xdb_integration_tests::Database::MySql),
                         )
                         .await
                     }

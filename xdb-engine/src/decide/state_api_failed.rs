@@ -63,7 +63,41 @@ pub fn state_api_failed(
             history: HistoryEntry::new(events::STATE_API_FAILED, details),
         };
     }
+    FailureOutcome::GiveUp(Box::new(recovery_plan(
+        process, state, details, api, error, now,
+    )))
+}
 
+/// `attempt` of `api` failed with `error`, and is not to be retried whatever the retry
+/// policy says: the state's failure recovery, as when its retries are exhausted. For a
+/// task that could not be handled at all (Pulsar mode's dead-letter path: its message
+/// was delivered the maximum number of times without its transition being recorded).
+pub fn state_api_given_up(
+    process: &ProcessExecution,
+    state: &StateExecution,
+    api: StateApi,
+    attempt: u32,
+    error: &str,
+    now: DateTime<Utc>,
+) -> TransitionPlan {
+    let details = json!({
+        "stateExecutionId": state.id.to_string(),
+        "api": api.as_str(),
+        "attempt": attempt,
+        "error": error,
+    });
+    recovery_plan(process, state, details, api, error, now)
+}
+
+/// The state fails; the process fails too, or goes on at the recovery state.
+fn recovery_plan(
+    process: &ProcessExecution,
+    state: &StateExecution,
+    details: serde_json::Value,
+    api: StateApi,
+    error: &str,
+    now: DateTime<Utc>,
+) -> TransitionPlan {
     let mut plan = TransitionPlan::default();
     plan.state_updates.push(StateUpdate {
         id: state.id.clone(),
@@ -105,7 +139,7 @@ pub fn state_api_failed(
         }
         None => fail_process(&mut plan, state, api, error, now),
     }
-    FailureOutcome::GiveUp(Box::new(plan))
+    plan
 }
 
 fn fail_process(
@@ -157,6 +191,16 @@ mod tests {
         };
         assert_eq!(plan.process.unwrap().status, Some(ProcessStatus::Failed));
         assert_eq!(plan.state_updates[0].status, StateExecutionStatus::Failed);
+    }
+
+    #[test]
+    fn giving_up_applies_the_recovery_with_attempts_left() {
+        let now = Utc::now();
+        let s = failing_state(None);
+        let plan = state_api_given_up(&process(1), &s, StateApi::Execute, 1, "poison", now);
+        assert_eq!(plan.process.unwrap().status, Some(ProcessStatus::Failed));
+        assert_eq!(plan.state_updates[0].status, StateExecutionStatus::Failed);
+        assert_eq!(plan.history[0].event_type, events::STATE_FAILED);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::apply_plan::apply_plan;
 use super::locks::{lock_process, lock_state, take_task};
 use super::rows::time_value;
 use super::MySqlStore;
-use crate::{Applied, StateCall, StoreError};
+use crate::{Applied, Retry, StateCall, StoreError};
 
 pub(crate) async fn state_api_failed(
     store: &MySqlStore,
@@ -19,6 +19,7 @@ pub(crate) async fn state_api_failed(
     call: &StateCall,
     api: StateApi,
     error: &str,
+    retry: Retry,
 ) -> Result<Applied, StoreError> {
     let mut tx = store.begin().await?;
     let process = lock_process(&mut tx, call.process.id).await?;
@@ -29,15 +30,15 @@ pub(crate) async fn state_api_failed(
     let now = Utc::now();
     let first_attempt_at = task.first_attempt_at.unwrap_or(now);
     let attempt = task.attempt.max(1) as u32;
-    let applied = match decide::state_api_failed(
-        &process,
-        &state,
-        api,
-        attempt,
-        first_attempt_at,
-        error,
-        now,
-    ) {
+    let outcome = match retry {
+        Retry::ByPolicy => {
+            decide::state_api_failed(&process, &state, api, attempt, first_attempt_at, error, now)
+        }
+        Retry::Never => FailureOutcome::GiveUp(Box::new(decide::state_api_given_up(
+            &process, &state, api, attempt, error, now,
+        ))),
+    };
+    let applied = match outcome {
         FailureOutcome::Retry { at, history } => {
             tx.exec_drop(
                 "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = ?, \

@@ -7,7 +7,7 @@ use xdb_engine::{Task, TransitionPlan};
 use super::apply_plan::{apply_plan, Announce};
 use super::locks::{lock_process, lock_state, take_task};
 use super::PostgresStore;
-use crate::{Applied, StateCall, StoreError};
+use crate::{Applied, Retry, StateCall, StoreError};
 
 pub(crate) async fn state_api_failed(
     store: &PostgresStore,
@@ -16,6 +16,7 @@ pub(crate) async fn state_api_failed(
     call: &StateCall,
     api: StateApi,
     error: &str,
+    retry: Retry,
 ) -> Result<Applied, StoreError> {
     let mut client = store.pool().get().await?;
     let tx = client.transaction().await?;
@@ -27,15 +28,15 @@ pub(crate) async fn state_api_failed(
     let now = Utc::now();
     let first_attempt_at = task.first_attempt_at.unwrap_or(now);
     let attempt = task.attempt.max(1) as u32;
-    let applied = match decide::state_api_failed(
-        &process,
-        &state,
-        api,
-        attempt,
-        first_attempt_at,
-        error,
-        now,
-    ) {
+    let outcome = match retry {
+        Retry::ByPolicy => {
+            decide::state_api_failed(&process, &state, api, attempt, first_attempt_at, error, now)
+        }
+        Retry::Never => FailureOutcome::GiveUp(Box::new(decide::state_api_given_up(
+            &process, &state, api, attempt, error, now,
+        ))),
+    };
+    let applied = match outcome {
         FailureOutcome::Retry { at, history } => {
             let statement = tx
                 .prepare_cached(

@@ -10,7 +10,7 @@ use xdb_protocol::*;
 
 use super::*;
 use crate::{
-    Applied, ProcessStore, RpcWorker, ServiceInstance, ServiceKind, StateCall, StoreError,
+    Applied, ProcessStore, Retry, RpcWorker, ServiceInstance, ServiceKind, StateCall, StoreError,
 };
 
 #[async_trait]
@@ -148,7 +148,18 @@ impl ProcessStore for PostgresStore {
         api: StateApi,
         error: &str,
     ) -> Result<Applied, StoreError> {
-        state_api_failed::state_api_failed(self, task, owner, call, api, error).await
+        state_api_failed::state_api_failed(self, task, owner, call, api, error, Retry::ByPolicy)
+            .await
+    }
+    async fn state_api_given_up(
+        &self,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        api: StateApi,
+        error: &str,
+    ) -> Result<Applied, StoreError> {
+        state_api_failed::state_api_failed(self, task, owner, call, api, error, Retry::Never).await
     }
     async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         fire_timer::fire_timer(self, task, owner).await

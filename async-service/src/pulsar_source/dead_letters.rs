@@ -1,0 +1,145 @@
+//! The dead-letter path: a message whose task could not be handled `pulsar.max_deliveries`
+//! times (its transition refused by the database, or the task not even claimable) goes to
+//! `<topic.prefix>.xdb.dead-letters`, and its consumer gives the task one last run and
+//! otherwise applies the state's failure recovery.
+//!
+//! Worker failures never get here: a failed attempt is recorded in the task row (attempt
+//! count, backoff), whose change event brings the retry, and exhausted retries apply the
+//! failure recovery on the normal path. A message is delivered again only when its
+//! transition could not be recorded at all (the database refused it or was unreachable).
+//! Failing that many times, it is a poison message for the state: the transition the
+//! worker asked for cannot be written. Giving up on the state, as the database queue does
+//! when its retries are exhausted, lets the process go on (fail, or proceed to the
+//! recovery state) instead of the task waiting forever.
+//!
+//! The last run comes first because a long database outage also sends messages here:
+//! once the database is back, the task simply runs. Timers and process timeouts have no
+//! failure recovery; they stay on the dead-letter subscription until they can run.
+
+use pulsar::{Producer, TokioExecutor};
+use tokio::sync::Mutex;
+use xdb_engine::decide::StateApi;
+use xdb_engine::{Task, TaskType};
+use xdb_persistence::StoreError;
+
+use super::{events, timer, Shared, Verdict};
+
+/// Publishes messages to the dead-letter topic as they came (payload and key).
+pub(super) struct DeadLetterPublisher {
+    producer: Mutex<Producer<TokioExecutor>>,
+}
+
+impl DeadLetterPublisher {
+    pub fn new(producer: Producer<TokioExecutor>) -> Self {
+        Self {
+            producer: Mutex::new(producer),
+        }
+    }
+
+    /// Publishes and waits for the broker's receipt: only then may the original be
+    /// acknowledged.
+    pub async fn publish(&self, payload: &[u8], execution: &str) -> Result<(), pulsar::Error> {
+        let receipt = {
+            let mut producer = self.producer.lock().await;
+            let mut message = producer.create_message().with_content(payload.to_vec());
+            if !execution.is_empty() {
+                message = message.with_key(execution);
+            }
+            message.send_non_blocking().await?
+        };
+        receipt.await?;
+        Ok(())
+    }
+}
+
+/// The task a dead letter names, and its execution (the message key), or why none.
+///
+/// Both kinds of message end up here: Debezium change events (JSON) and XDB's own
+/// `TaskTimer`s (protobuf, whose first byte is a field tag, never `{`).
+pub(super) fn task_of(payload: &[u8]) -> Result<Option<(i64, String)>, String> {
+    if payload.first() == Some(&b'{') {
+        return match events::classify(payload)? {
+            events::TaskChange::Look { task_id, execution } => Ok(Some((task_id, execution))),
+            events::TaskChange::Ignore => Ok(None),
+        };
+    }
+    let timer = timer::decode(payload).map_err(|e| format!("neither JSON nor a TaskTimer: {e}"))?;
+    Ok(Some((timer.task_id, timer.process_execution_id)))
+}
+
+/// The last run of `task` failed with `error`: applies its state's failure recovery.
+/// Acknowledged once that is recorded (or nothing is left to do); delivered again when the
+/// database cannot record it either.
+pub(super) async fn give_up(shared: &Shared, task: &Task, error: &StoreError) -> Verdict {
+    let context = &shared.context;
+    let api = match task.task_type {
+        TaskType::WaitUntil => StateApi::WaitUntil,
+        TaskType::Execute => StateApi::Execute,
+        TaskType::Timer | TaskType::ProcessTimeout => {
+            tracing::warn!(task = task.id, %error, "a dead-lettered timer still fails; it stays on the dead-letter subscription");
+            return Verdict::Nack;
+        }
+    };
+    let call = match context.store.load_state_call(task, &context.owner).await {
+        Ok(Some(call)) => call,
+        // The state moved on meanwhile: nothing to recover.
+        Ok(None) => return Verdict::Ack,
+        Err(error) => {
+            tracing::warn!(task = task.id, %error, "loading a dead-lettered task failed");
+            return Verdict::Nack;
+        }
+    };
+    let reason = format!(
+        "the transition could not be recorded in {} deliveries: {error}",
+        shared.max_deliveries
+    );
+    match context
+        .store
+        .state_api_given_up(task, &context.owner, &call, api, &reason)
+        .await
+    {
+        Ok(applied) => {
+            tracing::warn!(task = task.id, state = %call.state.id, "dead letter: applied the state's failure recovery");
+            if applied.closed_process {
+                shared
+                    .api_peers
+                    .process_closed(task.process_execution_id.to_string());
+            }
+            Verdict::Ack
+        }
+        Err(StoreError::Stale(reason)) => {
+            tracing::debug!(task = task.id, %reason, "dead-lettered task is stale");
+            Verdict::Ack
+        }
+        Err(error) => {
+            tracing::warn!(task = task.id, %error, "recording the failure recovery failed");
+            Verdict::Nack
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message as _;
+
+    use super::*;
+
+    #[test]
+    fn dead_letters_of_both_kinds_name_their_task() {
+        let event = serde_json::to_vec(&serde_json::json!({
+            "schema": {"type": "struct"},
+            "payload": {"op": "c", "after": {"id": 5, "lease_owner": null, "process_execution_id": "e5"}}
+        }))
+        .unwrap();
+        assert_eq!(task_of(&event), Ok(Some((5, "e5".into()))));
+        let timer = timer::TaskTimer {
+            task_id: 9,
+            process_execution_id: "e9".into(),
+            due_at_millis: 1,
+        };
+        assert_eq!(task_of(&timer.encode_to_vec()), Ok(Some((9, "e9".into()))));
+        let delete = br#"{"op": "d", "before": {"id": 5}, "after": null}"#;
+        assert_eq!(task_of(delete), Ok(None));
+        assert!(task_of(&[0xff, 0xff]).is_err());
+    }
+}
