@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, Schema};
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayItems, KnownFormat, Schema, SchemaFormat,
+};
 use utoipa::openapi::{OpenApi, RefOr};
 
 use crate::limits::{Limits, ID_CHARS_CEILING};
@@ -96,6 +98,15 @@ pub(super) fn apply(doc: &mut OpenApi, limits: &Limits) {
                     number.maximum = Some(limits.max_page_size.into());
                 }
                 continue;
+            }
+            // Counts and seconds are `u32` in the types but `int32` in the document:
+            // state the int32 range, which the engine's `i32` columns need anyway.
+            if let RefOr::T(Schema::Object(number)) = schema {
+                if number.format == Some(SchemaFormat::KnownFormat(KnownFormat::Int32))
+                    && number.maximum.is_none()
+                {
+                    number.maximum = Some(i32::MAX.into());
+                }
             }
             let Some(bound) = bound_of(property, limits) else {
                 continue;
