@@ -63,6 +63,7 @@ impl ApiServiceConfig {
             api_tokens: settings.security.api_tokens.clone(),
             worker_url_prefixes: settings.security.worker_url_prefixes.clone(),
             worker_signing_secret: settings.security.worker_signing_secret.clone(),
+            limits: settings.limits.clone(),
         }
     }
 }

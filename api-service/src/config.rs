@@ -1,5 +1,7 @@
 use std::net::SocketAddr;
 
+use xdb_protocol::Limits;
+
 /// API service settings. Loaded from the config file, `XDB_` variables and flags by `cli`.
 #[derive(Debug, Clone)]
 pub struct ApiServiceConfig {
@@ -21,6 +23,8 @@ pub struct ApiServiceConfig {
     pub worker_url_prefixes: Vec<String>,
     /// Signs RPC calls to workers.
     pub worker_signing_secret: Option<String>,
+    /// Sizes of ids, values, pages and worker URLs (`[limits]`).
+    pub limits: Limits,
 }
 
 impl ApiServiceConfig {
@@ -36,6 +40,7 @@ impl ApiServiceConfig {
             api_tokens: Vec::new(),
             worker_url_prefixes: Vec::new(),
             worker_signing_secret: None,
+            limits: Limits::default(),
         }
     }
 }

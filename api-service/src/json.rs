@@ -1,25 +1,25 @@
-//! A JSON body extractor whose rejections use the XDB error format.
+//! A JSON body extractor whose rejections use the XDB error format. The body is checked
+//! against the request's schema in the served OpenAPI document before it is read into
+//! the request type, so unknown fields, wrong types and over-limit ids are refused.
 
 use axum::body::Bytes;
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use xdb_protocol::ErrorSubType;
 
-use crate::ApiError;
+use crate::{ApiError, AppState};
 
 pub struct ApiJson<T>(pub T);
 
-impl<S, T> FromRequest<S> for ApiJson<T>
+impl<T> FromRequest<AppState> for ApiJson<T>
 where
-    T: DeserializeOwned,
-    S: Send + Sync,
+    T: DeserializeOwned + utoipa::ToSchema,
 {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let is_json = request
             .headers()
             .get(CONTENT_TYPE)
@@ -62,19 +62,12 @@ where
                  database cannot store",
             ));
         }
-        match axum::Json::<T>::from_bytes(&body) {
-            Ok(axum::Json(value)) => Ok(Self(value)),
-            Err(rejection) => Err(rejection_to_error(rejection)),
-        }
+        let value: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::invalid(format!("malformed request body: {e}")))?;
+        state.contract.validate(&T::name(), &value)?;
+        // Read from the parsed value rather than parsing the bytes again.
+        T::deserialize(&value)
+            .map(Self)
+            .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
     }
-}
-
-fn rejection_to_error(rejection: JsonRejection) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return ApiError::new(
-            ErrorSubType::PayloadTooLarge,
-            "the request body is too large",
-        );
-    }
-    ApiError::invalid(format!("malformed request body: {}", rejection.body_text()))
 }

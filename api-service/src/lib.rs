@@ -7,6 +7,7 @@
 mod auth;
 mod cli;
 mod config;
+mod contract;
 mod error;
 mod json;
 mod metric_definitions;
@@ -24,6 +25,7 @@ use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind}
 
 pub use cli::ApiServiceArgs;
 pub use config::ApiServiceConfig;
+pub use contract::Contract;
 pub use error::ApiError;
 pub use metric_definitions::ApiMetrics;
 
@@ -39,6 +41,8 @@ pub struct AppState {
     pub async_peers: PeerNotifier,
     /// Served on `/metrics`.
     pub metrics: Arc<ApiMetrics>,
+    /// The served OpenAPI document and the request validators compiled from it.
+    pub contract: Arc<Contract>,
 }
 
 /// The service's routes over `state`, each traced and counted, and `/metrics`.
@@ -72,6 +76,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         ),
     };
     Ok(AppState {
+        contract: Arc::new(Contract::new(&config.limits)?),
         async_peers,
         metrics: Arc::new(ApiMetrics::new()),
         store,

@@ -88,6 +88,7 @@ impl AsyncServiceConfig {
             queue_mode: settings.queue.mode,
             pulsar: settings.pulsar.clone(),
             worker_signing_secret: settings.security.worker_signing_secret.clone(),
+            limits: settings.limits.clone(),
         }
     }
 }

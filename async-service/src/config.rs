@@ -37,6 +37,8 @@ pub struct AsyncServiceConfig {
     pub pulsar: PulsarSettings,
     /// Signs every call to a worker (`security.worker_signing_secret`).
     pub worker_signing_secret: Option<String>,
+    /// Value sizes a worker's answer may write or publish (`[limits]`).
+    pub limits: xdb_protocol::Limits,
 }
 
 impl AsyncServiceConfig {
@@ -57,6 +59,7 @@ impl AsyncServiceConfig {
             queue_mode: QueueMode::Database,
             pulsar: PulsarSettings::default(),
             worker_signing_secret: None,
+            limits: xdb_protocol::Limits::default(),
         }
     }
 

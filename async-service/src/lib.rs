@@ -88,6 +88,7 @@ impl AsyncService {
                 .with_signing_secret(config.worker_signing_secret.as_deref()),
             owner: owner.clone(),
             default_api_timeout_seconds: config.default_api_timeout_seconds,
+            limits: config.limits.clone(),
         });
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);

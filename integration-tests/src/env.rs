@@ -99,6 +99,8 @@ pub struct EnvOptions {
     pub pulsar_sweep_after_ms: u64,
     /// Pulsar mode: `pulsar.subscription_type` of the async instances.
     pub pulsar_subscription_type: SubscriptionType,
+    /// `[limits]` of both services.
+    pub limits: xdb_protocol::Limits,
 }
 
 impl Default for EnvOptions {
@@ -116,6 +118,7 @@ impl Default for EnvOptions {
             cdc_capture: true,
             pulsar_sweep_after_ms: 60_000,
             pulsar_subscription_type: SubscriptionType::Shared,
+            limits: Default::default(),
         }
     }
 }
@@ -238,6 +241,7 @@ impl XdbTestEnv {
         config.poll_interval_ms = self.options.poll_interval_ms;
         config.default_api_timeout_seconds = 5;
         config.worker_signing_secret = self.options.worker_signing_secret.clone();
+        config.limits = self.options.limits.clone();
         config.max_in_flight = self.options.max_in_flight;
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);
@@ -409,6 +413,7 @@ async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptio
     config.api_tokens = options.api_tokens.clone();
     config.worker_url_prefixes = options.worker_url_prefixes.clone();
     config.worker_signing_secret = options.worker_signing_secret.clone();
+    config.limits = options.limits.clone();
     let state = xdb_api_service::connect(config)
         .await
         .expect("the API service connects to the test database");

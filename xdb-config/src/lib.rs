@@ -17,6 +17,7 @@ pub use settings::{
     QueueMode, QueueSettings, SecuritySettings, Settings, SubscriptionType, TelemetrySettings,
 };
 pub use validate::Service;
+pub use xdb_protocol::Limits;
 
 /// Figment's value type, for `--set` overrides parsed by [`parse_assignment`].
 pub mod figment_value {

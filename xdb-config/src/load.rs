@@ -17,7 +17,7 @@ pub const CONFIG_ENV: &str = "XDB_CONFIG";
 
 /// The file's sections; `XDB_<SECTION>_<KEY>` sets `<section>.<key>`
 /// (`XDB_ASYNC_POOL_SIZE` → `async.pool_size`). Other `XDB_` variables are not read.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "database",
     "log",
     "queue",
@@ -26,6 +26,7 @@ pub const SECTIONS: [&str; 8] = [
     "async",
     "security",
     "telemetry",
+    "limits",
 ];
 
 /// Why the configuration cannot be used; the message names every problem and where the

@@ -21,6 +21,9 @@ pub struct Settings {
     pub async_service: AsyncSettings,
     pub security: SecuritySettings,
     pub telemetry: TelemetrySettings,
+    /// `[limits]`: sizes of ids, attribute values, queue messages, list pages and worker
+    /// URLs, for both services (the API service's requests, the workers' answers).
+    pub limits: xdb_protocol::Limits,
 }
 
 /// `[database]`: the user's database, with the XDB system tables installed.

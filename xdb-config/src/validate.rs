@@ -83,6 +83,28 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             .is_none_or(|name| !name.trim().is_empty()),
         "telemetry.service_name must not be empty (leave it out for the default)",
     );
+    let limits = &settings.limits;
+    use xdb_protocol::limits::{ID_CHARS_CEILING, PAGE_SIZE_CEILING, WORKER_URL_CHARS_CEILING};
+    check(
+        (1..=ID_CHARS_CEILING).contains(&limits.max_id_chars),
+        &format!("limits.max_id_chars must be between 1 and {ID_CHARS_CEILING} (the system tables' columns)"),
+    );
+    check(
+        (16..=WORKER_URL_CHARS_CEILING).contains(&limits.max_worker_url_chars),
+        &format!("limits.max_worker_url_chars must be between 16 and {WORKER_URL_CHARS_CEILING} (the system tables' column)"),
+    );
+    check(
+        limits.max_attribute_value_bytes >= 1,
+        "limits.max_attribute_value_bytes must be at least 1",
+    );
+    check(
+        limits.max_queue_message_bytes >= 1,
+        "limits.max_queue_message_bytes must be at least 1",
+    );
+    check(
+        (1..=PAGE_SIZE_CEILING).contains(&limits.max_page_size),
+        &format!("limits.max_page_size must be between 1 and {PAGE_SIZE_CEILING}"),
+    );
     match service {
         Service::Api => {
             let api = &settings.api;

@@ -362,3 +362,35 @@ fn telemetry_is_off_by_default_and_checked_when_on() {
         Ok(())
     });
 }
+
+#[test]
+fn limits_come_from_the_environment_and_stay_within_what_the_tables_hold() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://db/app");
+        jail.set_env("XDB_LIMITS_MAX_ID_CHARS", "64");
+        jail.set_env("XDB_LIMITS_MAX_ATTRIBUTE_VALUE_BYTES", "1024");
+        let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+        assert_eq!(settings.limits.max_id_chars, 64);
+        assert_eq!(settings.limits.max_attribute_value_bytes, 1024);
+        assert_eq!(
+            settings.limits.max_queue_message_bytes,
+            256 * 1024,
+            "default"
+        );
+
+        jail.set_env("XDB_LIMITS_MAX_ID_CHARS", "256");
+        jail.set_env("XDB_LIMITS_MAX_PAGE_SIZE", "0");
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("limits.max_id_chars must be between 1 and 255"),
+            "{error}"
+        );
+        assert!(
+            error.contains("limits.max_page_size must be between 1 and 1000"),
+            "{error}"
+        );
+        Ok(())
+    });
+}

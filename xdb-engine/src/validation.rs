@@ -4,12 +4,17 @@
 //! to quote, and anything else is refused with a message naming the field.
 
 use thiserror::Error;
+use xdb_protocol::{
+    AttributeWrites, GlobalAttributeValue, Limits, LocalAttributeValue, LocalQueueMessage,
+};
 
-/// Longest process id, state id, queue name, dedup id or attribute key.
-pub const MAX_ID_LENGTH: usize = 255;
+/// Longest process id, state id, queue name, dedup id or attribute key, in characters
+/// (the system tables' `VARCHAR(255)`); requests are held to `limits.max_id_chars`.
+pub const MAX_ID_LENGTH: usize = xdb_protocol::limits::ID_CHARS_CEILING;
 /// Longest SQL identifier part (PostgreSQL's limit; MySQL's is 64).
 pub const MAX_IDENTIFIER_LENGTH: usize = 63;
-pub const MAX_WORKER_URL_LENGTH: usize = 2048;
+/// Longest worker URL, in characters; requests are held to `limits.max_worker_url_chars`.
+pub const MAX_WORKER_URL_LENGTH: usize = xdb_protocol::limits::WORKER_URL_CHARS_CEILING;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{field}: {problem}")]
@@ -32,10 +37,11 @@ pub fn check_id(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.is_empty() {
         return Err(ValidationError::new(field, "must not be empty"));
     }
-    if value.len() > MAX_ID_LENGTH {
+    // Characters, as the columns (and the OpenAPI document's maxLength) count them.
+    if value.len() > MAX_ID_LENGTH && value.chars().count() > MAX_ID_LENGTH {
         return Err(ValidationError::new(
             field,
-            format!("is longer than {MAX_ID_LENGTH} bytes"),
+            format!("is longer than {MAX_ID_LENGTH} characters"),
         ));
     }
     if value.chars().any(char::is_control) {
@@ -85,8 +91,11 @@ pub fn split_table_name<'a>(field: &str, value: &'a str) -> Result<Vec<&'a str>,
 
 pub fn check_worker_url(value: &str) -> Result<(), ValidationError> {
     let field = "workerUrl";
-    if value.len() > MAX_WORKER_URL_LENGTH {
-        return Err(ValidationError::new(field, "is too long"));
+    if value.len() > MAX_WORKER_URL_LENGTH && value.chars().count() > MAX_WORKER_URL_LENGTH {
+        return Err(ValidationError::new(
+            field,
+            format!("is longer than {MAX_WORKER_URL_LENGTH} characters"),
+        ));
     }
     if !(value.starts_with("http://") || value.starts_with("https://")) {
         return Err(ValidationError::new(
@@ -98,6 +107,103 @@ pub fn check_worker_url(value: &str) -> Result<(), ValidationError> {
         return Err(ValidationError::new(field, "must not contain whitespace"));
     }
     Ok(())
+}
+
+/// Global attribute values: each at most `limits.max_attribute_value_bytes` as JSON text.
+pub fn check_global_values(
+    field: &str,
+    values: &[GlobalAttributeValue],
+    limits: &Limits,
+) -> Result<(), ValidationError> {
+    for (index, attribute) in values.iter().enumerate() {
+        check_size(
+            || format!("{field}[{index}].value"),
+            json_size(&attribute.value),
+            limits.max_attribute_value_bytes,
+            "limits.max_attribute_value_bytes",
+        )?;
+    }
+    Ok(())
+}
+
+/// Local attribute values: each `data` at most `limits.max_attribute_value_bytes`.
+pub fn check_local_values(
+    field: &str,
+    values: &[LocalAttributeValue],
+    limits: &Limits,
+) -> Result<(), ValidationError> {
+    for (index, attribute) in values.iter().enumerate() {
+        check_size(
+            || format!("{field}[{index}].value.data"),
+            attribute.value.data.len(),
+            limits.max_attribute_value_bytes,
+            "limits.max_attribute_value_bytes",
+        )?;
+    }
+    Ok(())
+}
+
+/// Local-queue messages: each payload's `data` at most `limits.max_queue_message_bytes`.
+pub fn check_queue_payloads(
+    field: &str,
+    messages: &[LocalQueueMessage],
+    limits: &Limits,
+) -> Result<(), ValidationError> {
+    for (index, message) in messages.iter().enumerate() {
+        if let Some(payload) = &message.payload {
+            check_size(
+                || format!("{field}[{index}].payload.data"),
+                payload.data.len(),
+                limits.max_queue_message_bytes,
+                "limits.max_queue_message_bytes",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// What a worker answer writes and publishes, held to the same limits as a client's
+/// requests.
+pub fn check_worker_writes(
+    writes: &AttributeWrites,
+    published: &[LocalQueueMessage],
+    limits: &Limits,
+) -> Result<(), ValidationError> {
+    check_global_values("writes.globalAttributes", &writes.global_attributes, limits)?;
+    check_local_values("writes.localAttributes", &writes.local_attributes, limits)?;
+    check_queue_payloads("publishToLocalQueue", published, limits)
+}
+
+fn check_size(
+    field: impl FnOnce() -> String,
+    size: usize,
+    max: usize,
+    key: &str,
+) -> Result<(), ValidationError> {
+    if size > max {
+        return Err(ValidationError::new(
+            field(),
+            format!("is {size} bytes, more than the limit of {max} ({key})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes of `value` as compact JSON text, counted without building the text.
+pub fn json_size(value: &serde_json::Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, value).expect("a JSON value serializes");
+    counter.0
 }
 
 fn truncate(value: &str, max: usize) -> String {
@@ -143,6 +249,43 @@ mod tests {
         assert!(check_id("processId", "").is_err());
         assert!(check_id("processId", "a\nb").is_err());
         assert!(check_id("processId", &"x".repeat(256)).is_err());
+        // Counted in characters, like the columns: 255 two-byte characters fit.
+        assert!(check_id("processId", &"ü".repeat(255)).is_ok());
+        assert!(check_id("processId", &"ü".repeat(256)).is_err());
+    }
+
+    #[test]
+    fn values_are_held_to_their_limits() {
+        let limits = Limits {
+            max_attribute_value_bytes: 10,
+            max_queue_message_bytes: 5,
+            ..Limits::default()
+        };
+        let global = |value| GlobalAttributeValue {
+            column: "c".into(),
+            value,
+        };
+        // `"12345678"` is 10 bytes of JSON.
+        assert!(check_global_values("g", &[global("12345678".into())], &limits).is_ok());
+        let error = check_global_values("g", &[global("123456789".into())], &limits).unwrap_err();
+        assert_eq!(error.field, "g[0].value");
+        assert!(error.problem.contains("limits.max_attribute_value_bytes"));
+        let message = |data: &str| LocalQueueMessage {
+            queue_name: "q".into(),
+            dedup_id: None,
+            payload: Some(xdb_protocol::EncodedObject {
+                encoding: "json".into(),
+                data: data.into(),
+            }),
+        };
+        assert!(check_queue_payloads("m", &[message("12345")], &limits).is_ok());
+        let error =
+            check_queue_payloads("m", &[message("12345"), message("123456")], &limits).unwrap_err();
+        assert_eq!(error.field, "m[1].payload.data");
+        assert_eq!(
+            json_size(&serde_json::json!({"a": [1, "x"]})),
+            r#"{"a":[1,"x"]}"#.len()
+        );
     }
 
     #[test]

@@ -10,6 +10,9 @@ use utoipa::ToSchema;
 #[serde(rename_all = "camelCase")]
 pub struct EncodedObject {
     pub encoding: String,
+    /// Bounded by the request body limit; as a local attribute value by
+    /// `limits.max_attribute_value_bytes` (64 KiB by default), as a local-queue message
+    /// payload by `limits.max_queue_message_bytes` (256 KiB by default).
     pub data: String,
 }
 
@@ -31,7 +34,8 @@ impl EncodedObject {
 #[serde(rename_all = "camelCase")]
 pub struct GlobalAttributeValue {
     pub column: String,
-    #[schema(value_type = Object, nullable = true)]
+    /// Any JSON value; at most `limits.max_attribute_value_bytes` (64 KiB by default)
+    /// as serialized.
     pub value: serde_json::Value,
 }
 

@@ -5,11 +5,13 @@
 //! error body. The OpenAPI document (`openapi.json` at the crate root) is generated from
 //! these types, so the document and the code cannot drift apart.
 //!
-//! This crate holds data only: no IO, no validation beyond what serde enforces.
+//! This crate holds data only: no IO, no validation beyond what serde enforces; the
+//! [`Limits`] are numbers that the document states and the services enforce.
 
 pub mod common;
 pub mod error;
 pub mod internal;
+pub mod limits;
 pub mod openapi;
 pub mod paths;
 pub mod service;
@@ -18,5 +20,6 @@ pub mod worker;
 pub use common::*;
 pub use error::*;
 pub use internal::*;
+pub use limits::Limits;
 pub use service::*;
 pub use worker::*;

@@ -139,6 +139,8 @@ pub struct ProcessExecutionDescribeResponse {
 #[serde(rename_all = "camelCase")]
 pub struct PublishToLocalQueueRequest {
     pub process_id: String,
+    /// 1 to 1000 messages.
+    #[schema(min_items = 1, max_items = 1000)]
     pub messages: Vec<LocalQueueMessage>,
 }
 
@@ -173,8 +175,9 @@ pub struct ProcessExecutionRpcRequest {
     pub rpc_name: String,
     #[serde(default)]
     pub input: Option<EncodedObject>,
-    /// Timeout of the worker call in seconds (default 10).
+    /// Timeout of the worker call in seconds (default 10, at most 60).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 60)]
     pub timeout_seconds: Option<u32>,
     #[serde(default)]
     pub global_attribute_loading: Option<GlobalAttributeLoading>,

@@ -1,10 +1,13 @@
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 
-/// Serves the committed contract.
-pub(crate) async fn openapi() -> impl IntoResponse {
+use crate::AppState;
+
+/// Serves the contract, stating the limits this instance is configured with.
+pub(crate) async fn openapi(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        xdb_protocol::openapi::openapi_json(),
+        state.contract.document.clone(),
     )
 }

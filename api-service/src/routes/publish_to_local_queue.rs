@@ -21,6 +21,12 @@ pub(crate) async fn publish_to_local_queue(
             "messages: at most {MAX_MESSAGES_PER_REQUEST} per request"
         )));
     }
+    xdb_engine::validation::check_queue_payloads(
+        "messages",
+        &request.messages,
+        &state.config.limits,
+    )
+    .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     state.store.publish_to_local_queue(&request).await?;
     state.async_peers.new_tasks();
     Ok(Json(json!({})))

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::Json;
 use xdb_persistence::{RpcWorker, StoreError};
 use xdb_protocol::{
-    paths, ErrorSubType, ProcessExecutionRpcRequest, ProcessExecutionRpcResponse,
+    paths, ErrorSubType, Limits, ProcessExecutionRpcRequest, ProcessExecutionRpcResponse,
     ProcessRpcWorkerRequest, ProcessRpcWorkerResponse,
 };
 use xdb_worker_client::WorkerClient;
@@ -18,7 +18,9 @@ use crate::{ApiError, AppState};
 const DEFAULT_RPC_TIMEOUT_SECONDS: u32 = 10;
 const MAX_RPC_TIMEOUT_SECONDS: u32 = 60;
 
-struct HttpRpcWorker<'a>(&'a WorkerClient);
+/// Calls the worker and holds its answer to the value limits, as the async service does
+/// with state answers.
+struct HttpRpcWorker<'a>(&'a WorkerClient, &'a Limits);
 
 #[async_trait]
 impl RpcWorker for HttpRpcWorker<'_> {
@@ -28,7 +30,8 @@ impl RpcWorker for HttpRpcWorker<'_> {
         request: &ProcessRpcWorkerRequest,
         timeout: Duration,
     ) -> Result<ProcessRpcWorkerResponse, String> {
-        self.0
+        let response: ProcessRpcWorkerResponse = self
+            .0
             .call(
                 worker_url,
                 paths::WORKER_RPC,
@@ -37,7 +40,14 @@ impl RpcWorker for HttpRpcWorker<'_> {
                 &request.context.idempotency_key,
             )
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        xdb_engine::validation::check_worker_writes(
+            &response.writes,
+            &response.publish_to_local_queue,
+            self.1,
+        )
+        .map_err(|e| format!("worker answered an invalid body: {e}"))?;
+        Ok(response)
     }
 }
 
@@ -53,7 +63,7 @@ pub(crate) async fn rpc(
             "timeoutSeconds: must be between 1 and {MAX_RPC_TIMEOUT_SECONDS}"
         )));
     }
-    let worker = HttpRpcWorker(&state.workers);
+    let worker = HttpRpcWorker(&state.workers, &state.config.limits);
     match state
         .store
         .rpc(&request, &worker, Duration::from_secs(u64::from(seconds)))

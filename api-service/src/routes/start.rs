@@ -1,6 +1,6 @@
 use axum::extract::State;
 use axum::Json;
-use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStartResponse};
+use xdb_protocol::{Limits, ProcessExecutionStartRequest, ProcessExecutionStartResponse};
 
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
@@ -10,12 +10,30 @@ pub(crate) async fn start(
     ApiJson(request): ApiJson<ProcessExecutionStartRequest>,
 ) -> Result<Json<ProcessExecutionStartResponse>, ApiError> {
     check_worker_url(&state.config.worker_url_prefixes, &request.worker_url)?;
+    check_values(&request, &state.config.limits)?;
     let id = state.store.start_process(&request).await?;
     state.async_peers.new_tasks();
     tracing::debug!(process_id = %request.process_id, execution = %id, "process started");
     Ok(Json(ProcessExecutionStartResponse {
         process_execution_id: id.to_string(),
     }))
+}
+
+/// Attribute values written at start, held to `limits.max_attribute_value_bytes`.
+fn check_values(request: &ProcessExecutionStartRequest, limits: &Limits) -> Result<(), ApiError> {
+    use xdb_engine::validation::{check_global_values, check_local_values};
+    let Some(config) = &request.process_start_config else {
+        return Ok(());
+    };
+    let prefix = "processStartConfig";
+    if let Some(globals) = &config.global_attribute_config {
+        let field = format!("{prefix}.globalAttributeConfig.initialWrite");
+        check_global_values(&field, &globals.initial_write, limits)
+            .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
+    }
+    let field = format!("{prefix}.localAttributeInitialWrite");
+    check_local_values(&field, &config.local_attribute_initial_write, limits)
+        .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))
 }
 
 /// The worker URL policy (`security.worker_url_prefixes`): XDB calls the worker URL of

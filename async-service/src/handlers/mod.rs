@@ -20,6 +20,8 @@ pub struct HandlerContext {
     pub workers: WorkerClient,
     pub owner: String,
     pub default_api_timeout_seconds: u32,
+    /// What a worker's answer may write and publish.
+    pub limits: xdb_protocol::Limits,
     pub(crate) metrics: Arc<AsyncMetrics>,
 }
 

@@ -8,7 +8,7 @@ use xdb_engine::{Task, TaskType};
 use xdb_persistence::{Applied, StateCall, StoreError};
 use xdb_protocol::{
     paths, AsyncStateExecuteRequest, AsyncStateExecuteResponse, AsyncStateWaitUntilRequest,
-    AsyncStateWaitUntilResponse, Context,
+    AsyncStateWaitUntilResponse, AttributeWrites, Context, LocalQueueMessage,
 };
 
 use xdb_worker_client::WorkerCallError;
@@ -52,12 +52,16 @@ pub(super) async fn handle(
                 &key,
             );
             match timed(context, &call, api, answer).await {
-                Ok(response) => {
-                    context
-                        .store
-                        .complete_wait_until(task, &context.owner, &call, &response)
-                        .await
-                }
+                // Over-limit writes fail the attempt like any unusable answer.
+                Ok(response) => match check_writes(context, &response) {
+                    Ok(()) => {
+                        context
+                            .store
+                            .complete_wait_until(task, &context.owner, &call, &response)
+                            .await
+                    }
+                    Err(error) => Err(error),
+                },
                 Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
                     error.to_string(),
                 ))),
@@ -86,12 +90,16 @@ pub(super) async fn handle(
                 &key,
             );
             match timed(context, &call, api, answer).await {
-                Ok(response) => {
-                    context
-                        .store
-                        .complete_execute(task, &context.owner, &call, &response)
-                        .await
-                }
+                // Over-limit writes fail the attempt like any unusable answer.
+                Ok(response) => match check_writes(context, &response) {
+                    Ok(()) => {
+                        context
+                            .store
+                            .complete_execute(task, &context.owner, &call, &response)
+                            .await
+                    }
+                    Err(error) => Err(error),
+                },
                 Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
                     error.to_string(),
                 ))),
@@ -106,6 +114,30 @@ pub(super) async fn handle(
         }
         Err(StoreError::AppDatabase(error)) => failed(context, task, &call, api, &error).await,
         other => other,
+    }
+}
+
+/// Holds a worker's writes to the value limits; an answer over them fails the attempt.
+fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), StoreError> {
+    let (writes, published) = answer.writes();
+    xdb_engine::validation::check_worker_writes(writes, published, &context.limits)
+        .map_err(|e| StoreError::Decide(DecideError::InvalidWorkerResponse(e.to_string())))
+}
+
+/// The writes and publications of a state API's answer.
+trait WorkerWrites {
+    fn writes(&self) -> (&AttributeWrites, &[LocalQueueMessage]);
+}
+
+impl WorkerWrites for AsyncStateWaitUntilResponse {
+    fn writes(&self) -> (&AttributeWrites, &[LocalQueueMessage]) {
+        (&self.writes, &self.publish_to_local_queue)
+    }
+}
+
+impl WorkerWrites for AsyncStateExecuteResponse {
+    fn writes(&self) -> (&AttributeWrites, &[LocalQueueMessage]) {
+        (&self.writes, &self.publish_to_local_queue)
     }
 }
 

@@ -87,6 +87,7 @@ mod common;
 mod execution;
 mod injection;
 mod lifecycle;
+mod limits;
 mod observability;
 mod pulsar_mode;
 mod resilience;

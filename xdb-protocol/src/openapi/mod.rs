@@ -1,9 +1,17 @@
 //! The OpenAPI 3 document, generated from the wire types.
 //!
-//! `openapi.json` at the crate root is this document as committed; a test keeps the two
-//! identical, so a reviewer sees every contract change in the diff.
+//! `openapi.json` at the crate root is this document as committed, with the default
+//! [`Limits`]; a test keeps the two identical, so a reviewer sees every contract change in
+//! the diff. The API service serves (and validates requests against) the document with
+//! the limits it is configured with.
+
+mod limits;
+
+pub use limits::{HTTP_URL, NO_CONTROL_CHARACTERS, SQL_IDENTIFIER, SQL_TABLE_NAME};
 
 use utoipa::OpenApi;
+
+use crate::limits::Limits;
 
 #[allow(dead_code)]
 mod operations {
@@ -150,11 +158,23 @@ impl utoipa::Modify for ServiceAuth {
     }
 }
 
-/// The document as pretty JSON.
-pub fn openapi_json() -> String {
-    ApiDoc::openapi()
+/// The document with `limits` stated in the request schemas.
+pub fn document(limits: &Limits) -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    limits::apply(&mut doc, limits);
+    doc
+}
+
+/// The document with `limits`, as pretty JSON.
+pub fn document_json(limits: &Limits) -> String {
+    document(limits)
         .to_pretty_json()
         .expect("the OpenAPI document serializes")
+}
+
+/// The document with the default limits, as pretty JSON (the committed `openapi.json`).
+pub fn openapi_json() -> String {
+    document_json(&Limits::default())
 }
 
 #[cfg(test)]
