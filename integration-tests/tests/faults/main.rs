@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use xdb_config::QueueMode;
 use xdb_integration_tests::chaos::{Chaos, ChaosRates};
 use xdb_integration_tests::processes::counted_site::{self, CountedSiteProcess};
 use xdb_integration_tests::{db_server, eventually, Database, EnvOptions, XdbTestEnv};
@@ -28,11 +29,18 @@ const ASYNC_INSTANCE_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-async-instance");
 /// One database at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn processes() -> usize {
-    std::env::var("XDB_FAULTS_PROCESSES")
+/// Processes per run: `XDB_FAULTS_PROCESSES` (default 1,000) with the database queue,
+/// `XDB_FAULTS_PULSAR_PROCESSES` (default 300) in Pulsar mode, whose local broker is
+/// meant for modest volumes.
+fn processes(mode: QueueMode) -> usize {
+    let (variable, default) = match mode {
+        QueueMode::Database => ("XDB_FAULTS_PROCESSES", 1000),
+        QueueMode::Pulsar => ("XDB_FAULTS_PULSAR_PROCESSES", 300),
+    };
+    std::env::var(variable)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
+        .unwrap_or(default)
 }
 
 #[derive(Debug, Default)]
@@ -81,14 +89,18 @@ async fn expire_leases(env: &XdbTestEnv) -> u64 {
     leased as u64
 }
 
-async fn faults_lose_and_duplicate_nothing(db: Database) {
+async fn faults_lose_and_duplicate_nothing(db: Database, mode: QueueMode) {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let count = processes();
+    let count = processes(mode);
     let mut env = XdbTestEnv::start_with(
         db,
         EnvOptions {
             async_instances: 1,
             lease_seconds: 2.0,
+            queue_mode: mode,
+            // Pulsar mode: a task whose change event went with a killed instance, or
+            // whose lease was expired under its instance, is found by the sweep.
+            pulsar_sweep_after_ms: 5_000,
             ..Default::default()
         },
     )
@@ -323,7 +335,7 @@ async fn faults_lose_and_duplicate_nothing(db: Database) {
         "an instance was killed"
     );
     println!(
-        "faults[{db:?}]: {count} processes completed in {:.1} s (all started after {:.1} s); \
+        "faults[{db:?}, {mode:?} queue]: {count} processes completed in {:.1} s (all started after {:.1} s); \
          injected: {} SIGKILLs, {} API restarts, {} database restarts, {} leases expired \
          under working instances, {} worker 500s, {} hangs past the timeout, {} malformed \
          bodies, {} external-service failures; {} starts retried while the API or database \
@@ -353,10 +365,20 @@ async fn faults_lose_and_duplicate_nothing(db: Database) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_faults_lose_and_duplicate_nothing() {
-    faults_lose_and_duplicate_nothing(Database::Postgres).await
+    faults_lose_and_duplicate_nothing(Database::Postgres, QueueMode::Database).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mysql_faults_lose_and_duplicate_nothing() {
-    faults_lose_and_duplicate_nothing(Database::MySql).await
+    faults_lose_and_duplicate_nothing(Database::MySql, QueueMode::Database).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pulsar_postgres_faults_lose_and_duplicate_nothing() {
+    faults_lose_and_duplicate_nothing(Database::Postgres, QueueMode::Pulsar).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pulsar_mysql_faults_lose_and_duplicate_nothing() {
+    faults_lose_and_duplicate_nothing(Database::MySql, QueueMode::Pulsar).await
 }
