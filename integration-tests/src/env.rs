@@ -101,6 +101,8 @@ pub struct EnvOptions {
     pub pulsar_subscription_type: SubscriptionType,
     /// `[limits]` of both services.
     pub limits: xdb_protocol::Limits,
+    /// `api.max_wait_seconds` of the API service.
+    pub max_wait_seconds: u32,
 }
 
 impl Default for EnvOptions {
@@ -119,6 +121,7 @@ impl Default for EnvOptions {
             pulsar_sweep_after_ms: 60_000,
             pulsar_subscription_type: SubscriptionType::Shared,
             limits: Default::default(),
+            max_wait_seconds: 300,
         }
     }
 }
@@ -414,6 +417,7 @@ async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptio
     config.worker_url_prefixes = options.worker_url_prefixes.clone();
     config.worker_signing_secret = options.worker_signing_secret.clone();
     config.limits = options.limits.clone();
+    config.max_wait_seconds = options.max_wait_seconds;
     let state = xdb_api_service::connect(config)
         .await
         .expect("the API service connects to the test database");

@@ -23,6 +23,10 @@ struct Cli {
     /// Install or upgrade the XDB system tables before starting.
     #[arg(long, env = "XDB_INSTALL_SCHEMA", default_value_t = false)]
     install_schema: bool,
+    /// Longest wait-for-completion a client may ask for, in seconds (`api.max_wait_seconds`).
+    #[arg(long, env = "XDB_API_MAX_WAIT_SECONDS", default_value_t = 300,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_wait_seconds: u32,
 }
 
 #[tokio::main]
@@ -39,6 +43,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut api_config = ApiServiceConfig::new(cli.database_url.clone());
     api_config.listen = cli.listen;
+    api_config.max_wait_seconds = cli.max_wait_seconds;
     let listener = tokio::net::TcpListener::bind(cli.listen).await?;
     let state = xdb_api_service::connect(api_config).await?;
     let async_service = AsyncService::start(AsyncServiceConfig::new(cli.database_url)).await?;

@@ -23,7 +23,11 @@ pub(crate) async fn wait_for_completion(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionWaitForCompletionRequest>,
 ) -> Result<Json<ProcessExecutionWaitForCompletionResponse>, ApiError> {
-    let seconds = request.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
+    // A request that names no timeout waits the default, or less where the operator
+    // allows less: omitting a field must not turn a valid request into a refused one.
+    let seconds = request
+        .timeout_seconds
+        .unwrap_or(DEFAULT_WAIT_SECONDS.min(state.config.max_wait_seconds));
     if seconds > state.config.max_wait_seconds {
         return Err(ApiError::invalid(format!(
             "timeoutSeconds: at most {}",

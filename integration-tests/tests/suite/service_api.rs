@@ -6,12 +6,12 @@ use serde_json::json;
 use xdb_integration_tests::processes::park::{ParkProcess, LOCAL_TAG, QUEUE_GO};
 use xdb_integration_tests::processes::queue::{QueueProcess, QUEUE_A};
 use xdb_integration_tests::processes::timer::TimerProcess;
-use xdb_integration_tests::{Database, XdbTestEnv};
+use xdb_integration_tests::{Database, EnvOptions, XdbTestEnv};
 use xdb_samples::email::EmailOutbox;
 use xdb_samples::sample_router;
 use xdb_samples::user_signup::{process_id, start_user_signup, Form};
 use xdb_sdk::protocol::*;
-use xdb_sdk::{Command, CommandRequest, ProcessStartOptions};
+use xdb_sdk::{ClientError, Command, CommandRequest, ProcessStartOptions};
 
 use crate::common::*;
 
@@ -352,6 +352,57 @@ async fn wait_for_completion_long_polls(db: Database) {
     env.shutdown().await;
 }
 
+/// A wait that names no timeout waits the default (30 s) or the operator's lower ceiling;
+/// naming more than the ceiling is refused.
+async fn a_wait_without_timeout_waits_at_most_the_configured_ceiling(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            max_wait_seconds: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let park = ParkProcess;
+    let park_worker = serve(&mut env, &park).await;
+    start(
+        &env,
+        &park,
+        &park_worker,
+        "ceiling",
+        ProcessStartOptions::new(),
+    )
+    .await
+    .unwrap();
+    let began = Instant::now();
+    let response = env
+        .client
+        .wait_for_completion(&ProcessExecutionWaitForCompletionRequest {
+            process_id: "ceiling".into(),
+            timeout_seconds: None,
+        })
+        .await
+        .expect("no timeout named: the ceiling applies");
+    let waited = began.elapsed();
+    assert!(response.timed_out);
+    assert!(
+        waited >= Duration::from_secs(1) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+    let refused = env
+        .client
+        .wait_for_completion(&ProcessExecutionWaitForCompletionRequest {
+            process_id: "ceiling".into(),
+            timeout_seconds: Some(2),
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(ClientError::Api { status: 400, .. })),
+        "{refused:?}"
+    );
+    env.shutdown().await;
+}
+
 async fn list_filters_and_pages(db: Database) {
     let mut env = XdbTestEnv::start(db).await;
     let park = ParkProcess;
@@ -573,6 +624,7 @@ both_databases!(
     stop_terminates_or_fails_and_cancels_states_and_timers,
     publish_deduplicates_by_dedup_id,
     wait_for_completion_long_polls,
+    a_wait_without_timeout_waits_at_most_the_configured_ceiling,
     list_filters_and_pages,
     history_lists_events_oldest_first,
 );
