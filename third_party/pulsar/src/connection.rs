@@ -1169,7 +1169,9 @@ impl<Exe: Executor> Connection<Exe> {
                 not(feature = "tokio-rustls-runtime-ring")
             ))]
             ExecutorKind::Tokio => {
-                unimplemented!("the tokio-runtime cargo feature is not active");
+                Err(ConnectionError::Unexpected(
+                    "the tokio-runtime cargo feature is not active".to_string(),
+                ))
             }
             #[cfg(feature = "async-std-runtime")]
             ExecutorKind::AsyncStd => {
@@ -1279,7 +1281,9 @@ impl<Exe: Executor> Connection<Exe> {
                 not(feature = "async-std-rustls-runtime-ring")
             ))]
             ExecutorKind::AsyncStd => {
-                unimplemented!("the async-std-runtime cargo feature is not active");
+                Err(ConnectionError::Unexpected(
+                    "the async-std-runtime cargo feature is not active".to_string(),
+                ))
             }
         }
     }

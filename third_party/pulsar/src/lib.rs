@@ -150,6 +150,18 @@
 #![recursion_limit = "256"]
 #![allow(clippy::too_many_arguments)]
 #![allow(clippy::large_enum_variant)]
+
+// XDB patch: a build without an async runtime fails here, with this message, instead of
+// panicking at run time.
+#[cfg(not(any(
+    feature = "tokio-runtime",
+    feature = "tokio-rustls-runtime-aws-lc-rs",
+    feature = "tokio-rustls-runtime-ring",
+    feature = "async-std-runtime",
+    feature = "async-std-rustls-runtime-aws-lc-rs",
+    feature = "async-std-rustls-runtime-ring"
+)))]
+compile_error!("pulsar: activate one of the runtime features (tokio-runtime, async-std-runtime, or a rustls variant)");
 extern crate futures;
 #[macro_use]
 extern crate log;
