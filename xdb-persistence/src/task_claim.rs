@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use xdb_engine::Task;
+use xdb_engine::{Task, TaskType};
 
 /// How long to wait before looking again at a task that is locked right now, or that
 /// became claimable between two statements.
@@ -42,9 +42,48 @@ impl TaskClaim {
     }
 }
 
+/// Orders claimed tasks for running: due timers and process timeouts first, as they
+/// were claimed first (their lateness is what a caller waits on; the other tasks' due
+/// time is merely when they were created), then by due time.
+pub(crate) fn order_claimed(tasks: &mut [Task]) {
+    tasks.sort_by_key(|task| (!is_timekeeping(task.task_type), task.fire_at));
+}
+
+/// Tasks due at a time someone chose, rather than as soon as possible.
+pub(crate) fn is_timekeeping(task_type: TaskType) -> bool {
+    matches!(task_type, TaskType::Timer | TaskType::ProcessTimeout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn task(id: i64, task_type: TaskType, seconds_ago: i64) -> Task {
+        Task {
+            id,
+            task_type,
+            fire_at: chrono::Utc::now() - chrono::Duration::seconds(seconds_ago),
+            process_execution_id: uuid::Uuid::nil(),
+            state: None,
+            timer_index: None,
+            attempt: 1,
+            first_attempt_at: None,
+            traceparent: None,
+        }
+    }
+
+    #[test]
+    fn due_timers_run_before_older_state_tasks() {
+        let mut tasks = vec![
+            task(1, TaskType::Execute, 5),
+            task(2, TaskType::Timer, 1),
+            task(3, TaskType::WaitUntil, 9),
+            task(4, TaskType::ProcessTimeout, 2),
+        ];
+        order_claimed(&mut tasks);
+        let ids: Vec<i64> = tasks.iter().map(|t| t.id).collect();
+        assert_eq!(ids, vec![4, 2, 3, 1]);
+    }
 
     #[test]
     fn a_task_due_later_waits_for_its_due_time_first() {

@@ -97,6 +97,11 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "unleased_task_index",
         sql: include_str!("../postgres/v003_unleased_task_index.sql"),
     },
+    Migration {
+        version: 4,
+        name: "due_timer_index",
+        sql: include_str!("../postgres/v004_due_timer_index.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -114,6 +119,11 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "unleased_task_index",
         sql: include_str!("../mysql/v003_unleased_task_index.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "due_timer_index",
+        sql: include_str!("../mysql/v004_due_timer_index.sql"),
     },
 ];
 

@@ -28,23 +28,44 @@ pub(crate) async fn claim_tasks_due_for(
     lease: Duration,
     overdue: Duration,
 ) -> Result<Vec<Task>, StoreError> {
-    let mut tx = store.begin().await?;
-    // Two sources, each read through its own index so that tasks in flight are never
-    // walked: unleased tasks that are due (the `lease_owner IS NULL` prefix of the
-    // unleased index), and leases that ran out (their instance died). SKIP LOCKED lets
-    // instances claim side by side; fire_at is compared with the database clock, so a
-    // timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read here,
-    // leased by the UPDATE below.
+    let mut tx = store.begin_timekeeping().await?;
+    // Three sources, each read through its own index so that tasks in flight are never
+    // walked: due timers and process timeouts (the (NULL, type) prefixes of the
+    // unleased-by-type index), other unleased tasks that are due (the `lease_owner IS
+    // NULL` prefix of the unleased index), and leases that ran out (their instance
+    // died). Due timers go first: the other tasks' fire_at is when they were created,
+    // so under a backlog they all sort before a timer that just came due. SKIP LOCKED
+    // lets instances claim side by side; fire_at is compared with the database clock,
+    // so a timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read
+    // here, leased by the UPDATE below.
+    let limit = limit.max(0);
+    let overdue_micros = overdue.as_micros() as i64;
     let mut rows: Vec<Row> = tx
         .exec(
             format!(
                 "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE lease_owner IS NULL AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
-                 ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                 WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+                   AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
+                 ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
-            (overdue.as_micros() as i64, limit.max(0)),
+            (overdue_micros, limit),
         )
         .await?;
+    let left = limit - rows.len() as i64;
+    if left > 0 {
+        let unleased: Vec<Row> = tx
+            .exec(
+                format!(
+                    "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
+                     WHERE lease_owner IS NULL \
+                       AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
+                     ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                ),
+                (overdue_micros, limit),
+            )
+            .await?;
+        rows.extend(unleased);
+    }
     let expired: Vec<Row> = tx
         .exec(
             format!(
@@ -52,7 +73,7 @@ pub(crate) async fn claim_tasks_due_for(
                  WHERE lease_expires_at < UTC_TIMESTAMP(6) \
                  ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
-            (limit.max(0),),
+            (limit,),
         )
         .await?;
     rows.extend(expired);
@@ -65,6 +86,10 @@ pub(crate) async fn claim_tasks_due_for(
         .iter()
         .map(task_from_row)
         .collect::<Result<Vec<_>, _>>()?;
+    // The timers read first come again among the unleased tasks.
+    let mut seen = std::collections::HashSet::new();
+    tasks.retain(|task| seen.insert(task.id));
+    tasks.truncate(limit as usize);
     let mut params = vec![
         Value::from(owner),
         Value::from(now),
@@ -87,12 +112,12 @@ pub(crate) async fn claim_tasks_due_for(
     for task in &mut tasks {
         task.first_attempt_at.get_or_insert(now.and_utc());
     }
-    tasks.sort_by_key(|t| t.fire_at);
+    crate::task_claim::order_claimed(&mut tasks);
     Ok(tasks)
 }
 
 pub(crate) async fn next_task_due_in(store: &MySqlStore) -> Result<Option<Duration>, StoreError> {
-    let mut conn = store.pool().get_conn().await?;
+    let mut conn = store.timekeeping_pool().get_conn().await?;
     let micros: Option<i64> = conn
         .query_first(
             "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) FROM xdb_sys_tasks \

@@ -15,7 +15,7 @@ pub(crate) async fn fire_timer(
     task: &Task,
     owner: &str,
 ) -> Result<Applied, StoreError> {
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_timekeeping().await?;
     // The process row first, like every transaction that touches an execution.
     let process = lock_process(&mut tx, task.process_execution_id).await?;
     take_task(&mut tx, task, owner).await?;

@@ -60,10 +60,14 @@ const IDLE_CONNECTION_TTL: Duration = Duration::from_secs(300);
 /// How long [`MySqlStore::connect`] waits for the first connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A pooled MySQL/MariaDB store. Cloning shares the pool.
+/// Connections of the timekeeping lane (see [`MySqlStore::begin_timekeeping`]).
+const TIMEKEEPING_CONNECTIONS: usize = 2;
+
+/// A pooled MySQL/MariaDB store. Cloning shares the pools.
 #[derive(Clone)]
 pub struct MySqlStore {
     pool: Pool,
+    timekeeping: Pool,
     /// The database the URL names: the schema of unqualified user tables.
     database: Arc<str>,
     /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
@@ -93,24 +97,10 @@ impl MySqlStore {
                 ))
             }
         };
-        let constraints = PoolConstraints::new(0, pool_size.max(1)).expect("0 <= max connections");
-        let opts = OptsBuilder::from_opts(opts)
-            .setup(SESSION_SETUP.to_vec())
-            .client_found_rows(true)
-            // Every statement of this module is prepared once per connection.
-            .stmt_cache_size(256)
-            .pool_opts(
-                PoolOpts::default()
-                    .with_constraints(constraints)
-                    // With a zero TTL the pool keeps only `min` idle connections and closes
-                    // every other one as it is returned: a reconnect (and re-prepare) per
-                    // checkout. Keep them; close those idle for this long.
-                    .with_inactive_connection_ttl(IDLE_CONNECTION_TTL)
-                    // The session settings above must survive; a reset would cost a round
-                    // trip per checkout and re-run them.
-                    .with_reset_connection(false),
-            );
-        let pool = Pool::new(opts);
+        let pool = build_pool(&opts, pool_size.max(1));
+        // Connections are opened on first use: a store that never fires a timer (the
+        // API service's) never opens these.
+        let timekeeping = build_pool(&opts, TIMEKEEPING_CONNECTIONS);
         // Fail at start-up, not on the first request.
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
             .await
@@ -124,6 +114,7 @@ impl MySqlStore {
         drop(conn);
         Ok(Self {
             pool,
+            timekeeping,
             database,
             mariadb,
             columns: Arc::default(),
@@ -150,4 +141,43 @@ impl MySqlStore {
     pub(crate) async fn begin(&self) -> Result<Transaction<'static>, StoreError> {
         Ok(self.pool.start_transaction(TxOpts::default()).await?)
     }
+
+    /// The lane for work whose lateness counts: claiming due tasks, finding when the
+    /// next one is due, firing timers and process timeouts. A backlog of state
+    /// transitions waiting for the main pool (the async service claims far more work
+    /// than it has connections) would otherwise hold a due timer back for as long as
+    /// that queue takes to drain.
+    pub(crate) fn timekeeping_pool(&self) -> &Pool {
+        &self.timekeeping
+    }
+
+    /// [`MySqlStore::begin`] on the timekeeping lane.
+    pub(crate) async fn begin_timekeeping(&self) -> Result<Transaction<'static>, StoreError> {
+        Ok(self
+            .timekeeping
+            .start_transaction(TxOpts::default())
+            .await?)
+    }
+}
+
+/// A pool of at most `size` connections with the session settings above.
+fn build_pool(opts: &Opts, size: usize) -> Pool {
+    let constraints = PoolConstraints::new(0, size).expect("0 <= max connections");
+    let opts = OptsBuilder::from_opts(opts.clone())
+        .setup(SESSION_SETUP.to_vec())
+        .client_found_rows(true)
+        // Every statement of this module is prepared once per connection.
+        .stmt_cache_size(256)
+        .pool_opts(
+            PoolOpts::default()
+                .with_constraints(constraints)
+                // With a zero TTL the pool keeps only `min` idle connections and closes
+                // every other one as it is returned: a reconnect (and re-prepare) per
+                // checkout. Keep them; close those idle for this long.
+                .with_inactive_connection_ttl(IDLE_CONNECTION_TTL)
+                // The session settings above must survive; a reset would cost a round
+                // trip per checkout and re-run them.
+                .with_reset_connection(false),
+        );
+    Pool::new(opts)
 }

@@ -25,28 +25,43 @@ pub(crate) async fn claim_tasks_due_for(
     lease: Duration,
     overdue: Duration,
 ) -> Result<Vec<Task>, StoreError> {
-    let client = store.pool().get().await?;
-    // Two sources, each read through its own partial index so that tasks in flight
-    // are never walked: unleased tasks that are due, and leases that ran out (their
-    // instance died). SKIP LOCKED lets instances claim side by side; fire_at is compared
-    // with the database clock, so a timer never fires early. The bound is `now()` (the
+    let client = store.timekeeping_pool().get().await?;
+    // Three sources, each read through its own partial index so that tasks in flight
+    // are never walked: due timers (and process timeouts), other unleased tasks that
+    // are due, and leases that ran out (their instance died). Due timers go first: the
+    // other tasks' fire_at is when they were created, so under a backlog they are all
+    // older than a timer that just came due, which would then wait for the whole
+    // backlog to be claimed before it fires. At most `limit` are taken, in that order.
+    // SKIP LOCKED lets instances claim side by side; fire_at is compared with the
+    // database clock, so a timer never fires early. The bound is `now()` (the
     // statement's start), not `clock_timestamp()`: a volatile bound cannot stop an index
-    // scan, which then walks every task due later (100,000 waiting timers made each claim
-    // take 24 ms).
+    // scan, which then walks every task due later (100,000 waiting timers made each
+    // claim take 24 ms).
     let statement = client
         .prepare_cached(&format!(
-            "WITH unleased AS ( \
-               SELECT id FROM xdb_sys_tasks \
+            "WITH timers AS ( \
+               SELECT id, fire_at FROM xdb_sys_tasks \
+               WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+                 AND fire_at <= now() - make_interval(secs => $4) \
+               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+             unleased AS ( \
+               SELECT id, fire_at FROM xdb_sys_tasks \
                WHERE lease_owner IS NULL AND fire_at <= now() - make_interval(secs => $4) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
              expired AS ( \
-               SELECT id FROM xdb_sys_tasks \
+               SELECT id, lease_expires_at FROM xdb_sys_tasks \
                WHERE lease_owner IS NOT NULL AND lease_expires_at < now() \
-               ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+               ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+             chosen AS ( \
+               SELECT id FROM ( \
+                 SELECT id, 0 AS source, fire_at AS due FROM timers \
+                 UNION ALL SELECT id, 1, fire_at FROM unleased \
+                 UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
+               GROUP BY id ORDER BY min(source), min(due) LIMIT $1) \
              UPDATE xdb_sys_tasks t SET lease_owner = $2, \
                lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
                first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
-             WHERE t.id IN (SELECT id FROM unleased UNION SELECT id FROM expired) \
+             WHERE t.id IN (SELECT id FROM chosen) \
              RETURNING {}",
             TASK_COLUMNS
                 .split(", ")
@@ -65,14 +80,14 @@ pub(crate) async fn claim_tasks_due_for(
         .iter()
         .map(task_from_row)
         .collect::<Result<Vec<_>, _>>()?;
-    tasks.sort_by_key(|t| t.fire_at);
+    crate::task_claim::order_claimed(&mut tasks);
     Ok(tasks)
 }
 
 pub(crate) async fn next_task_due_in(
     store: &PostgresStore,
 ) -> Result<Option<Duration>, StoreError> {
-    let client = store.pool().get().await?;
+    let client = store.timekeeping_pool().get().await?;
     let statement = client
         .prepare_cached(
             "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8 FROM xdb_sys_tasks \

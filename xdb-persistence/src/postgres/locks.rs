@@ -2,13 +2,16 @@
 //! the user's global-attribute row, then the process execution row, then its task and
 //! state rows.
 
-use deadpool_postgres::Transaction;
+use std::sync::LazyLock;
+
+use deadpool_postgres::{GenericClient, Transaction};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
 use xdb_protocol::LocalQueueMessage;
 
 use super::rows::{
-    from_json, parse_execution_id, process_from_row, state_from_row, PROCESS_COLUMNS, STATE_COLUMNS,
+    from_json, optional_state_at, parse_execution_id, process_at, process_from_row, state_from_row,
+    PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
 use crate::StoreError;
 
@@ -31,42 +34,72 @@ pub(crate) async fn take_task(
 
 const TAKE_TASK: &str = "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2";
 
-/// The process row, then `task` (taken, as [`take_task`]), then the state row, locked
-/// in that order in one round trip.
+/// The process row, then the state row, locked, and `task` taken (as [`take_task`]),
+/// in one statement. The nested loop reads the process first, so its lock is taken
+/// first, as in every transaction that touches an execution; nobody else waits on a
+/// task row while holding a lock (claims and renewals skip locked tasks).
 pub(crate) async fn lock_for_task(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     task: &Task,
     owner: &str,
     state: &StateExecutionId,
 ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
-    // Prepared first: a statement still being prepared would go out after the others,
-    // out of the lock order.
-    let (process_sql, state_sql) = (process_sql(true), state_sql(true));
-    futures::try_join!(
-        tx.prepare_cached(&process_sql),
-        tx.prepare_cached(TAKE_TASK),
-        tx.prepare_cached(&state_sql),
-    )?;
-    let (process, (), state) = futures::try_join!(
-        lock_process(tx, task.process_execution_id),
-        take_task(tx, task, owner),
-        lock_state(tx, task.process_execution_id, state),
-    )?;
+    let statement = tx.prepare_cached(&LOCK_FOR_TASK).await?;
+    let row = tx
+        .query_opt(
+            &statement,
+            &[
+                &task.process_execution_id,
+                &task.id,
+                &owner,
+                &state.state_id,
+                &state.number,
+            ],
+        )
+        .await?
+        .ok_or_else(|| {
+            StoreError::NotFound(format!(
+                "process execution {} not found",
+                task.process_execution_id
+            ))
+        })?;
+    if row.get::<_, i64>(PROCESS_COLUMN_COUNT) != 1 {
+        return Err(StoreError::Stale(format!(
+            "task {} is no longer leased to us",
+            task.id
+        )));
+    }
+    let process = process_at(&row, 0)?;
+    let state = optional_state_at(&row, PROCESS_COLUMN_COUNT + 1)?;
     Ok((process, state))
 }
 
-fn process_sql(for_update: bool) -> String {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
-    format!("SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1{lock}")
-}
-
-fn state_sql(for_update: bool) -> String {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
+static LOCK_FOR_TASK: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
-         WHERE process_execution_id = $1 AND state_id = $2 AND state_execution_number = $3{lock}"
+        "WITH p AS (SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                    WHERE id = $1 FOR UPDATE), \
+              s AS (SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
+                    WHERE process_execution_id = $1 AND state_id = $4 \
+                      AND state_execution_number = $5 FOR UPDATE), \
+              t AS (DELETE FROM xdb_sys_tasks WHERE id = $2 AND lease_owner = $3 RETURNING 1) \
+         SELECT p.*, (SELECT count(*) FROM t), s.* FROM p LEFT JOIN s ON true"
     )
-}
+});
+
+/// The process row by id: plain, and locked.
+static PROCESS_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+    let sql = format!("SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1");
+    [sql.clone(), sql + " FOR UPDATE"]
+});
+
+/// The state row by key: plain, and locked.
+static STATE_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+    let sql = format!(
+        "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
+         WHERE process_execution_id = $1 AND state_id = $2 AND state_execution_number = $3"
+    );
+    [sql.clone(), sql + " FOR UPDATE"]
+});
 
 pub(crate) async fn lock_process(
     tx: &Transaction<'_>,
@@ -76,11 +109,13 @@ pub(crate) async fn lock_process(
 }
 
 pub(crate) async fn select_process(
-    tx: &impl deadpool_postgres::GenericClient,
+    tx: &impl GenericClient,
     id: Uuid,
     for_update: bool,
 ) -> Result<ProcessExecution, StoreError> {
-    let statement = tx.prepare_cached(&process_sql(for_update)).await?;
+    let statement = tx
+        .prepare_cached(&PROCESS_SQL[usize::from(for_update)])
+        .await?;
     let row = tx
         .query_opt(&statement, &[&id])
         .await?
@@ -99,7 +134,7 @@ pub(crate) async fn lock_execution_of(
 }
 
 pub(crate) async fn resolve_execution(
-    tx: &impl deadpool_postgres::GenericClient,
+    tx: &impl GenericClient,
     process_id: &str,
     execution_id: Option<&str>,
 ) -> Result<Uuid, StoreError> {
@@ -127,12 +162,14 @@ pub(crate) async fn lock_state(
 }
 
 pub(crate) async fn select_state(
-    tx: &impl deadpool_postgres::GenericClient,
+    tx: &impl GenericClient,
     process_execution_id: Uuid,
     id: &StateExecutionId,
     for_update: bool,
 ) -> Result<Option<StateExecution>, StoreError> {
-    let statement = tx.prepare_cached(&state_sql(for_update)).await?;
+    let statement = tx
+        .prepare_cached(&STATE_SQL[usize::from(for_update)])
+        .await?;
     tx.query_opt(
         &statement,
         &[&process_execution_id, &id.state_id, &id.number],

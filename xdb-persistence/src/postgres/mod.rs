@@ -37,10 +37,14 @@ pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 
 use crate::StoreError;
 
-/// A pooled PostgreSQL store. Cloning shares the pool.
+/// Connections of the timekeeping lane (see [`PostgresStore::timekeeping_pool`]).
+pub(crate) const TIMEKEEPING_CONNECTIONS: usize = 2;
+
+/// A pooled PostgreSQL store. Cloning shares the pools.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    timekeeping: Pool,
     config: tokio_postgres::Config,
     continuation_lease: Option<std::time::Duration>,
 }
@@ -50,21 +54,15 @@ impl PostgresStore {
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
         let config = tokio_postgres::Config::from_str(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(pool_size.max(1))
-            .build()
-            .map_err(|e| StoreError::Database(format!("connection pool: {e}")))?;
+        let pool = build_pool(&config, pool_size.max(1))?;
+        // Connections are opened on first use: a store that never fires a timer (the
+        // API service's) never opens these.
+        let timekeeping = build_pool(&config, TIMEKEEPING_CONNECTIONS)?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         Ok(Self {
             pool,
+            timekeeping,
             config,
             continuation_lease: None,
         })
@@ -85,8 +83,31 @@ impl PostgresStore {
         &self.pool
     }
 
+    /// The lane for work whose lateness counts: claiming due tasks, finding when the
+    /// next one is due, firing timers and process timeouts. A backlog of state
+    /// transitions waiting for [`PostgresStore::pool`] (the async service claims far
+    /// more work than it has connections) would otherwise hold a due timer back for as
+    /// long as that queue takes to drain.
+    pub(crate) fn timekeeping_pool(&self) -> &Pool {
+        &self.timekeeping
+    }
+
     /// Starts a listener for this database's XDB notifications.
     pub fn listen(&self) -> crate::Notifications {
         notifications::spawn(self.config.clone())
     }
+}
+
+fn build_pool(config: &tokio_postgres::Config, size: usize) -> Result<Pool, StoreError> {
+    let manager = Manager::from_config(
+        config.clone(),
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .map_err(|e| StoreError::Database(format!("connection pool: {e}")))
 }

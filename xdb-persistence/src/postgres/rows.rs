@@ -35,44 +35,69 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("model types serialize")
 }
 
+/// Columns in [`PROCESS_COLUMNS`] order.
+pub(crate) const PROCESS_COLUMN_COUNT: usize = 14;
+
 pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
-    let status: String = row.get("status");
+    process_at(row, 0)
+}
+
+/// The process whose [`PROCESS_COLUMNS`] start at column `at` (by position: cheaper than
+/// by name, and a statement may return several tables' columns side by side).
+pub(crate) fn process_at(row: &Row, at: usize) -> Result<ProcessExecution, StoreError> {
+    let status: &str = row.get(at + 4);
     Ok(ProcessExecution {
-        id: row.get("id"),
-        process_id: row.get("process_id"),
-        process_type: row.get("process_type"),
-        worker_url: row.get("worker_url"),
-        status: ProcessStatus::parse(&status)
+        id: row.get(at),
+        process_id: row.get(at + 1),
+        process_type: row.get(at + 2),
+        worker_url: row.get(at + 3),
+        status: ProcessStatus::parse(status)
             .ok_or_else(|| StoreError::Database(format!("unknown process status {status}")))?,
-        start_time: row.get("start_time"),
-        close_time: row.get("close_time"),
-        timeout_seconds: row.get("timeout_seconds"),
-        running_state_executions: row.get("running_state_executions"),
-        graceful_completion: from_json(row.get("graceful_completion"))?,
-        state_execution_sequences: from_json(row.get("state_execution_sequences"))?
-            .unwrap_or_default(),
-        global_attribute_config: from_json(row.get("global_attribute_config"))?,
-        result: from_json(row.get("result"))?,
-        failure: from_json(row.get("failure"))?,
+        start_time: row.get(at + 5),
+        close_time: row.get(at + 6),
+        timeout_seconds: row.get(at + 7),
+        running_state_executions: row.get(at + 8),
+        graceful_completion: from_json(row.get(at + 9))?,
+        state_execution_sequences: from_json(row.get(at + 10))?.unwrap_or_default(),
+        global_attribute_config: from_json(row.get(at + 11))?,
+        result: from_json(row.get(at + 12))?,
+        failure: from_json(row.get(at + 13))?,
     })
 }
 
 pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    let status: String = row.get("status");
+    state_at(row, 0)
+}
+
+/// The state whose [`STATE_COLUMNS`] start at column `at`; `None` when they are NULL
+/// (an outer join found no state).
+pub(crate) fn optional_state_at(
+    row: &Row,
+    at: usize,
+) -> Result<Option<StateExecution>, StoreError> {
+    match row.get::<_, Option<Uuid>>(at) {
+        Some(_) => state_at(row, at).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The state whose [`STATE_COLUMNS`] start at column `at`.
+pub(crate) fn state_at(row: &Row, at: usize) -> Result<StateExecution, StoreError> {
+    let status: &str = row.get(at + 3);
     Ok(StateExecution {
-        process_execution_id: row.get("process_execution_id"),
+        process_execution_id: row.get(at),
         id: StateExecutionId {
-            state_id: row.get("state_id"),
-            number: row.get("state_execution_number"),
+            state_id: row.get(at + 1),
+            number: row.get(at + 2),
         },
-        status: StateExecutionStatus::parse(&status)
+        status: StateExecutionStatus::parse(status)
             .ok_or_else(|| StoreError::Database(format!("unknown state status {status}")))?,
-        version: row.get("version"),
-        input: from_json(row.get("input"))?,
-        config: from_json(row.get("config"))?.unwrap_or_default(),
-        command_request: from_json(row.get("command_request"))?,
-        command_progress: from_json(row.get("command_results"))?,
-        created_at: row.get("created_at"),
+        version: row.get(at + 4),
+        input: from_json(row.get(at + 5))?,
+        config: from_json(row.get(at + 6))?.unwrap_or_default(),
+        command_request: from_json(row.get(at + 7))?,
+        command_progress: from_json(row.get(at + 8))?,
+        created_at: row.get(at + 9),
     })
 }
 
@@ -102,4 +127,15 @@ pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
             xdb_engine::validation::ValidationError::new("processExecutionId", "is not a UUID"),
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_counts_match_the_column_lists() {
+        assert_eq!(PROCESS_COLUMNS.split(", ").count(), PROCESS_COLUMN_COUNT);
+        assert_eq!(STATE_COLUMNS.split(", ").count(), 10);
+    }
 }

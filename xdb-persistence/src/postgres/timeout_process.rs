@@ -14,7 +14,7 @@ pub(crate) async fn timeout_process(
     task: &Task,
     owner: &str,
 ) -> Result<Applied, StoreError> {
-    let mut client = store.pool().get().await?;
+    let mut client = store.timekeeping_pool().get().await?;
     let tx = client.transaction().await?;
     // The process row first, like every transaction that touches an execution.
     let process = lock_process(&tx, task.process_execution_id).await?;

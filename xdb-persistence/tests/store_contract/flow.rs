@@ -16,6 +16,7 @@ both!(
     concurrent_claims_get_disjoint_tasks,
     two_states_run_to_graceful_completion,
     timers_fire_only_when_due,
+    due_timers_are_claimed_before_a_backlog,
 );
 
 async fn claims_lease_renew_release_and_take_over(dialect: Dialect) {
@@ -319,4 +320,55 @@ async fn timers_fire_only_when_due(dialect: Dialect) {
     assert!(history_types(store, "p-timer")
         .await
         .contains(&"TIMER_FIRED".to_string()));
+}
+
+/// A backlog of state tasks (all created before the timer came due, so all older by
+/// fire_at) must not hold back a due timer: claiming takes it first.
+async fn due_timers_are_claimed_before_a_backlog(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    store
+        .start_process(&start_request("p-due-timer", "A"))
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
+    let wait = AsyncStateWaitUntilResponse {
+        command_request: CommandRequest {
+            waiting_type: CommandWaitingType::AnyOfCompletion,
+            timer_commands: vec![TimerCommand {
+                delay_in_seconds: 1,
+            }],
+            local_queue_commands: vec![],
+        },
+        ..Default::default()
+    };
+    store
+        .complete_wait_until(&task, "w", &call, &wait)
+        .await
+        .unwrap();
+    for i in 0..5 {
+        store
+            .start_process(&start_request(&format!("p-backlog-{i}"), "A"))
+            .await
+            .unwrap();
+    }
+    // The timer was set for one second after its waitUntil completed, before this.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+
+    let first = store
+        .claim_due_tasks("w", 1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0].task_type, TaskType::Timer, "{first:?}");
+    let rest = store
+        .claim_due_tasks("w", 10, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 5, "{rest:?}");
+    assert!(rest.iter().all(|t| t.task_type == TaskType::WaitUntil));
+    assert!(
+        rest.iter().all(|t| t.fire_at < first[0].fire_at),
+        "the backlog is older than the timer"
+    );
 }
