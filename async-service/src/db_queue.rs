@@ -23,6 +23,14 @@ use crate::leases::LeasedTasks;
 const DATABASE_RETRY_BACKOFF: [Duration; 2] =
     [Duration::from_millis(20), Duration::from_millis(200)];
 
+/// Timers (and retries' backoffs) are claimed this far ahead of their due time, at most,
+/// and held here until due: a claim's own latency under load must not make them late.
+const MAX_READ_AHEAD: Duration = Duration::from_secs(1);
+
+/// The shortest sleep before looking for work again, so that a task the last claim
+/// could not take (locked at that moment) is not polled for in a busy loop.
+const MIN_SLEEP: Duration = Duration::from_millis(5);
+
 pub(crate) struct DbQueue {
     pub context: Arc<HandlerContext>,
     pub notifications: Option<Notifications>,
@@ -54,6 +62,7 @@ impl DbQueue {
             });
         }
         let permits = Arc::new(Semaphore::new(self.max_in_flight));
+        let read_ahead = self.poll_interval.min(MAX_READ_AHEAD);
         let mut running = JoinSet::new();
         while !*shutdown.borrow() {
             while running.try_join_next().is_some() {}
@@ -65,7 +74,12 @@ impl DbQueue {
                 match self
                     .context
                     .store
-                    .claim_due_tasks(&self.context.owner, limit as i64, self.lease)
+                    .claim_tasks_due_within(
+                        &self.context.owner,
+                        limit as i64,
+                        self.lease,
+                        read_ahead,
+                    )
                     .await
                 {
                     Ok(tasks) => tasks,
@@ -77,7 +91,8 @@ impl DbQueue {
             };
             let claimed_count = claimed.len();
             let now = chrono::Utc::now();
-            for task in &claimed {
+            // Read-ahead tasks count as claimed when they come due.
+            for task in claimed.iter().filter(|task| task.fire_at <= now) {
                 self.context.metrics.claimed(task, now);
             }
             // Renewed from now on, also while they wait for a permit.
@@ -89,6 +104,28 @@ impl DbQueue {
                 })
                 .collect();
             for (task, hold) in held {
+                if let Some(wait) = until_due(&task) {
+                    // Read ahead: held (its lease renewed) until due, then run like any
+                    // other, without taking a permit while it waits.
+                    let context = self.context.clone();
+                    let wake = wake.clone();
+                    let api_peers = self.api_peers.clone();
+                    let leased = self.leased.clone();
+                    let permits = permits.clone();
+                    let mut stopping = shutdown.clone();
+                    running.spawn(async move {
+                        tokio::select! {
+                            _ = tokio::time::sleep(wait) => {}
+                            // Left leased: shutdown releases every lease.
+                            _ = stopping.wait_for(|stop| *stop) => return,
+                        }
+                        context.metrics.claimed(&task, chrono::Utc::now());
+                        let permit = permits.acquire_owned().await.expect("never closed");
+                        run_chain(context, task, hold, wake, api_peers, leased, stopping).await;
+                        drop(permit);
+                    });
+                    continue;
+                }
                 let permit = permits.clone().acquire_owned().await.expect("never closed");
                 let context = self.context.clone();
                 let wake = wake.clone();
@@ -96,38 +133,7 @@ impl DbQueue {
                 let leased = self.leased.clone();
                 let stopping = shutdown.clone();
                 running.spawn(async move {
-                    // A chain of states runs here, one transition after the other, on
-                    // the continuations its transitions lease to this instance.
-                    let mut next = Some((task, None, hold));
-                    while let Some((task, preloaded, hold)) = next.take() {
-                        match handle_preloaded_with_retries(&context, &task, preloaded).await {
-                            Ok(applied) => {
-                                if applied.closed_process {
-                                    api_peers
-                                        .process_closed(task.process_execution_id.to_string());
-                                }
-                                if applied.created_tasks {
-                                    wake.notify_one();
-                                }
-                                // Once draining, a continuation is left leased: shutdown
-                                // releases every lease, for another instance to take.
-                                if let Some(continuation) = applied.continuation {
-                                    if !*stopping.borrow() {
-                                        context
-                                            .metrics
-                                            .claimed(&continuation, chrono::Utc::now());
-                                        let hold = leased.hold(continuation.id);
-                                        let call = applied.continuation_call.map(|call| *call);
-                                        next = Some((continuation, call, hold));
-                                    }
-                                }
-                            }
-                            Err(error) => {
-                                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
-                            }
-                        }
-                        drop(hold);
-                    }
+                    run_chain(context, task, hold, wake, api_peers, leased, stopping).await;
                     drop(permit);
                 });
             }
@@ -137,7 +143,11 @@ impl DbQueue {
                 continue;
             }
             let sleep_for = match self.context.store.next_task_due_in().await {
-                Ok(Some(due_in)) => due_in.min(self.poll_interval),
+                // Woken when the next task comes within reach of a claim's read-ahead.
+                Ok(Some(due_in)) => due_in
+                    .saturating_sub(read_ahead)
+                    .max(MIN_SLEEP)
+                    .min(self.poll_interval),
                 Ok(None) => self.poll_interval,
                 Err(_) => self.poll_interval,
             };
@@ -149,6 +159,54 @@ impl DbQueue {
             }
         }
         while running.join_next().await.is_some() {}
+    }
+}
+
+/// How long until `task` is due by this machine's clock, if it is not due yet.
+fn until_due(task: &Task) -> Option<Duration> {
+    (task.fire_at - chrono::Utc::now())
+        .to_std()
+        .ok()
+        .filter(|wait| !wait.is_zero())
+}
+
+/// Runs `task` and the chain of states after it, one transition after the other, on the
+/// continuations its transitions lease to this instance.
+async fn run_chain(
+    context: Arc<HandlerContext>,
+    task: Task,
+    hold: crate::leases::LeaseHold,
+    wake: Arc<Notify>,
+    api_peers: PeerNotifier,
+    leased: Arc<LeasedTasks>,
+    stopping: watch::Receiver<bool>,
+) {
+    let mut next = Some((task, None, hold));
+    while let Some((task, preloaded, hold)) = next.take() {
+        match handle_preloaded_with_retries(&context, &task, preloaded).await {
+            Ok(applied) => {
+                if applied.closed_process {
+                    api_peers.process_closed(task.process_execution_id.to_string());
+                }
+                if applied.created_tasks {
+                    wake.notify_one();
+                }
+                // Once draining, a continuation is left leased: shutdown releases every
+                // lease, for another instance to take.
+                if let Some(continuation) = applied.continuation {
+                    if !*stopping.borrow() {
+                        context.metrics.claimed(&continuation, chrono::Utc::now());
+                        let hold = leased.hold(continuation.id);
+                        let call = applied.continuation_call.map(|call| *call);
+                        next = Some((continuation, call, hold));
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
+            }
+        }
+        drop(hold);
     }
 }
 

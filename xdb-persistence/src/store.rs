@@ -130,6 +130,16 @@ pub trait ProcessStore: Send + Sync + 'static {
         limit: i64,
         lease: Duration,
     ) -> Result<Vec<Task>, StoreError>;
+    /// [`ProcessStore::claim_due_tasks`], and also tasks that come due within `ahead`,
+    /// for a caller that holds each until its due time (timers read ahead, so that a
+    /// claim's own latency never makes one late). Due tasks come first.
+    async fn claim_tasks_due_within(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: Duration,
+    ) -> Result<Vec<Task>, StoreError>;
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;

@@ -17,16 +17,16 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
-    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+    claim_tasks_due_by(store, owner, limit, lease, 0.0).await
 }
 
-/// Leases tasks that have been due for at least `overdue`.
-pub(crate) async fn claim_tasks_due_for(
+/// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
+pub(crate) async fn claim_tasks_due_by(
     store: &MySqlStore,
     owner: &str,
     limit: i64,
     lease: Duration,
-    overdue: Duration,
+    ahead: f64,
 ) -> Result<Vec<Task>, StoreError> {
     let mut tx = store.begin_timekeeping().await?;
     // Three sources, each read through its own index so that tasks in flight are never
@@ -39,16 +39,16 @@ pub(crate) async fn claim_tasks_due_for(
     // so a timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read
     // here, leased by the UPDATE below.
     let limit = limit.max(0);
-    let overdue_micros = overdue.as_micros() as i64;
+    let ahead_micros = (ahead * 1e6) as i64;
     let mut rows: Vec<Row> = tx
         .exec(
             format!(
                 "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
                  WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
-                   AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
+                   AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
                  ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
             ),
-            (overdue_micros, limit),
+            (ahead_micros, limit),
         )
         .await?;
     let left = limit - rows.len() as i64;
@@ -58,10 +58,10 @@ pub(crate) async fn claim_tasks_due_for(
                 format!(
                     "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
                      WHERE lease_owner IS NULL \
-                       AND fire_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
+                       AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
                      ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
                 ),
-                (overdue_micros, limit),
+                (ahead_micros, limit),
             )
             .await?;
         rows.extend(unleased);
@@ -86,9 +86,12 @@ pub(crate) async fn claim_tasks_due_for(
         .iter()
         .map(task_from_row)
         .collect::<Result<Vec<_>, _>>()?;
-    // The timers read first come again among the unleased tasks.
+    // The timers read first come again among the unleased tasks. Tasks due now go
+    // ahead of those read ahead (stable: timers still first among each).
     let mut seen = std::collections::HashSet::new();
     tasks.retain(|task| seen.insert(task.id));
+    let db_now = now.and_utc();
+    tasks.sort_by_key(|task| task.fire_at > db_now);
     tasks.truncate(limit as usize);
     let mut params = vec![
         Value::from(owner),

@@ -60,8 +60,12 @@ const IDLE_CONNECTION_TTL: Duration = Duration::from_secs(300);
 /// How long [`MySqlStore::connect`] waits for the first connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connections of the timekeeping lane (see [`MySqlStore::begin_timekeeping`]).
-const TIMEKEEPING_CONNECTIONS: usize = 2;
+/// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
+/// (at least two). Every timer that comes due is fired through it, at the rate the main
+/// pool created them, so a narrower lane would become the timers' own backlog.
+fn timekeeping_connections(pool_size: usize) -> usize {
+    (pool_size / 2).max(2)
+}
 
 /// A pooled MySQL/MariaDB store. Cloning shares the pools.
 #[derive(Clone)]
@@ -100,7 +104,7 @@ impl MySqlStore {
         let pool = build_pool(&opts, pool_size.max(1));
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) never opens these.
-        let timekeeping = build_pool(&opts, TIMEKEEPING_CONNECTIONS);
+        let timekeeping = build_pool(&opts, timekeeping_connections(pool_size));
         // Fail at start-up, not on the first request.
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
             .await

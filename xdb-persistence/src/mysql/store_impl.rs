@@ -66,6 +66,15 @@ impl ProcessStore for MySqlStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
+    async fn claim_tasks_due_within(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: Duration,
+    ) -> Result<Vec<Task>, StoreError> {
+        claim_tasks::claim_tasks_due_by(self, owner, limit, lease, ahead.as_secs_f64()).await
+    }
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
         backlog::count_backlog(self, cap).await
     }
@@ -76,7 +85,7 @@ impl ProcessStore for MySqlStore {
         lease: Duration,
         overdue: Duration,
     ) -> Result<Vec<Task>, StoreError> {
-        claim_tasks::claim_tasks_due_for(self, owner, limit, lease, overdue).await
+        claim_tasks::claim_tasks_due_by(self, owner, limit, lease, -overdue.as_secs_f64()).await
     }
     async fn claim_task(
         &self,

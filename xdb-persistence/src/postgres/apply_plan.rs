@@ -1,7 +1,7 @@
 //! Writes a [`TransitionPlan`] inside the caller's transaction.
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
@@ -27,7 +27,7 @@ pub(crate) enum Announce {
 /// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
 /// continuation (see [`crate::continuation`]) is inserted already leased and returned.
 pub(crate) async fn apply_plan(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process: &ProcessExecution,
     plan: &TransitionPlan,
     now: DateTime<Utc>,
@@ -239,7 +239,7 @@ pub(crate) async fn apply_plan(
 }
 
 pub(crate) async fn write_attributes(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process: &ProcessExecution,
     writes: &xdb_protocol::AttributeWrites,
 ) -> Result<(), StoreError> {

@@ -14,16 +14,16 @@ pub(crate) async fn claim_due_tasks(
     limit: i64,
     lease: Duration,
 ) -> Result<Vec<Task>, StoreError> {
-    claim_tasks_due_for(store, owner, limit, lease, Duration::ZERO).await
+    claim_tasks_due_by(store, owner, limit, lease, 0.0).await
 }
 
-/// Leases tasks that have been due for at least `overdue`.
-pub(crate) async fn claim_tasks_due_for(
+/// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
+pub(crate) async fn claim_tasks_due_by(
     store: &PostgresStore,
     owner: &str,
     limit: i64,
     lease: Duration,
-    overdue: Duration,
+    ahead: f64,
 ) -> Result<Vec<Task>, StoreError> {
     let client = store.timekeeping_pool().get().await?;
     // Three sources, each read through its own partial index so that tasks in flight
@@ -31,7 +31,8 @@ pub(crate) async fn claim_tasks_due_for(
     // are due, and leases that ran out (their instance died). Due timers go first: the
     // other tasks' fire_at is when they were created, so under a backlog they are all
     // older than a timer that just came due, which would then wait for the whole
-    // backlog to be claimed before it fires. At most `limit` are taken, in that order.
+    // backlog to be claimed before it fires. At most `limit` are taken, in that order,
+    // tasks due now ahead of those read ahead (due within `ahead`).
     // SKIP LOCKED lets instances claim side by side; fire_at is compared with the
     // database clock, so a timer never fires early. The bound is `now()` (the
     // statement's start), not `clock_timestamp()`: a volatile bound cannot stop an index
@@ -42,11 +43,11 @@ pub(crate) async fn claim_tasks_due_for(
             "WITH timers AS ( \
                SELECT id, fire_at FROM xdb_sys_tasks \
                WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
-                 AND fire_at <= now() - make_interval(secs => $4) \
+                 AND fire_at <= now() + make_interval(secs => $4) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
              unleased AS ( \
                SELECT id, fire_at FROM xdb_sys_tasks \
-               WHERE lease_owner IS NULL AND fire_at <= now() - make_interval(secs => $4) \
+               WHERE lease_owner IS NULL AND fire_at <= now() + make_interval(secs => $4) \
                ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
              expired AS ( \
                SELECT id, lease_expires_at FROM xdb_sys_tasks \
@@ -57,7 +58,7 @@ pub(crate) async fn claim_tasks_due_for(
                  SELECT id, 0 AS source, fire_at AS due FROM timers \
                  UNION ALL SELECT id, 1, fire_at FROM unleased \
                  UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
-               GROUP BY id ORDER BY min(source), min(due) LIMIT $1) \
+               GROUP BY id ORDER BY bool_or(due > now()), min(source), min(due) LIMIT $1) \
              UPDATE xdb_sys_tasks t SET lease_owner = $2, \
                lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
                first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
@@ -71,10 +72,7 @@ pub(crate) async fn claim_tasks_due_for(
         ))
         .await?;
     let rows = client
-        .query(
-            &statement,
-            &[&limit, &owner, &lease.as_secs_f64(), &overdue.as_secs_f64()],
-        )
+        .query(&statement, &[&limit, &owner, &lease.as_secs_f64(), &ahead])
         .await?;
     let mut tasks = rows
         .iter()

@@ -11,6 +11,7 @@ use super::apply_plan::{apply_plan, Announce};
 use super::global_attributes;
 use super::load_state_call::preload_continuation;
 use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
+use super::transaction::Tx;
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
 
@@ -21,29 +22,32 @@ pub(crate) async fn complete_execute(
     call: &StateCall,
     response: &AsyncStateExecuteResponse,
 ) -> Result<Applied, StoreError> {
-    let mut client = store.pool().get().await?;
-    let tx = client.transaction().await?;
-    global_attributes::lock_row_first(
-        &tx,
-        call.process.global_attribute_config.as_ref(),
-        &response.writes.global_attributes,
-    )
-    .await?;
-    // The process row first, like every transaction that touches an execution.
-    let (process, state) = lock_for_task(&tx, task, owner, &call.state.id).await?;
+    let tx = Tx::on(store.pool()).await?;
+    let (process, state) = tx
+        .begin_with(async {
+            global_attributes::lock_row_first(
+                tx.client(),
+                call.process.global_attribute_config.as_ref(),
+                &response.writes.global_attributes,
+            )
+            .await?;
+            // The process row first, like every transaction that touches an execution.
+            lock_for_task(tx.client(), task, owner, &call.state.id).await
+        })
+        .await?;
     let state = state
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
     let now = Utc::now();
     let mut plan = decide::complete_execute(&process, &state, response, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
-        insert_messages(&tx, process.id, &response.publish_to_local_queue).await?;
-        let waiting: Vec<_> = lock_waiting_states(&tx, process.id).await?;
-        let messages = queued_messages(&tx, process.id).await?;
+        insert_messages(tx.client(), process.id, &response.publish_to_local_queue).await?;
+        let waiting: Vec<_> = lock_waiting_states(tx.client(), process.id).await?;
+        let messages = queued_messages(tx.client(), process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
     let mut applied = apply_plan(
-        &tx,
+        tx.client(),
         &process,
         &plan,
         now,
@@ -51,7 +55,15 @@ pub(crate) async fn complete_execute(
         store.lease_to(owner),
     )
     .await?;
-    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
+    preload_continuation(
+        tx.client(),
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

@@ -9,6 +9,7 @@ use super::apply_plan::{apply_plan, Announce};
 use super::global_attributes;
 use super::load_state_call::preload_continuation;
 use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
+use super::transaction::Tx;
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
 
@@ -19,39 +20,42 @@ pub(crate) async fn complete_wait_until(
     call: &StateCall,
     response: &AsyncStateWaitUntilResponse,
 ) -> Result<Applied, StoreError> {
-    let mut client = store.pool().get().await?;
-    let tx = client.transaction().await?;
-    global_attributes::lock_row_first(
-        &tx,
-        call.process.global_attribute_config.as_ref(),
-        &response.writes.global_attributes,
-    )
-    .await?;
-    // The process row first, like every transaction that touches an execution.
-    let (process, state) = lock_for_task(&tx, task, owner, &call.state.id).await?;
+    let tx = Tx::on(store.pool()).await?;
+    let (process, state) = tx
+        .begin_with(async {
+            global_attributes::lock_row_first(
+                tx.client(),
+                call.process.global_attribute_config.as_ref(),
+                &response.writes.global_attributes,
+            )
+            .await?;
+            // The process row first, like every transaction that touches an execution.
+            lock_for_task(tx.client(), task, owner, &call.state.id).await
+        })
+        .await?;
     let state = state
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
     let now = Utc::now();
     let published = !response.publish_to_local_queue.is_empty();
     if published {
-        insert_messages(&tx, process.id, &response.publish_to_local_queue).await?;
+        insert_messages(tx.client(), process.id, &response.publish_to_local_queue).await?;
     }
     let wants_messages = !response.command_request.local_queue_commands.is_empty();
     let messages = if wants_messages || published {
-        queued_messages(&tx, process.id).await?
+        queued_messages(tx.client(), process.id).await?
     } else {
         Vec::new()
     };
     let other_waiting = if published {
-        lock_waiting_states(&tx, process.id).await?
+        lock_waiting_states(tx.client(), process.id).await?
     } else {
         Vec::new()
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
     let mut applied = apply_plan(
-        &tx,
+        tx.client(),
         &process,
         &plan,
         now,
@@ -59,7 +63,15 @@ pub(crate) async fn complete_wait_until(
         store.lease_to(owner),
     )
     .await?;
-    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
+    preload_continuation(
+        tx.client(),
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

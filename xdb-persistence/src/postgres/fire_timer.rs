@@ -6,7 +6,8 @@ use xdb_engine::Task;
 
 use super::apply_plan::{apply_plan, Announce};
 use super::load_state_call::preload_continuation;
-use super::locks::{lock_process, lock_state, take_task};
+use super::locks::{lock_for_task, lock_process, take_task};
+use super::transaction::Tx;
 use super::PostgresStore;
 use crate::{Applied, StoreError};
 
@@ -15,23 +16,29 @@ pub(crate) async fn fire_timer(
     task: &Task,
     owner: &str,
 ) -> Result<Applied, StoreError> {
-    let mut client = store.timekeeping_pool().get().await?;
-    let tx = client.transaction().await?;
-    // The process row first, like every transaction that touches an execution.
-    let process = lock_process(&tx, task.process_execution_id).await?;
-    take_task(&tx, task, owner).await?;
+    let tx = Tx::on(store.timekeeping_pool()).await?;
     let (Some(state_id), Some(index)) = (&task.state, task.timer_index) else {
+        // Not a state's timer (never written so): only the task goes.
+        tx.begin_with(async {
+            lock_process(tx.client(), task.process_execution_id).await?;
+            take_task(tx.client(), task, owner).await
+        })
+        .await?;
         tx.commit().await?;
         return Ok(Applied::default());
     };
-    let Some(state) = lock_state(&tx, process.id, state_id).await? else {
+    // The process row first, like every transaction that touches an execution.
+    let (process, state) = tx
+        .begin_with(lock_for_task(tx.client(), task, owner, state_id))
+        .await?;
+    let Some(state) = state else {
         tx.commit().await?;
         return Ok(Applied::default());
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
     let mut applied = apply_plan(
-        &tx,
+        tx.client(),
         &process,
         &plan,
         now,
@@ -39,7 +46,15 @@ pub(crate) async fn fire_timer(
         store.lease_to(owner),
     )
     .await?;
-    preload_continuation(&tx, &process, &plan, Some(&state), &mut applied, now).await?;
+    preload_continuation(
+        tx.client(),
+        &process,
+        &plan,
+        Some(&state),
+        &mut applied,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(applied)
 }

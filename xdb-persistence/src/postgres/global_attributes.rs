@@ -4,7 +4,7 @@
 //! values travel as one JSONB parameter that `jsonb_populate_record` converts to the
 //! table's own column types, so no value is ever spliced into SQL text.
 
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::GenericClient;
 use serde_json::{Map, Value};
 use xdb_engine::validation::{check_identifier, split_table_name};
 use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
@@ -33,7 +33,7 @@ fn app_error(error: tokio_postgres::Error) -> StoreError {
 
 /// Inserts the row if missing and writes `values` into it (the start transaction).
 pub(crate) async fn upsert(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
@@ -73,7 +73,7 @@ pub(crate) async fn upsert(
 
 /// Writes `values` into the existing row.
 pub(crate) async fn update(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
@@ -164,7 +164,7 @@ pub(crate) async fn read(
 /// the same order (an RPC holding the row lock across its worker call then locks the
 /// process row): without it, an RPC and a state decision could deadlock.
 pub(crate) async fn lock_row_first(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     config: Option<&GlobalAttributeConfig>,
     writes: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {

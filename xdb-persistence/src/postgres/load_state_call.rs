@@ -12,7 +12,7 @@ use xdb_engine::{
 use xdb_protocol::{LoadedAttributes, LocalAttributeValue};
 
 use super::global_attributes;
-use super::locks::{select_process, select_state};
+use super::locks::select_process_and_state;
 use super::rows::from_json;
 use super::PostgresStore;
 use crate::continuation::continuation_rows;
@@ -31,17 +31,11 @@ pub(crate) async fn load_state_call(
         )));
     };
     let client = store.pool().get().await?;
-    // Both reads go out together: one round trip.
-    let (process, state) = futures::try_join!(
-        async {
-            match select_process(&client, task.process_execution_id, false).await {
-                Ok(process) => Ok(Some(process)),
-                Err(StoreError::NotFound(_)) => Ok(None),
-                Err(other) => Err(other),
-            }
-        },
-        select_state(&client, task.process_execution_id, state_id, false),
-    )?;
+    let found = select_process_and_state(&client, task.process_execution_id, state_id).await?;
+    let (process, state) = match found {
+        Some((process, state)) => (Some(process), state),
+        None => (None, None),
+    };
     let expected = match task.task_type {
         TaskType::WaitUntil => StateExecutionStatus::WaitUntilRunning,
         _ => StateExecutionStatus::ExecuteRunning,

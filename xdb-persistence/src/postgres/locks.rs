@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::GenericClient;
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
 use xdb_protocol::LocalQueueMessage;
@@ -18,7 +18,7 @@ use crate::StoreError;
 /// Deletes the task if `owner` still holds its lease; otherwise the work is someone
 /// else's now and the transaction must not go on.
 pub(crate) async fn take_task(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     task: &Task,
     owner: &str,
 ) -> Result<(), StoreError> {
@@ -86,6 +86,47 @@ static LOCK_FOR_TASK: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// The process row and one of its state rows, read (not locked) in one statement:
+/// `None` when the process is not there, and no state when that one is not.
+pub(crate) async fn select_process_and_state(
+    client: &impl GenericClient,
+    process_execution_id: Uuid,
+    state: &StateExecutionId,
+) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
+    let statement = client.prepare_cached(&PROCESS_AND_STATE_SQL).await?;
+    client
+        .query_opt(
+            &statement,
+            &[&process_execution_id, &state.state_id, &state.number],
+        )
+        .await?
+        .map(|row| {
+            Ok((
+                process_at(&row, 0)?,
+                optional_state_at(&row, PROCESS_COLUMN_COUNT)?,
+            ))
+        })
+        .transpose()
+}
+
+static PROCESS_AND_STATE_SQL: LazyLock<String> = LazyLock::new(|| {
+    let qualified = |columns: &str, table: &str| {
+        columns
+            .split(", ")
+            .map(|column| format!("{table}.{column}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "SELECT {}, {} FROM xdb_sys_process_executions p \
+         LEFT JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
+           AND s.state_id = $2 AND s.state_execution_number = $3 \
+         WHERE p.id = $1",
+        qualified(PROCESS_COLUMNS, "p"),
+        qualified(STATE_COLUMNS, "s"),
+    )
+});
+
 /// The process row by id: plain, and locked.
 static PROCESS_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
     let sql = format!("SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = $1");
@@ -102,7 +143,7 @@ static STATE_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
 });
 
 pub(crate) async fn lock_process(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     id: Uuid,
 ) -> Result<ProcessExecution, StoreError> {
     select_process(tx, id, true).await
@@ -125,7 +166,7 @@ pub(crate) async fn select_process(
 
 /// The execution `process_id` refers to (its latest, or the given one), locked.
 pub(crate) async fn lock_execution_of(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process_id: &str,
     execution_id: Option<&str>,
 ) -> Result<ProcessExecution, StoreError> {
@@ -154,7 +195,7 @@ pub(crate) async fn resolve_execution(
 }
 
 pub(crate) async fn lock_state(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process_execution_id: Uuid,
     id: &StateExecutionId,
 ) -> Result<Option<StateExecution>, StoreError> {
@@ -181,7 +222,7 @@ pub(crate) async fn select_state(
 
 /// The execution's waiting states, oldest first, locked.
 pub(crate) async fn lock_waiting_states(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process_execution_id: Uuid,
 ) -> Result<Vec<StateExecution>, StoreError> {
     let statement = tx
@@ -200,7 +241,7 @@ pub(crate) async fn lock_waiting_states(
 
 /// The execution's unconsumed messages in FIFO order.
 pub(crate) async fn queued_messages(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process_execution_id: Uuid,
 ) -> Result<Vec<QueuedMessage>, StoreError> {
     let statement = tx
@@ -229,7 +270,7 @@ pub(crate) async fn queued_messages(
 
 /// Inserts messages, dropping duplicates of a dedup id; returns how many were new.
 pub(crate) async fn insert_messages(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     process_execution_id: Uuid,
     messages: &[LocalQueueMessage],
 ) -> Result<u64, StoreError> {

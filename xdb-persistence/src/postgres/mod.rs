@@ -27,6 +27,7 @@ mod state_api_failed;
 mod stop_process;
 mod store_impl;
 mod timeout_process;
+mod transaction;
 
 use std::str::FromStr;
 
@@ -37,8 +38,12 @@ pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 
 use crate::StoreError;
 
-/// Connections of the timekeeping lane (see [`PostgresStore::timekeeping_pool`]).
-pub(crate) const TIMEKEEPING_CONNECTIONS: usize = 2;
+/// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
+/// (at least two). Every timer that comes due is fired through it, at the rate the main
+/// pool created them, so a narrower lane would become the timers' own backlog.
+fn timekeeping_connections(pool_size: usize) -> usize {
+    (pool_size / 2).max(2)
+}
 
 /// A pooled PostgreSQL store. Cloning shares the pools.
 #[derive(Clone)]
@@ -57,7 +62,7 @@ impl PostgresStore {
         let pool = build_pool(&config, pool_size.max(1))?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) never opens these.
-        let timekeeping = build_pool(&config, TIMEKEEPING_CONNECTIONS)?;
+        let timekeeping = build_pool(&config, timekeeping_connections(pool_size))?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         Ok(Self {
