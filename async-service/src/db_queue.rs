@@ -74,7 +74,7 @@ impl DbQueue {
                 match self
                     .context
                     .store
-                    .claim_tasks_due_within(
+                    .claim_tasks_with_calls(
                         &self.context.owner,
                         limit as i64,
                         self.lease,
@@ -92,18 +92,18 @@ impl DbQueue {
             let claimed_count = claimed.len();
             let now = chrono::Utc::now();
             // Read-ahead tasks count as claimed when they come due.
-            for task in claimed.iter().filter(|task| task.fire_at <= now) {
+            for (task, _) in claimed.iter().filter(|(task, _)| task.fire_at <= now) {
                 self.context.metrics.claimed(task, now);
             }
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
                 .into_iter()
-                .map(|task| {
+                .map(|(task, call)| {
                     let hold = self.leased.hold(task.id);
-                    (task, hold)
+                    (task, call, hold)
                 })
                 .collect();
-            for (task, hold) in held {
+            for (task, call, hold) in held {
                 if let Some(wait) = until_due(&task) {
                     // Read ahead: held (its lease renewed) until due, then run like any
                     // other, without taking a permit while it waits.
@@ -121,7 +121,8 @@ impl DbQueue {
                         }
                         context.metrics.claimed(&task, chrono::Utc::now());
                         let permit = permits.acquire_owned().await.expect("never closed");
-                        run_chain(context, task, hold, wake, api_peers, leased, stopping).await;
+                        run_chain(context, task, call, hold, wake, api_peers, leased, stopping)
+                            .await;
                         drop(permit);
                     });
                     continue;
@@ -133,7 +134,7 @@ impl DbQueue {
                 let leased = self.leased.clone();
                 let stopping = shutdown.clone();
                 running.spawn(async move {
-                    run_chain(context, task, hold, wake, api_peers, leased, stopping).await;
+                    run_chain(context, task, call, hold, wake, api_peers, leased, stopping).await;
                     drop(permit);
                 });
             }
@@ -170,18 +171,20 @@ fn until_due(task: &Task) -> Option<Duration> {
         .filter(|wait| !wait.is_zero())
 }
 
-/// Runs `task` and the chain of states after it, one transition after the other, on the
+/// Runs `task` (from `call`, when the claim read it) and the chain of states after it, one transition after the other, on the
 /// continuations its transitions lease to this instance.
+#[allow(clippy::too_many_arguments)]
 async fn run_chain(
     context: Arc<HandlerContext>,
     task: Task,
+    call: Option<StateCall>,
     hold: crate::leases::LeaseHold,
     wake: Arc<Notify>,
     api_peers: PeerNotifier,
     leased: Arc<LeasedTasks>,
     stopping: watch::Receiver<bool>,
 ) {
-    let mut next = Some((task, None, hold));
+    let mut next = Some((task, call, hold));
     while let Some((task, preloaded, hold)) = next.take() {
         match handle_preloaded_with_retries(&context, &task, preloaded).await {
             Ok(applied) => {

@@ -140,6 +140,23 @@ pub trait ProcessStore: Send + Sync + 'static {
         lease: Duration,
         ahead: Duration,
     ) -> Result<Vec<Task>, StoreError>;
+    /// [`ProcessStore::claim_tasks_due_within`], with each state task's worker call where
+    /// the claim could read it along (its rows, when the state loads no attributes): the
+    /// caller skips [`ProcessStore::load_state_call`] for those.
+    async fn claim_tasks_with_calls(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: Duration,
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        Ok(self
+            .claim_tasks_due_within(owner, limit, lease, ahead)
+            .await?
+            .into_iter()
+            .map(|task| (task, None))
+            .collect())
+    }
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;

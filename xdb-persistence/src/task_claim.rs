@@ -46,7 +46,15 @@ impl TaskClaim {
 /// were claimed first (their lateness is what a caller waits on; the other tasks' due
 /// time is merely when they were created), then by due time.
 pub(crate) fn order_claimed(tasks: &mut [Task]) {
-    tasks.sort_by_key(|task| (!is_timekeeping(task.task_type), task.fire_at));
+    order_claimed_by(tasks, |task| task);
+}
+
+/// [`order_claimed`] for claimed tasks carried in something else.
+pub(crate) fn order_claimed_by<T>(claimed: &mut [T], task: impl Fn(&T) -> &Task) {
+    claimed.sort_by_key(|item| {
+        let task = task(item);
+        (!is_timekeeping(task.task_type), task.fire_at)
+    });
 }
 
 /// Tasks due at a time someone chose, rather than as soon as possible.

@@ -4,8 +4,17 @@ use std::time::Duration;
 
 use xdb_engine::Task;
 
-use super::rows::{task_from_row, TASK_COLUMNS};
+use std::sync::LazyLock;
+
+use xdb_engine::{ProcessExecution, StateExecution};
+
+use super::rows::{
+    optional_state_at, process_at, qualified, task_at, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT,
+    STATE_COLUMNS, TASK_COLUMNS, TASK_COLUMN_COUNT,
+};
 use super::PostgresStore;
+use crate::claimed_call::ready_call;
+use crate::StateCall;
 use crate::StoreError;
 
 pub(crate) async fn claim_due_tasks(
@@ -25,62 +34,116 @@ pub(crate) async fn claim_tasks_due_by(
     lease: Duration,
     ahead: f64,
 ) -> Result<Vec<Task>, StoreError> {
+    Ok(claim_with_rows(store, owner, limit, lease, ahead)
+        .await?
+        .into_iter()
+        .map(|(task, _)| task)
+        .collect())
+}
+
+/// [`claim_tasks_due_by`] with each state task's worker call, where its rows (read by
+/// the claim itself) are all the call needs.
+pub(crate) async fn claim_tasks_with_calls(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    ahead: f64,
+) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+    Ok(claim_with_rows(store, owner, limit, lease, ahead)
+        .await?
+        .into_iter()
+        .map(|(task, rows)| {
+            let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
+            (task, call)
+        })
+        .collect())
+}
+
+/// Claimed tasks in running order, each with its process and state rows (when there).
+async fn claim_with_rows(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    ahead: f64,
+) -> Result<Vec<ClaimedRows>, StoreError> {
     let client = store.timekeeping_pool().get().await?;
-    // Three sources, each read through its own partial index so that tasks in flight
-    // are never walked: due timers (and process timeouts), other unleased tasks that
-    // are due, and leases that ran out (their instance died). Due timers go first: the
-    // other tasks' fire_at is when they were created, so under a backlog they are all
-    // older than a timer that just came due, which would then wait for the whole
-    // backlog to be claimed before it fires. At most `limit` are taken, in that order,
-    // tasks due now ahead of those read ahead (due within `ahead`).
-    // SKIP LOCKED lets instances claim side by side; fire_at is compared with the
-    // database clock, so a timer never fires early. The bound is `now()` (the
-    // statement's start), not `clock_timestamp()`: a volatile bound cannot stop an index
-    // scan, which then walks every task due later (100,000 waiting timers made each
-    // claim take 24 ms).
-    let statement = client
-        .prepare_cached(&format!(
-            "WITH timers AS ( \
-               SELECT id, fire_at FROM xdb_sys_tasks \
-               WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
-                 AND fire_at <= now() + make_interval(secs => $4) \
-               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
-             unleased AS ( \
-               SELECT id, fire_at FROM xdb_sys_tasks \
-               WHERE lease_owner IS NULL AND fire_at <= now() + make_interval(secs => $4) \
-               ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
-             expired AS ( \
-               SELECT id, lease_expires_at FROM xdb_sys_tasks \
-               WHERE lease_owner IS NOT NULL AND lease_expires_at < now() \
-               ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
-             chosen AS ( \
-               SELECT id FROM ( \
-                 SELECT id, 0 AS source, fire_at AS due FROM timers \
-                 UNION ALL SELECT id, 1, fire_at FROM unleased \
-                 UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
-               GROUP BY id ORDER BY bool_or(due > now()), min(source), min(due) LIMIT $1) \
-             UPDATE xdb_sys_tasks t SET lease_owner = $2, \
-               lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
-               first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
-             WHERE t.id IN (SELECT id FROM chosen) \
-             RETURNING {}",
-            TASK_COLUMNS
-                .split(", ")
-                .map(|c| format!("t.{c}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-        .await?;
+    let statement = client.prepare_cached(&CLAIM).await?;
     let rows = client
         .query(&statement, &[&limit, &owner, &lease.as_secs_f64(), &ahead])
         .await?;
-    let mut tasks = rows
+    let mut claimed = rows
         .iter()
-        .map(task_from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    crate::task_claim::order_claimed(&mut tasks);
-    Ok(tasks)
+        .map(|row| {
+            let task = task_at(row, 0)?;
+            let process_at_column = TASK_COLUMN_COUNT;
+            let state_at_column = TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT;
+            let rows = match row.get::<_, Option<uuid::Uuid>>(process_at_column) {
+                Some(_) => Some((
+                    process_at(row, process_at_column)?,
+                    optional_state_at(row, state_at_column)?,
+                )),
+                None => None,
+            };
+            Ok((task, rows))
+        })
+        .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
+    crate::task_claim::order_claimed_by(&mut claimed, |(task, _)| task);
+    Ok(claimed)
 }
+
+type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
+
+// Three sources, each read through its own partial index so that tasks in flight are
+// never walked: due timers (and process timeouts), other unleased tasks that are due,
+// and leases that ran out (their instance died). Due timers go first: the other tasks'
+// fire_at is when they were created, so under a backlog they are all older than a timer
+// that just came due, which would then wait for the whole backlog to be claimed before
+// it fires. At most `limit` ($1) are taken, in that order, tasks due now ahead of those
+// read ahead (due within $4 seconds). SKIP LOCKED lets instances claim side by side;
+// fire_at is compared with the database clock. The bound is `now()` (the statement's
+// start), not `clock_timestamp()`: a volatile bound cannot stop an index scan, which
+// then walks every task due later (100,000 waiting timers made each claim take 24 ms).
+// Each claimed task comes with its process and state rows, so that a state task whose
+// call needs nothing else skips loading them.
+static CLAIM: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH timers AS ( \
+           SELECT id, fire_at FROM xdb_sys_tasks \
+           WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+             AND fire_at <= now() + make_interval(secs => $4) \
+           ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         unleased AS ( \
+           SELECT id, fire_at FROM xdb_sys_tasks \
+           WHERE lease_owner IS NULL AND fire_at <= now() + make_interval(secs => $4) \
+           ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         expired AS ( \
+           SELECT id, lease_expires_at FROM xdb_sys_tasks \
+           WHERE lease_owner IS NOT NULL AND lease_expires_at < now() \
+           ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         chosen AS ( \
+           SELECT id FROM ( \
+             SELECT id, 0 AS source, fire_at AS due FROM timers \
+             UNION ALL SELECT id, 1, fire_at FROM unleased \
+             UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
+           GROUP BY id ORDER BY bool_or(due > now()), min(source), min(due) LIMIT $1), \
+         claimed AS ( \
+           UPDATE xdb_sys_tasks t SET lease_owner = $2, \
+             lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
+             first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
+           WHERE t.id IN (SELECT id FROM chosen) \
+           RETURNING {}) \
+         SELECT c.*, {}, {} FROM claimed c \
+         LEFT JOIN xdb_sys_process_executions p ON p.id = c.process_execution_id \
+         LEFT JOIN xdb_sys_async_state_executions s \
+           ON s.process_execution_id = c.process_execution_id AND s.state_id = c.state_id \
+          AND s.state_execution_number = c.state_execution_number",
+        qualified(TASK_COLUMNS, "t"),
+        qualified(PROCESS_COLUMNS, "p"),
+        qualified(STATE_COLUMNS, "s"),
+    )
+});
 
 pub(crate) async fn next_task_due_in(
     store: &PostgresStore,

@@ -10,8 +10,8 @@ use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecution
 use xdb_protocol::LocalQueueMessage;
 
 use super::rows::{
-    from_json, optional_state_at, parse_execution_id, process_at, process_from_row, state_from_row,
-    PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
+    from_json, optional_state_at, parse_execution_id, process_at, process_from_row, qualified,
+    state_from_row, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
 use crate::StoreError;
 
@@ -110,13 +110,6 @@ pub(crate) async fn select_process_and_state(
 }
 
 static PROCESS_AND_STATE_SQL: LazyLock<String> = LazyLock::new(|| {
-    let qualified = |columns: &str, table: &str| {
-        columns
-            .split(", ")
-            .map(|column| format!("{table}.{column}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     format!(
         "SELECT {}, {} FROM xdb_sys_process_executions p \
          LEFT JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \

@@ -101,24 +101,41 @@ pub(crate) fn state_at(row: &Row, at: usize) -> Result<StateExecution, StoreErro
     })
 }
 
+/// Columns in [`TASK_COLUMNS`] order.
+pub(crate) const TASK_COLUMN_COUNT: usize = 10;
+
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
-    let task_type: String = row.get("task_type");
-    let state_id: Option<String> = row.get("state_id");
-    let number: Option<i32> = row.get("state_execution_number");
+    task_at(row, 0)
+}
+
+/// The task whose [`TASK_COLUMNS`] start at column `at`.
+pub(crate) fn task_at(row: &Row, at: usize) -> Result<Task, StoreError> {
+    let task_type: &str = row.get(at + 1);
+    let state_id: Option<String> = row.get(at + 4);
+    let number: Option<i32> = row.get(at + 5);
     Ok(Task {
-        id: row.get("id"),
-        task_type: TaskType::parse(&task_type)
+        id: row.get(at),
+        task_type: TaskType::parse(task_type)
             .ok_or_else(|| StoreError::Database(format!("unknown task type {task_type}")))?,
-        fire_at: row.get("fire_at"),
-        process_execution_id: row.get::<_, Uuid>("process_execution_id"),
+        fire_at: row.get(at + 2),
+        process_execution_id: row.get::<_, Uuid>(at + 3),
         state: state_id
             .zip(number)
             .map(|(state_id, number)| StateExecutionId { state_id, number }),
-        timer_index: row.get("timer_index"),
-        attempt: row.get("attempt"),
-        first_attempt_at: row.get("first_attempt_at"),
-        traceparent: from_json::<TaskInfo>(row.get("info"))?.and_then(|info| info.traceparent),
+        timer_index: row.get(at + 6),
+        attempt: row.get(at + 7),
+        first_attempt_at: row.get(at + 8),
+        traceparent: from_json::<TaskInfo>(row.get(at + 9))?.and_then(|info| info.traceparent),
     })
+}
+
+/// `columns` (a `*_COLUMNS` list) qualified with `table`, e.g. `p.id, p.process_id`.
+pub(crate) fn qualified(columns: &str, table: &str) -> String {
+    columns
+        .split(", ")
+        .map(|column| format!("{table}.{column}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
@@ -137,5 +154,7 @@ mod tests {
     fn column_counts_match_the_column_lists() {
         assert_eq!(PROCESS_COLUMNS.split(", ").count(), PROCESS_COLUMN_COUNT);
         assert_eq!(STATE_COLUMNS.split(", ").count(), 10);
+        assert_eq!(TASK_COLUMNS.split(", ").count(), TASK_COLUMN_COUNT);
+        assert_eq!(qualified("a, b", "t"), "t.a, t.b");
     }
 }

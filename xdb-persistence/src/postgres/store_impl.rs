@@ -90,6 +90,15 @@ impl ProcessStore for PostgresStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_tasks_due_by(self, owner, limit, lease, ahead.as_secs_f64()).await
     }
+    async fn claim_tasks_with_calls(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: Duration,
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        claim_tasks::claim_tasks_with_calls(self, owner, limit, lease, ahead.as_secs_f64()).await
+    }
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
         backlog::count_backlog(self, cap).await
     }

@@ -17,6 +17,7 @@ both!(
     two_states_run_to_graceful_completion,
     timers_fire_only_when_due,
     due_timers_are_claimed_before_a_backlog,
+    a_claimed_call_is_the_call_loading_reads,
 );
 
 async fn claims_lease_renew_release_and_take_over(dialect: Dialect) {
@@ -371,4 +372,28 @@ async fn due_timers_are_claimed_before_a_backlog(dialect: Dialect) {
         rest.iter().all(|t| t.fire_at < first[0].fire_at),
         "the backlog is older than the timer"
     );
+}
+
+/// A call read along with the claim (where a dialect does) is exactly what loading it
+/// separately returns.
+async fn a_claimed_call_is_the_call_loading_reads(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    store
+        .start_process(&start_request("p-claimed-call", "A"))
+        .await
+        .unwrap();
+    let claimed = store
+        .claim_tasks_with_calls("w", 10, Duration::from_secs(30), Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1, "{claimed:?}");
+    let (task, call) = &claimed[0];
+    assert_eq!(task.task_type, TaskType::WaitUntil);
+    let loaded = store.load_state_call(task, "w").await.unwrap().unwrap();
+    if dialect == Dialect::Postgres {
+        assert_eq!(call.as_ref(), Some(&loaded));
+    } else if let Some(call) = call {
+        assert_eq!(call, &loaded);
+    }
 }
