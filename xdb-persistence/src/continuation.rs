@@ -74,6 +74,40 @@ pub(crate) fn continuation_rows(
     Some((process, state))
 }
 
+/// Whether the continuation's state (if `plan` has one) loads any attributes, which
+/// [`continuation_rows`]' caller reads inside the transaction: conservative, so that a
+/// transaction committed along with its writes never needs to read after them.
+pub(crate) fn continuation_reads_attributes(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    state_before: Option<&StateExecution>,
+    now: DateTime<Utc>,
+) -> bool {
+    let Some(index) = continuation_index(plan, now) else {
+        return false;
+    };
+    let Some(id) = plan.new_tasks[index].state.as_ref() else {
+        return false;
+    };
+    let Some(state) = plan.state_after(process.id, id, state_before, now) else {
+        return false;
+    };
+    state.config.global_attribute_loading.is_some()
+        || state
+            .config
+            .local_attribute_loading
+            .as_ref()
+            .is_some_and(|loading| !loading.keys.is_empty())
+}
+
+/// Whether every state row `plan` updates is `locked` (the one row its transaction
+/// locked), so that its version check cannot fail for a row that is not there.
+pub(crate) fn updates_only(plan: &TransitionPlan, locked: &StateExecution) -> bool {
+    plan.state_updates
+        .iter()
+        .all(|update| update.id == locked.id)
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::Duration as Delta;

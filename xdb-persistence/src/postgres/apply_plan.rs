@@ -34,6 +34,43 @@ pub(crate) async fn apply_plan(
     announce: Announce,
     lease_to: Option<LeaseTo<'_>>,
 ) -> Result<Applied, StoreError> {
+    let (applied, _) =
+        apply_plan_then(tx, process, plan, now, announce, lease_to, Finish::Later).await?;
+    Ok(applied)
+}
+
+/// How the transaction ends after [`apply_plan_then`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// The caller goes on, and commits.
+    Later,
+    /// COMMIT goes out right behind the writes, in their round trip, where nothing has
+    /// to follow them (see [`commits_with_writes`]). Only for a caller that locked every
+    /// state row the plan updates (a version that moved meanwhile then fails the
+    /// update, so the transaction is rolled back, not committed short of a row).
+    WithWrites,
+}
+
+/// Whether `plan` leaves nothing to do after its pipelined writes: no attribute writes
+/// and no message consumptions (both checked or written after them).
+pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
+    plan.attribute_writes.global_attributes.is_empty()
+        && plan.attribute_writes.local_attributes.is_empty()
+        && plan.consume_messages.is_empty()
+}
+
+/// [`apply_plan`], ending the transaction as `finish` asks where the plan allows it;
+/// returns whether it committed.
+pub(crate) async fn apply_plan_then(
+    tx: &impl GenericClient,
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+    announce: Announce,
+    lease_to: Option<LeaseTo<'_>>,
+    finish: Finish,
+) -> Result<(Applied, bool), StoreError> {
+    let commit = finish == Finish::WithWrites && commits_with_writes(plan);
     let id = process.id;
     // Every write goes out in one round trip; the checks on what they changed follow.
     let mut writes = Pipeline::default();
@@ -66,11 +103,15 @@ pub(crate) async fn apply_plan(
         .iter()
         .map(|update| {
             writes.push(
-                "UPDATE xdb_sys_async_state_executions SET status = $4, version = version + 1, \
+                // A version that moved meanwhile makes `version` NULL, which its NOT
+                // NULL constraint refuses: the transaction fails (as Stale) even when
+                // its COMMIT was sent along (Finish::WithWrites).
+                "UPDATE xdb_sys_async_state_executions SET status = $4, \
+                   version = CASE WHEN version = $8 THEN version + 1 END, \
                    command_request = $5, command_results = $6, \
                    last_failure = COALESCE($7, last_failure) \
                  WHERE process_execution_id = $1 AND state_id = $2 \
-                   AND state_execution_number = $3 AND version = $8 \
+                   AND state_execution_number = $3 \
                  RETURNING 1",
                 vec![
                     param(id),
@@ -207,7 +248,10 @@ pub(crate) async fn apply_plan(
         push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, id.to_string());
     }
 
-    let answers = writes.run(tx).await?;
+    if commit {
+        writes.push("COMMIT", Vec::new());
+    }
+    let answers = writes.run(tx).await.map_err(state_moved_is_stale)?;
     for (update, at) in plan.state_updates.iter().zip(state_updates) {
         if answers[at].len() != 1 {
             return Err(StoreError::Stale(format!(
@@ -230,13 +274,31 @@ pub(crate) async fn apply_plan(
     // After the pipeline: attribute keys are checked as they are written.
     write_attributes(tx, process, &plan.attribute_writes).await?;
 
-    Ok(Applied {
+    let applied = Applied {
         created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: applied_closure,
         continuation,
         continuation_call: None,
-    })
+    };
+    Ok((applied, commit))
 }
+
+/// The state update's refusal of a moved version (see its statement) is a stale task,
+/// like any other version check.
+fn state_moved_is_stale(error: StoreError) -> StoreError {
+    match error {
+        StoreError::Database(message)
+            if message.contains(STATE_VERSION_NULL) && message.contains("(23502)") =>
+        {
+            StoreError::Stale("a state execution changed meanwhile".into())
+        }
+        other => other,
+    }
+}
+
+/// What PostgreSQL's NOT NULL violation names when the state update's version check fails.
+const STATE_VERSION_NULL: &str =
+    "column \"version\" of relation \"xdb_sys_async_state_executions\"";
 
 pub(crate) async fn write_attributes(
     tx: &impl GenericClient,
@@ -298,4 +360,29 @@ fn push_notify(writes: &mut Pipeline, channel: &'static str, payload: String) {
         "SELECT pg_notify($1, $2)",
         vec![param(channel), param(payload)],
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_state_version_is_stale_and_other_errors_are_not() {
+        // As PostgreSQL words it (see `describe_pg_error`).
+        let moved = StoreError::Database(
+            "null value in column \"version\" of relation \"xdb_sys_async_state_executions\" \
+             violates not-null constraint (23502)"
+                .into(),
+        );
+        assert!(matches!(state_moved_is_stale(moved), StoreError::Stale(_)));
+        let other = StoreError::Database(
+            "null value in column \"status\" of relation \"xdb_sys_async_state_executions\" \
+             violates not-null constraint (23502)"
+                .into(),
+        );
+        assert!(matches!(
+            state_moved_is_stale(other),
+            StoreError::Database(_)
+        ));
+    }
 }

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use xdb_engine::decide::{self, PreviousExecution};
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopType, ProcessStatus};
 
-use super::apply_plan::{apply_plan, Announce};
+use super::apply_plan::{apply_plan, apply_plan_then, Announce, Finish};
 use super::global_attributes;
 use super::rows::{process_from_row, to_json, PROCESS_COLUMNS};
 use super::transaction::Tx;
@@ -132,17 +132,28 @@ pub(crate) async fn start_process(
             .await
             .map_err(StoreError::from)
     };
-    futures::try_join!(
+    // A first execution's plan updates no state row: COMMIT can go out with its writes.
+    let finish = if previous.is_none() {
+        Finish::WithWrites
+    } else {
+        Finish::Later
+    };
+    let (_, (_, committed)) = futures::try_join!(
         insert,
-        apply_plan(
+        apply_plan_then(
             tx_client,
             execution,
             &start.plan,
             now,
             Announce::NewTasks,
-            None
+            None,
+            finish,
         )
     )?;
-    tx.commit().await?;
+    if committed {
+        tx.committed();
+    } else {
+        tx.commit().await?;
+    }
     Ok(new_id)
 }

@@ -45,6 +45,12 @@ impl Tx {
         answer
     }
 
+    /// Records that the transaction's COMMIT went out with its last statements and
+    /// succeeded (see `apply_plan::Finish::WithWrites`).
+    pub fn committed(mut self) {
+        self.finished = true;
+    }
+
     /// Commits; an error leaves the outcome to the server (a failed transaction is
     /// rolled back).
     pub async fn commit(mut self) -> Result<(), StoreError> {
