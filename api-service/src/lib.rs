@@ -68,7 +68,8 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         .await?
         .ensure_current()?;
     let store = xdb_persistence::connect(&config.database_url, config.pool_size).await?;
-    let (notifications, async_peers) = match store.listen() {
+    let (notifications, async_peers) = match store.listen(xdb_persistence::Listen::ClosedProcesses)
+    {
         Some(notifications) => (notifications, PeerNotifier::disabled()),
         None => (
             Notifications::new(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
-use xdb_persistence::Notifications;
+use xdb_persistence::{Notification, Notifications};
 
 use xdb_engine::Task;
 use xdb_persistence::{Applied, StateCall, StoreError};
@@ -53,9 +53,14 @@ impl DbQueue {
             tokio::spawn(async move {
                 loop {
                     match receiver.recv().await {
-                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        // New tasks, or notifications that may have been missed. A closed
+                        // process creates no work: waking for it would cost a claim and a
+                        // next-due lookup per completed process.
+                        Ok(Notification::Tasks | Notification::Reconnected)
+                        | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                             wake.notify_one()
                         }
+                        Ok(Notification::ProcessClosed(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     }
                 }

@@ -67,7 +67,7 @@ impl AsyncService {
         .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
         // we tell them about closed executions the same way.
-        let (notifications, api_peers) = match store.listen() {
+        let (notifications, api_peers) = match store.listen(xdb_persistence::Listen::NewTasks) {
             Some(notifications) => (notifications, PeerNotifier::disabled()),
             None => (
                 Notifications::new(),

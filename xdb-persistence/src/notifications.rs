@@ -14,6 +14,15 @@ pub enum Notification {
     Reconnected,
 }
 
+/// What a service listens for: the async service for new tasks, the API service for
+/// closed executions (its waiters on completion). Each hears only its own kind, so a
+/// busy system's starts do not wake every waiter, nor its closes every claim loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listen {
+    NewTasks,
+    ClosedProcesses,
+}
+
 /// A handle to the background listener; the listener stops when every handle is gone.
 #[derive(Clone)]
 pub struct Notifications {

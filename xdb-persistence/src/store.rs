@@ -75,7 +75,7 @@ pub trait RpcWorker: Send + Sync {
 pub trait ProcessStore: Send + Sync + 'static {
     /// Starts pushing wake-ups from the database, if the dialect can; `None` means
     /// consumers rely on polling (and on notifications the services send each other).
-    fn listen(&self) -> Option<crate::Notifications> {
+    fn listen(&self, _what: crate::Listen) -> Option<crate::Notifications> {
         None
     }
 

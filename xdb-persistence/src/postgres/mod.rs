@@ -98,8 +98,8 @@ impl PostgresStore {
     }
 
     /// Starts a listener for this database's XDB notifications.
-    pub fn listen(&self) -> crate::Notifications {
-        notifications::spawn(self.config.clone())
+    pub fn listen(&self, what: crate::Listen) -> crate::Notifications {
+        notifications::spawn(self.config.clone(), what)
     }
 }
 

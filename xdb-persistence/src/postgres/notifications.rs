@@ -9,7 +9,7 @@ use futures::StreamExt;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use crate::notifications::{Notification, Notifications};
+use crate::notifications::{Listen, Notification, Notifications};
 
 /// New tasks were committed.
 pub const CHANNEL_TASKS: &str = "xdb_sys_tasks";
@@ -18,14 +18,14 @@ pub const CHANNEL_PROCESS_CLOSED: &str = "xdb_sys_process_closed";
 
 /// Starts the listener feeding a new hub; it reconnects by itself and stops when every
 /// handle to the hub is gone.
-pub(crate) fn spawn(config: tokio_postgres::Config) -> Notifications {
+pub(crate) fn spawn(config: tokio_postgres::Config, what: Listen) -> Notifications {
     let hub = Notifications::new();
     let weak = hub.sender().downgrade();
     tokio::spawn(async move {
         let mut first = true;
         loop {
             let Some(sender) = weak.upgrade() else { return };
-            if let Err(error) = listen(&config, &sender, first).await {
+            if let Err(error) = listen(&config, what, &sender, first).await {
                 tracing::warn!(error = %error, "notification listener lost its connection; reconnecting");
             }
             drop(sender);
@@ -38,12 +38,17 @@ pub(crate) fn spawn(config: tokio_postgres::Config) -> Notifications {
 
 async fn listen(
     config: &tokio_postgres::Config,
+    what: Listen,
     sender: &broadcast::Sender<Notification>,
     first: bool,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
-    let statement = format!("LISTEN {CHANNEL_TASKS}; LISTEN {CHANNEL_PROCESS_CLOSED};");
+    let channel = match what {
+        Listen::NewTasks => CHANNEL_TASKS,
+        Listen::ClosedProcesses => CHANNEL_PROCESS_CLOSED,
+    };
+    let statement = format!("LISTEN {channel}");
     let listen = client.batch_execute(&statement);
     tokio::pin!(listen);
     let mut listening = false;

@@ -15,8 +15,8 @@ use crate::{
 
 #[async_trait]
 impl ProcessStore for PostgresStore {
-    fn listen(&self) -> Option<crate::Notifications> {
-        Some(PostgresStore::listen(self))
+    fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {
+        Some(PostgresStore::listen(self, what))
     }
 
     async fn start_process(
