@@ -60,7 +60,7 @@ impl DbQueue {
                         | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                             wake.notify_one()
                         }
-                        Ok(Notification::ProcessClosed(_)) => {}
+                        Ok(Notification::ProcessClosed { .. }) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     }
                 }
@@ -148,14 +148,19 @@ impl DbQueue {
                 // all there was; work created since then wakes the loop.
                 continue;
             }
-            let sleep_for = match self.context.store.next_task_due_in().await {
-                // Woken when the next task comes within reach of a claim's read-ahead.
-                Ok(Some(due_in)) => due_in
-                    .saturating_sub(read_ahead)
-                    .max(MIN_SLEEP)
-                    .min(self.poll_interval),
-                Ok(None) => self.poll_interval,
-                Err(_) => self.poll_interval,
+            // The claim took every task due within `read_ahead`; claiming again within
+            // that long reaches the next one in time. Only a poll interval longer than
+            // the read-ahead needs to know when the next task is due.
+            let sleep_for = if self.poll_interval <= read_ahead {
+                self.poll_interval
+            } else {
+                match self.context.store.next_task_due_in().await {
+                    Ok(Some(due_in)) => due_in
+                        .saturating_sub(read_ahead)
+                        .max(MIN_SLEEP)
+                        .min(self.poll_interval),
+                    Ok(None) | Err(_) => self.poll_interval,
+                }
             };
             tokio::select! {
                 _ = wake.notified() => {}

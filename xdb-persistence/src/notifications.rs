@@ -3,16 +3,29 @@
 //! A store that can push them (PostgreSQL LISTEN/NOTIFY) feeds a [`Notifications`] hub;
 //! consumers subscribe and still poll as a fallback, since a notification may be missed.
 
+use std::sync::Arc;
+
 use tokio::sync::broadcast;
+use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
 /// One notification, or `Reconnected` after the listener lost its connection (a consumer
 /// should re-check the database, as notifications may have been missed).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Notification {
     Tasks,
-    ProcessClosed(String),
+    /// Execution `id` closed; `outcome` is the answer for its waiters when the closing
+    /// transaction could send it along (PostgreSQL, when it is small), so they need not
+    /// read it back.
+    ProcessClosed {
+        id: String,
+        outcome: Option<Arc<ProcessExecutionWaitForCompletionResponse>>,
+    },
     Reconnected,
 }
+
+/// The largest `ProcessClosed` outcome sent along, in bytes of JSON: PostgreSQL's
+/// NOTIFY payloads are limited to 8,000 bytes.
+pub const MAX_CLOSED_OUTCOME_BYTES: usize = 7_900;
 
 /// What a service listens for: the async service for new tasks, the API service for
 /// closed executions (its waiters on completion). Each hears only its own kind, so a

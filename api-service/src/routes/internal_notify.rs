@@ -22,7 +22,9 @@ pub(crate) async fn internal_notify(
         )));
     }
     for id in request.closed_process_execution_ids {
-        state.notifications.publish(Notification::ProcessClosed(id));
+        state
+            .notifications
+            .publish(Notification::ProcessClosed { id, outcome: None });
     }
     Ok(Json(json!({})))
 }

@@ -59,8 +59,14 @@ pub(crate) async fn wait_for_completion(
         // multiply the database work of every waiter under load.
         loop {
             match tokio::time::timeout_at(wake, closed.recv()).await {
-                Ok(Ok(Notification::ProcessClosed(id))) if id == execution.process_execution_id => {
-                    break
+                Ok(Ok(Notification::ProcessClosed { id, outcome }))
+                    if id == execution.process_execution_id =>
+                {
+                    // The closing transaction sent its answer along: no read needed.
+                    if let Some(outcome) = outcome {
+                        return Ok(Json(outcome.as_ref().clone()));
+                    }
+                    break;
                 }
                 Ok(Ok(Notification::Reconnected)) | Ok(Err(RecvError::Lagged(_))) => break,
                 Ok(Ok(_)) => continue,

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
-use super::notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
+use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 use super::pipeline::{param, Pipeline};
 use super::rows::{task_from_row, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
@@ -245,7 +245,11 @@ pub(crate) async fn apply_plan_then(
         push_notify(&mut writes, CHANNEL_TASKS, String::new());
     }
     if applied_closure {
-        push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, id.to_string());
+        let mut closed = process.clone();
+        if let Some(update) = &plan.process {
+            update.apply_to(&mut closed);
+        }
+        push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
     }
 
     if commit {

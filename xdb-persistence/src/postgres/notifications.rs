@@ -9,11 +9,14 @@ use futures::StreamExt;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use crate::notifications::{Listen, Notification, Notifications};
+use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
+
+use crate::notifications::{Listen, Notification, Notifications, MAX_CLOSED_OUTCOME_BYTES};
 
 /// New tasks were committed.
 pub const CHANNEL_TASKS: &str = "xdb_sys_tasks";
-/// A process execution closed; the payload is its id.
+/// A process execution closed; the payload is its wait-for-completion answer as JSON,
+/// or only its id where that answer is too large for a payload.
 pub const CHANNEL_PROCESS_CLOSED: &str = "xdb_sys_process_closed";
 
 /// Starts the listener feeding a new hub; it reconnects by itself and stops when every
@@ -66,7 +69,7 @@ async fn listen(
                 Some(Err(error)) => return Err(error),
                 Some(Ok(AsyncMessage::Notification(n))) => {
                     let notification = if n.channel() == CHANNEL_PROCESS_CLOSED {
-                        Notification::ProcessClosed(n.payload().to_string())
+                        closed(n.payload())
                     } else {
                         Notification::Tasks
                     };
@@ -74,6 +77,64 @@ async fn listen(
                 }
                 Some(Ok(_)) => {}
             },
+        }
+    }
+}
+
+/// A `ProcessClosed` from its payload (see [`CHANNEL_PROCESS_CLOSED`]).
+fn closed(payload: &str) -> Notification {
+    match serde_json::from_str::<ProcessExecutionWaitForCompletionResponse>(payload) {
+        Ok(outcome) => Notification::ProcessClosed {
+            id: outcome.process_execution_id.clone(),
+            outcome: Some(std::sync::Arc::new(outcome)),
+        },
+        Err(_) => Notification::ProcessClosed {
+            id: payload.to_string(),
+            outcome: None,
+        },
+    }
+}
+
+/// The payload announcing that `process` (as the closing transaction leaves it) closed.
+pub(crate) fn closed_payload(process: &xdb_engine::ProcessExecution) -> String {
+    let outcome = ProcessExecutionWaitForCompletionResponse {
+        process_execution_id: process.id.to_string(),
+        status: process.status,
+        timed_out: false,
+        result: process.result.clone(),
+        failure: process.failure.clone(),
+    };
+    match serde_json::to_string(&outcome) {
+        Ok(json) if json.len() <= MAX_CLOSED_OUTCOME_BYTES => json,
+        _ => process.id.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_payload_and_an_outcome_payload_both_name_the_execution() {
+        let id = "0190a0e4-0000-7000-8000-000000000001";
+        assert_eq!(
+            closed(id),
+            Notification::ProcessClosed {
+                id: id.into(),
+                outcome: None
+            }
+        );
+        let json =
+            format!(r#"{{"processExecutionId":"{id}","status":"COMPLETED","timedOut":false}}"#);
+        match closed(&json) {
+            Notification::ProcessClosed {
+                id: got,
+                outcome: Some(outcome),
+            } => {
+                assert_eq!(got, id);
+                assert_eq!(outcome.status, xdb_protocol::ProcessStatus::Completed);
+            }
+            other => panic!("{other:?}"),
         }
     }
 }
