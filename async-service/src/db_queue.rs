@@ -15,7 +15,7 @@ use xdb_engine::Task;
 use xdb_persistence::{Applied, StateCall, StoreError};
 
 use crate::handlers::{handle_task, HandlerContext};
-use crate::leases::LeasedTasks;
+use crate::leases::{LeaseHold, LeasedTasks};
 
 /// Pauses before handling a task again after the database refused its transition (a
 /// deadlock, a lost connection); after the last one the task is left for its lease to
@@ -108,14 +108,18 @@ impl DbQueue {
                     (task, call, hold)
                 })
                 .collect();
+            let chains = Chains {
+                context: self.context.clone(),
+                wake: wake.clone(),
+                api_peers: self.api_peers.clone(),
+                leased: self.leased.clone(),
+                stopping: shutdown.clone(),
+            };
             for (task, call, hold) in held {
+                let chains = chains.clone();
                 if let Some(wait) = until_due(&task) {
                     // Read ahead: held (its lease renewed) until due, then run like any
                     // other, without taking a permit while it waits.
-                    let context = self.context.clone();
-                    let wake = wake.clone();
-                    let api_peers = self.api_peers.clone();
-                    let leased = self.leased.clone();
                     let permits = permits.clone();
                     let mut stopping = shutdown.clone();
                     running.spawn(async move {
@@ -124,22 +128,16 @@ impl DbQueue {
                             // Left leased: shutdown releases every lease.
                             _ = stopping.wait_for(|stop| *stop) => return,
                         }
-                        context.metrics.claimed(&task, chrono::Utc::now());
+                        chains.context.metrics.claimed(&task, chrono::Utc::now());
                         let permit = permits.acquire_owned().await.expect("never closed");
-                        run_chain(context, task, call, hold, wake, api_peers, leased, stopping)
-                            .await;
+                        chains.run(task, call, hold).await;
                         drop(permit);
                     });
                     continue;
                 }
                 let permit = permits.clone().acquire_owned().await.expect("never closed");
-                let context = self.context.clone();
-                let wake = wake.clone();
-                let api_peers = self.api_peers.clone();
-                let leased = self.leased.clone();
-                let stopping = shutdown.clone();
                 running.spawn(async move {
-                    run_chain(context, task, call, hold, wake, api_peers, leased, stopping).await;
+                    chains.run(task, call, hold).await;
                     drop(permit);
                 });
             }
@@ -181,45 +179,51 @@ fn until_due(task: &Task) -> Option<Duration> {
         .filter(|wait| !wait.is_zero())
 }
 
-/// Runs `task` (from `call`, when the claim read it) and the chain of states after it, one transition after the other, on the
-/// continuations its transitions lease to this instance.
-#[allow(clippy::too_many_arguments)]
-async fn run_chain(
+/// What running a chain of states needs, shared by every chain of one claim loop.
+#[derive(Clone)]
+struct Chains {
     context: Arc<HandlerContext>,
-    task: Task,
-    call: Option<StateCall>,
-    hold: crate::leases::LeaseHold,
     wake: Arc<Notify>,
+    /// Told about closed executions, for their waiting clients (MySQL).
     api_peers: PeerNotifier,
     leased: Arc<LeasedTasks>,
     stopping: watch::Receiver<bool>,
-) {
-    let mut next = Some((task, call, hold));
-    while let Some((task, preloaded, hold)) = next.take() {
-        match handle_preloaded_with_retries(&context, &task, preloaded).await {
-            Ok(applied) => {
-                if applied.closed_process {
-                    api_peers.process_closed(task.process_execution_id.to_string());
-                }
-                if applied.created_tasks {
-                    wake.notify_one();
-                }
-                // Once draining, a continuation is left leased: shutdown releases every
-                // lease, for another instance to take.
-                if let Some(continuation) = applied.continuation {
-                    if !*stopping.borrow() {
-                        context.metrics.claimed(&continuation, chrono::Utc::now());
-                        let hold = leased.hold(continuation.id);
-                        let call = applied.continuation_call.map(|call| *call);
-                        next = Some((continuation, call, hold));
+}
+
+impl Chains {
+    /// Runs `task` (from `call`, when the claim read it) and the chain of states after
+    /// it, one transition after the other, on the continuations its transitions lease
+    /// to this instance.
+    async fn run(&self, task: Task, call: Option<StateCall>, hold: LeaseHold) {
+        let mut next = Some((task, call, hold));
+        while let Some((task, preloaded, hold)) = next.take() {
+            match handle_preloaded_with_retries(&self.context, &task, preloaded).await {
+                Ok(applied) => {
+                    if applied.closed_process {
+                        self.api_peers
+                            .process_closed(task.process_execution_id.to_string());
+                    }
+                    if applied.created_tasks {
+                        self.wake.notify_one();
+                    }
+                    // Once draining, a continuation is left leased: shutdown releases
+                    // every lease, for another instance to take.
+                    if let Some(continuation) = applied.continuation {
+                        if !*self.stopping.borrow() {
+                            let now = chrono::Utc::now();
+                            self.context.metrics.claimed(&continuation, now);
+                            let hold = self.leased.hold(continuation.id);
+                            let call = applied.continuation_call.map(|call| *call);
+                            next = Some((continuation, call, hold));
+                        }
                     }
                 }
+                Err(error) => {
+                    tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
+                }
             }
-            Err(error) => {
-                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
-            }
+            drop(hold);
         }
-        drop(hold);
     }
 }
 
