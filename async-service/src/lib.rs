@@ -219,11 +219,24 @@ impl AsyncService {
         if let Some(registration) = self.registration {
             registration.stop().await;
         }
-        let released = self.store.release_leases(&self.owner).await?;
+        // A release skips a task that is locked at that moment (another instance
+        // checking whether it can claim it, or one of the abandoned transactions still
+        // rolling back), so it looks again shortly for what it skipped.
+        let mut released = 0;
+        for pass in 0..RELEASE_PASSES {
+            if pass > 0 {
+                tokio::time::sleep(RELEASE_PAUSE).await;
+            }
+            released += self.store.release_leases(&self.owner).await?;
+        }
         tracing::info!(instance = %self.owner, released, "XDB async service stopped");
         Ok(())
     }
 }
+
+/// Passes over this instance's leases at shutdown, and the pause between them.
+const RELEASE_PASSES: usize = 3;
+const RELEASE_PAUSE: Duration = Duration::from_millis(100);
 
 /// Where an instance's work comes from (`queue.mode`).
 enum TaskSource {
