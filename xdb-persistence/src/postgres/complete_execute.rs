@@ -7,13 +7,11 @@ use xdb_engine::decide;
 use xdb_engine::Task;
 use xdb_protocol::AsyncStateExecuteResponse;
 
-use super::apply_plan::{apply_plan_then, Announce, Finish};
+use super::finish_transition::finish_transition;
 use super::global_attributes;
-use super::load_state_call::preload_continuation;
 use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
 use super::transaction::Tx;
 use super::PostgresStore;
-use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::{Applied, StateCall, StoreError};
 
 pub(crate) async fn complete_execute(
@@ -47,37 +45,5 @@ pub(crate) async fn complete_execute(
         let messages = queued_messages(tx.client(), process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    // Nothing to read after the writes: COMMIT goes out with them.
-    let finish = if updates_only(&plan, &state)
-        && !continuation_reads_attributes(&process, &plan, Some(&state), now)
-    {
-        Finish::WithWrites
-    } else {
-        Finish::Later
-    };
-    let (mut applied, committed) = apply_plan_then(
-        tx.client(),
-        &process,
-        &plan,
-        now,
-        Announce::ClosuresOnly,
-        store.lease_to(owner),
-        finish,
-    )
-    .await?;
-    preload_continuation(
-        tx.client(),
-        &process,
-        &plan,
-        Some(&state),
-        &mut applied,
-        now,
-    )
-    .await?;
-    if committed {
-        tx.committed();
-    } else {
-        tx.commit().await?;
-    }
-    Ok(applied)
+    finish_transition(tx, store, owner, &process, &plan, &state, now).await
 }

@@ -5,13 +5,11 @@ use xdb_engine::decide;
 use xdb_engine::Task;
 use xdb_protocol::AsyncStateWaitUntilResponse;
 
-use super::apply_plan::{apply_plan_then, Announce, Finish};
+use super::finish_transition::finish_transition;
 use super::global_attributes;
-use super::load_state_call::preload_continuation;
 use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
 use super::transaction::Tx;
 use super::PostgresStore;
-use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::{Applied, StateCall, StoreError};
 
 pub(crate) async fn complete_wait_until(
@@ -55,37 +53,5 @@ pub(crate) async fn complete_wait_until(
     };
     let plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
-    // Nothing to read after the writes: COMMIT goes out with them.
-    let finish = if updates_only(&plan, &state)
-        && !continuation_reads_attributes(&process, &plan, Some(&state), now)
-    {
-        Finish::WithWrites
-    } else {
-        Finish::Later
-    };
-    let (mut applied, committed) = apply_plan_then(
-        tx.client(),
-        &process,
-        &plan,
-        now,
-        Announce::ClosuresOnly,
-        store.lease_to(owner),
-        finish,
-    )
-    .await?;
-    preload_continuation(
-        tx.client(),
-        &process,
-        &plan,
-        Some(&state),
-        &mut applied,
-        now,
-    )
-    .await?;
-    if committed {
-        tx.committed();
-    } else {
-        tx.commit().await?;
-    }
-    Ok(applied)
+    finish_transition(tx, store, owner, &process, &plan, &state, now).await
 }

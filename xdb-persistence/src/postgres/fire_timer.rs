@@ -4,12 +4,10 @@ use chrono::Utc;
 use xdb_engine::decide;
 use xdb_engine::Task;
 
-use super::apply_plan::{apply_plan_then, Announce, Finish};
-use super::load_state_call::preload_continuation;
+use super::finish_transition::finish_transition;
 use super::locks::{lock_for_task, lock_process, take_task};
 use super::transaction::Tx;
 use super::PostgresStore;
-use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::{Applied, StoreError};
 
 pub(crate) async fn fire_timer(
@@ -38,37 +36,5 @@ pub(crate) async fn fire_timer(
     };
     let now = Utc::now();
     let plan = decide::fire_timer(&process, &state, index, now);
-    // Nothing to read after the writes: COMMIT goes out with them.
-    let finish = if updates_only(&plan, &state)
-        && !continuation_reads_attributes(&process, &plan, Some(&state), now)
-    {
-        Finish::WithWrites
-    } else {
-        Finish::Later
-    };
-    let (mut applied, committed) = apply_plan_then(
-        tx.client(),
-        &process,
-        &plan,
-        now,
-        Announce::ClosuresOnly,
-        store.lease_to(owner),
-        finish,
-    )
-    .await?;
-    preload_continuation(
-        tx.client(),
-        &process,
-        &plan,
-        Some(&state),
-        &mut applied,
-        now,
-    )
-    .await?;
-    if committed {
-        tx.committed();
-    } else {
-        tx.commit().await?;
-    }
-    Ok(applied)
+    finish_transition(tx, store, owner, &process, &plan, &state, now).await
 }

@@ -10,6 +10,7 @@ mod claim_tasks;
 mod complete_execute;
 mod complete_wait_until;
 mod describe_process;
+mod finish_transition;
 mod fire_timer;
 mod global_attributes;
 mod list_processes;
