@@ -8,6 +8,7 @@
 
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionStatus, Task, TaskType};
 
+use crate::continuation::loads_attributes;
 use crate::StateCall;
 
 /// The call of `task` if `process` and `state` are all it needs.
@@ -23,18 +24,10 @@ pub(crate) fn ready_call(
     };
     let same_state = task.state.as_ref() == Some(&state.id)
         && state.process_execution_id == task.process_execution_id;
-    let reads_global = process.global_attribute_config.is_some()
-        && state.config.global_attribute_loading.is_some();
-    let reads_local = state
-        .config
-        .local_attribute_loading
-        .as_ref()
-        .is_some_and(|loading| !loading.keys.is_empty());
     if !same_state
         || process.status.is_closed()
         || state.status != expected
-        || reads_global
-        || reads_local
+        || loads_attributes(&process, &state)
     {
         return None;
     }

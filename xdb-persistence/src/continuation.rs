@@ -75,8 +75,9 @@ pub(crate) fn continuation_rows(
 }
 
 /// Whether the continuation's state (if `plan` has one) loads any attributes, which
-/// [`continuation_rows`]' caller reads inside the transaction: conservative, so that a
-/// transaction committed along with its writes never needs to read after them.
+/// [`continuation_rows`]' caller reads inside the transaction (it reads them only where
+/// the state takes no lock, so this says yes at least as often): a transaction
+/// committed along with its writes never needs to read after them.
 pub(crate) fn continuation_reads_attributes(
     process: &ProcessExecution,
     plan: &TransitionPlan,
@@ -89,15 +90,22 @@ pub(crate) fn continuation_reads_attributes(
     let Some(id) = plan.new_tasks[index].state.as_ref() else {
         return false;
     };
-    let Some(state) = plan.state_after(process.id, id, state_before, now) else {
-        return false;
-    };
-    state.config.global_attribute_loading.is_some()
-        || state
-            .config
-            .local_attribute_loading
-            .as_ref()
-            .is_some_and(|loading| !loading.keys.is_empty())
+    plan.state_after(process.id, id, state_before, now)
+        .is_some_and(|state| loads_attributes(process, &state))
+}
+
+/// Whether a worker call of `state` reads attributes: global ones where the process has
+/// a global attribute row and the state a loading policy, local ones where the state
+/// names keys (as `load_state_call` reads them).
+pub(crate) fn loads_attributes(process: &ProcessExecution, state: &StateExecution) -> bool {
+    let global = process.global_attribute_config.is_some()
+        && state.config.global_attribute_loading.is_some();
+    let local = state
+        .config
+        .local_attribute_loading
+        .as_ref()
+        .is_some_and(|loading| !loading.keys.is_empty());
+    global || local
 }
 
 /// Whether every state row `plan` updates is `locked` (the one row its transaction

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::StoreError;
-pub use notifications::{Listen, Notification, Notifications, MAX_CLOSED_OUTCOME_BYTES};
+pub use notifications::{Listen, Notification, Notifications};
 pub use store::*;
 pub use task_claim::TaskClaim;
 

@@ -23,10 +23,6 @@ pub enum Notification {
     Reconnected,
 }
 
-/// The largest `ProcessClosed` outcome sent along, in bytes of JSON: PostgreSQL's
-/// NOTIFY payloads are limited to 8,000 bytes.
-pub const MAX_CLOSED_OUTCOME_BYTES: usize = 7_900;
-
 /// What a service listens for: the async service for new tasks, the API service for
 /// closed executions (its waiters on completion). Each hears only its own kind, so a
 /// busy system's starts do not wake every waiter, nor its closes every claim loop.

@@ -132,31 +132,17 @@ pub trait ProcessStore: Send + Sync + 'static {
     ) -> Result<Vec<Task>, StoreError>;
     /// [`ProcessStore::claim_due_tasks`], and also tasks that come due within `ahead`,
     /// for a caller that holds each until its due time (timers read ahead, so that a
-    /// claim's own latency never makes one late). Due tasks come first.
-    async fn claim_tasks_due_within(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-        ahead: Duration,
-    ) -> Result<Vec<Task>, StoreError>;
-    /// [`ProcessStore::claim_tasks_due_within`], with each state task's worker call where
-    /// the claim could read it along (its rows, when the state loads no attributes): the
-    /// caller skips [`ProcessStore::load_state_call`] for those.
+    /// claim's own latency never makes one late); due tasks come first. Each state task
+    /// comes with its worker call where the claim could read it along (its rows, when
+    /// the state loads no attributes): the caller skips
+    /// [`ProcessStore::load_state_call`] for those.
     async fn claim_tasks_with_calls(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: Duration,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        Ok(self
-            .claim_tasks_due_within(owner, limit, lease, ahead)
-            .await?
-            .into_iter()
-            .map(|task| (task, None))
-            .collect())
-    }
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError>;
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;

@@ -66,14 +66,17 @@ impl ProcessStore for MySqlStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
-    async fn claim_tasks_due_within(
+    async fn claim_tasks_with_calls(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: Duration,
-    ) -> Result<Vec<Task>, StoreError> {
-        claim_tasks::claim_tasks_due_by(self, owner, limit, lease, ahead.as_secs_f64()).await
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        // MySQL's claim reads no rows along: every call is loaded.
+        let tasks =
+            claim_tasks::claim_tasks_due_by(self, owner, limit, lease, ahead.as_secs_f64()).await?;
+        Ok(tasks.into_iter().map(|task| (task, None)).collect())
     }
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
         backlog::count_backlog(self, cap).await

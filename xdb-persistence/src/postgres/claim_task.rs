@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::rows::{task_from_row, TASK_COLUMNS};
+use super::rows::{qualified, task_from_row, TASK_COLUMNS};
 use super::PostgresStore;
 use crate::{StoreError, TaskClaim};
 
@@ -26,11 +26,7 @@ pub(crate) async fn claim_task(
                  AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
                  FOR UPDATE SKIP LOCKED) \
              RETURNING {}",
-            TASK_COLUMNS
-                .split(", ")
-                .map(|c| format!("t.{c}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            qualified(TASK_COLUMNS, "t")
         ))
         .await?;
     if let Some(row) = client

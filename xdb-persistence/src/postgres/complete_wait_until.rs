@@ -5,10 +5,8 @@ use xdb_engine::decide;
 use xdb_engine::Task;
 use xdb_protocol::AsyncStateWaitUntilResponse;
 
-use super::finish_transition::finish_transition;
-use super::global_attributes;
-use super::locks::{insert_messages, lock_for_task, lock_waiting_states, queued_messages};
-use super::transaction::Tx;
+use super::locks::{insert_messages, lock_waiting_states, queued_messages};
+use super::task_transition::{begin_transition, finish_transition};
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
 
@@ -19,22 +17,8 @@ pub(crate) async fn complete_wait_until(
     call: &StateCall,
     response: &AsyncStateWaitUntilResponse,
 ) -> Result<Applied, StoreError> {
-    let tx = Tx::on(store.pool()).await?;
-    let (process, state) = tx
-        .begin_with(async {
-            global_attributes::lock_row_first(
-                tx.client(),
-                call.process.global_attribute_config.as_ref(),
-                &response.writes.global_attributes,
-            )
-            .await?;
-            // The process row first, like every transaction that touches an execution.
-            lock_for_task(tx.client(), task, owner, &call.state.id).await
-        })
-        .await?;
-    let state = state
-        .filter(|s| s.version == call.state.version)
-        .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
+    let (tx, process, state) =
+        begin_transition(store, task, owner, call, &response.writes.global_attributes).await?;
     let now = Utc::now();
     let published = !response.publish_to_local_queue.is_empty();
     if published {

@@ -4,8 +4,8 @@ use chrono::Utc;
 use xdb_engine::decide;
 use xdb_engine::Task;
 
-use super::finish_transition::finish_transition;
 use super::locks::{lock_for_task, lock_process, take_task};
+use super::task_transition::finish_transition;
 use super::transaction::Tx;
 use super::PostgresStore;
 use crate::{Applied, StoreError};

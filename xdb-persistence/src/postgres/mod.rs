@@ -10,7 +10,6 @@ mod claim_tasks;
 mod complete_execute;
 mod complete_wait_until;
 mod describe_process;
-mod finish_transition;
 mod fire_timer;
 mod global_attributes;
 mod list_processes;
@@ -27,6 +26,7 @@ mod start_process;
 mod state_api_failed;
 mod stop_process;
 mod store_impl;
+mod task_transition;
 mod timeout_process;
 mod transaction;
 

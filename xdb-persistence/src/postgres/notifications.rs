@@ -11,13 +11,17 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
-use crate::notifications::{Listen, Notification, Notifications, MAX_CLOSED_OUTCOME_BYTES};
+use crate::notifications::{Listen, Notification, Notifications};
 
 /// New tasks were committed.
 pub const CHANNEL_TASKS: &str = "xdb_sys_tasks";
 /// A process execution closed; the payload is its wait-for-completion answer as JSON,
 /// or only its id where that answer is too large for a payload.
 pub const CHANNEL_PROCESS_CLOSED: &str = "xdb_sys_process_closed";
+
+/// The largest closed-process answer sent as a payload, in bytes of JSON: PostgreSQL's
+/// NOTIFY payloads are limited to 8,000 bytes.
+const MAX_CLOSED_OUTCOME_BYTES: usize = 7_900;
 
 /// Starts the listener feeding a new hub; it reconnects by itself and stops when every
 /// handle to the hub is gone.

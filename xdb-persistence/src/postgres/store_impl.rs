@@ -81,15 +81,6 @@ impl ProcessStore for PostgresStore {
     ) -> Result<Vec<Task>, StoreError> {
         claim_tasks::claim_due_tasks(self, owner, limit, lease).await
     }
-    async fn claim_tasks_due_within(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-        ahead: Duration,
-    ) -> Result<Vec<Task>, StoreError> {
-        claim_tasks::claim_tasks_due_by(self, owner, limit, lease, ahead.as_secs_f64()).await
-    }
     async fn claim_tasks_with_calls(
         &self,
         owner: &str,

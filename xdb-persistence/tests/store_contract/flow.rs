@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use xdb_engine::TaskType;
-use xdb_persistence::StoreError;
+use xdb_persistence::{ProcessStore, StoreError};
 use xdb_protocol::*;
 use xdb_test_util::Dialect;
 
@@ -278,25 +278,7 @@ async fn two_states_run_to_graceful_completion(dialect: Dialect) {
 async fn timers_fire_only_when_due(dialect: Dialect) {
     let h = harness(dialect).await;
     let store = &*h.store;
-    store
-        .start_process(&start_request("p-timer", "A"))
-        .await
-        .unwrap();
-    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
-    let wait = AsyncStateWaitUntilResponse {
-        command_request: CommandRequest {
-            waiting_type: CommandWaitingType::AnyOfCompletion,
-            timer_commands: vec![TimerCommand {
-                delay_in_seconds: 2,
-            }],
-            local_queue_commands: vec![],
-        },
-        ..Default::default()
-    };
-    store
-        .complete_wait_until(&task, "w", &call, &wait)
-        .await
-        .unwrap();
+    start_waiting_on_a_timer(store, "p-timer", 2).await;
 
     let due_in = store.next_task_due_in().await.unwrap().expect("a timer");
     assert!(
@@ -328,25 +310,7 @@ async fn timers_fire_only_when_due(dialect: Dialect) {
 async fn due_timers_are_claimed_before_a_backlog(dialect: Dialect) {
     let h = harness(dialect).await;
     let store = &*h.store;
-    store
-        .start_process(&start_request("p-due-timer", "A"))
-        .await
-        .unwrap();
-    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
-    let wait = AsyncStateWaitUntilResponse {
-        command_request: CommandRequest {
-            waiting_type: CommandWaitingType::AnyOfCompletion,
-            timer_commands: vec![TimerCommand {
-                delay_in_seconds: 1,
-            }],
-            local_queue_commands: vec![],
-        },
-        ..Default::default()
-    };
-    store
-        .complete_wait_until(&task, "w", &call, &wait)
-        .await
-        .unwrap();
+    start_waiting_on_a_timer(store, "p-due-timer", 1).await;
     for i in 0..5 {
         store
             .start_process(&start_request(&format!("p-backlog-{i}"), "A"))
@@ -396,4 +360,28 @@ async fn a_claimed_call_is_the_call_loading_reads(dialect: Dialect) {
     } else if let Some(call) = call {
         assert_eq!(call, &loaded);
     }
+}
+
+/// Starts `process_id` and completes its state A's waitUntil (claimed by "w") with a
+/// timer of `seconds`.
+async fn start_waiting_on_a_timer(store: &dyn ProcessStore, process_id: &str, seconds: u32) {
+    store
+        .start_process(&start_request(process_id, "A"))
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
+    let wait = AsyncStateWaitUntilResponse {
+        command_request: CommandRequest {
+            waiting_type: CommandWaitingType::AnyOfCompletion,
+            timer_commands: vec![TimerCommand {
+                delay_in_seconds: seconds,
+            }],
+            local_queue_commands: vec![],
+        },
+        ..Default::default()
+    };
+    store
+        .complete_wait_until(&task, "w", &call, &wait)
+        .await
+        .unwrap();
 }
