@@ -8,8 +8,8 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
-use super::pipeline::{param, Pipeline};
-use super::rows::{task_from_row, to_json, TASK_COLUMNS};
+use super::pipeline::{param, Answer, Pipeline};
+use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
 use crate::{trace_context, Applied, StoreError};
 
@@ -34,8 +34,17 @@ pub(crate) async fn apply_plan(
     announce: Announce,
     lease_to: Option<LeaseTo<'_>>,
 ) -> Result<Applied, StoreError> {
-    let (applied, _) =
-        apply_plan_then(tx, process, plan, now, announce, lease_to, Finish::Later).await?;
+    let (applied, _) = apply_plan_then(
+        tx,
+        Pipeline::default(),
+        process,
+        plan,
+        now,
+        announce,
+        lease_to,
+        Finish::Later,
+    )
+    .await?;
     Ok(applied)
 }
 
@@ -59,10 +68,12 @@ pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
         && plan.consume_messages.is_empty()
 }
 
-/// [`apply_plan`], ending the transaction as `finish` asks where the plan allows it;
-/// returns whether it committed.
+/// [`apply_plan`] with the caller's `lead` writes in the same statement, ending the
+/// transaction as `finish` asks where the plan allows it; returns whether it committed.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn apply_plan_then(
     tx: &impl GenericClient,
+    lead: Pipeline,
     process: &ProcessExecution,
     plan: &TransitionPlan,
     now: DateTime<Utc>,
@@ -72,8 +83,8 @@ pub(crate) async fn apply_plan_then(
 ) -> Result<(Applied, bool), StoreError> {
     let commit = finish == Finish::WithWrites && commits_with_writes(plan);
     let id = process.id;
-    // Every write goes out in one round trip; the checks on what they changed follow.
-    let mut writes = Pipeline::default();
+    // Every write goes out as one statement; the checks on what they changed follow.
+    let mut writes = lead;
     if let Some(update) = &plan.process {
         writes.push(
             "UPDATE xdb_sys_process_executions SET \
@@ -95,6 +106,7 @@ pub(crate) async fn apply_plan_then(
                 param(update.result.as_ref().map(to_json)),
                 param(update.failure.as_ref().map(to_json)),
             ],
+            Answer::Nothing,
         );
     }
 
@@ -117,31 +129,45 @@ pub(crate) async fn apply_plan_then(
                     param(id),
                     param(update.id.state_id.clone()),
                     param(update.id.number),
-                    param(update.status.as_str()),
+                    param(status_after(plan, update.status).as_str()),
                     param(update.command_request.as_ref().map(to_json)),
                     param(update.command_progress.as_ref().map(to_json)),
                     param(update.last_failure.clone()),
                     param(update.expected_version),
                 ],
+                Answer::Count,
             )
         })
         .collect();
 
     if plan.close_execution {
+        // The states updated above are left out: one statement must not change a row
+        // twice (their updates already abort them, see `status_after`).
+        let (updated_ids, updated_numbers): (Vec<String>, Vec<i32>) = plan
+            .state_updates
+            .iter()
+            .map(|update| (update.id.state_id.clone(), update.id.number))
+            .unzip();
         writes.push(
             "UPDATE xdb_sys_async_state_executions SET status = $2, version = version + 1 \
-             WHERE process_execution_id = $1 AND status IN ($3, $4, $5)",
+             WHERE process_execution_id = $1 AND status IN ($3, $4, $5) \
+               AND (state_id, state_execution_number) NOT IN \
+                 (SELECT * FROM unnest($6::varchar[], $7::int[]))",
             vec![
                 param(id),
                 param(StateExecutionStatus::Aborted.as_str()),
                 param(StateExecutionStatus::WaitUntilRunning.as_str()),
                 param(StateExecutionStatus::WaitingCommands.as_str()),
                 param(StateExecutionStatus::ExecuteRunning.as_str()),
+                param(updated_ids),
+                param(updated_numbers),
             ],
+            Answer::Nothing,
         );
         writes.push(
             "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1",
             vec![param(id)],
+            Answer::Nothing,
         );
     }
 
@@ -158,6 +184,7 @@ pub(crate) async fn apply_plan_then(
                 param(state.input.as_ref().map(to_json)),
                 param(to_json(&state.config)),
             ],
+            Answer::Nothing,
         );
     }
 
@@ -170,6 +197,7 @@ pub(crate) async fn apply_plan_then(
                 param(state.state_id.clone()),
                 param(state.number),
             ],
+            Answer::Nothing,
         );
     }
 
@@ -197,6 +225,7 @@ pub(crate) async fn apply_plan_then(
                 param(to.lease.as_secs_f64()),
                 param(info.clone()),
             ],
+            Answer::Row,
         )
     });
     let others = plan
@@ -217,6 +246,7 @@ pub(crate) async fn apply_plan_then(
                 param(task.timer_index),
                 param(info.clone()),
             ],
+            Answer::Nothing,
         );
     }
 
@@ -234,6 +264,7 @@ pub(crate) async fn apply_plan_then(
                     param(consumption.sequence_ids.clone()),
                     param(consumption.consumed_by.to_string()),
                 ],
+                Answer::Count,
             );
             (at, consumption.sequence_ids.len())
         })
@@ -252,12 +283,9 @@ pub(crate) async fn apply_plan_then(
         push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
     }
 
-    if commit {
-        writes.push("COMMIT", Vec::new());
-    }
-    let answers = writes.run(tx).await.map_err(state_moved_is_stale)?;
+    let answers = writes.run(tx, commit).await.map_err(state_moved_is_stale)?;
     for (update, at) in plan.state_updates.iter().zip(state_updates) {
-        if answers[at].len() != 1 {
+        if answers.count(at) != 1 {
             return Err(StoreError::Stale(format!(
                 "state execution {} changed meanwhile",
                 update.id
@@ -265,15 +293,20 @@ pub(crate) async fn apply_plan_then(
         }
     }
     for (at, expected) in consumptions {
-        if answers[at].len() != expected {
+        if answers.count(at) != expected as i64 {
             return Err(StoreError::Stale(
                 "a local-queue message was consumed meanwhile".into(),
             ));
         }
     }
-    let continuation = match continuation_at {
-        Some(at) => Some(task_from_row(&answers[at][0])?),
-        None => None,
+    let continuation = match (continuation_at, answers.row()) {
+        (Some(_), Some((row, at))) => Some(task_at(row, at)?),
+        (Some(_), None) => {
+            return Err(StoreError::Database(
+                "the continuation was not inserted".into(),
+            ))
+        }
+        (None, _) => None,
     };
     // After the pipeline: attribute keys are checked as they are written.
     write_attributes(tx, process, &plan.attribute_writes).await?;
@@ -285,6 +318,17 @@ pub(crate) async fn apply_plan_then(
         continuation_call: None,
     };
     Ok((applied, commit))
+}
+
+/// A state update's status, for a plan that closes the process: a state it leaves
+/// active is aborted with the rest (in the same update, as one statement changes a row
+/// once).
+fn status_after(plan: &TransitionPlan, status: StateExecutionStatus) -> StateExecutionStatus {
+    if plan.close_execution && status.is_active() {
+        StateExecutionStatus::Aborted
+    } else {
+        status
+    }
 }
 
 /// The state update's refusal of a moved version (see its statement) is a stale task,
@@ -356,6 +400,7 @@ fn push_history(writes: &mut Pipeline, id: Uuid, plan: &TransitionPlan, now: Dat
         "INSERT INTO xdb_sys_history_events (process_execution_id, event_time, event_type, details) \
          SELECT $1, $2, t, d FROM unnest($3::varchar[], $4::jsonb[]) AS e(t, d)",
         vec![param(id), param(now), param(types), param(details)],
+        Answer::Nothing,
     );
 }
 
@@ -363,6 +408,7 @@ fn push_notify(writes: &mut Pipeline, channel: &'static str, payload: String) {
     writes.push(
         "SELECT pg_notify($1, $2)",
         vec![param(channel), param(payload)],
+        Answer::Count,
     );
 }
 

@@ -1,14 +1,16 @@
-//! Several statements of one transaction sent together, answered in one round trip.
+//! A transaction's writes sent as one statement, answered in one round trip.
 //!
-//! tokio-postgres writes a request when its future is first polled and the server
-//! answers requests in order, so futures polled in list order run in list order. Only
-//! preparing could reorder them (a statement not prepared yet waits for its own round
-//! trip before it is sent), so every statement is prepared before any is sent.
+//! Each write becomes a data-modifying CTE of one statement: the server parses, plans,
+//! snapshots and answers once instead of once per write, which is most of what a small
+//! write costs it. Every CTE sees the same snapshot, so the writes of one pipeline must
+//! not touch a row another of them changes (`apply_plan` keeps them apart), and their
+//! order does not matter. A COMMIT can go out right behind the statement, in its round
+//! trip.
 
 use std::borrow::Cow;
+use std::fmt::Write;
 
 use deadpool_postgres::GenericClient;
-use futures::future::try_join_all;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
@@ -22,38 +24,248 @@ pub(crate) fn param<T: ToSql + Sync + Send + 'static>(value: T) -> Param {
     Box::new(value)
 }
 
-/// Statements to send in one go, in order.
+/// What a write's answer is needed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// Nothing: it only writes.
+    Nothing,
+    /// How many rows it returned (its `RETURNING`, or a `SELECT`'s rows: a `SELECT`
+    /// must be answered, or the server would not run it).
+    Count,
+    /// Its count and its first row (one write per pipeline at most).
+    Row,
+}
+
+struct Queued {
+    sql: Cow<'static, str>,
+    params: Vec<Param>,
+    answer: Answer,
+}
+
+/// Writes to send in one go.
 #[derive(Default)]
 pub(crate) struct Pipeline {
-    statements: Vec<(Cow<'static, str>, Vec<Param>)>,
+    writes: Vec<Queued>,
+}
+
+/// What the writes of a [`Pipeline`] answered, by the index [`Pipeline::push`] gave.
+pub(crate) struct Answers {
+    counts: Vec<i64>,
+    row: Option<(Row, usize)>,
+}
+
+impl Answers {
+    /// The rows the write at `at` returned (0 for one answering [`Answer::Nothing`]).
+    pub fn count(&self, at: usize) -> i64 {
+        self.counts[at]
+    }
+
+    /// The first row of the write answering [`Answer::Row`], with the column its own
+    /// columns start at; `None` when it returned no row.
+    pub fn row(&self) -> Option<(&Row, usize)> {
+        self.row.as_ref().map(|(row, at)| (row, *at))
+    }
 }
 
 impl Pipeline {
-    /// Adds a statement; [`Pipeline::run`] answers with its rows at this index.
-    pub fn push(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) -> usize {
-        self.statements.push((sql.into(), params));
-        self.statements.len() - 1
+    /// Adds a write (its parameters are `$1`, `$2`, … of its own, every one used); its
+    /// answer is at the returned index.
+    pub fn push(
+        &mut self,
+        sql: impl Into<Cow<'static, str>>,
+        params: Vec<Param>,
+        answer: Answer,
+    ) -> usize {
+        debug_assert!(
+            answer != Answer::Row || self.writes.iter().all(|w| w.answer != Answer::Row),
+            "one write per pipeline answers with its row"
+        );
+        self.writes.push(Queued {
+            sql: sql.into(),
+            params,
+            answer,
+        });
+        self.writes.len() - 1
     }
 
-    /// Sends every statement and returns the rows of each, in order. The first failure
-    /// is returned (the server aborts the transaction at it, so the rest fail too).
-    pub async fn run(&self, client: &impl GenericClient) -> Result<Vec<Vec<Row>>, StoreError> {
-        let prepared = try_join_all(
-            self.statements
+    /// Sends the writes as one statement, and COMMIT right behind it when `commit`.
+    pub async fn run(
+        &self,
+        client: &impl GenericClient,
+        commit: bool,
+    ) -> Result<Answers, StoreError> {
+        if self.writes.is_empty() {
+            if commit {
+                client.batch_execute("COMMIT").await?;
+            }
+            return Ok(Answers {
+                counts: Vec::new(),
+                row: None,
+            });
+        }
+        let (sql, columns) = self.statement();
+        let statement = if commit {
+            let (statement, commit) =
+                futures::try_join!(client.prepare_cached(&sql), client.prepare_cached("COMMIT"))?;
+            Some((statement, commit))
+        } else {
+            None
+        };
+        let params: Vec<&(dyn ToSql + Sync)> = self
+            .writes
+            .iter()
+            .flat_map(|w| w.params.iter())
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = match statement {
+            // Polled in order: the statement is written before COMMIT.
+            Some((statement, commit)) => {
+                futures::try_join!(
+                    client.query(&statement, &params),
+                    client.query(&commit, &[])
+                )?
+                .0
+            }
+            None => {
+                let statement = client.prepare_cached(&sql).await?;
+                client.query(&statement, &params).await?
+            }
+        };
+        let first = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Database("the writes answered no row".into()))?;
+        let mut counts = Vec::with_capacity(self.writes.len());
+        let mut at = 0;
+        for write in &self.writes {
+            if write.answer == Answer::Nothing {
+                counts.push(0);
+            } else {
+                counts.push(first.get::<_, i64>(at));
+                at += 1;
+            }
+        }
+        let row = self
+            .writes
+            .iter()
+            .position(|w| w.answer == Answer::Row)
+            .filter(|&index| counts[index] > 0)
+            .map(|_| (first, columns));
+        Ok(Answers { counts, row })
+    }
+
+    /// The one statement, and the column the row-answering write's columns start at.
+    fn statement(&self) -> (String, usize) {
+        let mut sql =
+            String::with_capacity(64 + self.writes.iter().map(|w| w.sql.len() + 48).sum::<usize>());
+        sql.push_str("WITH ");
+        let mut offset = 0;
+        for (index, write) in self.writes.iter().enumerate() {
+            if index > 0 {
+                sql.push_str(", ");
+            }
+            let _ = write!(sql, "w{index} AS (");
+            renumber_into(&write.sql, offset, &mut sql);
+            sql.push(')');
+            offset += write.params.len();
+        }
+        // Every answered write is counted; the row-answering one joins its rows.
+        let counted: Vec<String> = self
+            .writes
+            .iter()
+            .enumerate()
+            .filter(|(_, write)| write.answer != Answer::Nothing)
+            .map(|(index, _)| format!("(SELECT count(*) FROM w{index})"))
+            .collect();
+        if counted.is_empty() {
+            sql.push_str(" SELECT 0");
+        } else {
+            let _ = write!(sql, " SELECT {}", counted.join(", "));
+        }
+        if let Some(index) = self.writes.iter().position(|w| w.answer == Answer::Row) {
+            let _ = write!(
+                sql,
+                ", r.* FROM (VALUES (0)) AS one(x) LEFT JOIN w{index} AS r ON true LIMIT 1"
+            );
+        }
+        (sql, counted.len())
+    }
+}
+
+/// Copies `sql` into `out` with every `$n` placeholder moved up by `offset`. Our
+/// statements hold `$` only in placeholders (no dollar quoting, no `$` in literals).
+fn renumber_into(sql: &str, offset: usize, out: &mut String) {
+    let bytes = sql.as_bytes();
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'$' && bytes.get(at + 1).is_some_and(u8::is_ascii_digit) {
+            let digits = bytes[at + 1..]
                 .iter()
-                .map(|(sql, _)| client.prepare_cached(sql)),
-        )
-        .await?;
-        let answers = try_join_all(self.statements.iter().zip(&prepared).map(
-            |((_, params), statement)| async move {
-                let params: Vec<&(dyn ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                    .collect();
-                client.query(statement, &params).await
-            },
-        ))
-        .await?;
-        Ok(answers)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let number: usize = sql[at + 1..at + 1 + digits].parse().expect("ASCII digits");
+            out.push_str(&sql[copied..at]);
+            let _ = write!(out, "${}", number + offset);
+            at += 1 + digits;
+            copied = at;
+        } else {
+            at += 1;
+        }
+    }
+    out.push_str(&sql[copied..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_move_up_by_the_offset_and_nothing_else_changes() {
+        let mut out = String::new();
+        renumber_into(
+            "UPDATE t SET a = $1, b = $12 WHERE c = 'é' AND d = $2",
+            3,
+            &mut out,
+        );
+        assert_eq!(out, "UPDATE t SET a = $4, b = $15 WHERE c = 'é' AND d = $5");
+    }
+
+    #[test]
+    fn one_statement_counts_answered_writes_and_joins_the_row() {
+        let mut pipeline = Pipeline::default();
+        pipeline.push("UPDATE a SET x = $1", vec![param(1)], Answer::Nothing);
+        pipeline.push(
+            "UPDATE b SET y = $1 WHERE z = $2 RETURNING 1",
+            vec![param(1), param(2)],
+            Answer::Count,
+        );
+        pipeline.push(
+            "INSERT INTO c VALUES ($1) RETURNING id",
+            vec![param(3)],
+            Answer::Row,
+        );
+        let (sql, row_at) = pipeline.statement();
+        assert_eq!(
+            sql,
+            "WITH w0 AS (UPDATE a SET x = $1), \
+             w1 AS (UPDATE b SET y = $2 WHERE z = $3 RETURNING 1), \
+             w2 AS (INSERT INTO c VALUES ($4) RETURNING id) \
+             SELECT (SELECT count(*) FROM w1), (SELECT count(*) FROM w2), r.* \
+             FROM (VALUES (0)) AS one(x) LEFT JOIN w2 AS r ON true LIMIT 1"
+        );
+        assert_eq!(row_at, 2);
+    }
+
+    #[test]
+    fn writes_answering_nothing_still_make_a_statement() {
+        let mut pipeline = Pipeline::default();
+        pipeline.push(
+            "DELETE FROM a WHERE x = $1",
+            vec![param(1)],
+            Answer::Nothing,
+        );
+        let (sql, _) = pipeline.statement();
+        assert_eq!(sql, "WITH w0 AS (DELETE FROM a WHERE x = $1) SELECT 0");
     }
 }

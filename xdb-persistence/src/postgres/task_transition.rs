@@ -11,6 +11,7 @@ use super::apply_plan::{apply_plan_then, Announce, Finish};
 use super::global_attributes;
 use super::load_state_call::preload_continuation;
 use super::locks::lock_for_task;
+use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::PostgresStore;
 use crate::continuation::{continuation_reads_attributes, updates_only};
@@ -65,6 +66,7 @@ pub(crate) async fn finish_transition(
     };
     let (mut applied, committed) = apply_plan_then(
         tx.client(),
+        Pipeline::default(),
         process,
         plan,
         now,
@@ -148,6 +150,7 @@ mod tests {
         tx.begin_with(async { Ok(()) }).await.unwrap();
         let result = apply_plan_then(
             tx.client(),
+            Pipeline::default(),
             &process,
             &plan,
             Utc::now(),
