@@ -172,6 +172,7 @@ async fn measure(
             "xdb-bench: load ({} processes, {level} in flight)",
             options.processes
         );
+        vacuum(database).await;
         let judged = level == options.concurrency;
         let cpu_before = if judged {
             Some(cpu_groups().await)
@@ -200,6 +201,7 @@ async fn measure(
         report.queue_latency = Some(scenarios::queue::queue(&driver, options.queue_messages).await);
     }
     if options.runs(Scenario::Timers) {
+        vacuum(database).await;
         eprintln!(
             "xdb-bench: timers ({} processes started together, {:?} timers)",
             options.timers, options.timer_delay
@@ -221,8 +223,10 @@ async fn measure(
             load_processes: options.processes,
             load_concurrency: options.concurrency,
         };
-        report.waiting =
-            Some(scenarios::waiting::waiting(&driver, waiting, async_service.pid()).await);
+        report.waiting = Some(
+            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), vacuum(database))
+                .await,
+        );
     }
     api.ensure_running()?;
     async_service.ensure_running()?;
@@ -243,6 +247,13 @@ async fn measure(
     };
     report.processes = report.processes_started(options.warm_up);
     Ok(report)
+}
+
+/// [`BenchDatabase::vacuum`]; a failure is reported and the run goes on.
+async fn vacuum(database: &BenchDatabase) {
+    if let Err(error) = database.vacuum().await {
+        eprintln!("xdb-bench: vacuum failed: {error:#}");
+    }
 }
 
 fn args(values: &[&str]) -> Vec<String> {

@@ -27,6 +27,14 @@ pub(super) async fn server_version(url: &str) -> anyhow::Result<String> {
     Ok(client.query_one("SELECT version()", &[]).await?.get(0))
 }
 
+pub(super) async fn vacuum(url: &str) -> anyhow::Result<()> {
+    connect(url)
+        .await?
+        .batch_execute("VACUUM (ANALYZE)")
+        .await
+        .context("VACUUM (ANALYZE)")
+}
+
 pub(super) async fn wait_for_idle(
     admin_url: &str,
     name: &str,

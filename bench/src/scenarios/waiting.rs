@@ -58,8 +58,14 @@ pub struct WaitingOptions {
     pub load_concurrency: usize,
 }
 
-/// Runs the waiting scenario; `async_pid` is the async service to watch.
-pub async fn waiting(driver: &Driver, options: WaitingOptions, async_pid: u32) -> WaitingResult {
+/// Runs the waiting scenario; `async_pid` is the async service to watch, and
+/// `before_load` runs once all are waiting, before the load beside them.
+pub async fn waiting(
+    driver: &Driver,
+    options: WaitingOptions,
+    async_pid: u32,
+    before_load: impl std::future::Future<Output = ()>,
+) -> WaitingResult {
     let mut result = WaitingResult {
         processes: options.processes,
         async_rss_before_kib: rss::read(async_pid).map_or(0, |m| m.rss_kib),
@@ -106,6 +112,7 @@ pub async fn waiting(driver: &Driver, options: WaitingOptions, async_pid: u32) -
     // The last waitUntil answers are still being committed: let them land.
     tokio::time::sleep(Duration::from_secs(1)).await;
     result.async_rss_waiting_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
+    before_load.await;
     eprintln!(
         "xdb-bench: waiting: all {} waiting after {:.1} s; load ({} processes, {} in flight) beside them",
         starts.started,

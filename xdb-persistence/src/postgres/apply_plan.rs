@@ -8,7 +8,7 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
-use super::pipeline::{param, Answer, Pipeline};
+use super::pipeline::{is_assertion, param, Answer, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
 use crate::{trace_context, Applied, StoreError};
@@ -85,9 +85,11 @@ pub(crate) async fn apply_plan_then(
     let id = process.id;
     // Every write goes out as one statement; the checks on what they changed follow.
     let mut writes = lead;
+    let after_first = writes.after_first();
     if let Some(update) = &plan.process {
         writes.push(
-            "UPDATE xdb_sys_process_executions SET \
+            format!(
+                "UPDATE xdb_sys_process_executions SET \
                status = COALESCE($2, status), \
                close_time = COALESCE($3, close_time), \
                running_state_executions = COALESCE($4, running_state_executions), \
@@ -95,7 +97,8 @@ pub(crate) async fn apply_plan_then(
                state_execution_sequences = COALESCE($6, state_execution_sequences), \
                result = COALESCE($7, result), \
                failure = COALESCE($8, failure) \
-             WHERE id = $1",
+             WHERE id = $1{after_first}"
+            ),
             vec![
                 param(id),
                 param(update.status.map(|s| s.as_str())),
@@ -118,13 +121,15 @@ pub(crate) async fn apply_plan_then(
                 // A version that moved meanwhile makes `version` NULL, which its NOT
                 // NULL constraint refuses: the transaction fails (as Stale) even when
                 // its COMMIT was sent along (Finish::WithWrites).
-                "UPDATE xdb_sys_async_state_executions SET status = $4, \
+                format!(
+                    "UPDATE xdb_sys_async_state_executions SET status = $4, \
                    version = CASE WHEN version = $8 THEN version + 1 END, \
                    command_request = $5, command_results = $6, \
                    last_failure = COALESCE($7, last_failure) \
                  WHERE process_execution_id = $1 AND state_id = $2 \
-                   AND state_execution_number = $3 \
-                 RETURNING 1",
+                   AND state_execution_number = $3{after_first} \
+                 RETURNING 1"
+                ),
                 vec![
                     param(id),
                     param(update.id.state_id.clone()),
@@ -135,7 +140,7 @@ pub(crate) async fn apply_plan_then(
                     param(update.last_failure.clone()),
                     param(update.expected_version),
                 ],
-                Answer::Count,
+                Answer::Exactly(1),
             )
         })
         .collect();
@@ -149,10 +154,12 @@ pub(crate) async fn apply_plan_then(
             .map(|update| (update.id.state_id.clone(), update.id.number))
             .unzip();
         writes.push(
-            "UPDATE xdb_sys_async_state_executions SET status = $2, version = version + 1 \
+            format!(
+                "UPDATE xdb_sys_async_state_executions SET status = $2, version = version + 1 \
              WHERE process_execution_id = $1 AND status IN ($3, $4, $5) \
                AND (state_id, state_execution_number) NOT IN \
-                 (SELECT * FROM unnest($6::varchar[], $7::int[]))",
+                 (SELECT * FROM unnest($6::varchar[], $7::int[])){after_first}"
+            ),
             vec![
                 param(id),
                 param(StateExecutionStatus::Aborted.as_str()),
@@ -165,7 +172,7 @@ pub(crate) async fn apply_plan_then(
             Answer::Nothing,
         );
         writes.push(
-            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1",
+            format!("DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1{after_first}"),
             vec![param(id)],
             Answer::Nothing,
         );
@@ -190,8 +197,10 @@ pub(crate) async fn apply_plan_then(
 
     for state in &plan.delete_timers_of {
         writes.push(
-            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1 AND state_id = $2 \
-               AND state_execution_number = $3 AND task_type = 'TIMER'",
+            format!(
+                "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1 AND state_id = $2 \
+               AND state_execution_number = $3 AND task_type = 'TIMER'{after_first}"
+            ),
             vec![
                 param(id),
                 param(state.state_id.clone()),
@@ -255,16 +264,18 @@ pub(crate) async fn apply_plan_then(
         .iter()
         .map(|consumption| {
             let at = writes.push(
-                "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
+                format!(
+                    "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
                  WHERE process_execution_id = $1 AND sequence_id = ANY($2) \
-                   AND consumed_by IS NULL \
-                 RETURNING 1",
+                   AND consumed_by IS NULL{after_first} \
+                 RETURNING 1"
+                ),
                 vec![
                     param(id),
                     param(consumption.sequence_ids.clone()),
                     param(consumption.consumed_by.to_string()),
                 ],
-                Answer::Count,
+                Answer::Exactly(consumption.sequence_ids.len() as i64),
             );
             (at, consumption.sequence_ids.len())
         })
@@ -283,7 +294,7 @@ pub(crate) async fn apply_plan_then(
         push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
     }
 
-    let answers = writes.run(tx, commit).await.map_err(state_moved_is_stale)?;
+    let answers = writes.run(tx, commit).await.map_err(moved_rows_are_stale)?;
     for (update, at) in plan.state_updates.iter().zip(state_updates) {
         if answers.count(at) != 1 {
             return Err(StoreError::Stale(format!(
@@ -331,14 +342,18 @@ fn status_after(plan: &TransitionPlan, status: StateExecutionStatus) -> StateExe
     }
 }
 
-/// The state update's refusal of a moved version (see its statement) is a stale task,
-/// like any other version check.
-fn state_moved_is_stale(error: StoreError) -> StoreError {
+/// The state update's refusal of a moved version (see its statement), and a write
+/// that found other rows than it asserts (see `pipeline`), are a stale task, like any
+/// other version check.
+fn moved_rows_are_stale(error: StoreError) -> StoreError {
     match error {
         StoreError::Database(message)
             if message.contains(STATE_VERSION_NULL) && message.contains("(23502)") =>
         {
             StoreError::Stale("a state execution changed meanwhile".into())
+        }
+        error if is_assertion(&error) => {
+            StoreError::Stale("rows changed since they were read".into())
         }
         other => other,
     }
@@ -424,14 +439,14 @@ mod tests {
              violates not-null constraint (23502)"
                 .into(),
         );
-        assert!(matches!(state_moved_is_stale(moved), StoreError::Stale(_)));
+        assert!(matches!(moved_rows_are_stale(moved), StoreError::Stale(_)));
         let other = StoreError::Database(
             "null value in column \"status\" of relation \"xdb_sys_async_state_executions\" \
              violates not-null constraint (23502)"
                 .into(),
         );
         assert!(matches!(
-            state_moved_is_stale(other),
+            moved_rows_are_stale(other),
             StoreError::Database(_)
         ));
     }

@@ -8,7 +8,7 @@ use xdb_engine::Task;
 use xdb_protocol::AsyncStateExecuteResponse;
 
 use super::locks::{insert_messages, lock_waiting_states, queued_messages};
-use super::task_transition::{begin_transition, finish_transition};
+use super::task_transition::{begin_transition, finish_transition, one_statement_transition};
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
 
@@ -19,6 +19,17 @@ pub(crate) async fn complete_execute(
     call: &StateCall,
     response: &AsyncStateExecuteResponse,
 ) -> Result<Applied, StoreError> {
+    // Usually decided from the rows as read, and applied in one statement.
+    if response.writes.global_attributes.is_empty() && response.publish_to_local_queue.is_empty() {
+        let now = Utc::now();
+        if let Ok(plan) = decide::complete_execute(&call.process, &call.state, response, now) {
+            if let Some(applied) =
+                one_statement_transition(store, task, owner, call, &plan, now).await?
+            {
+                return Ok(applied);
+            }
+        }
+    }
     let (tx, process, state) =
         begin_transition(store, task, owner, call, &response.writes.global_attributes).await?;
     let now = Utc::now();

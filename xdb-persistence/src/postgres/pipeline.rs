@@ -4,8 +4,13 @@
 //! snapshots and answers once instead of once per write, which is most of what a small
 //! write costs it. Every CTE sees the same snapshot, so the writes of one pipeline must
 //! not touch a row another of them changes (`apply_plan` keeps them apart), and their
-//! order does not matter. A COMMIT can go out right behind the statement, in its round
-//! trip.
+//! order is the server's choice, unless a write waits for the first one (see
+//! [`Pipeline::first_locks`]). A COMMIT can go out right behind the statement, in its
+//! round trip. Writes are named `w0`, `w1`, … in the statement, in push order.
+//!
+//! A write answering [`Answer::Exactly`] makes the statement fail, writing nothing,
+//! when it returns another number of rows: a division by zero (see [`is_assertion`]),
+//! so that a statement outside a transaction block cannot commit short of a row.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -34,7 +39,18 @@ pub(crate) enum Answer {
     Count,
     /// Its count and its first row (one write per pipeline at most).
     Row,
+    /// Exactly this many rows, or the statement fails.
+    Exactly(i64),
 }
+
+/// Whether `error` is a write's [`Answer::Exactly`] refused.
+pub(crate) fn is_assertion(error: &StoreError) -> bool {
+    matches!(error, StoreError::Database(message) if message.ends_with("(22012)"))
+}
+
+/// What writes to existing rows add to their `WHERE` when the first write locks
+/// (see [`Pipeline::first_locks`]).
+const AFTER_FIRST: &str = " AND EXISTS (SELECT FROM w0)";
 
 struct Queued {
     sql: Cow<'static, str>,
@@ -46,6 +62,7 @@ struct Queued {
 #[derive(Default)]
 pub(crate) struct Pipeline {
     writes: Vec<Queued>,
+    first_locks: bool,
 }
 
 /// What the writes of a [`Pipeline`] answered, by the index [`Pipeline::push`] gave.
@@ -68,6 +85,27 @@ impl Answers {
 }
 
 impl Pipeline {
+    /// A pipeline whose first write (pushed next) locks rows that every later write to
+    /// an existing row must wait for: they add [`Pipeline::after_first`] to their
+    /// `WHERE`, so the server runs the first before it locks any of theirs, and they
+    /// change nothing when it found no row.
+    pub fn first_locks() -> Self {
+        Self {
+            writes: Vec::new(),
+            first_locks: true,
+        }
+    }
+
+    /// The condition a write to existing rows adds to its `WHERE` (empty unless
+    /// [`Pipeline::first_locks`]).
+    pub fn after_first(&self) -> &'static str {
+        if self.first_locks {
+            AFTER_FIRST
+        } else {
+            ""
+        }
+    }
+
     /// Adds a write (its parameters are `$1`, `$2`, … of its own, every one used); its
     /// answer is at the returned index.
     pub fn push(
@@ -169,26 +207,35 @@ impl Pipeline {
             sql.push(')');
             offset += write.params.len();
         }
-        // Every answered write is counted; the row-answering one joins its rows.
-        let counted: Vec<String> = self
+        // Every answered write is counted, then the assertions; the row-answering write
+        // joins its rows.
+        let mut counted: Vec<String> = self
             .writes
             .iter()
             .enumerate()
             .filter(|(_, write)| write.answer != Answer::Nothing)
             .map(|(index, _)| format!("(SELECT count(*) FROM w{index})"))
             .collect();
+        for (index, write) in self.writes.iter().enumerate() {
+            if let Answer::Exactly(rows) = write.answer {
+                counted.push(format!(
+                    "1 / ((SELECT count(*) FROM w{index}) = {rows})::int"
+                ));
+            }
+        }
         if counted.is_empty() {
             sql.push_str(" SELECT 0");
         } else {
             let _ = write!(sql, " SELECT {}", counted.join(", "));
         }
+        let row_at = counted.len();
         if let Some(index) = self.writes.iter().position(|w| w.answer == Answer::Row) {
             let _ = write!(
                 sql,
                 ", r.* FROM (VALUES (0)) AS one(x) LEFT JOIN w{index} AS r ON true LIMIT 1"
             );
         }
-        (sql, counted.len())
+        (sql, row_at)
     }
 }
 
@@ -255,6 +302,31 @@ mod tests {
              FROM (VALUES (0)) AS one(x) LEFT JOIN w2 AS r ON true LIMIT 1"
         );
         assert_eq!(row_at, 2);
+    }
+
+    #[test]
+    fn an_exact_answer_is_asserted_after_the_counts_and_guards_follow_the_first_write() {
+        let mut pipeline = Pipeline::first_locks();
+        pipeline.push("SELECT 1 FROM a FOR UPDATE", vec![], Answer::Exactly(1));
+        let guard = pipeline.after_first();
+        pipeline.push(
+            format!("DELETE FROM b WHERE x = $1{guard} RETURNING 1"),
+            vec![param(1)],
+            Answer::Row,
+        );
+        let (sql, row_at) = pipeline.statement();
+        assert_eq!(
+            sql,
+            "WITH w0 AS (SELECT 1 FROM a FOR UPDATE), \
+             w1 AS (DELETE FROM b WHERE x = $1 AND EXISTS (SELECT FROM w0) RETURNING 1) \
+             SELECT (SELECT count(*) FROM w0), (SELECT count(*) FROM w1), \
+             1 / ((SELECT count(*) FROM w0) = 1)::int, r.* \
+             FROM (VALUES (0)) AS one(x) LEFT JOIN w1 AS r ON true LIMIT 1"
+        );
+        assert_eq!(row_at, 3);
+        assert!(is_assertion(&StoreError::Database(
+            "division by zero (22012)".into()
+        )));
     }
 
     #[test]

@@ -1,17 +1,19 @@
 //! What every task transition after a worker call shares: its beginning (lock the
 //! user's row, then the execution's rows, and take the task) and its end (apply the
 //! plan, read the continuation's call along, commit, in the writes' round trip when
-//! nothing has to follow them).
+//! nothing has to follow them); or, for the usual transition, all of it in one
+//! statement decided from the rows the call was read with.
 
 use chrono::{DateTime, Utc};
 use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 use xdb_protocol::GlobalAttributeValue;
 
-use super::apply_plan::{apply_plan_then, Announce, Finish};
+use super::apply_plan::{apply_plan_then, commits_with_writes, Announce, Finish};
 use super::global_attributes;
 use super::load_state_call::preload_continuation;
 use super::locks::lock_for_task;
-use super::pipeline::Pipeline;
+use super::pipeline::{param, Answer, Pipeline};
+use super::rows::to_json;
 use super::transaction::Tx;
 use super::PostgresStore;
 use crate::continuation::{continuation_reads_attributes, updates_only};
@@ -44,6 +46,74 @@ pub(crate) async fn begin_transition(
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
     Ok((tx, process, state))
+}
+
+/// Applies `plan`, decided from `call` as it was read (not locked), in one statement
+/// outside a transaction block: one round trip, no BEGIN or COMMIT. The statement first
+/// locks the process row if it still holds what a decision reads (status, running
+/// states, state sequences, graceful completion); every other write to an existing row
+/// waits for that lock (the lock order of every transaction), the task is taken, and
+/// the state update checks its version. `None` when the plan needs more than one
+/// statement, or when any of that failed (nothing was written): the caller then locks,
+/// reads and decides again.
+pub(crate) async fn one_statement_transition(
+    store: &PostgresStore,
+    task: &Task,
+    owner: &str,
+    call: &StateCall,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+) -> Result<Option<Applied>, StoreError> {
+    let (process, state) = (&call.process, &call.state);
+    let single = commits_with_writes(plan)
+        && !plan.state_updates.is_empty()
+        && updates_only(plan, state)
+        && !continuation_reads_attributes(process, plan, Some(state), now);
+    if !single {
+        return Ok(None);
+    }
+    let mut lead = Pipeline::first_locks();
+    lead.push(
+        "SELECT 1 FROM xdb_sys_process_executions WHERE id = $1 AND status = $2 \
+           AND running_state_executions = $3 AND state_execution_sequences = $4 \
+           AND graceful_completion IS NOT DISTINCT FROM $5 FOR UPDATE",
+        vec![
+            param(process.id),
+            param(process.status.as_str()),
+            param(process.running_state_executions),
+            param(to_json(&process.state_execution_sequences)),
+            param(process.graceful_completion.as_ref().map(to_json)),
+        ],
+        Answer::Exactly(1),
+    );
+    let after_first = lead.after_first();
+    lead.push(
+        format!(
+            "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2{after_first} RETURNING 1"
+        ),
+        vec![param(task.id), param(owner.to_string())],
+        Answer::Exactly(1),
+    );
+    let client = store.pool().get().await?;
+    let applied = apply_plan_then(
+        &client,
+        lead,
+        process,
+        plan,
+        now,
+        Announce::ClosuresOnly,
+        store.lease_to(owner),
+        Finish::Later,
+    )
+    .await;
+    let mut applied = match applied {
+        Ok((applied, _)) => applied,
+        Err(StoreError::Stale(_)) => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    // Reads nothing: the continuation's call reads no attributes (checked above).
+    preload_continuation(&client, process, plan, Some(state), &mut applied, now).await?;
+    Ok(Some(applied))
 }
 
 /// Applies `plan` for the task transition of `state` (locked by `tx`) and commits.

@@ -18,6 +18,7 @@ both!(
     timers_fire_only_when_due,
     due_timers_are_claimed_before_a_backlog,
     a_claimed_call_is_the_call_loading_reads,
+    a_decision_on_rows_a_parallel_thread_moved_is_taken_again,
 );
 
 async fn claims_lease_renew_release_and_take_over(dialect: Dialect) {
@@ -384,4 +385,90 @@ async fn start_waiting_on_a_timer(store: &dyn ProcessStore, process_id: &str, se
         .complete_wait_until(&task, "w", &call, &wait)
         .await
         .unwrap();
+}
+
+/// Two parallel threads, both read while both ran: the second to finish decides from a
+/// process row the first changed since (two running threads, not one). Its transition
+/// must see the change (PostgreSQL applies a decision on unlocked rows only if they did
+/// not move), or the process would keep waiting for a thread that already ended.
+async fn a_decision_on_rows_a_parallel_thread_moved_is_taken_again(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    store
+        .start_process(&start_request("p-par", "A"))
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
+    store
+        .complete_wait_until(&task, "w", &call, &Default::default())
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::Execute).await;
+    let to_b_and_c = AsyncStateExecuteResponse {
+        state_decision: StateDecision {
+            next_states: ["B", "C"]
+                .into_iter()
+                .map(|state| StateMovement {
+                    state_id: state.into(),
+                    state_input: None,
+                    state_config: Some(AsyncStateConfig {
+                        skip_wait_until: true,
+                        ..Default::default()
+                    }),
+                })
+                .collect(),
+            thread_close_decision: None,
+        },
+        ..Default::default()
+    };
+    store
+        .complete_execute(&task, "w", &call, &to_b_and_c)
+        .await
+        .unwrap();
+    // One claim takes both.
+    let tasks = store
+        .claim_due_tasks("w", 10, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    let mut calls = Vec::new();
+    for task in tasks {
+        let call = store.load_state_call(&task, "w").await.unwrap().unwrap();
+        calls.push((task, call));
+    }
+    let (first, second) = (calls.remove(0), calls.remove(0));
+    assert_eq!(first.1.process.running_state_executions, 2);
+    assert_eq!(second.1.process.running_state_executions, 2);
+    let close = |close_type| AsyncStateExecuteResponse {
+        state_decision: StateDecision {
+            next_states: vec![],
+            thread_close_decision: Some(ThreadCloseDecision {
+                close_type,
+                output: Some(encoded("\"done\"")),
+            }),
+        },
+        ..Default::default()
+    };
+
+    let applied = store
+        .complete_execute(&first.0, "w", &first.1, &close(ThreadCloseType::DeadEnd))
+        .await
+        .unwrap();
+    assert!(!applied.closed_process);
+    assert_eq!(describe(store, "p-par").await.running_state_executions, 1);
+    // Read when two threads ran; one does now, and this one ends it.
+    let applied = store
+        .complete_execute(
+            &second.0,
+            "w",
+            &second.1,
+            &close(ThreadCloseType::GracefulCompleteProcess),
+        )
+        .await
+        .unwrap();
+    assert!(applied.closed_process);
+    let described = describe(store, "p-par").await;
+    assert_eq!(described.status, ProcessStatus::Completed);
+    assert_eq!(described.running_state_executions, 0);
+    assert_nothing_due(store, "w").await;
 }
