@@ -6,6 +6,7 @@
 
 mod auth;
 mod cli;
+mod closed_waiters;
 mod config;
 mod contract;
 mod error;
@@ -34,6 +35,8 @@ pub use metric_definitions::ApiMetrics;
 pub struct AppState {
     pub store: Arc<dyn ProcessStore>,
     pub notifications: Notifications,
+    /// Requests waiting for executions to close, woken by `notifications`.
+    pub(crate) closed_waiters: Arc<closed_waiters::ClosedWaiters>,
     pub config: Arc<ApiServiceConfig>,
     /// Calls workers for RPCs.
     pub workers: xdb_worker_client::WorkerClient,
@@ -81,6 +84,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         async_peers,
         metrics: Arc::new(ApiMetrics::new()),
         store,
+        closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),
         notifications,
         workers: xdb_worker_client::WorkerClient::new(
             config.max_request_bytes.max(4 * 1024 * 1024),

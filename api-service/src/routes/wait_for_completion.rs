@@ -4,14 +4,13 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::Json;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
-use xdb_persistence::Notification;
 use xdb_protocol::{
     ProcessExecutionDescribeRequest, ProcessExecutionWaitForCompletionRequest,
     ProcessExecutionWaitForCompletionResponse,
 };
 
+use crate::closed_waiters::Wake;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
@@ -35,8 +34,6 @@ pub(crate) async fn wait_for_completion(
         )));
     }
     let deadline = Instant::now() + Duration::from_secs(u64::from(seconds));
-    // Subscribe before the first read, so a close between the two is not missed.
-    let mut closed = state.notifications.subscribe();
     let describe = ProcessExecutionDescribeRequest {
         process_id: request.process_id.clone(),
         process_execution_id: None,
@@ -53,25 +50,15 @@ pub(crate) async fn wait_for_completion(
                 failure: execution.failure,
             }));
         }
+        // Registered after the read: a close in between is remembered, and wakes it.
+        let mut registration = state
+            .closed_waiters
+            .register(&execution.process_execution_id);
         let wake = (Instant::now() + FALLBACK_POLL).min(deadline);
-        // Only this execution's close (or a hint that notifications were lost) is worth a
-        // new read; every start announces new tasks, and re-reading on those would
-        // multiply the database work of every waiter under load.
-        loop {
-            match tokio::time::timeout_at(wake, closed.recv()).await {
-                Ok(Ok(Notification::ProcessClosed { id, outcome }))
-                    if id == execution.process_execution_id =>
-                {
-                    // The closing transaction sent its answer along: no read needed.
-                    if let Some(outcome) = outcome {
-                        return Ok(Json(outcome.as_ref().clone()));
-                    }
-                    break;
-                }
-                Ok(Ok(Notification::Reconnected)) | Ok(Err(RecvError::Lagged(_))) => break,
-                Ok(Ok(_)) => continue,
-                Ok(Err(RecvError::Closed)) | Err(_) => break,
-            }
+        match tokio::time::timeout_at(wake, registration.wake()).await {
+            // The closing transaction sent its answer along: no read needed.
+            Ok(Wake::Closed(Some(outcome))) => return Ok(Json(outcome.as_ref().clone())),
+            Ok(Wake::Closed(None) | Wake::Recheck) | Err(_) => {}
         }
     }
 }
