@@ -207,22 +207,20 @@ impl Pipeline {
             sql.push(')');
             offset += write.params.len();
         }
-        // Every answered write is counted, then the assertions; the row-answering write
-        // joins its rows.
-        let mut counted: Vec<String> = self
+        // Every answered write is counted (an exact count divides by whether it holds:
+        // by zero when not); the row-answering write joins its rows.
+        let counted: Vec<String> = self
             .writes
             .iter()
             .enumerate()
-            .filter(|(_, write)| write.answer != Answer::Nothing)
-            .map(|(index, _)| format!("(SELECT count(*) FROM w{index})"))
+            .filter_map(|(index, write)| match write.answer {
+                Answer::Nothing => None,
+                Answer::Exactly(rows) => Some(format!(
+                    "(SELECT count(*) / (count(*) = {rows})::int FROM w{index})"
+                )),
+                Answer::Count | Answer::Row => Some(format!("(SELECT count(*) FROM w{index})")),
+            })
             .collect();
-        for (index, write) in self.writes.iter().enumerate() {
-            if let Answer::Exactly(rows) = write.answer {
-                counted.push(format!(
-                    "1 / ((SELECT count(*) FROM w{index}) = {rows})::int"
-                ));
-            }
-        }
         if counted.is_empty() {
             sql.push_str(" SELECT 0");
         } else {
@@ -305,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_answer_is_asserted_after_the_counts_and_guards_follow_the_first_write() {
+    fn an_exact_count_fails_by_dividing_by_zero_and_guards_follow_the_first_write() {
         let mut pipeline = Pipeline::first_locks();
         pipeline.push("SELECT 1 FROM a FOR UPDATE", vec![], Answer::Exactly(1));
         let guard = pipeline.after_first();
@@ -319,11 +317,11 @@ mod tests {
             sql,
             "WITH w0 AS (SELECT 1 FROM a FOR UPDATE), \
              w1 AS (DELETE FROM b WHERE x = $1 AND EXISTS (SELECT FROM w0) RETURNING 1) \
-             SELECT (SELECT count(*) FROM w0), (SELECT count(*) FROM w1), \
-             1 / ((SELECT count(*) FROM w0) = 1)::int, r.* \
+             SELECT (SELECT count(*) / (count(*) = 1)::int FROM w0), \
+             (SELECT count(*) FROM w1), r.* \
              FROM (VALUES (0)) AS one(x) LEFT JOIN w1 AS r ON true LIMIT 1"
         );
-        assert_eq!(row_at, 3);
+        assert_eq!(row_at, 2);
         assert!(is_assertion(&StoreError::Database(
             "division by zero (22012)".into()
         )));
