@@ -172,7 +172,7 @@ async fn measure(
             "xdb-bench: load ({} processes, {level} in flight)",
             options.processes
         );
-        vacuum(database).await;
+        settle(database).await;
         let judged = level == options.concurrency;
         let cpu_before = if judged {
             Some(cpu_groups().await)
@@ -201,7 +201,7 @@ async fn measure(
         report.queue_latency = Some(scenarios::queue::queue(&driver, options.queue_messages).await);
     }
     if options.runs(Scenario::Timers) {
-        vacuum(database).await;
+        settle(database).await;
         eprintln!(
             "xdb-bench: timers ({} processes started together, {:?} timers)",
             options.timers, options.timer_delay
@@ -224,7 +224,7 @@ async fn measure(
             load_concurrency: options.concurrency,
         };
         report.waiting = Some(
-            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), vacuum(database))
+            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), settle(database))
                 .await,
         );
     }
@@ -249,10 +249,10 @@ async fn measure(
     Ok(report)
 }
 
-/// [`BenchDatabase::vacuum`]; a failure is reported and the run goes on.
-async fn vacuum(database: &BenchDatabase) {
-    if let Err(error) = database.vacuum().await {
-        eprintln!("xdb-bench: vacuum failed: {error:#}");
+/// [`BenchDatabase::settle`]; a failure is reported and the run goes on.
+async fn settle(database: &BenchDatabase) {
+    if let Err(error) = database.settle().await {
+        eprintln!("xdb-bench: settling the database failed: {error:#}");
     }
 }
 

@@ -27,12 +27,15 @@ pub(super) async fn server_version(url: &str) -> anyhow::Result<String> {
     Ok(client.query_one("SELECT version()", &[]).await?.get(0))
 }
 
-pub(super) async fn vacuum(url: &str) -> anyhow::Result<()> {
-    connect(url)
-        .await?
-        .batch_execute("VACUUM (ANALYZE)")
-        .await
-        .context("VACUUM (ANALYZE)")
+pub(super) async fn settle(url: &str) -> anyhow::Result<()> {
+    let client = connect(url).await?;
+    for statement in ["VACUUM (ANALYZE)", "CHECKPOINT"] {
+        client
+            .batch_execute(statement)
+            .await
+            .with_context(|| statement.to_string())?;
+    }
+    Ok(())
 }
 
 pub(super) async fn wait_for_idle(
