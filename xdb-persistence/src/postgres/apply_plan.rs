@@ -8,7 +8,7 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
-use super::pipeline::{is_assertion, param, Answer, Pipeline};
+use super::pipeline::{is_assertion, param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
 use crate::{trace_context, Applied, StoreError};
@@ -82,6 +82,66 @@ pub(crate) async fn apply_plan_then(
     finish: Finish,
 ) -> Result<(Applied, bool), StoreError> {
     let commit = finish == Finish::WithWrites && commits_with_writes(plan);
+    let (writes, reading) = plan_writes(lead, process, plan, now, announce, lease_to);
+    let answers = writes.run(tx, commit).await.map_err(moved_rows_are_stale)?;
+    let applied = reading.applied(&answers)?;
+    // After the pipeline: attribute keys are checked as they are written.
+    write_attributes(tx, process, &plan.attribute_writes).await?;
+    Ok((applied, commit))
+}
+
+/// How to read what a plan's writes answered (see [`plan_writes`]).
+pub(crate) struct WriteAnswers {
+    state_updates: Vec<usize>,
+    consumptions: Vec<(usize, usize)>,
+    continuation: bool,
+    new_tasks: usize,
+    closes_process: bool,
+}
+
+impl WriteAnswers {
+    /// What the writes did, or Stale where they found other rows than the plan's.
+    pub fn applied(&self, answers: &Answers) -> Result<Applied, StoreError> {
+        if self.state_updates.iter().any(|&at| answers.count(at) != 1) {
+            return Err(StoreError::Stale(
+                "a state execution changed meanwhile".into(),
+            ));
+        }
+        for &(at, expected) in &self.consumptions {
+            if answers.count(at) != expected as i64 {
+                return Err(StoreError::Stale(
+                    "a local-queue message was consumed meanwhile".into(),
+                ));
+            }
+        }
+        let continuation = match (self.continuation, answers.row()) {
+            (true, Some((row, at))) => Some(task_at(row, at)?),
+            (true, None) => {
+                return Err(StoreError::Database(
+                    "the continuation was not inserted".into(),
+                ))
+            }
+            (false, _) => None,
+        };
+        Ok(Applied {
+            created_tasks: self.new_tasks > usize::from(continuation.is_some()),
+            closed_process: self.closes_process,
+            continuation,
+            continuation_call: None,
+        })
+    }
+}
+
+/// `plan`'s writes, after `lead`'s, as one pipeline (the attribute writes excepted:
+/// [`write_attributes`] follows it), and how to read their answers.
+pub(crate) fn plan_writes(
+    lead: Pipeline,
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+    announce: Announce,
+    lease_to: Option<LeaseTo<'_>>,
+) -> (Pipeline, WriteAnswers) {
     let id = process.id;
     // Every write goes out as one statement; the checks on what they changed follow.
     let mut writes = lead;
@@ -294,41 +354,14 @@ pub(crate) async fn apply_plan_then(
         push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
     }
 
-    let answers = writes.run(tx, commit).await.map_err(moved_rows_are_stale)?;
-    for (update, at) in plan.state_updates.iter().zip(state_updates) {
-        if answers.count(at) != 1 {
-            return Err(StoreError::Stale(format!(
-                "state execution {} changed meanwhile",
-                update.id
-            )));
-        }
-    }
-    for (at, expected) in consumptions {
-        if answers.count(at) != expected as i64 {
-            return Err(StoreError::Stale(
-                "a local-queue message was consumed meanwhile".into(),
-            ));
-        }
-    }
-    let continuation = match (continuation_at, answers.row()) {
-        (Some(_), Some((row, at))) => Some(task_at(row, at)?),
-        (Some(_), None) => {
-            return Err(StoreError::Database(
-                "the continuation was not inserted".into(),
-            ))
-        }
-        (None, _) => None,
+    let reading = WriteAnswers {
+        state_updates,
+        consumptions,
+        continuation: continuation_at.is_some(),
+        new_tasks: plan.new_tasks.len(),
+        closes_process: applied_closure,
     };
-    // After the pipeline: attribute keys are checked as they are written.
-    write_attributes(tx, process, &plan.attribute_writes).await?;
-
-    let applied = Applied {
-        created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
-        closed_process: applied_closure,
-        continuation,
-        continuation_call: None,
-    };
-    Ok((applied, commit))
+    (writes, reading)
 }
 
 /// A state update's status, for a plan that closes the process: a state it leaves
@@ -345,7 +378,7 @@ fn status_after(plan: &TransitionPlan, status: StateExecutionStatus) -> StateExe
 /// The state update's refusal of a moved version (see its statement), and a write
 /// that found other rows than it asserts (see `pipeline`), are a stale task, like any
 /// other version check.
-fn moved_rows_are_stale(error: StoreError) -> StoreError {
+pub(crate) fn moved_rows_are_stale(error: StoreError) -> StoreError {
     match error {
         StoreError::Database(message)
             if message.contains(STATE_VERSION_NULL) && message.contains("(23502)") =>

@@ -83,6 +83,27 @@ pub(crate) async fn preload_continuation(
     Ok(())
 }
 
+/// [`preload_continuation`] for a continuation whose call reads no attributes (see
+/// `continuation_reads_attributes`): its rows come from the plan, nothing is read.
+pub(crate) fn continuation_call_without_reads(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    state_before: Option<&StateExecution>,
+    applied: &mut Applied,
+    now: DateTime<Utc>,
+) {
+    let Some(task) = &applied.continuation else {
+        return;
+    };
+    if let Some((process, state)) = continuation_rows(process, plan, state_before, task, now) {
+        applied.continuation_call = Some(Box::new(StateCall {
+            process,
+            state,
+            attributes: LoadedAttributes::default(),
+        }));
+    }
+}
+
 /// The attributes `state`'s loading policy asks for.
 async fn load_attributes(
     client: &impl GenericClient,

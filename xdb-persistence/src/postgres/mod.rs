@@ -24,6 +24,7 @@ mod rpc;
 mod service_instances;
 mod start_process;
 mod state_api_failed;
+mod statement_batches;
 mod stop_process;
 mod store_impl;
 mod task_transition;
@@ -69,6 +70,7 @@ pub struct PostgresStore {
     timekeeping: Pool,
     config: tokio_postgres::Config,
     continuation_lease: Option<std::time::Duration>,
+    batches: statement_batches::StatementBatches,
 }
 
 impl PostgresStore {
@@ -84,6 +86,7 @@ impl PostgresStore {
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         Ok(Self {
+            batches: statement_batches::StatementBatches::start(pool.clone()),
             pool,
             timekeeping,
             config,
@@ -104,6 +107,12 @@ impl PostgresStore {
 
     pub fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// Where self-contained statements go to be committed, with others when many are
+    /// ready at once.
+    pub(crate) fn batches(&self) -> &statement_batches::StatementBatches {
+        &self.batches
     }
 
     /// The lane for work whose lateness counts: claiming due tasks, finding when the

@@ -66,6 +66,7 @@ pub(crate) struct Pipeline {
 }
 
 /// What the writes of a [`Pipeline`] answered, by the index [`Pipeline::push`] gave.
+#[derive(Debug)]
 pub(crate) struct Answers {
     counts: Vec<i64>,
     row: Option<(Row, usize)>,
@@ -149,12 +150,7 @@ impl Pipeline {
         } else {
             None
         };
-        let params: Vec<&(dyn ToSql + Sync)> = self
-            .writes
-            .iter()
-            .flat_map(|w| w.params.iter())
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
+        let params = self.params();
         let rows = match statement {
             // Polled in order: the statement is written before COMMIT.
             Some((statement, commit)) => {
@@ -169,6 +165,21 @@ impl Pipeline {
                 client.query(&statement, &params).await?
             }
         };
+        self.answers(rows, columns)
+    }
+
+    /// Every write's parameters, in statement order.
+    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.writes
+            .iter()
+            .flat_map(|w| w.params.iter())
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect()
+    }
+
+    /// What the writes answered, from the statement's rows (`row_at` as
+    /// [`Pipeline::statement`] gave it).
+    pub fn answers(&self, rows: Vec<Row>, row_at: usize) -> Result<Answers, StoreError> {
         let first = rows
             .into_iter()
             .next()
@@ -188,12 +199,12 @@ impl Pipeline {
             .iter()
             .position(|w| w.answer == Answer::Row)
             .filter(|&index| counts[index] > 0)
-            .map(|_| (first, columns));
+            .map(|_| (first, row_at));
         Ok(Answers { counts, row })
     }
 
     /// The one statement, and the column the row-answering write's columns start at.
-    fn statement(&self) -> (String, usize) {
+    pub fn statement(&self) -> (String, usize) {
         let mut sql =
             String::with_capacity(64 + self.writes.iter().map(|w| w.sql.len() + 48).sum::<usize>());
         sql.push_str("WITH ");

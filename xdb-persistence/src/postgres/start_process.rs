@@ -8,7 +8,9 @@ use xdb_engine::decide::{self, PreviousExecution};
 use xdb_engine::ProcessExecution;
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopType, ProcessStatus};
 
-use super::apply_plan::{apply_plan, apply_plan_then, commits_with_writes, Announce, Finish};
+use super::apply_plan::{
+    apply_plan, apply_plan_then, commits_with_writes, plan_writes, Announce, Finish,
+};
 use super::global_attributes;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::{process_from_row, to_json, PROCESS_COLUMNS};
@@ -153,19 +155,19 @@ async fn start_first_execution(
         vec![param(request.process_id.clone()), param(new_id)],
         Answer::Nothing,
     );
-    let client = store.pool().get().await?;
-    let started = apply_plan_then(
-        &client,
+    let (writes, _) = plan_writes(
         insert_execution(claim, &start.execution),
         &start.execution,
         &start.plan,
         now,
         Announce::NewTasks,
         None,
-        Finish::Later,
-    )
-    .await;
-    match started {
+    );
+    match store
+        .batches()
+        .run(request.process_id.clone(), writes)
+        .await
+    {
         Ok(_) => Ok(Some(new_id)),
         Err(error) if process_id_taken(&error) => Ok(None),
         Err(error) => Err(error),

@@ -8,9 +8,11 @@ use chrono::{DateTime, Utc};
 use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 use xdb_protocol::GlobalAttributeValue;
 
-use super::apply_plan::{apply_plan_then, commits_with_writes, Announce, Finish};
+use super::apply_plan::{
+    apply_plan_then, commits_with_writes, moved_rows_are_stale, plan_writes, Announce, Finish,
+};
 use super::global_attributes;
-use super::load_state_call::preload_continuation;
+use super::load_state_call::{continuation_call_without_reads, preload_continuation};
 use super::locks::lock_for_task;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
@@ -94,25 +96,27 @@ pub(crate) async fn one_statement_transition(
         vec![param(task.id), param(owner.to_string())],
         Answer::Exactly(1),
     );
-    let client = store.pool().get().await?;
-    let applied = apply_plan_then(
-        &client,
+    let (writes, reading) = plan_writes(
         lead,
         process,
         plan,
         now,
         Announce::ClosuresOnly,
         store.lease_to(owner),
-        Finish::Later,
-    )
-    .await;
-    let mut applied = match applied {
-        Ok((applied, _)) => applied,
+    );
+    let answers = match store.batches().run(process.id.to_string(), writes).await {
+        Ok(answers) => answers,
+        Err(error) => match moved_rows_are_stale(error) {
+            StoreError::Stale(_) => return Ok(None),
+            error => return Err(error),
+        },
+    };
+    let mut applied = match reading.applied(&answers) {
+        Ok(applied) => applied,
         Err(StoreError::Stale(_)) => return Ok(None),
         Err(error) => return Err(error),
     };
-    // Reads nothing: the continuation's call reads no attributes (checked above).
-    preload_continuation(&client, process, plan, Some(state), &mut applied, now).await?;
+    continuation_call_without_reads(process, plan, Some(state), &mut applied, now);
     Ok(Some(applied))
 }
 

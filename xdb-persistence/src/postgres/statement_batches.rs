@@ -1,0 +1,276 @@
+//! Self-contained statements of concurrent callers, committed together.
+//!
+//! A usual transition, and a first start, is one statement outside a transaction block.
+//! Under load many are ready at once, and each alone costs the server a transaction, a
+//! WAL flush and a round trip. Here a statement that finds every batch slot busy waits
+//! for one, and goes out with the others that waited: BEGIN, the statements in the
+//! order of their keys (the process execution a transition locks, the process id a
+//! start claims: every batch takes them in one order, so two batches cannot deadlock
+//! on them), COMMIT, in one round trip. Two statements of one key never share a batch
+//! (the second would see the first's writes, which its guards refuse). A statement that finds
+//! a free slot and nobody waiting runs at once, alone, outside a transaction block.
+//!
+//! Each statement asserts what it needs on its own (see `pipeline`): one that fails
+//! makes its batch commit nothing, and then every statement of the batch runs again
+//! alone, so that each caller gets its own statement's answer or error.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use deadpool_postgres::{Object, Pool};
+use futures::future::{join_all, try_join_all};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::pipeline::{Answers, Pipeline};
+use crate::StoreError;
+
+/// Batches in flight at once; statements wait while all are busy. Few, so that
+/// statements gather under load instead of each finding a slot of its own.
+const SLOTS: usize = 2;
+
+/// Most statements in one batch.
+const MAX_BATCH: usize = 32;
+
+struct Job {
+    key: String,
+    pipeline: Pipeline,
+    reply: oneshot::Sender<Result<Answers, StoreError>>,
+}
+
+/// The batcher of one store; cloning shares it.
+#[derive(Clone)]
+pub(crate) struct StatementBatches {
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+impl StatementBatches {
+    /// Starts batching statements onto connections of `pool`.
+    pub fn start(pool: Pool) -> Self {
+        let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
+        tokio::spawn(async move {
+            let slots = Arc::new(Semaphore::new(SLOTS));
+            // Jobs whose key was already in a batch, first in the next one.
+            let mut held: VecDeque<Job> = VecDeque::new();
+            loop {
+                let slot = slots.clone().acquire_owned().await.expect("never closed");
+                let first = match held.pop_front() {
+                    Some(job) => job,
+                    None => match queue.recv().await {
+                        Some(job) => job,
+                        None => return,
+                    },
+                };
+                let mut keys = HashSet::from([first.key.clone()]);
+                let mut batch = vec![first];
+                let mut later = VecDeque::new();
+                let waiting = std::iter::from_fn(|| held.pop_front())
+                    .chain(std::iter::from_fn(|| queue.try_recv().ok()));
+                for job in waiting {
+                    if keys.insert(job.key.clone()) {
+                        batch.push(job);
+                    } else {
+                        later.push_back(job);
+                    }
+                    if batch.len() == MAX_BATCH {
+                        break;
+                    }
+                }
+                held.extend(later);
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    run_batch(&pool, batch).await;
+                    drop(slot);
+                });
+            }
+        });
+        Self { jobs }
+    }
+
+    /// Runs `pipeline`, a statement taking `key` (see the module's doc), committed
+    /// alone or with others.
+    pub async fn run(&self, key: String, pipeline: Pipeline) -> Result<Answers, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Job {
+                key,
+                pipeline,
+                reply,
+            })
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Database("the statement batcher stopped".into())
+}
+
+async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
+    let client = match pool.get().await {
+        Ok(client) => client,
+        Err(error) => {
+            let error = StoreError::from(error);
+            for job in batch {
+                let _ = job.reply.send(Err(StoreError::Database(error.to_string())));
+            }
+            return;
+        }
+    };
+    if batch.len() > 1 {
+        batch.sort_by(|a, b| a.key.cmp(&b.key));
+        match together(&client, &batch).await {
+            Ok(Some(answers)) => {
+                for (job, answer) in batch.into_iter().zip(answers) {
+                    let _ = job.reply.send(Ok(answer));
+                }
+                return;
+            }
+            // A statement failed: nothing was committed; each runs again alone.
+            Ok(None) => {}
+            Err(error) => {
+                // The connection failed midway: whether COMMIT got through is unknown,
+                // as for a lone statement whose connection fails.
+                for job in batch {
+                    let _ = job.reply.send(Err(StoreError::Database(error.to_string())));
+                }
+                return;
+            }
+        }
+    }
+    for job in batch {
+        let answer = job.pipeline.run(&client, false).await;
+        let _ = job.reply.send(answer);
+    }
+}
+
+/// Runs every statement of `batch` in one transaction: their answers if all succeeded
+/// and it committed, `None` if one failed (the transaction is rolled back).
+async fn together(client: &Object, batch: &[Job]) -> Result<Option<Vec<Answers>>, StoreError> {
+    let statements: Vec<_> = batch.iter().map(|job| job.pipeline.statement()).collect();
+    // Every statement prepared before any is sent: one not prepared yet would go out
+    // after its own round trip, behind COMMIT.
+    let prepared =
+        try_join_all(statements.iter().map(|(sql, _)| client.prepare_cached(sql))).await?;
+    let params: Vec<_> = batch.iter().map(|job| job.pipeline.params()).collect();
+    // Polled in order, so written in order: BEGIN, the statements, COMMIT.
+    let (begun, answered, committed) = futures::join!(
+        client.batch_execute("BEGIN"),
+        join_all(
+            prepared
+                .iter()
+                .zip(&params)
+                .map(|(statement, params)| client.query(statement, params))
+        ),
+        client.batch_execute("COMMIT")
+    );
+    begun?;
+    if answered.iter().any(Result::is_err) {
+        // COMMIT ended the failed transaction (as a rollback).
+        committed?;
+        return Ok(None);
+    }
+    committed?;
+    let mut answers = Vec::with_capacity(batch.len());
+    for ((job, (_, row_at)), rows) in batch.iter().zip(&statements).zip(answered) {
+        answers.push(job.pipeline.answers(rows?, *row_at)?);
+    }
+    Ok(Some(answers))
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_test_util::TestDatabase;
+
+    use super::*;
+    use crate::postgres::pipeline::{is_assertion, param, Answer};
+    use crate::postgres::PostgresStore;
+
+    async fn store_with_table() -> (TestDatabase, PostgresStore) {
+        let db = TestDatabase::create_postgres().await;
+        let store = PostgresStore::connect(db.url(), 4).await.unwrap();
+        store
+            .pool()
+            .get()
+            .await
+            .unwrap()
+            .batch_execute("CREATE TABLE batched (id INT PRIMARY KEY)")
+            .await
+            .unwrap();
+        (db, store)
+    }
+
+    fn insert(id: i32) -> Pipeline {
+        let mut pipeline = Pipeline::default();
+        pipeline.push(
+            "INSERT INTO batched (id) VALUES ($1)",
+            vec![param(id)],
+            Answer::Nothing,
+        );
+        pipeline
+    }
+
+    /// Rows and the transactions that wrote them (a row's `xmin`).
+    async fn rows_and_transactions(store: &PostgresStore) -> (i64, i64) {
+        let row = store
+            .pool()
+            .get()
+            .await
+            .unwrap()
+            .query_one(
+                "SELECT count(*), count(DISTINCT xmin::text) FROM batched",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    }
+
+    #[tokio::test]
+    async fn statements_ready_together_commit_in_fewer_transactions() {
+        let (_db, store) = store_with_table().await;
+        let batches = store.batches();
+        let answers = join_all((0..40).map(|id| batches.run(format!("k{id}"), insert(id)))).await;
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        let (rows, transactions) = rows_and_transactions(&store).await;
+        assert_eq!(rows, 40);
+        assert!(
+            transactions < 40,
+            "{transactions} transactions for 40 statements"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_statement_fails_alone_and_the_others_commit() {
+        let (_db, store) = store_with_table().await;
+        let batches = store.batches();
+        let mut refused = Pipeline::default();
+        refused.push(
+            "UPDATE batched SET id = id WHERE id = $1 RETURNING 1",
+            vec![param(-1)],
+            Answer::Exactly(1),
+        );
+        let mut jobs: Vec<_> = (0..20).map(|id| (format!("k{id}"), insert(id))).collect();
+        jobs.insert(7, ("k-refused".into(), refused));
+        let answers = join_all(jobs.into_iter().map(|(key, job)| batches.run(key, job))).await;
+        for (index, answer) in answers.iter().enumerate() {
+            if index == 7 {
+                assert!(
+                    matches!(answer, Err(error) if is_assertion(error)),
+                    "{answer:?}"
+                );
+            } else {
+                assert!(answer.is_ok(), "{answer:?}");
+            }
+        }
+        assert_eq!(rows_and_transactions(&store).await.0, 20);
+    }
+
+    #[tokio::test]
+    async fn statements_of_one_key_never_share_a_transaction() {
+        let (_db, store) = store_with_table().await;
+        let batches = store.batches();
+        let answers = join_all((0..10).map(|id| batches.run("same".into(), insert(id)))).await;
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        assert_eq!(rows_and_transactions(&store).await, (10, 10));
+    }
+}
