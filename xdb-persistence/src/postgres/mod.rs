@@ -71,6 +71,7 @@ pub struct PostgresStore {
     config: tokio_postgres::Config,
     continuation_lease: Option<std::time::Duration>,
     batches: statement_batches::StatementBatches,
+    timekeeping_batches: statement_batches::StatementBatches,
 }
 
 impl PostgresStore {
@@ -87,6 +88,7 @@ impl PostgresStore {
         drop(pool.get().await?);
         Ok(Self {
             batches: statement_batches::StatementBatches::start(pool.clone()),
+            timekeeping_batches: statement_batches::StatementBatches::start(timekeeping.clone()),
             pool,
             timekeeping,
             config,
@@ -122,6 +124,11 @@ impl PostgresStore {
     /// long as that queue takes to drain.
     pub(crate) fn timekeeping_pool(&self) -> &Pool {
         &self.timekeeping
+    }
+
+    /// [`PostgresStore::batches`] on the timekeeping lane: timers that fire together.
+    pub(crate) fn timekeeping_batches(&self) -> &statement_batches::StatementBatches {
+        &self.timekeeping_batches
     }
 
     /// Starts a listener for this database's XDB notifications.

@@ -16,6 +16,7 @@ use super::load_state_call::{continuation_call_without_reads, preload_continuati
 use super::locks::lock_for_task;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
+use super::statement_batches::StatementBatches;
 use super::transaction::Tx;
 use super::PostgresStore;
 use crate::continuation::{continuation_reads_attributes, updates_only};
@@ -66,6 +67,19 @@ pub(crate) async fn one_statement_transition(
     plan: &TransitionPlan,
     now: DateTime<Utc>,
 ) -> Result<Option<Applied>, StoreError> {
+    one_statement_transition_in(store.batches(), store, task, owner, call, plan, now).await
+}
+
+/// [`one_statement_transition`], its statement batched by `batches`.
+pub(crate) async fn one_statement_transition_in(
+    batches: &StatementBatches,
+    store: &PostgresStore,
+    task: &Task,
+    owner: &str,
+    call: &StateCall,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+) -> Result<Option<Applied>, StoreError> {
     let (process, state) = (&call.process, &call.state);
     let single = commits_with_writes(plan)
         && !plan.state_updates.is_empty()
@@ -104,7 +118,7 @@ pub(crate) async fn one_statement_transition(
         Announce::ClosuresOnly,
         store.lease_to(owner),
     );
-    let answers = match store.batches().run(process.id.to_string(), writes).await {
+    let answers = match batches.run(process.id.to_string(), writes).await {
         Ok(answers) => answers,
         Err(error) => match moved_rows_are_stale(error) {
             StoreError::Stale(_) => return Ok(None),
