@@ -52,8 +52,10 @@ struct Cli {
         default_value = "lone,load,rpc,queue,timers,waiting,pgbench"
     )]
     scenarios: Vec<Scenario>,
-    /// Processes of each "load" level (and of the load beside the waiting processes).
-    #[arg(long, default_value_t = 5000)]
+    /// Processes of each "load" level (and of the load beside the waiting processes):
+    /// enough for the judged level to last about ten seconds at 1,200 processes/s, as
+    /// a few seconds' load is at the mercy of any background work on the machine.
+    #[arg(long, default_value_t = 12000)]
     processes: usize,
     /// The judged in-flight level of "load": throughput target, CPU, and the load
     /// beside the waiting processes.
