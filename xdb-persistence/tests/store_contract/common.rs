@@ -168,3 +168,24 @@ pub async fn history_types(store: &dyn ProcessStore, process_id: &str) -> Vec<St
         .map(|e| e.event_type)
         .collect()
 }
+
+/// execute's answer moving on to `next` (each skipping waitUntil), in parallel.
+pub fn execute_then(next: &[&str]) -> AsyncStateExecuteResponse {
+    AsyncStateExecuteResponse {
+        state_decision: StateDecision {
+            next_states: next
+                .iter()
+                .map(|state| StateMovement {
+                    state_id: (*state).into(),
+                    state_input: None,
+                    state_config: Some(AsyncStateConfig {
+                        skip_wait_until: true,
+                        ..Default::default()
+                    }),
+                })
+                .collect(),
+            thread_close_decision: None,
+        },
+        ..Default::default()
+    }
+}

@@ -16,26 +16,6 @@ both!(
     a_continuation_comes_with_its_state_call_as_loading_reads_it,
 );
 
-fn execute_then(next: &[&str]) -> AsyncStateExecuteResponse {
-    AsyncStateExecuteResponse {
-        state_decision: StateDecision {
-            next_states: next
-                .iter()
-                .map(|state| StateMovement {
-                    state_id: (*state).into(),
-                    state_input: None,
-                    state_config: Some(AsyncStateConfig {
-                        skip_wait_until: true,
-                        ..Default::default()
-                    }),
-                })
-                .collect(),
-            thread_close_decision: None,
-        },
-        ..Default::default()
-    }
-}
-
 async fn leasing_harness(dialect: Dialect) -> Harness {
     let h = harness(dialect).await;
     let store = xdb_persistence::connect_with(

@@ -404,23 +404,7 @@ async fn a_decision_on_rows_a_parallel_thread_moved_is_taken_again(dialect: Dial
         .await
         .unwrap();
     let (task, call) = claim_call(store, "w", TaskType::Execute).await;
-    let to_b_and_c = AsyncStateExecuteResponse {
-        state_decision: StateDecision {
-            next_states: ["B", "C"]
-                .into_iter()
-                .map(|state| StateMovement {
-                    state_id: state.into(),
-                    state_input: None,
-                    state_config: Some(AsyncStateConfig {
-                        skip_wait_until: true,
-                        ..Default::default()
-                    }),
-                })
-                .collect(),
-            thread_close_decision: None,
-        },
-        ..Default::default()
-    };
+    let to_b_and_c = execute_then(&["B", "C"]);
     store
         .complete_execute(&task, "w", &call, &to_b_and_c)
         .await
