@@ -61,7 +61,8 @@ pub(crate) enum Finish {
 }
 
 /// Whether `plan` leaves nothing to do after its pipelined writes: no attribute writes
-/// and no message consumptions (both checked or written after them).
+/// (written after them) and no message consumptions (kept on the path that commits
+/// after its writes, where they were read).
 pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
     plan.attribute_writes.global_attributes.is_empty()
         && plan.attribute_writes.local_attributes.is_empty()
@@ -92,28 +93,15 @@ pub(crate) async fn apply_plan_then(
 
 /// How to read what a plan's writes answered (see [`plan_writes`]).
 pub(crate) struct WriteAnswers {
-    state_updates: Vec<usize>,
-    consumptions: Vec<(usize, usize)>,
     continuation: bool,
     new_tasks: usize,
     closes_process: bool,
 }
 
 impl WriteAnswers {
-    /// What the writes did, or Stale where they found other rows than the plan's.
+    /// What the writes did. The rows they had to find, the statement asserted itself
+    /// (a state update, a message consumption that finds other rows fails it).
     pub fn applied(&self, answers: &Answers) -> Result<Applied, StoreError> {
-        if self.state_updates.iter().any(|&at| answers.count(at) != 1) {
-            return Err(StoreError::Stale(
-                "a state execution changed meanwhile".into(),
-            ));
-        }
-        for &(at, expected) in &self.consumptions {
-            if answers.count(at) != expected as i64 {
-                return Err(StoreError::Stale(
-                    "a local-queue message was consumed meanwhile".into(),
-                ));
-            }
-        }
         let continuation = match (self.continuation, answers.row()) {
             (true, Some((row, at))) => Some(task_at(row, at)?),
             (true, None) => {
@@ -173,37 +161,33 @@ pub(crate) fn plan_writes(
         );
     }
 
-    let state_updates: Vec<usize> = plan
-        .state_updates
-        .iter()
-        .map(|update| {
-            writes.push(
-                // A version that moved meanwhile makes `version` NULL, which its NOT
-                // NULL constraint refuses: the transaction fails (as Stale) even when
-                // its COMMIT was sent along (Finish::WithWrites).
-                format!(
-                    "UPDATE xdb_sys_async_state_executions SET status = $4, \
+    for update in &plan.state_updates {
+        writes.push(
+            // A version that moved meanwhile makes `version` NULL, which its NOT
+            // NULL constraint refuses: the transaction fails (as Stale) even when
+            // its COMMIT was sent along (Finish::WithWrites).
+            format!(
+                "UPDATE xdb_sys_async_state_executions SET status = $4, \
                    version = CASE WHEN version = $8 THEN version + 1 END, \
                    command_request = $5, command_results = $6, \
                    last_failure = COALESCE($7, last_failure) \
                  WHERE process_execution_id = $1 AND state_id = $2 \
                    AND state_execution_number = $3{after_first} \
                  RETURNING 1"
-                ),
-                vec![
-                    param(id),
-                    param(update.id.state_id.clone()),
-                    param(update.id.number),
-                    param(status_after(plan, update.status).as_str()),
-                    param(update.command_request.as_ref().map(to_json)),
-                    param(update.command_progress.as_ref().map(to_json)),
-                    param(update.last_failure.clone()),
-                    param(update.expected_version),
-                ],
-                Answer::Exactly(1),
-            )
-        })
-        .collect();
+            ),
+            vec![
+                param(id),
+                param(update.id.state_id.clone()),
+                param(update.id.number),
+                param(status_after(plan, update.status).as_str()),
+                param(update.command_request.as_ref().map(to_json)),
+                param(update.command_progress.as_ref().map(to_json)),
+                param(update.last_failure.clone()),
+                param(update.expected_version),
+            ],
+            Answer::Exactly(1),
+        );
+    }
 
     if plan.close_execution {
         // The states updated above are left out: one statement must not change a row
@@ -272,7 +256,7 @@ pub(crate) fn plan_writes(
 
     let info = trace_context::task_info().as_ref().map(to_json);
     let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
-    let continuation_at = leased.map(|(to, index)| {
+    if let Some((to, index)) = leased {
         let task = &plan.new_tasks[index];
         writes.push(
             format!(
@@ -295,8 +279,8 @@ pub(crate) fn plan_writes(
                 param(info.clone()),
             ],
             Answer::Row,
-        )
-    });
+        );
+    }
     let others = plan
         .new_tasks
         .iter()
@@ -319,27 +303,22 @@ pub(crate) fn plan_writes(
         );
     }
 
-    let consumptions: Vec<(usize, usize)> = plan
-        .consume_messages
-        .iter()
-        .map(|consumption| {
-            let at = writes.push(
-                format!(
-                    "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
+    for consumption in &plan.consume_messages {
+        writes.push(
+            format!(
+                "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
                  WHERE process_execution_id = $1 AND sequence_id = ANY($2) \
                    AND consumed_by IS NULL{after_first} \
                  RETURNING 1"
-                ),
-                vec![
-                    param(id),
-                    param(consumption.sequence_ids.clone()),
-                    param(consumption.consumed_by.to_string()),
-                ],
-                Answer::Exactly(consumption.sequence_ids.len() as i64),
-            );
-            (at, consumption.sequence_ids.len())
-        })
-        .collect();
+            ),
+            vec![
+                param(id),
+                param(consumption.sequence_ids.clone()),
+                param(consumption.consumed_by.to_string()),
+            ],
+            Answer::Exactly(consumption.sequence_ids.len() as i64),
+        );
+    }
 
     push_history(&mut writes, id, plan, now);
     let applied_closure = plan.closes_process();
@@ -355,9 +334,7 @@ pub(crate) fn plan_writes(
     }
 
     let reading = WriteAnswers {
-        state_updates,
-        consumptions,
-        continuation: continuation_at.is_some(),
+        continuation: leased.is_some(),
         new_tasks: plan.new_tasks.len(),
         closes_process: applied_closure,
     };

@@ -24,7 +24,8 @@ pub(crate) async fn complete_execute(
         let now = Utc::now();
         if let Ok(plan) = decide::complete_execute(&call.process, &call.state, response, now) {
             if let Some(applied) =
-                one_statement_transition(store, task, owner, call, &plan, now).await?
+                one_statement_transition(store.batches(), store, task, owner, call, &plan, now)
+                    .await?
             {
                 return Ok(applied);
             }

@@ -27,7 +27,8 @@ pub(crate) async fn complete_wait_until(
             decide::complete_wait_until(&call.process, &call.state, response, &[], &[], now)
         {
             if let Some(applied) =
-                one_statement_transition(store, task, owner, call, &plan, now).await?
+                one_statement_transition(store.batches(), store, task, owner, call, &plan, now)
+                    .await?
             {
                 return Ok(applied);
             }

@@ -7,7 +7,7 @@ use xdb_engine::Task;
 use xdb_engine::StateExecutionId;
 
 use super::locks::{lock_for_task, lock_process, select_process_and_state, take_task};
-use super::task_transition::{finish_transition, one_statement_transition_in};
+use super::task_transition::{finish_transition, one_statement_transition};
 use super::transaction::Tx;
 use super::PostgresStore;
 use crate::{Applied, StateCall, StoreError};
@@ -73,7 +73,7 @@ async fn fire_in_one_statement(
         state,
         attributes: Default::default(),
     };
-    one_statement_transition_in(
+    one_statement_transition(
         store.timekeeping_batches(),
         store,
         task,

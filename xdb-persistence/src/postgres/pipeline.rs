@@ -34,8 +34,8 @@ pub(crate) fn param<T: ToSql + Sync + Send + 'static>(value: T) -> Param {
 pub(crate) enum Answer {
     /// Nothing: it only writes.
     Nothing,
-    /// How many rows it returned (its `RETURNING`, or a `SELECT`'s rows: a `SELECT`
-    /// must be answered, or the server would not run it).
+    /// Counted in the statement (its `RETURNING`, or a `SELECT`'s rows: a `SELECT`
+    /// must be, or the server would not run it).
     Count,
     /// Its count and its first row (one write per pipeline at most).
     Row,
@@ -65,19 +65,15 @@ pub(crate) struct Pipeline {
     first_locks: bool,
 }
 
-/// What the writes of a [`Pipeline`] answered, by the index [`Pipeline::push`] gave.
+/// What the writes of a [`Pipeline`] answered that is read back: the row of the write
+/// answering [`Answer::Row`] (the counts of the others are the statement's own
+/// business: [`Answer::Exactly`] is asserted in it).
 #[derive(Debug)]
 pub(crate) struct Answers {
-    counts: Vec<i64>,
     row: Option<(Row, usize)>,
 }
 
 impl Answers {
-    /// The rows the write at `at` returned (0 for one answering [`Answer::Nothing`]).
-    pub fn count(&self, at: usize) -> i64 {
-        self.counts[at]
-    }
-
     /// The first row of the write answering [`Answer::Row`], with the column its own
     /// columns start at; `None` when it returned no row.
     pub fn row(&self) -> Option<(&Row, usize)> {
@@ -107,14 +103,9 @@ impl Pipeline {
         }
     }
 
-    /// Adds a write (its parameters are `$1`, `$2`, … of its own, every one used); its
-    /// answer is at the returned index.
-    pub fn push(
-        &mut self,
-        sql: impl Into<Cow<'static, str>>,
-        params: Vec<Param>,
-        answer: Answer,
-    ) -> usize {
+    /// Adds a write (its parameters are `$1`, `$2`, … of its own, every one used),
+    /// named `w{n}` for the `n` writes before it.
+    pub fn push(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>, answer: Answer) {
         debug_assert!(
             answer != Answer::Row || self.writes.iter().all(|w| w.answer != Answer::Row),
             "one write per pipeline answers with its row"
@@ -124,7 +115,6 @@ impl Pipeline {
             params,
             answer,
         });
-        self.writes.len() - 1
     }
 
     /// Sends the writes as one statement, and COMMIT right behind it when `commit`.
@@ -137,10 +127,7 @@ impl Pipeline {
             if commit {
                 client.batch_execute("COMMIT").await?;
             }
-            return Ok(Answers {
-                counts: Vec::new(),
-                row: None,
-            });
+            return Ok(Answers { row: None });
         }
         let (sql, columns) = self.statement();
         let statement = if commit {
@@ -184,23 +171,15 @@ impl Pipeline {
             .into_iter()
             .next()
             .ok_or_else(|| StoreError::Database("the writes answered no row".into()))?;
-        let mut counts = Vec::with_capacity(self.writes.len());
-        let mut at = 0;
-        for write in &self.writes {
-            if write.answer == Answer::Nothing {
-                counts.push(0);
-            } else {
-                counts.push(first.get::<_, i64>(at));
-                at += 1;
-            }
-        }
+        // The row-answering write's count is among the answered writes' columns.
         let row = self
             .writes
             .iter()
+            .filter(|w| w.answer != Answer::Nothing)
             .position(|w| w.answer == Answer::Row)
-            .filter(|&index| counts[index] > 0)
+            .filter(|&column| first.get::<_, i64>(column) > 0)
             .map(|_| (first, row_at));
-        Ok(Answers { counts, row })
+        Ok(Answers { row })
     }
 
     /// The one statement, and the column the row-answering write's columns start at.

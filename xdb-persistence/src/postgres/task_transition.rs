@@ -52,7 +52,8 @@ pub(crate) async fn begin_transition(
 }
 
 /// Applies `plan`, decided from `call` as it was read (not locked), in one statement
-/// outside a transaction block: one round trip, no BEGIN or COMMIT. The statement first
+/// outside a transaction block, committed by `batches` (alone or with others ready at
+/// the same time): one round trip, no BEGIN or COMMIT of its own. The statement first
 /// locks the process row if it still holds what a decision reads (status, running
 /// states, state sequences, graceful completion); every other write to an existing row
 /// waits for that lock (the lock order of every transaction), the task is taken, and
@@ -60,18 +61,6 @@ pub(crate) async fn begin_transition(
 /// statement, or when any of that failed (nothing was written): the caller then locks,
 /// reads and decides again.
 pub(crate) async fn one_statement_transition(
-    store: &PostgresStore,
-    task: &Task,
-    owner: &str,
-    call: &StateCall,
-    plan: &TransitionPlan,
-    now: DateTime<Utc>,
-) -> Result<Option<Applied>, StoreError> {
-    one_statement_transition_in(store.batches(), store, task, owner, call, plan, now).await
-}
-
-/// [`one_statement_transition`], its statement batched by `batches`.
-pub(crate) async fn one_statement_transition_in(
     batches: &StatementBatches,
     store: &PostgresStore,
     task: &Task,
@@ -125,11 +114,8 @@ pub(crate) async fn one_statement_transition_in(
             error => return Err(error),
         },
     };
-    let mut applied = match reading.applied(&answers) {
-        Ok(applied) => applied,
-        Err(StoreError::Stale(_)) => return Ok(None),
-        Err(error) => return Err(error),
-    };
+    // Committed: from here on an error is an error, never a reason to decide again.
+    let mut applied = reading.applied(&answers)?;
     continuation_call_without_reads(process, plan, Some(state), &mut applied, now);
     Ok(Some(applied))
 }
