@@ -10,6 +10,7 @@
 mod claimed_call;
 mod continuation;
 mod error;
+mod fired_timer;
 pub mod mysql;
 mod notifications;
 pub mod postgres;

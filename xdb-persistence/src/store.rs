@@ -18,6 +18,19 @@ pub struct StateCall {
     pub attributes: LoadedAttributes,
 }
 
+/// A due timer whose firing settles its state's commands, decided from the rows as read
+/// (nothing written yet), with the execute call that firing starts: the caller calls the
+/// worker, then commits the firing and the answer as one transition
+/// ([`ProcessStore::complete_fired_execute`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiredTimer {
+    pub timer_index: i32,
+    /// The rows the firing was decided from.
+    pub before: StateCall,
+    /// The execute call, its command results those of this firing.
+    pub call: StateCall,
+}
+
 /// What the async service does after applying a task's outcome.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Applied {
@@ -221,5 +234,20 @@ pub trait ProcessStore: Send + Sync + 'static {
         error: &str,
     ) -> Result<Applied, StoreError>;
     async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
+    /// Reads the rows of due timer `task` (not locked, nothing written): `Some`, with the
+    /// execute's call (attributes loaded), when the timer is the last command its state
+    /// waits for, so its firing starts the execute. `None`: fire it with
+    /// [`ProcessStore::fire_timer`].
+    async fn fired_timer_call(&self, task: &Task) -> Result<Option<FiredTimer>, StoreError>;
+    /// Commits the firing of `fired` and the worker's answer to its execute as one
+    /// transition. `Stale` when its rows moved since they were read: the caller then
+    /// fires the timer with [`ProcessStore::fire_timer`], which settles it afresh.
+    async fn complete_fired_execute(
+        &self,
+        task: &Task,
+        owner: &str,
+        fired: &FiredTimer,
+        response: &AsyncStateExecuteResponse,
+    ) -> Result<Applied, StoreError>;
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
 }

@@ -32,11 +32,11 @@ pub(super) async fn handle(
     } else {
         StateApi::Execute
     };
-    let worker_context = worker_context(&call, task, api);
-    let timeout = api_timeout(context, &call, api);
-    let key = worker_context.idempotency_key.clone();
     let outcome = match api {
         StateApi::WaitUntil => {
+            let worker_context = worker_context(&call, task, api);
+            let timeout = api_timeout(context, &call, api);
+            let key = worker_context.idempotency_key.clone();
             let request = AsyncStateWaitUntilRequest {
                 context: worker_context,
                 process_type: call.process.process_type.clone(),
@@ -60,51 +60,22 @@ pub(super) async fn handle(
                             .complete_wait_until(task, &context.owner, &call, &response)
                             .await
                     }
-                    Err(error) => Err(error),
+                    Err(error) => Err(StoreError::Decide(error)),
                 },
                 Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
                     error.to_string(),
                 ))),
             }
         }
-        StateApi::Execute => {
-            let request = AsyncStateExecuteRequest {
-                context: worker_context,
-                process_type: call.process.process_type.clone(),
-                state_id: call.state.id.state_id.clone(),
-                state_input: call.state.input.clone(),
-                command_results: call
-                    .state
-                    .command_progress
-                    .as_ref()
-                    .zip(call.state.command_request.as_ref())
-                    .map(|(progress, request)| progress.to_results(request))
-                    .unwrap_or_default(),
-                attributes: call.attributes.clone(),
-            };
-            let answer = context.workers.call::<_, AsyncStateExecuteResponse>(
-                &call.process.worker_url,
-                paths::WORKER_EXECUTE,
-                &request,
-                timeout,
-                &key,
-            );
-            match timed(context, &call, api, answer).await {
-                // Over-limit writes fail the attempt like any unusable answer.
-                Ok(response) => match check_writes(context, &response) {
-                    Ok(()) => {
-                        context
-                            .store
-                            .complete_execute(task, &context.owner, &call, &response)
-                            .await
-                    }
-                    Err(error) => Err(error),
-                },
-                Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
-                    error.to_string(),
-                ))),
+        StateApi::Execute => match call_execute(context, task, &call).await {
+            Ok(response) => {
+                context
+                    .store
+                    .complete_execute(task, &context.owner, &call, &response)
+                    .await
             }
-        }
+            Err(error) => Err(StoreError::Decide(error)),
+        },
     };
     match outcome {
         // The worker failed, answered something unusable, or its writes were refused by
@@ -117,11 +88,49 @@ pub(super) async fn handle(
     }
 }
 
+/// Calls the worker's execute for `call` (as `task`'s attempt): an unusable answer, or
+/// one whose writes are over the limits, is a failure of the attempt.
+pub(super) async fn call_execute(
+    context: &HandlerContext,
+    task: &Task,
+    call: &StateCall,
+) -> Result<AsyncStateExecuteResponse, DecideError> {
+    let worker_context = worker_context(call, task, StateApi::Execute);
+    let timeout = api_timeout(context, call, StateApi::Execute);
+    let key = worker_context.idempotency_key.clone();
+    let request = AsyncStateExecuteRequest {
+        context: worker_context,
+        process_type: call.process.process_type.clone(),
+        state_id: call.state.id.state_id.clone(),
+        state_input: call.state.input.clone(),
+        command_results: call
+            .state
+            .command_progress
+            .as_ref()
+            .zip(call.state.command_request.as_ref())
+            .map(|(progress, request)| progress.to_results(request))
+            .unwrap_or_default(),
+        attributes: call.attributes.clone(),
+    };
+    let answer = context.workers.call::<_, AsyncStateExecuteResponse>(
+        &call.process.worker_url,
+        paths::WORKER_EXECUTE,
+        &request,
+        timeout,
+        &key,
+    );
+    let response = timed(context, call, StateApi::Execute, answer)
+        .await
+        .map_err(|error| DecideError::InvalidWorkerResponse(error.to_string()))?;
+    check_writes(context, &response)?;
+    Ok(response)
+}
+
 /// Holds a worker's writes to the value limits; an answer over them fails the attempt.
-fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), StoreError> {
+fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), DecideError> {
     let (writes, published) = answer.writes();
     xdb_engine::validation::check_worker_writes(writes, published, &context.limits)
-        .map_err(|e| StoreError::Decide(DecideError::InvalidWorkerResponse(e.to_string())))
+        .map_err(|e| DecideError::InvalidWorkerResponse(e.to_string()))
 }
 
 /// The writes and publications of a state API's answer.
@@ -166,7 +175,8 @@ async fn timed<T>(
     result
 }
 
-async fn failed(
+/// Records a failed attempt of `api` for `task`: a retry by policy, or the recovery.
+pub(super) async fn failed(
     context: &HandlerContext,
     task: &Task,
     call: &StateCall,

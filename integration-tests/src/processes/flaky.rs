@@ -23,6 +23,8 @@ pub struct FlakyConfig {
     pub initial_interval: Duration,
     /// On giving up, go to [`RecoveryState`] instead of failing the process.
     pub recover: bool,
+    /// Start with [`TimedFlakyState`]: the flaky execute comes after a durable timer.
+    pub after_timer: Option<Duration>,
 }
 
 #[derive(Debug, Clone)]
@@ -46,13 +48,18 @@ impl FlakyProcess {
 
 impl Process for FlakyProcess {
     fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(FlakyState {
+        let flaky = FlakyState {
             config: self.config.clone(),
             attempts: self.attempts.clone(),
-        })
-        .state(RecoveryState {
+        };
+        let recovery = RecoveryState {
             recoveries: self.recoveries.clone(),
-        })
+        };
+        match self.config.after_timer {
+            Some(delay) => StateSchema::with_starting_state(TimedFlakyState { delay, flaky }),
+            None => StateSchema::with_starting_state(flaky),
+        }
+        .state(recovery)
     }
 
     fn persistence_schema(&self) -> PersistenceSchema {
@@ -106,6 +113,46 @@ impl AsyncState for FlakyState {
         }
         persistence.set_global_attribute(COL_NOTE, "flaky done")?;
         Ok(StateDecision::graceful_complete_process("ok"))
+    }
+}
+
+/// [`FlakyState`] behind a durable timer: its execute is the one the timer's firing
+/// starts.
+pub struct TimedFlakyState {
+    delay: Duration,
+    flaky: FlakyState,
+}
+
+#[async_trait]
+impl AsyncState for TimedFlakyState {
+    type Input = ();
+    const HAS_WAIT_UNTIL: bool = true;
+
+    fn options(&self) -> AsyncStateConfig {
+        self.flaky.options()
+    }
+
+    async fn wait_until(
+        &self,
+        _ctx: &Context,
+        _input: (),
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<CommandRequest> {
+        Ok(CommandRequest::any_of(vec![Command::timer(self.delay)]))
+    }
+
+    async fn execute(
+        &self,
+        ctx: &Context,
+        input: (),
+        results: &CommandResults,
+        persistence: &mut Persistence,
+        communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        self.flaky
+            .execute(ctx, input, results, persistence, communication)
+            .await
     }
 }
 

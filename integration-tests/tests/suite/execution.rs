@@ -198,6 +198,7 @@ fn flaky(failing_attempts: u32, maximum_attempts: u32, recover: bool) -> FlakyPr
         maximum_attempts,
         initial_interval: Duration::from_millis(200),
         recover,
+        after_timer: None,
     })
 }
 
@@ -256,6 +257,52 @@ async fn retry_policy_retries_with_attempt_numbers_and_one_idempotency_key(db: D
     env.shutdown().await;
 }
 
+/// The execute a timer's firing starts is called before the firing is written (one
+/// transition for both); when that call fails, the firing is still recorded once and the
+/// execute is retried by its policy, under one idempotency key.
+async fn a_failed_execute_after_a_timer_is_retried_by_policy(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let mut process = flaky(1, 3, false);
+    process.config.after_timer = Some(Duration::from_secs(1));
+    let worker = serve(&mut env, &process).await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "timed-flaky",
+        entity_options("e-timed"),
+    )
+    .await
+    .unwrap();
+    let done = env
+        .client
+        .wait_for_process_completion("timed-flaky", SOON)
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
+    let attempts = process.attempts.all();
+    assert_eq!(
+        attempts.iter().map(|c| c.attempt).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!(attempts[0].idempotency_key, attempts[1].idempotency_key);
+    assert_eq!(
+        attempts[0].state_execution_id.as_deref(),
+        Some("TimedFlakyState-1")
+    );
+    assert_eq!(
+        env.entity_row("e-timed").await.unwrap().note.as_deref(),
+        Some("flaky done")
+    );
+    let history = env.history_types(&exec).await;
+    let count = |event: &str| history.iter().filter(|e| *e == event).count();
+    assert_eq!(count("TIMER_FIRED"), 1, "{history:?}");
+    assert_eq!(count("STATE_API_FAILED"), 1, "{history:?}");
+    assert_eq!(count("EXECUTE_COMPLETED"), 1, "{history:?}");
+    assert!(env.tasks(&exec).await.is_empty());
+    env.shutdown().await;
+}
+
 async fn exhausted_retries_fail_the_process_with_the_reason(db: Database) {
     let mut env = XdbTestEnv::start(db).await;
     let process = flaky(u32::MAX, 3, false);
@@ -300,8 +347,24 @@ async fn exhausted_retries_fail_the_process_with_the_reason(db: Database) {
 }
 
 async fn failure_recovery_proceeds_to_the_configured_state(db: Database) {
+    recovers_from(db, None).await
+}
+
+/// Giving up on the execute a timer's firing starts (called before the firing is
+/// written) recovers the same way.
+async fn failure_recovery_after_a_timer_proceeds_to_the_configured_state(db: Database) {
+    recovers_from(db, Some(Duration::from_secs(1))).await
+}
+
+/// A flaky state that never succeeds, behind `after_timer` if given, recovers.
+async fn recovers_from(db: Database, after_timer: Option<Duration>) {
     let mut env = XdbTestEnv::start(db).await;
-    let process = flaky(u32::MAX, 2, true);
+    let mut process = flaky(u32::MAX, 2, true);
+    process.config.after_timer = after_timer;
+    let flaky_state = match after_timer {
+        Some(_) => "TimedFlakyState-1",
+        None => "FlakyState-1",
+    };
     let worker = serve(&mut env, &process).await;
     let exec = start(&env, &process, &worker, "recovering", entity_options("e3"))
         .await
@@ -316,7 +379,7 @@ async fn failure_recovery_proceeds_to_the_configured_state(db: Database) {
     assert_eq!(process.attempts.len(), 2);
     let recoveries = process.recoveries.all();
     assert_eq!(recoveries.len(), 1);
-    assert_eq!(recoveries[0]["stateExecutionId"], "FlakyState-1");
+    assert_eq!(recoveries[0]["stateExecutionId"], flaky_state);
     assert_eq!(recoveries[0]["api"], "execute");
     assert!(recoveries[0]["error"]
         .as_str()
@@ -330,7 +393,7 @@ async fn failure_recovery_proceeds_to_the_configured_state(db: Database) {
     assert_eq!(
         states,
         vec![
-            ("FlakyState-1".into(), "FAILED".into()),
+            (flaky_state.into(), "FAILED".into()),
             ("RecoveryState-1".into(), "COMPLETED".into())
         ]
     );
@@ -338,6 +401,7 @@ async fn failure_recovery_proceeds_to_the_configured_state(db: Database) {
         env.entity_row("e3").await.unwrap().note.as_deref(),
         Some("recovered")
     );
+    assert!(env.tasks(&exec).await.is_empty());
     env.shutdown().await;
 }
 
@@ -582,8 +646,10 @@ both_databases!(
     local_queue_all_of_waits_for_every_command_and_its_count,
     local_queue_any_of_goes_on_with_the_first_complete_command,
     retry_policy_retries_with_attempt_numbers_and_one_idempotency_key,
+    a_failed_execute_after_a_timer_is_retried_by_policy,
     exhausted_retries_fail_the_process_with_the_reason,
     failure_recovery_proceeds_to_the_configured_state,
+    failure_recovery_after_a_timer_proceeds_to_the_configured_state,
     process_timeout_closes_the_execution_as_timeout,
     id_reuse_policies,
     concurrent_starts_of_one_process_id_start_one_execution,
@@ -595,7 +661,9 @@ pulsar_mode_too!(
     local_queue_all_of_waits_for_every_command_and_its_count,
     local_queue_any_of_goes_on_with_the_first_complete_command,
     retry_policy_retries_with_attempt_numbers_and_one_idempotency_key,
+    a_failed_execute_after_a_timer_is_retried_by_policy,
     exhausted_retries_fail_the_process_with_the_reason,
     failure_recovery_proceeds_to_the_configured_state,
+    failure_recovery_after_a_timer_proceeds_to_the_configured_state,
     process_timeout_closes_the_execution_as_timeout,
 );

@@ -22,6 +22,7 @@ async fn metrics_count_what_the_services_did(db: Database) {
         maximum_attempts: 3,
         initial_interval: Duration::from_millis(100),
         recover: false,
+        after_timer: None,
     });
     let timer = TimerProcess::new(Duration::from_millis(200));
     let router = WorkerService::new()

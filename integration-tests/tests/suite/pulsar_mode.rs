@@ -244,6 +244,7 @@ async fn a_dead_lettered_state_task_applies_the_failure_recovery(db: Database) {
         maximum_attempts: 10,
         initial_interval: Duration::from_millis(100),
         recover: true,
+        after_timer: None,
     });
     let worker = serve(&mut env, &process).await;
     let exec = start(
@@ -320,6 +321,7 @@ async fn a_key_shared_subscription_shares_work_and_applies_each_transition_once(
         maximum_attempts: 3,
         initial_interval: Duration::from_millis(100),
         recover: false,
+        after_timer: None,
     });
     let worker = serve(&mut env, &process).await;
     let mut execs = Vec::new();

@@ -91,6 +91,7 @@ async fn instances_share_work_and_apply_each_transition_once(db: Database) {
         maximum_attempts: 3,
         initial_interval: Duration::from_millis(100),
         recover: false,
+        after_timer: None,
     });
     let worker = serve(&mut env, &process).await;
     let mut execs = Vec::new();
@@ -348,6 +349,7 @@ async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
         maximum_attempts: 3,
         initial_interval: Duration::from_millis(100),
         recover: false,
+        after_timer: None,
     });
     let faults = WorkerFaults::new();
     faults.hold(CallMatch::state("FlakyState", StateApiKind::Execute));

@@ -2,9 +2,9 @@
 
 use std::collections::HashSet;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use xdb_engine::decide;
-use xdb_engine::Task;
+use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 use xdb_protocol::AsyncStateExecuteResponse;
 
 use super::apply_plan::apply_plan;
@@ -23,6 +23,26 @@ pub(crate) async fn complete_execute(
     call: &StateCall,
     response: &AsyncStateExecuteResponse,
 ) -> Result<Applied, StoreError> {
+    complete_decided_execute(store, task, owner, call, response, |process, state, now| {
+        Ok(decide::complete_execute(process, state, response, now)?)
+    })
+    .await
+}
+
+/// Applies the plan `decide` makes of execute's answer `response` on the locked rows,
+/// once `call.state` is found as it was read.
+pub(crate) async fn complete_decided_execute(
+    store: &MySqlStore,
+    task: &Task,
+    owner: &str,
+    call: &StateCall,
+    response: &AsyncStateExecuteResponse,
+    decide: impl FnOnce(
+        &ProcessExecution,
+        &StateExecution,
+        DateTime<Utc>,
+    ) -> Result<TransitionPlan, StoreError>,
+) -> Result<Applied, StoreError> {
     let mut tx = store.begin().await?;
     global_attributes::lock_row_first(
         &mut tx,
@@ -40,7 +60,7 @@ pub(crate) async fn complete_execute(
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
     let now = Utc::now();
-    let mut plan = decide::complete_execute(&process, &state, response, now)?;
+    let mut plan = decide(&process, &state, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
         insert_messages(&mut tx, process.id, &response.publish_to_local_queue).await?;
         let waiting = lock_waiting_states(&mut tx, process.id).await?;

@@ -87,7 +87,7 @@ pub(crate) async fn preload_continuation(
 }
 
 /// The attributes `state`'s loading policy asks for.
-async fn load_attributes(
+pub(crate) async fn load_attributes(
     conn: &mut impl Queryable,
     store: &MySqlStore,
     process: &ProcessExecution,

@@ -10,7 +10,8 @@ use xdb_protocol::*;
 
 use super::*;
 use crate::{
-    Applied, ProcessStore, Retry, RpcWorker, ServiceInstance, ServiceKind, StateCall, StoreError,
+    Applied, FiredTimer, ProcessStore, Retry, RpcWorker, ServiceInstance, ServiceKind, StateCall,
+    StoreError,
 };
 
 #[async_trait]
@@ -173,6 +174,18 @@ impl ProcessStore for MySqlStore {
     }
     async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         fire_timer::fire_timer(self, task, owner).await
+    }
+    async fn fired_timer_call(&self, task: &Task) -> Result<Option<FiredTimer>, StoreError> {
+        fired_execute::fired_timer_call(self, task).await
+    }
+    async fn complete_fired_execute(
+        &self,
+        task: &Task,
+        owner: &str,
+        fired: &FiredTimer,
+        response: &AsyncStateExecuteResponse,
+    ) -> Result<Applied, StoreError> {
+        fired_execute::complete_fired_execute(self, task, owner, fired, response).await
     }
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         timeout_process::timeout_process(self, task, owner).await

@@ -105,7 +105,7 @@ pub(crate) fn continuation_call_without_reads(
 }
 
 /// The attributes `state`'s loading policy asks for.
-async fn load_attributes(
+pub(crate) async fn load_attributes(
     client: &impl GenericClient,
     process: &ProcessExecution,
     state: &StateExecution,

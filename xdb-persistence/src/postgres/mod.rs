@@ -11,6 +11,7 @@ mod complete_execute;
 mod complete_wait_until;
 mod describe_process;
 mod fire_timer;
+mod fired_execute;
 mod global_attributes;
 mod list_processes;
 mod load_state_call;

@@ -189,3 +189,27 @@ pub fn execute_then(next: &[&str]) -> AsyncStateExecuteResponse {
         ..Default::default()
     }
 }
+
+/// Starts `process_id` and completes its state A's waitUntil (claimed by "w") with a
+/// timer of `seconds`.
+pub async fn start_waiting_on_a_timer(store: &dyn ProcessStore, process_id: &str, seconds: u32) {
+    store
+        .start_process(&start_request(process_id, "A"))
+        .await
+        .unwrap();
+    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
+    let wait = AsyncStateWaitUntilResponse {
+        command_request: CommandRequest {
+            waiting_type: CommandWaitingType::AnyOfCompletion,
+            timer_commands: vec![TimerCommand {
+                delay_in_seconds: seconds,
+            }],
+            local_queue_commands: vec![],
+        },
+        ..Default::default()
+    };
+    store
+        .complete_wait_until(&task, "w", &call, &wait)
+        .await
+        .unwrap();
+}

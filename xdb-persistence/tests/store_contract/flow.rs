@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use xdb_engine::TaskType;
-use xdb_persistence::{ProcessStore, StoreError};
+use xdb_persistence::StoreError;
 use xdb_protocol::*;
 use xdb_test_util::Dialect;
 
@@ -361,30 +361,6 @@ async fn a_claimed_call_is_the_call_loading_reads(dialect: Dialect) {
     } else if let Some(call) = call {
         assert_eq!(call, &loaded);
     }
-}
-
-/// Starts `process_id` and completes its state A's waitUntil (claimed by "w") with a
-/// timer of `seconds`.
-async fn start_waiting_on_a_timer(store: &dyn ProcessStore, process_id: &str, seconds: u32) {
-    store
-        .start_process(&start_request(process_id, "A"))
-        .await
-        .unwrap();
-    let (task, call) = claim_call(store, "w", TaskType::WaitUntil).await;
-    let wait = AsyncStateWaitUntilResponse {
-        command_request: CommandRequest {
-            waiting_type: CommandWaitingType::AnyOfCompletion,
-            timer_commands: vec![TimerCommand {
-                delay_in_seconds: seconds,
-            }],
-            local_queue_commands: vec![],
-        },
-        ..Default::default()
-    };
-    store
-        .complete_wait_until(&task, "w", &call, &wait)
-        .await
-        .unwrap();
 }
 
 /// Two parallel threads, both read while both ran: the second to finish decides from a

@@ -29,6 +29,7 @@ mod common;
 mod attributes;
 mod claim_one;
 mod continuation;
+mod fired_timer;
 mod flow;
 mod queue;
 mod service;
