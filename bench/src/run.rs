@@ -222,9 +222,10 @@ async fn measure(
             start_concurrency: options.waiting_start_concurrency,
             load_processes: options.processes,
             load_concurrency: options.concurrency,
+            runs: WAITING_LOAD_RUNS,
         };
         report.waiting = Some(
-            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), settle(database))
+            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), || settle(database))
                 .await,
         );
     }
@@ -248,6 +249,10 @@ async fn measure(
     report.processes = report.processes_started(options.warm_up);
     Ok(report)
 }
+
+/// Load runs on each side of the waiting scenario's comparison (see
+/// [`scenarios::waiting`]).
+const WAITING_LOAD_RUNS: usize = 2;
 
 /// [`BenchDatabase::settle`]; a failure is reported and the run goes on.
 async fn settle(database: &BenchDatabase) {

@@ -133,14 +133,22 @@ pub(super) fn write_waiting(
     ] {
         let _ = writeln!(out, "| {label} | {:.1} |", mb(kib));
     }
-    if let Some(load) = &w.load {
-        write_load_line(out, "\nThe load scenario beside them", load);
+    let _ = writeln!(
+        out,
+        "\nThe load scenario just before they were started (the reference), then beside \
+         them, each run after the database settled:\n"
+    );
+    for (run, load) in w.reference.iter().enumerate() {
+        write_load_line(out, &format!("- before them, run {}", run + 1), load);
+    }
+    for (run, load) in w.beside.iter().enumerate() {
+        write_load_line(out, &format!("- beside them, run {}", run + 1), load);
     }
     if let Some((ratio, with, without)) = ratio {
         let _ = writeln!(
             out,
-            "\nThroughput beside the waiting processes against without them: {with:.0}/s \
-             against {without:.0}/s, a ratio of **{ratio:.2}**."
+            "\nThroughput beside the waiting processes against just before them (each side's \
+             runs combined): {with:.0}/s against {without:.0}/s, a ratio of **{ratio:.2}**."
         );
     }
     first_error(out, w.first_error.as_ref());

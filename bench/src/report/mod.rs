@@ -100,7 +100,7 @@ impl Report {
             .lone
             .iter()
             .chain(&self.levels)
-            .chain(self.waiting.iter().filter_map(|w| w.load.as_ref()))
+            .chain(self.waiting.iter().flat_map(|w| w.loads()))
             .map(|s| s.failed)
             .sum();
         let timers = self
@@ -127,7 +127,7 @@ impl Report {
             + self.queue_latency.as_ref().map_or(0, |q| q.messages)
             + self.timers.as_ref().map_or(0, |t| t.processes)
             + self.waiting.as_ref().map_or(0, |w| {
-                w.processes + w.load.as_ref().map_or(0, |l| l.processes)
+                w.processes + w.loads().map(|l| l.processes).sum::<usize>()
             })
     }
 }

@@ -1,6 +1,11 @@
 //! Many waiting processes: `count` processes are started (many start calls in flight)
 //! and each parks on a far timer or a local-queue message; once all wait, the async
 //! service's memory is read and the load scenario runs again beside them.
+//!
+//! "Throughput unchanged while they wait" compares the load beside them with the load
+//! run just before they were started, on the same services and database: runs minutes
+//! apart differ by several percent on this machine whatever they carry, so each side is
+//! run `runs` times (each after the database settled) and their combined rates compared.
 
 use std::time::{Duration, Instant};
 
@@ -35,8 +40,10 @@ pub struct WaitingResult {
     /// The largest resident size sampled over the scenario, and the kernel's
     /// high-water mark of the service's whole life (which covers earlier scenarios).
     pub async_peak_kib: u64,
+    /// The load scenario just before they were started: the reference.
+    pub reference: Vec<ScenarioResult>,
     /// The load scenario while they wait.
-    pub load: Option<ScenarioResult>,
+    pub beside: Vec<ScenarioResult>,
 }
 
 impl WaitingResult {
@@ -45,6 +52,18 @@ impl WaitingResult {
         let started = self.processes - self.failed_starts - self.not_waiting;
         started as f64 / self.all_waiting_after.as_secs_f64().max(f64::EPSILON)
     }
+
+    /// Every load run of the scenario: the references, then those beside them.
+    pub fn loads(&self) -> impl Iterator<Item = &ScenarioResult> {
+        self.reference.iter().chain(&self.beside)
+    }
+}
+
+/// Completed processes per second over all of `runs` together.
+pub fn combined_throughput(runs: &[ScenarioResult]) -> Option<f64> {
+    let elapsed: f64 = runs.iter().map(|r| r.elapsed.as_secs_f64()).sum();
+    let completed: usize = runs.iter().map(|r| r.completed).sum();
+    (elapsed > 0.0).then(|| completed as f64 / elapsed)
 }
 
 /// What the waiting scenario needs to know.
@@ -56,19 +75,40 @@ pub struct WaitingOptions {
     /// The load scenario beside them: processes and in-flight level.
     pub load_processes: usize,
     pub load_concurrency: usize,
+    /// Load runs on each side of the comparison.
+    pub runs: usize,
 }
 
-/// Runs the waiting scenario; `async_pid` is the async service to watch, and
-/// `before_load` runs once all are waiting, before the load beside them.
-pub async fn waiting(
+/// Runs the waiting scenario; `async_pid` is the async service to watch, and `settle`
+/// runs before each load run.
+pub async fn waiting<F: std::future::Future<Output = ()>>(
     driver: &Driver,
     options: WaitingOptions,
     async_pid: u32,
-    before_load: impl std::future::Future<Output = ()>,
+    settle: impl Fn() -> F,
 ) -> WaitingResult {
+    let mut reference = Vec::new();
+    for run in 1..=options.runs {
+        settle().await;
+        eprintln!(
+            "xdb-bench: waiting: reference load {run} of {} ({} processes, {} in flight)",
+            options.runs, options.load_processes, options.load_concurrency
+        );
+        let name = format!("load before waiting {run}");
+        reference.push(
+            load(
+                driver,
+                &name,
+                options.load_processes,
+                options.load_concurrency,
+            )
+            .await,
+        );
+    }
     let mut result = WaitingResult {
         processes: options.processes,
         async_rss_before_kib: rss::read(async_pid).map_or(0, |m| m.rss_kib),
+        reference,
         ..WaitingResult::default()
     };
     let sampler = Sampler::start(async_pid, Duration::from_millis(100));
@@ -112,23 +152,26 @@ pub async fn waiting(
     // The last waitUntil answers are still being committed: let them land.
     tokio::time::sleep(Duration::from_secs(1)).await;
     result.async_rss_waiting_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
-    before_load.await;
-    eprintln!(
-        "xdb-bench: waiting: all {} waiting after {:.1} s; load ({} processes, {} in flight) beside them",
-        starts.started,
-        result.all_waiting_after.as_secs_f64(),
-        options.load_processes,
-        options.load_concurrency
-    );
-    result.load = Some(
-        load(
+    for run in 1..=options.runs {
+        settle().await;
+        eprintln!(
+            "xdb-bench: waiting: all {} waiting after {:.1} s; load {run} of {} ({} processes, {} in flight) beside them",
+            starts.started,
+            result.all_waiting_after.as_secs_f64(),
+            options.runs,
+            options.load_processes,
+            options.load_concurrency
+        );
+        let name = format!("load while waiting {run}");
+        let beside = load(
             driver,
-            "load while waiting",
+            &name,
             options.load_processes,
             options.load_concurrency,
         )
-        .await,
-    );
+        .await;
+        result.beside.push(beside);
+    }
     result.async_rss_after_load_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
     result.async_peak_kib = sampler.finish(async_pid).await.peak_kib;
     result
