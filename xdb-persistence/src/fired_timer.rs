@@ -15,9 +15,12 @@
 //! answer is dropped, as when a process is stopped during any execute.
 
 use chrono::{DateTime, Utc};
-use xdb_engine::{decide, ProcessExecution, StateExecution, StateExecutionStatus, Task};
+use xdb_engine::{
+    decide, ProcessExecution, StateExecution, StateExecutionStatus, Task, TransitionPlan,
+};
+use xdb_protocol::AsyncStateExecuteResponse;
 
-use crate::{FiredTimer, StateCall};
+use crate::{FiredTimer, StateCall, StoreError};
 
 /// The firing of `task` (a state's timer) on the rows as read, when it is the last command
 /// the state waits for; the call's attributes are for the caller to load
@@ -52,6 +55,19 @@ pub(crate) fn fired_timer(
             attributes: Default::default(),
         },
     })
+}
+
+/// The plan of `fired`'s firing and the execute's `response`, decided on `process` and
+/// `state` (as read, or locked): stale when the timer no longer settles the state.
+pub(crate) fn fired_plan(
+    process: &ProcessExecution,
+    state: &StateExecution,
+    fired: &FiredTimer,
+    response: &AsyncStateExecuteResponse,
+    now: DateTime<Utc>,
+) -> Result<TransitionPlan, StoreError> {
+    decide::fire_timer_then_execute(process, state, fired.timer_index, response, now)?
+        .ok_or_else(|| StoreError::Stale("the timer no longer settles its state".into()))
 }
 
 #[cfg(test)]

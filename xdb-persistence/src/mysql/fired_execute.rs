@@ -2,7 +2,7 @@
 //! firing with the worker's answer as one transition (see `crate::fired_timer`).
 
 use chrono::Utc;
-use xdb_engine::{decide, Task};
+use xdb_engine::Task;
 use xdb_protocol::AsyncStateExecuteResponse;
 
 use super::complete_execute::complete_decided_execute;
@@ -10,7 +10,7 @@ use super::load_state_call::load_attributes;
 use super::locks::{select_process, select_state};
 use super::MySqlStore;
 use crate::continuation::loads_attributes;
-use crate::fired_timer::fired_timer;
+use crate::fired_timer::{fired_plan, fired_timer};
 use crate::{Applied, FiredTimer, StoreError};
 
 pub(crate) async fn fired_timer_call(
@@ -52,10 +52,7 @@ pub(crate) async fn complete_fired_execute(
         owner,
         &fired.before,
         response,
-        |process, state, now| {
-            decide::fire_timer_then_execute(process, state, fired.timer_index, response, now)?
-                .ok_or_else(|| StoreError::Stale("the timer no longer settles its state".into()))
-        },
+        |process, state, now| fired_plan(process, state, fired, response, now),
     )
     .await
 }
