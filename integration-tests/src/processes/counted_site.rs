@@ -4,8 +4,13 @@
 //!
 //! ```text
 //! start ──► SaveMetadata ─┬─► CreateFs ── publishes "fs-ready", dead end
-//!                         └─► CreateDb ──► Bootstrap ──► MarkCreated (waits for "fs-ready")
+//!                         └─► CreateDb ──► Bootstrap ──► MarkCreated (waits for "fs-ready"
+//!                                                        and a one-second timer)
 //! ```
+//!
+//! MarkCreated's two commands settle in either order: when the timer is the last, its
+//! firing calls the execute and commits with the answer (the fused path), otherwise
+//! the message's delivery settles the state; fault runs exercise both.
 //!
 //! Every state reads its own counter column (`*_writes`) from the loaded attributes and
 //! writes the value plus one. A transition applied twice, or applied by two async
@@ -267,7 +272,8 @@ impl AsyncState for Bootstrap {
     }
 }
 
-/// Waits for `fs-ready`, counts itself, writes `status = created` and completes.
+/// Waits for `fs-ready` and a one-second timer, counts itself, writes
+/// `status = created` and completes.
 pub struct MarkCreated;
 
 #[async_trait]
@@ -286,9 +292,10 @@ impl AsyncState for MarkCreated {
         _persistence: &mut Persistence,
         _communication: &mut Communication,
     ) -> Result<CommandRequest> {
-        Ok(CommandRequest::all_of(vec![Command::local_queue(
-            QUEUE_FS_READY,
-        )]))
+        Ok(CommandRequest::all_of(vec![
+            Command::local_queue(QUEUE_FS_READY),
+            Command::timer(std::time::Duration::from_secs(1)),
+        ]))
     }
 
     async fn execute(

@@ -310,6 +310,17 @@ async fn faults_lose_and_duplicate_nothing(db: Database, mode: QueueMode) {
         (count * counted_site::STATE_EXECUTIONS.len()) as i64,
         "no state execution beyond the flow's"
     );
+    // MarkCreated's timer fired once per site, whether its firing settled the state (and
+    // called the execute with it) or the message did.
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM xdb_sys_history_events WHERE event_type = 'TIMER_FIRED'",
+            &[]
+        )
+        .await,
+        count as i64,
+        "one TIMER_FIRED per process"
+    );
     // Retries and suppressed duplicates, from the history.
     let retries = env
         .count(

@@ -307,6 +307,14 @@ async fn sigkilled_instance_during_site_creations_leaves_every_write_done_once(d
         assert_eq!(
             history
                 .iter()
+                .filter(|e| e.event_type == "TIMER_FIRED")
+                .count(),
+            1,
+            "MarkCreated's timer fired once: {history:#?}"
+        );
+        assert_eq!(
+            history
+                .iter()
                 .filter(|e| e.event_type == "PROCESS_CLOSED")
                 .count(),
             1
