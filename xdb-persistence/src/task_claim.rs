@@ -42,6 +42,33 @@ impl TaskClaim {
     }
 }
 
+/// How often a claim also looks for leases that ran out.
+const EXPIRED_LEASES_EVERY: Duration = Duration::from_secs(1);
+
+/// Whether the next claim also looks for leases that ran out. They come only from an
+/// instance that died or stalled, and their tasks waited a whole lease already, so once
+/// a second is soon enough; on every claim, that look walked the index entries of every
+/// task leased and finished since the table's last VACUUM (tens of thousands per claim
+/// under load, most of a claim's cost).
+#[derive(Debug, Default)]
+pub(crate) struct ExpiredLeaseLook {
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl ExpiredLeaseLook {
+    /// True at most once per [`EXPIRED_LEASES_EVERY`] (and the first time).
+    pub fn due(&self, now: std::time::Instant) -> bool {
+        let mut last = self.last.lock().expect("never poisoned");
+        match *last {
+            Some(at) if now.saturating_duration_since(at) < EXPIRED_LEASES_EVERY => false,
+            _ => {
+                *last = Some(now);
+                true
+            }
+        }
+    }
+}
+
 /// Orders claimed tasks for running: due timers and process timeouts first, as they
 /// were claimed first (their lateness is what a caller waits on; the other tasks' due
 /// time is merely when they were created), then by due time.
@@ -91,6 +118,16 @@ mod tests {
         order_claimed(&mut tasks);
         let ids: Vec<i64> = tasks.iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![4, 2, 3, 1]);
+    }
+
+    #[test]
+    fn expired_leases_are_looked_for_at_most_once_a_second() {
+        let look = ExpiredLeaseLook::default();
+        let start = std::time::Instant::now();
+        assert!(look.due(start), "the first claim looks");
+        assert!(!look.due(start + Duration::from_millis(999)));
+        assert!(look.due(start + Duration::from_secs(1)));
+        assert!(!look.due(start + Duration::from_millis(1500)));
     }
 
     #[test]

@@ -66,17 +66,20 @@ pub(crate) async fn claim_tasks_due_by(
             .await?;
         rows.extend(unleased);
     }
-    let expired: Vec<Row> = tx
-        .exec(
-            format!(
-                "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE lease_expires_at < UTC_TIMESTAMP(6) \
-                 ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
-            ),
-            (limit,),
-        )
-        .await?;
-    rows.extend(expired);
+    // Leases that ran out, at most once a second (see `ExpiredLeaseLook`).
+    if store.expired_lease_look().due(std::time::Instant::now()) {
+        let expired: Vec<Row> = tx
+            .exec(
+                format!(
+                    "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
+                     WHERE lease_expires_at < UTC_TIMESTAMP(6) \
+                     ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                ),
+                (limit,),
+            )
+            .await?;
+        rows.extend(expired);
+    }
     if rows.is_empty() {
         tx.commit().await?;
         return Ok(Vec::new());

@@ -79,6 +79,7 @@ pub struct MySqlStore {
     mariadb: bool,
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
+    expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
 }
 
 impl MySqlStore {
@@ -124,7 +125,13 @@ impl MySqlStore {
             mariadb,
             columns: Arc::default(),
             continuation_lease: None,
+            expired_lease_look: Arc::default(),
         })
+    }
+
+    /// When claims look for leases that ran out (shared by clones: one claim loop).
+    pub(crate) fn expired_lease_look(&self) -> &crate::task_claim::ExpiredLeaseLook {
+        &self.expired_lease_look
     }
 
     /// Leases continuations to task owners (see [`crate::StoreOptions`]).

@@ -70,8 +70,12 @@ async fn claim_with_rows(
 ) -> Result<Vec<ClaimedRows>, StoreError> {
     let client = store.timekeeping_pool().get().await?;
     let statement = client.prepare_cached(&CLAIM).await?;
+    let expired = store.expired_lease_look().due(std::time::Instant::now());
     let rows = client
-        .query(&statement, &[&limit, &owner, &lease.as_secs_f64(), &ahead])
+        .query(
+            &statement,
+            &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
+        )
         .await?;
     let mut claimed = rows
         .iter()
@@ -97,7 +101,8 @@ type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
 
 // Three sources, each read through its own partial index so that tasks in flight are
 // never walked: due timers (and process timeouts), other unleased tasks that are due,
-// and leases that ran out (their instance died). Due timers go first: the other tasks'
+// and leases that ran out (their instance died), the last only when $5 says so (see
+// `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due timers go first: the other tasks'
 // fire_at is when they were created, so under a backlog they are all older than a timer
 // that just came due, which would then wait for the whole backlog to be claimed before
 // it fires. At most `limit` ($1) are taken, in that order, tasks due now ahead of those
@@ -120,7 +125,7 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
            ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
          expired AS ( \
            SELECT id, lease_expires_at FROM xdb_sys_tasks \
-           WHERE lease_owner IS NOT NULL AND lease_expires_at < now() \
+           WHERE $5 AND lease_owner IS NOT NULL AND lease_expires_at < now() \
            ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
          chosen AS ( \
            SELECT id FROM ( \
@@ -178,7 +183,7 @@ pub(crate) async fn renew_leases(
             // transaction, which takes the same execution's task rows in another order.
             "UPDATE xdb_sys_tasks SET lease_expires_at = clock_timestamp() + make_interval(secs => $2) \
              WHERE id IN (SELECT id FROM xdb_sys_tasks \
-                          WHERE id = ANY($3) AND lease_owner = $1 FOR UPDATE SKIP LOCKED)",
+                          WHERE id = ANY($3) AND lease_owner IS NOT DISTINCT FROM $1 FOR UPDATE SKIP LOCKED)",
         )
         .await?;
     Ok(client

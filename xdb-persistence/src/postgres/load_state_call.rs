@@ -151,7 +151,9 @@ async fn delete_stale(
     owner: &str,
 ) -> Result<(), StoreError> {
     let statement = client
-        .prepare_cached("DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2")
+        .prepare_cached(
+            "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2",
+        )
         .await?;
     client.execute(&statement, &[&task.id, &owner]).await?;
     Ok(())

@@ -32,7 +32,15 @@ pub(crate) async fn take_task(
     Ok(())
 }
 
-const TAKE_TASK: &str = "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2";
+// A task is found by its id and checked against its owner with `IS NOT DISTINCT FROM`
+// (the same as `=` for the owner, never null here) so that only the primary key can find
+// it: with `=`, the owner indexes qualify too, and a generic plan made while the task
+// table was near empty took one of them, walking every index entry of the owner's (dead
+// ones included, until the next VACUUM) on each transition: 160 index pages and 0.6 ms
+// per transition 40,000 processes into a run. Every such statement of this dialect does
+// the same.
+const TAKE_TASK: &str =
+    "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2";
 
 /// The process row, then the state row, locked, and `task` taken (as [`take_task`]),
 /// in one statement. The nested loop reads the process first, so its lock is taken
@@ -81,7 +89,7 @@ static LOCK_FOR_TASK: LazyLock<String> = LazyLock::new(|| {
               s AS (SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
                     WHERE process_execution_id = $1 AND state_id = $4 \
                       AND state_execution_number = $5 FOR UPDATE), \
-              t AS (DELETE FROM xdb_sys_tasks WHERE id = $2 AND lease_owner = $3 RETURNING 1) \
+              t AS (DELETE FROM xdb_sys_tasks WHERE id = $2 AND lease_owner IS NOT DISTINCT FROM $3 RETURNING 1) \
          SELECT p.*, (SELECT count(*) FROM t), s.* FROM p LEFT JOIN s ON true"
     )
 });

@@ -73,6 +73,7 @@ pub struct PostgresStore {
     continuation_lease: Option<std::time::Duration>,
     batches: statement_batches::StatementBatches,
     timekeeping_batches: statement_batches::StatementBatches,
+    expired_lease_look: std::sync::Arc<crate::task_claim::ExpiredLeaseLook>,
 }
 
 impl PostgresStore {
@@ -94,6 +95,7 @@ impl PostgresStore {
             timekeeping,
             config,
             continuation_lease: None,
+            expired_lease_look: Default::default(),
         })
     }
 
@@ -130,6 +132,11 @@ impl PostgresStore {
     /// [`PostgresStore::batches`] on the timekeeping lane: timers that fire together.
     pub(crate) fn timekeeping_batches(&self) -> &statement_batches::StatementBatches {
         &self.timekeeping_batches
+    }
+
+    /// When claims look for leases that ran out (shared by clones: one claim loop).
+    pub(crate) fn expired_lease_look(&self) -> &crate::task_claim::ExpiredLeaseLook {
+        &self.expired_lease_look
     }
 
     /// Starts a listener for this database's XDB notifications.

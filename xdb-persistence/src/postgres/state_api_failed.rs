@@ -42,7 +42,7 @@ pub(crate) async fn state_api_failed(
                 .prepare_cached(
                     "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = $3, \
                        lease_owner = NULL, lease_expires_at = NULL \
-                     WHERE id = $1 AND lease_owner = $2",
+                     WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2",
                 )
                 .await?;
             if tx.execute(&statement, &[&task.id, &owner, &at]).await? != 1 {

@@ -94,7 +94,7 @@ pub(crate) async fn one_statement_transition(
     let after_first = lead.after_first();
     lead.push(
         format!(
-            "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner = $2{after_first} RETURNING 1"
+            "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2{after_first} RETURNING 1"
         ),
         vec![param(task.id), param(owner.to_string())],
         Answer::Exactly(1),

@@ -89,8 +89,9 @@ async fn claims_lease_renew_release_and_take_over(dialect: Dialect) {
     assert_eq!(again[0].id, task.id);
     assert_eq!(again[0].first_attempt_at, Some(first_attempt));
 
-    // An expired lease is taken over; the old owner's work is then stale.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // An expired lease is taken over (claims look for them once a second); the old
+    // owner's work is then stale.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     let taken = store
         .claim_due_tasks("c", 10, Duration::from_secs(30))
         .await
