@@ -39,7 +39,7 @@ pub(crate) async fn take_task(
 // ones included, until the next VACUUM) on each transition: 160 index pages and 0.6 ms
 // per transition 40,000 processes into a run. Every such statement of this dialect does
 // the same.
-const TAKE_TASK: &str =
+pub(crate) const TAKE_TASK: &str =
     "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2";
 
 /// The process row, then the state row, locked, and `task` taken (as [`take_task`]),
@@ -307,4 +307,53 @@ pub(crate) async fn insert_messages(
             .await?;
     }
     Ok(inserted)
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_test_util::TestDatabase;
+
+    use super::*;
+    use crate::postgres::PostgresStore;
+
+    /// The generic plan a store session makes of `sql` on the freshly installed, empty
+    /// schema: the plan its prepared statement keeps while the table is near empty.
+    async fn generic_plan(store: &PostgresStore, sql: &str, types: &str, args: &str) -> String {
+        let client = store.pool().get().await.unwrap();
+        client
+            .batch_execute(&format!(
+                "SET plan_cache_mode = force_generic_plan; PREPARE probe({types}) AS {sql}"
+            ))
+            .await
+            .unwrap();
+        let rows = client
+            .query(&format!("EXPLAIN EXECUTE probe({args})"), &[])
+            .await
+            .unwrap();
+        client
+            .batch_execute("DEALLOCATE probe; RESET plan_cache_mode")
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|row| row.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// With `lease_owner = $2`, PostgreSQL 15 plans this through the owner index
+    /// (`Index Cond: lease_owner = $2, Filter: id = $1`), which walked every entry of
+    /// the owner's on each transition (see [`TAKE_TASK`]).
+    #[tokio::test]
+    async fn a_task_is_taken_through_its_primary_key_even_on_an_empty_table() {
+        let db = TestDatabase::create_postgres().await;
+        let store = PostgresStore::connect(db.url(), 1).await.unwrap();
+        let plan = generic_plan(&store, TAKE_TASK, "bigint, text", "1, 'w'").await;
+        assert!(
+            plan.contains("Index Scan using xdb_sys_tasks_pkey"),
+            "{plan}"
+        );
+        assert!(plan.contains("Index Cond: (id = $1)"), "{plan}");
+        assert!(!plan.contains("lease_owner IS NOT NULL"), "{plan}");
+        assert!(!plan.contains("by_lease_owner"), "{plan}");
+    }
 }

@@ -13,7 +13,7 @@ use super::apply_plan::{
 };
 use super::global_attributes;
 use super::load_state_call::{continuation_call_without_reads, preload_continuation};
-use super::locks::lock_for_task;
+use super::locks::{lock_for_task, TAKE_TASK};
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
 use super::statement_batches::StatementBatches;
@@ -93,9 +93,7 @@ pub(crate) async fn one_statement_transition(
     );
     let after_first = lead.after_first();
     lead.push(
-        format!(
-            "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2{after_first} RETURNING 1"
-        ),
+        format!("{TAKE_TASK}{after_first} RETURNING 1"),
         vec![param(task.id), param(owner.to_string())],
         Answer::Exactly(1),
     );
