@@ -15,16 +15,14 @@
 //! answer is dropped, as when a process is stopped during any execute.
 
 use chrono::{DateTime, Utc};
-use xdb_engine::{
-    decide, ProcessExecution, StateExecution, StateExecutionStatus, Task, TransitionPlan,
-};
+use xdb_engine::{decide, ProcessExecution, StateExecution, Task, TransitionPlan};
 use xdb_protocol::AsyncStateExecuteResponse;
 
 use crate::{FiredTimer, StateCall, StoreError};
 
-/// The firing of `task` (a state's timer) on the rows as read, when it is the last command
-/// the state waits for; the call's attributes are for the caller to load
-/// ([`crate::continuation::loads_attributes`]).
+/// The firing of `task` (a state's timer) on `state` as read, when it is the last
+/// command the state waits for (`decide::fire_last_timer`); the call's attributes are
+/// for the caller to load ([`crate::continuation::loads_attributes`]).
 pub(crate) fn fired_timer(
     task: &Task,
     process: ProcessExecution,
@@ -32,16 +30,7 @@ pub(crate) fn fired_timer(
     now: DateTime<Utc>,
 ) -> Option<FiredTimer> {
     let timer_index = task.timer_index?;
-    if task.state.as_ref() != Some(&state.id) || process.status.is_closed() {
-        return None;
-    }
-    if !decide::only_this_timer_left(&state, timer_index) {
-        return None;
-    }
-    let plan = decide::fire_timer(&process, &state, timer_index, now);
-    let executing = plan
-        .state_after(process.id, &state.id, Some(&state), now)
-        .filter(|after| after.status == StateExecutionStatus::ExecuteRunning)?;
+    let (_, executing) = decide::fire_last_timer(&process, &state, timer_index, now)?;
     Some(FiredTimer {
         timer_index,
         call: StateCall {
@@ -72,7 +61,7 @@ pub(crate) fn fired_plan(
 
 #[cfg(test)]
 mod tests {
-    use xdb_engine::{CommandProgress, StateExecutionId, TaskType};
+    use xdb_engine::{CommandProgress, StateExecutionId, StateExecutionStatus, TaskType};
     use xdb_protocol::{
         AsyncStateConfig, CommandRequest, CommandWaitingType, ProcessStatus, TimerCommand,
     };

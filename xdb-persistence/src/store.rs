@@ -136,7 +136,9 @@ pub trait ProcessStore: Send + Sync + 'static {
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError>;
 
     // ---- async service: the task queue ----
-    /// Leases up to `limit` due tasks to `owner` for `lease`.
+    /// Leases up to `limit` due tasks to `owner` for `lease`. Tasks whose lease ran out
+    /// are among them at most once a second (per store), which is how soon a dead
+    /// instance's tasks are taken over.
     async fn claim_due_tasks(
         &self,
         owner: &str,

@@ -47,9 +47,10 @@ const EXPIRED_LEASES_EVERY: Duration = Duration::from_secs(1);
 
 /// Whether the next claim also looks for leases that ran out. They come only from an
 /// instance that died or stalled, and their tasks waited a whole lease already, so once
-/// a second is soon enough; on every claim, that look walked the index entries of every
-/// task leased and finished since the table's last VACUUM (tens of thousands per claim
-/// under load, most of a claim's cost).
+/// a second is soon enough. Looked for on every claim, it cost a round trip per claim on
+/// MySQL, and on PostgreSQL a walk over the lease-expiry index entries of the tasks
+/// finished since the last VACUUM (one such scan, run by hand 40,000 processes into a
+/// load, read 172 buffers in 1.3 ms to find nothing).
 #[derive(Debug, Default)]
 pub(crate) struct ExpiredLeaseLook {
     last: std::sync::Mutex<Option<std::time::Instant>>,

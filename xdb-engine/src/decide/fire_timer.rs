@@ -53,10 +53,14 @@ pub fn only_this_timer_left(state: &StateExecution, timer_index: i32) -> bool {
     if state.status != StateExecutionStatus::WaitingCommands {
         return false;
     }
-    let progress = state
-        .command_progress
-        .clone()
-        .unwrap_or_else(|| CommandProgress::new(request));
+    let fresh;
+    let progress = match &state.command_progress {
+        Some(progress) => progress,
+        None => {
+            fresh = CommandProgress::new(request);
+            &fresh
+        }
+    };
     let index = timer_index as usize;
     progress.timers_fired.get(index) == Some(&false)
         && progress
@@ -67,11 +71,31 @@ pub fn only_this_timer_left(state: &StateExecution, timer_index: i32) -> bool {
         && progress.queues_received.iter().all(Option::is_some)
 }
 
+/// The firing of timer `timer_index` when it is the last command `state` waits for
+/// ([`only_this_timer_left`]), with the state as that firing leaves it: running its
+/// execute, the firing's results in its progress. `None` otherwise (or when the process
+/// is closed).
+pub fn fire_last_timer(
+    process: &ProcessExecution,
+    state: &StateExecution,
+    timer_index: i32,
+    now: DateTime<Utc>,
+) -> Option<(TransitionPlan, StateExecution)> {
+    if !only_this_timer_left(state, timer_index) {
+        return None;
+    }
+    let fired = fire_timer(process, state, timer_index, now);
+    let executing = fired
+        .state_after(process.id, &state.id, Some(state), now)
+        .filter(|after| after.status == StateExecutionStatus::ExecuteRunning)?;
+    Some((fired, executing))
+}
+
 /// Timer `timer_index` fires, settling `state`'s commands, and the worker's execute,
 /// called with the results this firing gives, answered `response`: both decisions as one
 /// plan, which takes the state from waiting for commands to its end in one transition
 /// (the firing's own execute task would be this very call). `None` unless the timer is
-/// the last command the state waits for ([`only_this_timer_left`]).
+/// the last command the state waits for ([`fire_last_timer`]).
 pub fn fire_timer_then_execute(
     process: &ProcessExecution,
     state: &StateExecution,
@@ -79,14 +103,7 @@ pub fn fire_timer_then_execute(
     response: &AsyncStateExecuteResponse,
     now: DateTime<Utc>,
 ) -> Result<Option<TransitionPlan>, DecideError> {
-    if !only_this_timer_left(state, timer_index) {
-        return Ok(None);
-    }
-    let fired = fire_timer(process, state, timer_index, now);
-    let Some(executing) = fired
-        .state_after(process.id, &state.id, Some(state), now)
-        .filter(|after| after.status == StateExecutionStatus::ExecuteRunning)
-    else {
+    let Some((fired, executing)) = fire_last_timer(process, state, timer_index, now) else {
         return Ok(None);
     };
     let mut plan = complete_execute(process, &executing, response, now)?;

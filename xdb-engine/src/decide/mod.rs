@@ -14,7 +14,7 @@ pub use complete_execute::complete_execute;
 pub use complete_rpc::complete_rpc;
 pub use complete_wait_until::complete_wait_until;
 pub use deliver_messages::deliver_messages;
-pub use fire_timer::{fire_timer, fire_timer_then_execute, only_this_timer_left};
+pub use fire_timer::{fire_last_timer, fire_timer, fire_timer_then_execute, only_this_timer_left};
 pub use start_process::{start_process, validate_start_request, PreviousExecution, StartPlan};
 pub use state_api_failed::{state_api_failed, state_api_given_up, FailureOutcome, StateApi};
 

@@ -35,10 +35,11 @@ pub(crate) async fn take_task(
 // A task is found by its id and checked against its owner with `IS NOT DISTINCT FROM`
 // (the same as `=` for the owner, never null here) so that only the primary key can find
 // it: with `=`, the owner indexes qualify too, and a generic plan made while the task
-// table was near empty took one of them, walking every index entry of the owner's (dead
-// ones included, until the next VACUUM) on each transition: 160 index pages and 0.6 ms
-// per transition 40,000 processes into a run. Every such statement of this dialect does
-// the same.
+// table was near empty took one of them (auto_explain: `Index Cond: lease_owner = $2,
+// Filter: id = $1`), walking every index entry of the owner's, dead ones included until
+// the next VACUUM, on each transition: 160 buffers and 0.66 ms per transition statement
+// (pg_stat_statements) over a 60,000-process load. Every such statement of this dialect
+// does the same.
 pub(crate) const TAKE_TASK: &str =
     "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2";
 
