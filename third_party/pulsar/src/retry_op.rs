@@ -93,11 +93,20 @@ pub async fn retry_subscribe_consumer<Exe: Executor>(
     let start = Instant::now();
 
     loop {
-        warn!(
-            "Retry #{current_retries} -> connecting consumer {consumer_id} using connection {:#} to broker {:#} to topic {topic}",
-            connection.id(),
-            addr.url,
-        );
+        // XDB patch: the first attempt is no retry; only real retries are warnings.
+        if current_retries > 0 {
+            warn!(
+                "Retry #{current_retries} -> connecting consumer {consumer_id} using connection {:#} to broker {:#} to topic {topic}",
+                connection.id(),
+                addr.url,
+            );
+        } else {
+            debug!(
+                "connecting consumer {consumer_id} using connection {:#} to broker {:#} to topic {topic}",
+                connection.id(),
+                addr.url,
+            );
+        }
         match connection
             .sender()
             .subscribe(
@@ -162,11 +171,20 @@ pub async fn retry_create_producer<Exe: Executor>(
     let start = Instant::now();
 
     loop {
-        warn!(
-            "Retry #{current_retries} -> connecting producer {producer_id} using connection {:#} to broker {:#} to topic {topic}",
-            connection.id(),
-            addr.url,
-        );
+        // XDB patch: the first attempt is no retry; only real retries are warnings.
+        if current_retries > 0 {
+            warn!(
+                "Retry #{current_retries} -> connecting producer {producer_id} using connection {:#} to broker {:#} to topic {topic}",
+                connection.id(),
+                addr.url,
+            );
+        } else {
+            debug!(
+                "connecting producer {producer_id} using connection {:#} to broker {:#} to topic {topic}",
+                connection.id(),
+                addr.url,
+            );
+        }
         match connection
             .sender()
             .create_producer(
