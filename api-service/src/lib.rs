@@ -113,7 +113,7 @@ pub async fn serve(
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),
         };
-        Some(Registration::start(state.store.clone(), instance).await?)
+        Some(Registration::start(state.store.clone(), instance).await)
     } else {
         None
     };

@@ -131,7 +131,7 @@ impl AsyncService {
                     .clone()
                     .unwrap_or_else(|| format!("http://{address}")),
             };
-            Some(Registration::start(store.clone(), instance).await?)
+            Some(Registration::start(store.clone(), instance).await)
         } else {
             None
         };
