@@ -172,20 +172,49 @@ if ! psql_tcp "SELECT 1" >/dev/null 2>&1; then
         die "still cannot log in as postgres without a password on $HOST:$PORT; check /etc/postgresql/$CLUSTER/main/pg_hba.conf"
 fi
 
+# Settings read only at server start: changed with ALTER SYSTEM, applied by one restart.
+RESTART_FOR=()
+
 # Many tests each hold a connection pool; 100 (the default) runs out quickly.
 connections="$(psql_tcp "SHOW max_connections")"
 if [ "$connections" -lt "$MIN_CONNECTIONS" ]; then
     psql_tcp "ALTER SYSTEM SET max_connections = $MIN_CONNECTIONS"
     log "max_connections was $connections; set it to $MIN_CONNECTIONS (ALTER SYSTEM)"
+    RESTART_FOR+=("max_connections = $MIN_CONNECTIONS")
+fi
+
+# The bench's per-statement profile (bench/src/profile.rs) reads pg_stat_statements, which
+# the server must preload. Only when the module is installed: a preload list naming a
+# missing library stops the server from starting.
+if [ "$(psql_tcp "SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_stat_statements'")" = 1 ]; then
+    preload="$(psql_tcp "SHOW shared_preload_libraries")"
+    case ",${preload// /}," in
+    *,pg_stat_statements,*) ;;
+    *)
+        # A list setting takes one quoted item per library ('a,b' would be one name).
+        items=""
+        IFS=',' read -ra libraries <<<"$preload"
+        for library in "${libraries[@]}"; do
+            library="${library// /}"
+            [ -z "$library" ] || items+="'$library', "
+        done
+        psql_tcp "ALTER SYSTEM SET shared_preload_libraries = ${items}'pg_stat_statements'"
+        log "added pg_stat_statements to shared_preload_libraries (ALTER SYSTEM)"
+        RESTART_FOR+=("shared_preload_libraries")
+        ;;
+    esac
+fi
+
+if [ "${#RESTART_FOR[@]}" -gt 0 ]; then
     if [ -n "$CLUSTER" ] && [ "$(id -u)" -eq 0 ]; then
-        log "restarting cluster $CLUSTER/main to apply max_connections"
+        log "restarting cluster $CLUSTER/main to apply ${RESTART_FOR[*]}"
         pg_ctl_main "$CLUSTER" restart
         wait_ready
         connections="$(psql_tcp "SHOW max_connections")"
         [ "$connections" -ge "$MIN_CONNECTIONS" ] ||
             die "max_connections is still $connections after the restart"
     else
-        log "WARNING: restart the server yourself to apply max_connections = $MIN_CONNECTIONS (not a local cluster, or not root)"
+        log "WARNING: restart the server yourself to apply ${RESTART_FOR[*]} (not a local cluster, or not root)"
     fi
 fi
 
