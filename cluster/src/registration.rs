@@ -101,14 +101,12 @@ mod tests {
     #[derive(Default)]
     struct FlakyRegistry {
         failures: Mutex<u32>,
-        heartbeats: Mutex<u32>,
         live: Mutex<Vec<String>>,
     }
 
     #[async_trait]
     impl InstanceRegistry for FlakyRegistry {
         async fn heartbeat(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
-            *self.heartbeats.lock().unwrap() += 1;
             let mut failures = self.failures.lock().unwrap();
             if *failures > 0 {
                 *failures -= 1;
@@ -160,7 +158,6 @@ mod tests {
             live_within(&registry, Duration::from_secs(5)).await,
             "a later heartbeat registers the instance"
         );
-        assert!(*registry.heartbeats.lock().unwrap() >= 3);
         registration.stop().await;
         assert!(registry.live.lock().unwrap().is_empty(), "stop removes it");
     }

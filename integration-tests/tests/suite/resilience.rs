@@ -22,9 +22,9 @@ async fn sigkilled_instance_mid_call_is_taken_over(db: Database) {
         db,
         EnvOptions {
             async_instances: 0,
-            // Pulsar mode: now and then (twice in CI, under the load of the whole suite)
-            // pulsar-lite did not deliver the killed instance's unacknowledged message
-            // again within the wait below; the sweep for tasks no event ran takes over
+            // Pulsar mode: now and then (once in CI, once in a local run under load) the
+            // killed instance's unacknowledged message was not delivered again within the
+            // wait below (pulsar-lite); the sweep for tasks no event ran takes over
             // the expired lease then, as it would any lost event.
             pulsar_sweep_after_ms: 5_000,
             ..Default::default()
