@@ -1,0 +1,196 @@
+//! One database captured by Pulsar IO: registered, running, streaming; stopped again
+//! with its PostgreSQL replication slot gone, so that the database can be dropped.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    registration, AdminError, Capture, ConfigError, Connector, PulsarIoAdmin, SourceRegistration,
+    SourceStatus,
+};
+
+/// How often a wait looks again.
+const POLL: Duration = Duration::from_millis(200);
+
+/// A capture that could not be started or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Admin(#[from] AdminError),
+    #[error("the captured database: {0}")]
+    Database(String),
+    #[error("source {name}: {what} within {seconds} s (last status: {status:?})")]
+    Timeout {
+        name: String,
+        what: &'static str,
+        seconds: u64,
+        status: Option<SourceStatus>,
+    },
+}
+
+/// A registered source whose connector streams changes.
+#[derive(Debug)]
+pub struct RunningCapture {
+    admin: PulsarIoAdmin,
+    registration: SourceRegistration,
+    database_url: String,
+}
+
+/// Registers `capture` with Pulsar IO and returns once its connector streams: on
+/// PostgreSQL once its replication slot is active (after the initial snapshot), on MySQL
+/// once the snapshot recorded the schema in the history topic (the binary-log position
+/// is taken before that, so nothing committed afterwards is missed). A capture that
+/// does not get there within `timeout` is removed again.
+pub async fn start_capture(
+    admin: &PulsarIoAdmin,
+    capture: &Capture,
+    timeout: Duration,
+) -> Result<RunningCapture, CaptureError> {
+    let registration = registration(capture)?;
+    admin.create_source(&registration).await?;
+    let running = RunningCapture {
+        admin: admin.clone(),
+        registration,
+        database_url: capture.database_url.clone(),
+    };
+    match running.wait_streaming(timeout).await {
+        Ok(()) => Ok(running),
+        Err(error) => {
+            let _ = running.stop(timeout).await;
+            Err(error)
+        }
+    }
+}
+
+impl RunningCapture {
+    /// What was registered (topic names, slot).
+    pub fn registration(&self) -> &SourceRegistration {
+        &self.registration
+    }
+
+    async fn status(&self) -> Result<Option<SourceStatus>, CaptureError> {
+        let r = &self.registration;
+        Ok(self
+            .admin
+            .source_status(&r.tenant, &r.namespace, &r.name)
+            .await?)
+    }
+
+    fn timeout(&self, what: &'static str, limit: Duration, status: Option<SourceStatus>) -> CaptureError {
+        CaptureError::Timeout {
+            name: self.registration.name.clone(),
+            what,
+            seconds: limit.as_secs(),
+            status,
+        }
+    }
+
+    /// Waits until every instance runs and the connector streams changes.
+    pub async fn wait_streaming(&self, timeout: Duration) -> Result<(), CaptureError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let status = self.status().await?;
+            if status.as_ref().is_some_and(SourceStatus::is_running) {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(self.timeout("not running", timeout, status));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        loop {
+            if self.streams().await? {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let status = self.status().await?;
+                return Err(self.timeout("running but not streaming", timeout, status));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn streams(&self) -> Result<bool, CaptureError> {
+        match self.registration.connector {
+            Connector::Postgres => {
+                let slot = self.registration.slot_name.as_deref().unwrap_or_default();
+                let active = self
+                    .query_slot("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot)
+                    .await?;
+                Ok(active.first().is_some_and(|row| row.get::<_, bool>(0)))
+            }
+            Connector::MySql => {
+                let history = self.registration.history_topic.as_deref().unwrap_or_default();
+                Ok(self.admin.topic_has_messages(history).await?)
+            }
+        }
+    }
+
+    async fn query_slot(
+        &self,
+        sql: &str,
+        slot: &str,
+    ) -> Result<Vec<tokio_postgres::Row>, CaptureError> {
+        let (client, connection) = tokio_postgres::connect(&self.database_url, tokio_postgres::NoTls)
+            .await
+            .map_err(|e| CaptureError::Database(e.to_string()))?;
+        let connection = tokio::spawn(connection);
+        let rows = client
+            .query(sql, &[&slot])
+            .await
+            .map_err(|e| CaptureError::Database(e.to_string()));
+        drop(client);
+        let _ = connection.await;
+        rows
+    }
+
+    /// Restarts the connector (as Pulsar IO does after it failed) and waits until it
+    /// streams again from its stored offset.
+    pub async fn restart(&self, timeout: Duration) -> Result<(), CaptureError> {
+        let r = &self.registration;
+        self.admin
+            .restart_source(&r.tenant, &r.namespace, &r.name)
+            .await?;
+        // The restart is asynchronous: let the old instance go before waiting for the new.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.wait_streaming(timeout).await
+    }
+
+    /// Removes the source. On PostgreSQL, waits until its replication slot is gone (a
+    /// slot keeps its database from being dropped), and drops a slot the stopped
+    /// connector left behind.
+    pub async fn stop(&self, timeout: Duration) -> Result<(), CaptureError> {
+        let r = &self.registration;
+        self.admin
+            .delete_source(&r.tenant, &r.namespace, &r.name)
+            .await?;
+        let (Connector::Postgres, Some(slot)) = (r.connector, r.slot_name.as_deref()) else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            let rows = self
+                .query_slot("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot)
+                .await?;
+            let Some(row) = rows.first() else {
+                return Ok(());
+            };
+            let active: bool = row.get(0);
+            if !active && Instant::now() + timeout / 2 >= deadline {
+                // The connector stopped without dropping it (not a throwaway capture, or
+                // it was killed): the slot would hold back WAL forever.
+                self.query_slot(
+                    "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots \
+                     WHERE slot_name = $1 AND NOT active",
+                    slot,
+                )
+                .await?;
+            }
+            if Instant::now() >= deadline {
+                return Err(self.timeout("replication slot still in use after the source was deleted", timeout, None));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
