@@ -1,5 +1,12 @@
-//! Reading Debezium change events of `xdb_sys_tasks` (Debezium JSON, with or without the
-//! `{"schema", "payload"}` envelope): which task, if any, a change may have work for.
+//! Reading Debezium change events of `xdb_sys_tasks`: which task, if any, a change may
+//! have work for.
+//!
+//! Pulsar IO's Debezium sources (`json-with-envelope: true`) publish each change as a
+//! `KeyValue<bytes, bytes>` with INLINE encoding: the payload is the key's length (4
+//! bytes, big-endian; -1 for none), the key, the value's length and the value, where key
+//! and value are Debezium JSON with the `{"schema", "payload"}` envelope. Payloads that
+//! are the value alone (other converters, SEPARATED encoding, or a relay of one's own)
+//! are read too, with or without the envelope.
 
 use serde_json::Value;
 
@@ -24,10 +31,10 @@ pub(crate) enum TaskChange {
 /// instance, which is already working on it (and if that instance dies, the message it
 /// did not acknowledge is delivered again).
 pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
-    if payload.is_empty() {
+    let Some(value) = change_value(payload)? else {
         return Ok(TaskChange::Ignore);
-    }
-    let value: Value = serde_json::from_slice(payload).map_err(|e| format!("not JSON: {e}"))?;
+    };
+    let value: Value = serde_json::from_slice(value).map_err(|e| format!("not JSON: {e}"))?;
     let event = match value.get("payload") {
         Some(inner) if value.get("schema").is_some() => inner,
         _ => &value,
@@ -61,6 +68,37 @@ pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
         task_id: id,
         execution,
     })
+}
+
+/// The value of a change: the payload itself, or the value of an INLINE key/value pair.
+/// `None` for no value (a tombstone).
+fn change_value(payload: &[u8]) -> Result<Option<&[u8]>, String> {
+    // JSON starts with `{` (or white space, or `null`); an INLINE pair with a 4-byte
+    // big-endian length, whose first byte is 0x00 for any key under 16 MiB and 0xff for
+    // no key.
+    match payload.first() {
+        None => Ok(None),
+        Some(0x00 | 0xff) => {
+            let (_key, rest) = length_prefixed(payload).ok_or("a truncated key/value key")?;
+            let (value, rest) = length_prefixed(rest).ok_or("a truncated key/value value")?;
+            if !rest.is_empty() {
+                return Err(format!("{} bytes after the key/value value", rest.len()));
+            }
+            Ok(value)
+        }
+        Some(_) => Ok(Some(payload)),
+    }
+}
+
+/// One length-prefixed field (`-1`: absent) and what follows it.
+fn length_prefixed(bytes: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
+    let (length, rest) = bytes.split_first_chunk::<4>()?;
+    let length = i32::from_be_bytes(*length);
+    if length < 0 {
+        return Some((None, rest));
+    }
+    let length = usize::try_from(length).ok()?;
+    (rest.len() >= length).then(|| (Some(&rest[..length]), &rest[length..]))
 }
 
 #[cfg(test)]
@@ -117,6 +155,57 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(classify(&bare), look(11));
+    }
+
+    /// A message as Pulsar IO 4.0.8's `debezium-postgres` source (Debezium 1.9.7)
+    /// published it, a row read by the initial snapshot (`op` `r`): recorded from the
+    /// real connector with the admin API's examine-message call.
+    const PULSAR_IO_POSTGRES_MESSAGE: &[u8] =
+        include_bytes!("testdata/pulsar-io-debezium-postgres-snapshot.bin");
+    /// The same from `debezium-mysql` on MariaDB 10.11 (its `fire_at` is a number).
+    const PULSAR_IO_MYSQL_MESSAGE: &[u8] =
+        include_bytes!("testdata/pulsar-io-debezium-mysql-snapshot.bin");
+
+    #[test]
+    fn pulsar_io_key_value_messages_are_read() {
+        assert_eq!(
+            classify(PULSAR_IO_POSTGRES_MESSAGE),
+            Ok(TaskChange::Look {
+                task_id: 1,
+                execution: "5a3d0698-7c33-4f3e-b4a6-ed5ecddf3e8e".into(),
+            })
+        );
+        assert_eq!(
+            classify(PULSAR_IO_MYSQL_MESSAGE),
+            Ok(TaskChange::Look {
+                task_id: 1,
+                execution: "81034179-e8b0-11f1-b4d1-02fc00000001".into(),
+            })
+        );
+    }
+
+    fn inline(key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<u8> {
+        let mut out = Vec::new();
+        for field in [key, value] {
+            match field {
+                Some(bytes) => {
+                    out.extend((bytes.len() as i32).to_be_bytes());
+                    out.extend(bytes);
+                }
+                None => out.extend((-1i32).to_be_bytes()),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn key_value_pairs_without_key_or_value_and_truncated_ones() {
+        let row = serde_json::json!({"id": 5, "lease_owner": null, "process_execution_id": "e1"});
+        assert_eq!(classify(&inline(None, Some(&event("c", row)))), look(5));
+        assert_eq!(classify(&inline(Some(b"{}"), None)), Ok(TaskChange::Ignore));
+        let whole = inline(Some(b"{}"), Some(b"{}"));
+        assert!(classify(&whole[..whole.len() - 1]).is_err());
+        assert!(classify(&[0, 0]).is_err());
     }
 
     #[test]
