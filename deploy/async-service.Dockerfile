@@ -6,6 +6,10 @@
 # --- build: the workspace, compiled once per source change (cargo caches kept by BuildKit)
 # Any stable Rust at or above the workspace's rust-version (1.88).
 FROM rust:1-bookworm AS build
+# The `pulsar` crate's build script compiles Pulsar's protocol with protoc.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends protobuf-compiler \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \

@@ -5,7 +5,12 @@
 - each docker-compose file parses; every service built here or using an image built
   here runs a binary that image contains; mounted host paths exist;
 - every XDB_* variable the compose files set is a setting the services know
-  (a key documented in deploy/xdb.example.toml) or a sample-worker flag.
+  (a key documented in deploy/xdb.example.toml) or a sample-worker flag;
+- Pulsar CDC mode: every apachepulsar/* image is the Pulsar version the tests run
+  (pulsar-io/standalone/pom.xml); the source is registered from its committed config
+  file alone (`--source-config-file`, no flags the file replaces), whose
+  database.server.name is the services' XDB_PULSAR_TOPIC_PREFIX and whose database
+  host and name are the compose stack's.
 
 Run by scripts/check-helm.sh. Needs `cargo metadata` (for the packages' binaries).
 """
@@ -128,7 +133,64 @@ def check_compose(name: str, images: dict[str, set[str]]) -> None:
                 for used in re.findall(re.escape(mount.rstrip("/")) + r"/([\w.-]+)", command):
                     if not (DEPLOY / host / used).exists():
                         fail(f"{name}: {service_name} reads {mount}/{used}, missing from {host}")
+    check_pulsar(name, services)
     print(f"check-deploy: {name}: {len(services)} services checked")
+
+
+def pulsar_version() -> str:
+    pom = (ROOT / "pulsar-io" / "standalone" / "pom.xml").read_text()
+    return re.search(r"<pulsar.version>([^<]+)</pulsar.version>", pom).group(1)
+
+
+def check_pulsar(name: str, services: dict) -> None:
+    """The Pulsar CDC stack uses the tests' Pulsar and the committed source config."""
+    version = pulsar_version()
+    for service_name, service in services.items():
+        image = service.get("image", "")
+        if image.startswith("apachepulsar/") and image.rpartition(":")[2] != version:
+            fail(f"{name}: {service_name} runs {image}, not Pulsar {version} (pulsar-io/standalone/pom.xml)")
+    prefixes = {
+        service["environment"]["XDB_PULSAR_TOPIC_PREFIX"]
+        for service in services.values()
+        if isinstance(service.get("environment"), dict)
+        and "XDB_PULSAR_TOPIC_PREFIX" in service["environment"]
+    }
+    for service_name, service in services.items():
+        command = service.get("command")
+        command = " ".join(command) if isinstance(command, list) else str(command or "")
+        if "sources create" not in command:
+            continue
+        for flag in ("--source-type", "--destination-topic-name", "--name", "--tenant", "--namespace"):
+            if re.search(re.escape(flag) + r"\b", command):
+                fail(f"{name}: {service_name} passes {flag}; the source config file says it")
+        if "--source-config-file" not in command:
+            fail(f"{name}: {service_name} registers the source without --source-config-file")
+        for volume in service.get("volumes") or []:
+            host, _, rest = volume.partition(":")
+            mount = rest.split(":")[0].rstrip("/")
+            for used in re.findall(re.escape(mount) + r"/([\w.-]+\.yaml)", command):
+                path = DEPLOY / host / used
+                if not path.is_file():
+                    continue  # reported by check_compose
+                source = yaml.safe_load(path.read_text())
+                configs = source.get("configs") or {}
+                for key in ("archive", "topicName", "name"):
+                    if not source.get(key):
+                        fail(f"{name}: {used} has no {key}")
+                server = configs.get("database.server.name")
+                if prefixes != {server}:
+                    fail(f"{name}: XDB_PULSAR_TOPIC_PREFIX {sorted(prefixes)} is not "
+                         f"{used}'s database.server.name {server!r}")
+                host_name = configs.get("database.hostname")
+                database = services.get(host_name)
+                if database is None:
+                    fail(f"{name}: {used}'s database.hostname {host_name!r} is no service")
+                    continue
+                env = database.get("environment") or {}
+                dbname = env.get("POSTGRES_DB") or env.get("MYSQL_DATABASE") or env.get("MARIADB_DATABASE")
+                if dbname and configs.get("database.dbname", dbname) != dbname:
+                    fail(f"{name}: {used}'s database.dbname {configs.get('database.dbname')!r} "
+                         f"is not {host_name}'s database {dbname!r}")
 
 
 def main() -> int:

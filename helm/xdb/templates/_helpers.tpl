@@ -99,4 +99,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and (eq .Values.queue.mode "pulsar") .Values.pulsar.debezium.register (not .Values.pulsar.adminUrl) -}}
 {{- fail "pulsar.adminUrl is required to register the Debezium source (or set pulsar.debezium.register=false)" -}}
 {{- end -}}
+{{- if and (eq .Values.queue.mode "pulsar") .Values.pulsar.debezium.register -}}
+{{- $configs := .Values.pulsar.debezium.configs | default dict -}}
+{{- if hasKey $configs "topic.prefix" -}}
+{{- fail "pulsar.debezium.configs.topic.prefix is Debezium 2's key; Pulsar 4.0's connector (Debezium 1.9) takes database.server.name, which the chart sets from pulsar.topicPrefix" -}}
+{{- end -}}
+{{- if and (hasKey $configs "database.server.name") (ne (toString (index $configs "database.server.name")) (toString .Values.pulsar.topicPrefix)) -}}
+{{- fail "pulsar.debezium.configs.database.server.name must equal pulsar.topicPrefix (the chart sets it from pulsar.topicPrefix; leave it out)" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
