@@ -20,7 +20,6 @@ readonly CONF="$REPO/pulsar-io/standalone"
 readonly VERSION="$(sed -n 's:.*<pulsar.version>\(.*\)</pulsar.version>.*:\1:p' "$CONF/pom.xml")"
 readonly CACHE="${XDB_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
 readonly STATE="${XDB_PULSAR_STATE:-/tmp/xdb-pulsar}"
-readonly HEAP="${XDB_PULSAR_HEAP:-1g}"
 readonly ADMIN=http://127.0.0.1:8080
 readonly BROKER=127.0.0.1:6650
 readonly WAIT_SECONDS="${XDB_PULSAR_WAIT_SECONDS:-180}"
@@ -80,25 +79,10 @@ scripts/ensure-cdc-databases.sh
 
 start_standalone() {
     mkdir -p "$STATE"
-    ln -sfn "$CACHE/connectors" "$STATE/connectors"
     log "starting Pulsar $VERSION standalone (admin $ADMIN, broker pulsar://$BROKER, log: $LOG)"
     # Every descriptor redirected on the subshell: a process left holding the caller's
     # stdout would keep a pipe reading this script's output (CI's log) open forever.
-    # The --add-opens are those of Pulsar's own bin/pulsar for Java 17.
-    (cd "$STATE" && exec setsid nohup java -Xms256m "-Xmx$HEAP" -XX:MaxDirectMemorySize=1g \
-        -XX:+PerfDisableSharedMem \
-        --add-opens java.base/java.io=ALL-UNNAMED \
-        --add-opens java.base/java.lang=ALL-UNNAMED \
-        --add-opens java.base/java.util=ALL-UNNAMED \
-        --add-opens java.base/java.util.zip=ALL-UNNAMED \
-        --add-opens java.base/jdk.internal.platform=ALL-UNNAMED \
-        --add-opens java.base/sun.net=ALL-UNNAMED \
-        --add-opens java.management/sun.management=ALL-UNNAMED \
-        -Dlog4j2.configurationFile="$CONF/log4j2.properties" \
-        -cp "$CACHE/lib/*" org.apache.pulsar.PulsarStandaloneStarter \
-        --config "$CONF/standalone.conf" \
-        --functions-worker-conf "$CONF/functions_worker.yml" \
-        --no-stream-storage) >>"$LOG" 2>&1 </dev/null &
+    (exec setsid nohup "$REPO/scripts/pulsar-standalone.sh" "$STATE") >>"$LOG" 2>&1 </dev/null &
     echo $! >"$STATE/standalone.pid"
 }
 

@@ -104,7 +104,7 @@ struct Cli {
     #[arg(long, env = "XDB_BENCH_POSTGRES_URL", default_value = DEFAULT_ADMIN_URL)]
     postgres_url: String,
     /// Where the async service gets its work: the database queue, or Pulsar CDC
-    /// (Debezium through the relay of scripts/ensure-pulsar.sh).
+    /// (the Pulsar IO Debezium source on the standalone of scripts/ensure-pulsar.sh).
     #[arg(long, value_enum, default_value_t = Queue::Database)]
     queue: Queue,
     /// Broker of `--queue pulsar`.
@@ -114,13 +114,14 @@ struct Cli {
         default_value = "pulsar://127.0.0.1:6650"
     )]
     pulsar_url: String,
-    /// Control API of the Debezium relay, for `--queue pulsar`.
+    /// Pulsar's admin API, whose functions worker runs the Debezium source, for
+    /// `--queue pulsar`.
     #[arg(
         long,
-        env = "XDB_BENCH_CDC_RELAY",
-        default_value = "http://127.0.0.1:8090"
+        env = "XDB_BENCH_PULSAR_ADMIN_URL",
+        default_value = "http://127.0.0.1:8080"
     )]
-    cdc_relay: String,
+    pulsar_admin_url: String,
     /// MySQL/MariaDB server where the throw-away bench database is created.
     #[arg(long, env = "XDB_BENCH_MYSQL_URL", default_value = DEFAULT_MYSQL_ADMIN_URL)]
     mysql_url: String,
@@ -164,7 +165,7 @@ async fn main() -> anyhow::Result<()> {
             },
             pulsar: (cli.queue == Queue::Pulsar).then(|| PulsarTarget {
                 broker_url: cli.pulsar_url.clone(),
-                relay_url: cli.cdc_relay.clone(),
+                admin_url: cli.pulsar_admin_url.clone(),
             }),
         };
         // Dropping the run on Ctrl-C stops the services and drops the database.

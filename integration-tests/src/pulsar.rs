@@ -1,24 +1,31 @@
-//! Pulsar CDC mode in tests: which queue mode a test runs in, and the capture of its
-//! database by the Debezium relay (pulsar-io/relay), which publishes the database's task
-//! changes to the Pulsar-protocol broker (both started by scripts/ensure-pulsar.sh).
+//! Pulsar CDC mode in tests: which queue mode a test runs in, the capture of its
+//! database by the real Pulsar IO Debezium source (through `xdb-pulsar-io`, from the
+//! committed `pulsar-io/debezium-*-source.yaml`), and brokers of a test's own. The shared
+//! Apache Pulsar standalone is started by scripts/ensure-pulsar.sh.
 //!
-//! Each test database gets its own capture and its own topic prefix, so tests running in
+//! Each test database gets its own source and its own topic prefix, so tests running in
 //! parallel never see each other's changes.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use xdb_async_service::AsyncServiceConfig;
 use xdb_config::{PulsarSettings, QueueMode};
+use xdb_pulsar_io::{start_capture, Capture, PulsarIoAdmin, RunningCapture, SourceRegistration};
 use xdb_test_util::TestDatabase;
 
 /// Broker of the Pulsar-mode tests (`XDB_TEST_PULSAR_URL`).
 pub const PULSAR_URL_ENV: &str = "XDB_TEST_PULSAR_URL";
 pub const DEFAULT_PULSAR_URL: &str = "pulsar://127.0.0.1:6650";
-/// Control API of the Debezium relay (`XDB_TEST_CDC_RELAY`, host:port).
-pub const RELAY_ENV: &str = "XDB_TEST_CDC_RELAY";
-pub const DEFAULT_RELAY: &str = "127.0.0.1:8090";
+/// Admin REST API of that broker, whose functions worker runs the Debezium sources
+/// (`XDB_TEST_PULSAR_ADMIN_URL`).
+pub const PULSAR_ADMIN_ENV: &str = "XDB_TEST_PULSAR_ADMIN_URL";
+pub const DEFAULT_PULSAR_ADMIN: &str = "http://127.0.0.1:8080";
+
+/// How long a capture may take to start streaming, or to stop: the first one on a
+/// fresh broker unpacks the connector archive (about 100 MB).
+const CAPTURE_TIMEOUT: Duration = Duration::from_secs(120);
 
 tokio::task_local! {
     /// The queue mode of the test running in this task; set by the suite's macros.
@@ -37,17 +44,19 @@ pub fn current_queue_mode() -> QueueMode {
         .unwrap_or(QueueMode::Database)
 }
 
-fn broker_url() -> String {
+/// The shared broker's `pulsar://` URL.
+pub fn broker_url() -> String {
     std::env::var(PULSAR_URL_ENV).unwrap_or_else(|_| DEFAULT_PULSAR_URL.to_string())
 }
 
-fn relay_address() -> String {
-    std::env::var(RELAY_ENV).unwrap_or_else(|_| DEFAULT_RELAY.to_string())
+/// The shared broker's admin URL.
+pub fn admin_url() -> String {
+    std::env::var(PULSAR_ADMIN_ENV).unwrap_or_else(|_| DEFAULT_PULSAR_ADMIN.to_string())
 }
 
 /// How long the tests' async instances hold a task that is not due: short, so that
-/// timers and retry backoffs of a second or two go through the timer topic (and
-/// through the broker's early delivery of it), not only through the in-memory hold.
+/// timers and retry backoffs of a second or two go through the timer topic and the
+/// broker's delayed delivery, not only through the in-memory hold.
 const TEST_HOLD_MS: u64 = 500;
 
 /// The Pulsar settings of an async service on `db`: its own topics and subscription.
@@ -89,173 +98,227 @@ pub fn timer_topic(db: &TestDatabase) -> String {
     )
 }
 
+/// The topic of XDB's dead letters for `db`'s async instances.
+pub fn dead_letter_topic(db: &TestDatabase) -> String {
+    format!(
+        "persistent://public/default/{}.xdb.dead-letters",
+        topic_prefix(db)
+    )
+}
+
 fn topic_prefix(db: &TestDatabase) -> String {
     format!("xdbtest-{}", db.name())
 }
 
-/// A database captured by the relay; the capture stops (and its PostgreSQL replication
-/// slot is dropped) when this is dropped, which must happen before the database is.
+/// `db` captured by a Pulsar IO Debezium source; the source is removed (and its
+/// PostgreSQL replication slot gone) when this is dropped, which must happen before the
+/// database is.
 pub struct CdcCapture {
-    name: String,
+    running: Option<RunningCapture>,
 }
 
 impl CdcCapture {
-    /// Starts capturing `db`; returns once Debezium's connector runs. From then on every
-    /// committed task change reaches the broker (changes before it, through the
-    /// connector's initial snapshot). Panics, naming the setup script, when the relay is
-    /// not running.
+    /// Starts capturing `db` on the shared broker; returns once the connector streams.
+    /// From then on every committed task change reaches the broker (changes before it,
+    /// through the connector's initial snapshot). Panics, naming the setup script, when
+    /// Pulsar does not answer.
     pub async fn start(db: &TestDatabase) -> Self {
-        let name = db.name().to_string();
-        let body = serde_json::json!({
-            "name": name,
-            "database_url": db.url(),
-            "topic_prefix": topic_prefix(db),
-        })
-        .to_string();
-        let request = format!(
-            "POST /captures HTTP/1.0\r\nHost: relay\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        let (status, text) = tokio::task::spawn_blocking(move || call_relay(&request))
-            .await
-            .expect("the relay call runs");
-        assert_eq!(
-            status, 200,
-            "the CDC relay did not capture test database {name}: {text}"
-        );
-        Self {
+        Self::start_on(db, &admin_url()).await
+    }
+
+    /// The same on the broker whose admin API is `admin_url` (a [`TestBroker`]).
+    pub async fn start_on(db: &TestDatabase, admin_url: &str) -> Self {
+        let capture = Capture {
             name: db.name().to_string(),
+            database_url: db.url().to_string(),
+            topic_prefix: topic_prefix(db),
+            throwaway: true,
+        };
+        let admin = PulsarIoAdmin::new(admin_url);
+        let running = start_capture(&admin, &capture, CAPTURE_TIMEOUT)
+            .await
+            .unwrap_or_else(|e| panic!("Pulsar IO did not capture test database {}: {e}", db.name()));
+        Self {
+            running: Some(running),
         }
+    }
+
+    /// What was registered: topics, slot.
+    pub fn registration(&self) -> &SourceRegistration {
+        self.running.as_ref().expect("running").registration()
+    }
+
+    /// Restarts the connector, as Pulsar IO does after it crashed; returns once it
+    /// streams again from its stored offset.
+    pub async fn restart(&self) {
+        self.running
+            .as_ref()
+            .expect("running")
+            .restart(CAPTURE_TIMEOUT)
+            .await
+            .expect("the connector restarts");
     }
 }
 
 impl Drop for CdcCapture {
     fn drop(&mut self) {
-        let request = format!(
-            "DELETE /captures/{} HTTP/1.0\r\nHost: relay\r\n\r\n",
-            self.name
-        );
-        // Plain blocking IO: this may run inside a runtime or during a panic.
-        let name = self.name.clone();
-        let stopped = std::thread::spawn(move || call_relay(&request)).join();
-        if !matches!(stopped, Ok((200, _))) {
-            eprintln!("stopping the CDC capture of {name} failed: {stopped:?}");
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        // A runtime of its own on another thread: this may run inside a runtime, or
+        // during a panic.
+        let stopped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(running.stop(CAPTURE_TIMEOUT))
+        })
+        .join();
+        if !matches!(stopped, Ok(Ok(()))) {
+            eprintln!("stopping a Pulsar IO capture failed: {stopped:?}");
         }
     }
 }
 
-/// One HTTP/1.0 exchange with the relay: status and body.
-fn call_relay(request: &str) -> (u16, String) {
-    let address = relay_address();
-    let mut stream = TcpStream::connect(&address).unwrap_or_else(|error| {
-        panic!(
-            "the Debezium CDC relay does not answer at {address} ({RELAY_ENV}): {error}; \
-             start it and the broker with scripts/ensure-pulsar.sh"
-        )
-    });
-    stream
-        .set_read_timeout(Some(Duration::from_secs(180)))
-        .expect("set a read timeout");
-    stream
-        .write_all(request.as_bytes())
-        .expect("send the request to the relay");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .expect("read the relay's answer");
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    (status, body)
+/// An Apache Pulsar standalone of one test's own, on free ports, so the test may kill
+/// and restart it without disturbing the shared broker (scripts/pulsar-standalone.sh,
+/// with the artefacts of scripts/ensure-pulsar.sh). Killed when dropped.
+pub struct TestBroker {
+    child: Option<Child>,
+    state: PathBuf,
+    broker_port: u16,
+    web_port: u16,
+    bookie_port: u16,
+    functions: bool,
 }
 
-/// A pulsar-lite broker of one test's own, on a free port, so the test may stop it
-/// without disturbing the shared broker; killed (by its process id) when dropped.
-pub struct TestBroker {
-    child: std::process::Child,
-    url: String,
-    data: std::path::PathBuf,
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
 }
+
+/// How long a standalone may take to start: about 10 s on an idle 2-core machine.
+const BROKER_START: Duration = Duration::from_secs(180);
 
 impl TestBroker {
-    /// Starts the broker of the virtualenv scripts/ensure-pulsar.sh made
-    /// (`XDB_PULSAR_VENV`, default `~/.cache/xdb-pulsar-venv`) and waits until it accepts
-    /// connections.
+    /// A broker without Pulsar IO.
     pub async fn start() -> Self {
-        let venv = std::env::var("XDB_PULSAR_VENV").unwrap_or_else(|_| {
-            format!(
-                "{}/.cache/xdb-pulsar-venv",
-                std::env::var("HOME").unwrap_or_default()
-            )
-        });
-        let located = std::process::Command::new(format!("{venv}/bin/python"))
-            .args([
-                "-c",
-                "import pulsar_lite, pathlib; \
-                 print(pathlib.Path(pulsar_lite.__file__).parent / 'bin' / 'pulsar-lite')",
-            ])
-            .output()
-            .unwrap_or_else(|e| panic!("no Python in {venv} ({e}): run scripts/ensure-pulsar.sh"));
-        let binary = String::from_utf8_lossy(&located.stdout).trim().to_string();
-        assert!(
-            located.status.success() && !binary.is_empty(),
-            "pulsar-lite is not installed in {venv}: run scripts/ensure-pulsar.sh"
-        );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let address = format!("127.0.0.1:{port}");
-        let data =
-            std::env::temp_dir().join(format!("xdb-test-broker-{port}-{}", std::process::id()));
-        let child = std::process::Command::new(&binary)
-            .arg("--addr")
-            .arg(&address)
-            .arg("--db-path")
-            .arg(&data)
-            .env("RUST_LOG", "error")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {binary}: {e}"));
-        let broker = Self {
-            child,
-            url: format!("pulsar://{address}"),
-            data,
+        Self::launch(false).await
+    }
+
+    /// A broker whose functions worker runs Debezium sources ([`CdcCapture::start_on`]).
+    pub async fn start_with_pulsar_io() -> Self {
+        Self::launch(true).await
+    }
+
+    async fn launch(functions: bool) -> Self {
+        let broker_port = free_port();
+        let state = std::env::temp_dir().join(format!(
+            "xdb-test-pulsar-{broker_port}-{}",
+            std::process::id()
+        ));
+        let mut broker = Self {
+            child: None,
+            state,
+            broker_port,
+            web_port: free_port(),
+            bookie_port: free_port(),
+            functions,
         };
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while tokio::net::TcpStream::connect(&address).await.is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the test broker does not listen on {address} after 30 s"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        broker.spawn_and_wait().await;
         broker
     }
 
+    async fn spawn_and_wait(&mut self) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pulsar-standalone.sh");
+        let mut command = Command::new(script);
+        command
+            .arg(&self.state)
+            .args(["--broker-port", &self.broker_port.to_string()])
+            .args(["--web-port", &self.web_port.to_string()])
+            .args(["--bookie-port", &self.bookie_port.to_string()])
+            .env("XDB_PULSAR_HEAP", "512m");
+        if !self.functions {
+            command.arg("--no-functions-worker");
+        }
+        std::fs::create_dir_all(&self.state).expect("the broker's state directory");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.state.join("standalone.log"))
+            .expect("the broker's log");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
+        self.child = Some(child);
+        let health = format!("{}/admin/v2/brokers/health", self.admin_url());
+        let workers = format!("{}/admin/v3/sources/builtinsources", self.admin_url());
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + BROKER_START;
+        loop {
+            let healthy = match http.get(&health).send().await {
+                Ok(r) => r.text().await.is_ok_and(|t| t == "ok"),
+                Err(_) => false,
+            };
+            let worker_ready = !self.functions
+                || match http.get(&workers).send().await {
+                    Ok(r) => r.text().await.is_ok_and(|t| t.contains("debezium-postgres")),
+                    Err(_) => false,
+                };
+            if healthy && worker_ready {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!(
+                    "the test broker exited ({status}) during start-up; see {}/standalone.log \
+                     (its artefacts come from scripts/ensure-pulsar.sh)",
+                    self.state.display()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the test broker is not healthy after {BROKER_START:?}; see {}/standalone.log",
+                self.state.display()
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
     /// `pulsar://127.0.0.1:<port>`.
-    pub fn url(&self) -> &str {
-        &self.url
+    pub fn url(&self) -> String {
+        format!("pulsar://127.0.0.1:{}", self.broker_port)
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn admin_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.web_port)
     }
 
     /// Kills the broker at once (SIGKILL), as a crash or a lost host would.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Kills the broker and starts it again on the same ports and data (topics,
+    /// subscriptions, registered sources and their offsets survive).
+    pub async fn restart(&mut self) {
+        self.kill();
+        self.spawn_and_wait().await;
     }
 }
 
 impl Drop for TestBroker {
     fn drop(&mut self) {
         self.kill();
-        let _ = std::fs::remove_dir_all(&self.data);
+        let _ = std::fs::remove_dir_all(&self.state);
     }
 }
