@@ -54,10 +54,13 @@ impl DeadLetterPublisher {
 
 /// The task a dead letter names, and its execution (the message key), or why none.
 ///
-/// Both kinds of message end up here: Debezium change events (JSON) and XDB's own
-/// `TaskTimer`s (protobuf, whose first byte is a field tag, never `{`).
+/// Both kinds of message end up here: Debezium change events and XDB's own `TaskTimer`s
+/// (protobuf, whose first byte is a field tag: never 0, and never `{` or 0xff for a
+/// `TaskTimer`, whose first field is 1). A change event is JSON (`{`) or, as Pulsar IO
+/// publishes it, an INLINE key/value pair, whose 4-byte big-endian key length starts
+/// with 0x00 (or 0xff for no key).
 pub(super) fn task_of(payload: &[u8]) -> Result<Option<(i64, String)>, String> {
-    if payload.first() == Some(&b'{') {
+    if matches!(payload.first(), Some(b'{' | 0x00 | 0xff)) {
         return match events::classify(payload)? {
             events::TaskChange::Look { task_id, execution } => Ok(Some((task_id, execution))),
             events::TaskChange::Ignore => Ok(None),
@@ -141,5 +144,16 @@ mod tests {
         let delete = br#"{"op": "d", "before": {"id": 5}, "after": null}"#;
         assert_eq!(task_of(delete), Ok(None));
         assert!(task_of(&[0xff, 0xff]).is_err());
+    }
+
+    #[test]
+    fn a_dead_lettered_pulsar_io_change_event_names_its_task() {
+        // A message of Pulsar IO's debezium-postgres source, recorded from the real
+        // connector (see events.rs): an INLINE key/value pair.
+        let message = include_bytes!("testdata/pulsar-io-debezium-postgres-snapshot.bin");
+        assert_eq!(
+            task_of(message),
+            Ok(Some((1, "5a3d0698-7c33-4f3e-b4a6-ed5ecddf3e8e".into())))
+        );
     }
 }
