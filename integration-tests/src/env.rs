@@ -89,10 +89,10 @@ pub struct EnvOptions {
     /// Worker calls each async-service instance runs at once.
     pub max_in_flight: usize,
     /// Where async instances get work: the database's rows, or Pulsar CDC (the
-    /// database is then captured by the Debezium relay). Default: the mode the suite's
+    /// database is then captured by a Pulsar IO Debezium source). Default: the mode the suite's
     /// macros run the test in ([`crate::pulsar::current_queue_mode`]).
     pub queue_mode: QueueMode,
-    /// Pulsar mode: whether the relay captures the database. Off, no change event ever
+    /// Pulsar mode: whether Pulsar IO captures the database. Off, no change event ever
     /// comes, as if they were all lost; only the sweep runs tasks.
     pub cdc_capture: bool,
     /// Pulsar mode: `pulsar.sweep_after_ms` of the async instances.
@@ -146,7 +146,7 @@ impl Server {
 pub struct XdbTestEnv {
     /// Declared before `db`: the capture (and its replication slot) must end before the
     /// database is dropped.
-    _capture: Option<CdcCapture>,
+    capture: Option<CdcCapture>,
     db: TestDatabase,
     sql: SqlClient,
     api_url: String,
@@ -188,7 +188,7 @@ impl XdbTestEnv {
             client = client.with_bearer_token(token.clone());
         }
         let mut env = Self {
-            _capture: capture,
+            capture,
             db,
             sql,
             api_url,
@@ -207,6 +207,11 @@ impl XdbTestEnv {
     /// The test database (URL, extra connections, fixtures).
     pub fn db(&self) -> &TestDatabase {
         &self.db
+    }
+
+    /// The Pulsar IO capture of the test database (Pulsar mode with `cdc_capture`).
+    pub fn capture(&self) -> Option<&CdcCapture> {
+        self.capture.as_ref()
     }
 
     /// The database server this environment runs on.

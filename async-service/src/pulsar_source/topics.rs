@@ -1,5 +1,6 @@
 //! The topics of Pulsar CDC mode, named as Pulsar IO's Debezium sources name them
-//! (`<topic.prefix>.<schema or database>.<table>`), plus XDB's own.
+//! (`<database.server.name>.<schema or database>.<table>`; Debezium 2 calls the prefix
+//! `topic.prefix`), plus XDB's own.
 
 use xdb_config::PulsarSettings;
 
