@@ -137,7 +137,9 @@ impl CdcCapture {
         let admin = PulsarIoAdmin::new(admin_url);
         let running = start_capture(&admin, &capture, CAPTURE_TIMEOUT)
             .await
-            .unwrap_or_else(|e| panic!("Pulsar IO did not capture test database {}: {e}", db.name()));
+            .unwrap_or_else(|e| {
+                panic!("Pulsar IO did not capture test database {}: {e}", db.name())
+            });
         Self {
             running: Some(running),
         }
@@ -233,7 +235,10 @@ impl TestBroker {
     }
 
     async fn spawn_and_wait(&mut self) {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pulsar-standalone.sh");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scripts/pulsar-standalone.sh"
+        );
         let mut command = Command::new(script);
         command
             .arg(&self.state)
@@ -268,13 +273,20 @@ impl TestBroker {
             };
             let worker_ready = !self.functions
                 || match http.get(&workers).send().await {
-                    Ok(r) => r.text().await.is_ok_and(|t| t.contains("debezium-postgres")),
+                    Ok(r) => r
+                        .text()
+                        .await
+                        .is_ok_and(|t| t.contains("debezium-postgres")),
                     Err(_) => false,
                 };
             if healthy && worker_ready {
                 return;
             }
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 panic!(
                     "the test broker exited ({status}) during start-up; see {}/standalone.log \
                      (its artefacts come from scripts/ensure-pulsar.sh)",

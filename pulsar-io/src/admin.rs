@@ -101,10 +101,13 @@ impl PulsarIoAdmin {
         _what: &str,
         request: reqwest::RequestBuilder,
     ) -> Result<(StatusCode, String), AdminError> {
-        let response = request.send().await.map_err(|source| AdminError::Unreachable {
-            url: self.base.clone(),
-            source,
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|source| AdminError::Unreachable {
+                url: self.base.clone(),
+                source,
+            })?;
         let status = response.status();
         let body = response.text().await.unwrap_or_default();
         Ok((status, body))
@@ -132,7 +135,9 @@ impl PulsarIoAdmin {
         }
         if status == StatusCode::BAD_REQUEST && body.contains("already exists") {
             let what = format!("updating source {}", registration.name);
-            let (status, body) = self.send(&what, self.http.put(&path).multipart(form())).await?;
+            let (status, body) = self
+                .send(&what, self.http.put(&path).multipart(form()))
+                .await?;
             if status.is_success() {
                 return Ok(());
             }

@@ -77,7 +77,12 @@ impl RunningCapture {
             .await?)
     }
 
-    fn timeout(&self, what: &'static str, limit: Duration, status: Option<SourceStatus>) -> CaptureError {
+    fn timeout(
+        &self,
+        what: &'static str,
+        limit: Duration,
+        status: Option<SourceStatus>,
+    ) -> CaptureError {
         CaptureError::Timeout {
             name: self.registration.name.clone(),
             what,
@@ -116,12 +121,19 @@ impl RunningCapture {
             Connector::Postgres => {
                 let slot = self.registration.slot_name.as_deref().unwrap_or_default();
                 let active = self
-                    .query_slot("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot)
+                    .query_slot(
+                        "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+                        slot,
+                    )
                     .await?;
                 Ok(active.first().is_some_and(|row| row.get::<_, bool>(0)))
             }
             Connector::MySql => {
-                let history = self.registration.history_topic.as_deref().unwrap_or_default();
+                let history = self
+                    .registration
+                    .history_topic
+                    .as_deref()
+                    .unwrap_or_default();
                 Ok(self.admin.topic_has_messages(history).await?)
             }
         }
@@ -132,9 +144,10 @@ impl RunningCapture {
         sql: &str,
         slot: &str,
     ) -> Result<Vec<tokio_postgres::Row>, CaptureError> {
-        let (client, connection) = tokio_postgres::connect(&self.database_url, tokio_postgres::NoTls)
-            .await
-            .map_err(|e| CaptureError::Database(e.to_string()))?;
+        let (client, connection) =
+            tokio_postgres::connect(&self.database_url, tokio_postgres::NoTls)
+                .await
+                .map_err(|e| CaptureError::Database(e.to_string()))?;
         let connection = tokio::spawn(connection);
         let rows = client
             .query(sql, &[&slot])
@@ -171,7 +184,10 @@ impl RunningCapture {
         let deadline = Instant::now() + timeout;
         loop {
             let rows = self
-                .query_slot("SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot)
+                .query_slot(
+                    "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+                    slot,
+                )
                 .await?;
             let Some(row) = rows.first() else {
                 return Ok(());
@@ -188,7 +204,11 @@ impl RunningCapture {
                 .await?;
             }
             if Instant::now() >= deadline {
-                return Err(self.timeout("replication slot still in use after the source was deleted", timeout, None));
+                return Err(self.timeout(
+                    "replication slot still in use after the source was deleted",
+                    timeout,
+                    None,
+                ));
             }
             tokio::time::sleep(POLL).await;
         }

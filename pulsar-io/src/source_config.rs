@@ -198,9 +198,9 @@ fn decode(text: &str) -> String {
 /// another capture's, and clear of the small ids servers and replicas usually take.
 fn server_id(name: &str) -> u32 {
     // FNV-1a: a fixed, dependency-free hash (std's is randomised per process).
-    let hash = name
-        .bytes()
-        .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    let hash = name.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
     100_000 + hash % 1_000_000_000
 }
 
