@@ -7,7 +7,8 @@
 #   - the databases configured for Debezium (scripts/ensure-cdc-databases.sh);
 #   - the standalone started in the background with pulsar-io/standalone/standalone.conf,
 #     unless its admin API already answers healthy.
-# Idempotent, and quick when everything runs already. Ready means: the broker's health
+# Idempotent, and quick when everything runs already; a broker it starts begins with no
+# data (topics, subscriptions and sources of an earlier one are gone). Ready means: the broker's health
 # check passes and the functions worker lists both Debezium connectors.
 # Environment: XDB_PULSAR_CACHE (default ~/.cache/xdb-pulsar: jars and connectors),
 # XDB_PULSAR_STATE (default /tmp/xdb-pulsar: data, logs), XDB_PULSAR_HEAP (default 1g),
@@ -78,6 +79,10 @@ fi
 scripts/ensure-cdc-databases.sh
 
 start_standalone() {
+    # A fresh broker each start: the data of an earlier one holds the sources of test
+    # databases that are gone (a run that was killed never removed them), which would
+    # start again and retry their connections for ever.
+    rm -rf "$STATE/data"
     mkdir -p "$STATE"
     log "starting Pulsar $VERSION standalone (admin $ADMIN, broker pulsar://$BROKER, log: $LOG)"
     # Every descriptor redirected on the subshell: a process left holding the caller's

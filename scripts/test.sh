@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole XDB test suite: formatting, lints, unit tests and the integration suite
 # against real PostgreSQL and MariaDB servers (installed and started if missing), and
-# the Pulsar-mode scenarios against a real broker fed by Debezium.
+# the Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
-# Pulsar CDC mode: Debezium-ready databases, the broker and the Debezium relay.
+# Pulsar CDC mode: Debezium-ready databases and Apache Pulsar standalone with the Pulsar
+# IO Debezium connectors (resolved from Maven Central on first use).
 scripts/ensure-pulsar.sh
 
 echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files)"
