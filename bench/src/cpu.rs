@@ -9,6 +9,9 @@ pub const DB_SESSIONS: &str = "database sessions";
 /// CPU accounting group: the whole database server on this machine (every process or
 /// thread; includes [`DB_SESSIONS`], and other databases' work).
 pub const DB_SERVER: &str = "database server";
+/// CPU accounting group of Pulsar CDC mode: the Pulsar standalone JVM (broker, bookie,
+/// metadata store, and the functions worker running the Pulsar IO Debezium source).
+pub const PULSAR: &str = "Pulsar standalone JVM (broker + bookie + Pulsar IO Debezium source)";
 /// CPU accounting group: the bench process (worker and client).
 pub const BENCH: &str = "xdb-bench (worker + client)";
 

@@ -22,5 +22,5 @@ pub mod worker;
 
 mod run;
 
-pub use options::{BenchOptions, Scenario};
+pub use options::{BenchOptions, QueueMode, Scenario};
 pub use run::run;

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
-use xdb_bench::cdc::PulsarTarget;
+use xdb_bench::cdc::{PulsarTarget, Standalone};
 use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
+use xdb_bench::options::{scenarios_of, QueueMode};
 use xdb_bench::report::{self, Comparison, Machine, Verdict};
 use xdb_bench::{run, BenchOptions, Scenario};
 
@@ -20,13 +21,6 @@ use xdb_bench::{run, BenchOptions, Scenario};
 enum Database {
     Postgres,
     Mysql,
-}
-
-/// The async service's task source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Queue {
-    Database,
-    Pulsar,
 }
 
 #[derive(Parser, Debug)]
@@ -103,10 +97,13 @@ struct Cli {
     /// PostgreSQL server where the throw-away bench database is created.
     #[arg(long, env = "XDB_BENCH_POSTGRES_URL", default_value = DEFAULT_ADMIN_URL)]
     postgres_url: String,
-    /// Where the async service gets its work: the database queue, or Pulsar CDC
-    /// (the Pulsar IO Debezium source on the standalone of scripts/ensure-pulsar.sh).
-    #[arg(long, value_enum, default_value_t = Queue::Database)]
-    queue: Queue,
+    /// Where the async service gets its work, one run per mode on each database,
+    /// compared in one report: the database queue, and Pulsar CDC (the Pulsar IO
+    /// Debezium source on the standalone of scripts/ensure-pulsar.sh, whose JVM is
+    /// measured as a component of its own). E.g. `--queue database,pulsar`. The
+    /// commit-rate ceiling ("pgbench") runs in the first mode's run only.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "database")]
+    queue: Vec<QueueMode>,
     /// Broker of `--queue pulsar`.
     #[arg(
         long,
@@ -139,14 +136,33 @@ async fn main() -> anyhow::Result<()> {
     databases.dedup();
     anyhow::ensure!(!databases.is_empty(), "--databases names none");
     anyhow::ensure!(cli.timer_seconds > 0, "--timer-seconds must be at least 1");
+    let mut modes: Vec<QueueMode> = Vec::new();
+    for mode in &cli.queue {
+        if !modes.contains(mode) {
+            modes.push(*mode);
+        }
+    }
+    anyhow::ensure!(!modes.is_empty(), "--queue names none");
+    let pulsar_target = PulsarTarget {
+        broker_url: cli.pulsar_url.clone(),
+        admin_url: cli.pulsar_admin_url.clone(),
+    };
+    if modes.contains(&QueueMode::Pulsar) {
+        // Before any run: a missing broker should not cost the database queue's runs.
+        Standalone::find(&pulsar_target)?;
+    }
+    let chosen = cli.scenarios.iter().copied().collect();
+    let runs = databases
+        .iter()
+        .flat_map(|database| modes.iter().map(move |mode| (*database, *mode)));
     let mut reports = Vec::new();
-    for database in databases {
+    for (database, mode) in runs {
         let options = BenchOptions {
             admin_url: match database {
                 Database::Postgres => cli.postgres_url.clone(),
                 Database::Mysql => cli.mysql_url.clone(),
             },
-            scenarios: cli.scenarios.iter().copied().collect(),
+            scenarios: scenarios_of(&chosen, &modes, mode),
             lone: cli.lone,
             processes: cli.processes,
             concurrency: cli.concurrency,
@@ -163,14 +179,13 @@ async fn main() -> anyhow::Result<()> {
                 duration: Duration::from_secs(cli.ceiling_seconds.max(1)),
                 pgbench: cli.pgbench.clone(),
             },
-            pulsar: (cli.queue == Queue::Pulsar).then(|| PulsarTarget {
-                broker_url: cli.pulsar_url.clone(),
-                admin_url: cli.pulsar_admin_url.clone(),
-            }),
+            pulsar: (mode == QueueMode::Pulsar).then(|| pulsar_target.clone()),
         };
         // Dropping the run on Ctrl-C stops the services and drops the database.
         let report = tokio::select! {
-            report = run(&options) => report.with_context(|| format!("the {database:?} run"))?,
+            report = run(&options) => report.with_context(|| {
+                format!("the {database:?} run ({})", mode.label())
+            })?,
             _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
         };
         reports.push(report);
@@ -185,14 +200,16 @@ async fn main() -> anyhow::Result<()> {
             println!(
                 "{}  {}: {} (measured {})",
                 check.verdict.label(),
-                report.dialect,
+                report.label(&reports),
                 check.target,
                 check.measured
             );
         }
     }
-    if let Some(comparison) = Comparison::of(&reports) {
-        println!("{}", comparison.verdict());
+    for comparison in Comparison::all(&reports) {
+        if let Some(verdict) = comparison.verdict() {
+            println!("{verdict}");
+        }
     }
     if let Some(path) = cli.report {
         std::fs::write(&path, &markdown)

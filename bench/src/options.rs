@@ -38,6 +38,44 @@ impl Scenario {
     ];
 }
 
+/// Where the async service gets its work; `--queue` takes a list of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum QueueMode {
+    /// The database queue: the async service claims task rows.
+    Database,
+    /// Pulsar CDC: the Pulsar IO Debezium source on the standalone of
+    /// scripts/ensure-pulsar.sh captures the bench database, and the async service
+    /// consumes its change topics.
+    Pulsar,
+}
+
+impl QueueMode {
+    /// How the report names the mode.
+    pub fn label(self) -> &'static str {
+        match self {
+            QueueMode::Database => "database queue",
+            QueueMode::Pulsar => "Pulsar CDC",
+        }
+    }
+}
+
+/// Scenarios a run of `mode` performs, of the `chosen` ones, when the queue modes
+/// `modes` (in order) run one after the other on one database: the commit-rate ceiling
+/// measures the database alone, with the services stopped, whatever feeds the async
+/// service, so it runs once per database, in the first mode's run.
+pub fn scenarios_of(
+    chosen: &BTreeSet<Scenario>,
+    modes: &[QueueMode],
+    mode: QueueMode,
+) -> BTreeSet<Scenario> {
+    let first = modes.first() == Some(&mode);
+    chosen
+        .iter()
+        .copied()
+        .filter(|s| first || *s != Scenario::Pgbench)
+        .collect()
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -74,6 +112,15 @@ pub struct BenchOptions {
 }
 
 impl BenchOptions {
+    /// The queue mode of this run.
+    pub fn queue_mode(&self) -> QueueMode {
+        if self.pulsar.is_some() {
+            QueueMode::Pulsar
+        } else {
+            QueueMode::Database
+        }
+    }
+
     /// Whether `scenario` runs.
     pub fn runs(&self, scenario: Scenario) -> bool {
         self.scenarios.contains(&scenario)
@@ -127,5 +174,20 @@ mod tests {
         };
         assert_eq!(only_judged.load_levels(), vec![64]);
         assert!(options.runs(Scenario::Waiting));
+    }
+
+    #[test]
+    fn the_ceiling_runs_in_the_first_queue_mode_only() {
+        let all: BTreeSet<Scenario> = Scenario::ALL.into_iter().collect();
+        let both = [QueueMode::Database, QueueMode::Pulsar];
+        assert_eq!(scenarios_of(&all, &both, QueueMode::Database), all);
+        let pulsar = scenarios_of(&all, &both, QueueMode::Pulsar);
+        assert!(!pulsar.contains(&Scenario::Pgbench));
+        assert_eq!(pulsar.len(), all.len() - 1);
+        assert_eq!(
+            scenarios_of(&all, &[QueueMode::Pulsar], QueueMode::Pulsar),
+            all
+        );
+        assert_eq!(test_options().queue_mode(), QueueMode::Database);
     }
 }

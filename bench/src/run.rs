@@ -4,14 +4,14 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::cdc::Capture;
+use crate::cdc::{Capture, Standalone};
 use crate::ceiling;
-use crate::cpu::{CpuSnapshot, Task, BENCH, DB_SERVER, DB_SESSIONS};
-use crate::database::BenchDatabase;
+use crate::cpu::{CpuSnapshot, Task, BENCH, DB_SERVER, DB_SESSIONS, PULSAR};
+use crate::database::{processes_named, BenchDatabase, Dialect};
 use crate::options::{BenchOptions, Scenario};
 use crate::profile;
 use crate::report::Report;
-use crate::rss::Sampler;
+use crate::rss::{self, Sampler};
 use crate::scenarios::waiting::WaitingOptions;
 use crate::scenarios::{self, Driver};
 use crate::services::{self, ServiceProcess, API_SERVICE, ASYNC_SERVICE};
@@ -19,8 +19,9 @@ use crate::worker::{Processes, Worker};
 
 /// How often the services' memory is sampled.
 const RSS_INTERVAL: Duration = Duration::from_millis(100);
-/// CPU accounting groups, in report order.
-const CPU_GROUPS: [&str; 5] = [API_SERVICE, ASYNC_SERVICE, DB_SESSIONS, DB_SERVER, BENCH];
+/// How often the database server's memory is sampled: summing the proportional set
+/// size of every server process reads each one's page tables, so less often.
+const DB_MEMORY_INTERVAL: Duration = Duration::from_secs(1);
 /// How long the API service may take to answer `/health/ready`.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -28,6 +29,14 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
     let api_binary = services::locate_binary(API_SERVICE)?;
     let async_binary = services::locate_binary(ASYNC_SERVICE)?;
+    // Before anything is created: Pulsar mode measures the broker's JVM, and needs it.
+    let standalone = options.pulsar.as_ref().map(Standalone::find).transpose()?;
+    if let Some(standalone) = standalone {
+        eprintln!(
+            "xdb-bench: Pulsar standalone JVM: pid {} (its CPU and memory are measured)",
+            standalone.pid
+        );
+    }
     let database = BenchDatabase::create(&options.admin_url).await?;
     eprintln!(
         "xdb-bench: {} database {}",
@@ -45,6 +54,7 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
         options,
         &database,
         capture.as_ref(),
+        standalone,
         &api_binary,
         &async_binary,
     )
@@ -82,6 +92,7 @@ async fn measure(
     options: &BenchOptions,
     database: &BenchDatabase,
     capture: Option<&Capture>,
+    standalone: Option<Standalone>,
     api_binary: &std::path::Path,
     async_binary: &std::path::Path,
 ) -> anyhow::Result<Report> {
@@ -124,6 +135,11 @@ async fn measure(
 
     let api_rss = Sampler::start(api.pid(), RSS_INTERVAL);
     let async_rss = Sampler::start(async_service.pid(), RSS_INTERVAL);
+    // Running before this run (the bench's earlier runs, the broker's other users):
+    // their resident size as sampled, not their life's high-water mark.
+    let bench_rss = Sampler::start_rss(std::process::id(), RSS_INTERVAL);
+    let pulsar_rss = standalone.map(|s| Sampler::start_rss(s.pid, RSS_INTERVAL));
+    let db_memory = database_memory(database).await;
     eprintln!("xdb-bench: warm-up ({} processes)", options.warm_up);
     let warm_up = driver.warm_up(options.warm_up).await;
     if let Err(error) = warm_up {
@@ -151,14 +167,26 @@ async fn measure(
             eprintln!("xdb-bench: cannot find the database server's processes: {error:#}");
             Vec::new()
         });
-        CpuSnapshot::take(&[
+        let mut groups = vec![
             (API_SERVICE, vec![Task::Process(api.pid())]),
             (ASYNC_SERVICE, vec![Task::Process(async_service.pid())]),
+        ];
+        if let Some(standalone) = standalone {
+            groups.push((PULSAR, standalone.tasks()));
+        }
+        groups.extend([
             (DB_SESSIONS, sessions),
             (DB_SERVER, server),
             (BENCH, vec![Task::Process(std::process::id())]),
-        ])
+        ]);
+        CpuSnapshot::take(&groups)
     };
+    // CPU accounting groups, in report order.
+    let cpu_order: Vec<&str> = [API_SERVICE, ASYNC_SERVICE]
+        .into_iter()
+        .chain(standalone.map(|_| PULSAR))
+        .chain([DB_SESSIONS, DB_SERVER, BENCH])
+        .collect();
     // Waiting compares against the judged level, so it runs that level if load does not.
     let levels = if options.runs(Scenario::Load) {
         options.load_levels()
@@ -183,7 +211,7 @@ async fn measure(
             .levels
             .push(scenarios::load(&driver, "load", options.processes, level).await);
         if let Some(before) = cpu_before {
-            report.load_cpu = Some(cpu_groups().await.since(&before, &CPU_GROUPS));
+            report.load_cpu = Some(cpu_groups().await.since(&before, &cpu_order));
         }
     }
     if options.runs(Scenario::Rpc) {
@@ -212,6 +240,15 @@ async fn measure(
     // Memory of the scenarios above; the waiting scenario reports its own.
     report.api_memory = api_rss.finish(api.pid()).await;
     report.async_memory = async_rss.finish(async_service.pid()).await;
+    report.bench_memory = bench_rss.finish_sampled().await;
+    if let Some(sampler) = pulsar_rss {
+        report.pulsar_memory = Some(sampler.finish_sampled().await);
+    }
+    report.db_memory = match db_memory {
+        Some(sampler) => Some(sampler.finish_sampled().await).filter(|m| m.samples > 0),
+        None => None,
+    };
+    report.pulsar_pid = standalone.map(|s| s.pid);
     if options.runs(Scenario::Waiting) {
         eprintln!(
             "xdb-bench: waiting ({} processes, {} start calls in flight)",
@@ -241,11 +278,6 @@ async fn measure(
             log_dir.display()
         );
     }
-    report.queue = if options.pulsar.is_some() {
-        "Pulsar CDC"
-    } else {
-        "database queue"
-    };
     report.processes = report.processes_started(options.warm_up);
     Ok(report)
 }
@@ -253,6 +285,31 @@ async fn measure(
 /// Load runs on each side of the waiting scenario's comparison (see
 /// [`scenarios::waiting`]).
 const WAITING_LOAD_RUNS: usize = 2;
+
+/// Samples the whole database server's memory on this machine: the summed proportional
+/// set size of every `postgres` process (looked up anew each time: backends come and
+/// go), or of the `mariadbd` process. `None` when the server is not on this machine.
+async fn database_memory(database: &BenchDatabase) -> Option<Sampler> {
+    match database.dialect() {
+        Dialect::Postgres => Some(Sampler::watch(DB_MEMORY_INTERVAL, || {
+            rss::pss_of(&processes_named(&["postgres"]))
+        })),
+        Dialect::MySql => {
+            let server: Vec<u32> = database
+                .server_ids()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|task| match task {
+                    Task::Process(pid) => Some(pid),
+                    Task::Thread { .. } => None,
+                })
+                .collect();
+            (!server.is_empty())
+                .then(|| Sampler::watch(DB_MEMORY_INTERVAL, move || rss::pss_of(&server)))
+        }
+    }
+}
 
 /// [`BenchDatabase::settle`]; a failure is reported and the run goes on.
 async fn settle(database: &BenchDatabase) {

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use super::{figures, mb, profile, targets::machine_cpu_ms, Report};
 use crate::database::DbWork;
+use crate::options::QueueMode;
 use crate::scenarios::ScenarioResult;
 use crate::stats::ms;
 
@@ -29,7 +30,8 @@ impl Report {
                     "\nMachine CPU per completed process (every process on the machine, \
                      busy CPU time from `/proc/stat`): **{all:.2} ms**{}.",
                     ours.map_or(String::new(), |o| format!(
-                        "; the services, the database server and the bench alone: {o:.2} ms"
+                        "; {} alone: {o:.2} ms",
+                        self.components()
                     ))
                 );
             }
@@ -116,19 +118,47 @@ fn write_memory(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n### Memory\n");
     let _ = writeln!(
         out,
-        "Resident set size from `/proc/<pid>/status` (VmRSS every 100 ms, and VmHWM), \
-         over every scenario but \"waiting\", which reports its own below.\n"
+        "Resident set size from `/proc/<pid>/status`, over every scenario but \
+         \"waiting\", which reports its own below. The services were started for this run: \
+         VmRSS every 100 ms, and VmHWM. The bench and the Pulsar JVM ran before it: VmRSS \
+         every 100 ms alone. The database server: the summed proportional set size \
+         (`Pss` of `/proc/<pid>/smaps_rollup`, shared memory counted once) of all its \
+         processes every second, the whole server (other databases' sessions included).\n"
     );
-    let _ = writeln!(out, "| Service | After start-up | Peak |\n|---|---|---|");
-    for (name, memory) in [
-        ("xdb-api-service", &report.api_memory),
-        ("xdb-async-service", &report.async_memory),
-    ] {
-        let _ = writeln!(
-            out,
-            "| {name} | {:.1} MB | {:.1} MB |",
-            mb(memory.start_kib),
-            mb(memory.peak_kib)
-        );
+    let _ = writeln!(out, "| Component | At the start | Peak |\n|---|---|---|");
+    let mut rows = vec![
+        ("xdb-api-service", Some(&report.api_memory)),
+        ("xdb-async-service", Some(&report.async_memory)),
+    ];
+    if report.queue_mode == QueueMode::Pulsar {
+        rows.push((
+            "Pulsar standalone JVM (broker + bookie + Pulsar IO Debezium source)",
+            report.pulsar_memory.as_ref(),
+        ));
+    }
+    rows.extend([
+        (
+            "database server, whole (summed PSS)",
+            report.db_memory.as_ref(),
+        ),
+        (
+            "xdb-bench (worker + client)",
+            Some(&report.bench_memory).filter(|m| m.samples > 0),
+        ),
+    ]);
+    for (name, memory) in rows {
+        match memory {
+            Some(memory) => {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {:.1} MB | {:.1} MB |",
+                    mb(memory.start_kib),
+                    mb(memory.peak_kib)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "| {name} | not measured | - |");
+            }
+        }
     }
 }

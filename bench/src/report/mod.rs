@@ -11,14 +11,14 @@ mod machine;
 mod profile;
 mod targets;
 
-pub use compare::{Comparison, ComparisonRow, MAX_RATIO};
+pub use compare::{Comparison, ComparisonRow, Sides, MAX_RATIO};
 pub use machine::Machine;
 pub use targets::*;
 
 use crate::ceiling::Ceiling;
 use crate::cpu::CpuUsage;
 use crate::database::{DbWork, Dialect};
-use crate::options::{BenchOptions, Scenario};
+use crate::options::{BenchOptions, QueueMode, Scenario};
 use crate::profile::StatementStat;
 use crate::rss::MemoryReport;
 use crate::scenarios::queue::QueueResult;
@@ -31,7 +31,9 @@ use crate::scenarios::ScenarioResult;
 #[derive(Debug, Clone)]
 pub struct Report {
     pub dialect: Dialect,
-    /// Where the async service got its work: "database queue" or "Pulsar CDC".
+    /// Where the async service got its work.
+    pub queue_mode: QueueMode,
+    /// How the report names it: "database queue" or "Pulsar CDC".
     pub queue: &'static str,
     /// The database server's version string.
     pub server: String,
@@ -51,6 +53,17 @@ pub struct Report {
     /// Memory over every scenario but "waiting" (which reports its own).
     pub api_memory: MemoryReport,
     pub async_memory: MemoryReport,
+    /// The bench process over the same scenarios (sampled `VmRSS`: it ran before).
+    pub bench_memory: MemoryReport,
+    /// The Pulsar standalone JVM over the same scenarios, in Pulsar CDC mode (sampled
+    /// `VmRSS`: it ran before, and serves other users too).
+    pub pulsar_memory: Option<MemoryReport>,
+    /// Its pid, in Pulsar CDC mode.
+    pub pulsar_pid: Option<u32>,
+    /// The whole database server on this machine over the same scenarios: the summed
+    /// proportional set size of its processes, sampled every second; `None` when it is
+    /// not on this machine.
+    pub db_memory: Option<MemoryReport>,
     /// Processes run in all, warm-up included: the divisor of per-process figures.
     pub processes: usize,
     /// Database counters over the whole run.
@@ -66,7 +79,8 @@ impl Report {
     pub fn new(dialect: Dialect, options: &BenchOptions) -> Report {
         Report {
             dialect,
-            queue: "database queue",
+            queue_mode: options.queue_mode(),
+            queue: options.queue_mode().label(),
             server: String::new(),
             date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
             scenarios: options.scenarios.clone(),
@@ -80,6 +94,10 @@ impl Report {
             ceiling: None,
             api_memory: MemoryReport::default(),
             async_memory: MemoryReport::default(),
+            bench_memory: MemoryReport::default(),
+            pulsar_memory: None,
+            pulsar_pid: None,
+            db_memory: None,
             processes: 0,
             db: None,
             load_cpu: None,
@@ -118,6 +136,16 @@ impl Report {
             + self.queue_latency.as_ref().map_or(0, |q| q.failed)
     }
 
+    /// How the report names this run among `reports`: the database, and the queue mode
+    /// when the runs were in more than one.
+    pub fn label(&self, reports: &[Report]) -> String {
+        if reports.iter().any(|r| r.queue_mode != self.queue_mode) {
+            format!("{} ({})", self.dialect, self.queue)
+        } else {
+            self.dialect.to_string()
+        }
+    }
+
     /// Processes started in all, `warm_up` included.
     pub fn processes_started(&self, warm_up: usize) -> usize {
         warm_up
@@ -150,8 +178,28 @@ pub fn to_markdown(machine: &Machine, reports: &[Report]) -> String {
         "- Machine: {} CPUs (`nproc`), {} MiB memory, {}",
         machine.cpus, machine.memory_mib, machine.cpu
     );
+    let mut servers: Vec<(Dialect, &str)> = Vec::new();
     for report in reports {
-        let _ = writeln!(out, "- {}: {}", report.dialect, report.server);
+        if !servers.iter().any(|(d, _)| *d == report.dialect) {
+            servers.push((report.dialect, &report.server));
+        }
+    }
+    for (dialect, server) in servers {
+        let _ = writeln!(out, "- {dialect}: {server}");
+    }
+    let mut modes: Vec<QueueMode> = reports.iter().map(|r| r.queue_mode).collect();
+    modes.sort();
+    modes.dedup();
+    let modes: Vec<&str> = modes.iter().map(|m| m.label()).collect();
+    let _ = writeln!(out, "- Queue modes: {}", modes.join(", "));
+    if let Some(pid) = reports.iter().find_map(|r| r.pulsar_pid) {
+        let _ = writeln!(
+            out,
+            "- Pulsar CDC: the Pulsar IO Debezium source (thread runtime) in the Apache \
+             Pulsar standalone JVM of scripts/ensure-pulsar.sh (pid {pid}; broker, bookie \
+             and connector in one process), measured as a component of its own; shared \
+             with any other user of that broker on the machine"
+        );
     }
     let _ = writeln!(out, "- Commit: {}", machine.commit);
     let _ = writeln!(
@@ -168,8 +216,10 @@ pub fn to_markdown(machine: &Machine, reports: &[Report]) -> String {
     );
     let _ = writeln!(
         out,
-        "- Databases run one after the other in one invocation, each on a fresh database \
-         with the XDB schema installed and freshly started services\n"
+        "- Databases, and on each the queue modes, run one after the other in one \
+         invocation, each on a fresh database with the XDB schema installed and freshly \
+         started services; the commit-rate ceiling runs once per database, in the first \
+         queue mode's run\n"
     );
 
     let _ = writeln!(out, "## Targets\n");
@@ -187,29 +237,44 @@ pub fn to_markdown(machine: &Machine, reports: &[Report]) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} |",
-                report.dialect,
+                report.label(reports),
                 check.target,
                 check.measured,
                 check.verdict.label()
             );
         }
     }
-    let comparison = Comparison::of(reports);
+    let comparisons = Comparison::all(reports);
+    let databases = comparisons
+        .iter()
+        .any(|c| matches!(c.sides, Sides::Databases(_)));
     let _ = writeln!(
         out,
-        "| both | MySQL figures reported beside PostgreSQL's | {} | {} |\n",
-        if comparison.is_some() {
+        "| both | MySQL figures reported beside PostgreSQL's | {} | {} |",
+        if databases {
             "below"
         } else {
             "one database only"
         },
-        if comparison.is_some() {
-            "PASS"
-        } else {
-            "not run"
-        }
+        if databases { "PASS" } else { "not run" }
     );
-    if let Some(comparison) = comparison {
+    if reports.iter().any(|r| r.queue_mode == QueueMode::Pulsar) {
+        let queues = comparisons
+            .iter()
+            .any(|c| matches!(c.sides, Sides::QueueModes(_)));
+        let _ = writeln!(
+            out,
+            "| both | Pulsar CDC figures reported beside the database queue's | {} | {} |",
+            if queues {
+                "below"
+            } else {
+                "one queue mode only (`--queue database,pulsar` runs both)"
+            },
+            if queues { "PASS" } else { "not run" }
+        );
+    }
+    let _ = writeln!(out);
+    for comparison in &comparisons {
         comparison.write(&mut out);
     }
     for report in reports {
