@@ -133,6 +133,11 @@ pub struct PulsarSettings {
     /// transition) before it goes to the dead-letter topic, whose consumer applies the
     /// state's failure recovery.
     pub max_deliveries: u32,
+    /// Pause, in milliseconds, before a message whose handling failed (the database
+    /// refused its transition or could not be reached) is handled again or negatively
+    /// acknowledged, and so delivered again; each such delivery counts towards
+    /// `max_deliveries`.
+    pub nack_delay_ms: u64,
 }
 
 /// `pulsar.subscription_type`.
@@ -156,6 +161,7 @@ impl Default for PulsarSettings {
             hold_ms: 30_000,
             sweep_after_ms: 60_000,
             max_deliveries: 20,
+            nack_delay_ms: 1_000,
         }
     }
 }

@@ -195,6 +195,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                     (1..=1000).contains(&p.max_deliveries),
                     "pulsar.max_deliveries must be between 1 and 1000",
                 );
+                check(
+                    (10..=600_000).contains(&p.nack_delay_ms),
+                    "pulsar.nack_delay_ms must be between 10 and 600000",
+                );
             }
         }
     }

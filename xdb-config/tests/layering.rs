@@ -219,6 +219,7 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         jail.set_env("XDB_PULSAR_HOLD_MS", "0");
         jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "5");
         jail.set_env("XDB_PULSAR_MAX_DELIVERIES", "0");
+        jail.set_env("XDB_PULSAR_NACK_DELAY_MS", "0");
         let error = load(Service::Async, None, &Overrides::default())
             .unwrap_err()
             .to_string();
@@ -230,6 +231,10 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
             error.contains("pulsar.max_deliveries must be between"),
             "{error}"
         );
+        assert!(
+            error.contains("pulsar.nack_delay_ms must be between"),
+            "{error}"
+        );
         // The API service has no queue: the same settings are fine for it.
         load(Service::Api, None, &Overrides::default()).unwrap();
 
@@ -238,12 +243,14 @@ fn pulsar_mode_needs_a_broker_url_and_valid_names() {
         jail.set_env("XDB_PULSAR_HOLD_MS", "2500");
         jail.set_env("XDB_PULSAR_SWEEP_AFTER_MS", "0");
         jail.set_env("XDB_PULSAR_MAX_DELIVERIES", "5");
+        jail.set_env("XDB_PULSAR_NACK_DELAY_MS", "400");
         jail.set_env("XDB_PULSAR_SUBSCRIPTION_TYPE", "key_shared");
         let settings = load(Service::Async, None, &Overrides::default()).unwrap();
         assert_eq!(settings.queue.mode, QueueMode::Pulsar);
         assert_eq!(settings.pulsar.tenant, "public");
         assert_eq!(settings.pulsar.hold_ms, 2500);
         assert_eq!(settings.pulsar.max_deliveries, 5);
+        assert_eq!(settings.pulsar.nack_delay_ms, 400);
         assert_eq!(
             settings.pulsar.subscription_type,
             SubscriptionType::KeyShared

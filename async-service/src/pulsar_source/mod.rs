@@ -32,8 +32,9 @@
 //! twice. (Nor could it carry the backoff: the `pulsar` crate's nack asks for redelivery
 //! at once, with no delay of its own, per message or per consumer.) Nacks are kept for
 //! what the row cannot record: a transition the database refused or could not be
-//! reached for, redelivered after a pause and, after `pulsar.max_deliveries`, passed to
-//! the dead-letter path ([`dead_letters`]), which applies the state's failure recovery.
+//! reached for, redelivered after a pause (`pulsar.nack_delay_ms`, 1 s) and, after
+//! `pulsar.max_deliveries`, passed to the dead-letter path ([`dead_letters`]), which
+//! applies the state's failure recovery.
 //!
 //! The database-queue claim loop does not run in this mode. A slow sweep
 //! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
@@ -67,9 +68,6 @@ pub use timer::TaskTimer;
 use timer::TimerPublisher;
 use topics::Topics;
 
-/// Pause before a message whose handling failed (the database refused or was
-/// unreachable) is negatively acknowledged and so delivered again.
-const FAILURE_BACKOFF: Duration = Duration::from_secs(1);
 /// Pauses before looking again for a task row that was not found. A change event can
 /// arrive before its transaction is visible to other sessions (PostgreSQL writes the
 /// commit to the log, where Debezium reads it, a moment before it is visible), so a
@@ -84,6 +82,15 @@ const GONE_RECHECKS: [Duration; 4] = [
 ];
 /// How long start-up waits for the broker.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A subscription the broker refused: most often a tenant or namespace that does not
+/// exist, named by the settings that make up the topic.
+fn subscribe_error(topic: &str, error: pulsar::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot subscribe to {topic} (pulsar.tenant, pulsar.namespace, pulsar.topic_prefix): \
+         {error}"
+    )
+}
 
 /// The Pulsar task source, connected and subscribed.
 pub(crate) struct PulsarSource {
@@ -115,6 +122,10 @@ struct Shared {
     /// `pulsar.max_deliveries`: handlings of a task whose transition is refused before
     /// its message goes to the dead-letter topic.
     max_deliveries: u32,
+    /// `pulsar.nack_delay_ms`: the pause before a message whose handling failed (the
+    /// database refused or was unreachable) is handled again or negatively
+    /// acknowledged, and so delivered again; also the pause after a receive error.
+    nack_delay: Duration,
     dead_letters: DeadLetterPublisher,
 }
 
@@ -122,7 +133,7 @@ struct Shared {
 enum Verdict {
     /// Done with (handled, not needed, or passed on as a timer).
     Ack,
-    /// Failed: deliver it again (after [`FAILURE_BACKOFF`]).
+    /// Failed: deliver it again (after `pulsar.nack_delay_ms`).
     Nack,
     /// Its task's transition was refused `pulsar.max_deliveries` times: pass it to the
     /// dead-letter topic, then acknowledge it.
@@ -184,10 +195,13 @@ impl PulsarSource {
                 .await
                 .map_err(|_| {
                     anyhow::anyhow!(
-                        "cannot connect to Pulsar at {url}: no answer within {CONNECT_TIMEOUT:?}"
+                        "cannot connect to Pulsar at {url} (pulsar.service_url): no answer \
+                         within {CONNECT_TIMEOUT:?}"
                     )
                 })?
-                .map_err(|e| anyhow::anyhow!("cannot connect to Pulsar at {url}: {e}"))?;
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot connect to Pulsar at {url} (pulsar.service_url): {e}")
+                })?;
         let consumer_name = context.owner.clone();
         let sub_type = match settings.subscription_type {
             SubscriptionType::Shared => SubType::Shared,
@@ -201,11 +215,6 @@ impl PulsarSource {
                 .with_subscription(&settings.subscription)
                 .with_subscription_type(sub_type)
                 .with_consumer_name(&consumer_name)
-                // Consumer ids are per connection in the protocol, and the client numbers
-                // them from 0 in each process; pulsar-lite 0.2.0 refuses a second
-                // consumer 0 on a subscription even from another connection, so two
-                // instances could not share it. A random id avoids the clash anywhere.
-                .with_consumer_id(uuid::Uuid::new_v4().as_u64_pair().0)
                 .with_options(ConsumerOptions {
                     // A new subscription must see the changes made before it existed.
                     initial_position: InitialPosition::Earliest,
@@ -223,14 +232,14 @@ impl PulsarSource {
         };
         let tasks = subscribe(&topics.tasks, Some(dead_letter_policy.clone()))
             .await
-            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.tasks))?;
+            .map_err(|e| subscribe_error(&topics.tasks, e))?;
         let timers = subscribe(&topics.timers, Some(dead_letter_policy))
             .await
-            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.timers))?;
+            .map_err(|e| subscribe_error(&topics.timers, e))?;
         // Dead letters stay on their own subscription until handled: no further topic.
         let dead_letters = subscribe(&topics.dead_letters, None)
             .await
-            .map_err(|e| anyhow::anyhow!("cannot subscribe to {}: {e}", topics.dead_letters))?;
+            .map_err(|e| subscribe_error(&topics.dead_letters, e))?;
         let producer = client
             .producer()
             .with_topic(&topics.timers)
@@ -256,6 +265,7 @@ impl PulsarSource {
                 permits: Semaphore::new(max_in_flight),
                 timers: TimerPublisher::new(producer),
                 max_deliveries: settings.max_deliveries,
+                nack_delay: Duration::from_millis(settings.nack_delay_ms),
                 dead_letters: DeadLetterPublisher::new(dead_letter_producer),
             }),
             tasks,
@@ -344,7 +354,7 @@ async fn consume(
                 }
                 Some(Err(error)) => {
                     tracing::warn!(?source, %error, "receiving from Pulsar failed");
-                    tokio::time::sleep(FAILURE_BACKOFF).await;
+                    tokio::time::sleep(shared.nack_delay).await;
                 }
                 None => {
                     tracing::error!(?source, "the Pulsar consumer ended");
@@ -443,7 +453,7 @@ async fn on_message(
         };
     }
     if matches!(verdict, Verdict::Nack) {
-        tokio::time::sleep(FAILURE_BACKOFF).await;
+        tokio::time::sleep(shared.nack_delay).await;
     }
     verdict
 }
@@ -451,7 +461,7 @@ async fn on_message(
 /// Claims task `task_id` when it is due and free, handles it, and says what to do with
 /// the message that named it.
 ///
-/// A transition the database refuses is handled again here, every [`FAILURE_BACKOFF`],
+/// A transition the database refuses is handled again here, every `pulsar.nack_delay_ms`,
 /// while the task stays leased to this instance (a redelivered message would only find
 /// that lease), `pulsar.max_deliveries` times in all; then the message goes to the
 /// dead-letter topic. There, on the last run, a failure applies the state's failure
@@ -516,7 +526,7 @@ async fn run_task(
                             }
                             tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
                             tokio::select! {
-                                _ = tokio::time::sleep(FAILURE_BACKOFF) => {}
+                                _ = tokio::time::sleep(shared.nack_delay) => {}
                                 _ = shutdown.changed() => break Verdict::Abandon,
                             }
                         }
