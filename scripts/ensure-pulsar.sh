@@ -40,11 +40,13 @@ apt_install() {
 
 # The broker's own health check: it writes and reads a message through the bookie.
 healthy() { [ "$(curl -sf -m 5 "$ADMIN/admin/v2/brokers/health" 2>/dev/null)" = ok ]; }
-# The functions worker has loaded both connector archives.
+# The functions worker has loaded both connector archives and leads (until then it
+# refuses new sources: "Leader not yet ready").
 connectors_ready() {
     local listed
     listed="$(curl -sf -m 5 "$ADMIN/admin/v3/sources/builtinsources" 2>/dev/null)" || return 1
-    [[ "$listed" == *'"debezium-postgres"'* && "$listed" == *'"debezium-mysql"'* ]]
+    [[ "$listed" == *'"debezium-postgres"'* && "$listed" == *'"debezium-mysql"'* ]] &&
+        [ "$(curl -sf -m 5 "$ADMIN/admin/v2/worker/cluster/leader/ready" 2>/dev/null)" = true ]
 }
 ready() { healthy && connectors_ready; }
 

@@ -202,6 +202,14 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The body of a GET, or nothing when the broker does not answer.
+async fn body(http: &reqwest::Client, url: &str) -> String {
+    match http.get(url).send().await {
+        Ok(response) => response.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
 /// How long a standalone may take to start: about 10 s on an idle 2-core machine.
 const BROKER_START: Duration = Duration::from_secs(180);
 
@@ -264,21 +272,16 @@ impl TestBroker {
         self.child = Some(child);
         let health = format!("{}/admin/v2/brokers/health", self.admin_url());
         let workers = format!("{}/admin/v3/sources/builtinsources", self.admin_url());
+        let leader = format!("{}/admin/v2/worker/cluster/leader/ready", self.admin_url());
         let http = reqwest::Client::new();
         let deadline = Instant::now() + BROKER_START;
         loop {
-            let healthy = match http.get(&health).send().await {
-                Ok(r) => r.text().await.is_ok_and(|t| t == "ok"),
-                Err(_) => false,
-            };
+            let healthy = body(&http, &health).await == "ok";
+            // Until its functions worker leads, Pulsar IO refuses new sources ("Leader
+            // not yet ready").
             let worker_ready = !self.functions
-                || match http.get(&workers).send().await {
-                    Ok(r) => r
-                        .text()
-                        .await
-                        .is_ok_and(|t| t.contains("debezium-postgres")),
-                    Err(_) => false,
-                };
+                || (body(&http, &workers).await.contains("debezium-postgres")
+                    && body(&http, &leader).await == "true");
             if healthy && worker_ready {
                 return;
             }

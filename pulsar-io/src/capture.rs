@@ -170,9 +170,10 @@ impl RunningCapture {
         self.wait_streaming(timeout).await
     }
 
-    /// Removes the source. On PostgreSQL, waits until its replication slot is gone (a
-    /// slot keeps its database from being dropped), and drops a slot the stopped
-    /// connector left behind.
+    /// Removes the source. On PostgreSQL, drops its replication slot once the stopped
+    /// connector let go of it: a slot keeps its database from being dropped and holds
+    /// back WAL for ever. (The connector keeps the slot while it runs and across a
+    /// restart, so that a restarted connector misses nothing.)
     pub async fn stop(&self, timeout: Duration) -> Result<(), CaptureError> {
         let r = &self.registration;
         self.admin
@@ -183,27 +184,24 @@ impl RunningCapture {
         };
         let deadline = Instant::now() + timeout;
         loop {
-            let rows = self
+            let dropped = self
                 .query_slot(
-                    "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
-                    slot,
-                )
-                .await?;
-            let Some(row) = rows.first() else {
-                return Ok(());
-            };
-            let active: bool = row.get(0);
-            if !active && Instant::now() + timeout / 2 >= deadline {
-                // The connector stopped without dropping it (not a throwaway capture, or
-                // it was killed): the slot would hold back WAL forever.
-                self.query_slot(
                     "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots \
                      WHERE slot_name = $1 AND NOT active",
                     slot,
                 )
+                .await;
+            let left = self
+                .query_slot(
+                    "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1",
+                    slot,
+                )
                 .await?;
+            if left.is_empty() {
+                return Ok(());
             }
             if Instant::now() >= deadline {
+                dropped?;
                 return Err(self.timeout(
                     "replication slot still in use after the source was deleted",
                     timeout,

@@ -53,9 +53,9 @@ pub struct Capture {
     pub database_url: String,
     /// Debezium's `database.server.name`: the async service's `pulsar.topic_prefix`.
     pub topic_prefix: String,
-    /// For a database dropped after the capture and written by nothing but XDB: the
-    /// PostgreSQL slot is dropped when the source stops, and the MySQL snapshot takes no
-    /// global read lock (which would stall every other writer of a shared test server).
+    /// For a database written by nothing but XDB and captured from its start (a test's,
+    /// the bench's): the MySQL snapshot takes no global read lock, which would stall every
+    /// other writer of a shared server.
     pub throwaway: bool,
 }
 
@@ -141,9 +141,6 @@ pub fn registration(capture: &Capture) -> Result<SourceRegistration, ConfigError
             set("database.dbname", database.clone());
             set("slot.name", name.clone());
             set("publication.name", name.clone());
-            if capture.throwaway {
-                set("slot.drop.on.stop", "true".into());
-            }
             ("public".to_string(), Some(name.clone()), None)
         }
         Connector::MySql => {
@@ -227,6 +224,7 @@ mod tests {
         assert_eq!(reg.connector, Connector::Postgres);
         assert_eq!(reg.config["archive"], "builtin://debezium-postgres");
         assert_eq!(reg.config["topicName"], "xdb-debezium-unused");
+        assert_eq!(reg.config["producerConfig"]["batchBuilder"], "KEY_BASED");
         assert_eq!(reg.config["name"], "xdb_test_0a1b");
         let c = configs(&reg);
         assert_eq!(c["database.hostname"], "db.local");
@@ -236,7 +234,8 @@ mod tests {
         assert_eq!(c["database.dbname"], "shop");
         assert_eq!(c["database.server.name"], "xdbtest-0a1b");
         assert_eq!(c["slot.name"], "xdb_test_0a1b");
-        assert_eq!(c["slot.drop.on.stop"], "true");
+        // A restarted connector resumes from its slot: it is kept until the capture stops.
+        assert!(!c.contains_key("slot.drop.on.stop"));
         // Untouched: what the committed file says.
         assert_eq!(c["plugin.name"], "pgoutput");
         assert_eq!(c["table.include.list"], "public.xdb_sys_tasks");
@@ -278,11 +277,11 @@ mod tests {
     }
 
     #[test]
-    fn a_long_lived_capture_keeps_its_slot_and_snapshot_lock() {
-        let mut long_lived = capture("postgres://u@h/app");
-        long_lived.throwaway = false;
-        let reg = registration(&long_lived).unwrap();
-        assert!(!configs(&reg).contains_key("slot.drop.on.stop"));
+    fn a_capture_of_a_shared_database_keeps_the_snapshot_lock() {
+        let mut shared = capture("mysql://u@h/app");
+        shared.throwaway = false;
+        let reg = registration(&shared).unwrap();
+        assert!(!configs(&reg).contains_key("snapshot.locking.mode"));
     }
 
     #[test]
