@@ -1,7 +1,8 @@
 //! `FlakyProcess`: a state whose execute fails its first attempts, to exercise retry
 //! policies and failure recovery.
 
-use std::time::Duration;
+use std::ops::Deref;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use xdb_sdk::protocol::{FailureRecoveryPolicy, StateFailureRecoveryOptions};
@@ -30,10 +31,26 @@ pub struct FlakyConfig {
 #[derive(Debug, Clone)]
 pub struct FlakyProcess {
     pub config: FlakyConfig,
-    /// The context of every execute attempt of [`FlakyState`].
-    pub attempts: Recorder<Context>,
+    /// Every execute call of [`FlakyState`]: its context and when it came.
+    pub attempts: Recorder<FlakyCall>,
     /// The inputs [`RecoveryState`] received.
     pub recoveries: Recorder<Value>,
+}
+
+/// One execute call of [`FlakyState`]; reads as its [`Context`].
+#[derive(Debug, Clone)]
+pub struct FlakyCall {
+    /// When the worker received the call.
+    pub at: Instant,
+    pub context: Context,
+}
+
+impl Deref for FlakyCall {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
 }
 
 impl FlakyProcess {
@@ -70,7 +87,7 @@ impl Process for FlakyProcess {
 /// Fails `failing_attempts` times, then writes `note = "flaky done"` and completes.
 pub struct FlakyState {
     config: FlakyConfig,
-    attempts: Recorder<Context>,
+    attempts: Recorder<FlakyCall>,
 }
 
 #[async_trait]
@@ -105,7 +122,10 @@ impl AsyncState for FlakyState {
         persistence: &mut Persistence,
         _communication: &mut Communication,
     ) -> Result<StateDecision> {
-        self.attempts.push(ctx.clone());
+        self.attempts.push(FlakyCall {
+            at: Instant::now(),
+            context: ctx.clone(),
+        });
         // Written on every attempt: only the successful one may reach the table.
         persistence.set_global_attribute(COL_NOTE, format!("attempt {}", ctx.attempt))?;
         if ctx.attempt <= self.config.failing_attempts {

@@ -1,10 +1,15 @@
 //! Helpers shared by the suite's modules.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use pulsar::consumer::{ConsumerOptions, InitialPosition, Message};
+use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use serde::Serialize;
 use serde_json::Value;
+use xdb_integration_tests::processes::counted_site;
 use xdb_integration_tests::{eventually, XdbTestEnv};
+use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::protocol::{EncodedObject, ErrorSubType};
 use xdb_sdk::{ClientError, Process, ProcessDefinition, ProcessStartOptions};
 
@@ -113,4 +118,220 @@ pub async fn dump_execution(env: &XdbTestEnv, exec: &str) -> String {
         env.messages(exec).await,
         env.history(exec).await,
     )
+}
+
+/// A consumer of `topic` on the broker at `url` (`pulsar://`), subscribed as
+/// `subscription` of `sub_type` from the topic's first message.
+pub async fn subscribe(
+    url: &str,
+    topic: &str,
+    subscription: &str,
+    sub_type: SubType,
+) -> Consumer<Vec<u8>, TokioExecutor> {
+    let client = Pulsar::builder(url, TokioExecutor)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("connect to the broker at {url}: {e}"));
+    client
+        .consumer()
+        .with_topic(topic)
+        .with_subscription(subscription)
+        .with_subscription_type(sub_type)
+        .with_options(ConsumerOptions {
+            initial_position: InitialPosition::Earliest,
+            ..ConsumerOptions::default()
+        })
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("subscribe to {topic}: {e}"))
+}
+
+/// A change of `xdb_sys_tasks` as Pulsar IO's Debezium source publishes it: the
+/// partition key is the Base64 text of Debezium's key JSON (`{"schema", "payload":
+/// {"process_execution_id"}}`; the message does not flag it as Base64), the payload an
+/// INLINE key/value pair (4-byte big-endian key length, key, 4-byte value length, value)
+/// whose value is the change event JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskChangeEvent {
+    /// The message key, as it is.
+    pub key: Option<Vec<u8>>,
+    /// `process_execution_id` of the message key, when it is (the Base64 of) Debezium's
+    /// key JSON.
+    pub key_execution: Option<String>,
+    /// Debezium's `op`: `c` insert, `u` update, `d` delete, `r` read by a snapshot.
+    pub op: String,
+    /// The row's `id`: after the change, before it for a delete.
+    pub task_id: Option<i64>,
+    /// The row's `process_execution_id`, from the same image (a PostgreSQL delete's
+    /// image holds the primary key only).
+    pub execution: Option<String>,
+}
+
+/// Reads a message of the tasks topic; panics on anything else.
+pub fn task_change_event(message: &Message<Vec<u8>>) -> TaskChangeEvent {
+    let key = message.key_bytes().expect("a readable partition key");
+    let key_json = key.as_deref().and_then(|bytes| {
+        serde_json::from_slice::<Value>(bytes)
+            .ok()
+            .or_else(|| serde_json::from_slice(&base64_decode(bytes)?).ok())
+    });
+    let key_execution = key_json.as_ref().and_then(|key| {
+        key.get("payload")
+            .unwrap_or(key)
+            .get("process_execution_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let payload = &message.payload.data;
+    let (_key, rest) = length_prefixed(payload);
+    let (value, rest) = length_prefixed(rest);
+    assert!(rest.is_empty(), "bytes after the value: {payload:?}");
+    let value: Value =
+        serde_json::from_slice(value.expect("a value (no tombstones)")).expect("JSON value");
+    let event = value.get("payload").unwrap_or(&value);
+    let op = event["op"].as_str().expect("an `op`").to_string();
+    let row = if op == "d" {
+        &event["before"]
+    } else {
+        &event["after"]
+    };
+    TaskChangeEvent {
+        key,
+        key_execution,
+        op,
+        task_id: row["id"].as_i64(),
+        execution: row["process_execution_id"].as_str().map(str::to_string),
+    }
+}
+
+/// Standard Base64 (padded), or `None` for anything else.
+fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if text.is_empty() || !text.len().is_multiple_of(4) {
+        return None;
+    }
+    let data = text
+        .strip_suffix(b"==")
+        .or_else(|| text.strip_suffix(b"="))
+        .unwrap_or(text);
+    let mut out = Vec::with_capacity(data.len() * 3 / 4);
+    let (mut bits, mut count) = (0u32, 0);
+    for byte in data {
+        let sextet = ALPHABET.iter().position(|c| c == byte)? as u32;
+        bits = (bits << 6) | sextet;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// One field of an INLINE key/value payload (length -1: absent) and what follows it.
+fn length_prefixed(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let (length, rest) = bytes
+        .split_first_chunk::<4>()
+        .expect("a 4-byte length prefix");
+    match usize::try_from(i32::from_be_bytes(*length)) {
+        Ok(length) => {
+            assert!(rest.len() >= length, "a truncated key/value field");
+            (Some(&rest[..length]), &rest[length..])
+        }
+        Err(_) => (None, rest),
+    }
+}
+
+/// Every `CountedSiteProcess` of `execs` (all of this environment's) created its site
+/// once: each state execution completed once, each step's business write and service
+/// effect landed once, each transition was recorded once.
+pub async fn assert_counted_sites_created_once(
+    env: &XdbTestEnv,
+    services: &ExternalServices,
+    execs: &[String],
+) {
+    // Each state execution ran to completion once per thread, and each step's business
+    // write landed once: a duplicated transition would leave a counter at 2.
+    let rows = env.counted_site_rows().await;
+    assert_eq!(rows.len(), execs.len());
+    for row in &rows {
+        assert_eq!(row.status, "created", "{row:?}");
+        assert_eq!(
+            row.counters,
+            [1; 5],
+            "{row:?} (counters: {:?})",
+            counted_site::COUNTERS
+        );
+        assert_eq!(
+            services.report(&row.site_id).map(|r| r.effects),
+            Some(BTreeMap::from([
+                (Operation::CreateFileSystem, 1),
+                (Operation::CreateDatabase, 1),
+                (Operation::Bootstrap, 1),
+            ])),
+            "{}",
+            row.site_id
+        );
+    }
+    for exec in execs {
+        let process = env.process_row(exec).await.unwrap();
+        assert_eq!(process.status, "COMPLETED", "{process:?}");
+        assert_eq!(process.running_state_executions, 0);
+        let states = env.state_rows(exec).await;
+        let mut ids: Vec<String> = states.iter().map(|s| s.execution_id()).collect();
+        ids.sort();
+        let mut expected: Vec<String> = counted_site::STATE_EXECUTIONS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        expected.sort();
+        assert_eq!(ids, expected, "no state row beyond the flow's: {states:#?}");
+        assert!(
+            states.iter().all(|s| s.status == "COMPLETED"),
+            "{states:#?}"
+        );
+        let history = env.history(exec).await;
+        let mut transitions: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for event in &history {
+            if let Some(state) = event.details["stateExecutionId"].as_str() {
+                if ["EXECUTE_COMPLETED", "WAIT_UNTIL_COMPLETED"]
+                    .contains(&event.event_type.as_str())
+                {
+                    *transitions
+                        .entry((event.event_type.clone(), state.to_string()))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let mut expected: BTreeMap<(String, String), usize> = counted_site::STATE_EXECUTIONS
+            .iter()
+            .map(|s| (("EXECUTE_COMPLETED".to_string(), s.to_string()), 1))
+            .collect();
+        expected.insert(
+            (
+                "WAIT_UNTIL_COMPLETED".to_string(),
+                "MarkCreated-1".to_string(),
+            ),
+            1,
+        );
+        assert_eq!(transitions, expected, "each transition once: {history:#?}");
+        assert_eq!(
+            history
+                .iter()
+                .filter(|e| e.event_type == "TIMER_FIRED")
+                .count(),
+            1,
+            "MarkCreated's timer fired once: {history:#?}"
+        );
+        assert_eq!(
+            history
+                .iter()
+                .filter(|e| e.event_type == "PROCESS_CLOSED")
+                .count(),
+            1
+        );
+        let messages = env.messages(exec).await;
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert_eq!(messages[0].consumed_by.as_deref(), Some("MarkCreated-1"));
+    }
 }

@@ -1,7 +1,7 @@
 //! Nothing is lost when an async-service instance dies, and work is done once when
 //! several instances share it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,7 +11,7 @@ use xdb_integration_tests::processes::hang::HangProcess;
 use xdb_integration_tests::sql::SqlSession;
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Arg, Database, EnvOptions, XdbTestEnv};
-use xdb_samples::site_services::{ExternalServices, Operation};
+use xdb_samples::site_services::ExternalServices;
 use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::{ProcessStartOptions, WorkerService};
 
@@ -244,90 +244,7 @@ async fn sigkilled_instance_during_site_creations_leaves_every_write_done_once(d
         services.injected_failures()
     );
 
-    // Each state execution ran to completion once per thread, and each step's business
-    // write landed once: a duplicated transition would leave a counter at 2.
-    let rows = env.counted_site_rows().await;
-    assert_eq!(rows.len(), SITES);
-    for row in &rows {
-        assert_eq!(row.status, "created", "{row:?}");
-        assert_eq!(
-            row.counters,
-            [1; 5],
-            "{row:?} (counters: {:?})",
-            counted_site::COUNTERS
-        );
-        assert_eq!(
-            services.report(&row.site_id).map(|r| r.effects),
-            Some(BTreeMap::from([
-                (Operation::CreateFileSystem, 1),
-                (Operation::CreateDatabase, 1),
-                (Operation::Bootstrap, 1),
-            ])),
-            "{}",
-            row.site_id
-        );
-    }
-    for exec in &execs {
-        let process = env.process_row(exec).await.unwrap();
-        assert_eq!(process.status, "COMPLETED", "{process:?}");
-        assert_eq!(process.running_state_executions, 0);
-        let states = env.state_rows(exec).await;
-        let mut ids: Vec<String> = states.iter().map(|s| s.execution_id()).collect();
-        ids.sort();
-        let mut expected: Vec<String> = counted_site::STATE_EXECUTIONS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        expected.sort();
-        assert_eq!(ids, expected, "no state row beyond the flow's: {states:#?}");
-        assert!(
-            states.iter().all(|s| s.status == "COMPLETED"),
-            "{states:#?}"
-        );
-        let history = env.history(exec).await;
-        let mut transitions: BTreeMap<(String, String), usize> = BTreeMap::new();
-        for event in &history {
-            if let Some(state) = event.details["stateExecutionId"].as_str() {
-                if ["EXECUTE_COMPLETED", "WAIT_UNTIL_COMPLETED"]
-                    .contains(&event.event_type.as_str())
-                {
-                    *transitions
-                        .entry((event.event_type.clone(), state.to_string()))
-                        .or_default() += 1;
-                }
-            }
-        }
-        let mut expected: BTreeMap<(String, String), usize> = counted_site::STATE_EXECUTIONS
-            .iter()
-            .map(|s| (("EXECUTE_COMPLETED".to_string(), s.to_string()), 1))
-            .collect();
-        expected.insert(
-            (
-                "WAIT_UNTIL_COMPLETED".to_string(),
-                "MarkCreated-1".to_string(),
-            ),
-            1,
-        );
-        assert_eq!(transitions, expected, "each transition once: {history:#?}");
-        assert_eq!(
-            history
-                .iter()
-                .filter(|e| e.event_type == "TIMER_FIRED")
-                .count(),
-            1,
-            "MarkCreated's timer fired once: {history:#?}"
-        );
-        assert_eq!(
-            history
-                .iter()
-                .filter(|e| e.event_type == "PROCESS_CLOSED")
-                .count(),
-            1
-        );
-        let messages = env.messages(exec).await;
-        assert_eq!(messages.len(), 1, "{messages:?}");
-        assert_eq!(messages[0].consumed_by.as_deref(), Some("MarkCreated-1"));
-    }
+    assert_counted_sites_created_once(&env, &services, &execs).await;
     // Gone before its database is.
     survivor.kill().await;
     env.shutdown().await;
