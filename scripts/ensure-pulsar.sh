@@ -10,20 +10,21 @@
 # Idempotent, and quick when everything runs already; a broker it starts begins with no
 # data (topics, subscriptions and sources of an earlier one are gone). Ready means: the broker's health
 # check passes and the functions worker lists both Debezium connectors.
-# Environment: XDB_PULSAR_CACHE (default ~/.cache/xdb-pulsar: jars and connectors),
-# XDB_PULSAR_STATE (default /tmp/xdb-pulsar: data, logs), XDB_PULSAR_HEAP (default 1g),
-# XDB_PULSAR_WAIT_SECONDS (default 180).
+# Environment (not XDB_PULSAR_*, which the services read as pulsar.* settings):
+# XDB_STANDALONE_PULSAR_CACHE (default ~/.cache/xdb-pulsar: jars and connectors),
+# XDB_STANDALONE_PULSAR_STATE (default /tmp/xdb-pulsar: data, logs),
+# XDB_STANDALONE_PULSAR_HEAP (default 1g), XDB_STANDALONE_PULSAR_WAIT_SECONDS (180).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly REPO="$PWD"
 readonly CONF="$REPO/pulsar-io/standalone"
 readonly VERSION="$(sed -n 's:.*<pulsar.version>\(.*\)</pulsar.version>.*:\1:p' "$CONF/pom.xml")"
-readonly CACHE="${XDB_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
-readonly STATE="${XDB_PULSAR_STATE:-/tmp/xdb-pulsar}"
+readonly CACHE="${XDB_STANDALONE_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
+readonly STATE="${XDB_STANDALONE_PULSAR_STATE:-/tmp/xdb-pulsar}"
 readonly ADMIN=http://127.0.0.1:8080
 readonly BROKER=127.0.0.1:6650
-readonly WAIT_SECONDS="${XDB_PULSAR_WAIT_SECONDS:-180}"
+readonly WAIT_SECONDS="${XDB_STANDALONE_PULSAR_WAIT_SECONDS:-180}"
 readonly LOG="$STATE/standalone.log"
 
 log() { echo "ensure-pulsar: $*"; }

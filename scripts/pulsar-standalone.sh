@@ -8,13 +8,14 @@
 #                             [--bookie-port N] [--no-functions-worker]
 # STATE_DIR holds the data (kept across restarts) and the generated config. The JVM
 # replaces this script's process, so killing the process kills the broker.
-# Environment: XDB_PULSAR_CACHE (default ~/.cache/xdb-pulsar), XDB_PULSAR_HEAP (1g).
+# Environment: XDB_STANDALONE_PULSAR_CACHE (default ~/.cache/xdb-pulsar),
+# XDB_STANDALONE_PULSAR_HEAP (1g).
 set -euo pipefail
 
 readonly CONF="$(cd "$(dirname "$0")/../pulsar-io/standalone" && pwd)"
 readonly VERSION="$(sed -n 's:.*<pulsar.version>\(.*\)</pulsar.version>.*:\1:p' "$CONF/pom.xml")"
-readonly CACHE="${XDB_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
-readonly HEAP="${XDB_PULSAR_HEAP:-1g}"
+readonly CACHE="${XDB_STANDALONE_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$VERSION"
+readonly HEAP="${XDB_STANDALONE_PULSAR_HEAP:-1g}"
 
 die() {
     echo "pulsar-standalone: ERROR: $*" >&2

@@ -68,7 +68,7 @@ impl Capture {
 /// Main class of the Pulsar standalone JVM (broker, bookie, metadata store and the
 /// functions worker whose thread runtime runs the Pulsar IO Debezium source).
 pub const STANDALONE_MAIN_CLASS: &str = "org.apache.pulsar.PulsarStandaloneStarter";
-/// Where scripts/ensure-pulsar.sh keeps its state unless `XDB_PULSAR_STATE` says
+/// Where scripts/ensure-pulsar.sh keeps its state unless `XDB_STANDALONE_PULSAR_STATE` says
 /// otherwise; `standalone.pid` in it is the JVM's pid (the `setsid nohup` wrapper
 /// `exec`s scripts/pulsar-standalone.sh, which `exec`s java).
 const DEFAULT_PULSAR_STATE: &str = "/tmp/xdb-pulsar";
@@ -89,8 +89,8 @@ impl Standalone {
     /// other ports), the one whose config sets the broker URL's port. An error naming
     /// scripts/ensure-pulsar.sh when there is none.
     pub fn find(target: &PulsarTarget) -> anyhow::Result<Standalone> {
-        let state =
-            std::env::var("XDB_PULSAR_STATE").unwrap_or_else(|_| DEFAULT_PULSAR_STATE.into());
+        let state = std::env::var("XDB_STANDALONE_PULSAR_STATE")
+            .unwrap_or_else(|_| DEFAULT_PULSAR_STATE.into());
         let pid_file = std::path::Path::new(&state).join("standalone.pid");
         let from_file = std::fs::read_to_string(&pid_file)
             .ok()

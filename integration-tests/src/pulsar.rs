@@ -253,7 +253,7 @@ impl TestBroker {
             .args(["--broker-port", &self.broker_port.to_string()])
             .args(["--web-port", &self.web_port.to_string()])
             .args(["--bookie-port", &self.bookie_port.to_string()])
-            .env("XDB_PULSAR_HEAP", "512m");
+            .env("XDB_STANDALONE_PULSAR_HEAP", "512m");
         if !self.functions {
             command.arg("--no-functions-worker");
         }
