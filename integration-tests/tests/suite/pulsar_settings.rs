@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use xdb_async_service::AsyncService;
 use xdb_config::QueueMode;
+use xdb_integration_tests::pulsar::admin_url;
 use xdb_integration_tests::{Database, EnvOptions, XdbTestEnv};
+use xdb_pulsar_io::{registration, start_capture, Capture, PulsarIoAdmin};
 
 fn without_instances() -> EnvOptions {
     EnvOptions {
@@ -74,7 +76,44 @@ async fn a_missing_tenant_stops_start_up_naming_the_settings(db: Database) {
     env.shutdown().await;
 }
 
+/// A connector that cannot reach its database: the capture gives up within its timeout
+/// naming the source and what Pulsar IO reports, and removes the source again.
+async fn a_connector_that_cannot_reach_its_database_is_reported_and_removed(db: Database) {
+    let env = XdbTestEnv::start_with(db, without_instances()).await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut url = reqwest::Url::parse(env.db().url()).expect("a database URL");
+    url.set_port(Some(closed)).expect("a port");
+    let name = format!("{}_unreachable", env.db().name());
+    let capture = Capture {
+        name: name.clone(),
+        database_url: url.to_string(),
+        topic_prefix: format!("xdbtest-{name}"),
+        throwaway: true,
+    };
+    let admin = PulsarIoAdmin::new(&admin_url());
+    let error = start_capture(&admin, &capture, Duration::from_secs(20))
+        .await
+        .expect_err("a capture of an unreachable database cannot stream")
+        .to_string();
+    assert!(
+        error.contains(&name) && error.contains("within 20 s"),
+        "{error}"
+    );
+    let registration = registration(&capture).expect("a valid capture");
+    let status = admin
+        .source_status(&registration.tenant, &registration.namespace, &name)
+        .await
+        .expect("Pulsar answers");
+    assert_eq!(status, None, "the failed source was removed");
+    eprintln!("unreachable database: {error}");
+    env.shutdown().await;
+}
+
 both_databases!(
+    a_connector_that_cannot_reach_its_database_is_reported_and_removed,
     an_unreachable_broker_stops_start_up_naming_the_url,
     a_missing_tenant_stops_start_up_naming_the_settings,
 );
