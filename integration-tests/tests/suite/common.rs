@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use pulsar::consumer::{ConsumerOptions, InitialPosition, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use serde::Serialize;
@@ -173,7 +175,7 @@ pub fn task_change_event(message: &Message<Vec<u8>>) -> TaskChangeEvent {
     let key_json = key.as_deref().and_then(|bytes| {
         serde_json::from_slice::<Value>(bytes)
             .ok()
-            .or_else(|| serde_json::from_slice(&base64_decode(bytes)?).ok())
+            .or_else(|| serde_json::from_slice(&STANDARD.decode(bytes).ok()?).ok())
     });
     let key_execution = key_json.as_ref().and_then(|key| {
         key.get("payload")
@@ -202,30 +204,6 @@ pub fn task_change_event(message: &Message<Vec<u8>>) -> TaskChangeEvent {
         task_id: row["id"].as_i64(),
         execution: row["process_execution_id"].as_str().map(str::to_string),
     }
-}
-
-/// Standard Base64 (padded), or `None` for anything else.
-fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if text.is_empty() || !text.len().is_multiple_of(4) {
-        return None;
-    }
-    let data = text
-        .strip_suffix(b"==")
-        .or_else(|| text.strip_suffix(b"="))
-        .unwrap_or(text);
-    let mut out = Vec::with_capacity(data.len() * 3 / 4);
-    let (mut bits, mut count) = (0u32, 0);
-    for byte in data {
-        let sextet = ALPHABET.iter().position(|c| c == byte)? as u32;
-        bits = (bits << 6) | sextet;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// One field of an INLINE key/value payload (length -1: absent) and what follows it.
