@@ -1,15 +1,23 @@
 //! Configuration of the XDB services: one TOML file shared by the API and the async
-//! service, `XDB_<SECTION>_<KEY>` environment variables over it, command-line overrides
-//! over those, validated once at start-up.
+//! service (and `xdb-server`, which runs both), `XDB_<SECTION>_<KEY>` environment
+//! variables over it, command-line overrides over those, validated once at start-up.
 //!
-//! This crate owns the file's schema, the layering and the checks that need no IO; it
-//! never connects to anything. Each service turns [`Settings`] into its own typed config.
+//! This crate owns the file's schema, the layering, the checks that need no IO, the
+//! database URL ([`DatabaseUrl`]) and, with the `clap` feature, the flags every binary
+//! shares ([`ConfigArgs`]); it never connects to anything. Each service keeps the
+//! sections of [`Settings`] it uses.
 
+#[cfg(feature = "clap")]
+mod cli;
+mod database_url;
 mod load;
 mod logging;
 mod settings;
 mod validate;
 
+#[cfg(feature = "clap")]
+pub use cli::ConfigArgs;
+pub use database_url::{DatabaseUrl, DatabaseUrlError, Dialect};
 pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTIONS};
 pub use logging::{init_logging, log_layer};
 pub use settings::{

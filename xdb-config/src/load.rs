@@ -61,23 +61,35 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Values given on the command line, by key path (`async.pool_size`); they win over
-/// the file and the environment.
+/// the file and the environment. A binary may also set defaults of its own, which the
+/// file and the environment override.
 #[derive(Debug, Default, Clone)]
-pub struct Overrides(Vec<(String, Value)>);
+pub struct Overrides {
+    values: Vec<(String, Value)>,
+    defaults: Vec<(String, Value)>,
+}
 
 impl Overrides {
     /// Sets `key` when `value` is `Some`.
     pub fn set<T: Serialize>(&mut self, key: &str, value: Option<T>) -> &mut Self {
         if let Some(value) = value {
             let value = Value::serialize(value).expect("plain values serialize");
-            self.0.push((key.to_string(), value));
+            self.values.push((key.to_string(), value));
         }
         self
     }
 
     /// Adds a `key=value` assignment as parsed by [`parse_assignment`].
     pub fn assign(&mut self, key: String, value: Value) -> &mut Self {
-        self.0.push((key, value));
+        self.values.push((key, value));
+        self
+    }
+
+    /// Replaces the built-in default of `key` for this binary; the file, the
+    /// environment and the command line still override it.
+    pub fn default_value<T: Serialize>(&mut self, key: &str, value: T) -> &mut Self {
+        let value = Value::serialize(value).expect("plain values serialize");
+        self.defaults.push((key.to_string(), value));
         self
     }
 }
@@ -111,6 +123,11 @@ pub fn load(
     let file = file.map(Path::to_path_buf).or(from_env);
     // Serde's defaults fill whatever no layer sets.
     let mut figment = Figment::new();
+    // The default profile, as the file's and the environment's values are, so those
+    // override these; command-line values go to the global profile, which wins.
+    for (key, value) in &overrides.defaults {
+        figment = figment.merge(Serialized::default(key, value.clone()));
+    }
     if let Some(path) = &file {
         // `Toml::file` quietly yields nothing for a missing file; a named file must exist.
         std::fs::metadata(path).map_err(|error| ConfigError::File {
@@ -126,7 +143,7 @@ pub fn load(
             .contains(&section)
             .then(|| format!("{section}.{rest}").into())
     }));
-    for (key, value) in &overrides.0 {
+    for (key, value) in &overrides.values {
         figment = figment.merge(Serialized::global(key, value.clone()));
     }
     let settings: Settings = figment

@@ -30,8 +30,17 @@ pub struct Settings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DatabaseSettings {
-    /// `postgres://…` or `mysql://…`; required (no default).
+    /// `postgres://…`, `mysql://…` or `mariadb://…` (see [`crate::DatabaseUrl`]);
+    /// required (no default).
     pub url: Option<String>,
+}
+
+impl DatabaseSettings {
+    /// `url`, parsed; an error when it is missing or not a database URL (which
+    /// [`crate::load`] reports at start-up already).
+    pub fn parsed_url(&self) -> Result<crate::DatabaseUrl, crate::DatabaseUrlError> {
+        crate::DatabaseUrl::parse(self.url.as_deref().unwrap_or_default())
+    }
 }
 
 /// `[log]`: how the services log.

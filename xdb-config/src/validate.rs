@@ -1,6 +1,7 @@
 //! Start-up checks that need no IO. Each problem names its key; values that may hold a
 //! password (the database URL) are never echoed.
 
+use crate::database_url::{DatabaseUrl, Dialect};
 use crate::settings::{QueueMode, Settings};
 
 /// Which service is starting: each checks the sections it uses.
@@ -8,6 +9,18 @@ use crate::settings::{QueueMode, Settings};
 pub enum Service {
     Api,
     Async,
+    /// Both in one process (`xdb-server`): the checks of both.
+    Both,
+}
+
+impl Service {
+    fn runs_api(self) -> bool {
+        matches!(self, Service::Api | Service::Both)
+    }
+
+    fn runs_async(self) -> bool {
+        matches!(self, Service::Async | Service::Both)
+    }
 }
 
 /// Every problem of `settings` for `service`; empty when it can start.
@@ -24,17 +37,15 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             "database.url is required: set it in the config file, as XDB_DATABASE_URL or \
              with --database-url",
         ),
-        Some(url) => match url.split_once("://") {
-            Some((scheme, _)) => check(
-                ["postgres", "postgresql", "mysql", "mariadb"]
-                    .contains(&scheme.to_ascii_lowercase().as_str()),
-                "database.url: unknown scheme; expected postgres://… or mysql://…",
-            ),
-            // A libpq `host=… dbname=…` string.
-            None => check(
-                url.contains('='),
-                "database.url: expected postgres://user@host:5432/db or mysql://user@host:3306/db",
-            ),
+        Some(url) => match DatabaseUrl::parse(url) {
+            // MySQL has no default database, and every XDB statement needs one.
+            Ok(url) if url.dialect() == Dialect::MySql => {
+                if let Err(error) = url.require_database() {
+                    check(false, &format!("database.url: {error}"));
+                }
+            }
+            Ok(_) => {}
+            Err(error) => check(false, &format!("database.url: {error}")),
         },
     }
     check(
@@ -105,101 +116,99 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
         (1..=PAGE_SIZE_CEILING).contains(&limits.max_page_size),
         &format!("limits.max_page_size must be between 1 and {PAGE_SIZE_CEILING}"),
     );
-    match service {
-        Service::Api => {
-            let api = &settings.api;
-            check(api.pool_size >= 1, "api.pool_size must be at least 1");
-            check(
-                api.max_request_bytes >= 1024,
-                "api.max_request_bytes must be at least 1024",
-            );
-            check(
-                api.max_wait_seconds >= 1,
-                "api.max_wait_seconds must be at least 1",
-            );
-            check(
-                api.advertise_url.as_deref().is_none_or(is_http_url),
-                "api.advertise_url must be an http:// or https:// URL",
-            );
-        }
-        Service::Async => {
-            let a = &settings.async_service;
-            check(a.pool_size >= 1, "async.pool_size must be at least 1");
-            check(
-                a.max_in_flight >= 1,
-                "async.max_in_flight must be at least 1",
-            );
-            check(
-                a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
-                "async.lease_seconds must be at least 1",
-            );
-            check(
-                a.poll_interval_ms >= 10,
-                "async.poll_interval_ms must be at least 10",
-            );
-            check(
-                a.default_api_timeout_seconds >= 1,
-                "async.default_api_timeout_seconds must be at least 1",
-            );
-            check(
-                a.max_worker_response_bytes >= 1024,
-                "async.max_worker_response_bytes must be at least 1024",
-            );
-            check(
-                a.shutdown_grace_seconds.is_finite() && a.shutdown_grace_seconds >= 0.0,
-                "async.shutdown_grace_seconds must be 0 or more",
-            );
-            check(
-                a.instance_id
-                    .as_deref()
-                    .is_none_or(|id| !id.trim().is_empty() && id.len() <= 200),
-                "async.instance_id must be 1 to 200 characters",
-            );
-            check(
-                a.advertise_url.as_deref().is_none_or(is_http_url),
-                "async.advertise_url must be an http:// or https:// URL",
-            );
-            if settings.queue.mode == QueueMode::Pulsar {
-                let p = &settings.pulsar;
-                match p.service_url.as_deref() {
-                    None | Some("") => check(
-                        false,
-                        "pulsar.service_url is required when queue.mode = \"pulsar\" \
-                         (e.g. pulsar://pulsar:6650)",
-                    ),
-                    Some(url) => check(
-                        url.starts_with("pulsar://") || url.starts_with("pulsar+ssl://"),
-                        "pulsar.service_url must start with pulsar:// or pulsar+ssl://",
-                    ),
-                }
-                for (key, value) in [
-                    ("pulsar.tenant", &p.tenant),
-                    ("pulsar.namespace", &p.namespace),
-                    ("pulsar.topic_prefix", &p.topic_prefix),
-                    ("pulsar.subscription", &p.subscription),
-                ] {
-                    check(
-                        is_pulsar_name(value),
-                        &format!("{key} must be non-empty letters, digits, `-`, `_` or `.`"),
-                    );
-                }
+    if service.runs_api() {
+        let api = &settings.api;
+        check(api.pool_size >= 1, "api.pool_size must be at least 1");
+        check(
+            api.max_request_bytes >= 1024,
+            "api.max_request_bytes must be at least 1024",
+        );
+        check(
+            api.max_wait_seconds >= 1,
+            "api.max_wait_seconds must be at least 1",
+        );
+        check(
+            api.advertise_url.as_deref().is_none_or(is_http_url),
+            "api.advertise_url must be an http:// or https:// URL",
+        );
+    }
+    if service.runs_async() {
+        let a = &settings.async_service;
+        check(a.pool_size >= 1, "async.pool_size must be at least 1");
+        check(
+            a.max_in_flight >= 1,
+            "async.max_in_flight must be at least 1",
+        );
+        check(
+            a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
+            "async.lease_seconds must be at least 1",
+        );
+        check(
+            a.poll_interval_ms >= 10,
+            "async.poll_interval_ms must be at least 10",
+        );
+        check(
+            a.default_api_timeout_seconds >= 1,
+            "async.default_api_timeout_seconds must be at least 1",
+        );
+        check(
+            a.max_worker_response_bytes >= 1024,
+            "async.max_worker_response_bytes must be at least 1024",
+        );
+        check(
+            a.shutdown_grace_seconds.is_finite() && a.shutdown_grace_seconds >= 0.0,
+            "async.shutdown_grace_seconds must be 0 or more",
+        );
+        check(
+            a.instance_id
+                .as_deref()
+                .is_none_or(|id| !id.trim().is_empty() && id.len() <= 200),
+            "async.instance_id must be 1 to 200 characters",
+        );
+        check(
+            a.advertise_url.as_deref().is_none_or(is_http_url),
+            "async.advertise_url must be an http:// or https:// URL",
+        );
+        if settings.queue.mode == QueueMode::Pulsar {
+            let p = &settings.pulsar;
+            match p.service_url.as_deref() {
+                None | Some("") => check(
+                    false,
+                    "pulsar.service_url is required when queue.mode = \"pulsar\" \
+                     (e.g. pulsar://pulsar:6650)",
+                ),
+                Some(url) => check(
+                    url.starts_with("pulsar://") || url.starts_with("pulsar+ssl://"),
+                    "pulsar.service_url must start with pulsar:// or pulsar+ssl://",
+                ),
+            }
+            for (key, value) in [
+                ("pulsar.tenant", &p.tenant),
+                ("pulsar.namespace", &p.namespace),
+                ("pulsar.topic_prefix", &p.topic_prefix),
+                ("pulsar.subscription", &p.subscription),
+            ] {
                 check(
-                    (10..=3_600_000).contains(&p.hold_ms),
-                    "pulsar.hold_ms must be between 10 and 3600000",
-                );
-                check(
-                    p.sweep_after_ms == 0 || p.sweep_after_ms >= 100,
-                    "pulsar.sweep_after_ms must be 0 (off) or at least 100",
-                );
-                check(
-                    (1..=1000).contains(&p.max_deliveries),
-                    "pulsar.max_deliveries must be between 1 and 1000",
-                );
-                check(
-                    (10..=600_000).contains(&p.nack_delay_ms),
-                    "pulsar.nack_delay_ms must be between 10 and 600000",
+                    is_pulsar_name(value),
+                    &format!("{key} must be non-empty letters, digits, `-`, `_` or `.`"),
                 );
             }
+            check(
+                (10..=3_600_000).contains(&p.hold_ms),
+                "pulsar.hold_ms must be between 10 and 3600000",
+            );
+            check(
+                p.sweep_after_ms == 0 || p.sweep_after_ms >= 100,
+                "pulsar.sweep_after_ms must be 0 (off) or at least 100",
+            );
+            check(
+                (1..=1000).contains(&p.max_deliveries),
+                "pulsar.max_deliveries must be between 1 and 1000",
+            );
+            check(
+                (10..=600_000).contains(&p.nack_delay_ms),
+                "pulsar.nack_delay_ms must be between 10 and 600000",
+            );
         }
     }
     problems

@@ -401,3 +401,80 @@ fn limits_come_from_the_environment_and_stay_within_what_the_tables_hold() {
         Ok(())
     });
 }
+
+#[test]
+fn a_binarys_own_defaults_yield_to_the_file_and_the_environment() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        let mut overrides = Overrides::default();
+        overrides.default_value("async.listen", "127.0.0.1:0");
+        overrides.default_value("api.pool_size", 3);
+        let settings = load(Service::Both, None, &overrides).unwrap();
+        assert_eq!(
+            settings.async_service.listen.port(),
+            0,
+            "the binary's default"
+        );
+        assert_eq!(settings.api.pool_size, 3);
+
+        jail.create_file("xdb.toml", "[async]\nlisten = \"127.0.0.1:9802\"\n")?;
+        jail.set_env("XDB_API_POOL_SIZE", "5");
+        let settings = load(Service::Both, Some("xdb.toml".as_ref()), &overrides).unwrap();
+        assert_eq!(settings.async_service.listen.port(), 9802, "the file wins");
+        assert_eq!(settings.api.pool_size, 5, "the environment wins");
+        Ok(())
+    });
+}
+
+#[test]
+fn both_services_in_one_process_get_the_checks_of_both() {
+    Jail::expect_with(|jail| {
+        jail.set_env("XDB_DATABASE_URL", "postgres://h/db");
+        jail.set_env("XDB_API_POOL_SIZE", "0");
+        jail.set_env("XDB_ASYNC_POOL_SIZE", "0");
+        let error = load(Service::Both, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("api.pool_size must be at least 1"),
+            "{error}"
+        );
+        assert!(
+            error.contains("async.pool_size must be at least 1"),
+            "{error}"
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn database_urls_are_parsed_at_start_up() {
+    Jail::expect_with(|jail| {
+        for url in [
+            "mariadb://root:hunter2@127.0.0.1:3306/app",
+            "postgresql://u@h",
+            "host=h dbname=app password=hunter2",
+        ] {
+            jail.set_env("XDB_DATABASE_URL", url);
+            let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+            assert!(settings.database.parsed_url().is_ok(), "{url}");
+        }
+        for (url, expected) in [
+            (
+                "mysql://root:hunter2@127.0.0.1:3306",
+                "must name the database",
+            ),
+            ("postgres://u:hunter2@h:port/db", "port must be a number"),
+            ("hunter2", "expected a URL such as postgres://"),
+        ] {
+            jail.set_env("XDB_DATABASE_URL", url);
+            let error = load(Service::Api, None, &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("database.url: "), "{error}");
+            assert!(error.contains(expected), "{expected}: {error}");
+            assert!(!error.contains("hunter2"), "{error}");
+        }
+        Ok(())
+    });
+}
