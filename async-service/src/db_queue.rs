@@ -14,22 +14,10 @@ use xdb_persistence::{Notification, Notifications};
 use xdb_engine::Task;
 use xdb_persistence::{Applied, StateCall, StoreError};
 
+use crate::clock::Clock;
 use crate::handlers::{handle_task, HandlerContext};
 use crate::leases::{LeaseHold, LeasedTasks};
-
-/// Pauses before handling a task again after the database refused its transition (a
-/// deadlock, a lost connection); after the last one the task is left for its lease to
-/// run out.
-const DATABASE_RETRY_BACKOFF: [Duration; 2] =
-    [Duration::from_millis(20), Duration::from_millis(200)];
-
-/// Timers (and retries' backoffs) are claimed this far ahead of their due time, at most,
-/// and held here until due: a claim's own latency under load must not make them late.
-const MAX_READ_AHEAD: Duration = Duration::from_secs(1);
-
-/// The shortest sleep before looking for work again, so that a task the last claim
-/// could not take (locked at that moment) is not polled for in a busy loop.
-const MIN_SLEEP: Duration = Duration::from_millis(5);
+use crate::scheduling::{self, ClaimSchedule, Claimed};
 
 pub(crate) struct DbQueue {
     pub context: Arc<HandlerContext>,
@@ -41,6 +29,8 @@ pub(crate) struct DbQueue {
     pub leased: Arc<LeasedTasks>,
     pub lease: Duration,
     pub poll_interval: Duration,
+    /// What due times are compared with.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl DbQueue {
@@ -67,7 +57,7 @@ impl DbQueue {
             });
         }
         let permits = Arc::new(Semaphore::new(self.max_in_flight));
-        let read_ahead = self.poll_interval.min(MAX_READ_AHEAD);
+        let schedule = ClaimSchedule::new(self.poll_interval);
         let mut running = JoinSet::new();
         while !*shutdown.borrow() {
             while running.try_join_next().is_some() {}
@@ -83,7 +73,7 @@ impl DbQueue {
                         &self.context.owner,
                         limit as i64,
                         self.lease,
-                        read_ahead,
+                        schedule.read_ahead(),
                     )
                     .await
                 {
@@ -95,17 +85,18 @@ impl DbQueue {
                 }
             };
             let claimed_count = claimed.len();
-            let now = chrono::Utc::now();
-            // Read-ahead tasks count as claimed when they come due.
-            for (task, _) in claimed.iter().filter(|(task, _)| task.fire_at <= now) {
-                self.context.metrics.claimed(task, now);
-            }
+            let now = self.clock.now();
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
                 .into_iter()
                 .map(|(task, call)| {
                     let hold = self.leased.hold(task.id);
-                    (task, call, hold)
+                    let when = schedule.on_claimed(task.fire_at, now);
+                    // Read-ahead tasks count as claimed when they come due.
+                    if when == Claimed::RunNow {
+                        self.context.metrics.claimed(&task, now);
+                    }
+                    (task, call, hold, when)
                 })
                 .collect();
             let chains = Chains {
@@ -114,10 +105,11 @@ impl DbQueue {
                 api_peers: self.api_peers.clone(),
                 leased: self.leased.clone(),
                 stopping: shutdown.clone(),
+                clock: self.clock.clone(),
             };
-            for (task, call, hold) in held {
+            for (task, call, hold, when) in held {
                 let chains = chains.clone();
-                if let Some(wait) = until_due(&task) {
+                if let Claimed::HoldFor(wait) = when {
                     // Read ahead: held (its lease renewed) until due, then run like any
                     // other, without taking a permit while it waits.
                     let permits = permits.clone();
@@ -128,7 +120,7 @@ impl DbQueue {
                             // Left leased: shutdown releases every lease.
                             _ = stopping.wait_for(|stop| *stop) => return,
                         }
-                        chains.context.metrics.claimed(&task, chrono::Utc::now());
+                        chains.context.metrics.claimed(&task, chains.clock.now());
                         let permit = permits.acquire_owned().await.expect("never closed");
                         chains.run(task, call, hold).await;
                         drop(permit);
@@ -141,25 +133,16 @@ impl DbQueue {
                     drop(permit);
                 });
             }
-            if claimed_count == limit && permits.available_permits() > 0 {
-                // A full batch: there may be more due work right away. A shorter one took
-                // all there was; work created since then wakes the loop.
+            if ClaimSchedule::claim_again_at_once(claimed_count, limit, permits.available_permits())
+            {
                 continue;
             }
-            // The claim took every task due within `read_ahead`; claiming again within
-            // that long reaches the next one in time. Only a poll interval longer than
-            // the read-ahead needs to know when the next task is due.
-            let sleep_for = if self.poll_interval <= read_ahead {
-                self.poll_interval
+            let next_due_in = if schedule.needs_next_due() {
+                self.context.store.next_task_due_in().await.unwrap_or(None)
             } else {
-                match self.context.store.next_task_due_in().await {
-                    Ok(Some(due_in)) => due_in
-                        .saturating_sub(read_ahead)
-                        .max(MIN_SLEEP)
-                        .min(self.poll_interval),
-                    Ok(None) | Err(_) => self.poll_interval,
-                }
+                None
             };
+            let sleep_for = schedule.sleep_before_next_claim(next_due_in);
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(sleep_for) => {}
@@ -171,14 +154,6 @@ impl DbQueue {
     }
 }
 
-/// How long until `task` is due by this machine's clock, if it is not due yet.
-fn until_due(task: &Task) -> Option<Duration> {
-    (task.fire_at - chrono::Utc::now())
-        .to_std()
-        .ok()
-        .filter(|wait| !wait.is_zero())
-}
-
 /// What running a chain of states needs, shared by every chain of one claim loop.
 #[derive(Clone)]
 struct Chains {
@@ -188,6 +163,7 @@ struct Chains {
     api_peers: PeerNotifier,
     leased: Arc<LeasedTasks>,
     stopping: watch::Receiver<bool>,
+    clock: Arc<dyn Clock>,
 }
 
 impl Chains {
@@ -210,7 +186,7 @@ impl Chains {
                     // every lease, for another instance to take.
                     if let Some(continuation) = applied.continuation {
                         if !*self.stopping.borrow() {
-                            let now = chrono::Utc::now();
+                            let now = self.clock.now();
                             self.context.metrics.claimed(&continuation, now);
                             let hold = self.leased.hold(continuation.id);
                             let call = applied.continuation_call.map(|call| *call);
@@ -245,16 +221,19 @@ async fn handle_preloaded_with_retries(
     task: &Task,
     mut preloaded: Option<StateCall>,
 ) -> Result<Applied, StoreError> {
-    let mut pauses = DATABASE_RETRY_BACKOFF.iter();
+    let mut refusals = 0;
     loop {
         match handle_task(context, task, preloaded.take()).await {
-            Err(StoreError::Database(error)) => match pauses.next() {
-                Some(pause) => {
-                    tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");
-                    tokio::time::sleep(*pause).await;
+            Err(StoreError::Database(error)) => {
+                refusals += 1;
+                match scheduling::database_retry_pause(refusals) {
+                    Some(pause) => {
+                        tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");
+                        tokio::time::sleep(pause).await;
+                    }
+                    None => return Err(StoreError::Database(error)),
                 }
-                None => return Err(StoreError::Database(error)),
-            },
+            }
             other => return other,
         }
     }

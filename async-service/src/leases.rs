@@ -59,6 +59,8 @@ impl Drop for LeaseHold {
     }
 }
 
+/// Renews the leases of the tasks in `tasks` every [`crate::scheduling::lease_renewal_period`]
+/// until `shutdown` changes.
 pub(crate) async fn renew_until_shutdown(
     store: Arc<dyn ProcessStore>,
     owner: String,
@@ -66,7 +68,7 @@ pub(crate) async fn renew_until_shutdown(
     lease: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let period = lease / 3;
+    let period = crate::scheduling::lease_renewal_period(lease);
     loop {
         tokio::select! {
             _ = tokio::time::sleep(period) => {}

@@ -6,6 +6,7 @@
 //! leases: any instance may die at any point and another takes over its work.
 
 mod cli;
+mod clock;
 mod config;
 mod db_queue;
 mod handlers;
@@ -14,6 +15,7 @@ mod http;
 mod leases;
 mod metric_definitions;
 mod pulsar_source;
+mod scheduling;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,6 +105,7 @@ impl AsyncService {
                 max_in_flight: config.max_in_flight,
                 lease: config.lease(),
                 poll_interval: config.poll_interval(),
+                clock: Arc::new(clock::SystemClock),
             }),
             QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
                 pulsar_source::PulsarSource::connect(
@@ -114,6 +117,7 @@ impl AsyncService {
                     config.lease(),
                     config.max_in_flight,
                     consumer_health.clone(),
+                    Arc::new(clock::SystemClock),
                 )
                 .await?,
             )),

@@ -11,7 +11,7 @@
 //! handler's transaction committed. Events are at least once and may be stale; claiming
 //! the row makes a duplicate or late one harmless. An event may also be early: it can
 //! arrive before its transaction is visible, so a missing row is looked for again a few
-//! times ([`GONE_RECHECKS`]) before the message is dropped.
+//! times ([`scheduling::on_gone`]) before the message is dropped.
 //!
 //! A task that is not due yet (a timer, a retry's backoff, a lease held by another
 //! instance) is held in memory when it is due soon, and otherwise becomes a
@@ -58,28 +58,18 @@ use xdb_cluster::PeerNotifier;
 use xdb_config::{PulsarSettings, SubscriptionType};
 use xdb_persistence::TaskClaim;
 
+use crate::clock::Clock;
 use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
 use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
+use crate::scheduling::{self, Gone, NotClaimed, Refused, Sweep};
 use dead_letters::DeadLetterPublisher;
 use events::TaskChange;
 pub use timer::TaskTimer;
 use timer::TimerPublisher;
 use topics::Topics;
 
-/// Pauses before looking again for a task row that was not found. A change event can
-/// arrive before its transaction is visible to other sessions (PostgreSQL writes the
-/// commit to the log, where Debezium reads it, a moment before it is visible), so a
-/// missing row is not taken for a finished task at once. Under load (xdb-bench, 32
-/// processes in flight) a few inserts in a thousand were not visible yet when their
-/// event was handled, and their processes stalled before these re-checks.
-const GONE_RECHECKS: [Duration; 4] = [
-    Duration::from_millis(20),
-    Duration::from_millis(100),
-    Duration::from_millis(400),
-    Duration::from_millis(1500),
-];
 /// How long start-up waits for the broker.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -127,6 +117,8 @@ struct Shared {
     /// acknowledged, and so delivered again; also the pause after a receive error.
     nack_delay: Duration,
     dead_letters: DeadLetterPublisher,
+    /// What timer messages' `deliverAt` is set by.
+    clock: Arc<dyn Clock>,
 }
 
 /// What became of one message.
@@ -182,6 +174,7 @@ impl PulsarSource {
         lease: Duration,
         max_in_flight: usize,
         health: Arc<ConsumerHealth>,
+        clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
         let url = settings
             .service_url
@@ -267,6 +260,7 @@ impl PulsarSource {
                 max_deliveries: settings.max_deliveries,
                 nack_delay: Duration::from_millis(settings.nack_delay_ms),
                 dead_letters: DeadLetterPublisher::new(dead_letter_producer),
+                clock,
             }),
             tasks,
             timers,
@@ -373,38 +367,48 @@ async fn consume(
 /// The safety net for lost change events: claims tasks due for `overdue` that no
 /// event has run, and handles them as the database queue would.
 async fn sweep(shared: Arc<Shared>, overdue: Duration, mut shutdown: watch::Receiver<bool>) {
-    let context = &shared.context;
+    // The interval runs from the end of one sweep, however long it took.
+    let mut last = tokio::time::Instant::now();
     loop {
-        tokio::select! {
-            _ = tokio::time::sleep(overdue / 2) => {}
-            _ = shutdown.changed() => return,
-        }
-        let claimed = context
-            .store
-            .claim_overdue_tasks(&context.owner, 64, shared.lease, overdue)
-            .await;
-        let tasks = match claimed {
-            Ok(tasks) => tasks,
-            Err(error) => {
-                tracing::warn!(%error, "sweeping overdue tasks failed");
-                continue;
+        if let Sweep::In(wait) = scheduling::next_sweep(last.elapsed(), overdue) {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => continue,
+                _ = shutdown.changed() => return,
             }
-        };
-        for task in tasks {
-            tracing::warn!(
-                task = task.id,
-                "running a task no change event ran (lost event?)"
-            );
-            let _permit = shared.permits.acquire().await.expect("never closed");
-            let _hold = shared.leased.hold(task.id);
-            match handle_with_retries(context, &task).await {
-                Ok(applied) if applied.closed_process => shared
-                    .api_peers
-                    .process_closed(task.process_execution_id.to_string()),
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
-                }
+        }
+        sweep_once(&shared, overdue).await;
+        last = tokio::time::Instant::now();
+    }
+}
+
+/// One sweep: claims up to a batch of overdue tasks and handles them one by one.
+async fn sweep_once(shared: &Shared, overdue: Duration) {
+    let context = &shared.context;
+    let claimed = context
+        .store
+        .claim_overdue_tasks(&context.owner, 64, shared.lease, overdue)
+        .await;
+    let tasks = match claimed {
+        Ok(tasks) => tasks,
+        Err(error) => {
+            tracing::warn!(%error, "sweeping overdue tasks failed");
+            return;
+        }
+    };
+    for task in tasks {
+        tracing::warn!(
+            task = task.id,
+            "running a task no change event ran (lost event?)"
+        );
+        let _permit = shared.permits.acquire().await.expect("never closed");
+        let _hold = shared.leased.hold(task.id);
+        match handle_with_retries(context, &task).await {
+            Ok(applied) if applied.closed_process => shared
+                .api_peers
+                .process_closed(task.process_execution_id.to_string()),
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
             }
         }
     }
@@ -488,16 +492,16 @@ async fn run_task(
             .claim_task(task_id, &context.owner, shared.lease)
             .await;
         let wait = match claim {
-            Ok(TaskClaim::Gone) => match GONE_RECHECKS.get(gone_checks) {
-                Some(pause) => {
+            Ok(TaskClaim::Gone) => match scheduling::on_gone(gone_checks) {
+                Gone::LookAgainIn(pause) => {
                     gone_checks += 1;
                     drop(permit);
                     tokio::select! {
-                        _ = tokio::time::sleep(*pause) => continue,
+                        _ = tokio::time::sleep(pause) => continue,
                         _ = shutdown.changed() => return Verdict::Abandon,
                     }
                 }
-                None => {
+                Gone::Drop => {
                     tracing::debug!(task = task_id, "task gone; message dropped");
                     return Verdict::Ack;
                 }
@@ -520,14 +524,22 @@ async fn run_task(
                         }
                         Err(error) => {
                             failures += 1;
-                            if failures >= shared.max_deliveries {
-                                tracing::warn!(task = task.id, %error, failures, "task failed every time; its message goes to the dead-letter topic");
-                                break Verdict::DeadLetter;
-                            }
-                            tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
-                            tokio::select! {
-                                _ = tokio::time::sleep(shared.nack_delay) => {}
-                                _ = shutdown.changed() => break Verdict::Abandon,
+                            match scheduling::on_refused(
+                                failures,
+                                shared.max_deliveries,
+                                shared.nack_delay,
+                            ) {
+                                Refused::DeadLetter => {
+                                    tracing::warn!(task = task.id, %error, failures, "task failed every time; its message goes to the dead-letter topic");
+                                    break Verdict::DeadLetter;
+                                }
+                                Refused::RetryIn(pause) => {
+                                    tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
+                                    tokio::select! {
+                                        _ = tokio::time::sleep(pause) => {}
+                                        _ = shutdown.changed() => break Verdict::Abandon,
+                                    }
+                                }
                             }
                         }
                     }
@@ -542,19 +554,26 @@ async fn run_task(
             }
         };
         drop(permit);
-        if wait > shared.hold_at_most && publish_at_once && may_publish {
-            return match shared.timers.publish(task_id, execution, wait).await {
-                Ok(()) => Verdict::Ack,
-                Err(error) => {
-                    tracing::warn!(task = task_id, %error, "publishing a timer failed");
-                    Verdict::Nack
-                }
-            };
-        }
-        // A little past the due time: the database clock decides, and may lag ours.
-        tokio::select! {
-            _ = tokio::time::sleep(wait.min(shared.hold_at_most) + Duration::from_millis(5)) => {}
-            _ = shutdown.changed() => return Verdict::Abandon,
+        let may_republish = publish_at_once && may_publish;
+        match scheduling::on_not_claimed(
+            wait,
+            may_republish,
+            shared.hold_at_most,
+            shared.clock.now(),
+        ) {
+            NotClaimed::Republish { deliver_at } => {
+                return match shared.timers.publish(task_id, execution, deliver_at).await {
+                    Ok(()) => Verdict::Ack,
+                    Err(error) => {
+                        tracing::warn!(task = task_id, %error, "publishing a timer failed");
+                        Verdict::Nack
+                    }
+                };
+            }
+            NotClaimed::Hold(hold) => tokio::select! {
+                _ = tokio::time::sleep(hold) => {}
+                _ = shutdown.changed() => return Verdict::Abandon,
+            },
         }
         publish_at_once = true;
     }

@@ -1,8 +1,9 @@
 //! XDB's own delayed messages: a task due later is a [`TaskTimer`] on the timer topic,
 //! published with `deliverAt` = its due time.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
+use chrono::{DateTime, Utc};
 use prost::Message as _;
 use pulsar::{Producer, TokioExecutor};
 use tokio::sync::Mutex;
@@ -35,29 +36,25 @@ impl TimerPublisher {
         }
     }
 
-    /// Publishes a timer for `task_id`, due in `due_in`, and waits for the broker's
-    /// receipt: only then may the message that asked for it be acknowledged.
+    /// Publishes a timer for `task_id`, to be delivered at `due_at`, and waits for the
+    /// broker's receipt: only then may the message that asked for it be acknowledged.
     pub async fn publish(
         &self,
         task_id: i64,
         execution: &str,
-        due_in: Duration,
+        due_at: DateTime<Utc>,
     ) -> Result<(), pulsar::Error> {
-        let due_at = SystemTime::now() + due_in;
         let timer = TaskTimer {
             task_id,
             process_execution_id: execution.to_string(),
-            due_at_millis: due_at
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_millis() as i64,
+            due_at_millis: due_at.timestamp_millis().max(0),
         };
         let receipt = {
             let mut producer = self.producer.lock().await;
             let mut message = producer
                 .create_message()
                 .with_content(timer.encode_to_vec())
-                .deliver_at(due_at)
+                .deliver_at(SystemTime::from(due_at))
                 .expect("the due time is after the epoch");
             if !execution.is_empty() {
                 message = message.with_key(execution);
