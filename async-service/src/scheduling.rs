@@ -96,7 +96,9 @@ impl ClaimSchedule {
     /// claim, so once `read_ahead` has passed since the claim answered, the task is due
     /// whatever this instance's clock says; the hold never lasts longer. A clock behind
     /// the database's therefore neither fires a timer early nor holds it (and its lease)
-    /// for as long as the clocks disagree.
+    /// for as long as the clocks disagree. A clock ahead of the database's still shortens
+    /// the hold by its lead (up to the read-ahead): only the database's own reading at the
+    /// claim, which the claim does not return, could be compared with `fire_at` instead.
     pub(crate) fn on_claimed(&self, fire_at: DateTime<Utc>, now: DateTime<Utc>) -> Claimed {
         match (fire_at - now).to_std() {
             Ok(wait) if !wait.is_zero() => Claimed::HoldFor(wait.min(self.read_ahead)),
@@ -423,6 +425,61 @@ mod tests {
             on_not_claimed(a_day, false, hold, at(0)),
             NotClaimed::Hold(ms(30_005))
         );
+    }
+
+    /// A timer due in two minutes, its change event handled at once: the database
+    /// decides each claim by its own clock, this instance sets `deliverAt` by its own
+    /// (ahead of or behind the database's), and the broker delivers a timer message
+    /// early (or ignores `deliverAt`), on time, or late. The task is claimed only once
+    /// the database says it is due, and it is looked at again at least every
+    /// `hold_at_most` however long the wait.
+    #[test]
+    fn a_timer_is_claimed_only_when_the_database_says_so_whatever_the_clocks_and_broker_do() {
+        use crate::clock::{Clock, ManualClock};
+
+        let hold_at_most = ms(30_000);
+        let due_in = TimeDelta::minutes(2);
+        for instance_skew_ms in [-3_600_000, -5_000, 0, 5_000, 3_600_000] {
+            // How much earlier (negative: later) than `deliverAt` the broker delivers,
+            // as a share of the message's delay: 1.0 ignores `deliverAt` altogether.
+            for broker_early in [1.0, 0.5, 0.0, -0.1] {
+                let database = ManualClock::at(at(0));
+                let instance = ManualClock::at(at(instance_skew_ms));
+                let fire_at = database.now() + due_in;
+                let mut may_republish = true;
+                let mut looks = 0;
+                let claimed_at = loop {
+                    looks += 1;
+                    assert!(looks < 1000, "never claimed");
+                    let wait = match (fire_at - database.now()).to_std() {
+                        Ok(wait) if !wait.is_zero() => wait,
+                        _ => break database.now(),
+                    };
+                    let passed =
+                        match on_not_claimed(wait, may_republish, hold_at_most, instance.now()) {
+                            NotClaimed::Hold(hold) => {
+                                assert!(hold <= hold_at_most + HOLD_MARGIN, "held {hold:?}");
+                                may_republish = true;
+                                TimeDelta::from_std(hold).unwrap()
+                            }
+                            NotClaimed::Republish { deliver_at } => {
+                                // A timer message: held once before it may go round again.
+                                may_republish = false;
+                                let delay = (deliver_at - instance.now()).max(TimeDelta::zero());
+                                let early = delay.num_milliseconds() as f64 * broker_early;
+                                delay - TimeDelta::milliseconds(early as i64)
+                            }
+                        };
+                    database.advance(passed);
+                    instance.advance(passed);
+                };
+                assert!(
+                    claimed_at >= fire_at,
+                    "skew {instance_skew_ms} ms, broker {broker_early}: claimed {:?} early",
+                    fire_at - claimed_at
+                );
+            }
+        }
     }
 
     #[test]
