@@ -21,7 +21,7 @@ pub(crate) async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    let tokens = &state.config.api_tokens;
+    let tokens = &state.config.security.api_tokens;
     if tokens.is_empty() || !request.uri().path().starts_with(paths::SERVICE_PREFIX) {
         return next.run(request).await;
     }

@@ -1,46 +1,38 @@
-use std::net::SocketAddr;
+use xdb_config::{ApiSettings, DatabaseSettings, Limits, SecuritySettings, Settings};
 
-use xdb_protocol::Limits;
-
-/// API service settings. Loaded from the config file, `XDB_` variables and flags by `cli`.
+/// The API service's part of the configuration: the sections of `xdb-config`'s
+/// [`Settings`] it uses, loaded from the config file, `XDB_` variables and flags by `cli`.
 #[derive(Debug, Clone)]
 pub struct ApiServiceConfig {
-    /// PostgreSQL URL of the user's database, with the XDB schema installed.
+    /// `database.url`: the user's PostgreSQL or MySQL/MariaDB database, with the XDB
+    /// schema installed.
     pub database_url: String,
-    pub listen: SocketAddr,
-    /// Database connections in the pool.
-    pub pool_size: usize,
-    /// Largest request body accepted, in bytes.
-    pub max_request_bytes: usize,
-    /// URL other XDB instances reach this one's internal API at (default: from the
-    /// listen address). Used only on databases without push notifications (MySQL).
-    pub advertise_url: Option<String>,
-    /// Longest wait-for-completion long poll, in seconds.
-    pub max_wait_seconds: u32,
-    /// Bearer tokens the service API accepts; empty leaves it open.
-    pub api_tokens: Vec<String>,
-    /// Prefixes a start request's worker URL must have; empty allows any.
-    pub worker_url_prefixes: Vec<String>,
-    /// Signs RPC calls to workers.
-    pub worker_signing_secret: Option<String>,
-    /// Sizes of ids, values, pages and worker URLs (`[limits]`).
+    /// `[api]`: listen address, pool, request size, advertised URL, longest wait.
+    pub api: ApiSettings,
+    /// `[security]`: API tokens, allowed worker URLs, worker-call signing.
+    pub security: SecuritySettings,
+    /// `[limits]`: sizes of ids, values, pages and worker URLs.
     pub limits: Limits,
 }
 
 impl ApiServiceConfig {
-    /// Defaults for `database_url`, for embedding and tests.
+    /// The config file's defaults for `database_url`, for embedding and tests.
     pub fn new(database_url: impl Into<String>) -> Self {
+        Self::from_settings(&Settings {
+            database: DatabaseSettings {
+                url: Some(database_url.into()),
+            },
+            ..Settings::default()
+        })
+    }
+
+    /// The API service's part of validated `settings`.
+    pub fn from_settings(settings: &Settings) -> Self {
         Self {
-            database_url: database_url.into(),
-            listen: "127.0.0.1:8801".parse().expect("valid address"),
-            pool_size: 16,
-            max_request_bytes: 1024 * 1024,
-            max_wait_seconds: 300,
-            advertise_url: None,
-            api_tokens: Vec::new(),
-            worker_url_prefixes: Vec::new(),
-            worker_signing_secret: None,
-            limits: Limits::default(),
+            database_url: settings.database.url.clone().unwrap_or_default(),
+            api: settings.api.clone(),
+            security: settings.security.clone(),
+            limits: settings.limits.clone(),
         }
     }
 }

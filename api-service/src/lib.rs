@@ -22,9 +22,10 @@ use axum::routing::get;
 use axum::{middleware, Router};
 use tokio::net::TcpListener;
 use xdb_cluster::{PeerNotifier, Registration};
+use xdb_config::DatabaseUrl;
 use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
-pub use cli::ApiServiceArgs;
+pub use cli::{ApiArgs, ApiServiceArgs};
 pub use config::ApiServiceConfig;
 pub use contract::Contract;
 pub use error::ApiError;
@@ -50,7 +51,7 @@ pub struct AppState {
 
 /// The service's routes over `state`, each traced and counted, and `/metrics`.
 pub fn router(state: AppState) -> Router {
-    let limit = state.config.max_request_bytes;
+    let limit = state.config.api.max_request_bytes;
     routes::routes()
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -67,10 +68,12 @@ pub fn router(state: AppState) -> Router {
 
 /// Connects to the database and builds the shared state.
 pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
-    xdb_sys_schema::check(&config.database_url)
+    let database_url = DatabaseUrl::parse(&config.database_url)
+        .map_err(|error| anyhow::anyhow!("invalid database URL: {error}"))?;
+    xdb_sys_schema::check(database_url.as_str())
         .await?
         .ensure_current()?;
-    let store = xdb_persistence::connect(&config.database_url, config.pool_size).await?;
+    let store = xdb_persistence::connect(database_url.as_str(), config.api.pool_size).await?;
     let (notifications, async_peers) = match store.listen(xdb_persistence::Listen::ClosedProcesses)
     {
         Some(notifications) => (notifications, PeerNotifier::disabled()),
@@ -87,9 +90,9 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),
         notifications,
         workers: xdb_worker_client::WorkerClient::new(
-            config.max_request_bytes.max(4 * 1024 * 1024),
+            config.api.max_request_bytes.max(4 * 1024 * 1024),
         )
-        .with_signing_secret(config.worker_signing_secret.as_deref()),
+        .with_signing_secret(config.security.worker_signing_secret.as_deref()),
         config: Arc::new(config),
     })
 }
@@ -109,6 +112,7 @@ pub async fn serve(
             service: ServiceKind::Api,
             notify_url: state
                 .config
+                .api
                 .advertise_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),

@@ -1,85 +1,77 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use xdb_config::{PulsarSettings, QueueMode};
+use xdb_config::{
+    AsyncSettings, DatabaseSettings, Limits, PulsarSettings, QueueSettings, SecuritySettings,
+    Settings,
+};
 
-/// Async service settings. Loaded from the config file, `XDB_` variables and flags by `cli`.
+/// The async service's part of the configuration: the sections of `xdb-config`'s
+/// [`Settings`] it uses, loaded from the config file, `XDB_` variables and flags by `cli`.
 #[derive(Debug, Clone)]
 pub struct AsyncServiceConfig {
-    /// PostgreSQL URL of the user's database, with the XDB schema installed.
+    /// `database.url`: the user's PostgreSQL or MySQL/MariaDB database, with the XDB
+    /// schema installed.
     pub database_url: String,
-    /// Names this instance's leases; unique per instance (default: host name + random).
-    pub instance_id: Option<String>,
-    /// Address of the health and internal API (port 0 picks a free one).
-    pub listen: SocketAddr,
-    /// URL other XDB instances reach this one's internal API at (default: from the
-    /// listen address). Used only on databases without push notifications (MySQL).
-    pub advertise_url: Option<String>,
-    /// Database connections in the pool.
-    pub pool_size: usize,
-    /// Tasks worked on at once by this instance.
-    pub max_in_flight: usize,
-    /// How long a claimed task stays ours without renewal; another instance takes over
-    /// an expired lease, so this bounds the delay after a crash.
-    pub lease_seconds: f64,
-    /// Poll the database this often even without notifications.
-    pub poll_interval_ms: u64,
-    /// Timeout of a worker call when the state sets none.
-    pub default_api_timeout_seconds: u32,
-    /// Largest worker response accepted, in bytes.
-    pub max_worker_response_bytes: usize,
-    /// On shutdown, how long in-flight tasks may run before they are abandoned (their
-    /// leases are released either way).
-    pub shutdown_grace_seconds: f64,
-    /// Where work comes from: the database's rows or Pulsar CDC topics.
-    pub queue_mode: QueueMode,
-    /// The broker, topics and subscription of [`QueueMode::Pulsar`].
+    /// `[async]`: listen address, instance id, pool, in-flight work, leases, polling,
+    /// worker-call defaults, shutdown grace.
+    pub async_service: AsyncSettings,
+    /// `[queue]`: where work comes from, the database's rows or Pulsar CDC topics.
+    pub queue: QueueSettings,
+    /// `[pulsar]`: the broker, topics and subscription of Pulsar mode.
     pub pulsar: PulsarSettings,
-    /// Signs every call to a worker (`security.worker_signing_secret`).
-    pub worker_signing_secret: Option<String>,
-    /// Value sizes a worker's answer may write or publish (`[limits]`).
-    pub limits: xdb_protocol::Limits,
+    /// `[security]`: of it, the async service uses the worker-call signing secret.
+    pub security: SecuritySettings,
+    /// `[limits]`: value sizes a worker's answer may write or publish.
+    pub limits: Limits,
 }
 
 impl AsyncServiceConfig {
-    /// Defaults for `database_url`, for embedding and tests.
+    /// The config file's defaults for `database_url`, for embedding and tests, except
+    /// that the health and internal API listen on a free port, so that several
+    /// instances can run side by side.
     pub fn new(database_url: impl Into<String>) -> Self {
+        let mut config = Self::from_settings(&Settings {
+            database: DatabaseSettings {
+                url: Some(database_url.into()),
+            },
+            ..Settings::default()
+        });
+        config.async_service.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        config
+    }
+
+    /// The async service's part of validated `settings`.
+    pub fn from_settings(settings: &Settings) -> Self {
         Self {
-            database_url: database_url.into(),
-            instance_id: None,
-            listen: "127.0.0.1:0".parse().expect("valid address"),
-            advertise_url: None,
-            pool_size: 16,
-            max_in_flight: 256,
-            lease_seconds: 30.0,
-            poll_interval_ms: 1000,
-            default_api_timeout_seconds: 10,
-            max_worker_response_bytes: 4 * 1024 * 1024,
-            shutdown_grace_seconds: 20.0,
-            queue_mode: QueueMode::Database,
-            pulsar: PulsarSettings::default(),
-            worker_signing_secret: None,
-            limits: xdb_protocol::Limits::default(),
+            database_url: settings.database.url.clone().unwrap_or_default(),
+            async_service: settings.async_service.clone(),
+            queue: settings.queue.clone(),
+            pulsar: settings.pulsar.clone(),
+            security: settings.security.clone(),
+            limits: settings.limits.clone(),
         }
     }
 
     pub fn lease(&self) -> Duration {
-        Duration::from_secs_f64(self.lease_seconds.max(1.0))
+        Duration::from_secs_f64(self.async_service.lease_seconds.max(1.0))
     }
 
     pub fn shutdown_grace(&self) -> Duration {
-        Duration::from_secs_f64(self.shutdown_grace_seconds.clamp(0.0, 3600.0))
+        Duration::from_secs_f64(self.async_service.shutdown_grace_seconds.clamp(0.0, 3600.0))
     }
 
     pub fn poll_interval(&self) -> Duration {
-        Duration::from_millis(self.poll_interval_ms.max(10))
+        Duration::from_millis(self.async_service.poll_interval_ms.max(10))
     }
 
+    /// The checks an embedder's config needs (`xdb_config::load` makes these and more).
     pub fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.pool_size > 0, "pool size must be at least 1");
-        anyhow::ensure!(self.max_in_flight > 0, "max in flight must be at least 1");
+        let a = &self.async_service;
+        anyhow::ensure!(a.pool_size > 0, "pool size must be at least 1");
+        anyhow::ensure!(a.max_in_flight > 0, "max in flight must be at least 1");
         anyhow::ensure!(
-            self.lease_seconds.is_finite() && self.lease_seconds >= 1.0,
+            a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
             "lease seconds must be at least 1"
         );
         Ok(())

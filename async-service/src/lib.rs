@@ -52,17 +52,19 @@ impl AsyncService {
     /// Connects to the database and starts working.
     pub async fn start(config: AsyncServiceConfig) -> anyhow::Result<Self> {
         config.validate()?;
-        xdb_sys_schema::check(&config.database_url)
+        let database_url = xdb_config::DatabaseUrl::parse(&config.database_url)
+            .map_err(|error| anyhow::anyhow!("invalid database URL: {error}"))?;
+        xdb_sys_schema::check(database_url.as_str())
             .await?
             .ensure_current()?;
         // On the database queue, transitions lease the next state's task to this
         // instance, which runs it at once. In Pulsar mode every task comes as a change
         // event, and a task leased here would wait for its lease to run out there.
-        let continuation_lease = (config.queue_mode == QueueMode::Database).then(|| config.lease());
+        let continuation_lease = (config.queue.mode == QueueMode::Database).then(|| config.lease());
         let store = xdb_persistence::connect_with(
-            &config.database_url,
+            database_url.as_str(),
             xdb_persistence::StoreOptions {
-                pool_size: config.pool_size,
+                pool_size: config.async_service.pool_size,
                 continuation_lease,
             },
         )
@@ -76,9 +78,10 @@ impl AsyncService {
                 PeerNotifier::start(store.clone(), ServiceKind::Api),
             ),
         };
-        let listener = tokio::net::TcpListener::bind(config.listen).await?;
+        let listener = tokio::net::TcpListener::bind(config.async_service.listen).await?;
         let address = listener.local_addr()?;
         let owner = config
+            .async_service
             .instance_id
             .clone()
             .unwrap_or_else(default_instance_id);
@@ -86,23 +89,25 @@ impl AsyncService {
         let context = Arc::new(handlers::HandlerContext {
             metrics: metrics.clone(),
             store: store.clone(),
-            workers: xdb_worker_client::WorkerClient::new(config.max_worker_response_bytes)
-                .with_signing_secret(config.worker_signing_secret.as_deref()),
+            workers: xdb_worker_client::WorkerClient::new(
+                config.async_service.max_worker_response_bytes,
+            )
+            .with_signing_secret(config.security.worker_signing_secret.as_deref()),
             owner: owner.clone(),
-            default_api_timeout_seconds: config.default_api_timeout_seconds,
+            default_api_timeout_seconds: config.async_service.default_api_timeout_seconds,
             limits: config.limits.clone(),
         });
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);
         let leased = Arc::new(leases::LeasedTasks::default());
         let consumer_health = Arc::new(health::ConsumerHealth::default());
-        let source = match config.queue_mode {
+        let source = match config.queue.mode {
             QueueMode::Database => TaskSource::Database(db_queue::DbQueue {
                 leased: leased.clone(),
                 context,
                 notifications: Some(notifications.clone()),
                 api_peers: api_peers.clone(),
-                max_in_flight: config.max_in_flight,
+                max_in_flight: config.async_service.max_in_flight,
                 lease: config.lease(),
                 poll_interval: config.poll_interval(),
                 clock: Arc::new(clock::SystemClock),
@@ -110,12 +115,12 @@ impl AsyncService {
             QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
                 pulsar_source::PulsarSource::connect(
                     &config.pulsar,
-                    &config.database_url,
+                    database_url.as_str(),
                     context,
                     api_peers.clone(),
                     leased.clone(),
                     config.lease(),
-                    config.max_in_flight,
+                    config.async_service.max_in_flight,
                     consumer_health.clone(),
                     Arc::new(clock::SystemClock),
                 )
@@ -131,6 +136,7 @@ impl AsyncService {
                 instance_id: owner.clone(),
                 service: ServiceKind::Async,
                 notify_url: config
+                    .async_service
                     .advertise_url
                     .clone()
                     .unwrap_or_else(|| format!("http://{address}")),

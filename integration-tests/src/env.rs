@@ -243,14 +243,14 @@ impl XdbTestEnv {
     /// The config an async-service instance of this environment gets.
     pub fn async_config(&self, instance_id: &str) -> AsyncServiceConfig {
         let mut config = AsyncServiceConfig::new(self.db.url());
-        config.instance_id = Some(instance_id.to_string());
-        config.pool_size = 4;
-        config.lease_seconds = self.options.lease_seconds;
-        config.poll_interval_ms = self.options.poll_interval_ms;
-        config.default_api_timeout_seconds = 5;
-        config.worker_signing_secret = self.options.worker_signing_secret.clone();
+        config.async_service.instance_id = Some(instance_id.to_string());
+        config.async_service.pool_size = 4;
+        config.async_service.lease_seconds = self.options.lease_seconds;
+        config.async_service.poll_interval_ms = self.options.poll_interval_ms;
+        config.async_service.default_api_timeout_seconds = 5;
+        config.security.worker_signing_secret = self.options.worker_signing_secret.clone();
         config.limits = self.options.limits.clone();
-        config.max_in_flight = self.options.max_in_flight;
+        config.async_service.max_in_flight = self.options.max_in_flight;
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);
             config.pulsar.sweep_after_ms = self.options.pulsar_sweep_after_ms;
@@ -351,9 +351,9 @@ impl XdbTestEnv {
             .arg("--instance-id")
             .arg(instance_id)
             .arg("--lease-seconds")
-            .arg(config.lease_seconds.to_string())
+            .arg(config.async_service.lease_seconds.to_string())
             .arg("--poll-interval-ms")
-            .arg(config.poll_interval_ms.to_string())
+            .arg(config.async_service.poll_interval_ms.to_string())
             .arg("--pool-size")
             .arg("4")
             .args(queue_args)
@@ -415,14 +415,14 @@ impl XdbTestEnv {
 /// Starts the API service on `listener` with the environment's options.
 async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptions) -> Server {
     let mut config = ApiServiceConfig::new(database_url);
-    config.listen = listener.local_addr().expect("local address");
-    config.pool_size = 8;
-    config.max_request_bytes = options.max_request_bytes;
-    config.api_tokens = options.api_tokens.clone();
-    config.worker_url_prefixes = options.worker_url_prefixes.clone();
-    config.worker_signing_secret = options.worker_signing_secret.clone();
+    config.api.listen = listener.local_addr().expect("local address");
+    config.api.pool_size = 8;
+    config.api.max_request_bytes = options.max_request_bytes;
+    config.security.api_tokens = options.api_tokens.clone();
+    config.security.worker_url_prefixes = options.worker_url_prefixes.clone();
+    config.security.worker_signing_secret = options.worker_signing_secret.clone();
     config.limits = options.limits.clone();
-    config.max_wait_seconds = options.max_wait_seconds;
+    config.api.max_wait_seconds = options.max_wait_seconds;
     let state = xdb_api_service::connect(config)
         .await
         .expect("the API service connects to the test database");

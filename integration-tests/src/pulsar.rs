@@ -71,7 +71,7 @@ pub fn settings_for(db: &TestDatabase) -> PulsarSettings {
 
 /// Puts `config` in Pulsar mode for `db`.
 pub fn configure(config: &mut AsyncServiceConfig, db: &TestDatabase) {
-    config.queue_mode = QueueMode::Pulsar;
+    config.queue.mode = QueueMode::Pulsar;
     config.pulsar = settings_for(db);
 }
 

@@ -1,7 +1,8 @@
 //! `xdb-server`: the API service and the async service in one process.
 //!
 //! For local development and demos; production runs the two binaries separately so
-//! that async consumers scale on their own.
+//! that async consumers scale on their own. It reads the same config file, `XDB_*`
+//! variables and shared flags as the two binaries, and honours every section of both.
 
 /// mimalloc: under load the services allocate per request and per statement, and glibc
 /// malloc's functions were about 5% of all CPU samples on the machine (14% of the Rust
@@ -9,50 +10,62 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::net::SocketAddr;
-
 use clap::Parser;
-use xdb_api_service::ApiServiceConfig;
+use xdb_api_service::{ApiArgs, ApiServiceConfig};
 use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_config::{ConfigArgs, Service};
 
 #[derive(Parser)]
 #[command(
     version,
-    about = "XDB API + async service in one process (local development)"
+    about = "XDB API + async service in one process (local development)",
+    after_help = "Settings: defaults < config file < XDB_<SECTION>_<KEY> variables < flags.\n\
+                  The file's [api] section configures the API, [async] and [queue] the \
+                  async service; --listen is the API's address. Unless async.listen is \
+                  set, the async service's health and internal API take a free port."
 )]
 struct Cli {
-    /// PostgreSQL URL of the user's database.
-    #[arg(long, env = "XDB_DATABASE_URL")]
-    database_url: String,
-    #[arg(long, env = "XDB_API_LISTEN", default_value = "127.0.0.1:8801")]
-    listen: SocketAddr,
-    /// Install or upgrade the XDB system tables before starting.
-    #[arg(long, env = "XDB_INSTALL_SCHEMA", default_value_t = false)]
+    #[command(flatten)]
+    common: ConfigArgs,
+    #[command(flatten)]
+    api: ApiArgs,
+    /// Install or upgrade the XDB system tables before starting
+    #[arg(long, env = "XDB_INSTALL_SCHEMA")]
     install_schema: bool,
-    /// Longest wait-for-completion a client may ask for, in seconds (`api.max_wait_seconds`).
-    #[arg(long, env = "XDB_API_MAX_WAIT_SECONDS", default_value_t = 300,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    max_wait_seconds: u32,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let cli = Cli::parse();
+    let mut overrides = cli.common.overrides();
+    // One process needs no fixed port for its async half: nothing but its own API
+    // half calls it.
+    overrides.default_value("async.listen", "127.0.0.1:0");
+    cli.api.add_to(&mut overrides);
+    let settings = cli
+        .common
+        .load(Service::Both, overrides)
+        .unwrap_or_else(|error| {
+            eprintln!("xdb-server: {error}");
+            std::process::exit(2)
+        });
+    let telemetry = xdb_telemetry::init(&settings.log, &settings.telemetry, "xdb-server")
+        .unwrap_or_else(|error| {
+            eprintln!("xdb-server: {error}");
+            std::process::exit(2)
+        });
+    let api_config = ApiServiceConfig::from_settings(&settings);
+    let async_config = AsyncServiceConfig::from_settings(&settings);
     if cli.install_schema {
-        let outcome = xdb_sys_schema::install(&cli.database_url).await?;
+        let outcome = xdb_sys_schema::install(&api_config.database_url).await?;
         tracing::info!(%outcome, "schema");
     }
-    let mut api_config = ApiServiceConfig::new(cli.database_url.clone());
-    api_config.listen = cli.listen;
-    api_config.max_wait_seconds = cli.max_wait_seconds;
-    let listener = tokio::net::TcpListener::bind(cli.listen).await?;
+    let listener = tokio::net::TcpListener::bind(api_config.api.listen).await?;
     let state = xdb_api_service::connect(api_config).await?;
-    let async_service = AsyncService::start(AsyncServiceConfig::new(cli.database_url)).await?;
-    xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await?;
-    async_service.shutdown().await
+    let async_service = AsyncService::start(async_config).await?;
+    let served = xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await;
+    let stopped = async_service.shutdown().await;
+    // Off the runtime's threads: the exporter blocks while it sends the last spans.
+    tokio::task::spawn_blocking(move || telemetry.shutdown()).await?;
+    served.and(stopped)
 }

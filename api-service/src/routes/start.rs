@@ -9,7 +9,10 @@ pub(crate) async fn start(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionStartRequest>,
 ) -> Result<Json<ProcessExecutionStartResponse>, ApiError> {
-    check_worker_url(&state.config.worker_url_prefixes, &request.worker_url)?;
+    check_worker_url(
+        &state.config.security.worker_url_prefixes,
+        &request.worker_url,
+    )?;
     check_values(&request, &state.config.limits)?;
     let id = state.store.start_process(&request).await?;
     state.async_peers.new_tasks();

@@ -26,11 +26,11 @@ pub(crate) async fn wait_for_completion(
     // allows less: omitting a field must not turn a valid request into a refused one.
     let seconds = request
         .timeout_seconds
-        .unwrap_or(DEFAULT_WAIT_SECONDS.min(state.config.max_wait_seconds));
-    if seconds > state.config.max_wait_seconds {
+        .unwrap_or(DEFAULT_WAIT_SECONDS.min(state.config.api.max_wait_seconds));
+    if seconds > state.config.api.max_wait_seconds {
         return Err(ApiError::invalid(format!(
             "timeoutSeconds: at most {}",
-            state.config.max_wait_seconds
+            state.config.api.max_wait_seconds
         )));
     }
     let deadline = Instant::now() + Duration::from_secs(u64::from(seconds));

@@ -136,7 +136,7 @@ impl Orchestrator {
         let mut started = Vec::new();
         for n in 1..=count {
             let mut config = template.clone();
-            config.instance_id = Some(format!("restarts-{n}"));
+            config.async_service.instance_id = Some(format!("restarts-{n}"));
             started.push(
                 AsyncService::start(config)
                     .await
@@ -162,7 +162,7 @@ impl Orchestrator {
                             continue;
                         };
                         let mut config = template.clone();
-                        config.instance_id = Some(format!("restarts-{}", next + 1));
+                        config.async_service.instance_id = Some(format!("restarts-{}", next + 1));
                         // The broker may still be starting: tried again on the next round.
                         let Ok(replacement) = AsyncService::start(config).await else {
                             continue;
