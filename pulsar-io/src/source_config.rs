@@ -3,6 +3,7 @@
 
 use reqwest::Url;
 use serde_json::{Map, Value};
+use xdb_config::{DatabaseUrl, Dialect};
 
 const POSTGRES_SOURCE_YAML: &str = include_str!("../debezium-postgres-source.yaml");
 const MYSQL_SOURCE_YAML: &str = include_str!("../debezium-mysql-source.yaml");
@@ -17,14 +18,11 @@ pub enum Connector {
 }
 
 impl Connector {
-    /// The connector for a database URL's scheme.
-    pub fn for_url(url: &Url) -> Result<Self, ConfigError> {
-        match url.scheme() {
-            "postgres" | "postgresql" => Ok(Self::Postgres),
-            "mysql" | "mariadb" => Ok(Self::MySql),
-            other => Err(ConfigError::Url(format!(
-                "scheme {other:?}: expected postgres://, postgresql://, mysql:// or mariadb://"
-            ))),
+    /// The connector for a database of `dialect`.
+    pub fn for_dialect(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::Postgres => Self::Postgres,
+            Dialect::MySql => Self::MySql,
         }
     }
 
@@ -97,15 +95,24 @@ pub fn registration(capture: &Capture) -> Result<SourceRegistration, ConfigError
     {
         return Err(ConfigError::Name(name.clone()));
     }
-    let url = Url::parse(&capture.database_url).map_err(|e| ConfigError::Url(e.to_string()))?;
-    let connector = Connector::for_url(&url)?;
-    let database = url.path().trim_start_matches('/').to_string();
-    if database.is_empty() || database.contains('/') {
-        return Err(ConfigError::Url(format!(
-            "no database name in {}",
-            url.path()
-        )));
+    let parsed = DatabaseUrl::parse(&capture.database_url)
+        .map_err(|error| ConfigError::Url(error.to_string()))?;
+    let connector = Connector::for_dialect(parsed.dialect());
+    let database = parsed
+        .require_database()
+        .map_err(|error| ConfigError::Url(error.to_string()))?
+        .to_string();
+    if database.contains('/') {
+        return Err(ConfigError::Url(
+            "a database name cannot contain `/`".into(),
+        ));
     }
+    // Debezium takes host, port and credentials as settings of their own.
+    let url = Url::parse(parsed.as_str()).map_err(|error| {
+        ConfigError::Url(format!(
+            "{error}; Debezium needs a URL such as postgres://user@host:5432/db"
+        ))
+    })?;
     let host = url
         .host_str()
         .ok_or_else(|| ConfigError::Url("no host".into()))?
@@ -297,5 +304,15 @@ mod tests {
             registration(&capture("postgres://u@h")),
             Err(ConfigError::Url(_))
         ));
+        let error = registration(&capture("host=h dbname=app password=secret"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("Debezium needs a URL"), "{error}");
+        assert!(!error.contains("secret"), "{error}");
+        let error = registration(&capture("oracle://u:secret@h/app"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown scheme"), "{error}");
+        assert!(!error.contains("secret"), "{error}");
     }
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 pub use mysql_async;
 use mysql_async::prelude::Queryable;
 use tokio_postgres::{Client, Config, NoTls};
+use xdb_config::DatabaseUrl;
 pub use xdb_sys_schema::Dialect;
 
 /// Environment variable naming the PostgreSQL server tests create their databases on.
@@ -354,14 +355,10 @@ async fn connect_mysql_admin(admin_url: &str) -> mysql_async::Conn {
 }
 
 /// Connection options of `url` (`mysql://` or `mariadb://`), every session in UTC.
-fn mysql_opts(url: &str) -> Result<mysql_async::OptsBuilder, mysql_async::UrlError> {
-    let url = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
-            format!("mysql://{rest}")
-        }
-        _ => url.to_owned(),
-    };
-    let opts = mysql_async::Opts::from_url(&url)?;
+fn mysql_opts(url: &str) -> Result<mysql_async::OptsBuilder, mysql_async::Error> {
+    let url =
+        DatabaseUrl::parse(url).map_err(|error| mysql_async::Error::Other(Box::new(error)))?;
+    let opts = mysql_async::Opts::from_url(&url.driver_url())?;
     Ok(mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET time_zone = '+00:00'"]))
 }
 
@@ -406,43 +403,18 @@ async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> {
     Ok(client)
 }
 
-/// `url` with its database (path) replaced by `database`, keeping any `?params`.
+/// `url` with its database replaced by `database`, keeping any `?params`.
 fn with_database(url: &str, database: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        panic!(
-            "{POSTGRES_URL_ENV} must be a URL like {DEFAULT_POSTGRES_URL}, not a key/value string"
-        );
-    };
-    // MySQL URLs look the same: scheme://user:password@host:port/database?params.
-    let (base, query) = match url.find('?') {
-        Some(i) => (&url[..i], &url[i..]),
-        None => (url, ""),
-    };
-    let authority_end = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |i| scheme_end + i);
-    format!("{}/{database}{query}", &base[..authority_end])
+    DatabaseUrl::parse(url)
+        .and_then(|url| url.with_database(database))
+        .map(|url| url.as_str().to_owned())
+        .unwrap_or_else(|error| panic!("the test server's URL: {error}"))
 }
 
 /// `url` with the password, if any, replaced by `***` (for panic messages).
 fn redact_password(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end..];
-    let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..authority_len].rfind('@') {
-        Some(at) => match rest[..at].find(':') {
-            Some(colon) => format!(
-                "{}{}:***{}",
-                &url[..scheme_end],
-                &rest[..colon],
-                &rest[at..]
-            ),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
+    DatabaseUrl::parse(url)
+        .map_or_else(|_| "(not a database URL)".to_owned(), |url| url.to_string())
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

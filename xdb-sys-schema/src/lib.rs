@@ -14,53 +14,17 @@
 use std::fmt;
 use std::time::Duration;
 
+use xdb_config::{DatabaseUrl, DatabaseUrlError};
+
 mod mysql;
 mod postgres;
 
 pub use mysql::{check_mysql, install_mysql, MYSQL_INSTALL_LOCK_PREFIX};
 pub use postgres::{check_postgres, install_postgres, POSTGRES_INSTALL_LOCK_KEY};
 
-/// The database family a URL or a migration list belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// PostgreSQL (the `postgres/` folder).
-    Postgres,
-    /// MySQL / MariaDB (the `mysql/` folder).
-    MySql,
-}
-
-impl Dialect {
-    /// Infers the dialect from a database URL's scheme (`postgres://`, `postgresql://`,
-    /// `mysql://`, `mariadb://`); a libpq key/value string (`host=... dbname=...`) counts
-    /// as PostgreSQL.
-    pub fn from_url(database_url: &str) -> Result<Dialect, SchemaError> {
-        let url = database_url.trim();
-        let scheme = url
-            .split_once("://")
-            .map(|(scheme, _)| scheme.to_ascii_lowercase());
-        match scheme.as_deref() {
-            Some("postgres" | "postgresql") => Ok(Dialect::Postgres),
-            Some("mysql" | "mariadb") => Ok(Dialect::MySql),
-            Some(other) => Err(SchemaError::InvalidUrl(format!(
-                "unknown scheme `{other}://`; expected postgres:// or mysql://"
-            ))),
-            None if url.contains('=') => Ok(Dialect::Postgres),
-            // Never echo the URL itself: it may carry a password.
-            None => Err(SchemaError::InvalidUrl(
-                "expected a URL such as postgres://user@host:5432/dbname".to_owned(),
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Dialect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Dialect::Postgres => "PostgreSQL",
-            Dialect::MySql => "MySQL",
-        })
-    }
-}
+/// The database family a URL or a migration list belongs to (`mysql/` and `postgres/`
+/// folders); read from a URL with [`xdb_config::DatabaseUrl`].
+pub use xdb_config::Dialect;
 
 /// One embedded schema migration.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -329,6 +293,12 @@ pub enum SchemaError {
 /// of a [`SchemaError`] so the server's message reaches the user.
 pub type DriverError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+impl From<DatabaseUrlError> for SchemaError {
+    fn from(error: DatabaseUrlError) -> Self {
+        SchemaError::InvalidUrl(error.to_string())
+    }
+}
+
 impl From<tokio_postgres::Error> for SchemaError {
     fn from(error: tokio_postgres::Error) -> Self {
         SchemaError::Database(Box::new(error))
@@ -349,13 +319,14 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// Idempotent; see [`install_postgres`] for the guarantees.
 pub async fn install(database_url: &str) -> Result<InstallOutcome, SchemaError> {
-    match Dialect::from_url(database_url)? {
+    let url = DatabaseUrl::parse(database_url)?;
+    match url.dialect() {
         Dialect::Postgres => {
-            let mut client = connect_postgres(database_url).await?;
+            let mut client = connect_postgres(url.as_str()).await?;
             install_postgres(&mut client).await
         }
         Dialect::MySql => {
-            let conn = mysql::connect(database_url, DEFAULT_CONNECT_TIMEOUT).await?;
+            let conn = mysql::connect(&url.driver_url(), DEFAULT_CONNECT_TIMEOUT).await?;
             mysql::install_and_disconnect(conn).await
         }
     }
@@ -364,13 +335,14 @@ pub async fn install(database_url: &str) -> Result<InstallOutcome, SchemaError> 
 /// Reports the installed vs latest schema version of the database at `database_url`,
 /// changing nothing.
 pub async fn check(database_url: &str) -> Result<SchemaStatus, SchemaError> {
-    match Dialect::from_url(database_url)? {
+    let url = DatabaseUrl::parse(database_url)?;
+    match url.dialect() {
         Dialect::Postgres => {
-            let client = connect_postgres(database_url).await?;
+            let client = connect_postgres(url.as_str()).await?;
             check_postgres(&client).await
         }
         Dialect::MySql => {
-            let mut conn = mysql::connect(database_url, DEFAULT_CONNECT_TIMEOUT).await?;
+            let mut conn = mysql::connect(&url.driver_url(), DEFAULT_CONNECT_TIMEOUT).await?;
             let status = check_mysql(&mut conn).await;
             // Best effort: the server closes the session anyway when the socket goes.
             let _ = conn.disconnect().await;
@@ -452,31 +424,21 @@ mod tests {
     }
 
     #[test]
-    fn dialect_from_url() {
-        let ok = [
-            ("postgres://u@h:5432/db", Dialect::Postgres),
-            ("PostgreSQL://u@h/db", Dialect::Postgres),
-            ("host=localhost dbname=db", Dialect::Postgres),
-            ("mysql://u:p@h:3306/db", Dialect::MySql),
-            ("mariadb://u@h/db", Dialect::MySql),
-        ];
-        for (url, dialect) in ok {
-            assert_eq!(Dialect::from_url(url).unwrap(), dialect, "{url}");
-        }
-        for url in ["", "sqlite://x.db", "just-a-name"] {
+    fn invalid_url_is_refused_before_connecting_without_echoing_the_password() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for url in ["", "sqlite://x.db", "secret-password-no-scheme"] {
+            let error = runtime.block_on(check(url)).unwrap_err();
             assert!(
-                matches!(Dialect::from_url(url), Err(SchemaError::InvalidUrl(_))),
-                "{url}"
+                matches!(error, SchemaError::InvalidUrl(_)),
+                "{url}: {error:?}"
             );
+            let message = error.to_string();
+            assert!(message.starts_with("invalid database URL: "), "{message}");
+            assert!(!message.contains("secret"), "{message}");
         }
-    }
-
-    #[test]
-    fn invalid_url_error_does_not_echo_the_password() {
-        let message = Dialect::from_url("secret-password-no-scheme")
-            .unwrap_err()
-            .to_string();
-        assert!(!message.contains("secret"), "{message}");
     }
 
     #[test]

@@ -33,8 +33,9 @@ enum Command {
 
 #[derive(Args)]
 struct DatabaseArgs {
-    /// Database URL, e.g. postgres://user:password@host:5432/dbname or
-    /// mysql://user:password@host:3306/dbname
+    /// PostgreSQL or MySQL/MariaDB URL of your database, e.g.
+    /// postgres://user:password@host:5432/dbname or mysql://user:password@host:3306/dbname
+    /// (mariadb:// too; of the MySQL dialect, MariaDB 10.11 is the server tested)
     #[arg(long, env = "XDB_DATABASE_URL", hide_env_values = true)]
     database_url: String,
 }

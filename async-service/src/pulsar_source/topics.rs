@@ -2,7 +2,7 @@
 //! (`<database.server.name>.<schema or database>.<table>`; Debezium 2 calls the prefix
 //! `topic.prefix`), plus XDB's own.
 
-use xdb_config::PulsarSettings;
+use xdb_config::{DatabaseUrl, Dialect, PulsarSettings};
 
 /// The topics one async service consumes and produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,12 +21,13 @@ impl Topics {
     pub fn new(settings: &PulsarSettings, database_url: &str) -> anyhow::Result<Self> {
         let namespace = format!("persistent://{}/{}", settings.tenant, settings.namespace);
         let prefix = &settings.topic_prefix;
-        let middle = if database_url.starts_with("mysql:") || database_url.starts_with("mariadb:") {
-            database_name(database_url).ok_or_else(|| {
-                anyhow::anyhow!("Pulsar mode needs the database name in database.url")
-            })?
-        } else {
-            "public".to_string()
+        let url = DatabaseUrl::parse(database_url)
+            .map_err(|error| anyhow::anyhow!("database.url: {error}"))?;
+        let middle = match url.dialect() {
+            Dialect::MySql => url
+                .require_database()
+                .map_err(|error| anyhow::anyhow!("Pulsar mode, database.url: {error}"))?,
+            Dialect::Postgres => "public",
         };
         Ok(Self {
             tasks: format!("{namespace}/{prefix}.{middle}.xdb_sys_tasks"),
@@ -34,14 +35,6 @@ impl Topics {
             dead_letters: format!("{namespace}/{prefix}.xdb.dead-letters"),
         })
     }
-}
-
-/// The path of a database URL: `mysql://user@host:3306/app?x=y` → `app`.
-fn database_name(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let path = rest.split_once('/')?.1;
-    let name = path.split(['?', '#']).next()?;
-    (!name.is_empty()).then(|| name.to_string())
 }
 
 #[cfg(test)]
@@ -65,6 +58,12 @@ mod tests {
             my.tasks,
             "persistent://public/default/xdb.shop.xdb_sys_tasks"
         );
-        assert!(Topics::new(&settings, "mysql://root@db:3306").is_err());
+        let maria = Topics::new(&settings, "MariaDB://root@db/shop").unwrap();
+        assert_eq!(maria.tasks, my.tasks);
+        let error = Topics::new(&settings, "mysql://root:secret@db:3306")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("must name the database"), "{error}");
+        assert!(!error.contains("secret"), "{error}");
     }
 }

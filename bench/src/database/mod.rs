@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use xdb_config::DatabaseUrl;
 pub use xdb_sys_schema::Dialect;
 
 use crate::cpu::Task;
@@ -213,24 +214,12 @@ pub(crate) fn processes_named(names: &[&str]) -> Vec<u32> {
         .collect()
 }
 
-/// `admin_url` with its database replaced by `name` (URL form only; PostgreSQL and
-/// MySQL URLs have the same shape).
+/// `admin_url` with its database replaced by `name`.
 fn with_database(admin_url: &str, name: &str) -> anyhow::Result<String> {
-    let (base, query) = match admin_url.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (admin_url, None),
-    };
-    let scheme_end = base.find("://").ok_or_else(|| {
-        anyhow::anyhow!("the server URL must look like postgres://user@host:port/db")
-    })? + 3;
-    let host_part = match base[scheme_end..].find('/') {
-        Some(slash) => &base[..scheme_end + slash],
-        None => base,
-    };
-    Ok(match query {
-        Some(query) => format!("{host_part}/{name}?{query}"),
-        None => format!("{host_part}/{name}"),
-    })
+    let url = DatabaseUrl::parse(admin_url)
+        .and_then(|url| url.with_database(name))
+        .map_err(|error| anyhow::anyhow!("the server URL: {error}"))?;
+    Ok(url.as_str().to_owned())
 }
 
 #[cfg(test)]
@@ -245,6 +234,8 @@ mod tests {
         assert_eq!(url, "postgres://u@h:5432/x?sslmode=disable");
         let url = with_database("mysql://root@127.0.0.1:3306/mysql", "x").unwrap();
         assert_eq!(url, "mysql://root@127.0.0.1:3306/x");
-        assert!(with_database("host=h dbname=d", "x").is_err());
+        let url = with_database("host=h dbname=d", "x").unwrap();
+        assert_eq!(url, "host=h dbname=x");
+        assert!(with_database("oracle://u:secret@h/d", "x").is_err());
     }
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
+use xdb_config::DatabaseUrl;
 
 use crate::cpu::Task;
 
@@ -217,13 +218,10 @@ pub(super) async fn drop_database(admin_url: &str, name: &str) -> anyhow::Result
 
 /// One connection, giving up after 10 s; `mariadb://` is taken as `mysql://`.
 pub async fn connect(url: &str) -> anyhow::Result<Conn> {
-    let url = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
-            format!("mysql://{rest}")
-        }
-        _ => url.to_owned(),
-    };
-    let opts = OptsBuilder::from_opts(Opts::from_url(&url).context("invalid MySQL URL")?);
+    let url =
+        DatabaseUrl::parse(url).map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
+    let opts =
+        OptsBuilder::from_opts(Opts::from_url(&url.driver_url()).context("invalid MySQL URL")?);
     tokio::time::timeout(Duration::from_secs(10), Conn::new(opts))
         .await
         .map_err(|_| anyhow::anyhow!("no answer from MySQL within 10 s"))?
