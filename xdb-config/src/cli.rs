@@ -15,9 +15,9 @@ pub struct ConfigArgs {
     /// TOML config file shared by both services (see deploy/xdb.example.toml) [env: XDB_CONFIG]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// PostgreSQL or MySQL/MariaDB URL of your database (database.url), e.g.
-    /// postgres://user:password@host:5432/db or mysql://user:password@host:3306/db;
-    /// of the MySQL dialect, MariaDB 10.11 is the server tested [env: XDB_DATABASE_URL]
+    /// PostgreSQL or MySQL/MariaDB URL of your database (database.url):
+    /// postgres://user:password@host:5432/db, mysql://… or mariadb://user:password@host:3306/db
+    /// (the MySQL dialect is tested on MariaDB 10.11 only) [env: XDB_DATABASE_URL]
     #[arg(long, value_name = "URL")]
     pub database_url: Option<String>,
     /// Log filter such as `info` or `info,xdb_async_service=debug` (log.level; RUST_LOG wins) [env: XDB_LOG_LEVEL]
