@@ -3,10 +3,12 @@
 //! - [`user_signup`]: the user sign-up process of the XDB design (seed 003).
 //! - [`site_creation`]: the status-driven site creation of seed 004, calling the
 //!   randomly failing services of [`site_services`].
+//! - [`timer`]: one durable timer, the process the integration tests and the bench share.
 
 pub mod email;
 pub mod site_creation;
 pub mod site_services;
+pub mod timer;
 pub mod user_signup;
 
 use std::time::Duration;

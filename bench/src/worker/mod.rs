@@ -36,8 +36,8 @@ impl Processes {
         Processes {
             bench: Arc::new(ProcessDefinition::new(BenchProcess)),
             timer: Arc::new(ProcessDefinition::new(TimerProcess {
-                recorder: recorder.clone(),
                 delay: timer_delay,
+                events: recorder.clone(),
             })),
             queue: Arc::new(ProcessDefinition::new(QueueProcess {
                 recorder: recorder.clone(),
@@ -70,8 +70,8 @@ impl Worker {
         let app = WorkerService::new()
             .register(BenchProcess)
             .register(TimerProcess {
-                recorder: recorder.clone(),
                 delay: processes.timer_delay,
+                events: recorder.clone(),
             })
             .register(QueueProcess {
                 recorder: recorder.clone(),

@@ -1,12 +1,29 @@
 //! The processes the bench runs. Each is as small as the figure it measures allows, so
-//! the figures show XDB's own cost, not the worker's.
+//! the figures show XDB's own cost, not the worker's. The timer scenario's process is the
+//! one the integration tests run too ([`TimerProcess`]); the bench's [`Recorder`]
+//! observes it.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use xdb_samples::timer::TimerObserver;
 use xdb_sdk::*;
 
 use super::recorder::Recorder;
+
+/// The timer scenario's process: one state whose `waitUntil` asks for a durable timer;
+/// `execute` notes when it was called and completes the process, with no output.
+pub type TimerProcess = xdb_samples::timer::TimerProcess<Recorder>;
+
+impl TimerObserver for Recorder {
+    fn on_wait_until(&self, ctx: &Context) {
+        self.wait_until_answered(&ctx.process_id);
+    }
+
+    fn on_execute(&self, ctx: &Context, at: SystemTime, _fired: bool) {
+        self.executed(&ctx.process_id, at);
+    }
+}
 
 /// The local queue [`QueueProcess`] and [`WaitingProcess`] wait on.
 pub const QUEUE: &str = "go";
@@ -59,52 +76,6 @@ impl AsyncState for StateB {
         _persistence: &mut Persistence,
         _communication: &mut Communication,
     ) -> Result<StateDecision> {
-        Ok(StateDecision::graceful_complete_process(()))
-    }
-}
-
-/// One state whose `waitUntil` asks for a durable timer; `execute` notes when it was
-/// called and completes the process.
-#[derive(Debug, Clone)]
-pub struct TimerProcess {
-    pub recorder: Arc<Recorder>,
-    pub delay: Duration,
-}
-
-impl Process for TimerProcess {
-    fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(TimerState(self.clone()))
-    }
-}
-
-/// The state of [`TimerProcess`].
-pub struct TimerState(TimerProcess);
-
-#[async_trait]
-impl AsyncState for TimerState {
-    type Input = ();
-    const HAS_WAIT_UNTIL: bool = true;
-
-    async fn wait_until(
-        &self,
-        ctx: &Context,
-        _input: (),
-        _persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<CommandRequest> {
-        self.0.recorder.wait_until_answered(&ctx.process_id);
-        Ok(CommandRequest::all_of(vec![Command::timer(self.0.delay)]))
-    }
-
-    async fn execute(
-        &self,
-        ctx: &Context,
-        _input: (),
-        _results: &CommandResults,
-        _persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<StateDecision> {
-        self.0.recorder.executed(&ctx.process_id, SystemTime::now());
         Ok(StateDecision::graceful_complete_process(()))
     }
 }

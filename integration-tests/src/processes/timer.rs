@@ -1,11 +1,16 @@
-//! `TimerProcess`: one state that waits on a durable timer; records when its waitUntil
-//! answered and when its execute ran, to prove the timer never fires early.
+//! `TimerProcess`: the shared [`xdb_samples::timer::TimerProcess`] recording what its
+//! worker saw as [`TimerEvent`]s, to prove the timer never fires early.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use xdb_sdk::*;
+use xdb_sdk::Context;
 
 use super::Recorder;
+
+pub use xdb_samples::timer::SleepState;
+
+/// One state waiting on a durable timer; completes with `"woke"`.
+pub type TimerProcess = xdb_samples::timer::TimerProcess<Recorder<TimerEvent>>;
 
 /// What the worker saw, in the order it happened.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,64 +21,14 @@ pub enum TimerEvent {
     Executed { at: SystemTime, fired: bool },
 }
 
-#[derive(Debug, Clone)]
-pub struct TimerProcess {
-    pub delay: Duration,
-    pub events: Recorder<TimerEvent>,
-}
+impl xdb_samples::timer::TimerObserver for Recorder<TimerEvent> {
+    const OUTPUT: Option<&'static str> = Some("woke");
 
-impl TimerProcess {
-    pub fn new(delay: Duration) -> Self {
-        Self {
-            delay,
-            events: Recorder::new(),
-        }
-    }
-}
-
-impl Process for TimerProcess {
-    fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(SleepState {
-            delay: self.delay,
-            events: self.events.clone(),
-        })
-    }
-}
-
-pub struct SleepState {
-    delay: Duration,
-    events: Recorder<TimerEvent>,
-}
-
-#[async_trait]
-impl AsyncState for SleepState {
-    type Input = ();
-    const HAS_WAIT_UNTIL: bool = true;
-
-    async fn wait_until(
-        &self,
-        _ctx: &Context,
-        _input: (),
-        _persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<CommandRequest> {
-        self.events
-            .push(TimerEvent::WaitUntilAnswered(SystemTime::now()));
-        Ok(CommandRequest::all_of(vec![Command::timer(self.delay)]))
+    fn on_wait_until(&self, _ctx: &Context) {
+        self.push(TimerEvent::WaitUntilAnswered(SystemTime::now()));
     }
 
-    async fn execute(
-        &self,
-        _ctx: &Context,
-        _input: (),
-        results: &CommandResults,
-        _persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<StateDecision> {
-        self.events.push(TimerEvent::Executed {
-            at: SystemTime::now(),
-            fired: results.timer_fired(0),
-        });
-        Ok(StateDecision::graceful_complete_process("woke"))
+    fn on_execute(&self, _ctx: &Context, at: SystemTime, fired: bool) {
+        self.push(TimerEvent::Executed { at, fired });
     }
 }
