@@ -1,23 +1,75 @@
-//! `HangProcess`: its state's first execute call hangs (as if the async service died
-//! mid-call); later calls write `note = "done"` and complete.
+//! `HangProcess`: the first execute call of each execution hangs (as if the async service
+//! making it died mid-call) until the test releases the held calls or the state's
+//! 60-second execute timeout passes; later calls write `note = "done"` and complete.
 
-use std::time::Duration;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
 use xdb_sdk::*;
 
 use super::Recorder;
 
-#[derive(Debug, Clone, Default)]
+/// How long a held call lasts at most: the state's execute timeout.
+const HOLD: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
 pub struct HangProcess {
-    /// The context of every execute call.
-    pub calls: Recorder<Context>,
+    /// Every execute call, oldest first.
+    pub calls: Recorder<HangCall>,
+    release: Arc<watch::Sender<bool>>,
+}
+
+/// One execute call of [`HangProcess`]; reads as its [`Context`].
+#[derive(Debug, Clone)]
+pub struct HangCall {
+    /// When the worker received the call.
+    pub at: Instant,
+    pub context: Context,
+}
+
+impl Deref for HangCall {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+impl Default for HangProcess {
+    fn default() -> Self {
+        Self {
+            calls: Recorder::new(),
+            release: Arc::new(watch::channel(false).0),
+        }
+    }
+}
+
+impl HangProcess {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The execute calls of `execution`, oldest first.
+    pub fn calls_of(&self, execution: &str) -> Vec<HangCall> {
+        self.calls
+            .all()
+            .into_iter()
+            .filter(|call| call.process_execution_id == execution)
+            .collect()
+    }
+
+    /// Ends every held call, and lets later first calls through at once: a worker
+    /// that outlives its async-service instances must not hold their calls to the end.
+    pub fn release(&self) {
+        self.release.send_replace(true);
+    }
 }
 
 impl Process for HangProcess {
     fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(HangState {
-            calls: self.calls.clone(),
-        })
+        StateSchema::with_starting_state(HangState(self.clone()))
     }
 
     fn persistence_schema(&self) -> PersistenceSchema {
@@ -25,9 +77,7 @@ impl Process for HangProcess {
     }
 }
 
-pub struct HangState {
-    calls: Recorder<Context>,
-}
+pub struct HangState(HangProcess);
 
 #[async_trait]
 impl AsyncState for HangState {
@@ -35,7 +85,7 @@ impl AsyncState for HangState {
 
     fn options(&self) -> AsyncStateConfig {
         AsyncStateConfig {
-            execute_api_timeout_seconds: Some(60),
+            execute_api_timeout_seconds: Some(HOLD.as_secs() as u32),
             ..Default::default()
         }
     }
@@ -48,10 +98,14 @@ impl AsyncState for HangState {
         persistence: &mut Persistence,
         _communication: &mut Communication,
     ) -> Result<StateDecision> {
-        self.calls.push(ctx.clone());
-        if self.calls.len() == 1 {
-            // Held until the caller goes away (the test kills it).
-            tokio::time::sleep(Duration::from_secs(60)).await;
+        let first = self.0.calls_of(&ctx.process_execution_id).is_empty();
+        self.0.calls.push(HangCall {
+            at: Instant::now(),
+            context: ctx.clone(),
+        });
+        if first {
+            let mut released = self.0.release.subscribe();
+            let _ = tokio::time::timeout(HOLD, released.wait_for(|go| *go)).await;
         }
         persistence.set_global_attribute("note", "done")?;
         Ok(StateDecision::graceful_complete_process("done"))

@@ -4,97 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
 use xdb_config::QueueMode;
-use xdb_integration_tests::processes::Recorder;
+use xdb_integration_tests::processes::hang::HangProcess;
 use xdb_integration_tests::{eventually, AsyncProcess, Database, EnvOptions, XdbTestEnv};
 use xdb_sdk::protocol::ProcessStatus;
-use xdb_sdk::*;
+use xdb_sdk::ProcessStartOptions;
 
 use crate::common::*;
-
-/// One execute call of [`HangOnceProcess`].
-#[derive(Debug, Clone)]
-struct Call {
-    at: Instant,
-    execution: String,
-    idempotency_key: String,
-}
-
-/// One state whose first execute call of each execution hangs (as if the instance
-/// making it died mid-call) until the test lets every held call go; later calls write
-/// `note = "done"` and complete the process.
-#[derive(Clone)]
-struct HangOnceProcess {
-    calls: Recorder<Call>,
-    release: watch::Receiver<bool>,
-}
-
-impl HangOnceProcess {
-    fn calls_of(&self, execution: &str) -> Vec<Call> {
-        self.calls
-            .all()
-            .into_iter()
-            .filter(|call| call.execution == execution)
-            .collect()
-    }
-}
-
-impl Process for HangOnceProcess {
-    fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(HangOnceState {
-            calls: self.calls.clone(),
-            release: self.release.clone(),
-        })
-    }
-
-    fn persistence_schema(&self) -> PersistenceSchema {
-        PersistenceSchema::with_table("test_entity", "id").global_attribute("note")
-    }
-}
-
-struct HangOnceState {
-    calls: Recorder<Call>,
-    release: watch::Receiver<bool>,
-}
-
-#[async_trait]
-impl AsyncState for HangOnceState {
-    type Input = ();
-
-    fn options(&self) -> AsyncStateConfig {
-        AsyncStateConfig {
-            execute_api_timeout_seconds: Some(60),
-            ..Default::default()
-        }
-    }
-
-    async fn execute(
-        &self,
-        ctx: &Context,
-        _input: (),
-        _results: &CommandResults,
-        persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<StateDecision> {
-        let first = !self
-            .calls
-            .all()
-            .iter()
-            .any(|call| call.execution == ctx.process_execution_id);
-        self.calls.push(Call {
-            at: Instant::now(),
-            execution: ctx.process_execution_id.clone(),
-            idempotency_key: ctx.idempotency_key.clone(),
-        });
-        if first {
-            let mut release = self.release.clone();
-            let _ = tokio::time::timeout(Duration::from_secs(60), release.wait_for(|go| *go)).await;
-        }
-        persistence.set_global_attribute("note", "done")?;
-        Ok(StateDecision::graceful_complete_process("done"))
-    }
-}
 
 /// `p`-th percentile (nearest rank) of `sorted`.
 fn percentile(sorted: &[Duration], p: usize) -> Duration {
@@ -124,11 +40,7 @@ async fn sigkilled_instance_s_unacknowledged_message_is_redelivered_every_time(d
         },
     )
     .await;
-    let (release, released) = watch::channel(false);
-    let process = HangOnceProcess {
-        calls: Recorder::new(),
-        release: released,
-    };
+    let process = HangProcess::new();
     let worker = serve(&mut env, &process).await;
     let mut started = 0;
     let mut instances: Vec<(String, AsyncProcess)> = Vec::new();
@@ -236,7 +148,7 @@ async fn sigkilled_instance_s_unacknowledged_message_is_redelivered_every_time(d
         );
     }
     // The held calls end; the instances go before their database does.
-    release.send_replace(true);
+    process.release();
     for (_, instance) in instances {
         instance.kill().await;
     }
