@@ -115,6 +115,17 @@ pub struct SiteCreationOptions {
     pub deletion_grace: Duration,
 }
 
+impl SiteCreationOptions {
+    /// The options of a state that retries both of its APIs with [`Self::retry_policy`].
+    pub fn state_config(&self) -> AsyncStateConfig {
+        AsyncStateConfig {
+            wait_until_api_retry_policy: Some(self.retry_policy.clone()),
+            execute_api_retry_policy: Some(self.retry_policy.clone()),
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for SiteCreationOptions {
     fn default() -> Self {
         Self {
@@ -139,11 +150,7 @@ struct Deps {
 
 impl Deps {
     fn config(&self) -> AsyncStateConfig {
-        AsyncStateConfig {
-            wait_until_api_retry_policy: Some(self.options.retry_policy.clone()),
-            execute_api_retry_policy: Some(self.options.retry_policy.clone()),
-            ..Default::default()
-        }
+        self.options.state_config()
     }
 }
 

@@ -19,6 +19,7 @@
 //! services' effect counters check the worker side the same way.
 
 use serde::{Deserialize, Serialize};
+use xdb_samples::site_creation::SiteCreationOptions;
 use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::*;
 
@@ -100,12 +101,9 @@ pub struct Metadata {
     pub site_id: String,
 }
 
+/// The sample's: every state API retried until it succeeds.
 fn config() -> AsyncStateConfig {
-    AsyncStateConfig {
-        wait_until_api_retry_policy: Some(xdb_samples::site_creation::default_retry_policy()),
-        execute_api_retry_policy: Some(xdb_samples::site_creation::default_retry_policy()),
-        ..Default::default()
-    }
+    SiteCreationOptions::default().state_config()
 }
 
 /// Writes `column = loaded value + 1`.
