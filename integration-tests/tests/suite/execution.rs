@@ -612,11 +612,11 @@ async fn concurrent_starts_of_one_process_id_start_one_execution(db: Database) {
 }
 
 /// A stop that races with the async service's work on the same execution (here: right
-/// after the start, while waitUntil runs) must still succeed.
+/// after the start, while waitUntil runs) must still succeed, forty times in a row.
 ///
-/// Fails intermittently: stop locks the process row and then deletes the execution's
-/// tasks, while the async service's transitions delete (lock) their task first and then
-/// lock the process row, so PostgreSQL reports a deadlock and one side gets 500.
+/// Stop and the async service's transitions both lock the process row before its task
+/// rows (the lock order of `xdb-persistence`'s `locks.rs`), so neither can deadlock the
+/// other; the other way round, PostgreSQL reported deadlocks and one side got a 500.
 async fn stop_racing_with_state_transitions_succeeds(db: Database) {
     let mut env = XdbTestEnv::start(db).await;
     let worker = serve(&mut env, &ParkProcess).await;
