@@ -18,7 +18,7 @@ use xdb_protocol::LockType;
 
 /// Who takes a transition's continuation, and for how long.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LeaseTo<'a> {
+pub struct LeaseTo<'a> {
     pub owner: &'a str,
     pub lease: Duration,
 }

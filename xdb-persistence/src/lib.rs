@@ -11,10 +11,13 @@ mod claimed_call;
 mod continuation;
 mod error;
 mod fired_timer;
+mod generic_store;
 pub mod mysql;
 mod notifications;
+mod operations;
 pub mod postgres;
 mod store;
+mod tables;
 mod task_claim;
 pub mod trace_context;
 
@@ -45,6 +48,16 @@ pub struct StoreOptions {
     /// that owner for this long, and returns it in [`Applied::continuation`]. The async
     /// service sets its lease here; the API service leaves it unset.
     pub continuation_lease: Option<Duration>,
+}
+
+impl Default for StoreOptions {
+    /// A pool of four connections, no continuations leased.
+    fn default() -> Self {
+        Self {
+            pool_size: 4,
+            continuation_lease: None,
+        }
+    }
 }
 
 /// Connects a store of at most `pool_size` connections, choosing the dialect by the URL

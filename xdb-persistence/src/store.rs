@@ -83,16 +83,14 @@ pub trait RpcWorker: Send + Sync {
     ) -> Result<ProcessRpcWorkerResponse, String>;
 }
 
-/// Storage operations, one per user-visible transition.
-#[async_trait]
-pub trait ProcessStore: Send + Sync + 'static {
-    /// Starts pushing wake-ups from the database, if the dialect can; `None` means
-    /// consumers rely on polling (and on notifications the services send each other).
-    fn listen(&self, _what: crate::Listen) -> Option<crate::Notifications> {
-        None
-    }
+/// Every storage operation, for a caller that uses them all (the services' wiring and
+/// the contract tests); each user depends on the part it needs.
+pub trait ProcessStore: ProcessApi + TaskSource + Transitions + InstanceRegistry {}
+impl<S: ProcessApi + TaskSource + Transitions + InstanceRegistry + ?Sized> ProcessStore for S {}
 
-    // ---- service API ----
+/// The process API: what clients ask of processes (the API service).
+#[async_trait]
+pub trait ProcessApi: Send + Sync + 'static {
     async fn start_process(
         &self,
         request: &ProcessExecutionStartRequest,
@@ -123,8 +121,12 @@ pub trait ProcessStore: Send + Sync + 'static {
         worker: &dyn RpcWorker,
         timeout: Duration,
     ) -> Result<ProcessExecutionRpcResponse, StoreError>;
+}
 
-    // ---- service instances (wake-ups where the database cannot push) ----
+/// The instance registry: which service instances run, for wake-ups where the database
+/// cannot push them (the cluster).
+#[async_trait]
+pub trait InstanceRegistry: Send + Sync + 'static {
     /// Records that `instance` is alive now (and forgets instances silent for an hour).
     async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError>;
     /// Instances of `service` whose last heartbeat is at most `max_age` old.
@@ -134,8 +136,17 @@ pub trait ProcessStore: Send + Sync + 'static {
         max_age: Duration,
     ) -> Result<Vec<ServiceInstance>, StoreError>;
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError>;
+}
 
-    // ---- async service: the task queue ----
+/// The task source: due tasks claimed and leased (the async service's task sources).
+#[async_trait]
+pub trait TaskSource: Send + Sync + 'static {
+    /// Starts pushing wake-ups from the database, if the dialect can; `None` means
+    /// consumers rely on polling (and on notifications the services send each other).
+    fn listen(&self, _what: crate::Listen) -> Option<crate::Notifications> {
+        None
+    }
+
     /// Leases up to `limit` due tasks to `owner` for `lease`. Tasks whose lease ran out
     /// are among them at most once a second (per store), which is how soon a dead
     /// instance's tasks are taken over.
@@ -192,8 +203,12 @@ pub trait ProcessStore: Send + Sync + 'static {
     ) -> Result<u64, StoreError>;
     /// Gives back every lease `owner` holds, for a clean shutdown.
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
+}
 
-    // ---- async service: state work ----
+/// State transitions: what the async service's handlers read before a worker call and
+/// commit after it.
+#[async_trait]
+pub trait Transitions: Send + Sync + 'static {
     /// Loads what a WAIT_UNTIL/EXECUTE task needs; `None` means the task is stale and
     /// has been deleted.
     async fn load_state_call(

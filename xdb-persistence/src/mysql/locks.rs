@@ -3,37 +3,16 @@
 //! state rows.
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Row, Transaction, Value};
+use mysql_async::{Row, Value};
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
-use xdb_protocol::LocalQueueMessage;
+use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId};
+use xdb_protocol::{LocalAttributeValue, LocalQueueMessage};
 
 use super::rows::{
-    get, get_json, json_text, parse_execution_id, process_from_row, state_from_row, uuid_value,
-    PROCESS_COLUMNS, STATE_COLUMNS,
+    get, get_json, in_list, json_text, parse_execution_id, process_from_row, state_from_row,
+    uuid_value, PROCESS_COLUMNS, STATE_COLUMNS,
 };
 use crate::StoreError;
-
-/// Deletes the task if `owner` still holds its lease; otherwise the work is someone
-/// else's now and the transaction must not go on.
-pub(crate) async fn take_task(
-    tx: &mut Transaction<'_>,
-    task: &Task,
-    owner: &str,
-) -> Result<(), StoreError> {
-    tx.exec_drop(
-        "DELETE FROM xdb_sys_tasks WHERE id = ? AND lease_owner = ?",
-        (task.id, owner),
-    )
-    .await?;
-    if tx.affected_rows() != 1 {
-        return Err(StoreError::Stale(format!(
-            "task {} is no longer leased to us",
-            task.id
-        )));
-    }
-    Ok(())
-}
 
 pub(crate) async fn lock_process(
     tx: &mut impl Queryable,
@@ -172,7 +151,7 @@ pub(crate) async fn queued_messages(
 /// errors to warnings, but none can occur here: names are validated to fit their columns
 /// and the payload is JSON that serde wrote.
 pub(crate) async fn insert_messages(
-    tx: &mut Transaction<'_>,
+    tx: &mut (impl Queryable + super::tables::AffectedRows),
     process_execution_id: Uuid,
     messages: &[LocalQueueMessage],
 ) -> Result<u64, StoreError> {
@@ -201,7 +180,38 @@ pub(crate) async fn insert_messages(
             ],
         )
         .await?;
-        inserted += tx.affected_rows();
+        inserted += tx.affected();
     }
     Ok(inserted)
+}
+
+/// The execution's local attributes among `keys`; `lock` is appended to the query.
+pub(crate) async fn read_local_attributes(
+    conn: &mut impl Queryable,
+    process_execution_id: uuid::Uuid,
+    keys: &[String],
+    lock: &str,
+) -> Result<Vec<LocalAttributeValue>, StoreError> {
+    let mut params = vec![uuid_value(process_execution_id)];
+    params.extend(keys.iter().map(|k| Value::from(k.as_str())));
+    let placeholders = in_list(&mut params, keys.len());
+    let rows: Vec<Row> = conn
+        .exec(
+            format!(
+                "SELECT `key`, value FROM xdb_sys_local_attributes \
+                 WHERE process_execution_id = ? AND `key` IN ({placeholders}){lock}"
+            ),
+            params,
+        )
+        .await?;
+    let mut attributes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if let Some(value) = get_json(row, "value")? {
+            attributes.push(LocalAttributeValue {
+                key: get(row, "key")?,
+                value,
+            });
+        }
+    }
+    Ok(attributes)
 }

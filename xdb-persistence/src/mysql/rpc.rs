@@ -17,10 +17,9 @@ use xdb_protocol::{
 
 use super::apply_plan::apply_plan;
 use super::global_attributes;
-use super::load_state_call::read_local_attributes;
 use super::locks::{
-    insert_messages, lock_process, lock_waiting_states, queued_messages, resolve_execution,
-    select_process,
+    insert_messages, lock_process, lock_waiting_states, queued_messages, read_local_attributes,
+    resolve_execution, select_process,
 };
 use super::MySqlStore;
 use crate::{RpcWorker, StoreError};

@@ -1,23 +1,18 @@
-//! Wires each [`ProcessStore`] method to its operation file.
+//! Wires the dialect's own operations to the store's traits (state transitions, and
+//! the operations written once, are in `crate::operations`).
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use uuid::Uuid;
-use xdb_engine::decide::StateApi;
 use xdb_engine::Task;
 use xdb_protocol::*;
 
 use super::*;
-use crate::{
-    Applied, FiredTimer, ProcessStore, Retry, RpcWorker, ServiceInstance, ServiceKind, StateCall,
-    StoreError,
-};
+use crate::{RpcWorker, ServiceInstance, ServiceKind, StateCall, StoreError};
 
 #[async_trait]
-impl ProcessStore for MySqlStore {
-    // MySQL has no LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll.
-
+impl crate::ProcessApi for MySqlStore {
     async fn start_process(
         &self,
         request: &ProcessExecutionStartRequest,
@@ -31,13 +26,13 @@ impl ProcessStore for MySqlStore {
         describe_process::describe_process(self, request).await
     }
     async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
-        stop_process::stop_process(self, request).await
+        crate::operations::stop_process(self, request).await
     }
     async fn publish_to_local_queue(
         &self,
         request: &PublishToLocalQueueRequest,
     ) -> Result<(), StoreError> {
-        publish_to_local_queue::publish_to_local_queue(self, request).await
+        crate::operations::publish_to_local_queue(self, request).await
     }
     async fn list_processes(
         &self,
@@ -59,6 +54,27 @@ impl ProcessStore for MySqlStore {
     ) -> Result<ProcessExecutionRpcResponse, StoreError> {
         rpc::rpc(self, request, worker, timeout).await
     }
+}
+
+#[async_trait]
+impl crate::InstanceRegistry for MySqlStore {
+    async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
+        service_instances::heartbeat_instance(self, instance).await
+    }
+    async fn live_instances(
+        &self,
+        service: ServiceKind,
+        max_age: Duration,
+    ) -> Result<Vec<ServiceInstance>, StoreError> {
+        service_instances::live_instances(self, service, max_age).await
+    }
+    async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
+        service_instances::remove_instance(self, instance_id).await
+    }
+}
+
+#[async_trait]
+impl crate::TaskSource for MySqlStore {
     async fn claim_due_tasks(
         &self,
         owner: &str,
@@ -110,84 +126,7 @@ impl ProcessStore for MySqlStore {
     ) -> Result<u64, StoreError> {
         claim_tasks::renew_leases(self, owner, task_ids, lease).await
     }
-    async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
-        service_instances::heartbeat_instance(self, instance).await
-    }
-    async fn live_instances(
-        &self,
-        service: ServiceKind,
-        max_age: Duration,
-    ) -> Result<Vec<ServiceInstance>, StoreError> {
-        service_instances::live_instances(self, service, max_age).await
-    }
-    async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
-        service_instances::remove_instance(self, instance_id).await
-    }
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         claim_tasks::release_leases(self, owner).await
-    }
-    async fn load_state_call(
-        &self,
-        task: &Task,
-        owner: &str,
-    ) -> Result<Option<StateCall>, StoreError> {
-        load_state_call::load_state_call(self, task, owner).await
-    }
-    async fn complete_wait_until(
-        &self,
-        task: &Task,
-        owner: &str,
-        call: &StateCall,
-        response: &AsyncStateWaitUntilResponse,
-    ) -> Result<Applied, StoreError> {
-        complete_wait_until::complete_wait_until(self, task, owner, call, response).await
-    }
-    async fn complete_execute(
-        &self,
-        task: &Task,
-        owner: &str,
-        call: &StateCall,
-        response: &AsyncStateExecuteResponse,
-    ) -> Result<Applied, StoreError> {
-        complete_execute::complete_execute(self, task, owner, call, response).await
-    }
-    async fn state_api_failed(
-        &self,
-        task: &Task,
-        owner: &str,
-        call: &StateCall,
-        api: StateApi,
-        error: &str,
-    ) -> Result<Applied, StoreError> {
-        state_api_failed::state_api_failed(self, task, owner, call, api, error, Retry::ByPolicy)
-            .await
-    }
-    async fn state_api_given_up(
-        &self,
-        task: &Task,
-        owner: &str,
-        call: &StateCall,
-        api: StateApi,
-        error: &str,
-    ) -> Result<Applied, StoreError> {
-        state_api_failed::state_api_failed(self, task, owner, call, api, error, Retry::Never).await
-    }
-    async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
-        fire_timer::fire_timer(self, task, owner).await
-    }
-    async fn fired_timer_call(&self, task: &Task) -> Result<Option<FiredTimer>, StoreError> {
-        fired_execute::fired_timer_call(self, task).await
-    }
-    async fn complete_fired_execute(
-        &self,
-        task: &Task,
-        owner: &str,
-        fired: &FiredTimer,
-        response: &AsyncStateExecuteResponse,
-    ) -> Result<Applied, StoreError> {
-        fired_execute::complete_fired_execute(self, task, owner, fired, response).await
-    }
-    async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
-        timeout_process::timeout_process(self, task, owner).await
     }
 }

@@ -11,17 +11,8 @@ use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS
 use super::pipeline::{is_assertion, param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
+pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
-
-/// Which notifications a transaction sends besides "process closed".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Announce {
-    /// A client's request created tasks: wake every async-service instance.
-    NewTasks,
-    /// The async service wakes itself for the tasks it creates (see `Applied`), so its
-    /// transactions skip the NOTIFY and the commit-time serialization it costs.
-    ClosuresOnly,
-}
 
 /// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
 /// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
@@ -46,18 +37,6 @@ pub(crate) async fn apply_plan(
     )
     .await?;
     Ok(applied)
-}
-
-/// How the transaction ends after [`apply_plan_then`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Finish {
-    /// The caller goes on, and commits.
-    Later,
-    /// COMMIT goes out right behind the writes, in their round trip, where nothing has
-    /// to follow them (see [`commits_with_writes`]). Only for a caller that locked every
-    /// state row the plan updates (a version that moved meanwhile then fails the
-    /// update, so the transaction is rolled back, not committed short of a row).
-    WithWrites,
 }
 
 /// Whether `plan` leaves nothing to do after its pipelined writes: no attribute writes

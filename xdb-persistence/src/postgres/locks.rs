@@ -310,6 +310,68 @@ pub(crate) async fn insert_messages(
     Ok(inserted)
 }
 
+/// The execution's local attributes among `keys` (a key whose value is null reads as
+/// absent).
+pub(crate) async fn read_local_attributes(
+    client: &impl GenericClient,
+    process_execution_id: Uuid,
+    keys: &[String],
+) -> Result<Vec<xdb_protocol::LocalAttributeValue>, StoreError> {
+    let statement = client
+        .prepare_cached(
+            "SELECT key, value FROM xdb_sys_local_attributes \
+             WHERE process_execution_id = $1 AND key = ANY($2)",
+        )
+        .await?;
+    let mut attributes = Vec::new();
+    for row in client
+        .query(&statement, &[&process_execution_id, &keys])
+        .await?
+    {
+        if let Some(value) = from_json(row.get(1))? {
+            attributes.push(xdb_protocol::LocalAttributeValue {
+                key: row.get(0),
+                value,
+            });
+        }
+    }
+    Ok(attributes)
+}
+
+/// Gives `task` back for another attempt, due at `at`; `Stale` unless `owner` holds it.
+pub(crate) async fn retry_task(
+    client: &impl GenericClient,
+    task: &Task,
+    owner: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    let statement = client
+        .prepare_cached(
+            "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = $3, \
+               lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2",
+        )
+        .await?;
+    if client.execute(&statement, &[&task.id, &owner, &at]).await? != 1 {
+        return Err(StoreError::Stale(format!(
+            "task {} is no longer leased to us",
+            task.id
+        )));
+    }
+    Ok(())
+}
+
+/// Deletes `task` if `owner` holds it, found or not: a task found stale.
+pub(crate) async fn drop_task(
+    client: &impl GenericClient,
+    task: &Task,
+    owner: &str,
+) -> Result<(), StoreError> {
+    let statement = client.prepare_cached(TAKE_TASK).await?;
+    client.execute(&statement, &[&task.id, &owner]).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use xdb_test_util::TestDatabase;

@@ -1,55 +1,18 @@
-//! What every task transition after a worker call shares: its beginning (lock the
-//! user's row, then the execution's rows, and take the task) and its end (apply the
-//! plan, read the continuation's call along, commit, in the writes' round trip when
-//! nothing has to follow them); or, for the usual transition, all of it in one
-//! statement decided from the rows the call was read with.
+//! The usual task transition in one statement, decided from the rows the worker call
+//! was read with: PostgreSQL's faster form of `crate::operations`' task transitions.
 
 use chrono::{DateTime, Utc};
-use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
-use xdb_protocol::GlobalAttributeValue;
+use xdb_engine::{Task, TransitionPlan};
 
-use super::apply_plan::{
-    apply_plan_then, commits_with_writes, moved_rows_are_stale, plan_writes, Announce, Finish,
-};
-use super::global_attributes;
-use super::load_state_call::{continuation_call_without_reads, preload_continuation};
-use super::locks::{lock_for_task, TAKE_TASK};
+use super::apply_plan::{commits_with_writes, moved_rows_are_stale, plan_writes, Announce};
+use super::locks::TAKE_TASK;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
 use super::statement_batches::StatementBatches;
-use super::transaction::Tx;
 use super::PostgresStore;
 use crate::continuation::{continuation_reads_attributes, updates_only};
+use crate::operations::continuation_call_without_reads;
 use crate::{Applied, StateCall, StoreError};
-
-/// Opens `task`'s transaction for the worker's answer to `call`, which writes
-/// `global_writes`: locks the user's row (if written) before the execution's rows, and
-/// refuses a state that moved on since `call` was read.
-pub(crate) async fn begin_transition(
-    store: &PostgresStore,
-    task: &Task,
-    owner: &str,
-    call: &StateCall,
-    global_writes: &[GlobalAttributeValue],
-) -> Result<(Tx, ProcessExecution, StateExecution), StoreError> {
-    let tx = Tx::on(store.pool()).await?;
-    let (process, state) = tx
-        .begin_with(async {
-            global_attributes::lock_row_first(
-                tx.client(),
-                call.process.global_attribute_config.as_ref(),
-                global_writes,
-            )
-            .await?;
-            // The process row first, like every transaction that touches an execution.
-            lock_for_task(tx.client(), task, owner, &call.state.id).await
-        })
-        .await?;
-    let state = state
-        .filter(|s| s.version == call.state.version)
-        .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
-    Ok((tx, process, state))
-}
 
 /// Applies `plan`, decided from `call` as it was read (not locked), in one statement
 /// outside a transaction block, committed by `batches` (alone or with others ready at
@@ -118,44 +81,6 @@ pub(crate) async fn one_statement_transition(
     Ok(Some(applied))
 }
 
-/// Applies `plan` for the task transition of `state` (locked by `tx`) and commits.
-pub(crate) async fn finish_transition(
-    tx: Tx,
-    store: &PostgresStore,
-    owner: &str,
-    process: &ProcessExecution,
-    plan: &TransitionPlan,
-    state: &StateExecution,
-    now: DateTime<Utc>,
-) -> Result<Applied, StoreError> {
-    // Nothing to read after the writes: COMMIT goes out with them.
-    let finish = if updates_only(plan, state)
-        && !continuation_reads_attributes(process, plan, Some(state), now)
-    {
-        Finish::WithWrites
-    } else {
-        Finish::Later
-    };
-    let (mut applied, committed) = apply_plan_then(
-        tx.client(),
-        Pipeline::default(),
-        process,
-        plan,
-        now,
-        Announce::ClosuresOnly,
-        store.lease_to(owner),
-        finish,
-    )
-    .await?;
-    preload_continuation(tx.client(), process, plan, Some(state), &mut applied, now).await?;
-    if committed {
-        tx.committed();
-    } else {
-        tx.commit().await?;
-    }
-    Ok(applied)
-}
-
 #[cfg(test)]
 mod tests {
     use xdb_engine::{HistoryEntry, StateExecutionId, StateUpdate};
@@ -163,8 +88,10 @@ mod tests {
     use xdb_test_util::TestDatabase;
 
     use super::*;
+    use crate::postgres::apply_plan::{apply_plan_then, Finish};
     use crate::postgres::locks::select_process_and_state;
-    use crate::ProcessStore;
+    use crate::postgres::transaction::Tx;
+    use crate::ProcessApi;
 
     /// The plan's writes went out with COMMIT behind them: a state version that moved
     /// meanwhile must fail the transaction as Stale and commit none of them.

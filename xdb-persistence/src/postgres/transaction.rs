@@ -29,6 +29,14 @@ impl Tx {
         })
     }
 
+    /// A connection for statements outside a transaction block: nothing to roll back.
+    pub async fn outside(pool: &Pool) -> Result<Self, StoreError> {
+        Ok(Self {
+            connection: Some(pool.get().await?),
+            finished: true,
+        })
+    }
+
     /// The connection, for the transaction's statements.
     pub fn client(&self) -> &Client {
         self.connection.as_ref().expect("held until dropped")
@@ -46,7 +54,7 @@ impl Tx {
     }
 
     /// Records that the transaction's COMMIT went out with its last statements and
-    /// succeeded (see `apply_plan::Finish::WithWrites`).
+    /// succeeded (see `crate::tables::Finish::WithWrites`).
     pub fn committed(mut self) {
         self.finished = true;
     }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{ProcessStore, StateCall};
+use xdb_persistence::postgres::PostgresStore;
+use xdb_persistence::{ProcessStore, StateCall, StoreOptions};
 use xdb_protocol::*;
 use xdb_test_util::{Dialect, TestDatabase};
 
@@ -20,10 +21,32 @@ pub async fn harness(dialect: Dialect) -> Harness {
         Dialect::Postgres => TestDatabase::create_postgres().await,
         Dialect::MySql => TestDatabase::create_mysql().await,
     };
-    let store = xdb_persistence::connect(db.url(), 4)
-        .await
-        .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()));
+    let store = connect(&db, StoreOptions::default()).await;
     Harness { db, store }
+}
+
+tokio::task_local! {
+    /// Set for the `postgres_generic` variant of a scenario (see `both!`).
+    pub static GENERIC_OPERATIONS_ONLY: bool;
+}
+
+/// A store on `db` set up as `options` say, without PostgreSQL's one-statement
+/// transitions in the `postgres_generic` variant.
+pub async fn connect(db: &TestDatabase, options: StoreOptions) -> Arc<dyn ProcessStore> {
+    let generic_only = GENERIC_OPERATIONS_ONLY
+        .try_with(|only| *only)
+        .unwrap_or(false);
+    if generic_only {
+        let store = PostgresStore::connect(db.url(), options.pool_size)
+            .await
+            .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()))
+            .with_continuation_lease(options.continuation_lease)
+            .without_one_statement_transitions();
+        return Arc::new(store);
+    }
+    xdb_persistence::connect_with(db.url(), options)
+        .await
+        .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()))
 }
 
 /// A user table for global attributes, in the dialect's types.

@@ -18,15 +18,14 @@ both!(
 
 async fn leasing_harness(dialect: Dialect) -> Harness {
     let h = harness(dialect).await;
-    let store = xdb_persistence::connect_with(
-        h.db.url(),
+    let store = connect(
+        &h.db,
         StoreOptions {
             pool_size: 4,
             continuation_lease: Some(Duration::from_secs(30)),
         },
     )
-    .await
-    .unwrap();
+    .await;
     Harness { db: h.db, store }
 }
 

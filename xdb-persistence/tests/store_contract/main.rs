@@ -1,6 +1,8 @@
 //! The `ProcessStore` contract, run against both dialects through the trait: every
 //! scenario is one `async fn(Dialect)` and [`both!`] turns it into a PostgreSQL and a
-//! MariaDB/MySQL test. One binary keeps link time low.
+//! MariaDB/MySQL test, and a PostgreSQL test of the generic operations alone (without
+//! PostgreSQL's one-statement transitions, which take the usual path everywhere else).
+//! One binary keeps link time low.
 
 /// Declares a `postgres` and a `mysql` test for each named scenario of the module.
 macro_rules! both {
@@ -10,6 +12,16 @@ macro_rules! both {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name(xdb_test_util::Dialect::Postgres).await
+                }
+            )*
+        }
+        mod postgres_generic {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    crate::common::GENERIC_OPERATIONS_ONLY
+                        .scope(true, super::$name(xdb_test_util::Dialect::Postgres))
+                        .await
                 }
             )*
         }

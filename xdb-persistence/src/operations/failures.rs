@@ -1,19 +1,16 @@
 //! A worker call failed: schedule the retry, or apply the state's failure recovery.
 
 use chrono::Utc;
-use mysql_async::prelude::Queryable;
-use mysql_async::Value;
 use xdb_engine::decide::{self, FailureOutcome, StateApi};
 use xdb_engine::{Task, TransitionPlan};
 
-use super::apply_plan::apply_plan;
-use super::locks::{lock_process, lock_state, take_task};
-use super::rows::time_value;
-use super::MySqlStore;
+use crate::tables::{
+    Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, StateRows, TaskRows, Transaction,
+};
 use crate::{Applied, Retry, StateCall, StoreError};
 
-pub(crate) async fn state_api_failed(
-    store: &MySqlStore,
+pub(crate) async fn state_api_failed<D: Dialect>(
+    store: &D,
     task: &Task,
     owner: &str,
     call: &StateCall,
@@ -21,9 +18,10 @@ pub(crate) async fn state_api_failed(
     error: &str,
     retry: Retry,
 ) -> Result<Applied, StoreError> {
-    let mut tx = store.begin().await?;
-    let process = lock_process(&mut tx, call.process.id).await?;
-    let state = lock_state(&mut tx, process.id, &call.state.id)
+    let mut tx = store.begin(Lane::Main).await?;
+    let process = tx.lock_process(call.process.id).await?;
+    let state = tx
+        .lock_state(process.id, &call.state.id)
         .await?
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
@@ -38,36 +36,41 @@ pub(crate) async fn state_api_failed(
             &process, &state, api, attempt, error, now,
         ))),
     };
+    let lease_to = store.lease_to(owner);
     let applied = match outcome {
         FailureOutcome::Retry { at, history } => {
-            tx.exec_drop(
-                "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = ?, \
-                   lease_owner = NULL, lease_expires_at = NULL \
-                 WHERE id = ? AND lease_owner = ?",
-                vec![time_value(at), Value::from(task.id), Value::from(owner)],
-            )
-            .await?;
-            if tx.affected_rows() != 1 {
-                return Err(StoreError::Stale(format!(
-                    "task {} is no longer leased to us",
-                    task.id
-                )));
-            }
+            tx.retry_task(task, owner, at).await?;
             let plan = TransitionPlan {
                 history: vec![history],
                 ..Default::default()
             };
-            apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?;
+            tx.apply_plan(
+                &process,
+                &plan,
+                now,
+                Announce::ClosuresOnly,
+                lease_to,
+                Finish::Later,
+            )
+            .await?;
             Applied {
                 created_tasks: true,
-                closed_process: false,
-                continuation: None,
-                continuation_call: None,
+                ..Applied::default()
             }
         }
         FailureOutcome::GiveUp(plan) => {
-            take_task(&mut tx, task, owner).await?;
-            apply_plan(&mut tx, store, &process, &plan, now, store.lease_to(owner)).await?
+            tx.take_task(task, owner).await?;
+            let (applied, _) = tx
+                .apply_plan(
+                    &process,
+                    &plan,
+                    now,
+                    Announce::ClosuresOnly,
+                    lease_to,
+                    Finish::Later,
+                )
+                .await?;
+            applied
         }
     };
     tx.commit().await?;

@@ -1,0 +1,227 @@
+//! The per-table traits of [`crate::tables`] in MySQL/MariaDB statements.
+//!
+//! One implementation serves a transaction and a plain connection: statements outside a
+//! transaction run on a pooled [`Conn`], autocommitted.
+
+use chrono::{DateTime, Utc};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Transaction as MySqlTransaction, TxOpts, Value};
+use uuid::Uuid;
+use xdb_engine::{
+    ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
+};
+use xdb_protocol::{
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+};
+
+use super::rows::time_value;
+use super::{apply_plan, global_attributes, locks, MySqlStore};
+use crate::continuation::LeaseTo;
+use crate::tables::{
+    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
+    TaskRows, Transaction,
+};
+use crate::{Applied, StoreError};
+
+/// Statements on a connection `Q` (a transaction or a plain connection) of `store`.
+pub struct MySqlRows<Q> {
+    conn: Q,
+    store: MySqlStore,
+}
+
+/// The rows the last statement changed (matched, see `CLIENT_FOUND_ROWS`): inherent on
+/// both connection types, not part of [`Queryable`].
+pub trait AffectedRows {
+    fn affected(&self) -> u64;
+}
+
+impl AffectedRows for Conn {
+    fn affected(&self) -> u64 {
+        self.affected_rows()
+    }
+}
+
+impl AffectedRows for MySqlTransaction<'static> {
+    fn affected(&self) -> u64 {
+        self.affected_rows()
+    }
+}
+
+impl Dialect for MySqlStore {
+    type Tx = MySqlRows<MySqlTransaction<'static>>;
+    type Session = MySqlRows<Conn>;
+
+    async fn begin(&self, lane: Lane) -> Result<Self::Tx, StoreError> {
+        let pool = match lane {
+            Lane::Main => self.pool(),
+            Lane::Timekeeping => self.timekeeping_pool(),
+        };
+        Ok(MySqlRows {
+            conn: pool.start_transaction(TxOpts::default()).await?,
+            store: self.clone(),
+        })
+    }
+
+    async fn session(&self, lane: Lane) -> Result<Self::Session, StoreError> {
+        let pool = match lane {
+            Lane::Main => self.pool(),
+            Lane::Timekeeping => self.timekeeping_pool(),
+        };
+        Ok(MySqlRows {
+            conn: pool.get_conn().await?,
+            store: self.clone(),
+        })
+    }
+
+    fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>> {
+        MySqlStore::lease_to(self, owner)
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
+    async fn lock_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
+        locks::lock_process(&mut self.conn, id).await
+    }
+
+    async fn lock_execution_of(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> Result<ProcessExecution, StoreError> {
+        locks::lock_execution_of(&mut self.conn, process_id, execution_id).await
+    }
+
+    async fn read_process_and_state(
+        &mut self,
+        id: Uuid,
+        state: &StateExecutionId,
+    ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
+        let process = match locks::select_process(&mut self.conn, id, false).await {
+            Ok(process) => process,
+            Err(StoreError::NotFound(_)) => return Ok(None),
+            Err(other) => return Err(other),
+        };
+        let state = locks::select_state(&mut self.conn, id, state, false).await?;
+        Ok(Some((process, state)))
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> StateRows for MySqlRows<Q> {
+    async fn lock_state(
+        &mut self,
+        process: Uuid,
+        id: &StateExecutionId,
+    ) -> Result<Option<StateExecution>, StoreError> {
+        locks::lock_state(&mut self.conn, process, id).await
+    }
+
+    async fn lock_waiting_states(
+        &mut self,
+        process: Uuid,
+    ) -> Result<Vec<StateExecution>, StoreError> {
+        locks::lock_waiting_states(&mut self.conn, process).await
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> TaskRows for MySqlRows<Q> {
+    async fn take_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
+        self.drop_task(task, owner).await?;
+        if self.conn.affected() != 1 {
+            return Err(StoreError::Stale(format!(
+                "task {} is no longer leased to us",
+                task.id
+            )));
+        }
+        Ok(())
+    }
+
+    async fn drop_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
+        self.conn
+            .exec_drop(
+                "DELETE FROM xdb_sys_tasks WHERE id = ? AND lease_owner = ?",
+                (task.id, owner),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn retry_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .exec_drop(
+                "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = ?, \
+                   lease_owner = NULL, lease_expires_at = NULL \
+                 WHERE id = ? AND lease_owner = ?",
+                vec![time_value(at), Value::from(task.id), Value::from(owner)],
+            )
+            .await?;
+        if self.conn.affected() != 1 {
+            return Err(StoreError::Stale(format!(
+                "task {} is no longer leased to us",
+                task.id
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> QueueRows for MySqlRows<Q> {
+    async fn insert_messages(
+        &mut self,
+        process: Uuid,
+        messages: &[LocalQueueMessage],
+    ) -> Result<u64, StoreError> {
+        locks::insert_messages(&mut self.conn, process, messages).await
+    }
+
+    async fn queued_messages(&mut self, process: Uuid) -> Result<Vec<QueuedMessage>, StoreError> {
+        locks::queued_messages(&mut self.conn, process).await
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
+    async fn read_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        columns: &[String],
+        lock: LockType,
+    ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
+        global_attributes::read(&mut self.conn, &self.store, config, columns, lock).await
+    }
+
+    async fn read_local_attributes(
+        &mut self,
+        process: Uuid,
+        keys: &[String],
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        locks::read_local_attributes(&mut self.conn, process, keys, "").await
+    }
+}
+
+impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {
+    async fn apply_plan(
+        &mut self,
+        process: &ProcessExecution,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+        _announce: Announce,
+        lease_to: Option<LeaseTo<'_>>,
+        _finish: Finish,
+    ) -> Result<(Applied, bool), StoreError> {
+        // No LISTEN/NOTIFY to announce with, and COMMIT is a statement of its own.
+        let applied =
+            apply_plan::apply_plan(&mut self.conn, &self.store, process, plan, now, lease_to)
+                .await?;
+        Ok((applied, false))
+    }
+}
+
+impl Transaction for MySqlRows<MySqlTransaction<'static>> {
+    async fn commit(self) -> Result<(), StoreError> {
+        Ok(self.conn.commit().await?)
+    }
+}

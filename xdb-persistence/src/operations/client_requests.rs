@@ -1,0 +1,74 @@
+//! Client requests that change a running execution: stop, and publishing to its queues.
+
+use std::collections::HashSet;
+
+use chrono::Utc;
+use serde_json::json;
+use xdb_engine::decide::{self, DecideError};
+use xdb_engine::{events, HistoryEntry, TransitionPlan};
+use xdb_protocol::{ProcessExecutionStopRequest, PublishToLocalQueueRequest};
+
+use crate::tables::{
+    Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows, Transaction,
+};
+use crate::StoreError;
+
+/// Stop: terminate or fail the current execution, cancelling its states and timers.
+pub(crate) async fn stop_process<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionStopRequest,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin(Lane::Main).await?;
+    let process = tx.lock_execution_of(&request.process_id, None).await?;
+    let now = Utc::now();
+    let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
+    tx.apply_plan(
+        &process,
+        &plan,
+        now,
+        Announce::NewTasks,
+        None,
+        Finish::Later,
+    )
+    .await?;
+    tx.commit().await
+}
+
+/// Publish: queue messages for the current execution and hand them to waiting states.
+pub(crate) async fn publish_to_local_queue<D: Dialect>(
+    store: &D,
+    request: &PublishToLocalQueueRequest,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin(Lane::Main).await?;
+    let process = tx.lock_execution_of(&request.process_id, None).await?;
+    if process.status.is_closed() {
+        return Err(DecideError::NotRunning.into());
+    }
+    let now = Utc::now();
+    let inserted = tx.insert_messages(process.id, &request.messages).await?;
+    let mut plan = TransitionPlan::default();
+    if inserted > 0 {
+        let waiting = tx.lock_waiting_states(process.id).await?;
+        if !waiting.is_empty() {
+            let messages = tx.queued_messages(process.id).await?;
+            decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
+        }
+    }
+    plan.history.push(HistoryEntry::new(
+        events::LOCAL_QUEUE_MESSAGES_PUBLISHED,
+        json!({
+            "messages": request.messages.len(),
+            "duplicates": request.messages.len() as u64 - inserted,
+        }),
+    ));
+    tx.apply_plan(
+        &process,
+        &plan,
+        now,
+        Announce::NewTasks,
+        None,
+        Finish::Later,
+    )
+    .await?;
+    tx.commit().await
+}

@@ -1,0 +1,20 @@
+//! Storage operations, each written once over the per-table traits of
+//! [`crate::tables`]: the dialects supply statements, never this logic.
+//!
+//! An operation loads and locks the rows it needs, asks `xdb-engine` for a plan and
+//! applies it in the same transaction. Where a dialect has a faster one-statement form
+//! (see [`crate::tables::Dialect::transition_as_read`]), the operation offers it first
+//! and falls back to the generic form, which every dialect keeps tested.
+
+mod attributes;
+mod client_requests;
+mod failures;
+mod state_calls;
+mod task_transitions;
+
+pub(crate) use client_requests::{publish_to_local_queue, stop_process};
+pub(crate) use failures::state_api_failed;
+pub(crate) use state_calls::{continuation_call_without_reads, fired_timer_call, load_state_call};
+pub(crate) use task_transitions::{
+    complete_execute, complete_fired_execute, complete_wait_until, fire_timer, timeout_process,
+};

@@ -1,0 +1,290 @@
+//! The per-table traits of [`crate::tables`] in PostgreSQL statements.
+//!
+//! A transaction's BEGIN goes out with its first statement, in one round trip (see
+//! `transaction`), and COMMIT with its last writes where nothing follows them.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Client;
+use uuid::Uuid;
+use xdb_engine::{
+    ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
+};
+use xdb_protocol::{
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+};
+
+use super::apply_plan::apply_plan_then;
+use super::pipeline::Pipeline;
+use super::transaction::Tx;
+use super::{global_attributes, locks, task_transition, PostgresStore};
+use crate::continuation::LeaseTo;
+use crate::tables::{
+    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
+    TaskRows, Transaction,
+};
+use crate::{Applied, StateCall, StoreError};
+
+/// Statements on one pooled connection, in a transaction or outside one.
+pub struct PgRows {
+    tx: Tx,
+    /// BEGIN is still to be sent, with the next statement.
+    begin_pending: bool,
+    /// COMMIT went out with the plan's writes.
+    committed: bool,
+}
+
+/// Runs `statement`, with BEGIN written right before it when still pending.
+async fn with_begin<T>(
+    client: &Client,
+    begin_pending: &mut bool,
+    statement: impl Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    if !std::mem::take(begin_pending) {
+        return statement.await;
+    }
+    // `join!` polls in order: BEGIN is written before the statement.
+    let (begun, answer) = futures::join!(client.batch_execute("BEGIN"), statement);
+    begun?;
+    answer
+}
+
+impl PostgresStore {
+    fn lane(&self, lane: Lane) -> &deadpool_postgres::Pool {
+        match lane {
+            Lane::Main => self.pool(),
+            Lane::Timekeeping => self.timekeeping_pool(),
+        }
+    }
+}
+
+impl Dialect for PostgresStore {
+    type Tx = PgRows;
+    type Session = PgRows;
+
+    async fn begin(&self, lane: Lane) -> Result<PgRows, StoreError> {
+        Ok(PgRows {
+            tx: Tx::on(self.lane(lane)).await?,
+            begin_pending: true,
+            committed: false,
+        })
+    }
+
+    async fn session(&self, lane: Lane) -> Result<PgRows, StoreError> {
+        Ok(PgRows {
+            tx: Tx::outside(self.lane(lane)).await?,
+            begin_pending: false,
+            committed: false,
+        })
+    }
+
+    fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>> {
+        PostgresStore::lease_to(self, owner)
+    }
+
+    async fn transition_as_read(
+        &self,
+        lane: Lane,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>, StoreError> {
+        let batches = match lane {
+            Lane::Main => self.batches(),
+            Lane::Timekeeping => self.timekeeping_batches(),
+        };
+        task_transition::one_statement_transition(batches, self, task, owner, call, plan, now).await
+    }
+
+    fn transitions_as_read(&self) -> bool {
+        self.one_statement_transitions()
+    }
+}
+
+impl ProcessRows for PgRows {
+    async fn lock_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
+        let client = self.tx.client();
+        with_begin(
+            client,
+            &mut self.begin_pending,
+            locks::lock_process(client, id),
+        )
+        .await
+    }
+
+    async fn lock_execution_of(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> Result<ProcessExecution, StoreError> {
+        let client = self.tx.client();
+        let lock = locks::lock_execution_of(client, process_id, execution_id);
+        with_begin(client, &mut self.begin_pending, lock).await
+    }
+
+    async fn read_process_and_state(
+        &mut self,
+        id: Uuid,
+        state: &StateExecutionId,
+    ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
+        let client = self.tx.client();
+        let read = locks::select_process_and_state(client, id, state);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+}
+
+impl StateRows for PgRows {
+    async fn lock_state(
+        &mut self,
+        process: Uuid,
+        id: &StateExecutionId,
+    ) -> Result<Option<StateExecution>, StoreError> {
+        let client = self.tx.client();
+        with_begin(
+            client,
+            &mut self.begin_pending,
+            locks::lock_state(client, process, id),
+        )
+        .await
+    }
+
+    async fn lock_waiting_states(
+        &mut self,
+        process: Uuid,
+    ) -> Result<Vec<StateExecution>, StoreError> {
+        let client = self.tx.client();
+        let lock = locks::lock_waiting_states(client, process);
+        with_begin(client, &mut self.begin_pending, lock).await
+    }
+}
+
+impl TaskRows for PgRows {
+    async fn take_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
+        let client = self.tx.client();
+        with_begin(
+            client,
+            &mut self.begin_pending,
+            locks::take_task(client, task, owner),
+        )
+        .await
+    }
+
+    async fn drop_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
+        let client = self.tx.client();
+        with_begin(
+            client,
+            &mut self.begin_pending,
+            locks::drop_task(client, task, owner),
+        )
+        .await
+    }
+
+    async fn retry_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let client = self.tx.client();
+        let retry = locks::retry_task(client, task, owner, at);
+        with_begin(client, &mut self.begin_pending, retry).await
+    }
+}
+
+impl QueueRows for PgRows {
+    async fn insert_messages(
+        &mut self,
+        process: Uuid,
+        messages: &[LocalQueueMessage],
+    ) -> Result<u64, StoreError> {
+        let client = self.tx.client();
+        let insert = locks::insert_messages(client, process, messages);
+        with_begin(client, &mut self.begin_pending, insert).await
+    }
+
+    async fn queued_messages(&mut self, process: Uuid) -> Result<Vec<QueuedMessage>, StoreError> {
+        let client = self.tx.client();
+        let read = locks::queued_messages(client, process);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+}
+
+impl AttributeRows for PgRows {
+    async fn read_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        columns: &[String],
+        lock: LockType,
+    ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
+        let client = self.tx.client();
+        let read = global_attributes::read(client, config, columns, lock);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+
+    async fn read_local_attributes(
+        &mut self,
+        process: Uuid,
+        keys: &[String],
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        let client = self.tx.client();
+        let read = locks::read_local_attributes(client, process, keys);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+}
+
+impl PlanWriter for PgRows {
+    async fn apply_plan(
+        &mut self,
+        process: &ProcessExecution,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+        announce: Announce,
+        lease_to: Option<LeaseTo<'_>>,
+        finish: Finish,
+    ) -> Result<(Applied, bool), StoreError> {
+        let client = self.tx.client();
+        let apply = apply_plan_then(
+            client,
+            Pipeline::default(),
+            process,
+            plan,
+            now,
+            announce,
+            lease_to,
+            finish,
+        );
+        let (applied, committed) = with_begin(client, &mut self.begin_pending, apply).await?;
+        self.committed |= committed;
+        Ok((applied, committed))
+    }
+}
+
+impl Transaction for PgRows {
+    /// The process row, the task and the state row in one statement.
+    async fn lock_for_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        state: &StateExecutionId,
+    ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
+        let client = self.tx.client();
+        let lock = locks::lock_for_task(client, task, owner, state);
+        with_begin(client, &mut self.begin_pending, lock).await
+    }
+
+    async fn commit(self) -> Result<(), StoreError> {
+        if self.committed {
+            self.tx.committed();
+            Ok(())
+        } else if self.begin_pending {
+            // Nothing was sent: nothing to commit. The connection holds no transaction.
+            self.tx.committed();
+            Ok(())
+        } else {
+            self.tx.commit().await
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The narrow per-table traits that storage operations are written against.
+//!
+//! `operations/` holds the logic of each operation once; a dialect implements these
+//! traits with its statements, type conversions and locking primitives, nothing more.
+//! Reads that lock take rows in the one order every transaction keeps, so that no two
+//! operations deadlock: the user's business row, then the process execution row, then
+//! its task and state rows.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+use xdb_engine::TransitionPlan;
+use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
+use xdb_protocol::{
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+};
+
+use crate::continuation::LeaseTo;
+use crate::{Applied, StateCall, StoreError};
+
+/// Shorthand for the futures the traits return: every operation runs on a
+/// multi-threaded runtime, so each must be `Send`.
+pub trait Answer<T>: Future<Output = Result<T, StoreError>> + Send {}
+impl<T, F: Future<Output = Result<T, StoreError>> + Send> Answer<T> for F {}
+
+/// `xdb_sys_process_executions` and the latest-execution index.
+pub trait ProcessRows: Send {
+    /// The execution row, locked until the transaction ends; `NotFound` when missing.
+    fn lock_process(&mut self, id: Uuid) -> impl Answer<ProcessExecution>;
+    /// The execution `execution_id` names, or else the latest of `process_id`, locked.
+    fn lock_execution_of(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> impl Answer<ProcessExecution>;
+    /// The execution row and its state `state`, as read (not locked); `None` when the
+    /// execution is gone.
+    fn read_process_and_state(
+        &mut self,
+        id: Uuid,
+        state: &StateExecutionId,
+    ) -> impl Answer<Option<(ProcessExecution, Option<StateExecution>)>>;
+}
+
+/// `xdb_sys_async_state_executions`.
+pub trait StateRows: Send {
+    /// One state row, locked.
+    fn lock_state(
+        &mut self,
+        process: Uuid,
+        id: &StateExecutionId,
+    ) -> impl Answer<Option<StateExecution>>;
+    /// The execution's states waiting for commands, oldest first, locked.
+    fn lock_waiting_states(&mut self, process: Uuid) -> impl Answer<Vec<StateExecution>>;
+}
+
+/// `xdb_sys_tasks`, as the task's owner sees it.
+pub trait TaskRows: Send {
+    /// Deletes `task` if `owner` still holds it; `Stale` when it does not (the work is
+    /// someone else's now, and the transaction must not go on).
+    fn take_task(&mut self, task: &Task, owner: &str) -> impl Answer<()>;
+    /// Deletes `task` if `owner` still holds it, and says nothing either way: for a task
+    /// found stale.
+    fn drop_task(&mut self, task: &Task, owner: &str) -> impl Answer<()>;
+    /// Gives `task` back for attempt `attempt + 1`, due at `at`; `Stale` unless `owner`
+    /// holds it.
+    fn retry_task(&mut self, task: &Task, owner: &str, at: DateTime<Utc>) -> impl Answer<()>;
+}
+
+/// `xdb_sys_local_queue_messages`.
+pub trait QueueRows: Send {
+    /// Inserts `messages`, dropping those whose dedup id the execution has; returns how
+    /// many were new. Names are checked first: a bad one is an error, nothing written.
+    fn insert_messages(
+        &mut self,
+        process: Uuid,
+        messages: &[LocalQueueMessage],
+    ) -> impl Answer<u64>;
+    /// The execution's unconsumed messages, in FIFO order.
+    fn queued_messages(&mut self, process: Uuid) -> impl Answer<Vec<QueuedMessage>>;
+}
+
+/// The user's business table (global attributes) and `xdb_sys_local_attributes`.
+pub trait AttributeRows: Send {
+    /// `columns` of the business row `config` names, locked as asked; a missing row reads
+    /// as no attributes.
+    fn read_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        columns: &[String],
+        lock: LockType,
+    ) -> impl Answer<Vec<GlobalAttributeValue>>;
+    /// The execution's local attributes among `keys`.
+    fn read_local_attributes(
+        &mut self,
+        process: Uuid,
+        keys: &[String],
+    ) -> impl Answer<Vec<LocalAttributeValue>>;
+}
+
+/// How a transaction ends after [`PlanWriter::apply_plan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// The caller goes on, and commits.
+    Later,
+    /// The dialect may send COMMIT along with the writes, where nothing has to follow
+    /// them. Only for a caller that locked every state row the plan updates.
+    WithWrites,
+}
+
+/// Which notifications a transaction sends besides "process closed", where the
+/// database can push them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announce {
+    /// A client's request created tasks: wake every async-service instance.
+    NewTasks,
+    /// The async service wakes itself for the tasks it creates (see `Applied`).
+    ClosuresOnly,
+}
+
+/// Writes a [`TransitionPlan`]: the only writer of plans in a dialect.
+pub trait PlanWriter: Send {
+    /// Applies `plan` for `process`; a state row whose version moved meanwhile fails it
+    /// as `Stale`. With `lease_to`, the plan's continuation is inserted leased and
+    /// returned. Also says whether the transaction is committed already (only ever
+    /// when `finish` allowed it).
+    fn apply_plan(
+        &mut self,
+        process: &ProcessExecution,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+        announce: Announce,
+        lease_to: Option<LeaseTo<'_>>,
+        finish: Finish,
+    ) -> impl Answer<(Applied, bool)>;
+}
+
+/// An open transaction: rolled back when dropped without [`Transaction::commit`].
+pub trait Transaction:
+    ProcessRows + StateRows + TaskRows + QueueRows + AttributeRows + PlanWriter + Sized
+{
+    /// Takes `task` and locks its execution and its state `state`, in the lock order:
+    /// the usual beginning of a task's transition (a dialect may do it in one statement).
+    fn lock_for_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        state: &StateExecutionId,
+    ) -> impl Answer<(ProcessExecution, Option<StateExecution>)> {
+        async move {
+            let process = self.lock_process(task.process_execution_id).await?;
+            self.take_task(task, owner).await?;
+            let state = self.lock_state(process.id, state).await?;
+            Ok((process, state))
+        }
+    }
+
+    /// Commits (a no-op when [`PlanWriter::apply_plan`] committed already).
+    fn commit(self) -> impl Answer<()>;
+}
+
+/// Statements outside a transaction: reads, and deletions that need no other row.
+pub trait Session: ProcessRows + TaskRows + AttributeRows {}
+impl<S: ProcessRows + TaskRows + AttributeRows> Session for S {}
+
+/// Which connections an operation uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// State transitions and client requests.
+    Main,
+    /// Work whose lateness counts: timers and process timeouts. A backlog of state
+    /// transitions waiting for the main pool would otherwise hold a due timer back.
+    Timekeeping,
+}
+
+/// A database dialect: where its transactions come from, and the faster forms it has of
+/// generic operations.
+pub trait Dialect: Send + Sync + 'static {
+    type Tx: Transaction;
+    type Session: Session;
+
+    /// Opens a transaction on `lane` (a dialect may send BEGIN with its first statement).
+    fn begin(&self, lane: Lane) -> impl Answer<Self::Tx>;
+    /// A connection of `lane` for statements outside a transaction.
+    fn session(&self, lane: Lane) -> impl Answer<Self::Session>;
+    /// Whom a transition recorded for `owner` leases its continuation to, if anyone.
+    fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
+
+    /// Applies `plan`, decided from `call` as read (not locked), if the dialect can do
+    /// so safely in one statement that checks the rows are still as read; `None`: not
+    /// done, nothing written, the caller locks, reads and decides again.
+    fn transition_as_read(
+        &self,
+        _lane: Lane,
+        _task: &Task,
+        _owner: &str,
+        _call: &StateCall,
+        _plan: &TransitionPlan,
+        _now: DateTime<Utc>,
+    ) -> impl Answer<Option<Applied>> {
+        async { Ok(None) }
+    }
+    /// Whether [`Dialect::transition_as_read`] is worth deciding for.
+    fn transitions_as_read(&self) -> bool {
+        false
+    }
+}
