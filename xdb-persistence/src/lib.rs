@@ -60,9 +60,9 @@ impl Default for StoreOptions {
     }
 }
 
-/// Connects a store of at most `pool_size` connections, choosing the dialect by the URL
-/// scheme: `postgres://`/`postgresql://` (or a libpq `key=value` string) → PostgreSQL,
-/// `mysql://`/`mariadb://` → MySQL/MariaDB.
+/// Connects a store of at most `pool_size` connections, choosing the dialect as
+/// [`xdb_config::DatabaseUrl`] reads the URL: `postgres://`/`postgresql://` (or a libpq
+/// `key=value` string) → PostgreSQL, `mysql://`/`mariadb://` → MySQL/MariaDB.
 pub async fn connect(
     database_url: &str,
     pool_size: usize,
@@ -86,34 +86,19 @@ pub async fn connect_with(
         pool_size,
         continuation_lease,
     } = options;
-    let url = database_url.trim();
-    let scheme = url
-        .split_once("://")
-        .map(|(scheme, _)| scheme.to_ascii_lowercase());
-    match scheme.as_deref() {
-        Some("postgres" | "postgresql") => Ok(Arc::new(
-            postgres::PostgresStore::connect(url, pool_size)
+    let url = xdb_config::DatabaseUrl::parse(database_url)
+        // The error never echoes the URL: it may carry a password.
+        .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+    match url.dialect() {
+        xdb_config::Dialect::Postgres => Ok(Arc::new(
+            postgres::PostgresStore::connect(url.as_str(), pool_size)
                 .await?
                 .with_continuation_lease(continuation_lease),
         )),
-        None if url.contains('=') => Ok(Arc::new(
-            postgres::PostgresStore::connect(url, pool_size)
+        xdb_config::Dialect::MySql => Ok(Arc::new(
+            mysql::MySqlStore::connect(url.as_str(), pool_size)
                 .await?
                 .with_continuation_lease(continuation_lease),
-        )),
-        Some("mysql" | "mariadb") => Ok(Arc::new(
-            mysql::MySqlStore::connect(url, pool_size)
-                .await?
-                .with_continuation_lease(continuation_lease),
-        )),
-        // Never echo the URL itself: it may carry a password.
-        Some(other) => Err(StoreError::Database(format!(
-            "invalid database URL: unknown scheme `{other}://`; expected postgres:// or mysql://"
-        ))),
-        None => Err(StoreError::Database(
-            "invalid database URL: expected e.g. postgres://user@host:5432/db or \
-             mysql://user@host:3306/db"
-                .into(),
         )),
     }
 }

@@ -78,23 +78,14 @@ impl MySqlStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`
     /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too).
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        let url = database_url.trim();
-        let url = match url.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
-                format!("mysql://{rest}")
-            }
-            _ => url.to_owned(),
-        };
-        let opts = Opts::from_url(&url)
+        let url = xdb_config::DatabaseUrl::parse(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        let database: Arc<str> = match opts.db_name() {
-            Some(name) if !name.is_empty() => name.into(),
-            _ => {
-                return Err(StoreError::Database(
-                    "invalid database URL: it must name the database".into(),
-                ))
-            }
-        };
+        let database: Arc<str> = url
+            .require_database()
+            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?
+            .into();
+        let opts = Opts::from_url(&url.driver_url())
+            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         let pool = build_pool(&opts, pool_size.max(1));
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) never opens these.
