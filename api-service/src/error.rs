@@ -42,7 +42,10 @@ impl From<StoreError> for ApiError {
             StoreError::Decide(DecideError::NotRunning) => ErrorSubType::ProcessNotRunning,
             StoreError::AppDatabase(_) => ErrorSubType::AppDatabaseError,
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
-            StoreError::Stale(_) | StoreError::Database(_) => ErrorSubType::InternalError,
+            StoreError::Stale(_)
+            | StoreError::Conflict(_)
+            | StoreError::ConnectionLost(_)
+            | StoreError::Database(_) => ErrorSubType::InternalError,
         };
         if sub_type == ErrorSubType::InternalError {
             tracing::error!(error = %error, "request failed");

@@ -224,14 +224,16 @@ async fn handle_preloaded_with_retries(
     let mut refusals = 0;
     loop {
         match handle_task(context, task, preloaded.take()).await {
-            Err(StoreError::Database(error)) => {
+            // Only a refusal for now (a deadlock, a lost connection) is worth trying
+            // again; any other error would come back the same.
+            Err(error) if error.is_retryable() => {
                 refusals += 1;
                 match scheduling::database_retry_pause(refusals) {
                     Some(pause) => {
                         tracing::debug!(task = task.id, %error, "the database refused the transition; retrying");
                         tokio::time::sleep(pause).await;
                     }
-                    None => return Err(StoreError::Database(error)),
+                    None => return Err(error),
                 }
             }
             other => return other,

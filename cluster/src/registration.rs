@@ -110,7 +110,7 @@ mod tests {
             let mut failures = self.failures.lock().unwrap();
             if *failures > 0 {
                 *failures -= 1;
-                return Err(StoreError::Database("connection closed".into()));
+                return Err(StoreError::ConnectionLost("connection closed".into()));
             }
             let mut live = self.live.lock().unwrap();
             if !live.contains(&instance.instance_id) {

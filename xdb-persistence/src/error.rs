@@ -1,7 +1,8 @@
 use thiserror::Error;
 use xdb_engine::decide::DecideError;
 
-/// Errors of the persistence layer, mapped to API errors by the services.
+/// Errors of the persistence layer, classified where the driver's errors are converted
+/// (see each dialect's `error.rs`), and mapped to API errors by the services.
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("{0}")]
@@ -18,26 +19,51 @@ pub enum StoreError {
     /// The worker failed, timed out or answered garbage during a synchronous call (RPC).
     #[error("worker error: {0}")]
     Worker(String),
+    /// The database refused the transaction for now: a deadlock, a serialization
+    /// failure, a lock wait that timed out. Nothing was written; the same work may
+    /// succeed when tried again.
+    #[error("the database refused the transaction for now: {0}")]
+    Conflict(String),
+    /// The connection failed or could not be made: a statement in flight may or may not
+    /// have been committed.
+    #[error("database connection lost: {0}")]
+    ConnectionLost(String),
+    /// Any other database error: trying again as is would fail again.
     #[error("database error: {0}")]
     Database(String),
 }
 
-impl From<tokio_postgres::Error> for StoreError {
-    fn from(error: tokio_postgres::Error) -> Self {
-        StoreError::Database(describe_pg_error(&error))
+impl StoreError {
+    /// Whether trying the same work again may succeed. A connection lost mid-commit
+    /// counts: every transition checks the rows it read, so one applied already is found
+    /// stale the second time, never applied twice.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Conflict(_) | StoreError::ConnectionLost(_)
+        )
     }
-}
 
-impl From<deadpool_postgres::PoolError> for StoreError {
-    fn from(error: deadpool_postgres::PoolError) -> Self {
-        StoreError::Database(format!("connection pool: {error}"))
+    /// Whether the database (not the request, the rows or the user's table) failed.
+    pub fn is_database(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Conflict(_) | StoreError::ConnectionLost(_) | StoreError::Database(_)
+        )
     }
-}
 
-/// The server's message, which `Display` of tokio-postgres errors leaves out.
-pub(crate) fn describe_pg_error(error: &tokio_postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => error.to_string(),
+    /// The same error again, for each of several callers it failed together (the
+    /// engine's decision errors are never among them: they come before any statement).
+    pub(crate) fn for_another_caller(&self) -> StoreError {
+        match self {
+            StoreError::NotFound(m) => StoreError::NotFound(m.clone()),
+            StoreError::Decide(error) => StoreError::Database(error.to_string()),
+            StoreError::Stale(m) => StoreError::Stale(m.clone()),
+            StoreError::AppDatabase(m) => StoreError::AppDatabase(m.clone()),
+            StoreError::Worker(m) => StoreError::Worker(m.clone()),
+            StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
+            StoreError::ConnectionLost(m) => StoreError::ConnectionLost(m.clone()),
+            StoreError::Database(m) => StoreError::Database(m.clone()),
+        }
     }
 }

@@ -34,6 +34,14 @@ pub trait ProcessRows: Send {
         process_id: &str,
         execution_id: Option<&str>,
     ) -> impl Answer<ProcessExecution>;
+    /// The execution `execution_id` names, or else the latest of `process_id`.
+    fn resolve_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> impl Answer<Uuid>;
+    /// The execution row as read (not locked); `NotFound` when missing.
+    fn read_process(&mut self, id: Uuid) -> impl Answer<ProcessExecution>;
     /// The execution row and its state `state`, as read (not locked); `None` when the
     /// execution is gone.
     fn read_process_and_state(
@@ -91,11 +99,12 @@ pub trait AttributeRows: Send {
         columns: &[String],
         lock: LockType,
     ) -> impl Answer<Vec<GlobalAttributeValue>>;
-    /// The execution's local attributes among `keys`.
+    /// The execution's local attributes among `keys`, locked as asked.
     fn read_local_attributes(
         &mut self,
         process: Uuid,
         keys: &[String],
+        lock: LockType,
     ) -> impl Answer<Vec<LocalAttributeValue>>;
 }
 

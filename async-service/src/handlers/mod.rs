@@ -59,7 +59,7 @@ pub async fn handle_task(
     let outcome = match &result {
         Ok(_) => outcome::OK,
         Err(StoreError::Stale(_)) => outcome::STALE,
-        Err(StoreError::Database(_)) => outcome::DATABASE_ERROR,
+        Err(error) if error.is_database() => outcome::DATABASE_ERROR,
         Err(_) => outcome::ERROR,
     };
     span.record("outcome", outcome);

@@ -1,10 +1,30 @@
-//! mysql_async errors as [`StoreError`]s.
+//! mysql_async errors as [`StoreError`]s, classified by the server's error code.
 
 use crate::StoreError;
 
+/// ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT.
+const CONFLICT_CODES: [u16; 2] = [1213, 1205];
+/// ER_SERVER_SHUTDOWN, ER_CON_COUNT_ERROR; CR_SERVER_GONE_ERROR, CR_SERVER_LOST.
+const CONNECTION_CODES: [u16; 4] = [1053, 1040, 2006, 2013];
+
 impl From<mysql_async::Error> for StoreError {
     fn from(error: mysql_async::Error) -> Self {
-        StoreError::Database(describe_mysql_error(&error))
+        let message = describe_mysql_error(&error);
+        match &error {
+            mysql_async::Error::Server(server) if CONFLICT_CODES.contains(&server.code) => {
+                StoreError::Conflict(message)
+            }
+            mysql_async::Error::Server(server) if CONNECTION_CODES.contains(&server.code) => {
+                StoreError::ConnectionLost(message)
+            }
+            mysql_async::Error::Server(_) | mysql_async::Error::Url(_) => {
+                StoreError::Database(message)
+            }
+            mysql_async::Error::Io(_) | mysql_async::Error::Driver(_) => {
+                StoreError::ConnectionLost(message)
+            }
+            mysql_async::Error::Other(_) => StoreError::Database(message),
+        }
     }
 }
 

@@ -455,28 +455,6 @@ pub(crate) async fn read(
         .collect())
 }
 
-/// Locks the row before the process row is locked, so every transaction takes the two in
-/// the same order (an RPC holding the row lock across its worker call then locks the
-/// process row): without it, an RPC and a state decision could deadlock.
-pub(crate) async fn lock_row_first(
-    tx: &mut Transaction<'_>,
-    store: &MySqlStore,
-    config: Option<&GlobalAttributeConfig>,
-    writes: &[GlobalAttributeValue],
-) -> Result<(), StoreError> {
-    if let (Some(config), false) = (config, writes.is_empty()) {
-        read(
-            tx,
-            store,
-            config,
-            std::slice::from_ref(&config.primary_key.column),
-            LockType::ExclusiveLock,
-        )
-        .await?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

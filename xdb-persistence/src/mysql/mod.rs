@@ -22,7 +22,6 @@ mod list_processes;
 mod locks;
 mod process_history;
 mod rows;
-mod rpc;
 mod service_instances;
 mod start_process;
 mod store_impl;

@@ -52,7 +52,7 @@ impl crate::ProcessApi for MySqlStore {
         worker: &dyn RpcWorker,
         timeout: Duration,
     ) -> Result<ProcessExecutionRpcResponse, StoreError> {
-        rpc::rpc(self, request, worker, timeout).await
+        crate::operations::rpc(self, request, worker, timeout).await
     }
 }
 

@@ -91,6 +91,18 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
         locks::lock_execution_of(&mut self.conn, process_id, execution_id).await
     }
 
+    async fn resolve_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> Result<Uuid, StoreError> {
+        locks::resolve_execution(&mut self.conn, process_id, execution_id).await
+    }
+
+    async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
+        locks::select_process(&mut self.conn, id, false).await
+    }
+
     async fn read_process_and_state(
         &mut self,
         id: Uuid,
@@ -197,8 +209,14 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         &mut self,
         process: Uuid,
         keys: &[String],
+        lock: LockType,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        locks::read_local_attributes(&mut self.conn, process, keys, "").await
+        let lock = match lock {
+            LockType::NoLock => "",
+            LockType::SharedLock => " LOCK IN SHARE MODE",
+            LockType::ExclusiveLock => " FOR UPDATE",
+        };
+        locks::read_local_attributes(&mut self.conn, process, keys, lock).await
     }
 }
 

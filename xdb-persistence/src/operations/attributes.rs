@@ -28,7 +28,7 @@ pub(crate) async fn load_attributes(
         .filter(|l| !l.keys.is_empty())
     {
         attributes.local_attributes = rows
-            .read_local_attributes(process.id, &loading.keys)
+            .read_local_attributes(process.id, &loading.keys, LockType::NoLock)
             .await?;
     }
     Ok(attributes)

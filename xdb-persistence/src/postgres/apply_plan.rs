@@ -8,7 +8,7 @@ use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
-use super::pipeline::{is_assertion, param, Answer, Answers, Pipeline};
+use super::pipeline::{param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::{continuation_index, LeaseTo};
 pub(crate) use crate::tables::{Announce, Finish};
@@ -63,7 +63,7 @@ pub(crate) async fn apply_plan_then(
 ) -> Result<(Applied, bool), StoreError> {
     let commit = finish == Finish::WithWrites && commits_with_writes(plan);
     let (writes, reading) = plan_writes(lead, process, plan, now, announce, lease_to);
-    let answers = writes.run(tx, commit).await.map_err(moved_rows_are_stale)?;
+    let answers = writes.run(tx, commit).await?;
     let applied = reading.applied(&answers)?;
     // After the pipeline: attribute keys are checked as they are written.
     write_attributes(tx, process, &plan.attribute_writes).await?;
@@ -143,8 +143,8 @@ pub(crate) fn plan_writes(
     for update in &plan.state_updates {
         writes.push(
             // A version that moved meanwhile makes `version` NULL, which its NOT
-            // NULL constraint refuses: the transaction fails (as Stale) even when
-            // its COMMIT was sent along (Finish::WithWrites).
+            // NULL constraint refuses: the transaction fails (as Stale, see `error`)
+            // even when its COMMIT was sent along (Finish::WithWrites).
             format!(
                 "UPDATE xdb_sys_async_state_executions SET status = $4, \
                    version = CASE WHEN version = $8 THEN version + 1 END, \
@@ -331,27 +331,6 @@ fn status_after(plan: &TransitionPlan, status: StateExecutionStatus) -> StateExe
     }
 }
 
-/// The state update's refusal of a moved version (see its statement), and a write
-/// that found other rows than it asserts (see `pipeline`), are a stale task, like any
-/// other version check.
-pub(crate) fn moved_rows_are_stale(error: StoreError) -> StoreError {
-    match error {
-        StoreError::Database(message)
-            if message.contains(STATE_VERSION_NULL) && message.contains("(23502)") =>
-        {
-            StoreError::Stale("a state execution changed meanwhile".into())
-        }
-        error if is_assertion(&error) => {
-            StoreError::Stale("rows changed since they were read".into())
-        }
-        other => other,
-    }
-}
-
-/// What PostgreSQL's NOT NULL violation names when the state update's version check fails.
-const STATE_VERSION_NULL: &str =
-    "column \"version\" of relation \"xdb_sys_async_state_executions\"";
-
 pub(crate) async fn write_attributes(
     tx: &impl GenericClient,
     process: &ProcessExecution,
@@ -414,29 +393,4 @@ fn push_notify(writes: &mut Pipeline, channel: &'static str, payload: String) {
         vec![param(channel), param(payload)],
         Answer::Count,
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refused_state_version_is_stale_and_other_errors_are_not() {
-        // As PostgreSQL words it (see `describe_pg_error`).
-        let moved = StoreError::Database(
-            "null value in column \"version\" of relation \"xdb_sys_async_state_executions\" \
-             violates not-null constraint (23502)"
-                .into(),
-        );
-        assert!(matches!(moved_rows_are_stale(moved), StoreError::Stale(_)));
-        let other = StoreError::Database(
-            "null value in column \"status\" of relation \"xdb_sys_async_state_executions\" \
-             violates not-null constraint (23502)"
-                .into(),
-        );
-        assert!(matches!(
-            moved_rows_are_stale(other),
-            StoreError::Database(_)
-        ));
-    }
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use xdb_engine::validation::{check_identifier, split_table_name};
 use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
 
-use crate::error::describe_pg_error;
+use super::error::describe_pg_error;
 use crate::StoreError;
 
 fn quote(identifier: &str) -> String {
@@ -158,24 +158,4 @@ pub(crate) async fn read(
             value: row.get::<_, Option<Value>>(index).unwrap_or(Value::Null),
         })
         .collect())
-}
-
-/// Locks the row before the process row is locked, so every transaction takes the two in
-/// the same order (an RPC holding the row lock across its worker call then locks the
-/// process row): without it, an RPC and a state decision could deadlock.
-pub(crate) async fn lock_row_first(
-    tx: &impl GenericClient,
-    config: Option<&GlobalAttributeConfig>,
-    writes: &[GlobalAttributeValue],
-) -> Result<(), StoreError> {
-    if let (Some(config), false) = (config, writes.is_empty()) {
-        read(
-            tx,
-            config,
-            std::slice::from_ref(&config.primary_key.column),
-            LockType::ExclusiveLock,
-        )
-        .await?;
-    }
-    Ok(())
 }

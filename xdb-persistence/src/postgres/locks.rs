@@ -310,19 +310,23 @@ pub(crate) async fn insert_messages(
     Ok(inserted)
 }
 
-/// The execution's local attributes among `keys` (a key whose value is null reads as
-/// absent).
+const LOCAL_ATTRIBUTES_SQL: &str = "SELECT key, value FROM xdb_sys_local_attributes \
+     WHERE process_execution_id = $1 AND key = ANY($2)";
+
+/// The execution's local attributes among `keys`, locked as asked (a key whose value is
+/// null reads as absent).
 pub(crate) async fn read_local_attributes(
     client: &impl GenericClient,
     process_execution_id: Uuid,
     keys: &[String],
+    lock: xdb_protocol::LockType,
 ) -> Result<Vec<xdb_protocol::LocalAttributeValue>, StoreError> {
-    let statement = client
-        .prepare_cached(
-            "SELECT key, value FROM xdb_sys_local_attributes \
-             WHERE process_execution_id = $1 AND key = ANY($2)",
-        )
-        .await?;
+    let sql = match lock {
+        xdb_protocol::LockType::NoLock => LOCAL_ATTRIBUTES_SQL.to_owned(),
+        xdb_protocol::LockType::SharedLock => format!("{LOCAL_ATTRIBUTES_SQL} FOR SHARE"),
+        xdb_protocol::LockType::ExclusiveLock => format!("{LOCAL_ATTRIBUTES_SQL} FOR UPDATE"),
+    };
+    let statement = client.prepare_cached(&sql).await?;
     let mut attributes = Vec::new();
     for row in client
         .query(&statement, &[&process_execution_id, &keys])

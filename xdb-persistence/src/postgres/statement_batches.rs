@@ -111,7 +111,7 @@ async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
         Err(error) => {
             let error = StoreError::from(error);
             for job in batch {
-                let _ = job.reply.send(Err(StoreError::Database(error.to_string())));
+                let _ = job.reply.send(Err(error.for_another_caller()));
             }
             return;
         }
@@ -131,7 +131,7 @@ async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
                 // The connection failed midway: whether COMMIT got through is unknown,
                 // as for a lone statement whose connection fails.
                 for job in batch {
-                    let _ = job.reply.send(Err(StoreError::Database(error.to_string())));
+                    let _ = job.reply.send(Err(error.for_another_caller()));
                 }
                 return;
             }
@@ -182,7 +182,7 @@ mod tests {
     use xdb_test_util::TestDatabase;
 
     use super::*;
-    use crate::postgres::pipeline::{is_assertion, param, Answer};
+    use crate::postgres::pipeline::{param, Answer};
     use crate::postgres::PostgresStore;
 
     async fn store_with_table() -> (TestDatabase, PostgresStore) {
@@ -254,10 +254,7 @@ mod tests {
         let answers = join_all(jobs.into_iter().map(|(key, job)| batches.run(key, job))).await;
         for (index, answer) in answers.iter().enumerate() {
             if index == 7 {
-                assert!(
-                    matches!(answer, Err(error) if is_assertion(error)),
-                    "{answer:?}"
-                );
+                assert!(matches!(answer, Err(StoreError::Stale(_))), "{answer:?}");
             } else {
                 assert!(answer.is_ok(), "{answer:?}");
             }

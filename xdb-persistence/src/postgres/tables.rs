@@ -125,6 +125,22 @@ impl ProcessRows for PgRows {
         with_begin(client, &mut self.begin_pending, lock).await
     }
 
+    async fn resolve_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<&str>,
+    ) -> Result<Uuid, StoreError> {
+        let client = self.tx.client();
+        let resolve = locks::resolve_execution(client, process_id, execution_id);
+        with_begin(client, &mut self.begin_pending, resolve).await
+    }
+
+    async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
+        let client = self.tx.client();
+        let read = locks::select_process(client, id, false);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+
     async fn read_process_and_state(
         &mut self,
         id: Uuid,
@@ -228,9 +244,10 @@ impl AttributeRows for PgRows {
         &mut self,
         process: Uuid,
         keys: &[String],
+        lock: LockType,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
         let client = self.tx.client();
-        let read = locks::read_local_attributes(client, process, keys);
+        let read = locks::read_local_attributes(client, process, keys, lock);
         with_begin(client, &mut self.begin_pending, read).await
     }
 }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use xdb_engine::{Task, TransitionPlan};
 
-use super::apply_plan::{commits_with_writes, moved_rows_are_stale, plan_writes, Announce};
+use super::apply_plan::{commits_with_writes, plan_writes, Announce};
 use super::locks::TAKE_TASK;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
@@ -70,10 +70,8 @@ pub(crate) async fn one_statement_transition(
     );
     let answers = match batches.run(process.id.to_string(), writes).await {
         Ok(answers) => answers,
-        Err(error) => match moved_rows_are_stale(error) {
-            StoreError::Stale(_) => return Ok(None),
-            error => return Err(error),
-        },
+        Err(StoreError::Stale(_)) => return Ok(None),
+        Err(error) => return Err(error),
     };
     // Committed: from here on an error is an error, never a reason to decide again.
     let mut applied = reading.applied(&answers)?;

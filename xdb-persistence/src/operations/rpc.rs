@@ -11,32 +11,28 @@ use std::time::Duration;
 use chrono::Utc;
 use xdb_engine::decide;
 use xdb_protocol::{
-    Context, LoadedAttributes, LocalAttributeValue, LockType, ProcessExecutionRpcRequest,
-    ProcessExecutionRpcResponse, ProcessRpcWorkerRequest,
+    Context, LoadedAttributes, ProcessExecutionRpcRequest, ProcessExecutionRpcResponse,
+    ProcessRpcWorkerRequest,
 };
 
-use super::apply_plan::{apply_plan, Announce};
-use super::global_attributes;
-use super::locks::{
-    insert_messages, lock_process, lock_waiting_states, queued_messages, resolve_execution,
-    select_process,
+use super::attributes::lock_business_row_first;
+use crate::tables::{
+    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
+    Transaction,
 };
-use super::rows::from_json;
-use super::PostgresStore;
 use crate::{RpcWorker, StoreError};
 
-pub(crate) async fn rpc(
-    store: &PostgresStore,
+pub(crate) async fn rpc<D: Dialect>(
+    store: &D,
     request: &ProcessExecutionRpcRequest,
     worker: &dyn RpcWorker,
     timeout: Duration,
 ) -> Result<ProcessExecutionRpcResponse, StoreError> {
     xdb_engine::validation::check_id("rpcName", &request.rpc_name)
         .map_err(|e| StoreError::Decide(e.into()))?;
-    let mut client = store.pool().get().await?;
-    let tx = client.transaction().await?;
-    let id = resolve_execution(&tx, &request.process_id, None).await?;
-    let process = select_process(&tx, id, false).await?;
+    let mut tx = store.begin(Lane::Main).await?;
+    let id = tx.resolve_execution(&request.process_id, None).await?;
+    let process = tx.read_process(id).await?;
     if process.status.is_closed() {
         return Err(decide::DecideError::NotRunning.into());
     }
@@ -51,33 +47,18 @@ pub(crate) async fn rpc(
                 ),
             ))
         })?;
-        attributes.global_attributes =
-            global_attributes::read(&tx, config, &loading.columns, loading.lock_type).await?;
+        attributes.global_attributes = tx
+            .read_business_row(config, &loading.columns, loading.lock_type)
+            .await?;
     }
     if let Some(loading) = request
         .local_attribute_loading
         .as_ref()
         .filter(|l| !l.keys.is_empty())
     {
-        let lock = match loading.lock_type {
-            LockType::NoLock => "",
-            LockType::SharedLock => " FOR SHARE",
-            LockType::ExclusiveLock => " FOR UPDATE",
-        };
-        let statement = tx
-            .prepare_cached(&format!(
-                "SELECT key, value FROM xdb_sys_local_attributes \
-                 WHERE process_execution_id = $1 AND key = ANY($2){lock}"
-            ))
+        attributes.local_attributes = tx
+            .read_local_attributes(process.id, &loading.keys, loading.lock_type)
             .await?;
-        for row in tx.query(&statement, &[&process.id, &loading.keys]).await? {
-            if let Some(value) = from_json(row.get(1))? {
-                attributes.local_attributes.push(LocalAttributeValue {
-                    key: row.get(0),
-                    value,
-                });
-            }
-        }
     }
 
     let now = Utc::now();
@@ -107,22 +88,31 @@ pub(crate) async fn rpc(
         .await
         .map_err(StoreError::Worker)?;
 
-    global_attributes::lock_row_first(
-        &tx,
+    lock_business_row_first(
+        &mut tx,
         process.global_attribute_config.as_ref(),
         &response.writes.global_attributes,
     )
     .await?;
-    let process = lock_process(&tx, id).await?;
+    let process = tx.lock_process(id).await?;
     let now = Utc::now();
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
-        insert_messages(&tx, process.id, &response.publish_to_local_queue).await?;
-        let waiting = lock_waiting_states(&tx, process.id).await?;
-        let messages = queued_messages(&tx, process.id).await?;
+        tx.insert_messages(process.id, &response.publish_to_local_queue)
+            .await?;
+        let waiting = tx.lock_waiting_states(process.id).await?;
+        let messages = tx.queued_messages(process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
     }
-    apply_plan(&tx, &process, &plan, now, Announce::NewTasks, None).await?;
+    tx.apply_plan(
+        &process,
+        &plan,
+        now,
+        Announce::NewTasks,
+        None,
+        Finish::Later,
+    )
+    .await?;
     tx.commit().await?;
     Ok(ProcessExecutionRpcResponse {
         output: response.output,
