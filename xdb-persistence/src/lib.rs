@@ -24,10 +24,21 @@ pub mod trace_context;
 use std::sync::Arc;
 use std::time::Duration;
 
+use uuid::Uuid;
+
 pub use error::StoreError;
 pub use notifications::{Listen, Notification, Notifications};
 pub use store::*;
 pub use task_claim::TaskClaim;
+
+/// A client's execution id, checked.
+pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(text).map_err(|_| {
+        StoreError::Decide(xdb_engine::decide::DecideError::Invalid(
+            xdb_engine::validation::ValidationError::new("processExecutionId", "is not a UUID"),
+        ))
+    })
+}
 
 /// Whether a failed state API attempt may be retried (see
 /// [`ProcessStore::state_api_given_up`]).

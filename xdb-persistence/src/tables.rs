@@ -40,6 +40,13 @@ pub trait ProcessRows: Send {
         process_id: &str,
         execution_id: Option<&str>,
     ) -> impl Answer<Uuid>;
+    /// The execution row of `process_id`: the one `execution_id` names, or else its
+    /// latest; as read, in one statement (describe is what wait-for-completion polls).
+    fn find_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<Uuid>,
+    ) -> impl Answer<Option<ProcessExecution>>;
     /// The execution row as read (not locked); `NotFound` when missing.
     fn read_process(&mut self, id: Uuid) -> impl Answer<ProcessExecution>;
     /// The execution row and its state `state`, as read (not locked); `None` when the
@@ -108,6 +115,16 @@ pub trait AttributeRows: Send {
     ) -> impl Answer<Vec<LocalAttributeValue>>;
 }
 
+/// `xdb_sys_history_events` (written by [`PlanWriter::apply_plan`]).
+pub trait HistoryRows: Send {
+    /// The events of execution `id` of `process_id`, oldest first.
+    fn read_history(
+        &mut self,
+        id: Uuid,
+        process_id: &str,
+    ) -> impl Answer<Vec<xdb_protocol::HistoryEvent>>;
+}
+
 /// How a transaction ends after [`PlanWriter::apply_plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {
@@ -170,8 +187,8 @@ pub trait Transaction:
 }
 
 /// Statements outside a transaction: reads, and deletions that need no other row.
-pub trait Session: ProcessRows + TaskRows + AttributeRows {}
-impl<S: ProcessRows + TaskRows + AttributeRows> Session for S {}
+pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows {}
+impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows> Session for S {}
 
 /// Which connections an operation uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

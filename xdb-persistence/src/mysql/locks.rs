@@ -9,8 +9,8 @@ use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecution
 use xdb_protocol::{LocalAttributeValue, LocalQueueMessage};
 
 use super::rows::{
-    get, get_json, in_list, json_text, parse_execution_id, process_from_row, state_from_row,
-    uuid_value, PROCESS_COLUMNS, STATE_COLUMNS,
+    get, get_json, in_list, json_text, process_from_row, state_from_row, uuid_value,
+    PROCESS_COLUMNS, STATE_COLUMNS,
 };
 use crate::StoreError;
 
@@ -54,7 +54,7 @@ pub(crate) async fn resolve_execution(
     execution_id: Option<&str>,
 ) -> Result<Uuid, StoreError> {
     if let Some(id) = execution_id {
-        return parse_execution_id(id);
+        return crate::parse_execution_id(id);
     }
     let id: Option<String> = tx
         .exec_first(

@@ -157,14 +157,6 @@ pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
     })
 }
 
-pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
-    Uuid::parse_str(text).map_err(|_| {
-        StoreError::Decide(xdb_engine::decide::DecideError::Invalid(
-            xdb_engine::validation::ValidationError::new("processExecutionId", "is not a UUID"),
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ impl crate::ProcessApi for MySqlStore {
         &self,
         request: &ProcessExecutionDescribeRequest,
     ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
-        describe_process::describe_process(self, request).await
+        crate::operations::describe_process(self, request).await
     }
     async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
         crate::operations::stop_process(self, request).await
@@ -44,7 +44,7 @@ impl crate::ProcessApi for MySqlStore {
         &self,
         request: &ProcessExecutionHistoryRequest,
     ) -> Result<ProcessExecutionHistoryResponse, StoreError> {
-        process_history::process_history(self, request).await
+        crate::operations::process_history(self, request).await
     }
     async fn rpc(
         &self,

@@ -5,21 +5,22 @@
 
 use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Transaction as MySqlTransaction, TxOpts, Value};
+use mysql_async::{Conn, Row, Transaction as MySqlTransaction, TxOpts, Value};
 use uuid::Uuid;
 use xdb_engine::{
     ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
 };
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
+    LocalQueueMessage, LockType,
 };
 
-use super::rows::time_value;
+use super::rows::{get, get_json, get_time, process_from_row, time_value, PROCESS_COLUMNS};
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
-    TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, PlanWriter, ProcessRows,
+    QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StoreError};
 
@@ -99,6 +100,39 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
         locks::resolve_execution(&mut self.conn, process_id, execution_id).await
     }
 
+    async fn find_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<Uuid>,
+    ) -> Result<Option<ProcessExecution>, StoreError> {
+        let row: Option<Row> = match execution_id {
+            Some(id) => {
+                self.conn
+                    .exec_first(
+                        format!(
+                            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                             WHERE id = ? AND process_id = ?"
+                        ),
+                        (id.to_string(), process_id),
+                    )
+                    .await?
+            }
+            None => {
+                self.conn
+                    .exec_first(
+                        format!(
+                            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+                             WHERE id = (SELECT process_execution_id \
+                               FROM xdb_sys_latest_process_executions WHERE process_id = ?)"
+                        ),
+                        (process_id,),
+                    )
+                    .await?
+            }
+        };
+        row.map(|row| process_from_row(&row)).transpose()
+    }
+
     async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
         locks::select_process(&mut self.conn, id, false).await
     }
@@ -115,6 +149,35 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
         };
         let state = locks::select_state(&mut self.conn, id, state, false).await?;
         Ok(Some((process, state)))
+    }
+}
+
+impl<Q: Queryable + AffectedRows + Sync> HistoryRows for MySqlRows<Q> {
+    async fn read_history(
+        &mut self,
+        id: Uuid,
+        process_id: &str,
+    ) -> Result<Vec<HistoryEvent>, StoreError> {
+        let rows: Vec<Row> = self
+            .conn
+            .exec(
+                "SELECT h.id, h.event_time, h.event_type, h.details \
+                 FROM xdb_sys_history_events h \
+                 JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
+                 WHERE h.process_execution_id = ? AND p.process_id = ? ORDER BY h.id",
+                (id.to_string(), process_id),
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(HistoryEvent {
+                    event_id: get(row, "id")?,
+                    event_timestamp_ms: get_time(row, "event_time")?.timestamp_millis(),
+                    event_type: get(row, "event_type")?,
+                    details: get_json(row, "details")?.unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .collect()
     }
 }
 

@@ -9,12 +9,14 @@
 mod attributes;
 mod client_requests;
 mod failures;
+mod queries;
 mod rpc;
 mod state_calls;
 mod task_transitions;
 
 pub(crate) use client_requests::{publish_to_local_queue, stop_process};
 pub(crate) use failures::state_api_failed;
+pub(crate) use queries::{describe_process, process_history};
 pub(crate) use rpc::rpc;
 pub(crate) use state_calls::{continuation_call_without_reads, fired_timer_call, load_state_call};
 pub(crate) use task_transitions::{

@@ -10,8 +10,8 @@ use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecution
 use xdb_protocol::LocalQueueMessage;
 
 use super::rows::{
-    from_json, optional_state_at, parse_execution_id, process_at, process_from_row, qualified,
-    state_from_row, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
+    from_json, optional_state_at, process_at, process_from_row, qualified, state_from_row,
+    PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
 use crate::StoreError;
 
@@ -182,7 +182,7 @@ pub(crate) async fn resolve_execution(
     execution_id: Option<&str>,
 ) -> Result<Uuid, StoreError> {
     if let Some(id) = execution_id {
-        return parse_execution_id(id);
+        return crate::parse_execution_id(id);
     }
     let statement = tx
         .prepare_cached(
@@ -374,6 +374,67 @@ pub(crate) async fn drop_task(
     let statement = client.prepare_cached(TAKE_TASK).await?;
     client.execute(&statement, &[&task.id, &owner]).await?;
     Ok(())
+}
+
+/// The execution row of `process_id`, the one `execution_id` names or else its latest.
+pub(crate) async fn find_execution(
+    client: &impl GenericClient,
+    process_id: &str,
+    execution_id: Option<Uuid>,
+) -> Result<Option<ProcessExecution>, StoreError> {
+    let row = match execution_id {
+        Some(id) => {
+            let statement = client.prepare_cached(&EXECUTION_BY_ID_SQL).await?;
+            client.query_opt(&statement, &[&id, &process_id]).await?
+        }
+        None => {
+            let statement = client.prepare_cached(&LATEST_EXECUTION_SQL).await?;
+            client.query_opt(&statement, &[&process_id]).await?
+        }
+    };
+    row.map(|row| process_from_row(&row)).transpose()
+}
+
+static EXECUTION_BY_ID_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+         WHERE id = $1 AND process_id = $2"
+    )
+});
+
+static LATEST_EXECUTION_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
+         WHERE id = (SELECT process_execution_id FROM xdb_sys_latest_process_executions \
+                     WHERE process_id = $1)"
+    )
+});
+
+/// The events of execution `id` of `process_id`, oldest first.
+pub(crate) async fn read_history(
+    client: &impl GenericClient,
+    id: Uuid,
+    process_id: &str,
+) -> Result<Vec<xdb_protocol::HistoryEvent>, StoreError> {
+    let statement = client
+        .prepare_cached(
+            "SELECT h.id, h.event_time, h.event_type, h.details FROM xdb_sys_history_events h \
+             JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
+             WHERE h.process_execution_id = $1 AND p.process_id = $2 ORDER BY h.id",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&id, &process_id]).await?;
+    Ok(rows
+        .iter()
+        .map(|row| xdb_protocol::HistoryEvent {
+            event_id: row.get(0),
+            event_timestamp_ms: row
+                .get::<_, chrono::DateTime<chrono::Utc>>(1)
+                .timestamp_millis(),
+            event_type: row.get(2),
+            details: row.get::<_, serde_json::Value>(3),
+        })
+        .collect())
 }
 
 #[cfg(test)]

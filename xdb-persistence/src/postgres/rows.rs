@@ -138,14 +138,6 @@ pub(crate) fn qualified(columns: &str, table: &str) -> String {
         .join(", ")
 }
 
-pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
-    Uuid::parse_str(text).map_err(|_| {
-        StoreError::Decide(xdb_engine::decide::DecideError::Invalid(
-            xdb_engine::validation::ValidationError::new("processExecutionId", "is not a UUID"),
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

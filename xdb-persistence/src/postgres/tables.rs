@@ -12,7 +12,8 @@ use xdb_engine::{
     ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
 };
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
+    LocalQueueMessage, LockType,
 };
 
 use super::apply_plan::apply_plan_then;
@@ -21,8 +22,8 @@ use super::transaction::Tx;
 use super::{global_attributes, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
-    TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, PlanWriter, ProcessRows,
+    QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StateCall, StoreError};
 
@@ -135,6 +136,16 @@ impl ProcessRows for PgRows {
         with_begin(client, &mut self.begin_pending, resolve).await
     }
 
+    async fn find_execution(
+        &mut self,
+        process_id: &str,
+        execution_id: Option<Uuid>,
+    ) -> Result<Option<ProcessExecution>, StoreError> {
+        let client = self.tx.client();
+        let find = locks::find_execution(client, process_id, execution_id);
+        with_begin(client, &mut self.begin_pending, find).await
+    }
+
     async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
         let client = self.tx.client();
         let read = locks::select_process(client, id, false);
@@ -148,6 +159,18 @@ impl ProcessRows for PgRows {
     ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
         let client = self.tx.client();
         let read = locks::select_process_and_state(client, id, state);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+}
+
+impl HistoryRows for PgRows {
+    async fn read_history(
+        &mut self,
+        id: Uuid,
+        process_id: &str,
+    ) -> Result<Vec<HistoryEvent>, StoreError> {
+        let client = self.tx.client();
+        let read = locks::read_history(client, id, process_id);
         with_begin(client, &mut self.begin_pending, read).await
     }
 }

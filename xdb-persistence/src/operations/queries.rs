@@ -1,0 +1,64 @@
+//! Reads for clients: describe an execution, and its history.
+
+use xdb_engine::ProcessExecution;
+use xdb_protocol::{
+    ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse,
+    ProcessExecutionHistoryRequest, ProcessExecutionHistoryResponse,
+};
+
+use crate::tables::{Dialect, HistoryRows, Lane, ProcessRows};
+use crate::StoreError;
+
+/// Describe: one execution's row, as the client sees it.
+pub(crate) async fn describe_process<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionDescribeRequest,
+) -> Result<ProcessExecutionDescribeResponse, StoreError> {
+    let execution_id = request
+        .process_execution_id
+        .as_deref()
+        .map(crate::parse_execution_id)
+        .transpose()?;
+    let mut session = store.session(Lane::Main).await?;
+    let process = session
+        .find_execution(&request.process_id, execution_id)
+        .await?
+        .ok_or_else(|| match execution_id {
+            Some(id) => StoreError::NotFound(format!("process execution {id} not found")),
+            None => StoreError::NotFound(format!("process '{}' not found", request.process_id)),
+        })?;
+    Ok(describe(process))
+}
+
+/// History: the events of one execution, oldest first.
+pub(crate) async fn process_history<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionHistoryRequest,
+) -> Result<ProcessExecutionHistoryResponse, StoreError> {
+    let mut session = store.session(Lane::Main).await?;
+    let id = session
+        .resolve_execution(&request.process_id, request.process_execution_id.as_deref())
+        .await?;
+    let events = session.read_history(id, &request.process_id).await?;
+    Ok(ProcessExecutionHistoryResponse {
+        process_execution_id: id.to_string(),
+        events,
+    })
+}
+
+/// An execution row as the API describes it.
+pub(crate) fn describe(process: ProcessExecution) -> ProcessExecutionDescribeResponse {
+    ProcessExecutionDescribeResponse {
+        process_execution_id: process.id.to_string(),
+        process_id: process.process_id,
+        process_type: process.process_type,
+        worker_url: process.worker_url,
+        status: process.status,
+        start_timestamp_ms: process.start_time.timestamp_millis(),
+        close_timestamp_ms: process.close_time.map(|t| t.timestamp_millis()),
+        running_state_executions: process.running_state_executions,
+        result: process.result,
+        failure: process.failure,
+        global_attribute_config: process.global_attribute_config,
+    }
+}
