@@ -14,6 +14,7 @@ use xdb_engine::TransitionPlan;
 use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
 use xdb_protocol::{
     GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+    ProcessExecutionStartRequest, ProcessExecutionSummary, ProcessStatus,
 };
 
 use crate::continuation::LeaseTo;
@@ -47,6 +48,25 @@ pub trait ProcessRows: Send {
         process_id: &str,
         execution_id: Option<Uuid>,
     ) -> impl Answer<Option<ProcessExecution>>;
+    /// Executions matching `query`, newest first (by start time, then id), at most
+    /// `query.limit`, each with its start time to the microsecond (for paging).
+    fn list_executions(
+        &mut self,
+        query: &ListQuery<'_>,
+    ) -> impl Answer<Vec<(ProcessExecutionSummary, DateTime<Utc>)>>;
+    /// Claims `process_id` for its new execution `new_id`: concurrent starts of one id
+    /// serialize on its latest-execution row, locked until the transaction ends.
+    /// `None` for a first execution (the row now names `new_id`), else the previous
+    /// execution as read.
+    fn claim_process_id(
+        &mut self,
+        process_id: &str,
+        new_id: Uuid,
+    ) -> impl Answer<Option<ProcessExecution>>;
+    /// Points the latest-execution row of `process_id` at `new_id`.
+    fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> impl Answer<()>;
+    /// Inserts a new execution's row (a dialect may send it with the next writes).
+    fn insert_execution(&mut self, execution: &ProcessExecution) -> impl Answer<()>;
     /// The execution row as read (not locked); `NotFound` when missing.
     fn read_process(&mut self, id: Uuid) -> impl Answer<ProcessExecution>;
     /// The execution row and its state `state`, as read (not locked); `None` when the
@@ -56,6 +76,18 @@ pub trait ProcessRows: Send {
         id: Uuid,
         state: &StateExecutionId,
     ) -> impl Answer<Option<(ProcessExecution, Option<StateExecution>)>>;
+}
+
+/// A list request, checked (see `operations::list`): `None` filters are off.
+pub struct ListQuery<'a> {
+    pub status: Option<ProcessStatus>,
+    pub process_type: Option<&'a str>,
+    pub process_id: Option<&'a str>,
+    pub start_min: Option<DateTime<Utc>>,
+    pub start_max: Option<DateTime<Utc>>,
+    /// Only executions before this `(start time, id)`: the last of the previous page.
+    pub after: Option<(DateTime<Utc>, Uuid)>,
+    pub limit: i64,
 }
 
 /// `xdb_sys_async_state_executions`.
@@ -106,6 +138,12 @@ pub trait AttributeRows: Send {
         columns: &[String],
         lock: LockType,
     ) -> impl Answer<Vec<GlobalAttributeValue>>;
+    /// Inserts the business row `config` names with `writes`, or updates it with them.
+    fn upsert_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        writes: &[GlobalAttributeValue],
+    ) -> impl Answer<()>;
     /// The execution's local attributes among `keys`, locked as asked.
     fn read_local_attributes(
         &mut self,
@@ -225,6 +263,17 @@ pub trait Dialect: Send + Sync + 'static {
         _plan: &TransitionPlan,
         _now: DateTime<Utc>,
     ) -> impl Answer<Option<Applied>> {
+        async { Ok(None) }
+    }
+    /// Starts `request` as the first execution of its process id in one statement, if
+    /// the dialect can; `None`: not done, nothing written (the id had an execution, or
+    /// the start needs more than one statement).
+    fn start_first_execution(
+        &self,
+        _request: &ProcessExecutionStartRequest,
+        _new_id: Uuid,
+        _now: DateTime<Utc>,
+    ) -> impl Answer<Option<Uuid>> {
         async { Ok(None) }
     }
     /// Whether [`Dialect::transition_as_read`] is worth deciding for.

@@ -305,7 +305,7 @@ pub(crate) fn from_mysql(value: Value, kind: ColumnKind) -> serde_json::Value {
 /// would leave our row missing, is reported as an error instead of overwriting a
 /// different row.
 pub(crate) async fn upsert(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl Queryable,
     store: &MySqlStore,
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],

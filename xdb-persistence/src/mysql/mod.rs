@@ -17,11 +17,9 @@ mod claim_task;
 mod claim_tasks;
 mod error;
 mod global_attributes;
-mod list_processes;
 mod locks;
 mod rows;
 mod service_instances;
-mod start_process;
 mod store_impl;
 mod tables;
 

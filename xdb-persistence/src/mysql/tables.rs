@@ -12,15 +12,18 @@ use xdb_engine::{
 };
 use xdb_protocol::{
     GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
-    LocalQueueMessage, LockType,
+    LocalQueueMessage, LockType, ProcessExecutionSummary, ProcessStatus,
 };
 
-use super::rows::{get, get_json, get_time, process_from_row, time_value, PROCESS_COLUMNS};
+use super::rows::{
+    get, get_json, get_opt_time, get_time, get_uuid, json_text, process_from_row, time_value,
+    uuid_value, PROCESS_COLUMNS,
+};
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, PlanWriter, ProcessRows,
-    QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
+    ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StoreError};
 
@@ -131,6 +134,140 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
             }
         };
         row.map(|row| process_from_row(&row)).transpose()
+    }
+
+    async fn list_executions(
+        &mut self,
+        query: &ListQuery<'_>,
+    ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
+        // Only the filters asked for go into the SQL (fixed fragments, values bound), so
+        // MySQL can pick the index that matches; a handful of distinct statements results.
+        let mut conditions = Vec::new();
+        let mut params = Vec::new();
+        if let Some(status) = query.status {
+            conditions.push("status = ?");
+            params.push(Value::from(status.as_str()));
+        }
+        if let Some(process_type) = query.process_type {
+            conditions.push("process_type = ?");
+            params.push(Value::from(process_type));
+        }
+        if let Some(process_id) = query.process_id {
+            conditions.push("process_id = ?");
+            params.push(Value::from(process_id));
+        }
+        if let Some(min) = query.start_min {
+            conditions.push("start_time >= ?");
+            params.push(time_value(min));
+        }
+        if let Some(max) = query.start_max {
+            conditions.push("start_time < ?");
+            params.push(time_value(max));
+        }
+        if let Some((start, id)) = query.after {
+            conditions.push("(start_time < ? OR (start_time = ? AND id < ?))");
+            params.extend([time_value(start), time_value(start), uuid_value(id)]);
+        }
+        params.push(Value::from(query.limit));
+        let where_clause = if conditions.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {} ", conditions.join(" AND "))
+        };
+        let sql = format!(
+            "SELECT id, process_id, process_type, status, start_time, close_time \
+             FROM xdb_sys_process_executions {where_clause}\
+             ORDER BY start_time DESC, id DESC LIMIT ?"
+        );
+        let rows: Vec<Row> = self.conn.exec(sql, params).await?;
+        rows.iter()
+            .map(|row| {
+                let start = get_time(row, "start_time")?;
+                let status: String = get(row, "status")?;
+                let summary = ProcessExecutionSummary {
+                    process_execution_id: get_uuid(row, "id")?.to_string(),
+                    process_id: get(row, "process_id")?,
+                    process_type: get(row, "process_type")?,
+                    status: ProcessStatus::parse(&status)
+                        .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
+                    start_timestamp_ms: start.timestamp_millis(),
+                    close_timestamp_ms: get_opt_time(row, "close_time")?
+                        .map(|t| t.timestamp_millis()),
+                };
+                Ok((summary, start))
+            })
+            .collect()
+    }
+
+    async fn claim_process_id(
+        &mut self,
+        process_id: &str,
+        new_id: Uuid,
+    ) -> Result<Option<ProcessExecution>, StoreError> {
+        // The no-op ON DUPLICATE KEY UPDATE takes the row's exclusive lock at once;
+        // INSERT IGNORE would take a shared one, and two starters upgrading it would
+        // deadlock.
+        self.conn
+            .exec_drop(
+                "INSERT INTO xdb_sys_latest_process_executions \
+                   (process_id, process_execution_id) VALUES (?, ?) \
+                 ON DUPLICATE KEY UPDATE process_execution_id = process_execution_id",
+                (process_id, new_id.to_string()),
+            )
+            .await?;
+        let latest: Option<String> = self
+            .conn
+            .exec_first(
+                "SELECT process_execution_id FROM xdb_sys_latest_process_executions \
+                 WHERE process_id = ? FOR UPDATE",
+                (process_id,),
+            )
+            .await?;
+        let latest = latest
+            .ok_or_else(|| StoreError::Database("the latest-execution row vanished".into()))?;
+        let latest = Uuid::parse_str(&latest)
+            .map_err(|e| StoreError::Database(format!("corrupt row: {e}")))?;
+        if latest == new_id {
+            return Ok(None);
+        }
+        Ok(Some(
+            locks::select_process(&mut self.conn, latest, false).await?,
+        ))
+    }
+
+    async fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> Result<(), StoreError> {
+        self.conn
+            .exec_drop(
+                "UPDATE xdb_sys_latest_process_executions SET process_execution_id = ? \
+                 WHERE process_id = ?",
+                (new_id.to_string(), process_id),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_execution(&mut self, execution: &ProcessExecution) -> Result<(), StoreError> {
+        self.conn
+            .exec_drop(
+                "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, \
+                   worker_url, status, start_time, timeout_seconds, running_state_executions, \
+                   state_execution_sequences, global_attribute_config) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![
+                    uuid_value(execution.id),
+                    Value::from(execution.process_id.as_str()),
+                    Value::from(execution.process_type.as_str()),
+                    Value::from(execution.worker_url.as_str()),
+                    Value::from(execution.status.as_str()),
+                    time_value(execution.start_time),
+                    Value::from(execution.timeout_seconds),
+                    Value::from(execution.running_state_executions),
+                    Value::from(json_text(&execution.state_execution_sequences)),
+                    Value::from(execution.global_attribute_config.as_ref().map(json_text)),
+                ],
+            )
+            .await?;
+        Ok(())
     }
 
     async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
@@ -266,6 +403,14 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         lock: LockType,
     ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
         global_attributes::read(&mut self.conn, &self.store, config, columns, lock).await
+    }
+
+    async fn upsert_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        writes: &[GlobalAttributeValue],
+    ) -> Result<(), StoreError> {
+        global_attributes::upsert(&mut self.conn, &self.store, config, writes).await
     }
 
     async fn read_local_attributes(

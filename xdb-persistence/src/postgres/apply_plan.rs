@@ -14,31 +14,6 @@ use crate::continuation::{continuation_index, LeaseTo};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
 
-/// Applies `plan` for `process`. A state row whose version moved meanwhile makes the
-/// whole transaction fail with [`StoreError::Stale`]. With `lease_to`, the plan's
-/// continuation (see [`crate::continuation`]) is inserted already leased and returned.
-pub(crate) async fn apply_plan(
-    tx: &impl GenericClient,
-    process: &ProcessExecution,
-    plan: &TransitionPlan,
-    now: DateTime<Utc>,
-    announce: Announce,
-    lease_to: Option<LeaseTo<'_>>,
-) -> Result<Applied, StoreError> {
-    let (applied, _) = apply_plan_then(
-        tx,
-        Pipeline::default(),
-        process,
-        plan,
-        now,
-        announce,
-        lease_to,
-        Finish::Later,
-    )
-    .await?;
-    Ok(applied)
-}
-
 /// Whether `plan` leaves nothing to do after its pipelined writes: no attribute writes
 /// (written after them) and no message consumptions (kept on the path that commits
 /// after its writes, where they were read).

@@ -437,6 +437,106 @@ pub(crate) async fn read_history(
         .collect())
 }
 
+/// Executions matching `query`, newest first, each with its start time.
+pub(crate) async fn list_executions(
+    client: &impl GenericClient,
+    query: &crate::tables::ListQuery<'_>,
+) -> Result<
+    Vec<(
+        xdb_protocol::ProcessExecutionSummary,
+        chrono::DateTime<chrono::Utc>,
+    )>,
+    StoreError,
+> {
+    // Null parameters switch their filter off, so one prepared statement serves all.
+    let sql = "SELECT id, process_id, process_type, status, start_time, close_time \
+               FROM xdb_sys_process_executions \
+               WHERE ($1::varchar IS NULL OR status = $1) \
+                 AND ($2::varchar IS NULL OR process_type = $2) \
+                 AND ($3::varchar IS NULL OR process_id = $3) \
+                 AND ($4::timestamptz IS NULL OR start_time >= $4) \
+                 AND ($5::timestamptz IS NULL OR start_time < $5) \
+                 AND ($6::timestamptz IS NULL OR (start_time, id) < ($6, $7::uuid)) \
+               ORDER BY start_time DESC, id DESC LIMIT $8";
+    let statement = client.prepare_cached(sql).await?;
+    let status = query.status.map(xdb_protocol::ProcessStatus::as_str);
+    let (after_start, after_id) = (query.after.map(|a| a.0), query.after.map(|a| a.1));
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &status,
+        &query.process_type,
+        &query.process_id,
+        &query.start_min,
+        &query.start_max,
+        &after_start,
+        &after_id,
+        &query.limit,
+    ];
+    let rows = client.query(&statement, &params).await?;
+    rows.iter()
+        .map(|row| {
+            let id: Uuid = row.get(0);
+            let start: chrono::DateTime<chrono::Utc> = row.get(4);
+            let status: String = row.get(3);
+            let summary = xdb_protocol::ProcessExecutionSummary {
+                process_execution_id: id.to_string(),
+                process_id: row.get(1),
+                process_type: row.get(2),
+                status: xdb_protocol::ProcessStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
+                start_timestamp_ms: start.timestamp_millis(),
+                close_timestamp_ms: row
+                    .get::<_, Option<chrono::DateTime<chrono::Utc>>>(5)
+                    .map(|t| t.timestamp_millis()),
+            };
+            Ok((summary, start))
+        })
+        .collect()
+}
+
+/// Claims `process_id` for `new_id` (see `crate::tables::ProcessRows::claim_process_id`).
+pub(crate) async fn claim_process_id(
+    client: &impl GenericClient,
+    process_id: &str,
+    new_id: Uuid,
+) -> Result<Option<ProcessExecution>, StoreError> {
+    let claim = client
+        .prepare_cached(
+            "INSERT INTO xdb_sys_latest_process_executions (process_id, process_execution_id) \
+             VALUES ($1, $2) ON CONFLICT (process_id) DO NOTHING",
+        )
+        .await?;
+    if client.execute(&claim, &[&process_id, &new_id]).await? == 1 {
+        return Ok(None);
+    }
+    let select = client.prepare_cached(&PREVIOUS_EXECUTION_SQL).await?;
+    let row = client.query_one(&select, &[&process_id]).await?;
+    Ok(Some(process_from_row(&row)?))
+}
+
+static PREVIOUS_EXECUTION_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions WHERE id = \
+         (SELECT process_execution_id FROM xdb_sys_latest_process_executions \
+          WHERE process_id = $1 FOR UPDATE)"
+    )
+});
+
+/// Points the latest-execution row of `process_id` at `new_id`.
+pub(crate) async fn repoint_latest(
+    client: &impl GenericClient,
+    process_id: &str,
+    new_id: Uuid,
+) -> Result<(), StoreError> {
+    let repoint = client
+        .prepare_cached(
+            "UPDATE xdb_sys_latest_process_executions SET process_execution_id = $2 \
+             WHERE process_id = $1",
+        )
+        .await?;
+    client.execute(&repoint, &[&process_id, &new_id]).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use xdb_test_util::TestDatabase;

@@ -89,6 +89,11 @@ impl Pipeline {
         }
     }
 
+    /// Whether no write was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
     /// The condition a write to existing rows adds to its `WHERE` (empty unless
     /// [`Pipeline::first_locks`]).
     pub fn after_first(&self) -> &'static str {

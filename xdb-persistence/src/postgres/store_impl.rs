@@ -17,7 +17,7 @@ impl crate::ProcessApi for PostgresStore {
         &self,
         request: &ProcessExecutionStartRequest,
     ) -> Result<Uuid, StoreError> {
-        start_process::start_process(self, request).await
+        crate::operations::start_process(self, request).await
     }
     async fn describe_process(
         &self,
@@ -38,7 +38,7 @@ impl crate::ProcessApi for PostgresStore {
         &self,
         request: &ProcessExecutionListRequest,
     ) -> Result<ProcessExecutionListResponse, StoreError> {
-        list_processes::list_processes(self, request).await
+        crate::operations::list_processes(self, request).await
     }
     async fn process_history(
         &self,

@@ -13,17 +13,17 @@ use xdb_engine::{
 };
 use xdb_protocol::{
     GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
-    LocalQueueMessage, LockType,
+    LocalQueueMessage, LockType, ProcessExecutionStartRequest, ProcessExecutionSummary,
 };
 
 use super::apply_plan::apply_plan_then;
 use super::pipeline::Pipeline;
 use super::transaction::Tx;
-use super::{global_attributes, locks, task_transition, PostgresStore};
+use super::{first_start, global_attributes, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, PlanWriter, ProcessRows,
-    QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
+    ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StateCall, StoreError};
 
@@ -34,6 +34,8 @@ pub struct PgRows {
     begin_pending: bool,
     /// COMMIT went out with the plan's writes.
     committed: bool,
+    /// Writes that go out with the next plan's (or with COMMIT).
+    pending: Pipeline,
 }
 
 /// Runs `statement`, with BEGIN written right before it when still pending.
@@ -69,6 +71,7 @@ impl Dialect for PostgresStore {
             tx: Tx::on(self.lane(lane)).await?,
             begin_pending: true,
             committed: false,
+            pending: Pipeline::default(),
         })
     }
 
@@ -77,6 +80,7 @@ impl Dialect for PostgresStore {
             tx: Tx::outside(self.lane(lane)).await?,
             begin_pending: false,
             committed: false,
+            pending: Pipeline::default(),
         })
     }
 
@@ -98,6 +102,15 @@ impl Dialect for PostgresStore {
             Lane::Timekeeping => self.timekeeping_batches(),
         };
         task_transition::one_statement_transition(batches, self, task, owner, call, plan, now).await
+    }
+
+    async fn start_first_execution(
+        &self,
+        request: &ProcessExecutionStartRequest,
+        new_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Uuid>, StoreError> {
+        first_start::start_first_execution(self, request, new_id, now).await
     }
 
     fn transitions_as_read(&self) -> bool {
@@ -144,6 +157,37 @@ impl ProcessRows for PgRows {
         let client = self.tx.client();
         let find = locks::find_execution(client, process_id, execution_id);
         with_begin(client, &mut self.begin_pending, find).await
+    }
+
+    async fn list_executions(
+        &mut self,
+        query: &ListQuery<'_>,
+    ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
+        let client = self.tx.client();
+        let list = locks::list_executions(client, query);
+        with_begin(client, &mut self.begin_pending, list).await
+    }
+
+    async fn claim_process_id(
+        &mut self,
+        process_id: &str,
+        new_id: Uuid,
+    ) -> Result<Option<ProcessExecution>, StoreError> {
+        let client = self.tx.client();
+        let claim = locks::claim_process_id(client, process_id, new_id);
+        with_begin(client, &mut self.begin_pending, claim).await
+    }
+
+    async fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> Result<(), StoreError> {
+        let client = self.tx.client();
+        let repoint = locks::repoint_latest(client, process_id, new_id);
+        with_begin(client, &mut self.begin_pending, repoint).await
+    }
+
+    /// Sent with the plan's writes that follow, in their statement.
+    async fn insert_execution(&mut self, execution: &ProcessExecution) -> Result<(), StoreError> {
+        self.pending = first_start::insert_execution(std::mem::take(&mut self.pending), execution);
+        Ok(())
     }
 
     async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
@@ -263,6 +307,16 @@ impl AttributeRows for PgRows {
         with_begin(client, &mut self.begin_pending, read).await
     }
 
+    async fn upsert_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        writes: &[GlobalAttributeValue],
+    ) -> Result<(), StoreError> {
+        let client = self.tx.client();
+        let upsert = global_attributes::upsert(client, config, writes);
+        with_begin(client, &mut self.begin_pending, upsert).await
+    }
+
     async fn read_local_attributes(
         &mut self,
         process: Uuid,
@@ -288,7 +342,7 @@ impl PlanWriter for PgRows {
         let client = self.tx.client();
         let apply = apply_plan_then(
             client,
-            Pipeline::default(),
+            std::mem::take(&mut self.pending),
             process,
             plan,
             now,
@@ -315,7 +369,15 @@ impl Transaction for PgRows {
         with_begin(client, &mut self.begin_pending, lock).await
     }
 
-    async fn commit(self) -> Result<(), StoreError> {
+    async fn commit(mut self) -> Result<(), StoreError> {
+        if !self.pending.is_empty() {
+            let client = self.tx.client();
+            let writes = std::mem::take(&mut self.pending);
+            let run = writes.run(client, true);
+            with_begin(client, &mut self.begin_pending, run).await?;
+            self.tx.committed();
+            return Ok(());
+        }
         if self.committed {
             self.tx.committed();
             Ok(())

@@ -144,7 +144,7 @@ mod tests {
         };
 
         let tx = Tx::on(store.pool()).await.unwrap();
-        tx.begin_with(async { Ok(()) }).await.unwrap();
+        tx.client().batch_execute("BEGIN").await.unwrap();
         let result = apply_plan_then(
             tx.client(),
             Pipeline::default(),

@@ -1,12 +1,11 @@
-//! Transactions whose BEGIN travels with their first statement.
+//! A pooled connection holding a transaction whose BEGIN travels with its first
+//! statement (see `tables::with_begin`), rolled back if dropped uncommitted.
 //!
 //! `tokio_postgres::Transaction` waits for BEGIN's answer before anything else is sent:
 //! a round trip, and a wake-up of the server process, per transaction. Here BEGIN is
 //! written, and the first statement right behind it, before either answer is read
 //! (tokio-postgres writes a request when its future is first polled, and the server
 //! answers in order).
-
-use std::future::Future;
 
 use deadpool_postgres::{Client, Object, Pool};
 
@@ -40,17 +39,6 @@ impl Tx {
     /// The connection, for the transaction's statements.
     pub fn client(&self) -> &Client {
         self.connection.as_ref().expect("held until dropped")
-    }
-
-    /// Sends BEGIN and `first` (the transaction's first statements) in one round trip.
-    pub async fn begin_with<T>(
-        &self,
-        first: impl Future<Output = Result<T, StoreError>>,
-    ) -> Result<T, StoreError> {
-        // `join!` polls in order: BEGIN is written before `first` writes anything.
-        let (begun, answer) = futures::join!(self.client().batch_execute("BEGIN"), first);
-        begun?;
-        answer
     }
 
     /// Records that the transaction's COMMIT went out with its last statements and
