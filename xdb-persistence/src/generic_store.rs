@@ -1,14 +1,64 @@
-//! The state transitions of every dialect: each [`Transitions`] method is an operation
-//! of `operations/`, written once.
+//! The process API and the state transitions of every dialect: each method is an
+//! operation of `operations/`, written once.
 
 use async_trait::async_trait;
+use std::time::Duration;
 use xdb_engine::decide::StateApi;
 use xdb_engine::Task;
-use xdb_protocol::{AsyncStateExecuteResponse, AsyncStateWaitUntilResponse};
+
+use uuid::Uuid;
+use xdb_protocol::*;
 
 use crate::operations;
 use crate::tables::Dialect;
-use crate::{Applied, FiredTimer, Retry, StateCall, StoreError, Transitions};
+use crate::{
+    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, StateCall, StoreError, Transitions,
+};
+
+#[async_trait]
+impl<D: Dialect> ProcessApi for D {
+    async fn start_process(
+        &self,
+        request: &ProcessExecutionStartRequest,
+    ) -> Result<Uuid, StoreError> {
+        operations::start_process(self, request).await
+    }
+    async fn describe_process(
+        &self,
+        request: &ProcessExecutionDescribeRequest,
+    ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
+        operations::describe_process(self, request).await
+    }
+    async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
+        operations::stop_process(self, request).await
+    }
+    async fn publish_to_local_queue(
+        &self,
+        request: &PublishToLocalQueueRequest,
+    ) -> Result<(), StoreError> {
+        operations::publish_to_local_queue(self, request).await
+    }
+    async fn list_processes(
+        &self,
+        request: &ProcessExecutionListRequest,
+    ) -> Result<ProcessExecutionListResponse, StoreError> {
+        operations::list_processes(self, request).await
+    }
+    async fn process_history(
+        &self,
+        request: &ProcessExecutionHistoryRequest,
+    ) -> Result<ProcessExecutionHistoryResponse, StoreError> {
+        operations::process_history(self, request).await
+    }
+    async fn rpc(
+        &self,
+        request: &ProcessExecutionRpcRequest,
+        worker: &dyn RpcWorker,
+        timeout: Duration,
+    ) -> Result<ProcessExecutionRpcResponse, StoreError> {
+        operations::rpc(self, request, worker, timeout).await
+    }
+}
 
 #[async_trait]
 impl<D: Dialect> Transitions for D {

@@ -4,57 +4,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use uuid::Uuid;
 use xdb_engine::Task;
-use xdb_protocol::*;
 
 use super::*;
-use crate::{RpcWorker, ServiceInstance, ServiceKind, StateCall, StoreError};
-
-#[async_trait]
-impl crate::ProcessApi for PostgresStore {
-    async fn start_process(
-        &self,
-        request: &ProcessExecutionStartRequest,
-    ) -> Result<Uuid, StoreError> {
-        crate::operations::start_process(self, request).await
-    }
-    async fn describe_process(
-        &self,
-        request: &ProcessExecutionDescribeRequest,
-    ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
-        crate::operations::describe_process(self, request).await
-    }
-    async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
-        crate::operations::stop_process(self, request).await
-    }
-    async fn publish_to_local_queue(
-        &self,
-        request: &PublishToLocalQueueRequest,
-    ) -> Result<(), StoreError> {
-        crate::operations::publish_to_local_queue(self, request).await
-    }
-    async fn list_processes(
-        &self,
-        request: &ProcessExecutionListRequest,
-    ) -> Result<ProcessExecutionListResponse, StoreError> {
-        crate::operations::list_processes(self, request).await
-    }
-    async fn process_history(
-        &self,
-        request: &ProcessExecutionHistoryRequest,
-    ) -> Result<ProcessExecutionHistoryResponse, StoreError> {
-        crate::operations::process_history(self, request).await
-    }
-    async fn rpc(
-        &self,
-        request: &ProcessExecutionRpcRequest,
-        worker: &dyn RpcWorker,
-        timeout: Duration,
-    ) -> Result<ProcessExecutionRpcResponse, StoreError> {
-        crate::operations::rpc(self, request, worker, timeout).await
-    }
-}
+use crate::{ServiceInstance, ServiceKind, StateCall, StoreError};
 
 #[async_trait]
 impl crate::InstanceRegistry for PostgresStore {
