@@ -117,7 +117,8 @@ pub async fn serve(
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),
         };
-        Some(Registration::start(state.store.clone(), instance).await)
+        let registry: Arc<dyn xdb_persistence::InstanceRegistry> = state.store.clone();
+        Some(Registration::start(registry, instance).await)
     } else {
         None
     };

@@ -141,7 +141,8 @@ impl AsyncService {
                     .clone()
                     .unwrap_or_else(|| format!("http://{address}")),
             };
-            Some(Registration::start(store.clone(), instance).await)
+            let registry: Arc<dyn xdb_persistence::InstanceRegistry> = store.clone();
+            Some(Registration::start(registry, instance).await)
         } else {
             None
         };

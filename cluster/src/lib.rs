@@ -10,7 +10,7 @@ mod peer_notifier;
 mod registration;
 
 pub use peer_notifier::PeerNotifier;
-pub use registration::{InstanceRegistry, Registration};
+pub use registration::Registration;
 
 use std::time::Duration;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use xdb_persistence::{ProcessStore, ServiceKind};
+use xdb_persistence::{InstanceRegistry, ServiceKind};
 use xdb_protocol::{paths, InternalNotifyRequest};
 
 use crate::LIVENESS_WINDOW;
@@ -41,13 +41,13 @@ impl PeerNotifier {
         Self { inner: None }
     }
 
-    /// Notifies live instances of `target`, found through `store`.
-    pub fn start(store: Arc<dyn ProcessStore>, target: ServiceKind) -> Self {
+    /// Notifies live instances of `target`, found in `registry`.
+    pub fn start(registry: Arc<dyn InstanceRegistry>, target: ServiceKind) -> Self {
         let inner = Arc::new(Inner {
             pending: Mutex::new(Pending::default()),
             wake: Notify::new(),
         });
-        tokio::spawn(send_rounds(Arc::downgrade(&inner), store, target));
+        tokio::spawn(send_rounds(Arc::downgrade(&inner), registry, target));
         Self { inner: Some(inner) }
     }
 
@@ -77,7 +77,7 @@ impl PeerNotifier {
 
 async fn send_rounds(
     inner: std::sync::Weak<Inner>,
-    store: Arc<dyn ProcessStore>,
+    registry: Arc<dyn InstanceRegistry>,
     target: ServiceKind,
 ) {
     let http = reqwest::Client::builder()
@@ -98,7 +98,7 @@ async fn send_rounds(
             continue;
         }
         if peers_read_at.is_none_or(|at| at.elapsed() > PEER_CACHE_TTL) {
-            match store.live_instances(target, LIVENESS_WINDOW).await {
+            match registry.live_instances(target, LIVENESS_WINDOW).await {
                 Ok(instances) => {
                     peers = instances.into_iter().map(|i| i.notify_url).collect();
                     peers_read_at = Some(Instant::now());

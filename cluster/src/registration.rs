@@ -3,35 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use xdb_persistence::{ProcessStore, ServiceInstance, StoreError};
+use xdb_persistence::{InstanceRegistry, ServiceInstance};
 
 use crate::HEARTBEAT_INTERVAL;
 
-/// What a registration needs of the store.
-#[async_trait]
-pub trait InstanceRegistry: Send + Sync + 'static {
-    /// Records that `instance` is alive now.
-    async fn heartbeat(&self, instance: &ServiceInstance) -> Result<(), StoreError>;
-    /// Forgets the instance `instance_id`.
-    async fn remove(&self, instance_id: &str) -> Result<(), StoreError>;
-}
-
-#[async_trait]
-impl InstanceRegistry for dyn ProcessStore {
-    async fn heartbeat(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
-        self.heartbeat_instance(instance).await
-    }
-
-    async fn remove(&self, instance_id: &str) -> Result<(), StoreError> {
-        self.remove_instance(instance_id).await
-    }
-}
-
 /// A registered instance; [`Registration::stop`] removes it.
-pub struct Registration<R: InstanceRegistry + ?Sized = dyn ProcessStore> {
+pub struct Registration<R: InstanceRegistry + ?Sized = dyn InstanceRegistry> {
     registry: Arc<R>,
     instance_id: String,
     stop: watch::Sender<bool>,
@@ -49,7 +28,7 @@ impl<R: InstanceRegistry + ?Sized> Registration<R> {
     }
 
     async fn start_every(registry: Arc<R>, instance: ServiceInstance, every: Duration) -> Self {
-        if let Err(error) = registry.heartbeat(&instance).await {
+        if let Err(error) = registry.heartbeat_instance(&instance).await {
             tracing::warn!(
                 instance = %instance.instance_id,
                 %error,
@@ -66,7 +45,7 @@ impl<R: InstanceRegistry + ?Sized> Registration<R> {
                     _ = tokio::time::sleep(every) => {}
                     _ = stopped.changed() => return,
                 }
-                if let Err(error) = background.heartbeat(&instance).await {
+                if let Err(error) = background.heartbeat_instance(&instance).await {
                     tracing::warn!(%error, "renewing the service registration failed");
                 }
             }
@@ -83,7 +62,7 @@ impl<R: InstanceRegistry + ?Sized> Registration<R> {
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.heartbeat.await;
-        if let Err(error) = self.registry.remove(&self.instance_id).await {
+        if let Err(error) = self.registry.remove_instance(&self.instance_id).await {
             tracing::warn!(%error, "removing the service registration failed");
         }
     }
@@ -93,7 +72,8 @@ impl<R: InstanceRegistry + ?Sized> Registration<R> {
 mod tests {
     use std::sync::Mutex;
 
-    use xdb_persistence::ServiceKind;
+    use async_trait::async_trait;
+    use xdb_persistence::{ServiceKind, StoreError};
 
     use super::*;
 
@@ -106,7 +86,7 @@ mod tests {
 
     #[async_trait]
     impl InstanceRegistry for FlakyRegistry {
-        async fn heartbeat(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
+        async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
             let mut failures = self.failures.lock().unwrap();
             if *failures > 0 {
                 *failures -= 1;
@@ -119,7 +99,23 @@ mod tests {
             Ok(())
         }
 
-        async fn remove(&self, instance_id: &str) -> Result<(), StoreError> {
+        async fn live_instances(
+            &self,
+            service: ServiceKind,
+            _max_age: Duration,
+        ) -> Result<Vec<ServiceInstance>, StoreError> {
+            let live = self.live.lock().unwrap();
+            Ok(live
+                .iter()
+                .map(|id| ServiceInstance {
+                    instance_id: id.clone(),
+                    service,
+                    notify_url: "http://127.0.0.1:1".into(),
+                })
+                .collect())
+        }
+
+        async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
             self.live.lock().unwrap().retain(|id| id != instance_id);
             Ok(())
         }
