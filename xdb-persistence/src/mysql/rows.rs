@@ -2,6 +2,8 @@
 //!
 //! UUIDs travel as their hyphenated text, timestamps as UTC `DATETIME(6)`, JSON as text.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, NaiveDateTime, Utc};
 use mysql_async::prelude::FromValue;
 use mysql_async::{Row, Value};
@@ -119,21 +121,66 @@ pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError
 }
 
 pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    let status: String = get(row, "status")?;
+    state_from_prefixed_row(row, "")
+}
+
+/// The state columns of a join, named `s_<column>` (see [`joined_process_and_state`]).
+const JOINED_STATE_COLUMNS: &str = "s.process_execution_id AS s_process_execution_id, \
+    s.state_id AS s_state_id, s.state_execution_number AS s_state_execution_number, \
+    s.status AS s_status, s.version AS s_version, s.input AS s_input, s.config AS s_config, \
+    s.command_request AS s_command_request, s.command_results AS s_command_results, \
+    s.created_at AS s_created_at";
+
+/// `SELECT` of execution `?` (`p`) and its state `?`, `?` (`s`, absent when the
+/// execution has no such state), in one statement; locking its rows when `lock`.
+pub(crate) fn joined_process_and_state(lock: bool) -> &'static str {
+    static STATEMENTS: LazyLock<[String; 2]> = LazyLock::new(|| {
+        let process_columns = PROCESS_COLUMNS
+            .split(", ")
+            .map(|column| format!("p.{column}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let read = format!(
+            "SELECT {process_columns}, {JOINED_STATE_COLUMNS} \
+             FROM xdb_sys_process_executions p \
+             LEFT JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
+               AND s.state_id = ? AND s.state_execution_number = ? \
+             WHERE p.id = ?"
+        );
+        [read.clone(), read + " FOR UPDATE"]
+    });
+    &STATEMENTS[usize::from(lock)]
+}
+
+/// The execution and its state from a row of [`joined_process_and_state`].
+pub(crate) fn process_and_state_from_row(
+    row: &Row,
+) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
+    let process = process_from_row(row)?;
+    let state = match get::<Option<String>>(row, "s_state_id")? {
+        Some(_) => Some(state_from_prefixed_row(row, "s_")?),
+        None => None,
+    };
+    Ok((process, state))
+}
+
+fn state_from_prefixed_row(row: &Row, prefix: &str) -> Result<StateExecution, StoreError> {
+    let column = |name: &str| format!("{prefix}{name}");
+    let status: String = get(row, &column("status"))?;
     Ok(StateExecution {
-        process_execution_id: get_uuid(row, "process_execution_id")?,
+        process_execution_id: get_uuid(row, &column("process_execution_id"))?,
         id: StateExecutionId {
-            state_id: get(row, "state_id")?,
-            number: get(row, "state_execution_number")?,
+            state_id: get(row, &column("state_id"))?,
+            number: get(row, &column("state_execution_number"))?,
         },
         status: StateExecutionStatus::parse(&status)
             .ok_or_else(|| StoreError::Database(format!("unknown state status {status}")))?,
-        version: get(row, "version")?,
-        input: get_json(row, "input")?,
-        config: get_json(row, "config")?.unwrap_or_default(),
-        command_request: get_json(row, "command_request")?,
-        command_progress: get_json(row, "command_results")?,
-        created_at: get_time(row, "created_at")?,
+        version: get(row, &column("version"))?,
+        input: get_json(row, &column("input"))?,
+        config: get_json(row, &column("config"))?.unwrap_or_default(),
+        command_request: get_json(row, &column("command_request"))?,
+        command_progress: get_json(row, &column("command_results"))?,
+        created_at: get_time(row, &column("created_at"))?,
     })
 }
 

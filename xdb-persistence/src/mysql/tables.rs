@@ -16,8 +16,8 @@ use xdb_protocol::{
 };
 
 use super::rows::{
-    get, get_json, get_opt_time, get_time, get_uuid, json_text, process_from_row, time_value,
-    uuid_value, PROCESS_COLUMNS,
+    get, get_json, get_opt_time, get_time, get_uuid, joined_process_and_state, json_text,
+    process_and_state_from_row, process_from_row, time_value, uuid_value, PROCESS_COLUMNS,
 };
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
@@ -279,13 +279,14 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
         id: Uuid,
         state: &StateExecutionId,
     ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
-        let process = match locks::select_process(&mut self.conn, id, false).await {
-            Ok(process) => process,
-            Err(StoreError::NotFound(_)) => return Ok(None),
-            Err(other) => return Err(other),
-        };
-        let state = locks::select_state(&mut self.conn, id, state, false).await?;
-        Ok(Some((process, state)))
+        let row: Option<Row> = self
+            .conn
+            .exec_first(
+                joined_process_and_state(false),
+                (state.state_id.as_str(), state.number, id.to_string()),
+            )
+            .await?;
+        row.map(|row| process_and_state_from_row(&row)).transpose()
     }
 }
 
@@ -447,6 +448,29 @@ impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {
 }
 
 impl Transaction for MySqlRows<MySqlTransaction<'static>> {
+    /// The process and state rows locked by one statement, then the task taken.
+    async fn lock_for_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        state: &StateExecutionId,
+    ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
+        let id = task.process_execution_id;
+        let row: Option<Row> = self
+            .conn
+            .exec_first(
+                joined_process_and_state(true),
+                (state.state_id.as_str(), state.number, id.to_string()),
+            )
+            .await?;
+        let locked = row
+            .map(|row| process_and_state_from_row(&row))
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
+        self.take_task(task, owner).await?;
+        Ok(locked)
+    }
+
     async fn commit(self) -> Result<(), StoreError> {
         Ok(self.conn.commit().await?)
     }
