@@ -17,7 +17,7 @@ use xdb_engine::{
 use xdb_protocol::LockType;
 
 /// Who takes a transition's continuation, and for how long.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseTo<'a> {
     pub owner: &'a str,
     pub lease: Duration,

@@ -15,6 +15,7 @@ mod generic_store;
 pub mod mysql;
 mod notifications;
 mod operations;
+mod plan_writes;
 pub mod postgres;
 mod store;
 mod tables;

@@ -4,13 +4,14 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, StateExecutionStatus, TransitionPlan};
+use xdb_engine::{HistoryEntry, ProcessExecution, StateExecutionStatus, TransitionPlan};
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 use super::pipeline::{param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
-use crate::continuation::{continuation_index, LeaseTo};
+use crate::continuation::LeaseTo;
+use crate::plan_writes::{checked_attribute_writes, Write};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
 
@@ -74,8 +75,9 @@ impl WriteAnswers {
     }
 }
 
-/// `plan`'s writes, after `lead`'s, as one pipeline (the attribute writes excepted:
-/// [`write_attributes`] follows it), and how to read their answers.
+/// `plan`'s writes (see [`crate::plan_writes`]), after `lead`'s, as one pipeline (the
+/// attribute writes excepted: [`write_attributes`] follows it), and how to read their
+/// answers.
 pub(crate) fn plan_writes(
     lead: Pipeline,
     process: &ProcessExecution,
@@ -85,196 +87,181 @@ pub(crate) fn plan_writes(
     lease_to: Option<LeaseTo<'_>>,
 ) -> (Pipeline, WriteAnswers) {
     let id = process.id;
-    // Every write goes out as one statement; the checks on what they changed follow.
     let mut writes = lead;
+    // A write to an existing row waits for the lead's lock, when it takes one.
     let after_first = writes.after_first();
-    if let Some(update) = &plan.process {
-        writes.push(
-            format!(
-                "UPDATE xdb_sys_process_executions SET \
-               status = COALESCE($2, status), \
-               close_time = COALESCE($3, close_time), \
-               running_state_executions = COALESCE($4, running_state_executions), \
-               graceful_completion = COALESCE($5, graceful_completion), \
-               state_execution_sequences = COALESCE($6, state_execution_sequences), \
-               result = COALESCE($7, result), \
-               failure = COALESCE($8, failure) \
-             WHERE id = $1{after_first}"
-            ),
-            vec![
-                param(id),
-                param(update.status.map(|s| s.as_str())),
-                param(update.close_time),
-                param(update.running_state_executions),
-                param(update.graceful_completion.as_ref().map(to_json)),
-                param(update.state_execution_sequences.as_ref().map(to_json)),
-                param(update.result.as_ref().map(to_json)),
-                param(update.failure.as_ref().map(to_json)),
-            ],
-            Answer::Nothing,
-        );
-    }
-
-    for update in &plan.state_updates {
-        writes.push(
-            // A version that moved meanwhile makes `version` NULL, which its NOT
-            // NULL constraint refuses: the transaction fails (as Stale, see `error`)
-            // even when its COMMIT was sent along (Finish::WithWrites).
-            format!(
-                "UPDATE xdb_sys_async_state_executions SET status = $4, \
-                   version = CASE WHEN version = $8 THEN version + 1 END, \
-                   command_request = $5, command_results = $6, \
-                   last_failure = COALESCE($7, last_failure) \
-                 WHERE process_execution_id = $1 AND state_id = $2 \
-                   AND state_execution_number = $3{after_first} \
-                 RETURNING 1"
-            ),
-            vec![
-                param(id),
-                param(update.id.state_id.clone()),
-                param(update.id.number),
-                param(status_after(plan, update.status).as_str()),
-                param(update.command_request.as_ref().map(to_json)),
-                param(update.command_progress.as_ref().map(to_json)),
-                param(update.last_failure.clone()),
-                param(update.expected_version),
-            ],
-            Answer::Exactly(1),
-        );
-    }
-
-    if plan.close_execution {
-        // The states updated above are left out: one statement must not change a row
-        // twice (their updates already abort them, see `status_after`).
-        let (updated_ids, updated_numbers): (Vec<String>, Vec<i32>) = plan
-            .state_updates
-            .iter()
-            .map(|update| (update.id.state_id.clone(), update.id.number))
-            .unzip();
-        writes.push(
-            format!(
-                "UPDATE xdb_sys_async_state_executions SET status = $2, version = version + 1 \
-             WHERE process_execution_id = $1 AND status IN ($3, $4, $5) \
-               AND (state_id, state_execution_number) NOT IN \
-                 (SELECT * FROM unnest($6::varchar[], $7::int[])){after_first}"
-            ),
-            vec![
-                param(id),
-                param(StateExecutionStatus::Aborted.as_str()),
-                param(StateExecutionStatus::WaitUntilRunning.as_str()),
-                param(StateExecutionStatus::WaitingCommands.as_str()),
-                param(StateExecutionStatus::ExecuteRunning.as_str()),
-                param(updated_ids),
-                param(updated_numbers),
-            ],
-            Answer::Nothing,
-        );
-        writes.push(
-            format!("DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1{after_first}"),
-            vec![param(id)],
-            Answer::Nothing,
-        );
-    }
-
-    for state in &plan.new_states {
-        writes.push(
-            "INSERT INTO xdb_sys_async_state_executions \
-               (process_execution_id, state_id, state_execution_number, status, input, config) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            vec![
-                param(id),
-                param(state.id.state_id.clone()),
-                param(state.id.number),
-                param(state.status.as_str()),
-                param(state.input.as_ref().map(to_json)),
-                param(to_json(&state.config)),
-            ],
-            Answer::Nothing,
-        );
-    }
-
-    for state in &plan.delete_timers_of {
-        writes.push(
-            format!(
-                "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1 AND state_id = $2 \
-               AND state_execution_number = $3 AND task_type = 'TIMER'{after_first}"
-            ),
-            vec![
-                param(id),
-                param(state.state_id.clone()),
-                param(state.number),
-            ],
-            Answer::Nothing,
-        );
-    }
-
     let info = trace_context::task_info().as_ref().map(to_json);
-    let leased = lease_to.and_then(|to| Some((to, continuation_index(plan, now)?)));
-    if let Some((to, index)) = leased {
-        let task = &plan.new_tasks[index];
-        writes.push(
-            format!(
+    let mut continuation = false;
+    for write in crate::plan_writes::plan_writes(plan, now, lease_to) {
+        match write {
+            Write::Process(update) => writes.push(
+                format!(
+                    "UPDATE xdb_sys_process_executions SET \
+                       status = COALESCE($2, status), \
+                       close_time = COALESCE($3, close_time), \
+                       running_state_executions = COALESCE($4, running_state_executions), \
+                       graceful_completion = COALESCE($5, graceful_completion), \
+                       state_execution_sequences = COALESCE($6, state_execution_sequences), \
+                       result = COALESCE($7, result), \
+                       failure = COALESCE($8, failure) \
+                     WHERE id = $1{after_first}"
+                ),
+                vec![
+                    param(id),
+                    param(update.status.map(|s| s.as_str())),
+                    param(update.close_time),
+                    param(update.running_state_executions),
+                    param(update.graceful_completion.as_ref().map(to_json)),
+                    param(update.state_execution_sequences.as_ref().map(to_json)),
+                    param(update.result.as_ref().map(to_json)),
+                    param(update.failure.as_ref().map(to_json)),
+                ],
+                Answer::Nothing,
+            ),
+            // A version that moved meanwhile makes `version` NULL, which its NOT NULL
+            // constraint refuses: the transaction fails (as Stale, see `error`) even when
+            // its COMMIT was sent along (Finish::WithWrites).
+            Write::State { update, status } => writes.push(
+                format!(
+                    "UPDATE xdb_sys_async_state_executions SET status = $4, \
+                       version = CASE WHEN version = $8 THEN version + 1 END, \
+                       command_request = $5, command_results = $6, \
+                       last_failure = COALESCE($7, last_failure) \
+                     WHERE process_execution_id = $1 AND state_id = $2 \
+                       AND state_execution_number = $3{after_first} \
+                     RETURNING 1"
+                ),
+                vec![
+                    param(id),
+                    param(update.id.state_id.clone()),
+                    param(update.id.number),
+                    param(status.as_str()),
+                    param(update.command_request.as_ref().map(to_json)),
+                    param(update.command_progress.as_ref().map(to_json)),
+                    param(update.last_failure.clone()),
+                    param(update.expected_version),
+                ],
+                Answer::Exactly(1),
+            ),
+            Write::AbortActiveStates { except } => {
+                let (ids, numbers): (Vec<String>, Vec<i32>) = except
+                    .iter()
+                    .map(|state| (state.state_id.clone(), state.number))
+                    .unzip();
+                writes.push(
+                    format!(
+                        "UPDATE xdb_sys_async_state_executions SET status = $2, \
+                           version = version + 1 \
+                         WHERE process_execution_id = $1 AND status IN ($3, $4, $5) \
+                           AND (state_id, state_execution_number) NOT IN \
+                             (SELECT * FROM unnest($6::varchar[], $7::int[])){after_first}"
+                    ),
+                    vec![
+                        param(id),
+                        param(StateExecutionStatus::Aborted.as_str()),
+                        param(StateExecutionStatus::WaitUntilRunning.as_str()),
+                        param(StateExecutionStatus::WaitingCommands.as_str()),
+                        param(StateExecutionStatus::ExecuteRunning.as_str()),
+                        param(ids),
+                        param(numbers),
+                    ],
+                    Answer::Nothing,
+                );
+            }
+            Write::DeleteTasks => writes.push(
+                format!("DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1{after_first}"),
+                vec![param(id)],
+                Answer::Nothing,
+            ),
+            Write::NewState(state) => writes.push(
+                "INSERT INTO xdb_sys_async_state_executions \
+                   (process_execution_id, state_id, state_execution_number, status, input, \
+                    config) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                vec![
+                    param(id),
+                    param(state.id.state_id.clone()),
+                    param(state.id.number),
+                    param(state.status.as_str()),
+                    param(state.input.as_ref().map(to_json)),
+                    param(to_json(&state.config)),
+                ],
+                Answer::Nothing,
+            ),
+            Write::DeleteTimers(state) => writes.push(
+                format!(
+                    "DELETE FROM xdb_sys_tasks WHERE process_execution_id = $1 \
+                       AND state_id = $2 AND state_execution_number = $3 \
+                       AND task_type = 'TIMER'{after_first}"
+                ),
+                vec![
+                    param(id),
+                    param(state.state_id.clone()),
+                    param(state.number),
+                ],
+                Answer::Nothing,
+            ),
+            Write::NewTask {
+                task,
+                leased: Some(to),
+            } => {
+                continuation = true;
+                writes.push(
+                    format!(
+                        "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
+                           state_id, state_execution_number, timer_index, lease_owner, \
+                           lease_expires_at, first_attempt_at, info) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, \
+                           clock_timestamp() + make_interval(secs => $8), clock_timestamp(), \
+                           $9) \
+                         RETURNING {TASK_COLUMNS}"
+                    ),
+                    vec![
+                        param(task.task_type.as_str()),
+                        param(task.fire_at),
+                        param(id),
+                        param(task.state.as_ref().map(|s| s.state_id.clone())),
+                        param(task.state.as_ref().map(|s| s.number)),
+                        param(task.timer_index),
+                        param(to.owner.to_string()),
+                        param(to.lease.as_secs_f64()),
+                        param(info.clone()),
+                    ],
+                    Answer::Row,
+                );
+            }
+            Write::NewTask { task, leased: None } => writes.push(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-                   state_execution_number, timer_index, lease_owner, lease_expires_at, \
-                   first_attempt_at, info) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                   clock_timestamp() + make_interval(secs => $8), clock_timestamp(), $9) \
-                 RETURNING {TASK_COLUMNS}"
+                   state_execution_number, timer_index, info) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                vec![
+                    param(task.task_type.as_str()),
+                    param(task.fire_at),
+                    param(id),
+                    param(task.state.as_ref().map(|s| s.state_id.clone())),
+                    param(task.state.as_ref().map(|s| s.number)),
+                    param(task.timer_index),
+                    param(info.clone()),
+                ],
+                Answer::Nothing,
             ),
-            vec![
-                param(task.task_type.as_str()),
-                param(task.fire_at),
-                param(id),
-                param(task.state.as_ref().map(|s| s.state_id.clone())),
-                param(task.state.as_ref().map(|s| s.number)),
-                param(task.timer_index),
-                param(to.owner.to_string()),
-                param(to.lease.as_secs_f64()),
-                param(info.clone()),
-            ],
-            Answer::Row,
-        );
-    }
-    let others = plan
-        .new_tasks
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| leased.map(|(_, leased)| leased) != Some(*index));
-    for (_, task) in others {
-        writes.push(
-            "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-               state_execution_number, timer_index, info) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            vec![
-                param(task.task_type.as_str()),
-                param(task.fire_at),
-                param(id),
-                param(task.state.as_ref().map(|s| s.state_id.clone())),
-                param(task.state.as_ref().map(|s| s.number)),
-                param(task.timer_index),
-                param(info.clone()),
-            ],
-            Answer::Nothing,
-        );
-    }
-
-    for consumption in &plan.consume_messages {
-        writes.push(
-            format!(
-                "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
-                 WHERE process_execution_id = $1 AND sequence_id = ANY($2) \
-                   AND consumed_by IS NULL{after_first} \
-                 RETURNING 1"
+            Write::Consume(consumption) => writes.push(
+                format!(
+                    "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \
+                     WHERE process_execution_id = $1 AND sequence_id = ANY($2) \
+                       AND consumed_by IS NULL{after_first} \
+                     RETURNING 1"
+                ),
+                vec![
+                    param(id),
+                    param(consumption.sequence_ids.clone()),
+                    param(consumption.consumed_by.to_string()),
+                ],
+                Answer::Exactly(consumption.sequence_ids.len() as i64),
             ),
-            vec![
-                param(id),
-                param(consumption.sequence_ids.clone()),
-                param(consumption.consumed_by.to_string()),
-            ],
-            Answer::Exactly(consumption.sequence_ids.len() as i64),
-        );
+            Write::History(entries) => push_history(&mut writes, id, entries, now),
+        }
     }
-
-    push_history(&mut writes, id, plan, now);
     let applied_closure = plan.closes_process();
     if announce == Announce::NewTasks && plan.has_tasks() {
         push_notify(&mut writes, CHANNEL_TASKS, String::new());
@@ -286,24 +273,12 @@ pub(crate) fn plan_writes(
         }
         push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
     }
-
     let reading = WriteAnswers {
-        continuation: leased.is_some(),
+        continuation,
         new_tasks: plan.new_tasks.len(),
         closes_process: applied_closure,
     };
     (writes, reading)
-}
-
-/// A state update's status, for a plan that closes the process: a state it leaves
-/// active is aborted with the rest (in the same update, as one statement changes a row
-/// once).
-fn status_after(plan: &TransitionPlan, status: StateExecutionStatus) -> StateExecutionStatus {
-    if plan.close_execution && status.is_active() {
-        StateExecutionStatus::Aborted
-    } else {
-        status
-    }
 }
 
 pub(crate) async fn write_attributes(
@@ -311,15 +286,7 @@ pub(crate) async fn write_attributes(
     process: &ProcessExecution,
     writes: &xdb_protocol::AttributeWrites,
 ) -> Result<(), StoreError> {
-    if !writes.global_attributes.is_empty() {
-        let Some(config) = &process.global_attribute_config else {
-            return Err(StoreError::Decide(
-                xdb_engine::decide::DecideError::InvalidWorkerResponse(
-                    "global attributes written, but the process has no global attribute table"
-                        .into(),
-                ),
-            ));
-        };
+    if let Some(config) = checked_attribute_writes(process, writes)? {
         global_attributes::update(tx, config, &writes.global_attributes).await?;
     }
     if !writes.local_attributes.is_empty() {
@@ -331,8 +298,6 @@ pub(crate) async fn write_attributes(
             )
             .await?;
         for attribute in &writes.local_attributes {
-            xdb_engine::validation::check_id("localAttributes.key", &attribute.key)
-                .map_err(|e| StoreError::Decide(e.into()))?;
             tx.execute(
                 &statement,
                 &[&process.id, &attribute.key, &to_json(&attribute.value)],
@@ -344,16 +309,9 @@ pub(crate) async fn write_attributes(
 }
 
 /// One statement for all of a transition's events keeps history off the critical path.
-fn push_history(writes: &mut Pipeline, id: Uuid, plan: &TransitionPlan, now: DateTime<Utc>) {
-    if plan.history.is_empty() {
-        return;
-    }
-    let types: Vec<String> = plan
-        .history
-        .iter()
-        .map(|h| h.event_type.to_string())
-        .collect();
-    let details: Vec<Value> = plan.history.iter().map(|h| h.details.clone()).collect();
+fn push_history(writes: &mut Pipeline, id: Uuid, entries: &[HistoryEntry], now: DateTime<Utc>) {
+    let types: Vec<String> = entries.iter().map(|h| h.event_type.to_string()).collect();
+    let details: Vec<Value> = entries.iter().map(|h| h.details.clone()).collect();
     writes.push(
         "INSERT INTO xdb_sys_history_events (process_execution_id, event_time, event_type, details) \
          SELECT $1, $2, t, d FROM unnest($3::varchar[], $4::jsonb[]) AS e(t, d)",
