@@ -13,7 +13,7 @@ use xdb_engine::{
     HistoryEntry, MessageConsumption, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
     StateExecutionId, StateExecutionStatus, StateUpdate, TransitionPlan,
 };
-use xdb_protocol::{AttributeWrites, GlobalAttributeConfig};
+use xdb_protocol::{AttributeWrites, EncodedObject, GlobalAttributeConfig, LocalQueueMessage};
 
 use crate::continuation::{continuation_index, LeaseTo};
 use crate::StoreError;
@@ -105,8 +105,7 @@ pub(crate) fn checked_attribute_writes<'a>(
     writes: &AttributeWrites,
 ) -> Result<Option<&'a GlobalAttributeConfig>, StoreError> {
     for attribute in &writes.local_attributes {
-        xdb_engine::validation::check_id("localAttributes.key", &attribute.key)
-            .map_err(|e| StoreError::Decide(e.into()))?;
+        check_id("localAttributes.key", &attribute.key)?;
     }
     if writes.global_attributes.is_empty() {
         return Ok(None);
@@ -117,6 +116,43 @@ pub(crate) fn checked_attribute_writes<'a>(
             "global attributes written, but the process has no global attribute table".into(),
         ))),
     }
+}
+
+/// A local-queue message as its row is inserted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage<'a> {
+    pub queue_name: &'a str,
+    /// The caller's, or a fresh one: a message without one is never a duplicate.
+    pub dedup_id: String,
+    pub payload: Option<&'a EncodedObject>,
+}
+
+/// `messages` as rows, once their names are checked to be ids that fit their columns.
+pub(crate) fn checked_messages(
+    messages: &[LocalQueueMessage],
+) -> Result<Vec<NewMessage<'_>>, StoreError> {
+    messages
+        .iter()
+        .map(|message| {
+            check_id("queueName", &message.queue_name)?;
+            let dedup_id = match &message.dedup_id {
+                Some(id) => {
+                    check_id("dedupId", id)?;
+                    id.clone()
+                }
+                None => uuid::Uuid::now_v7().to_string(),
+            };
+            Ok(NewMessage {
+                queue_name: &message.queue_name,
+                dedup_id,
+                payload: message.payload.as_ref(),
+            })
+        })
+        .collect()
+}
+
+fn check_id(field: &str, value: &str) -> Result<(), StoreError> {
+    xdb_engine::validation::check_id(field, value).map_err(|e| StoreError::Decide(e.into()))
 }
 
 #[cfg(test)]
@@ -263,5 +299,24 @@ mod tests {
             checked_attribute_writes(&process, &AttributeWrites::default()),
             Ok(None)
         ));
+    }
+
+    #[test]
+    fn messages_get_a_fresh_dedup_id_unless_they_bring_one_and_bad_names_are_refused() {
+        let message = |queue: &str, dedup: Option<&str>| LocalQueueMessage {
+            queue_name: queue.into(),
+            dedup_id: dedup.map(Into::into),
+            payload: None,
+        };
+        let messages = [message("q", Some("d1")), message("q", None)];
+        let rows = checked_messages(&messages).unwrap();
+        assert_eq!(rows[0].dedup_id, "d1");
+        assert!(!rows[1].dedup_id.is_empty());
+        assert_ne!(
+            checked_messages(&[message("q", None)]).unwrap()[0].dedup_id,
+            rows[1].dedup_id
+        );
+        assert!(checked_messages(&[message("", None)]).is_err());
+        assert!(checked_messages(&[message("q", Some(""))]).is_err());
     }
 }

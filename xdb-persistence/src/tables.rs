@@ -13,11 +13,12 @@ use uuid::Uuid;
 use xdb_engine::TransitionPlan;
 use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LocalQueueMessage, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
     ProcessExecutionStartRequest, ProcessExecutionSummary, ProcessStatus,
 };
 
 use crate::continuation::LeaseTo;
+use crate::plan_writes::NewMessage;
 use crate::{Applied, StateCall, StoreError};
 
 /// Shorthand for the futures the traits return: every operation runs on a
@@ -118,12 +119,8 @@ pub trait TaskRows: Send {
 /// `xdb_sys_local_queue_messages`.
 pub trait QueueRows: Send {
     /// Inserts `messages`, dropping those whose dedup id the execution has; returns how
-    /// many were new. Names are checked first: a bad one is an error, nothing written.
-    fn insert_messages(
-        &mut self,
-        process: Uuid,
-        messages: &[LocalQueueMessage],
-    ) -> impl Answer<u64>;
+    /// many were new (see `crate::plan_writes::checked_messages`).
+    fn insert_messages(&mut self, process: Uuid, messages: &[NewMessage<'_>]) -> impl Answer<u64>;
     /// The execution's unconsumed messages, in FIFO order.
     fn queued_messages(&mut self, process: Uuid) -> impl Answer<Vec<QueuedMessage>>;
 }

@@ -12,6 +12,7 @@ use super::rows::{
     get, get_json, in_list, json_text, process_from_row, state_from_row, uuid_value,
     PROCESS_COLUMNS, STATE_COLUMNS,
 };
+use crate::plan_writes::NewMessage;
 use crate::StoreError;
 
 pub(crate) async fn lock_process(
@@ -153,29 +154,19 @@ pub(crate) async fn queued_messages(
 pub(crate) async fn insert_messages(
     tx: &mut (impl Queryable + super::tables::AffectedRows),
     process_execution_id: Uuid,
-    messages: &[LocalQueueMessage],
+    messages: &[NewMessage<'_>],
 ) -> Result<u64, StoreError> {
     let mut inserted = 0;
     for message in messages {
-        xdb_engine::validation::check_id("queueName", &message.queue_name)
-            .map_err(|e| StoreError::Decide(e.into()))?;
-        let dedup_id = match &message.dedup_id {
-            Some(id) => {
-                xdb_engine::validation::check_id("dedupId", id)
-                    .map_err(|e| StoreError::Decide(e.into()))?;
-                id.clone()
-            }
-            None => Uuid::now_v7().to_string(),
-        };
-        let payload = message.payload.as_ref().map(json_text);
+        let payload = message.payload.map(json_text);
         tx.exec_drop(
             "INSERT IGNORE INTO xdb_sys_local_queue_messages \
                (process_execution_id, queue_name, dedup_id, payload, created_at) \
              VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6))",
             vec![
                 uuid_value(process_execution_id),
-                Value::from(message.queue_name.as_str()),
-                Value::from(dedup_id),
+                Value::from(message.queue_name),
+                Value::from(message.dedup_id.as_str()),
                 Value::from(payload),
             ],
         )

@@ -11,8 +11,8 @@ use xdb_engine::{
     ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
 };
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
-    LocalQueueMessage, LockType, ProcessExecutionSummary, ProcessStatus,
+    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue, LockType,
+    ProcessExecutionSummary, ProcessStatus,
 };
 
 use super::rows::{
@@ -21,6 +21,7 @@ use super::rows::{
 };
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
+use crate::plan_writes::NewMessage;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
     ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
@@ -386,7 +387,7 @@ impl<Q: Queryable + AffectedRows + Sync> QueueRows for MySqlRows<Q> {
     async fn insert_messages(
         &mut self,
         process: Uuid,
-        messages: &[LocalQueueMessage],
+        messages: &[NewMessage<'_>],
     ) -> Result<u64, StoreError> {
         locks::insert_messages(&mut self.conn, process, messages).await
     }

@@ -8,6 +8,7 @@ use xdb_engine::decide::{self, DecideError};
 use xdb_engine::{events, HistoryEntry, TransitionPlan};
 use xdb_protocol::{ProcessExecutionStopRequest, PublishToLocalQueueRequest};
 
+use crate::plan_writes::checked_messages;
 use crate::tables::{
     Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows, Transaction,
 };
@@ -45,7 +46,9 @@ pub(crate) async fn publish_to_local_queue<D: Dialect>(
         return Err(DecideError::NotRunning.into());
     }
     let now = Utc::now();
-    let inserted = tx.insert_messages(process.id, &request.messages).await?;
+    let inserted = tx
+        .insert_messages(process.id, &checked_messages(&request.messages)?)
+        .await?;
     let mut plan = TransitionPlan::default();
     if inserted > 0 {
         let waiting = tx.lock_waiting_states(process.id).await?;

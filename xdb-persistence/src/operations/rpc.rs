@@ -16,6 +16,7 @@ use xdb_protocol::{
 };
 
 use super::attributes::lock_business_row_first;
+use crate::plan_writes::checked_messages;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
     Transaction,
@@ -98,8 +99,11 @@ pub(crate) async fn rpc<D: Dialect>(
     let now = Utc::now();
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
-        tx.insert_messages(process.id, &response.publish_to_local_queue)
-            .await?;
+        tx.insert_messages(
+            process.id,
+            &checked_messages(&response.publish_to_local_queue)?,
+        )
+        .await?;
         let waiting = tx.lock_waiting_states(process.id).await?;
         let messages = tx.queued_messages(process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);

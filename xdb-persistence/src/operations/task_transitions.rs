@@ -17,6 +17,7 @@ use super::attributes::lock_business_row_first;
 use super::state_calls::preload_continuation;
 use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::fired_timer::fired_plan;
+use crate::plan_writes::checked_messages;
 use crate::tables::{
     Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows, TaskRows,
     Transaction,
@@ -53,8 +54,11 @@ pub(crate) async fn complete_wait_until<D: Dialect>(
     let now = Utc::now();
     let published = !response.publish_to_local_queue.is_empty();
     if published {
-        tx.insert_messages(process.id, &response.publish_to_local_queue)
-            .await?;
+        tx.insert_messages(
+            process.id,
+            &checked_messages(&response.publish_to_local_queue)?,
+        )
+        .await?;
     }
     let wants_messages = !response.command_request.local_queue_commands.is_empty();
     let messages = if wants_messages || published {
@@ -146,8 +150,11 @@ async fn complete_decided_execute<D: Dialect>(
     let now = Utc::now();
     let mut plan = decide(&process, &state, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
-        tx.insert_messages(process.id, &response.publish_to_local_queue)
-            .await?;
+        tx.insert_messages(
+            process.id,
+            &checked_messages(&response.publish_to_local_queue)?,
+        )
+        .await?;
         let waiting = tx.lock_waiting_states(process.id).await?;
         let messages = tx.queued_messages(process.id).await?;
         decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);

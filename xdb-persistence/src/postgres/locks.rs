@@ -13,6 +13,7 @@ use super::rows::{
     from_json, optional_state_at, process_at, process_from_row, qualified, state_from_row,
     PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
+use crate::plan_writes::NewMessage;
 use crate::StoreError;
 
 /// Deletes the task if `owner` still holds its lease; otherwise the work is someone
@@ -274,7 +275,7 @@ pub(crate) async fn queued_messages(
 pub(crate) async fn insert_messages(
     tx: &impl GenericClient,
     process_execution_id: Uuid,
-    messages: &[LocalQueueMessage],
+    messages: &[NewMessage<'_>],
 ) -> Result<u64, StoreError> {
     let statement = tx
         .prepare_cached(
@@ -285,24 +286,14 @@ pub(crate) async fn insert_messages(
         .await?;
     let mut inserted = 0;
     for message in messages {
-        xdb_engine::validation::check_id("queueName", &message.queue_name)
-            .map_err(|e| StoreError::Decide(e.into()))?;
-        let dedup_id = match &message.dedup_id {
-            Some(id) => {
-                xdb_engine::validation::check_id("dedupId", id)
-                    .map_err(|e| StoreError::Decide(e.into()))?;
-                id.clone()
-            }
-            None => Uuid::now_v7().to_string(),
-        };
         inserted += tx
             .execute(
                 &statement,
                 &[
                     &process_execution_id,
                     &message.queue_name,
-                    &dedup_id,
-                    &message.payload.as_ref().map(super::rows::to_json),
+                    &message.dedup_id,
+                    &message.payload.map(super::rows::to_json),
                 ],
             )
             .await?;

@@ -12,8 +12,8 @@ use xdb_engine::{
     ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
 };
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue,
-    LocalQueueMessage, LockType, ProcessExecutionStartRequest, ProcessExecutionSummary,
+    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue, LockType,
+    ProcessExecutionStartRequest, ProcessExecutionSummary,
 };
 
 use super::apply_plan::apply_plan_then;
@@ -21,6 +21,7 @@ use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, global_attributes, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
+use crate::plan_writes::NewMessage;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
     ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
@@ -281,7 +282,7 @@ impl QueueRows for PgRows {
     async fn insert_messages(
         &mut self,
         process: Uuid,
-        messages: &[LocalQueueMessage],
+        messages: &[NewMessage<'_>],
     ) -> Result<u64, StoreError> {
         let client = self.tx.client();
         let insert = locks::insert_messages(client, process, messages);
