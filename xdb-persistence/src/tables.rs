@@ -7,6 +7,7 @@
 //! its task and state rows.
 
 use std::future::Future;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -19,7 +20,7 @@ use xdb_protocol::{
 
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
-use crate::{Applied, StateCall, StoreError};
+use crate::{Applied, StateCall, StoreError, TaskClaim};
 
 /// Shorthand for the futures the traits return: every operation runs on a
 /// multi-threaded runtime, so each must be `Send`.
@@ -225,6 +226,34 @@ pub trait Transaction:
 pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows {}
 impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows> Session for S {}
 
+/// `xdb_sys_tasks` as task sources see it: claims and leases, each its own transaction.
+pub trait TaskQueue: Send + Sync {
+    /// Starts pushing wake-ups from the database, if the dialect can.
+    fn listen(&self, _what: crate::Listen) -> Option<crate::Notifications> {
+        None
+    }
+    /// Leases up to `limit` tasks due `ahead` seconds from now (negative: due for at
+    /// least that long) to `owner`, due timers first, with each state task's worker call
+    /// where the claim read its rows along (`None` where it did not).
+    fn lease_due(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: f64,
+    ) -> impl Answer<Vec<(Task, Option<StateCall>)>>;
+    /// See [`crate::TaskSource::count_backlog`].
+    fn count_backlog(&self, cap: i64) -> impl Answer<i64>;
+    /// See [`crate::TaskSource::claim_task`].
+    fn claim_task(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim>;
+    /// See [`crate::TaskSource::next_task_due_in`].
+    fn next_task_due_in(&self) -> impl Answer<Option<Duration>>;
+    /// See [`crate::TaskSource::renew_leases`].
+    fn renew_leases(&self, owner: &str, task_ids: &[i64], lease: Duration) -> impl Answer<u64>;
+    /// See [`crate::TaskSource::release_leases`].
+    fn release_leases(&self, owner: &str) -> impl Answer<u64>;
+}
+
 /// Which connections an operation uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -237,7 +266,7 @@ pub enum Lane {
 
 /// A database dialect: where its transactions come from, and the faster forms it has of
 /// generic operations.
-pub trait Dialect: Send + Sync + 'static {
+pub trait Dialect: TaskQueue + Send + Sync + 'static {
     type Tx: Transaction;
     type Session: Session;
 

@@ -11,15 +11,6 @@ use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
 use super::MySqlStore;
 use crate::StoreError;
 
-pub(crate) async fn claim_due_tasks(
-    store: &MySqlStore,
-    owner: &str,
-    limit: i64,
-    lease: Duration,
-) -> Result<Vec<Task>, StoreError> {
-    claim_tasks_due_by(store, owner, limit, lease, 0.0).await
-}
-
 /// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
 pub(crate) async fn claim_tasks_due_by(
     store: &MySqlStore,

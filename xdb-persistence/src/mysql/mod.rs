@@ -20,8 +20,8 @@ mod global_attributes;
 mod locks;
 mod rows;
 mod service_instances;
-mod store_impl;
 mod tables;
+mod task_queue;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,70 +2,69 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
+
 use mysql_async::prelude::Queryable;
 
 use super::MySqlStore;
 use crate::{ServiceInstance, ServiceKind, StoreError};
 
-pub(crate) async fn heartbeat_instance(
-    store: &MySqlStore,
-    instance: &ServiceInstance,
-) -> Result<(), StoreError> {
-    let mut conn = store.pool().get_conn().await?;
-    conn.exec_drop(
-        "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
-         VALUES (?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE \
-         service = VALUES(service), notify_url = VALUES(notify_url), \
-         heartbeat_at = VALUES(heartbeat_at)",
-        (
-            &instance.instance_id,
-            instance.service.as_str(),
-            &instance.notify_url,
-        ),
-    )
-    .await?;
-    conn.query_drop(
-        "DELETE FROM xdb_sys_service_instances \
-         WHERE heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
-    )
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn live_instances(
-    store: &MySqlStore,
-    service: ServiceKind,
-    max_age: Duration,
-) -> Result<Vec<ServiceInstance>, StoreError> {
-    let mut conn = store.pool().get_conn().await?;
-    let micros = i64::try_from(max_age.as_micros()).unwrap_or(i64::MAX);
-    let rows: Vec<(String, String)> = conn
-        .exec(
-            "SELECT instance_id, notify_url FROM xdb_sys_service_instances \
-             WHERE service = ? AND heartbeat_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
-             ORDER BY instance_id",
-            (service.as_str(), micros),
+#[async_trait]
+impl crate::InstanceRegistry for MySqlStore {
+    async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
+        let mut conn = self.pool().get_conn().await?;
+        conn.exec_drop(
+            "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
+             VALUES (?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE \
+             service = VALUES(service), notify_url = VALUES(notify_url), \
+             heartbeat_at = VALUES(heartbeat_at)",
+            (
+                &instance.instance_id,
+                instance.service.as_str(),
+                &instance.notify_url,
+            ),
         )
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(instance_id, notify_url)| ServiceInstance {
-            instance_id,
-            service,
-            notify_url,
-        })
-        .collect())
-}
+        conn.query_drop(
+            "DELETE FROM xdb_sys_service_instances \
+             WHERE heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+        )
+        .await?;
+        Ok(())
+    }
 
-pub(crate) async fn remove_instance(
-    store: &MySqlStore,
-    instance_id: &str,
-) -> Result<(), StoreError> {
-    let mut conn = store.pool().get_conn().await?;
-    conn.exec_drop(
-        "DELETE FROM xdb_sys_service_instances WHERE instance_id = ?",
-        (instance_id,),
-    )
-    .await?;
-    Ok(())
+    async fn live_instances(
+        &self,
+        service: ServiceKind,
+        max_age: Duration,
+    ) -> Result<Vec<ServiceInstance>, StoreError> {
+        let mut conn = self.pool().get_conn().await?;
+        let micros = i64::try_from(max_age.as_micros()).unwrap_or(i64::MAX);
+        let rows: Vec<(String, String)> = conn
+            .exec(
+                "SELECT instance_id, notify_url FROM xdb_sys_service_instances \
+                 WHERE service = ? AND heartbeat_at >= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND \
+                 ORDER BY instance_id",
+                (service.as_str(), micros),
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(instance_id, notify_url)| ServiceInstance {
+                instance_id,
+                service,
+                notify_url,
+            })
+            .collect())
+    }
+
+    async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
+        let mut conn = self.pool().get_conn().await?;
+        conn.exec_drop(
+            "DELETE FROM xdb_sys_service_instances WHERE instance_id = ?",
+            (instance_id,),
+        )
+        .await?;
+        Ok(())
+    }
 }

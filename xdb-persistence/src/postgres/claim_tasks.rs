@@ -17,31 +17,8 @@ use crate::claimed_call::ready_call;
 use crate::StateCall;
 use crate::StoreError;
 
-pub(crate) async fn claim_due_tasks(
-    store: &PostgresStore,
-    owner: &str,
-    limit: i64,
-    lease: Duration,
-) -> Result<Vec<Task>, StoreError> {
-    claim_tasks_due_by(store, owner, limit, lease, 0.0).await
-}
-
-/// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
-pub(crate) async fn claim_tasks_due_by(
-    store: &PostgresStore,
-    owner: &str,
-    limit: i64,
-    lease: Duration,
-    ahead: f64,
-) -> Result<Vec<Task>, StoreError> {
-    Ok(claim_with_rows(store, owner, limit, lease, ahead)
-        .await?
-        .into_iter()
-        .map(|(task, _)| task)
-        .collect())
-}
-
-/// [`claim_tasks_due_by`] with each state task's worker call, where its rows (read by
+/// Leases tasks due `ahead` seconds from now (negative: due for at least that long),
+/// each state task with its worker call, where its rows (read by
 /// the claim itself) are all the call needs.
 pub(crate) async fn claim_tasks_with_calls(
     store: &PostgresStore,

@@ -16,8 +16,8 @@ mod pipeline;
 mod rows;
 mod service_instances;
 mod statement_batches;
-mod store_impl;
 mod tables;
+mod task_queue;
 mod task_transition;
 mod transaction;
 

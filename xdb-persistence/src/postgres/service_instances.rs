@@ -2,78 +2,77 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
+
 use super::PostgresStore;
 use crate::{ServiceInstance, ServiceKind, StoreError};
 
-pub(crate) async fn heartbeat_instance(
-    store: &PostgresStore,
-    instance: &ServiceInstance,
-) -> Result<(), StoreError> {
-    let client = store.pool().get().await?;
-    let upsert = client
-        .prepare_cached(
-            "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
-             VALUES ($1, $2, $3, clock_timestamp()) ON CONFLICT (instance_id) DO UPDATE \
-             SET service = EXCLUDED.service, notify_url = EXCLUDED.notify_url, \
-                 heartbeat_at = EXCLUDED.heartbeat_at",
-        )
-        .await?;
-    client
-        .execute(
-            &upsert,
-            &[
-                &instance.instance_id,
-                &instance.service.as_str(),
-                &instance.notify_url,
-            ],
-        )
-        .await?;
-    let sweep = client
-        .prepare_cached(
-            "DELETE FROM xdb_sys_service_instances \
-             WHERE heartbeat_at < clock_timestamp() - interval '1 hour'",
-        )
-        .await?;
-    client.execute(&sweep, &[]).await?;
-    Ok(())
-}
+#[async_trait]
+impl crate::InstanceRegistry for PostgresStore {
+    async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
+        let client = self.pool().get().await?;
+        let upsert = client
+            .prepare_cached(
+                "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
+                 VALUES ($1, $2, $3, clock_timestamp()) ON CONFLICT (instance_id) DO UPDATE \
+                 SET service = EXCLUDED.service, notify_url = EXCLUDED.notify_url, \
+                     heartbeat_at = EXCLUDED.heartbeat_at",
+            )
+            .await?;
+        client
+            .execute(
+                &upsert,
+                &[
+                    &instance.instance_id,
+                    &instance.service.as_str(),
+                    &instance.notify_url,
+                ],
+            )
+            .await?;
+        let sweep = client
+            .prepare_cached(
+                "DELETE FROM xdb_sys_service_instances \
+                 WHERE heartbeat_at < clock_timestamp() - interval '1 hour'",
+            )
+            .await?;
+        client.execute(&sweep, &[]).await?;
+        Ok(())
+    }
 
-pub(crate) async fn live_instances(
-    store: &PostgresStore,
-    service: ServiceKind,
-    max_age: Duration,
-) -> Result<Vec<ServiceInstance>, StoreError> {
-    let client = store.pool().get().await?;
-    let statement = client
-        .prepare_cached(
-            "SELECT instance_id, notify_url FROM xdb_sys_service_instances \
-             WHERE service = $1 AND heartbeat_at >= clock_timestamp() - make_interval(secs => $2) \
-             ORDER BY instance_id",
-        )
-        .await?;
-    let rows = client
-        .query(&statement, &[&service.as_str(), &max_age.as_secs_f64()])
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|row| ServiceInstance {
-            instance_id: row.get(0),
-            service,
-            notify_url: row.get(1),
-        })
-        .collect())
-}
+    async fn live_instances(
+        &self,
+        service: ServiceKind,
+        max_age: Duration,
+    ) -> Result<Vec<ServiceInstance>, StoreError> {
+        let client = self.pool().get().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT instance_id, notify_url FROM xdb_sys_service_instances \
+                 WHERE service = $1 AND heartbeat_at >= clock_timestamp() - make_interval(secs => $2) \
+                 ORDER BY instance_id",
+            )
+            .await?;
+        let rows = client
+            .query(&statement, &[&service.as_str(), &max_age.as_secs_f64()])
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| ServiceInstance {
+                instance_id: row.get(0),
+                service,
+                notify_url: row.get(1),
+            })
+            .collect())
+    }
 
-pub(crate) async fn remove_instance(
-    store: &PostgresStore,
-    instance_id: &str,
-) -> Result<(), StoreError> {
-    let client = store.pool().get().await?;
-    client
-        .execute(
-            "DELETE FROM xdb_sys_service_instances WHERE instance_id = $1",
-            &[&instance_id],
-        )
-        .await?;
-    Ok(())
+    async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
+        let client = self.pool().get().await?;
+        client
+            .execute(
+                "DELETE FROM xdb_sys_service_instances WHERE instance_id = $1",
+                &[&instance_id],
+            )
+            .await?;
+        Ok(())
+    }
 }
