@@ -1,15 +1,14 @@
 //! Writes a [`TransitionPlan`] inside the caller's transaction: each write of
-//! [`crate::plan_writes`] as its statement, all of them in one round trip (see
-//! `statement_batch`).
+//! [`crate::plan_writes`] as its statement, in order.
 
 use chrono::{DateTime, Utc};
+use mysql_async::prelude::Queryable;
 use mysql_async::{Transaction, Value};
 use uuid::Uuid;
 use xdb_engine::{HistoryEntry, ProcessExecution, StateExecutionStatus, Task, TransitionPlan};
 
 use super::global_attributes;
 use super::rows::{in_list, json_text, opt_time_value, time_value, uuid_value};
-use super::statement_batch::{Expect, StatementBatch};
 use super::MySqlStore;
 use crate::continuation::LeaseTo;
 use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
@@ -29,13 +28,11 @@ pub(crate) async fn apply_plan(
     let id = process.id;
     let info = trace_context::task_info();
     let info_text = info.as_ref().map(json_text);
-    let mut batch = StatementBatch::default();
-    // The continuation's task and the index of its insert among the batch's writes.
-    let mut leased = None;
+    let mut continuation = None;
     for write in plan_writes(plan, now, lease_to) {
         match write {
             Write::Process(update) => {
-                batch.push(
+                tx.exec_drop(
                     "UPDATE xdb_sys_process_executions SET \
                        status = COALESCE(?, status), \
                        close_time = COALESCE(?, close_time), \
@@ -45,7 +42,7 @@ pub(crate) async fn apply_plan(
                        result = COALESCE(?, result), \
                        failure = COALESCE(?, failure) \
                      WHERE id = ?",
-                    &[
+                    vec![
                         Value::from(update.status.map(|s| s.as_str())),
                         opt_time_value(update.close_time),
                         Value::from(update.running_state_executions),
@@ -55,17 +52,17 @@ pub(crate) async fn apply_plan(
                         Value::from(update.failure.as_ref().map(json_text)),
                         uuid_value(id),
                     ],
-                    Expect::Nothing,
-                );
+                )
+                .await?;
             }
             Write::State { update, status } => {
-                batch.push(
+                tx.exec_drop(
                     "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1, \
                        command_request = ?, command_results = ?, \
                        last_failure = COALESCE(?, last_failure) \
                      WHERE process_execution_id = ? AND state_id = ? \
                        AND state_execution_number = ? AND version = ?",
-                    &[
+                    vec![
                         Value::from(status.as_str()),
                         Value::from(update.command_request.as_ref().map(json_text)),
                         Value::from(update.command_progress.as_ref().map(json_text)),
@@ -75,8 +72,14 @@ pub(crate) async fn apply_plan(
                         Value::from(update.id.number),
                         Value::from(update.expected_version),
                     ],
-                    Expect::Rows(1, "a state execution changed meanwhile"),
-                );
+                )
+                .await?;
+                if tx.affected_rows() != 1 {
+                    return Err(StoreError::Stale(format!(
+                        "state execution {} changed meanwhile",
+                        update.id
+                    )));
+                }
             }
             Write::AbortActiveStates { except } => {
                 let mut params = vec![
@@ -95,28 +98,30 @@ pub(crate) async fn apply_plan(
                         Value::from(state.number),
                     ]);
                 }
-                batch.push(
-                    &format!(
+                tx.exec_drop(
+                    format!(
                         "UPDATE xdb_sys_async_state_executions SET status = ?, \
                            version = version + 1 \
                          WHERE process_execution_id = ? AND status IN (?, ?, ?){excluded}"
                     ),
-                    &params,
-                    Expect::Nothing,
-                );
+                    params,
+                )
+                .await?;
             }
-            Write::DeleteTasks => batch.push(
-                "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?",
-                &[uuid_value(id)],
-                Expect::Nothing,
-            ),
+            Write::DeleteTasks => {
+                tx.exec_drop(
+                    "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?",
+                    (id.to_string(),),
+                )
+                .await?;
+            }
             Write::NewState(state) => {
-                batch.push(
+                tx.exec_drop(
                     "INSERT INTO xdb_sys_async_state_executions \
                        (process_execution_id, state_id, state_execution_number, status, input, \
                         config, created_at) \
                      VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))",
-                    &[
+                    vec![
                         uuid_value(id),
                         Value::from(state.id.state_id.as_str()),
                         Value::from(state.id.number),
@@ -124,30 +129,27 @@ pub(crate) async fn apply_plan(
                         Value::from(state.input.as_ref().map(json_text)),
                         Value::from(json_text(&state.config)),
                     ],
-                    Expect::Nothing,
-                );
+                )
+                .await?;
             }
-            Write::DeleteTimers(state) => batch.push(
-                "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? AND state_id = ? \
-                   AND state_execution_number = ? AND task_type = 'TIMER'",
-                &[
-                    uuid_value(id),
-                    Value::from(state.state_id.as_str()),
-                    Value::from(state.number),
-                ],
-                Expect::Nothing,
-            ),
+            Write::DeleteTimers(state) => {
+                tx.exec_drop(
+                    "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? AND state_id = ? \
+                       AND state_execution_number = ? AND task_type = 'TIMER'",
+                    (id.to_string(), state.state_id.as_str(), state.number),
+                )
+                .await?;
+            }
             Write::NewTask {
                 task,
                 leased: Some(to),
             } => {
-                leased = Some((task, batch.len()));
-                batch.push(
+                tx.exec_drop(
                     "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
                        state_id, state_execution_number, timer_index, lease_owner, \
                        lease_expires_at, first_attempt_at, info) \
                      VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, ?)",
-                    &[
+                    vec![
                         Value::from(task.task_type.as_str()),
                         time_value(task.fire_at),
                         uuid_value(id),
@@ -159,15 +161,29 @@ pub(crate) async fn apply_plan(
                         time_value(now),
                         Value::from(info_text.clone()),
                     ],
-                    Expect::Nothing,
-                );
+                )
+                .await?;
+                let task_id = tx
+                    .last_insert_id()
+                    .ok_or_else(|| StoreError::Database("the task insert returned no id".into()))?;
+                continuation = Some(Task {
+                    id: task_id as i64,
+                    task_type: task.task_type,
+                    fire_at: task.fire_at,
+                    process_execution_id: id,
+                    state: task.state.clone(),
+                    timer_index: task.timer_index,
+                    attempt: 1,
+                    first_attempt_at: Some(now),
+                    traceparent: info.as_ref().and_then(|i| i.traceparent.clone()),
+                });
             }
             Write::NewTask { task, leased: None } => {
-                batch.push(
+                tx.exec_drop(
                     "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
                        state_id, state_execution_number, timer_index, info) \
                      VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    &[
+                    vec![
                         Value::from(task.task_type.as_str()),
                         time_value(task.fire_at),
                         uuid_value(id),
@@ -176,8 +192,8 @@ pub(crate) async fn apply_plan(
                         Value::from(task.timer_index),
                         Value::from(info_text.clone()),
                     ],
-                    Expect::Nothing,
-                );
+                )
+                .await?;
             }
             Write::Consume(consumption) => {
                 let mut params = vec![
@@ -186,59 +202,25 @@ pub(crate) async fn apply_plan(
                 ];
                 params.extend(consumption.sequence_ids.iter().map(|s| Value::from(*s)));
                 let placeholders = in_list(&mut params, consumption.sequence_ids.len());
-                batch.push(
-                    &format!(
+                tx.exec_drop(
+                    format!(
                         "UPDATE xdb_sys_local_queue_messages SET consumed_by = ? \
                          WHERE process_execution_id = ? AND sequence_id IN ({placeholders}) \
                          AND consumed_by IS NULL"
                     ),
-                    &params,
-                    Expect::Rows(
-                        consumption.sequence_ids.len() as u64,
-                        "a local-queue message was consumed meanwhile",
-                    ),
-                );
+                    params,
+                )
+                .await?;
+                if tx.affected_rows() as usize != consumption.sequence_ids.len() {
+                    return Err(StoreError::Stale(
+                        "a local-queue message was consumed meanwhile".into(),
+                    ));
+                }
             }
-            Write::History(entries) => push_history(&mut batch, id, entries, now),
+            Write::History(entries) => write_history(tx, id, entries, now).await?,
         }
     }
-    let global_table = checked_attribute_writes(process, &plan.attribute_writes)?;
-    for attribute in &plan.attribute_writes.local_attributes {
-        batch.push(
-            "INSERT INTO xdb_sys_local_attributes (process_execution_id, `key`, value) \
-             VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)",
-            &[
-                uuid_value(id),
-                Value::from(attribute.key.as_str()),
-                Value::from(json_text(&attribute.value)),
-            ],
-            Expect::Nothing,
-        );
-    }
-    let answers = batch.run(tx).await?;
-    if let Some(config) = global_table {
-        global_attributes::update(tx, store, config, &plan.attribute_writes.global_attributes)
-            .await?;
-    }
-    let continuation = match leased {
-        Some((task, at)) => {
-            let task_id = answers[at]
-                .last_insert_id
-                .ok_or_else(|| StoreError::Database("the task insert returned no id".into()))?;
-            Some(Task {
-                id: task_id as i64,
-                task_type: task.task_type,
-                fire_at: task.fire_at,
-                process_execution_id: id,
-                state: task.state.clone(),
-                timer_index: task.timer_index,
-                attempt: 1,
-                first_attempt_at: Some(now),
-                traceparent: info.as_ref().and_then(|i| i.traceparent.clone()),
-            })
-        }
-        None => None,
-    };
+    write_attributes(tx, store, process, &plan.attribute_writes).await?;
     Ok(Applied {
         created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: plan.closes_process(),
@@ -247,13 +229,37 @@ pub(crate) async fn apply_plan(
     })
 }
 
+async fn write_attributes(
+    tx: &mut Transaction<'_>,
+    store: &MySqlStore,
+    process: &ProcessExecution,
+    writes: &xdb_protocol::AttributeWrites,
+) -> Result<(), StoreError> {
+    if let Some(config) = checked_attribute_writes(process, writes)? {
+        global_attributes::update(tx, store, config, &writes.global_attributes).await?;
+    }
+    for attribute in &writes.local_attributes {
+        tx.exec_drop(
+            "INSERT INTO xdb_sys_local_attributes (process_execution_id, `key`, value) \
+             VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)",
+            (
+                process.id.to_string(),
+                attribute.key.as_str(),
+                json_text(&attribute.value),
+            ),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// One statement for all of a transition's events keeps history off the critical path.
-fn push_history(
-    batch: &mut StatementBatch,
+async fn write_history(
+    tx: &mut Transaction<'_>,
     id: Uuid,
     entries: &[HistoryEntry],
     now: DateTime<Utc>,
-) {
+) -> Result<(), StoreError> {
     let rows = vec!["(?, ?, ?, ?)"; entries.len()].join(", ");
     let mut params = Vec::with_capacity(entries.len() * 4);
     for entry in entries {
@@ -264,12 +270,13 @@ fn push_history(
             Value::from(entry.details.to_string()),
         ]);
     }
-    batch.push(
-        &format!(
+    tx.exec_drop(
+        format!(
             "INSERT INTO xdb_sys_history_events \
                (process_execution_id, event_time, event_type, details) VALUES {rows}"
         ),
-        &params,
-        Expect::Nothing,
-    );
+        params,
+    )
+    .await?;
+    Ok(())
 }

@@ -20,7 +20,6 @@ mod global_attributes;
 mod locks;
 mod rows;
 mod service_instances;
-mod statement_batch;
 mod tables;
 mod task_queue;
 
