@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use xdb_engine::decide::{DecideError, StateApi};
+use xdb_engine::decide::StateApi;
 use xdb_engine::{Task, TaskType};
 use xdb_persistence::{Applied, StateCall, StoreError};
 use xdb_protocol::{
@@ -14,6 +14,20 @@ use xdb_protocol::{
 use xdb_worker_client::WorkerCallError;
 
 use super::HandlerContext;
+
+/// Why an attempt of a state's worker call failed before anything was recorded: the
+/// worker failed, timed out or answered something unusable (its writes over the
+/// limits, say). The attempt fails, and is retried by the state's policy.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct AttemptFailed(String);
+
+/// What recording an attempt's answer did.
+enum Recorded {
+    Done(Result<Applied, StoreError>),
+    /// The worker's answer cannot be used: the attempt failed.
+    AttemptFailed(String),
+}
 
 pub(super) async fn handle(
     context: &HandlerContext,
@@ -33,59 +47,67 @@ pub(super) async fn handle(
         StateApi::Execute
     };
     let outcome = match api {
-        StateApi::WaitUntil => {
-            let worker_context = worker_context(&call, task, api);
-            let timeout = api_timeout(context, &call, api);
-            let key = worker_context.idempotency_key.clone();
-            let request = AsyncStateWaitUntilRequest {
-                context: worker_context,
-                process_type: call.process.process_type.clone(),
-                state_id: call.state.id.state_id.clone(),
-                state_input: call.state.input.clone(),
-                attributes: call.attributes.clone(),
-            };
-            let answer = context.workers.call::<_, AsyncStateWaitUntilResponse>(
-                &call.process.worker_url,
-                paths::WORKER_WAIT_UNTIL,
-                &request,
-                timeout,
-                &key,
-            );
-            match timed(context, &call, api, answer).await {
-                // Over-limit writes fail the attempt like any unusable answer.
-                Ok(response) => match check_writes(context, &response) {
-                    Ok(()) => {
-                        context
-                            .store
-                            .complete_wait_until(task, &context.owner, &call, &response)
-                            .await
-                    }
-                    Err(error) => Err(StoreError::Decide(error)),
-                },
-                Err(error) => Err(StoreError::Decide(DecideError::InvalidWorkerResponse(
-                    error.to_string(),
-                ))),
-            }
-        }
+        StateApi::WaitUntil => match call_wait_until(context, task, &call).await {
+            Ok(response) => Recorded::Done(
+                context
+                    .store
+                    .complete_wait_until(task, &context.owner, &call, &response)
+                    .await,
+            ),
+            Err(failure) => Recorded::AttemptFailed(failure.to_string()),
+        },
         StateApi::Execute => match call_execute(context, task, &call).await {
-            Ok(response) => {
+            Ok(response) => Recorded::Done(
                 context
                     .store
                     .complete_execute(task, &context.owner, &call, &response)
-                    .await
-            }
-            Err(error) => Err(StoreError::Decide(error)),
+                    .await,
+            ),
+            Err(failure) => Recorded::AttemptFailed(failure.to_string()),
         },
     };
     match outcome {
-        // The worker failed, answered something unusable, or its writes were refused by
-        // the user's table: all are failures of this attempt, retried by policy.
-        Err(StoreError::Decide(error)) => {
+        Recorded::AttemptFailed(failure) => failed(context, task, &call, api, &failure).await,
+        // The engine refused the answer (a next state the process does not have, say), or
+        // the user's table refused its writes: failures of this attempt too.
+        Recorded::Done(Err(StoreError::Decide(error))) => {
             failed(context, task, &call, api, &error.to_string()).await
         }
-        Err(StoreError::AppDatabase(error)) => failed(context, task, &call, api, &error).await,
-        other => other,
+        Recorded::Done(Err(StoreError::AppDatabase(error))) => {
+            failed(context, task, &call, api, &error).await
+        }
+        Recorded::Done(other) => other,
     }
+}
+
+/// Calls the worker's waitUntil for `call` (as `task`'s attempt).
+async fn call_wait_until(
+    context: &HandlerContext,
+    task: &Task,
+    call: &StateCall,
+) -> Result<AsyncStateWaitUntilResponse, AttemptFailed> {
+    let worker_context = worker_context(call, task, StateApi::WaitUntil);
+    let timeout = api_timeout(context, call, StateApi::WaitUntil);
+    let key = worker_context.idempotency_key.clone();
+    let request = AsyncStateWaitUntilRequest {
+        context: worker_context,
+        process_type: call.process.process_type.clone(),
+        state_id: call.state.id.state_id.clone(),
+        state_input: call.state.input.clone(),
+        attributes: call.attributes.clone(),
+    };
+    let answer = context.workers.call::<_, AsyncStateWaitUntilResponse>(
+        &call.process.worker_url,
+        paths::WORKER_WAIT_UNTIL,
+        &request,
+        timeout,
+        &key,
+    );
+    let response = timed(context, call, StateApi::WaitUntil, answer)
+        .await
+        .map_err(|error| AttemptFailed(error.to_string()))?;
+    check_writes(context, &response)?;
+    Ok(response)
 }
 
 /// Calls the worker's execute for `call` (as `task`'s attempt): an unusable answer, or
@@ -94,7 +116,7 @@ pub(super) async fn call_execute(
     context: &HandlerContext,
     task: &Task,
     call: &StateCall,
-) -> Result<AsyncStateExecuteResponse, DecideError> {
+) -> Result<AsyncStateExecuteResponse, AttemptFailed> {
     let worker_context = worker_context(call, task, StateApi::Execute);
     let timeout = api_timeout(context, call, StateApi::Execute);
     let key = worker_context.idempotency_key.clone();
@@ -121,16 +143,16 @@ pub(super) async fn call_execute(
     );
     let response = timed(context, call, StateApi::Execute, answer)
         .await
-        .map_err(|error| DecideError::InvalidWorkerResponse(error.to_string()))?;
+        .map_err(|error| AttemptFailed(error.to_string()))?;
     check_writes(context, &response)?;
     Ok(response)
 }
 
 /// Holds a worker's writes to the value limits; an answer over them fails the attempt.
-fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), DecideError> {
+fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), AttemptFailed> {
     let (writes, published) = answer.writes();
     xdb_engine::validation::check_worker_writes(writes, published, &context.limits)
-        .map_err(|e| DecideError::InvalidWorkerResponse(e.to_string()))
+        .map_err(|e| AttemptFailed(format!("the worker's answer is unusable: {e}")))
 }
 
 /// The writes and publications of a state API's answer.
