@@ -3,7 +3,8 @@
 # PostgreSQL (installed and started if missing), the XDB server (API + async service),
 # the sample worker, and a client walking one user through sign-up.
 #
-# XDB_DEMO_DATABASE=mysql runs the same demo on MariaDB/MySQL: only the URL changes.
+# XDB_DEMO_DATABASE=mysql runs the same demo on MariaDB (XDB's MySQL dialect): only the
+# URL changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -22,10 +22,10 @@ async fn sigkilled_instance_mid_call_is_taken_over(db: Database) {
         db,
         EnvOptions {
             async_instances: 0,
-            // Pulsar mode: now and then (once in CI, once in a local run under load) the
-            // killed instance's unacknowledged message was not delivered again within the
-            // wait below (pulsar-lite); the sweep for tasks no event ran takes over
-            // the expired lease then, as it would any lost event.
+            // Pulsar mode: if the killed instance's unacknowledged message is not
+            // delivered again within the wait below (seen now and then on the broker
+            // that stood in for Pulsar before), the sweep for tasks no event ran takes
+            // over the expired lease, as it would any lost event.
             pulsar_sweep_after_ms: 5_000,
             ..Default::default()
         },
@@ -161,9 +161,10 @@ async fn sigkilled_instance_during_site_creations_leaves_every_write_done_once(d
         db,
         EnvOptions {
             async_instances: 0,
-            // Pulsar mode: once in several runs a message the killed instance held was
-            // not delivered again within the wait below (pulsar-lite); the sweep for
-            // tasks without events then runs it, well within the wait.
+            // Pulsar mode: if a message the killed instance held is not delivered again
+            // within the wait below (seen once in several runs on the broker that stood
+            // in for Pulsar before), the sweep for tasks without events runs it, well
+            // within the wait.
             pulsar_sweep_after_ms: 5_000,
             ..Default::default()
         },
