@@ -68,7 +68,7 @@ impl DbQueue {
             } else {
                 match self
                     .context
-                    .store
+                    .tasks
                     .claim_tasks_with_calls(
                         &self.context.owner,
                         limit as i64,
@@ -138,7 +138,7 @@ impl DbQueue {
                 continue;
             }
             let next_due_in = if schedule.needs_next_due() {
-                self.context.store.next_task_due_in().await.unwrap_or(None)
+                self.context.tasks.next_task_due_in().await.unwrap_or(None)
             } else {
                 None
             };

@@ -9,7 +9,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use tokio::sync::watch;
-use xdb_persistence::{Notification, Notifications, ProcessStore};
+use xdb_persistence::{Notification, Notifications, TaskSource};
 use xdb_protocol::{paths, InternalNotifyRequest};
 
 use crate::health::SourceHealth;
@@ -18,7 +18,7 @@ use crate::metric_definitions::AsyncMetrics;
 
 #[derive(Clone)]
 pub(crate) struct HttpState {
-    pub store: Arc<dyn ProcessStore>,
+    pub store: Arc<dyn TaskSource>,
     pub notifications: Notifications,
     /// True once shutdown began: the instance claims nothing more.
     pub draining: watch::Receiver<bool>,

@@ -89,6 +89,7 @@ impl AsyncService {
         let context = Arc::new(handlers::HandlerContext {
             metrics: metrics.clone(),
             store: store.clone(),
+            tasks: store.clone(),
             workers: xdb_worker_client::WorkerClient::new(
                 config.async_service.max_worker_response_bytes,
             )

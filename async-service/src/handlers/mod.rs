@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{trace_context, Applied, ProcessStore, StateCall, StoreError};
+use xdb_persistence::{trace_context, Applied, StateCall, StoreError, TaskSource, Transitions};
 
 use xdb_worker_client::WorkerClient;
 
@@ -16,7 +16,10 @@ use crate::metric_definitions::{outcome, AsyncMetrics};
 
 /// Shared by every task handler.
 pub struct HandlerContext {
-    pub store: Arc<dyn ProcessStore>,
+    /// What handlers read before a worker call and commit after it.
+    pub store: Arc<dyn Transitions>,
+    /// Where the task sources claim and lease tasks.
+    pub tasks: Arc<dyn TaskSource>,
     pub workers: WorkerClient,
     pub owner: String,
     pub default_api_timeout_seconds: u32,

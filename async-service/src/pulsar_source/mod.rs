@@ -385,7 +385,7 @@ async fn sweep(shared: Arc<Shared>, overdue: Duration, mut shutdown: watch::Rece
 async fn sweep_once(shared: &Shared, overdue: Duration) {
     let context = &shared.context;
     let claimed = context
-        .store
+        .tasks
         .claim_overdue_tasks(&context.owner, 64, shared.lease, overdue)
         .await;
     let tasks = match claimed {
@@ -488,7 +488,7 @@ async fn run_task(
     loop {
         let permit = shared.permits.acquire().await.expect("never closed");
         let claim = context
-            .store
+            .tasks
             .claim_task(task_id, &context.owner, shared.lease)
             .await;
         let wait = match claim {
