@@ -1,17 +1,13 @@
 //! Client requests that change a running execution: stop, and publishing to its queues.
 
-use std::collections::HashSet;
-
 use chrono::Utc;
 use serde_json::json;
 use xdb_engine::decide::{self, DecideError};
 use xdb_engine::{events, HistoryEntry, TransitionPlan};
 use xdb_protocol::{ProcessExecutionStopRequest, PublishToLocalQueueRequest};
 
-use crate::plan_writes::checked_messages;
-use crate::tables::{
-    Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows, Transaction,
-};
+use super::deliveries::publish_and_deliver;
+use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, Transaction};
 use crate::StoreError;
 
 /// Stop: terminate or fail the current execution, cancelling its states and timers.
@@ -46,17 +42,9 @@ pub(crate) async fn publish_to_local_queue<D: Dialect>(
         return Err(DecideError::NotRunning.into());
     }
     let now = Utc::now();
-    let inserted = tx
-        .insert_messages(process.id, &checked_messages(&request.messages)?)
-        .await?;
     let mut plan = TransitionPlan::default();
-    if inserted > 0 {
-        let waiting = tx.lock_waiting_states(process.id).await?;
-        if !waiting.is_empty() {
-            let messages = tx.queued_messages(process.id).await?;
-            decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
-        }
-    }
+    let inserted =
+        publish_and_deliver(&mut tx, process.id, &request.messages, now, &mut plan).await?;
     plan.history.push(HistoryEntry::new(
         events::LOCAL_QUEUE_MESSAGES_PUBLISHED,
         json!({

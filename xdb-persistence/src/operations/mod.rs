@@ -8,6 +8,7 @@
 
 mod attributes;
 mod client_requests;
+mod deliveries;
 mod failures;
 mod list;
 mod queries;

@@ -5,7 +5,6 @@
 //! respect to other RPCs and state decisions writing the same row. The process row is
 //! locked only after the worker answered, to keep state transitions unblocked meanwhile.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -16,10 +15,9 @@ use xdb_protocol::{
 };
 
 use super::attributes::lock_business_row_first;
-use crate::plan_writes::checked_messages;
+use super::deliveries::publish_and_deliver;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, QueueRows, StateRows,
-    Transaction,
+    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, Transaction,
 };
 use crate::{RpcWorker, StoreError};
 
@@ -99,14 +97,8 @@ pub(crate) async fn rpc<D: Dialect>(
     let now = Utc::now();
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
-        tx.insert_messages(
-            process.id,
-            &checked_messages(&response.publish_to_local_queue)?,
-        )
-        .await?;
-        let waiting = tx.lock_waiting_states(process.id).await?;
-        let messages = tx.queued_messages(process.id).await?;
-        decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
+        let published = &response.publish_to_local_queue;
+        publish_and_deliver(&mut tx, process.id, published, now, &mut plan).await?;
     }
     tx.apply_plan(
         &process,

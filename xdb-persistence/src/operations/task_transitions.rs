@@ -6,14 +6,13 @@
 //! continuation's call along, commit). The usual transition is first offered to the
 //! dialect's one-statement form, decided from the rows the call was read with.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 use xdb_engine::decide;
 use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 use xdb_protocol::{AsyncStateExecuteResponse, AsyncStateWaitUntilResponse, GlobalAttributeValue};
 
 use super::attributes::lock_business_row_first;
+use super::deliveries::publish_and_deliver;
 use super::state_calls::preload_continuation;
 use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::fired_timer::fired_plan;
@@ -150,14 +149,8 @@ async fn complete_decided_execute<D: Dialect>(
     let now = Utc::now();
     let mut plan = decide(&process, &state, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
-        tx.insert_messages(
-            process.id,
-            &checked_messages(&response.publish_to_local_queue)?,
-        )
-        .await?;
-        let waiting = tx.lock_waiting_states(process.id).await?;
-        let messages = tx.queued_messages(process.id).await?;
-        decide::deliver_messages(&waiting, &messages, &mut HashSet::new(), now, &mut plan);
+        let published = &response.publish_to_local_queue;
+        publish_and_deliver(&mut tx, process.id, published, now, &mut plan).await?;
     }
     finish_transition(store, tx, owner, &process, &plan, &state, now).await
 }
