@@ -121,7 +121,7 @@ pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError
 }
 
 pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    state_from_prefixed_row(row, "")
+    state_from_named_row(row, &STATE_NAMES)
 }
 
 /// The state columns of a join, named `s_<column>` (see [`joined_process_and_state`]).
@@ -157,30 +157,71 @@ pub(crate) fn process_and_state_from_row(
     row: &Row,
 ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
     let process = process_from_row(row)?;
-    let state = match get::<Option<String>>(row, "s_state_id")? {
-        Some(_) => Some(state_from_prefixed_row(row, "s_")?),
+    let state = match get::<Option<String>>(row, JOINED_STATE_NAMES.state_id)? {
+        Some(_) => Some(state_from_named_row(row, &JOINED_STATE_NAMES)?),
         None => None,
     };
     Ok((process, state))
 }
 
-fn state_from_prefixed_row(row: &Row, prefix: &str) -> Result<StateExecution, StoreError> {
-    let column = |name: &str| format!("{prefix}{name}");
-    let status: String = get(row, &column("status"))?;
+/// The names a state row's columns are read by.
+struct StateColumnNames {
+    process_execution_id: &'static str,
+    state_id: &'static str,
+    state_execution_number: &'static str,
+    status: &'static str,
+    version: &'static str,
+    input: &'static str,
+    config: &'static str,
+    command_request: &'static str,
+    command_results: &'static str,
+    created_at: &'static str,
+}
+
+/// A state row selected by [`STATE_COLUMNS`].
+const STATE_NAMES: StateColumnNames = StateColumnNames {
+    process_execution_id: "process_execution_id",
+    state_id: "state_id",
+    state_execution_number: "state_execution_number",
+    status: "status",
+    version: "version",
+    input: "input",
+    config: "config",
+    command_request: "command_request",
+    command_results: "command_results",
+    created_at: "created_at",
+};
+
+/// A state row of a join (see `JOINED_STATE_COLUMNS`).
+const JOINED_STATE_NAMES: StateColumnNames = StateColumnNames {
+    process_execution_id: "s_process_execution_id",
+    state_id: "s_state_id",
+    state_execution_number: "s_state_execution_number",
+    status: "s_status",
+    version: "s_version",
+    input: "s_input",
+    config: "s_config",
+    command_request: "s_command_request",
+    command_results: "s_command_results",
+    created_at: "s_created_at",
+};
+
+fn state_from_named_row(row: &Row, names: &StateColumnNames) -> Result<StateExecution, StoreError> {
+    let status: String = get(row, names.status)?;
     Ok(StateExecution {
-        process_execution_id: get_uuid(row, &column("process_execution_id"))?,
+        process_execution_id: get_uuid(row, names.process_execution_id)?,
         id: StateExecutionId {
-            state_id: get(row, &column("state_id"))?,
-            number: get(row, &column("state_execution_number"))?,
+            state_id: get(row, names.state_id)?,
+            number: get(row, names.state_execution_number)?,
         },
         status: StateExecutionStatus::parse(&status)
             .ok_or_else(|| StoreError::Database(format!("unknown state status {status}")))?,
-        version: get(row, &column("version"))?,
-        input: get_json(row, &column("input"))?,
-        config: get_json(row, &column("config"))?.unwrap_or_default(),
-        command_request: get_json(row, &column("command_request"))?,
-        command_progress: get_json(row, &column("command_results"))?,
-        created_at: get_time(row, &column("created_at"))?,
+        version: get(row, names.version)?,
+        input: get_json(row, names.input)?,
+        config: get_json(row, names.config)?.unwrap_or_default(),
+        command_request: get_json(row, names.command_request)?,
+        command_progress: get_json(row, names.command_results)?,
+        created_at: get_time(row, names.created_at)?,
     })
 }
 
