@@ -117,34 +117,17 @@ mod tests {
             self.renewed.lock().unwrap().push(ids);
             Ok(task_ids.len() as u64)
         }
-        async fn claim_due_tasks(
+        async fn lease_due(
             &self,
             _: &str,
             _: i64,
             _: Duration,
-        ) -> Result<Vec<Task>, StoreError> {
-            unreachable!("lease renewal claims nothing")
-        }
-        async fn claim_tasks_with_calls(
-            &self,
-            _: &str,
-            _: i64,
-            _: Duration,
-            _: Duration,
+            _: f64,
         ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
             unreachable!("lease renewal claims nothing")
         }
         async fn count_backlog(&self, _: i64) -> Result<i64, StoreError> {
             unreachable!("lease renewal counts nothing")
-        }
-        async fn claim_overdue_tasks(
-            &self,
-            _: &str,
-            _: i64,
-            _: Duration,
-            _: Duration,
-        ) -> Result<Vec<Task>, StoreError> {
-            unreachable!("lease renewal claims nothing")
         }
         async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {
             unreachable!("lease renewal claims nothing")

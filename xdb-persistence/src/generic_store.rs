@@ -1,5 +1,5 @@
-//! The process API, the task source and the state transitions of every dialect: each
-//! method is an operation of `operations/` (or of the dialect's task queue), written once.
+//! The process API and the state transitions of every dialect: each method is an
+//! operation of `operations/`, written once (each dialect's task queue is its own).
 
 use async_trait::async_trait;
 use std::time::Duration;
@@ -10,10 +10,9 @@ use uuid::Uuid;
 use xdb_protocol::*;
 
 use crate::operations;
-use crate::tables::{Dialect, TaskQueue};
+use crate::tables::Dialect;
 use crate::{
-    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, StateCall, StoreError, TaskClaim,
-    TaskSource, Transitions,
+    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, StateCall, StoreError, Transitions,
 };
 
 #[async_trait]
@@ -125,68 +124,5 @@ impl<D: Dialect> Transitions for D {
     }
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         operations::timeout_process(self, task, owner).await
-    }
-}
-
-#[async_trait]
-impl<D: Dialect> TaskSource for D {
-    fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {
-        TaskQueue::listen(self, what)
-    }
-    async fn claim_due_tasks(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-    ) -> Result<Vec<Task>, StoreError> {
-        let claimed = self.lease_due(owner, limit, lease, 0.0).await?;
-        Ok(claimed.into_iter().map(|(task, _)| task).collect())
-    }
-    async fn claim_tasks_with_calls(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-        ahead: Duration,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        self.lease_due(owner, limit, lease, ahead.as_secs_f64())
-            .await
-    }
-    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        TaskQueue::count_backlog(self, cap).await
-    }
-    async fn claim_overdue_tasks(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-        overdue: Duration,
-    ) -> Result<Vec<Task>, StoreError> {
-        let claimed = self
-            .lease_due(owner, limit, lease, -overdue.as_secs_f64())
-            .await?;
-        Ok(claimed.into_iter().map(|(task, _)| task).collect())
-    }
-    async fn claim_task(
-        &self,
-        task_id: i64,
-        owner: &str,
-        lease: Duration,
-    ) -> Result<TaskClaim, StoreError> {
-        TaskQueue::claim_task(self, task_id, owner, lease).await
-    }
-    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        TaskQueue::next_task_due_in(self).await
-    }
-    async fn renew_leases(
-        &self,
-        owner: &str,
-        task_ids: &[i64],
-        lease: Duration,
-    ) -> Result<u64, StoreError> {
-        TaskQueue::renew_leases(self, owner, task_ids, lease).await
-    }
-    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        TaskQueue::release_leases(self, owner).await
     }
 }

@@ -7,7 +7,9 @@
 //! Two dialects implement [`ProcessStore`]: [`postgres::PostgresStore`] and
 //! [`mysql::MySqlStore`] (MySQL 8 / MariaDB); [`connect`] picks one by URL scheme.
 
+mod business_table;
 mod claimed_call;
+mod columns;
 mod continuation;
 mod error;
 mod fired_timer;

@@ -71,6 +71,21 @@ pub struct ServiceInstance {
     pub notify_url: String,
 }
 
+impl ServiceInstance {
+    /// Instances of `service` from `(instance_id, notify_url)` rows.
+    pub(crate) fn all_of(
+        service: ServiceKind,
+        rows: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<ServiceInstance> {
+        let instance = |(instance_id, notify_url)| ServiceInstance {
+            instance_id,
+            service,
+            notify_url,
+        };
+        rows.into_iter().map(instance).collect()
+    }
+}
+
 /// Calls the worker's RPC API on behalf of [`ProcessStore::rpc`], which runs it inside
 /// the transaction that holds the requested locks.
 #[async_trait]
@@ -147,40 +162,61 @@ pub trait TaskSource: Send + Sync + 'static {
         None
     }
 
-    /// Leases up to `limit` due tasks to `owner` for `lease`. Tasks whose lease ran out
-    /// are among them at most once a second (per store), which is how soon a dead
-    /// instance's tasks are taken over.
+    /// Leases up to `limit` tasks due `ahead` seconds from now (negative: due for at
+    /// least that long) to `owner` for `lease`, due timers first, each state task with
+    /// its worker call where the claim could read it along (`None` where it did not).
+    /// Tasks whose lease ran out are among them at most once a second (per store),
+    /// which is how soon a dead instance's tasks are taken over.
+    async fn lease_due(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: f64,
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError>;
+
+    /// Leases up to `limit` due tasks to `owner` for `lease` (see [`Self::lease_due`]).
     async fn claim_due_tasks(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
-    ) -> Result<Vec<Task>, StoreError>;
-    /// [`ProcessStore::claim_due_tasks`], and also tasks that come due within `ahead`,
-    /// for a caller that holds each until its due time (timers read ahead, so that a
-    /// claim's own latency never makes one late); due tasks come first. Each state task
-    /// comes with its worker call where the claim could read it along (its rows, when
-    /// the state loads no attributes): the caller skips
-    /// [`ProcessStore::load_state_call`] for those.
+    ) -> Result<Vec<Task>, StoreError> {
+        let claimed = self.lease_due(owner, limit, lease, 0.0).await?;
+        Ok(claimed.into_iter().map(|(task, _)| task).collect())
+    }
+    /// [`Self::claim_due_tasks`], and also tasks that come due within `ahead`, for a
+    /// caller that holds each until its due time (timers read ahead, so that a claim's
+    /// own latency never makes one late); due tasks come first. A state task that comes
+    /// with its worker call (its rows, when the state loads no attributes) needs no
+    /// [`Transitions::load_state_call`].
     async fn claim_tasks_with_calls(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: Duration,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError>;
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        self.lease_due(owner, limit, lease, ahead.as_secs_f64())
+            .await
+    }
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;
-    /// [`ProcessStore::claim_due_tasks`] for tasks due for at least `overdue`: the safety
-    /// net of a task source driven by events, for tasks whose event never came.
+    /// [`Self::claim_due_tasks`] for tasks due for at least `overdue`: the safety net of
+    /// a task source driven by events, for tasks whose event never came.
     async fn claim_overdue_tasks(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         overdue: Duration,
-    ) -> Result<Vec<Task>, StoreError>;
+    ) -> Result<Vec<Task>, StoreError> {
+        let claimed = self
+            .lease_due(owner, limit, lease, -overdue.as_secs_f64())
+            .await?;
+        Ok(claimed.into_iter().map(|(task, _)| task).collect())
+    }
     /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
     /// otherwise says how long to wait (or that it is gone). For task sources that learn
     /// of tasks one by one from possibly stale or repeated events (Pulsar CDC mode).
@@ -192,9 +228,9 @@ pub trait TaskSource: Send + Sync + 'static {
     ) -> Result<crate::TaskClaim, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
-    /// Extends the leases `owner` holds on `task_ids`; returns how many. Only tasks still
-    /// being worked on are renewed, so a task whose handling failed is retried once its
-    /// lease runs out.
+    /// Extends the leases `owner` holds on `task_ids` (not empty); returns how many.
+    /// Only tasks still being worked on are renewed, so a task whose handling failed is
+    /// retried once its lease runs out.
     async fn renew_leases(
         &self,
         owner: &str,

@@ -7,7 +7,6 @@
 //! its task and state rows.
 
 use std::future::Future;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -20,7 +19,7 @@ use xdb_protocol::{
 
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
-use crate::{Applied, StateCall, StoreError, TaskClaim};
+use crate::{Applied, StateCall, StoreError};
 
 /// Shorthand for the futures the traits return: every operation runs on a
 /// multi-threaded runtime, so each must be `Send`.
@@ -31,18 +30,34 @@ impl<T, F: Future<Output = Result<T, StoreError>> + Send> Answer<T> for F {}
 pub trait ProcessRows: Send {
     /// The execution row, locked until the transaction ends; `NotFound` when missing.
     fn lock_process(&mut self, id: Uuid) -> impl Answer<ProcessExecution>;
+    /// The latest execution of `process_id`, if it has any.
+    fn latest_execution(&mut self, process_id: &str) -> impl Answer<Option<Uuid>>;
     /// The execution `execution_id` names, or else the latest of `process_id`, locked.
     fn lock_execution_of(
         &mut self,
         process_id: &str,
         execution_id: Option<&str>,
-    ) -> impl Answer<ProcessExecution>;
+    ) -> impl Answer<ProcessExecution> {
+        async move {
+            let id = self.resolve_execution(process_id, execution_id).await?;
+            self.lock_process(id).await
+        }
+    }
     /// The execution `execution_id` names, or else the latest of `process_id`.
     fn resolve_execution(
         &mut self,
         process_id: &str,
         execution_id: Option<&str>,
-    ) -> impl Answer<Uuid>;
+    ) -> impl Answer<Uuid> {
+        async move {
+            match execution_id {
+                Some(id) => crate::parse_execution_id(id),
+                None => self.latest_execution(process_id).await?.ok_or_else(|| {
+                    StoreError::NotFound(format!("process '{process_id}' not found"))
+                }),
+            }
+        }
+    }
     /// The execution row of `process_id`: the one `execution_id` names, or else its
     /// latest; as read, in one statement (describe is what wait-for-completion polls).
     fn find_execution(
@@ -128,8 +143,8 @@ pub trait QueueRows: Send {
 
 /// The user's business table (global attributes) and `xdb_sys_local_attributes`.
 pub trait AttributeRows: Send {
-    /// `columns` of the business row `config` names, locked as asked; a missing row reads
-    /// as no attributes.
+    /// `columns` (not empty) of the business row `config` names, locked as asked; a
+    /// missing row reads as no attributes.
     fn read_business_row(
         &mut self,
         config: &GlobalAttributeConfig,
@@ -226,34 +241,6 @@ pub trait Transaction:
 pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows {}
 impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows> Session for S {}
 
-/// `xdb_sys_tasks` as task sources see it: claims and leases, each its own transaction.
-pub trait TaskQueue: Send + Sync {
-    /// Starts pushing wake-ups from the database, if the dialect can.
-    fn listen(&self, _what: crate::Listen) -> Option<crate::Notifications> {
-        None
-    }
-    /// Leases up to `limit` tasks due `ahead` seconds from now (negative: due for at
-    /// least that long) to `owner`, due timers first, with each state task's worker call
-    /// where the claim read its rows along (`None` where it did not).
-    fn lease_due(
-        &self,
-        owner: &str,
-        limit: i64,
-        lease: Duration,
-        ahead: f64,
-    ) -> impl Answer<Vec<(Task, Option<StateCall>)>>;
-    /// See [`crate::TaskSource::count_backlog`].
-    fn count_backlog(&self, cap: i64) -> impl Answer<i64>;
-    /// See [`crate::TaskSource::claim_task`].
-    fn claim_task(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim>;
-    /// See [`crate::TaskSource::next_task_due_in`].
-    fn next_task_due_in(&self) -> impl Answer<Option<Duration>>;
-    /// See [`crate::TaskSource::renew_leases`].
-    fn renew_leases(&self, owner: &str, task_ids: &[i64], lease: Duration) -> impl Answer<u64>;
-    /// See [`crate::TaskSource::release_leases`].
-    fn release_leases(&self, owner: &str) -> impl Answer<u64>;
-}
-
 /// Which connections an operation uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -266,7 +253,7 @@ pub enum Lane {
 
 /// A database dialect: where its transactions come from, and the faster forms it has of
 /// generic operations.
-pub trait Dialect: TaskQueue + Send + Sync + 'static {
+pub trait Dialect: Send + Sync + 'static {
     type Tx: Transaction;
     type Session: Session;
 

@@ -25,11 +25,11 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Row, Transaction, Value};
 use serde_json::Number;
-use xdb_engine::validation::{check_identifier, split_table_name};
 use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
 
 use super::error::describe_mysql_error;
 use super::MySqlStore;
+use crate::business_table::{attribute_values, BusinessTable};
 use crate::StoreError;
 
 /// How long a table's column types are trusted before they are read again (a missing
@@ -79,35 +79,18 @@ pub(crate) struct ColumnCache {
     tables: Mutex<HashMap<String, (Instant, ColumnKinds)>>,
 }
 
-/// A validated, quoted table name and where to look up its columns.
-struct Table {
-    quoted: String,
-    schema: String,
-    name: String,
-}
-
 fn quote(identifier: &str) -> String {
     format!("`{}`", identifier.replace('`', "``"))
 }
 
-fn table(store: &MySqlStore, config: &GlobalAttributeConfig) -> Result<Table, StoreError> {
-    let parts = split_table_name("tableName", &config.table_name)
-        .map_err(|e| StoreError::Decide(e.into()))?;
-    let (schema, name) = match parts.as_slice() {
-        [schema, name] => (schema.to_string(), name.to_string()),
-        [name] => (store.database.to_string(), name.to_string()),
+/// Where `information_schema` lists `table`'s columns: its schema (the connection's
+/// database unless named) and its name.
+fn schema_and_name<'a>(store: &'a MySqlStore, table: &BusinessTable<'a>) -> (&'a str, &'a str) {
+    match table.parts.as_slice() {
+        [schema, name] => (schema, name),
+        [name] => (&store.database, name),
         _ => unreachable!("split_table_name returns one or two parts"),
-    };
-    Ok(Table {
-        quoted: parts.iter().map(|p| quote(p)).collect::<Vec<_>>().join("."),
-        schema,
-        name,
-    })
-}
-
-fn checked_column(column: &str) -> Result<String, StoreError> {
-    check_identifier("column", column).map_err(|e| StoreError::Decide(e.into()))?;
-    Ok(quote(column))
+    }
 }
 
 fn app_error(error: mysql_async::Error) -> StoreError {
@@ -118,10 +101,11 @@ fn app_error(error: mysql_async::Error) -> StoreError {
 async fn column_kinds(
     conn: &mut impl Queryable,
     store: &MySqlStore,
-    table: &Table,
+    table: &BusinessTable<'_>,
     columns: &[&str],
 ) -> Result<ColumnKinds, StoreError> {
-    let key = format!("{}.{}", table.schema, table.name);
+    let (schema, name) = schema_and_name(store, table);
+    let key = format!("{schema}.{name}");
     {
         let cache = store.columns.tables.lock().expect("column cache poisoned");
         if let Some((loaded, kinds)) = cache.get(&key) {
@@ -149,7 +133,7 @@ async fn column_kinds(
                  FROM information_schema.COLUMNS c \
                  WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?"
             ),
-            (table.schema.as_str(), table.name.as_str()),
+            (schema, name),
         )
         .await?;
     let mut kinds = HashMap::new();
@@ -310,9 +294,9 @@ pub(crate) async fn upsert(
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
-    let table = table(store, config)?;
+    let table = BusinessTable::checked(config, quote)?;
     let key_column = &config.primary_key.column;
-    let key = checked_column(key_column)?;
+    let key = &table.key;
     let values: Vec<&GlobalAttributeValue> =
         values.iter().filter(|v| &v.column != key_column).collect();
     let names: Vec<&str> = std::iter::once(key_column.as_str())
@@ -324,7 +308,7 @@ pub(crate) async fn upsert(
     let mut params = vec![key_value.clone()];
     let mut updates = Vec::new();
     for value in &values {
-        let column = checked_column(&value.column)?;
+        let column = table.column(&value.column)?;
         params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
         updates.push(format!(
             "{column} = IF({key} <=> VALUES({key}), VALUES({column}), {column})"
@@ -337,14 +321,14 @@ pub(crate) async fn upsert(
     let placeholders = vec!["?"; columns.len()].join(", ");
     let sql = format!(
         "INSERT INTO {} ({}) VALUES ({placeholders}) ON DUPLICATE KEY UPDATE {}",
-        table.quoted,
+        table.quoted(),
         columns.join(", "),
         updates.join(", ")
     );
     tx.exec_drop(sql, params).await.map_err(app_error)?;
     let found: Option<i64> = tx
         .exec_first(
-            format!("SELECT 1 FROM {} WHERE {key} = ?", table.quoted),
+            format!("SELECT 1 FROM {} WHERE {key} = ?", table.quoted()),
             (key_value,),
         )
         .await
@@ -369,9 +353,9 @@ pub(crate) async fn update(
     if values.is_empty() {
         return Ok(());
     }
-    let table = table(store, config)?;
+    let table = BusinessTable::checked(config, quote)?;
     let key_column = &config.primary_key.column;
-    let key = checked_column(key_column)?;
+    let key = &table.key;
     let names: Vec<&str> = std::iter::once(key_column.as_str())
         .chain(values.iter().map(|v| v.column.as_str()))
         .collect();
@@ -379,7 +363,7 @@ pub(crate) async fn update(
     let mut assignments = Vec::new();
     let mut params = Vec::new();
     for value in values {
-        let column = checked_column(&value.column)?;
+        let column = table.column(&value.column)?;
         assignments.push(format!("{column} = ?"));
         params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
     }
@@ -389,21 +373,19 @@ pub(crate) async fn update(
     ));
     let sql = format!(
         "UPDATE {} SET {} WHERE {key} = ?",
-        table.quoted,
+        table.quoted(),
         assignments.join(", ")
     );
     tx.exec_drop(sql, params).await.map_err(app_error)?;
     // CLIENT_FOUND_ROWS: matched rows, so writing the values a row already has counts.
     if tx.affected_rows() == 0 {
-        return Err(StoreError::AppDatabase(format!(
-            "no row in {} with {} = {}",
-            config.table_name, config.primary_key.column, config.primary_key.value
-        )));
+        return Err(table.missing_row());
     }
     Ok(())
 }
 
-/// Reads `columns` of the row, locked as asked. A missing row reads as no attributes.
+/// Reads `columns` (not empty) of the row, locked as asked. A missing row reads as no
+/// attributes.
 pub(crate) async fn read(
     conn: &mut impl Queryable,
     store: &MySqlStore,
@@ -411,15 +393,12 @@ pub(crate) async fn read(
     columns: &[String],
     lock: LockType,
 ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-    if columns.is_empty() {
-        return Ok(Vec::new());
-    }
-    let table = table(store, config)?;
+    let table = BusinessTable::checked(config, quote)?;
     let key_column = &config.primary_key.column;
-    let key = checked_column(key_column)?;
+    let key = &table.key;
     let selected = columns
         .iter()
-        .map(|c| checked_column(c))
+        .map(|c| table.column(c))
         .collect::<Result<Vec<_>, _>>()?
         .join(", ");
     let names: Vec<&str> = std::iter::once(key_column.as_str())
@@ -434,7 +413,7 @@ pub(crate) async fn read(
     };
     let sql = format!(
         "SELECT {selected} FROM {} WHERE {key} = ?{lock_clause}",
-        table.quoted
+        table.quoted()
     );
     let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
     let row: Option<Row> = conn
@@ -444,15 +423,11 @@ pub(crate) async fn read(
     let Some(row) = row else {
         return Ok(Vec::new());
     };
-    let values = row.unwrap();
-    Ok(columns
+    let values = columns
         .iter()
-        .zip(values)
-        .map(|(column, value)| GlobalAttributeValue {
-            column: column.clone(),
-            value: from_mysql(value, kind_of(&kinds, column)),
-        })
-        .collect())
+        .zip(row.unwrap())
+        .map(|(column, value)| from_mysql(value, kind_of(&kinds, column)));
+    Ok(attribute_values(columns, values))
 }
 
 #[cfg(test)]

@@ -39,24 +39,11 @@ pub(crate) async fn select_process(
     process_from_row(&row)
 }
 
-/// The execution `process_id` refers to (its latest, or the given one), locked.
-pub(crate) async fn lock_execution_of(
+/// The latest execution of `process_id`, if any.
+pub(crate) async fn latest_execution(
     tx: &mut impl Queryable,
     process_id: &str,
-    execution_id: Option<&str>,
-) -> Result<ProcessExecution, StoreError> {
-    let id = resolve_execution(tx, process_id, execution_id).await?;
-    lock_process(tx, id).await
-}
-
-pub(crate) async fn resolve_execution(
-    tx: &mut impl Queryable,
-    process_id: &str,
-    execution_id: Option<&str>,
-) -> Result<Uuid, StoreError> {
-    if let Some(id) = execution_id {
-        return crate::parse_execution_id(id);
-    }
+) -> Result<Option<Uuid>, StoreError> {
     let id: Option<String> = tx
         .exec_first(
             "SELECT process_execution_id FROM xdb_sys_latest_process_executions \
@@ -64,8 +51,8 @@ pub(crate) async fn resolve_execution(
             (process_id,),
         )
         .await?;
-    let id = id.ok_or_else(|| StoreError::NotFound(format!("process '{process_id}' not found")))?;
-    Uuid::parse_str(&id).map_err(|e| StoreError::Database(format!("corrupt row: {e}")))
+    id.map(|id| Uuid::parse_str(&id).map_err(|e| StoreError::Database(format!("corrupt row: {e}"))))
+        .transpose()
 }
 
 pub(crate) async fn lock_state(

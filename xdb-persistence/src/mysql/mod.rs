@@ -12,9 +12,6 @@
 //!   `UPDATE`, in one transaction.
 
 mod apply_plan;
-mod backlog;
-mod claim_task;
-mod claim_tasks;
 mod error;
 mod global_attributes;
 mod locks;

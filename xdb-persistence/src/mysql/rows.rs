@@ -12,18 +12,9 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+pub(crate) use crate::columns::{PROCESS_COLUMNS, STATE_COLUMNS, TASK_COLUMNS};
 use crate::trace_context::TaskInfo;
 use crate::StoreError;
-
-pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
-    start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
-    state_execution_sequences, global_attribute_config, result, failure";
-
-pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
-    status, version, input, config, command_request, command_results, created_at";
-
-pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state_id, \
-    state_execution_number, timer_index, attempt, first_attempt_at, info";
 
 /// The value of `column`, or a "corrupt row" error naming it.
 pub(crate) fn get<T: FromValue>(row: &Row, column: &str) -> Result<T, StoreError> {
@@ -135,11 +126,7 @@ const JOINED_STATE_COLUMNS: &str = "s.process_execution_id AS s_process_executio
 /// execution has no such state), in one statement; locking its rows when `lock`.
 pub(crate) fn joined_process_and_state(lock: bool) -> &'static str {
     static STATEMENTS: LazyLock<[String; 2]> = LazyLock::new(|| {
-        let process_columns = PROCESS_COLUMNS
-            .split(", ")
-            .map(|column| format!("p.{column}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let process_columns = crate::columns::qualified(PROCESS_COLUMNS, "p");
         let read = format!(
             "SELECT {process_columns}, {JOINED_STATE_COLUMNS} \
              FROM xdb_sys_process_executions p \

@@ -48,14 +48,7 @@ impl crate::InstanceRegistry for MySqlStore {
                 (service.as_str(), micros),
             )
             .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(instance_id, notify_url)| ServiceInstance {
-                instance_id,
-                service,
-                notify_url,
-            })
-            .collect())
+        Ok(ServiceInstance::all_of(service, rows))
     }
 
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {

@@ -88,20 +88,8 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
         locks::lock_process(&mut self.conn, id).await
     }
 
-    async fn lock_execution_of(
-        &mut self,
-        process_id: &str,
-        execution_id: Option<&str>,
-    ) -> Result<ProcessExecution, StoreError> {
-        locks::lock_execution_of(&mut self.conn, process_id, execution_id).await
-    }
-
-    async fn resolve_execution(
-        &mut self,
-        process_id: &str,
-        execution_id: Option<&str>,
-    ) -> Result<Uuid, StoreError> {
-        locks::resolve_execution(&mut self.conn, process_id, execution_id).await
+    async fn latest_execution(&mut self, process_id: &str) -> Result<Option<Uuid>, StoreError> {
+        locks::latest_execution(&mut self.conn, process_id).await
     }
 
     async fn find_execution(

@@ -13,10 +13,9 @@ pub(crate) async fn load_attributes(
     state: &StateExecution,
 ) -> Result<LoadedAttributes, StoreError> {
     let mut attributes = LoadedAttributes::default();
-    if let (Some(config), Some(loading)) = (
-        &process.global_attribute_config,
-        &state.config.global_attribute_loading,
-    ) {
+    let loading = (state.config.global_attribute_loading.as_ref())
+        .filter(|loading| !loading.columns.is_empty());
+    if let (Some(config), Some(loading)) = (&process.global_attribute_config, loading) {
         attributes.global_attributes = rows
             .read_business_row(config, &loading.columns, loading.lock_type)
             .await?;

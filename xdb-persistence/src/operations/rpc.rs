@@ -46,9 +46,11 @@ pub(crate) async fn rpc<D: Dialect>(
                 ),
             ))
         })?;
-        attributes.global_attributes = tx
-            .read_business_row(config, &loading.columns, loading.lock_type)
-            .await?;
+        if !loading.columns.is_empty() {
+            attributes.global_attributes = tx
+                .read_business_row(config, &loading.columns, loading.lock_type)
+                .await?;
+        }
     }
     if let Some(loading) = request
         .local_attribute_loading

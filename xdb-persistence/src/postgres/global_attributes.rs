@@ -1,34 +1,36 @@
-//! SQL over the user's global-attribute table.
+//! SQL over the user's business table (global attributes).
 //!
-//! Every identifier is validated by `xdb_engine::validation` and then double-quoted;
-//! values travel as one JSONB parameter that `jsonb_populate_record` converts to the
-//! table's own column types, so no value is ever spliced into SQL text.
+//! Identifiers are checked and quoted by [`BusinessTable`]; values travel as one JSONB
+//! parameter that `jsonb_populate_record` converts to the table's own column types, so
+//! no value is ever spliced into SQL text.
 
 use deadpool_postgres::GenericClient;
 use serde_json::{Map, Value};
-use xdb_engine::validation::{check_identifier, split_table_name};
 use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
 
 use super::error::describe_pg_error;
+use crate::business_table::{attribute_values, BusinessTable};
 use crate::StoreError;
 
 fn quote(identifier: &str) -> String {
     format!("\"{}\"", identifier.replace('"', "\"\""))
 }
 
-fn quoted_table(config: &GlobalAttributeConfig) -> Result<String, StoreError> {
-    let parts = split_table_name("tableName", &config.table_name)
-        .map_err(|e| StoreError::Decide(e.into()))?;
-    Ok(parts.iter().map(|p| quote(p)).collect::<Vec<_>>().join("."))
-}
-
-fn checked_column(column: &str) -> Result<String, StoreError> {
-    check_identifier("column", column).map_err(|e| StoreError::Decide(e.into()))?;
-    Ok(quote(column))
-}
-
 fn app_error(error: tokio_postgres::Error) -> StoreError {
     StoreError::AppDatabase(describe_pg_error(&error))
+}
+
+/// The row's key and `values` as the one JSONB record the statements populate from.
+fn record<'a>(
+    table: &BusinessTable,
+    values: impl IntoIterator<Item = &'a GlobalAttributeValue>,
+) -> Value {
+    let mut record = Map::new();
+    record.insert(table.key_column().to_string(), table.key_value().clone());
+    for value in values {
+        record.insert(value.column.clone(), value.value.clone());
+    }
+    Value::Object(record)
 }
 
 /// Inserts the row if missing and writes `values` into it (the start transaction).
@@ -37,21 +39,16 @@ pub(crate) async fn upsert(
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
-    let table = quoted_table(config)?;
-    let key = checked_column(&config.primary_key.column)?;
-    let mut record = Map::new();
-    record.insert(
-        config.primary_key.column.clone(),
-        config.primary_key.value.clone(),
-    );
+    let table = BusinessTable::checked(config, quote)?;
+    let (name, key) = (table.quoted(), &table.key);
+    let values: Vec<_> = values
+        .iter()
+        .filter(|v| v.column != table.key_column())
+        .collect();
     let mut columns = vec![key.clone()];
     let mut updates = Vec::new();
-    for value in values
-        .iter()
-        .filter(|v| v.column != config.primary_key.column)
-    {
-        let column = checked_column(&value.column)?;
-        record.insert(value.column.clone(), value.value.clone());
+    for value in &values {
+        let column = table.column(&value.column)?;
         updates.push(format!("{column} = EXCLUDED.{column}"));
         columns.push(column);
     }
@@ -62,10 +59,10 @@ pub(crate) async fn upsert(
         format!("DO UPDATE SET {}", updates.join(", "))
     };
     let sql = format!(
-        "INSERT INTO {table} ({column_list}) SELECT {column_list} \
-         FROM jsonb_populate_record(NULL::{table}, $1::jsonb) ON CONFLICT ({key}) {conflict}"
+        "INSERT INTO {name} ({column_list}) SELECT {column_list} \
+         FROM jsonb_populate_record(NULL::{name}, $1::jsonb) ON CONFLICT ({key}) {conflict}"
     );
-    tx.execute(sql.as_str(), &[&Value::Object(record)])
+    tx.execute(sql.as_str(), &[&record(&table, values)])
         .await
         .map_err(app_error)?;
     Ok(())
@@ -80,53 +77,41 @@ pub(crate) async fn update(
     if values.is_empty() {
         return Ok(());
     }
-    let table = quoted_table(config)?;
-    let key = checked_column(&config.primary_key.column)?;
-    let mut record = Map::new();
-    record.insert(
-        config.primary_key.column.clone(),
-        config.primary_key.value.clone(),
-    );
-    let mut assignments = Vec::new();
-    for value in values {
-        let column = checked_column(&value.column)?;
-        record.insert(value.column.clone(), value.value.clone());
-        assignments.push(format!("{column} = r.{column}"));
-    }
+    let table = BusinessTable::checked(config, quote)?;
+    let (name, key) = (table.quoted(), &table.key);
+    let assignments = values
+        .iter()
+        .map(|value| Ok(format!("{0} = r.{0}", table.column(&value.column)?)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
     let sql = format!(
-        "UPDATE {table} AS t SET {} FROM jsonb_populate_record(NULL::{table}, $1::jsonb) AS r \
+        "UPDATE {name} AS t SET {} FROM jsonb_populate_record(NULL::{name}, $1::jsonb) AS r \
          WHERE t.{key} = r.{key}",
         assignments.join(", ")
     );
     let updated = tx
-        .execute(sql.as_str(), &[&Value::Object(record)])
+        .execute(sql.as_str(), &[&record(&table, values)])
         .await
         .map_err(app_error)?;
     if updated == 0 {
-        return Err(StoreError::AppDatabase(format!(
-            "no row in {} with {} = {}",
-            config.table_name, config.primary_key.column, config.primary_key.value
-        )));
+        return Err(table.missing_row());
     }
     Ok(())
 }
 
-/// Reads `columns` of the row, locked as asked. A missing row reads as no attributes.
+/// Reads `columns` (not empty) of the row, locked as asked. A missing row reads as no
+/// attributes.
 pub(crate) async fn read(
     tx: &impl GenericClient,
     config: &GlobalAttributeConfig,
     columns: &[String],
     lock: LockType,
 ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-    if columns.is_empty() {
-        return Ok(Vec::new());
-    }
-    let table = quoted_table(config)?;
-    let key = checked_column(&config.primary_key.column)?;
+    let table = BusinessTable::checked(config, quote)?;
+    let (name, key) = (table.quoted(), &table.key);
     let selected = columns
         .iter()
-        .map(|c| checked_column(c).map(|q| format!("to_jsonb(t.{q})")))
-        .collect::<Result<Vec<_>, _>>()?
+        .map(|c| Ok(format!("to_jsonb(t.{})", table.column(c)?)))
+        .collect::<Result<Vec<_>, StoreError>>()?
         .join(", ");
     let lock_clause = match lock {
         LockType::NoLock => "",
@@ -134,28 +119,17 @@ pub(crate) async fn read(
         LockType::ExclusiveLock => " FOR UPDATE OF t",
     };
     let sql = format!(
-        "SELECT {selected} FROM {table} AS t \
-         WHERE t.{key} = (SELECT r.{key} FROM jsonb_populate_record(NULL::{table}, $1::jsonb) AS r)\
+        "SELECT {selected} FROM {name} AS t \
+         WHERE t.{key} = (SELECT r.{key} FROM jsonb_populate_record(NULL::{name}, $1::jsonb) AS r)\
          {lock_clause}"
     );
-    let mut record = Map::new();
-    record.insert(
-        config.primary_key.column.clone(),
-        config.primary_key.value.clone(),
-    );
     let row = tx
-        .query_opt(sql.as_str(), &[&Value::Object(record)])
+        .query_opt(sql.as_str(), &[&record(&table, [])])
         .await
         .map_err(app_error)?;
     let Some(row) = row else {
         return Ok(Vec::new());
     };
-    Ok(columns
-        .iter()
-        .enumerate()
-        .map(|(index, column)| GlobalAttributeValue {
-            column: column.clone(),
-            value: row.get::<_, Option<Value>>(index).unwrap_or(Value::Null),
-        })
-        .collect())
+    let values = (0..columns.len()).map(|i| row.get::<_, Option<Value>>(i).unwrap_or(Value::Null));
+    Ok(attribute_values(columns, values))
 }

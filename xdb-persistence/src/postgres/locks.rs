@@ -167,34 +167,20 @@ pub(crate) async fn select_process(
     process_from_row(&row)
 }
 
-/// The execution `process_id` refers to (its latest, or the given one), locked.
-pub(crate) async fn lock_execution_of(
+/// The latest execution of `process_id`, if any.
+pub(crate) async fn latest_execution(
     tx: &impl GenericClient,
     process_id: &str,
-    execution_id: Option<&str>,
-) -> Result<ProcessExecution, StoreError> {
-    let id = resolve_execution(tx, process_id, execution_id).await?;
-    lock_process(tx, id).await
-}
-
-pub(crate) async fn resolve_execution(
-    tx: &impl GenericClient,
-    process_id: &str,
-    execution_id: Option<&str>,
-) -> Result<Uuid, StoreError> {
-    if let Some(id) = execution_id {
-        return crate::parse_execution_id(id);
-    }
+) -> Result<Option<Uuid>, StoreError> {
     let statement = tx
         .prepare_cached(
             "SELECT process_execution_id FROM xdb_sys_latest_process_executions WHERE process_id = $1",
         )
         .await?;
-    let row = tx
+    Ok(tx
         .query_opt(&statement, &[&process_id])
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("process '{process_id}' not found")))?;
-    Ok(row.get(0))
+        .map(|row| row.get(0)))
 }
 
 pub(crate) async fn lock_state(

@@ -4,9 +4,6 @@
 //! the only builder of SQL over user tables.
 
 mod apply_plan;
-mod backlog;
-mod claim_task;
-mod claim_tasks;
 mod error;
 mod first_start;
 mod global_attributes;

@@ -7,18 +7,9 @@ use uuid::Uuid;
 use xdb_engine::*;
 use xdb_protocol::ProcessStatus;
 
+pub(crate) use crate::columns::*;
 use crate::trace_context::TaskInfo;
 use crate::StoreError;
-
-pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
-    start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
-    state_execution_sequences, global_attribute_config, result, failure";
-
-pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
-    status, version, input, config, command_request, command_results, created_at";
-
-pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state_id, \
-    state_execution_number, timer_index, attempt, first_attempt_at, info";
 
 pub(crate) fn from_json<T: DeserializeOwned>(
     value: Option<Value>,
@@ -34,9 +25,6 @@ pub(crate) fn from_json<T: DeserializeOwned>(
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("model types serialize")
 }
-
-/// Columns in [`PROCESS_COLUMNS`] order.
-pub(crate) const PROCESS_COLUMN_COUNT: usize = 14;
 
 pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
     process_at(row, 0)
@@ -101,9 +89,6 @@ pub(crate) fn state_at(row: &Row, at: usize) -> Result<StateExecution, StoreErro
     })
 }
 
-/// Columns in [`TASK_COLUMNS`] order.
-pub(crate) const TASK_COLUMN_COUNT: usize = 10;
-
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
     task_at(row, 0)
 }
@@ -127,26 +112,4 @@ pub(crate) fn task_at(row: &Row, at: usize) -> Result<Task, StoreError> {
         first_attempt_at: row.get(at + 8),
         traceparent: from_json::<TaskInfo>(row.get(at + 9))?.and_then(|info| info.traceparent),
     })
-}
-
-/// `columns` (a `*_COLUMNS` list) qualified with `table`, e.g. `p.id, p.process_id`.
-pub(crate) fn qualified(columns: &str, table: &str) -> String {
-    columns
-        .split(", ")
-        .map(|column| format!("{table}.{column}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn column_counts_match_the_column_lists() {
-        assert_eq!(PROCESS_COLUMNS.split(", ").count(), PROCESS_COLUMN_COUNT);
-        assert_eq!(STATE_COLUMNS.split(", ").count(), 10);
-        assert_eq!(TASK_COLUMNS.split(", ").count(), TASK_COLUMN_COUNT);
-        assert_eq!(qualified("a, b", "t"), "t.a, t.b");
-    }
 }

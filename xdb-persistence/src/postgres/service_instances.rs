@@ -55,14 +55,8 @@ impl crate::InstanceRegistry for PostgresStore {
         let rows = client
             .query(&statement, &[&service.as_str(), &max_age.as_secs_f64()])
             .await?;
-        Ok(rows
-            .iter()
-            .map(|row| ServiceInstance {
-                instance_id: row.get(0),
-                service,
-                notify_url: row.get(1),
-            })
-            .collect())
+        let pairs = rows.iter().map(|row| (row.get(0), row.get(1)));
+        Ok(ServiceInstance::all_of(service, pairs))
     }
 
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {

@@ -130,24 +130,10 @@ impl ProcessRows for PgRows {
         .await
     }
 
-    async fn lock_execution_of(
-        &mut self,
-        process_id: &str,
-        execution_id: Option<&str>,
-    ) -> Result<ProcessExecution, StoreError> {
+    async fn latest_execution(&mut self, process_id: &str) -> Result<Option<Uuid>, StoreError> {
         let client = self.tx.client();
-        let lock = locks::lock_execution_of(client, process_id, execution_id);
-        with_begin(client, &mut self.begin_pending, lock).await
-    }
-
-    async fn resolve_execution(
-        &mut self,
-        process_id: &str,
-        execution_id: Option<&str>,
-    ) -> Result<Uuid, StoreError> {
-        let client = self.tx.client();
-        let resolve = locks::resolve_execution(client, process_id, execution_id);
-        with_begin(client, &mut self.begin_pending, resolve).await
+        let latest = locks::latest_execution(client, process_id);
+        with_begin(client, &mut self.begin_pending, latest).await
     }
 
     async fn find_execution(

@@ -1,17 +1,26 @@
-//! The dialect's task queue: each method is its statement file's.
+//! The database queue: leasing due tasks (with their rows, read by the same statement),
+//! claiming one task by id, renewing and releasing leases, and the backlog count.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use xdb_engine::Task;
+use async_trait::async_trait;
+use xdb_engine::{ProcessExecution, StateExecution, Task};
 
-use super::*;
-use crate::tables::TaskQueue;
-use crate::{StateCall, StoreError, TaskClaim};
+use super::rows::{
+    optional_state_at, process_at, qualified, task_at, task_from_row, PROCESS_COLUMNS,
+    PROCESS_COLUMN_COUNT, STATE_COLUMNS, TASK_COLUMNS, TASK_COLUMN_COUNT,
+};
+use super::PostgresStore;
+use crate::claimed_call::ready_call;
+use crate::{StateCall, StoreError, TaskClaim, TaskSource};
 
-impl TaskQueue for PostgresStore {
+#[async_trait]
+impl TaskSource for PostgresStore {
     fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {
         Some(PostgresStore::listen(self, what))
     }
+
     async fn lease_due(
         &self,
         owner: &str,
@@ -19,31 +28,209 @@ impl TaskQueue for PostgresStore {
         lease: Duration,
         ahead: f64,
     ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        claim_tasks::claim_tasks_with_calls(self, owner, limit, lease, ahead).await
+        Ok(claim_with_rows(self, owner, limit, lease, ahead)
+            .await?
+            .into_iter()
+            .map(|(task, rows)| {
+                let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
+                (task, call)
+            })
+            .collect())
     }
+
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        backlog::count_backlog(self, cap).await
+        let client = self.pool().get().await?;
+        // `now()`, not `clock_timestamp()`: only a stable bound stops the index scan at the
+        // tasks due now instead of walking every waiting timer.
+        let statement = client
+            .prepare_cached(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+               WHERE fire_at <= now() \
+                 AND (lease_expires_at IS NULL OR lease_expires_at < now()) \
+               LIMIT $1) due",
+            )
+            .await?;
+        Ok(client.query_one(&statement, &[&cap]).await?.get(0))
     }
+
     async fn claim_task(
         &self,
         task_id: i64,
         owner: &str,
         lease: Duration,
     ) -> Result<TaskClaim, StoreError> {
-        claim_task::claim_task(self, task_id, owner, lease).await
+        let client = self.pool().get().await?;
+        // Only a due, unleased task is taken; SKIP LOCKED: a locked row is being completed,
+        // rescheduled or claimed by someone else right now, which the status query reports.
+        let claim = client
+            .prepare_cached(&format!(
+                "UPDATE xdb_sys_tasks t SET lease_owner = $2, \
+               lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
+               first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
+             WHERE t.id IN (SELECT id FROM xdb_sys_tasks WHERE id = $1 \
+                 AND fire_at <= clock_timestamp() \
+                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
+                 FOR UPDATE SKIP LOCKED) \
+             RETURNING {}",
+                qualified(TASK_COLUMNS, "t")
+            ))
+            .await?;
+        if let Some(row) = client
+            .query_opt(&claim, &[&task_id, &owner, &lease.as_secs_f64()])
+            .await?
+        {
+            return Ok(TaskClaim::Claimed(task_from_row(&row)?));
+        }
+        let status = client
+            .prepare_cached(
+                "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8, \
+                    EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))::float8 \
+             FROM xdb_sys_tasks WHERE id = $1",
+            )
+            .await?;
+        let Some(row) = client.query_opt(&status, &[&task_id]).await? else {
+            return Ok(TaskClaim::Gone);
+        };
+        let due_in: f64 = row.get(0);
+        let lease_left: Option<f64> = row.get(1);
+        Ok(TaskClaim::from_wait(due_in, lease_left))
     }
+
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        claim_tasks::next_task_due_in(self).await
+        let client = self.timekeeping_pool().get().await?;
+        let statement = client
+        .prepare_cached(
+            "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8 FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
+        )
+        .await?;
+        Ok(client
+            .query_opt(&statement, &[])
+            .await?
+            .map(|row| Duration::from_secs_f64(row.get::<_, f64>(0).max(0.0))))
     }
+
     async fn renew_leases(
         &self,
         owner: &str,
         task_ids: &[i64],
         lease: Duration,
     ) -> Result<u64, StoreError> {
-        claim_tasks::renew_leases(self, owner, task_ids, lease).await
+        let client = self.pool().get().await?;
+        let statement = client
+        .prepare_cached(
+            // SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
+            // so it needs no renewal, and waiting on it could deadlock with that
+            // transaction, which takes the same execution's task rows in another order.
+            "UPDATE xdb_sys_tasks SET lease_expires_at = clock_timestamp() + make_interval(secs => $2) \
+             WHERE id IN (SELECT id FROM xdb_sys_tasks \
+                          WHERE id = ANY($3) AND lease_owner IS NOT DISTINCT FROM $1 FOR UPDATE SKIP LOCKED)",
+        )
+        .await?;
+        Ok(client
+            .execute(&statement, &[&owner, &lease.as_secs_f64(), &task_ids])
+            .await?)
     }
+
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        claim_tasks::release_leases(self, owner).await
+        let client = self.pool().get().await?;
+        let statement = client
+        .prepare_cached(
+            // SKIP LOCKED, as in renew_leases: a locked task is being completed or deleted.
+            "UPDATE xdb_sys_tasks SET lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id IN (SELECT id FROM xdb_sys_tasks WHERE lease_owner = $1 FOR UPDATE SKIP LOCKED)",
+        )
+        .await?;
+        Ok(client.execute(&statement, &[&owner]).await?)
     }
 }
+
+/// Claimed tasks in running order, each with its process and state rows (when there).
+async fn claim_with_rows(
+    store: &PostgresStore,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    ahead: f64,
+) -> Result<Vec<ClaimedRows>, StoreError> {
+    let client = store.timekeeping_pool().get().await?;
+    let statement = client.prepare_cached(&CLAIM).await?;
+    let expired = store.expired_lease_look().due(std::time::Instant::now());
+    let rows = client
+        .query(
+            &statement,
+            &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
+        )
+        .await?;
+    let mut claimed = rows
+        .iter()
+        .map(|row| {
+            let task = task_at(row, 0)?;
+            let process_at_column = TASK_COLUMN_COUNT;
+            let state_at_column = TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT;
+            let rows = match row.get::<_, Option<uuid::Uuid>>(process_at_column) {
+                Some(_) => Some((
+                    process_at(row, process_at_column)?,
+                    optional_state_at(row, state_at_column)?,
+                )),
+                None => None,
+            };
+            Ok((task, rows))
+        })
+        .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
+    crate::task_claim::order_claimed_by(&mut claimed, |(task, _)| task);
+    Ok(claimed)
+}
+
+type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
+
+// Three sources, each read through its own partial index so that tasks in flight are
+// never walked: due timers (and process timeouts), other unleased tasks that are due,
+// and leases that ran out (their instance died), the last only when $5 says so (see
+// `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due timers go first: the other tasks'
+// fire_at is when they were created, so under a backlog they are all older than a timer
+// that just came due, which would then wait for the whole backlog to be claimed before
+// it fires. At most `limit` ($1) are taken, in that order, tasks due now ahead of those
+// read ahead (due within $4 seconds). SKIP LOCKED lets instances claim side by side;
+// fire_at is compared with the database clock. The bound is `now()` (the statement's
+// start), not `clock_timestamp()`: a volatile bound cannot stop an index scan, which
+// then walks every task due later (100,000 waiting timers made each claim take 24 ms).
+// Each claimed task comes with its process and state rows, so that a state task whose
+// call needs nothing else skips loading them.
+static CLAIM: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH timers AS ( \
+           SELECT id, fire_at FROM xdb_sys_tasks \
+           WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+             AND fire_at <= now() + make_interval(secs => $4) \
+           ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         unleased AS ( \
+           SELECT id, fire_at FROM xdb_sys_tasks \
+           WHERE lease_owner IS NULL AND fire_at <= now() + make_interval(secs => $4) \
+           ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         expired AS ( \
+           SELECT id, lease_expires_at FROM xdb_sys_tasks \
+           WHERE $5 AND lease_owner IS NOT NULL AND lease_expires_at < now() \
+           ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         chosen AS ( \
+           SELECT id FROM ( \
+             SELECT id, 0 AS source, fire_at AS due FROM timers \
+             UNION ALL SELECT id, 1, fire_at FROM unleased \
+             UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
+           GROUP BY id ORDER BY bool_or(due > now()), min(source), min(due) LIMIT $1), \
+         claimed AS ( \
+           UPDATE xdb_sys_tasks t SET lease_owner = $2, \
+             lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
+             first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
+           WHERE t.id IN (SELECT id FROM chosen) \
+           RETURNING {}) \
+         SELECT c.*, {}, {} FROM claimed c \
+         LEFT JOIN xdb_sys_process_executions p ON p.id = c.process_execution_id \
+         LEFT JOIN xdb_sys_async_state_executions s \
+           ON s.process_execution_id = c.process_execution_id AND s.state_id = c.state_id \
+          AND s.state_execution_number = c.state_execution_number",
+        qualified(TASK_COLUMNS, "t"),
+        qualified(PROCESS_COLUMNS, "p"),
+        qualified(STATE_COLUMNS, "s"),
+    )
+});
