@@ -1,0 +1,350 @@
+/**
+ * The client of the XDB service API: typed calls built from a process definition
+ * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), and the
+ * mapping of every failure to a typed error. Uses the global `fetch` (or one given).
+ */
+import type { z } from "zod";
+
+import { definitionOf, type ProcessDefinition } from "./definition.js";
+import { decode, encode, encodeOptional, toJsonValue } from "./encoding.js";
+import {
+  XdbApiError,
+  XdbHttpError,
+  XdbInvalidResponseError,
+  XdbSdkError,
+  XdbTransportError,
+} from "./errors.js";
+import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
+import {
+  ApiErrorResponse,
+  ProcessExecutionDescribeResponse,
+  ProcessExecutionHistoryResponse,
+  ProcessExecutionListResponse,
+  ProcessExecutionRpcResponse,
+  ProcessExecutionStartResponse,
+  ProcessExecutionWaitForCompletionResponse,
+  SERVICE_PATHS,
+  type GlobalAttributeValue,
+  type LocalAttributeValue,
+  type LocalQueueMessage,
+  type ProcessExecutionListRequest,
+  type ProcessExecutionRpcRequest,
+  type ProcessExecutionStartRequest,
+  type ProcessExecutionStopType,
+  type ProcessIdReusePolicy,
+  type ProcessStartConfig,
+} from "./protocol.js";
+import type { InputArgs } from "./state.js";
+import { currentTraceContext, traceHeaders, type TraceContext } from "./trace.js";
+
+export interface ClientOptions {
+  /** Base URL of the API service, e.g. `http://127.0.0.1:8801`. */
+  readonly serviceUrl: string;
+  /** The worker URL starts use when given none. */
+  readonly workerUrl?: string;
+  /** Sent as `Authorization: Bearer …` (the service's `security.api_tokens`). */
+  readonly bearerToken?: string;
+  /** Timeout of each call other than the waits, in milliseconds (default 60 s). */
+  readonly requestTimeoutMs?: number;
+  /** The fetch to use (default: the global one). */
+  readonly fetch?: typeof fetch;
+  /**
+   * The trace context to send with each request; default: the context of the worker call
+   * being served, if any. With OpenTelemetry: inject the active context here.
+   */
+  readonly traceContext?: () => TraceContext | undefined;
+}
+
+/** Options of `startProcess`. */
+export interface ProcessStartOptions {
+  /** The worker hosting the process; default: the client's `workerUrl`. */
+  readonly workerUrl?: string;
+  /** Selects the execution's row of the global-attribute table; required when the process declares one. */
+  readonly globalAttributePkValue?: unknown;
+  /** Columns upserted into that row in the start transaction. */
+  readonly initialGlobalAttributes?: Readonly<Record<string, unknown>>;
+  /** Local attributes written in the start transaction. */
+  readonly initialLocalAttributes?: Readonly<Record<string, unknown>>;
+  /** The whole execution times out after this many seconds; absent means never. */
+  readonly timeoutSeconds?: number;
+  /** What to do when the process id already has an execution (service default: `ALLOW_IF_NO_RUNNING`). */
+  readonly idReusePolicy?: ProcessIdReusePolicy;
+}
+
+/** What `waitForCompletion` returns: the service's answer, with the result decoded. */
+export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse & {
+  readonly output: T | undefined;
+};
+
+/** The longest wait the service grants one wait-for-completion call. */
+const MAX_WAIT_SECONDS = 300;
+
+export class Client {
+  readonly serviceUrl: string;
+  private readonly options: ClientOptions;
+
+  constructor(options: ClientOptions | string) {
+    this.options = typeof options === "string" ? { serviceUrl: options } : options;
+    this.serviceUrl = this.options.serviceUrl.replace(/\/+$/, "");
+  }
+
+  /**
+   * Starts `process` as `processId`: type, starting state (its input and config) and the
+   * global-attribute table come from the definition. Returns the process execution id.
+   */
+  async startProcess<P extends Process>(
+    process: P | (new () => P) | ProcessDefinition,
+    processId: string,
+    input?: unknown,
+    options: ProcessStartOptions = {},
+  ): Promise<string> {
+    const request = buildStartRequest(definitionOf(process), processId, input, {
+      ...options,
+      workerUrl: options.workerUrl ?? this.options.workerUrl,
+    });
+    return (await this.start(request)).processExecutionId;
+  }
+
+  /**
+   * Calls RPC `rpcName` of `process` on the current execution of `processId`, with the
+   * RPC's registered loading policy and lock, and returns its decoded output.
+   */
+  async invokeRpc<P extends Process, N extends RpcName<P>>(
+    process: P | (new () => P),
+    processId: string,
+    rpcName: N,
+    ...input: InputArgs<RpcInput<P, N>>
+  ): Promise<RpcOutput<P, N>> {
+    const definition = definitionOf(process);
+    const request: ProcessExecutionRpcRequest = {
+      processId,
+      rpcName,
+      ...definition.rpcRequestOptions(rpcName),
+    };
+    const encoded = encodeOptional(`input of rpc ${JSON.stringify(rpcName)}`, input[0]);
+    if (encoded) request.input = encoded;
+    const response = await this.rpc(request);
+    return decode<RpcOutput<P, N>>(`output of rpc ${JSON.stringify(rpcName)}`, response.output);
+  }
+
+  /** Publishes `payload` (none by default) to local queue `queueName` of the current execution. */
+  async publishToLocalQueue(
+    processId: string,
+    queueName: string,
+    payload?: unknown,
+    options: { dedupId?: string } = {},
+  ): Promise<void> {
+    const message: LocalQueueMessage = { queueName };
+    const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
+    if (encoded) message.payload = encoded;
+    if (options.dedupId !== undefined) message.dedupId = options.dedupId;
+    await this.publishMessages(processId, [message]);
+  }
+
+  /** Publishes several messages (1 to 1000) at once, in one transaction. */
+  async publishMessages(processId: string, messages: LocalQueueMessage[]): Promise<void> {
+    await this.call(SERVICE_PATHS.publishToLocalQueue, { processId, messages });
+  }
+
+  /** Ends the current execution of `processId` (`TERMINATE` by default). */
+  async stop(processId: string, options: { stopType?: ProcessExecutionStopType; reason?: string } = {}): Promise<void> {
+    await this.call(SERVICE_PATHS.stop, { processId, ...options });
+  }
+
+  /** Describes the current execution of `processId`, or the given one. */
+  async describe(processId: string, processExecutionId?: string): Promise<ProcessExecutionDescribeResponse> {
+    return this.call(
+      SERVICE_PATHS.describe,
+      withOptional({ processId }, "processExecutionId", processExecutionId),
+      ProcessExecutionDescribeResponse,
+    );
+  }
+
+  /** Lists executions, newest first. */
+  async list(request: ProcessExecutionListRequest = {}): Promise<ProcessExecutionListResponse> {
+    return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponse);
+  }
+
+  /** The history events of the current execution of `processId`, or the given one, oldest first. */
+  async history(processId: string, processExecutionId?: string): Promise<ProcessExecutionHistoryResponse> {
+    return this.call(
+      SERVICE_PATHS.history,
+      withOptional({ processId }, "processExecutionId", processExecutionId),
+      ProcessExecutionHistoryResponse,
+    );
+  }
+
+  /**
+   * Waits up to `timeoutMs` (default 30 s) for the current execution of `processId` to
+   * close, long polling as often as the service's per-call limit requires. On timeout the
+   * last answer comes back with `timedOut: true`.
+   */
+  async waitForCompletion<T = unknown>(processId: string, options: { timeoutMs?: number } = {}): Promise<Completion<T>> {
+    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    for (;;) {
+      const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+      const timeoutSeconds = Math.min(left, MAX_WAIT_SECONDS);
+      const response = await this.call(
+        SERVICE_PATHS.waitForCompletion,
+        { processId, timeoutSeconds },
+        ProcessExecutionWaitForCompletionResponse,
+        timeoutSeconds * 1000,
+      );
+      if (!response.timedOut || Date.now() >= deadline) {
+        return { ...response, output: decode<T>("process result", response.result) };
+      }
+    }
+  }
+
+  // ---- plain calls, one per endpoint ----
+
+  async start(request: ProcessExecutionStartRequest): Promise<ProcessExecutionStartResponse> {
+    return this.call(SERVICE_PATHS.start, request, ProcessExecutionStartResponse);
+  }
+
+  async rpc(request: ProcessExecutionRpcRequest): Promise<ProcessExecutionRpcResponse> {
+    // The service waits for the worker: allow the worker's timeout on top of ours.
+    return this.call(SERVICE_PATHS.rpc, request, ProcessExecutionRpcResponse, (request.timeoutSeconds ?? 10) * 1000);
+  }
+
+  /**
+   * POSTs `body` to `path` and returns the answer, checked with `schema` when given.
+   * Throws `XdbApiError` for the service's refusals, `XdbHttpError` for other non-2xx
+   * answers, `XdbTransportError` when no answer came, `XdbInvalidResponseError` for an
+   * unreadable 2xx answer.
+   */
+  async call<S extends z.ZodType = z.ZodType<unknown>>(
+    path: string,
+    body: unknown,
+    schema?: S,
+    extraTimeoutMs = 0,
+  ): Promise<z.infer<S>> {
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json",
+      ...traceHeaders(this.options.traceContext ? this.options.traceContext() : currentTraceContext()),
+    };
+    if (this.options.bearerToken) headers.authorization = `Bearer ${this.options.bearerToken}`;
+    const timeoutMs = (this.options.requestTimeoutMs ?? 60_000) + extraTimeoutMs;
+    const doFetch = this.options.fetch ?? fetch;
+    let response: Response;
+    let text: string;
+    try {
+      response = await doFetch(`${this.serviceUrl}${path}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await response.text();
+    } catch (error) {
+      const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+      const message = timedOut ? `no answer within ${timeoutMs} ms` : describeCause(error);
+      throw new XdbTransportError(message, path, { cause: error });
+    }
+    if (!response.ok) {
+      throw errorFromResponse(response.status, text, path);
+    }
+    if (!schema) return undefined as z.infer<S>;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new XdbInvalidResponseError(`not JSON: ${String(error)}`, path);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new XdbInvalidResponseError(parsed.error.message, path);
+    }
+    return parsed.data;
+  }
+}
+
+/** Sorts a non-2xx answer: the service's error body, or plain HTTP. */
+export function errorFromResponse(status: number, text: string, path: string): XdbApiError | XdbHttpError {
+  try {
+    const parsed = ApiErrorResponse.safeParse(JSON.parse(text));
+    if (parsed.success) return new XdbApiError(status, parsed.data, path);
+  } catch {
+    // not JSON: plain HTTP below
+  }
+  return new XdbHttpError(status, text, path);
+}
+
+/**
+ * Builds the start request for `definition`, checking the options against its schema so
+ * mistakes fail here rather than in the service.
+ */
+export function buildStartRequest(
+  definition: ProcessDefinition,
+  processId: string,
+  input: unknown,
+  options: ProcessStartOptions,
+): ProcessExecutionStartRequest {
+  const { processType, persistence } = definition;
+  const workerUrl = options.workerUrl;
+  if (!workerUrl) {
+    throw new XdbSdkError("NOT_ALLOWED", "no worker URL: pass workerUrl, or give the client one");
+  }
+  const undeclared = (kind: string, name: string): XdbSdkError =>
+    new XdbSdkError("UNDECLARED", `${kind} ${JSON.stringify(name)} is not declared in the schema of process ${processType}`);
+  const initialWrite: GlobalAttributeValue[] = Object.entries(options.initialGlobalAttributes ?? {}).map(
+    ([column, value]) => {
+      if (column !== persistence.table?.primaryKeyColumn && !persistence.declaresGlobalAttribute(column)) {
+        throw undeclared("global attribute", column);
+      }
+      return { column, value: toJsonValue(`global attribute ${JSON.stringify(column)}`, value) };
+    },
+  );
+  const localWrites: LocalAttributeValue[] = Object.entries(options.initialLocalAttributes ?? {}).map(
+    ([key, value]) => {
+      if (!persistence.declaresLocalAttribute(key)) throw undeclared("local attribute", key);
+      return { key, value: encode(`local attribute ${JSON.stringify(key)}`, value ?? null) };
+    },
+  );
+  const config: ProcessStartConfig = {};
+  const table = persistence.table;
+  const pk = options.globalAttributePkValue;
+  if (table && pk === undefined) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `process ${processType} keeps global attributes in table ${table.tableName}: globalAttributePkValue is required`,
+    );
+  }
+  if (!table && (pk !== undefined || initialWrite.length > 0)) {
+    throw new XdbSdkError("NOT_ALLOWED", `process ${processType} declares no global attribute table`);
+  }
+  if (table) {
+    config.globalAttributeConfig = {
+      tableName: table.tableName,
+      primaryKey: { column: table.primaryKeyColumn, value: toJsonValue("global attribute primary key value", pk) },
+      initialWrite,
+    };
+  }
+  if (localWrites.length > 0) config.localAttributeInitialWrite = localWrites;
+  if (options.timeoutSeconds !== undefined) config.timeoutSeconds = Math.ceil(options.timeoutSeconds);
+  if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
+
+  const request: ProcessExecutionStartRequest = { processId, processType, workerUrl, processStartConfig: config };
+  const startInput = encodeOptional("start state input", input);
+  if (definition.startingStateId !== undefined) {
+    request.startStateId = definition.startingStateId;
+    request.startStateConfig = definition.stateConfig(definition.startingStateId);
+    if (startInput) request.startStateInput = startInput;
+  } else if (startInput) {
+    throw new XdbSdkError("NOT_ALLOWED", `process ${processType} has no starting state to take an input`);
+  }
+  return request;
+}
+
+function withOptional<T extends object, K extends string, V>(base: T, key: K, value: V | undefined): T & Partial<Record<K, V>> {
+  return value === undefined ? base : { ...base, [key]: value };
+}
+
+function describeCause(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}

@@ -1,0 +1,35 @@
+/**
+ * TypeScript SDK for XDB.
+ *
+ * - Define a process: implement `Process` and `AsyncState`; declare RPCs with `rpc()`;
+ *   read and write attributes through `Persistence`, publish through `Communication`.
+ * - Host it: `new WorkerService().register(process)` and mount `nodeHandler()` (node:http,
+ *   Express) or `fetchHandler()` in your own service.
+ * - Drive it: `Client` calls the XDB service (start, RPC, wait, ...).
+ */
+export * from "./client.js";
+export * from "./command.js";
+export * from "./communication.js";
+export * from "./decision.js";
+export * from "./definition.js";
+export * from "./encoding.js";
+export * from "./errors.js";
+export * from "./persistence.js";
+export * from "./process.js";
+export * from "./schema.js";
+export * from "./signature.js";
+export * from "./state.js";
+export * from "./trace.js";
+export * from "./worker.js";
+export * as protocol from "./protocol.js";
+export {
+  OPENAPI_PATH,
+  SERVICE_PATHS,
+  WORKER_PATHS,
+  type Context,
+  type ErrorSubType,
+  type LockType,
+  type ProcessIdReusePolicy,
+  type ProcessStatus,
+  type RetryPolicy,
+} from "./protocol.js";
