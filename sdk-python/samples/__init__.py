@@ -1,0 +1,1 @@
+"""XDB sample processes: user sign-up (the XDB design) and site creation (status-driven)."""

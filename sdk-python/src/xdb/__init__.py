@@ -1,0 +1,123 @@
+"""Python SDK for XDB: async processes on your own PostgreSQL or MySQL database.
+
+- Define a process: subclass :class:`Process` and :class:`AsyncState`; declare RPCs with
+  :func:`rpc`; read and write attributes through :class:`Persistence` and publish
+  through :class:`Communication`.
+- Host it: :class:`WorkerService` is an ASGI app serving the worker API; mount it in
+  your own service.
+- Drive it: :class:`AsyncClient` (or the blocking :class:`Client`) calls the service.
+"""
+
+from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
+from xdb.command import CommandRequest, CommandResults, LocalQueueCommand, TimerCommand
+from xdb.communication import Communication
+from xdb.context import Context, TraceContext, current_trace_context, trace_context
+from xdb.decision import NextState, StateDecision
+from xdb.errors import (
+    ApiError,
+    AppDatabaseError,
+    ClientError,
+    EncodingError,
+    HttpError,
+    InternalServiceError,
+    InvalidRequestError,
+    InvalidResponseError,
+    PayloadTooLargeError,
+    ProcessAlreadyStartedError,
+    ProcessNotFoundError,
+    ProcessNotRunningError,
+    SchemaError,
+    TransportError,
+    UnauthorizedError,
+    WorkerApiError,
+    XdbError,
+)
+from xdb.persistence import Persistence
+from xdb.process import Process, ProcessDefinition
+from xdb.protocol import (
+    AsyncStateConfig,
+    ErrorSubType,
+    FailureRecoveryPolicy,
+    GlobalAttributeLoading,
+    LocalAttributeLoading,
+    LocalQueueCommandStatus,
+    LockType,
+    ProcessExecutionStopType,
+    ProcessIdReusePolicy,
+    ProcessStatus,
+    RetryPolicy,
+    StateFailureRecoveryOptions,
+    TimerStatus,
+)
+from xdb.rpc import RpcMethod, RpcOptions, rpc
+from xdb.schema import (
+    CommunicationMethod,
+    CommunicationSchema,
+    PersistenceField,
+    PersistenceSchema,
+    StateSchema,
+)
+from xdb.state import AsyncState
+from xdb.worker import WorkerCallError, WorkerService
+
+__all__ = [
+    "ApiError",
+    "AppDatabaseError",
+    "AsyncClient",
+    "AsyncState",
+    "AsyncStateConfig",
+    "Client",
+    "ClientError",
+    "CommandRequest",
+    "CommandResults",
+    "Communication",
+    "CommunicationMethod",
+    "CommunicationSchema",
+    "Context",
+    "EncodingError",
+    "ErrorSubType",
+    "FailureRecoveryPolicy",
+    "GlobalAttributeLoading",
+    "HttpError",
+    "InternalServiceError",
+    "InvalidRequestError",
+    "InvalidResponseError",
+    "LocalAttributeLoading",
+    "LocalQueueCommand",
+    "LocalQueueCommandStatus",
+    "LockType",
+    "NextState",
+    "PayloadTooLargeError",
+    "Persistence",
+    "PersistenceField",
+    "PersistenceSchema",
+    "Process",
+    "ProcessAlreadyStartedError",
+    "ProcessDefinition",
+    "ProcessExecutionStopType",
+    "ProcessIdReusePolicy",
+    "ProcessNotFoundError",
+    "ProcessNotRunningError",
+    "ProcessStartOptions",
+    "ProcessStatus",
+    "RetryPolicy",
+    "RpcMethod",
+    "RpcOptions",
+    "SchemaError",
+    "StateDecision",
+    "StateFailureRecoveryOptions",
+    "StateSchema",
+    "TimerCommand",
+    "TimerStatus",
+    "TraceContext",
+    "TransportError",
+    "UnauthorizedError",
+    "WorkerApiError",
+    "WorkerCallError",
+    "WorkerService",
+    "XdbError",
+    "current_trace_context",
+    "decode_payload",
+    "rpc",
+    "trace_context",
+]

@@ -1,0 +1,658 @@
+"""Clients of the XDB service API: :class:`AsyncClient` (asyncio) and :class:`Client` (sync)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Generic, TypeVar, overload
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from xdb import encoding
+from xdb.context import current_trace_context
+from xdb.errors import (
+    InvalidResponseError,
+    SchemaError,
+    TransportError,
+    error_from_response,
+)
+from xdb.process import Process, ProcessDefinition
+from xdb.protocol import (
+    DESCRIBE,
+    HISTORY,
+    LIST,
+    PUBLISH_TO_LOCAL_QUEUE,
+    RPC,
+    START,
+    STOP,
+    WAIT_FOR_COMPLETION,
+    EncodedObject,
+    GlobalAttributeConfig,
+    GlobalAttributeValue,
+    LocalAttributeValue,
+    LocalQueueMessage,
+    LockType,
+    ProcessExecutionDescribeRequest,
+    ProcessExecutionDescribeResponse,
+    ProcessExecutionHistoryRequest,
+    ProcessExecutionHistoryResponse,
+    ProcessExecutionListFilter,
+    ProcessExecutionListRequest,
+    ProcessExecutionListResponse,
+    ProcessExecutionRpcRequest,
+    ProcessExecutionRpcResponse,
+    ProcessExecutionStartRequest,
+    ProcessExecutionStartResponse,
+    ProcessExecutionStopRequest,
+    ProcessExecutionStopType,
+    ProcessExecutionWaitForCompletionRequest,
+    ProcessExecutionWaitForCompletionResponse,
+    ProcessIdReusePolicy,
+    ProcessStartConfig,
+    ProcessStatus,
+    PublishToLocalQueueRequest,
+    WireModel,
+)
+from xdb.rpc import RpcMethod
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+R = TypeVar("R", bound=BaseModel)
+
+# The longest wait the service grants one wait-for-completion call.
+MAX_WAIT_SECONDS = 300
+DEFAULT_RPC_TIMEOUT_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class ProcessStartOptions:
+    """Options of ``start_process``.
+
+    ``global_attribute_pk_value`` picks the execution's row in the process's table
+    (required when the process has one); ``initial_global_attributes`` are upserted into
+    that row, and ``initial_local_attributes`` written, in the start transaction.
+    """
+
+    global_attribute_pk_value: Any = None
+    initial_global_attributes: Mapping[str, Any] | None = None
+    initial_local_attributes: Mapping[str, Any] | None = None
+    id_reuse_policy: ProcessIdReusePolicy | None = None
+    timeout: timedelta | float | None = None
+    worker_url: str | None = None
+
+
+def build_start_request(
+    definition: ProcessDefinition,
+    process_id: str,
+    worker_url: str,
+    input: Any,
+    options: ProcessStartOptions,
+) -> ProcessExecutionStartRequest:
+    """The start request for ``definition``, checked against its schema.
+
+    Mistakes (an undeclared column, a missing primary-key value) fail here, not in
+    the service.
+    """
+    schema = definition.persistence
+    for column in options.initial_global_attributes or {}:
+        if column not in schema.global_attributes and column != schema.primary_key:
+            raise SchemaError(
+                f"global attribute {column!r} is not declared in {definition.process_type}"
+            )
+    for key in options.initial_local_attributes or {}:
+        if key not in schema.local_attributes:
+            raise SchemaError(
+                f"local attribute {key!r} is not declared in {definition.process_type}"
+            )
+    global_config: GlobalAttributeConfig | None = None
+    if schema.table_name is not None and schema.primary_key is not None:
+        if options.global_attribute_pk_value is None:
+            raise SchemaError(
+                f"{definition.process_type} keeps global attributes in table "
+                f"{schema.table_name!r}: global_attribute_pk_value is required"
+            )
+        global_config = GlobalAttributeConfig(
+            table_name=schema.table_name,
+            primary_key=GlobalAttributeValue(
+                column=schema.primary_key,
+                value=encoding.to_json_value(
+                    "global attribute primary key value", options.global_attribute_pk_value
+                ),
+            ),
+            initial_write=[
+                GlobalAttributeValue(
+                    column=c, value=encoding.to_json_value(f"global attribute {c!r}", v)
+                )
+                for c, v in (options.initial_global_attributes or {}).items()
+            ],
+        )
+    elif options.global_attribute_pk_value is not None or options.initial_global_attributes:
+        raise SchemaError(f"{definition.process_type} declares no global attribute table")
+    start_input = encoding.encode_optional("start state input", input)
+    if definition.starting_state_id is None and start_input is not None:
+        raise SchemaError(f"{definition.process_type} has no starting state to take an input")
+    timeout = options.timeout
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+    return ProcessExecutionStartRequest(
+        process_id=process_id,
+        process_type=definition.process_type,
+        worker_url=worker_url,
+        start_state_id=definition.starting_state_id,
+        start_state_input=start_input,
+        start_state_config=(
+            definition.state_config(definition.starting_state_id)
+            if definition.starting_state_id is not None
+            else None
+        ),
+        process_start_config=ProcessStartConfig(
+            timeout_seconds=math.ceil(seconds) if seconds is not None else None,
+            id_reuse_policy=options.id_reuse_policy,
+            global_attribute_config=global_config,
+            local_attribute_initial_write=[
+                LocalAttributeValue(key=k, value=encoding.encode(f"local attribute {k!r}", v))
+                for k, v in (options.initial_local_attributes or {}).items()
+            ],
+        ),
+    )
+
+
+@overload
+def decode_payload(obj: EncodedObject | None) -> Any: ...
+@overload
+def decode_payload(obj: EncodedObject | None, type_: type[OutT]) -> OutT: ...
+def decode_payload(obj: EncodedObject | None, type_: Any = Any) -> Any:
+    """A process result, RPC output or message payload read as ``type_``."""
+    return encoding.decode("payload", obj, type_)
+
+
+@dataclass(frozen=True)
+class _Call(Generic[R]):
+    path: str
+    body: WireModel
+    timeout: float
+    response: type[R] | None
+
+
+class _Base:
+    def __init__(
+        self,
+        service_url: str,
+        *,
+        worker_url: str | None = None,
+        bearer_token: str | None = None,
+        request_timeout: float = 60.0,
+    ) -> None:
+        self.service_url = service_url.rstrip("/")
+        self.worker_url = worker_url
+        self.bearer_token = bearer_token
+        self.request_timeout = request_timeout
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self.bearer_token:
+            headers["authorization"] = f"Bearer {self.bearer_token}"
+        trace = current_trace_context()
+        if trace is not None:
+            headers.update(trace.headers())
+        return headers
+
+    @staticmethod
+    def _parse(call: _Call[R], response: httpx.Response) -> R | None:
+        if not response.is_success:
+            raise error_from_response(response.status_code, response.content)
+        if call.response is None:
+            return None
+        try:
+            return call.response.model_validate_json(response.content)
+        except ValidationError as e:
+            raise InvalidResponseError(f"{call.path}: {e}") from e
+
+    # ---- request builders shared by both clients ----
+
+    def _start(
+        self,
+        process_id: str,
+        process: Process | type[Process],
+        input: Any,
+        options: ProcessStartOptions | None,
+    ) -> _Call[ProcessExecutionStartResponse]:
+        options = options or ProcessStartOptions()
+        worker_url = options.worker_url or self.worker_url
+        if worker_url is None:
+            raise SchemaError("no worker URL: pass one in the options or to the client")
+        definition = ProcessDefinition.of(process)
+        request = build_start_request(definition, process_id, worker_url, input, options)
+        return _Call(START, request, self.request_timeout, ProcessExecutionStartResponse)
+
+    def _stop(
+        self, process_id: str, stop_type: ProcessExecutionStopType, reason: str | None
+    ) -> _Call[BaseModel]:
+        body = ProcessExecutionStopRequest(
+            process_id=process_id, stop_type=stop_type, reason=reason
+        )
+        return _Call(STOP, body, self.request_timeout, None)
+
+    def _describe(
+        self, process_id: str, execution_id: str | None
+    ) -> _Call[ProcessExecutionDescribeResponse]:
+        body = ProcessExecutionDescribeRequest(
+            process_id=process_id, process_execution_id=execution_id
+        )
+        return _Call(DESCRIBE, body, self.request_timeout, ProcessExecutionDescribeResponse)
+
+    def _list(
+        self,
+        filter: ProcessExecutionListFilter,
+        page_size: int | None,
+        next_page_token: str | None,
+    ) -> _Call[ProcessExecutionListResponse]:
+        body = ProcessExecutionListRequest(
+            filter=filter, page_size=page_size, next_page_token=next_page_token
+        )
+        return _Call(LIST, body, self.request_timeout, ProcessExecutionListResponse)
+
+    def _history(
+        self, process_id: str, execution_id: str | None
+    ) -> _Call[ProcessExecutionHistoryResponse]:
+        body = ProcessExecutionHistoryRequest(
+            process_id=process_id, process_execution_id=execution_id
+        )
+        return _Call(HISTORY, body, self.request_timeout, ProcessExecutionHistoryResponse)
+
+    def _publish(
+        self, process_id: str, queue_name: str, payload: Any, dedup_id: str | None
+    ) -> _Call[BaseModel]:
+        message = LocalQueueMessage(
+            queue_name=queue_name,
+            dedup_id=dedup_id,
+            payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
+        )
+        body = PublishToLocalQueueRequest(process_id=process_id, messages=[message])
+        return _Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, None)
+
+    def _rpc(
+        self,
+        process_id: str,
+        rpc: RpcMethod[Any, Any, Any] | str,
+        input: Any,
+        process: Process | type[Process] | None,
+        timeout_seconds: int | None,
+    ) -> tuple[_Call[ProcessExecutionRpcResponse], Any]:
+        if isinstance(rpc, RpcMethod):
+            source: Process | type[Process] | None = process or rpc.owner
+            if source is None:
+                raise SchemaError(f"rpc {rpc.name!r} is not a method of a Process class")
+            definition = ProcessDefinition.of(source)
+            method = definition.rpc(rpc.name)
+        else:
+            if process is None:
+                raise SchemaError("an rpc given by name needs process=")
+            definition = ProcessDefinition.of(process)
+            method = definition.rpc(rpc)
+        options = method.options
+        lock = options.lock or LockType.NO_LOCK
+        body = ProcessExecutionRpcRequest(
+            process_id=process_id,
+            rpc_name=method.name,
+            input=encoding.encode_optional(f"input of rpc {method.name!r}", input),
+            timeout_seconds=timeout_seconds or options.timeout_seconds,
+            global_attribute_loading=(
+                options.global_attribute_loading or definition.default_global_loading(lock)
+            ),
+            local_attribute_loading=(
+                options.local_attribute_loading or definition.default_local_loading(lock)
+            ),
+        )
+        worker_seconds = body.timeout_seconds or DEFAULT_RPC_TIMEOUT_SECONDS
+        call = _Call(RPC, body, self.request_timeout + worker_seconds, ProcessExecutionRpcResponse)
+        return call, method.output_type()
+
+    def _wait(
+        self, process_id: str, seconds: int
+    ) -> _Call[ProcessExecutionWaitForCompletionResponse]:
+        body = ProcessExecutionWaitForCompletionRequest(
+            process_id=process_id, timeout_seconds=seconds
+        )
+        return _Call(
+            WAIT_FOR_COMPLETION,
+            body,
+            seconds + self.request_timeout,
+            ProcessExecutionWaitForCompletionResponse,
+        )
+
+
+def _list_filter(
+    status: ProcessStatus | None,
+    process_type: str | type[Process] | None,
+    process_id: str | None,
+    start_time_min_ms: int | None,
+    start_time_max_ms: int | None,
+) -> ProcessExecutionListFilter:
+    if isinstance(process_type, type):
+        process_type = ProcessDefinition.of(process_type).process_type
+    return ProcessExecutionListFilter(
+        status=status,
+        process_type=process_type,
+        process_id=process_id,
+        start_time_min_ms=start_time_min_ms,
+        start_time_max_ms=start_time_max_ms,
+    )
+
+
+def _wait_seconds(deadline: float) -> int:
+    left = deadline - time.monotonic()
+    return max(1, min(MAX_WAIT_SECONDS, math.ceil(left)))
+
+
+def _seconds(timeout: timedelta | float) -> float:
+    return timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+
+
+class AsyncClient(_Base):
+    """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
+
+    Every call carries the current trace context as ``traceparent`` (inside a worker
+    call, the call's own), and ``Authorization: Bearer`` when a token is set.
+    """
+
+    def __init__(
+        self,
+        service_url: str,
+        *,
+        worker_url: str | None = None,
+        bearer_token: str | None = None,
+        request_timeout: float = 60.0,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            service_url,
+            worker_url=worker_url,
+            bearer_token=bearer_token,
+            request_timeout=request_timeout,
+        )
+        self._http = http_client or httpx.AsyncClient()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the connection pool."""
+        await self._http.aclose()
+
+    async def _send(self, call: _Call[R]) -> R | None:
+        try:
+            response = await self._http.post(
+                self.service_url + call.path,
+                content=call.body.model_dump_json(),
+                headers=self._headers(),
+                timeout=call.timeout,
+            )
+        except httpx.HTTPError as e:
+            raise TransportError(f"request to the XDB service failed: {e!r}") from e
+        return self._parse(call, response)
+
+    async def _send_some(self, call: _Call[R]) -> R:
+        result = await self._send(call)
+        assert result is not None
+        return result
+
+    async def start_process(
+        self,
+        process_id: str,
+        process: Process | type[Process],
+        input: Any = None,
+        options: ProcessStartOptions | None = None,
+    ) -> str:
+        """Starts ``process`` as ``process_id``; returns the new execution's id."""
+        call = self._start(process_id, process, input, options)
+        return (await self._send_some(call)).process_execution_id
+
+    async def stop_process(
+        self,
+        process_id: str,
+        stop_type: ProcessExecutionStopType = ProcessExecutionStopType.TERMINATE,
+        reason: str | None = None,
+    ) -> None:
+        """Ends the current execution of ``process_id``."""
+        await self._send(self._stop(process_id, stop_type, reason))
+
+    async def describe_process(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionDescribeResponse:
+        """Describes the current (or a given) execution of ``process_id``."""
+        return await self._send_some(self._describe(process_id, process_execution_id))
+
+    async def list_processes(
+        self,
+        *,
+        status: ProcessStatus | None = None,
+        process_type: str | type[Process] | None = None,
+        process_id: str | None = None,
+        start_time_min_ms: int | None = None,
+        start_time_max_ms: int | None = None,
+        page_size: int | None = None,
+        next_page_token: str | None = None,
+    ) -> ProcessExecutionListResponse:
+        """A page of executions matching every filter given, newest first."""
+        filter = _list_filter(
+            status, process_type, process_id, start_time_min_ms, start_time_max_ms
+        )
+        return await self._send_some(self._list(filter, page_size, next_page_token))
+
+    async def get_process_history(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionHistoryResponse:
+        """The events of the current (or a given) execution, oldest first."""
+        return await self._send_some(self._history(process_id, process_execution_id))
+
+    async def publish_to_local_queue(
+        self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
+    ) -> None:
+        """Publishes ``payload`` to queue ``queue_name`` of the current execution."""
+        await self._send(self._publish(process_id, queue_name, payload, dedup_id))
+
+    @overload
+    async def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: RpcMethod[Any, InT, OutT],
+        input: InT | None = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> OutT: ...
+    @overload
+    async def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: str,
+        input: Any = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> Any: ...
+    async def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: RpcMethod[Any, Any, Any] | str,
+        input: Any = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> Any:
+        """Calls ``rpc`` (e.g. ``UserSignupProcess.verify``) on the current execution.
+
+        Attributes are loaded per the RPC's options; the output is read as the
+        method's return type.
+        """
+        call, output_type = self._rpc(process_id, rpc, input, process, timeout_seconds)
+        response = await self._send_some(call)
+        return encoding.decode("rpc output", response.output, output_type)
+
+    async def wait_for_completion(
+        self, process_id: str, timeout: timedelta | float = 30.0
+    ) -> ProcessExecutionWaitForCompletionResponse:
+        """Waits up to ``timeout`` for the current execution to close.
+
+        Long-polls as often as the service's per-call limit needs; on timeout the last
+        answer comes back with ``timed_out`` set.
+        """
+        deadline = time.monotonic() + _seconds(timeout)
+        while True:
+            response = await self._send_some(self._wait(process_id, _wait_seconds(deadline)))
+            if not response.timed_out or time.monotonic() >= deadline:
+                return response
+
+
+class Client(_Base):
+    """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
+
+    def __init__(
+        self,
+        service_url: str,
+        *,
+        worker_url: str | None = None,
+        bearer_token: str | None = None,
+        request_timeout: float = 60.0,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            service_url,
+            worker_url=worker_url,
+            bearer_token=bearer_token,
+            request_timeout=request_timeout,
+        )
+        self._http = http_client or httpx.Client()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connection pool."""
+        self._http.close()
+
+    def _send(self, call: _Call[R]) -> R | None:
+        try:
+            response = self._http.post(
+                self.service_url + call.path,
+                content=call.body.model_dump_json(),
+                headers=self._headers(),
+                timeout=call.timeout,
+            )
+        except httpx.HTTPError as e:
+            raise TransportError(f"request to the XDB service failed: {e!r}") from e
+        return self._parse(call, response)
+
+    def _send_some(self, call: _Call[R]) -> R:
+        result = self._send(call)
+        assert result is not None
+        return result
+
+    def start_process(
+        self,
+        process_id: str,
+        process: Process | type[Process],
+        input: Any = None,
+        options: ProcessStartOptions | None = None,
+    ) -> str:
+        """Starts ``process`` as ``process_id``; returns the new execution's id."""
+        return self._send_some(
+            self._start(process_id, process, input, options)
+        ).process_execution_id
+
+    def stop_process(
+        self,
+        process_id: str,
+        stop_type: ProcessExecutionStopType = ProcessExecutionStopType.TERMINATE,
+        reason: str | None = None,
+    ) -> None:
+        """Ends the current execution of ``process_id``."""
+        self._send(self._stop(process_id, stop_type, reason))
+
+    def describe_process(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionDescribeResponse:
+        """Describes the current (or a given) execution of ``process_id``."""
+        return self._send_some(self._describe(process_id, process_execution_id))
+
+    def list_processes(
+        self,
+        *,
+        status: ProcessStatus | None = None,
+        process_type: str | type[Process] | None = None,
+        process_id: str | None = None,
+        start_time_min_ms: int | None = None,
+        start_time_max_ms: int | None = None,
+        page_size: int | None = None,
+        next_page_token: str | None = None,
+    ) -> ProcessExecutionListResponse:
+        """A page of executions matching every filter given, newest first."""
+        filter = _list_filter(
+            status, process_type, process_id, start_time_min_ms, start_time_max_ms
+        )
+        return self._send_some(self._list(filter, page_size, next_page_token))
+
+    def get_process_history(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionHistoryResponse:
+        """The events of the current (or a given) execution, oldest first."""
+        return self._send_some(self._history(process_id, process_execution_id))
+
+    def publish_to_local_queue(
+        self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
+    ) -> None:
+        """Publishes ``payload`` to queue ``queue_name`` of the current execution."""
+        self._send(self._publish(process_id, queue_name, payload, dedup_id))
+
+    @overload
+    def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: RpcMethod[Any, InT, OutT],
+        input: InT | None = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> OutT: ...
+    @overload
+    def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: str,
+        input: Any = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> Any: ...
+    def invoke_rpc(
+        self,
+        process_id: str,
+        rpc: RpcMethod[Any, Any, Any] | str,
+        input: Any = None,
+        *,
+        process: Process | type[Process] | None = None,
+        timeout_seconds: int | None = None,
+    ) -> Any:
+        """Calls ``rpc`` on the current execution; see :meth:`AsyncClient.invoke_rpc`."""
+        call, output_type = self._rpc(process_id, rpc, input, process, timeout_seconds)
+        return encoding.decode("rpc output", self._send_some(call).output, output_type)
+
+    def wait_for_completion(
+        self, process_id: str, timeout: timedelta | float = 30.0
+    ) -> ProcessExecutionWaitForCompletionResponse:
+        """Waits up to ``timeout`` for the current execution to close."""
+        deadline = time.monotonic() + _seconds(timeout)
+        while True:
+            response = self._send_some(self._wait(process_id, _wait_seconds(deadline)))
+            if not response.timed_out or time.monotonic() >= deadline:
+                return response

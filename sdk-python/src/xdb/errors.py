@@ -1,0 +1,147 @@
+"""Errors raised by the SDK: typed service errors, and the SDK's own checks."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import ValidationError
+
+from xdb.protocol import ApiErrorResponse, ErrorSubType
+
+
+class XdbError(Exception):
+    """Base of every error this SDK raises."""
+
+
+class EncodingError(XdbError):
+    """A value could not be encoded, or a payload could not be decoded as asked."""
+
+
+class SchemaError(XdbError):
+    """A name the process did not declare (attribute, queue, state, RPC), or a misuse."""
+
+
+class ClientError(XdbError):
+    """A service call that failed."""
+
+
+class TransportError(ClientError):
+    """The request got no answer (connection refused, timeout, ...)."""
+
+
+class InvalidResponseError(ClientError):
+    """A 2xx answer whose body is not what the contract says."""
+
+
+class HttpError(ClientError):
+    """A non-2xx answer without the service's JSON error body (a proxy, a crash)."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"XDB service answered HTTP {status}: {body[:500]}")
+        self.status = status
+        self.body = body
+
+
+class ApiError(ClientError):
+    """The service refused a request; ``sub_type`` says why, for programs to branch on.
+
+    A sub-type this SDK does not know (a newer service) is kept as a plain string.
+    """
+
+    sub_type_of_class: ClassVar[ErrorSubType | None] = None
+
+    def __init__(
+        self, status: int, sub_type: ErrorSubType | str, message: str, worker_error: str | None
+    ) -> None:
+        text = f"XDB service answered HTTP {status} {sub_type}: {message}"
+        if worker_error:
+            text += f" (worker: {worker_error})"
+        super().__init__(text)
+        self.status = status
+        self.sub_type = sub_type
+        self.message = message
+        self.worker_error = worker_error
+
+
+class InvalidRequestError(ApiError):
+    """400: the request is malformed or breaks a rule; nothing changed."""
+
+    sub_type_of_class = ErrorSubType.INVALID_REQUEST
+
+
+class UnauthorizedError(ApiError):
+    """401: the service wants a valid bearer token."""
+
+    sub_type_of_class = ErrorSubType.UNAUTHORIZED
+
+
+class ProcessNotFoundError(ApiError):
+    """404: no such process id or execution."""
+
+    sub_type_of_class = ErrorSubType.PROCESS_NOT_FOUND
+
+
+class ProcessAlreadyStartedError(ApiError):
+    """409: the id-reuse policy refused a new execution."""
+
+    sub_type_of_class = ErrorSubType.PROCESS_ALREADY_STARTED
+
+
+class ProcessNotRunningError(ApiError):
+    """409: the execution is closed and accepts no more work."""
+
+    sub_type_of_class = ErrorSubType.PROCESS_NOT_RUNNING
+
+
+class PayloadTooLargeError(ApiError):
+    """413: a payload or field is over its limit."""
+
+    sub_type_of_class = ErrorSubType.PAYLOAD_TOO_LARGE
+
+
+class WorkerApiError(ApiError):
+    """424: the worker failed, timed out or answered garbage (see ``worker_error``)."""
+
+    sub_type_of_class = ErrorSubType.WORKER_API_ERROR
+
+
+class AppDatabaseError(ApiError):
+    """424: your database refused an attribute read or write (a missing table or column)."""
+
+    sub_type_of_class = ErrorSubType.APP_DATABASE_ERROR
+
+
+class InternalServiceError(ApiError):
+    """500: the service failed; details are in its log."""
+
+    sub_type_of_class = ErrorSubType.INTERNAL_ERROR
+
+
+_BY_SUB_TYPE: dict[str, type[ApiError]] = {
+    cls.sub_type_of_class.value: cls
+    for cls in (
+        InvalidRequestError,
+        UnauthorizedError,
+        ProcessNotFoundError,
+        ProcessAlreadyStartedError,
+        ProcessNotRunningError,
+        PayloadTooLargeError,
+        WorkerApiError,
+        AppDatabaseError,
+        InternalServiceError,
+    )
+    if cls.sub_type_of_class is not None
+}
+
+
+def error_from_response(status: int, body: bytes) -> ClientError:
+    """The typed error of a non-2xx answer: by the body's ``subType`` when it has one."""
+    try:
+        parsed = ApiErrorResponse.model_validate_json(body)
+    except ValidationError:
+        return HttpError(status, body.decode("utf-8", errors="replace"))
+    cls = _BY_SUB_TYPE.get(parsed.sub_type, ApiError)
+    sub_type: ErrorSubType | str = (
+        ErrorSubType(parsed.sub_type) if parsed.sub_type in _BY_SUB_TYPE else parsed.sub_type
+    )
+    return cls(status, sub_type, parsed.message, parsed.worker_error)

@@ -1,0 +1,173 @@
+"""``Process``: a process type's states, schemas and RPCs, and its resolved definition."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from xdb import encoding
+from xdb.decision import NextState, StateDecision
+from xdb.errors import SchemaError
+from xdb.protocol import (
+    AsyncStateConfig,
+    GlobalAttributeLoading,
+    LocalAttributeLoading,
+    LockType,
+    StateDecisionWire,
+    StateMovement,
+    ThreadCloseDecision,
+)
+from xdb.rpc import RpcMethod
+from xdb.schema import CommunicationSchema, PersistenceSchema, StateSchema
+from xdb.state import AsyncState
+
+
+class Process:
+    """A process type, hosted by a worker and started by clients.
+
+    Override the ``get_*`` methods; declare RPCs as methods decorated with :func:`xdb.rpc`.
+    A client builds the definition from the class with no constructor arguments, so give
+    constructor parameters defaults (or pass the instance to the client).
+    """
+
+    def get_process_type(self) -> str:
+        """The process type, unique in a worker; the class name unless overridden."""
+        return type(self).__name__
+
+    def get_state_schema(self) -> StateSchema:
+        """The states, and which one runs first."""
+        return StateSchema.no_starting_state()
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        """The global-attribute table and columns, and the local attributes."""
+        return PersistenceSchema()
+
+    def get_communication_schema(self) -> CommunicationSchema:
+        """The local queues."""
+        return CommunicationSchema()
+
+
+class ProcessDefinition:
+    """A process with its schemas read once, as the worker and the client need it."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.process_type = process.get_process_type()
+        schema = process.get_state_schema()
+        self.states: dict[str, AsyncState[Any]] = {}
+        for state in schema.states:
+            state_id = state.get_state_id()
+            if state_id in self.states:
+                raise SchemaError(f"{self.process_type}: state id {state_id!r} is registered twice")
+            self.states[state_id] = state
+        self.starting_state_id = (
+            schema.starting_state.get_state_id() if schema.starting_state is not None else None
+        )
+        self.persistence = process.get_persistence_schema()
+        self.communication = process.get_communication_schema()
+        self.rpcs: dict[str, RpcMethod[Any, Any, Any]] = {}
+        for klass in reversed(type(process).__mro__):
+            for value in vars(klass).values():
+                if isinstance(value, RpcMethod):
+                    self.rpcs[value.name] = value
+
+    @classmethod
+    def of(cls, process: Process | type[Process]) -> ProcessDefinition:
+        """The definition of an instance, or of a class built with no arguments (cached)."""
+        if isinstance(process, Process):
+            return cls(process)
+        with _lock:
+            definition = _by_class.get(process)
+            if definition is None:
+                try:
+                    instance = process()
+                except TypeError as e:
+                    raise SchemaError(
+                        f"cannot build {process.__name__}() without arguments ({e}); "
+                        "pass an instance of the process instead"
+                    ) from e
+                definition = _by_class[process] = cls(instance)
+            return definition
+
+    def state(self, state_id: str) -> AsyncState[Any]:
+        """The registered state ``state_id``."""
+        state = self.states.get(state_id)
+        if state is None:
+            raise SchemaError(f"state {state_id!r} is not registered in {self.process_type}")
+        return state
+
+    def rpc(self, name: str) -> RpcMethod[Any, Any, Any]:
+        """The registered RPC ``name``."""
+        method = self.rpcs.get(name)
+        if method is None:
+            raise SchemaError(f"{self.process_type} has no rpc {name!r}")
+        return method
+
+    def default_global_loading(
+        self, lock: LockType = LockType.NO_LOCK
+    ) -> GlobalAttributeLoading | None:
+        """Every declared column with ``lock``; None without global attributes."""
+        columns = list(self.persistence.global_attributes)
+        if self.persistence.table_name is None or not columns:
+            return None
+        return GlobalAttributeLoading(columns=columns, lock_type=lock)
+
+    def default_local_loading(
+        self, lock: LockType = LockType.NO_LOCK
+    ) -> LocalAttributeLoading | None:
+        """Every declared local attribute with ``lock``; None when there are none."""
+        keys = list(self.persistence.local_attributes)
+        return LocalAttributeLoading(keys=keys, lock_type=lock) if keys else None
+
+    def _config_of(self, state: AsyncState[Any]) -> AsyncStateConfig:
+        config = state.get_state_options().model_copy(deep=True)
+        config.skip_wait_until = not state.has_wait_until()
+        if config.global_attribute_loading is None:
+            config.global_attribute_loading = self.default_global_loading()
+        if config.local_attribute_loading is None:
+            config.local_attribute_loading = self.default_local_loading()
+        return config
+
+    def state_config(self, state_id: str) -> AsyncStateConfig:
+        """The config XDB gets for ``state_id``: its options, waitUntil flag, default loading.
+
+        A recovery state named by the failure-recovery options gets its config filled in
+        too, since XDB needs it to start that state.
+        """
+        config = self._config_of(self.state(state_id))
+        recovery = config.state_failure_recovery_options
+        if (
+            recovery is not None
+            and recovery.state_failure_proceed_state_id is not None
+            and recovery.state_failure_proceed_state_config is None
+        ):
+            nested = self._config_of(self.state(recovery.state_failure_proceed_state_id))
+            recovery.state_failure_proceed_state_config = nested
+        return config
+
+    def state_movement(self, next_state: NextState) -> StateMovement:
+        """The wire form of a move to ``next_state``, checked and configured."""
+        return StateMovement(
+            state_id=next_state.state_id,
+            state_config=self.state_config(next_state.state_id),
+            state_input=encoding.encode_optional(
+                f"input of state {next_state.state_id!r}", next_state.input
+            ),
+        )
+
+    def state_decision(self, decision: StateDecision) -> StateDecisionWire:
+        """The wire form of ``decision``."""
+        if decision.close_type is None:
+            return StateDecisionWire(
+                next_states=[self.state_movement(s) for s in decision.next_states]
+            )
+        return StateDecisionWire(
+            thread_close_decision=ThreadCloseDecision(
+                close_type=decision.close_type,
+                output=encoding.encode_optional("process output", decision.output),
+            )
+        )
+
+
+_lock = threading.Lock()
+_by_class: dict[type[Process], ProcessDefinition] = {}
