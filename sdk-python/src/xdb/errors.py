@@ -93,6 +93,15 @@ class ProcessNotRunningError(ApiError):
     sub_type_of_class = ErrorSubType.PROCESS_NOT_RUNNING
 
 
+class ProcessClosedDuringRpcError(ApiError):
+    """409: the RPC's worker answered, but the execution closed meanwhile.
+
+    The RPC's writes and messages were discarded; effects outside XDB did happen.
+    """
+
+    sub_type_of_class = ErrorSubType.PROCESS_CLOSED_DURING_RPC
+
+
 class PayloadTooLargeError(ApiError):
     """413: a payload or field is over its limit."""
 
@@ -125,6 +134,7 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         ProcessNotFoundError,
         ProcessAlreadyStartedError,
         ProcessNotRunningError,
+        ProcessClosedDuringRpcError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,
