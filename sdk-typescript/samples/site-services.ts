@@ -13,6 +13,8 @@ export class SiteServices {
   /** How many times each operation took effect per site (a repeat with the same key counts once). */
   readonly effects = new Map<string, number>();
   readonly failures: string[] = [];
+  /** Operations that fail every time, as a service that is down. */
+  readonly down = new Set<Operation>();
   private readonly applied = new Set<string>();
   private rng: number;
 
@@ -26,6 +28,7 @@ export class SiteServices {
     if (operation === "BOOTSTRAP" && !this.resources(siteId).database) {
       throw new Error(`wordpress api: site ${siteId} has no database to bootstrap`);
     }
+    if (this.down.has(operation)) throw new Error(`${operation} failed for site ${siteId}: the service is down`);
     const fails = this.random() < this.failureRate;
     const applyAnyway = fails && this.random() < 0.5;
     if (!fails || applyAnyway) this.apply(operation, siteId, key);
