@@ -1,0 +1,198 @@
+// The contract cannot drift: every request the SDK's client sends and every answer the
+// service gives it, and every call XDB makes to the SDK's worker and every answer the
+// worker gives, is validated against the OpenAPI document the running service serves
+// (`/api/v1/xdb/openapi.json`), schema by schema (ajv, JSON Schema 2020-12).
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+
+import { Ajv2020 } from "ajv/dist/2020.js";
+
+import {
+  Client, Command, CommandRequest, CommandResults, CommunicationSchema, OPENAPI_PATH, Persistence, PersistenceSchema,
+  StateDecision, StateSchema, WorkerService, isApiError, rpc,
+  type AsyncState, type Process, type WorkerContext,
+} from "@xdb/sdk";
+
+import { UserSignupProcess, processId, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
+import { DIALECTS, TestEnv } from "./harness.js";
+
+/** One HTTP exchange, as seen by the client or by the worker. */
+interface Exchange {
+  readonly path: string;
+  readonly request: unknown;
+  readonly status: number;
+  readonly response: unknown;
+}
+
+interface OpenApiDocument {
+  paths: Record<string, { post?: Operation }>;
+  components: { schemas: Record<string, unknown> };
+}
+interface Operation {
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+
+/** Counts through local attributes: fails its first execute once, to show a 500 answer too. */
+class CountState implements AsyncState {
+  private failedOnce = false;
+  waitUntil() {
+    return CommandRequest.allOf(Command.localQueue("bump"));
+  }
+  execute(_ctx: WorkerContext, _input: void, results: CommandResults, persistence: Persistence) {
+    if (!this.failedOnce) {
+      this.failedOnce = true;
+      throw new Error("the first execute fails");
+    }
+    const count = (persistence.getLocalAttribute<number>("count") ?? 0) + results.messagesFromQueue("bump").length;
+    persistence.setLocalAttribute("count", count);
+    return count >= 12 ? StateDecision.gracefulCompleteProcess(count) : StateDecision.singleNextState(CountState);
+  }
+}
+
+class CounterProcess implements Process {
+  stateSchema() {
+    return StateSchema.withStartingState(new CountState());
+  }
+  persistenceSchema() {
+    return PersistenceSchema.none().localAttributes("count");
+  }
+  communicationSchema() {
+    return CommunicationSchema.localQueues("bump");
+  }
+  readonly rpcs = {
+    peek: rpc((_ctx, _input: void, p) => p.getLocalAttribute<number>("count")),
+    add: rpc((_ctx, n: number, p, c) => {
+      p.setLocalAttribute("count", (p.getLocalAttribute<number>("count") ?? 0) + n);
+      c.publishToLocalQueue("bump", { n }, { dedupId: `add-${n}` });
+      return "added";
+    }),
+  };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`the served OpenAPI document validates the SDK's traffic on ${dialect}`, () => {
+    let env: TestEnv;
+    let document: OpenApiDocument;
+    const clientSide: Exchange[] = [];
+    const workerSide: Exchange[] = [];
+    let workerUrl: string;
+    let closeWorker: () => Promise<void>;
+
+    before(async () => {
+      env = await TestEnv.start(dialect, "contract");
+      document = (await (await fetch(`${env.server.url}${OPENAPI_PATH}`)).json()) as OpenApiDocument;
+      const service = new WorkerService({ onError: () => undefined }).register(
+        new UserSignupProcess(() => undefined, { seconds: 1 }),
+        new CounterProcess(),
+      );
+      const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => {
+          const body = Buffer.concat(chunks);
+          void service.handle({ method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, body }).then((answer) => {
+            workerSide.push({ path: req.url ?? "/", request: parse(body.toString()), status: answer.status, response: parse(answer.body) });
+            res.writeHead(answer.status, answer.headers).end(answer.body);
+          });
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      workerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      closeWorker = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+    });
+    after(async () => {
+      await env?.stop();
+      await closeWorker?.();
+    });
+
+    it("validates every exchange of the sign-up, a local-attribute counter and the errors", async () => {
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const text = await response.clone().text();
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        clientSide.push({ path: url.pathname, request: parse(String(init?.body)), status: response.status, response: parse(text) });
+        return response;
+      };
+      const client = new Client({ serviceUrl: env.server.url, workerUrl, fetch: recording });
+
+      // Sign-up: start, the timer, RPC, wait, describe, list, history.
+      await startUserSignup(client, "ann", { email: "ann@example.com", name: "Ann" });
+      assert.equal(await verifyByRpc(client, "ann", "email"), "done");
+      assert.equal((await client.waitForCompletion(processId("ann"), { timeoutMs: 20_000 })).status, "COMPLETED");
+      await client.describe(processId("ann"));
+      await client.list({ filter: { processType: "UserSignupProcess" }, pageSize: 10 });
+      await client.history(processId("ann"));
+
+      // Local attributes both ways, publishing with a dedup id, a failed attempt (500).
+      await client.startProcess(CounterProcess, "counter", undefined, { initialLocalAttributes: { count: 0 }, timeoutSeconds: 600 });
+      assert.equal(await client.invokeRpc(CounterProcess, "counter", "peek"), 0);
+      await client.publishToLocalQueue("counter", "bump");
+      assert.equal(await client.invokeRpc(CounterProcess, "counter", "add", 10), "added");
+      const counted = await client.waitForCompletion<number>("counter", { timeoutMs: 20_000 });
+      assert.equal(counted.output, 12);
+
+      // Stop, and the errors: not found (404), not running (409).
+      await startUserSignup(client, "bob", { email: "bob@example.com" });
+      await client.stop(processId("bob"), { stopType: "FAIL", reason: "contract test" });
+      await assert.rejects(client.describe("nobody"), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+      await assert.rejects(verifyByRpc(client, "bob", "email"), (e: unknown) => isApiError(e, "PROCESS_NOT_RUNNING"));
+
+      const problems = [
+        ...clientSide.flatMap((e) => check(document, "client -> service", e)),
+        ...workerSide.flatMap((e) => check(document, "XDB -> worker", e)),
+      ];
+      assert.deepEqual(problems, []);
+      const servicePaths = new Set(clientSide.map((e) => e.path));
+      for (const path of Object.keys(document.paths).filter((p) => p.includes("/service/"))) {
+        assert.ok(servicePaths.has(path), `the client exercised ${path}`);
+      }
+      const workerPaths = new Set(workerSide.map((e) => e.path));
+      for (const path of Object.keys(document.paths).filter((p) => p.includes("/worker/"))) {
+        assert.ok(workerPaths.has(path), `XDB called the worker at ${path}`);
+      }
+      assert.ok(workerSide.some((e) => e.status === 500), "a failed attempt was answered");
+    });
+  });
+}
+
+function parse(text: string): unknown {
+  return text.length === 0 ? undefined : JSON.parse(text);
+}
+
+const validators = new WeakMap<OpenApiDocument, Ajv2020>();
+
+/** What of `exchange` the document does not describe, or does not accept. */
+function check(document: OpenApiDocument, side: string, exchange: Exchange): string[] {
+  let ajv = validators.get(document);
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int32: true, int64: true, double: true, float: true } });
+    ajv.addSchema({ $id: "openapi.json", components: document.components });
+    validators.set(document, ajv);
+  }
+  const where = `${side} ${exchange.path} (HTTP ${exchange.status})`;
+  const operation = document.paths[exchange.path]?.post;
+  if (!operation) return [`${where}: the path is not in the document`];
+  const problems: string[] = [];
+  const validate = (what: string, schema: unknown, value: unknown): void => {
+    const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"$ref":"#/', '"$ref":"openapi.json#/')) as object;
+    const validator = ajv.compile(rebased);
+    if (!validator(value)) {
+      problems.push(`${where}: ${what} ${JSON.stringify(value)} does not validate: ${ajv.errorsText(validator.errors)}`);
+    }
+  };
+  const requestSchema = operation.requestBody?.content?.["application/json"]?.schema;
+  if (requestSchema) validate("request", requestSchema, exchange.request);
+  const response = operation.responses[String(exchange.status)] ?? operation.responses.default;
+  if (!response) return [...problems, `${where}: the status is not documented`];
+  const responseSchema = response.content?.["application/json"]?.schema;
+  if (responseSchema) {
+    validate("response", responseSchema, exchange.response);
+  } else if (exchange.response !== undefined && JSON.stringify(exchange.response) !== "{}") {
+    // stop and publish answer `{}` while the document declares no body for their 200.
+    problems.push(`${where}: an undocumented response body ${JSON.stringify(exchange.response)}`);
+  }
+  return problems;
+}
