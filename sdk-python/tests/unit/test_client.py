@@ -1,0 +1,245 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.unit.sample_processes import Order, ShopProcess
+from xdb import (
+    ApiError,
+    AppDatabaseError,
+    AsyncClient,
+    Client,
+    ErrorSubType,
+    HttpError,
+    InternalServiceError,
+    InvalidRequestError,
+    InvalidResponseError,
+    PayloadTooLargeError,
+    ProcessAlreadyStartedError,
+    ProcessClosedDuringRpcError,
+    ProcessNotFoundError,
+    ProcessNotRunningError,
+    ProcessStartOptions,
+    SchemaError,
+    TransportError,
+    UnauthorizedError,
+    WorkerApiError,
+    trace_context,
+)
+from xdb.errors import error_from_response
+from xdb.protocol import RPC, START, WAIT_FOR_COMPLETION
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def async_client(handler: Handler, **kwargs: Any) -> AsyncClient:
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return AsyncClient("http://xdb/", worker_url="http://worker", http_client=http, **kwargs)
+
+
+def sync_client(handler: Handler, **kwargs: Any) -> Client:
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    return Client("http://xdb", worker_url="http://worker", http_client=http, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("status", "sub_type", "cls"),
+    [
+        (400, "INVALID_REQUEST", InvalidRequestError),
+        (401, "UNAUTHORIZED", UnauthorizedError),
+        (404, "PROCESS_NOT_FOUND", ProcessNotFoundError),
+        (409, "PROCESS_ALREADY_STARTED", ProcessAlreadyStartedError),
+        (409, "PROCESS_NOT_RUNNING", ProcessNotRunningError),
+        (409, "PROCESS_CLOSED_DURING_RPC", ProcessClosedDuringRpcError),
+        (413, "PAYLOAD_TOO_LARGE", PayloadTooLargeError),
+        (424, "WORKER_API_ERROR", WorkerApiError),
+        (424, "APP_DATABASE_ERROR", AppDatabaseError),
+        (500, "INTERNAL_ERROR", InternalServiceError),
+    ],
+)
+def test_error_bodies_map_to_typed_errors(status: int, sub_type: str, cls: type[ApiError]) -> None:
+    body = json.dumps({"subType": sub_type, "message": "why", "workerError": "detail"}).encode()
+    error = error_from_response(status, body)
+    assert type(error) is cls
+    assert isinstance(error, ApiError)
+    assert error.status == status
+    assert error.sub_type == ErrorSubType(sub_type)
+    assert (error.message, error.worker_error) == ("why", "detail")
+    assert sub_type in str(error)
+
+
+def test_unknown_sub_types_and_foreign_bodies_are_kept() -> None:
+    error = error_from_response(418, b'{"subType":"TEAPOT","message":"short and stout"}')
+    assert type(error) is ApiError
+    assert error.sub_type == "TEAPOT"
+    foreign = error_from_response(502, b"<html>bad gateway</html>")
+    assert isinstance(foreign, HttpError)
+    assert foreign.status == 502
+    assert "bad gateway" in str(foreign)
+
+
+async def test_start_sends_the_request_with_token_and_trace_and_maps_errors() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if len(seen) == 1:
+            return httpx.Response(200, json={"processExecutionId": "e-1", "future": "ignored"})
+        return httpx.Response(409, json={"subType": "PROCESS_ALREADY_STARTED", "message": "dup"})
+
+    client = async_client(handler, bearer_token="token-0123456789abcdef")
+    options = ProcessStartOptions(global_attribute_pk_value="o-1")
+    with trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"):
+        assert (
+            await client.start_process("order-1", ShopProcess, Order(item="tea"), options) == "e-1"
+        )
+    request = seen[0]
+    assert request.url == "http://xdb" + START
+    assert request.headers["authorization"] == "Bearer token-0123456789abcdef"
+    assert request.headers["traceparent"].startswith("00-0af7651916cd43dd")
+    body = json.loads(request.content)
+    assert body["workerUrl"] == "http://worker"
+    assert body["startStateId"] == "Start"
+    with pytest.raises(ProcessAlreadyStartedError):
+        await client.start_process("order-1", ShopProcess, Order(item="tea"), options)
+    assert "traceparent" not in seen[1].headers
+    await client.aclose()
+
+
+async def test_invoke_rpc_sends_the_rpcs_loading_policy_and_decodes_the_output() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == RPC
+        seen.append(json.loads(request.content))
+        if seen[-1]["rpcName"] != "cancel":
+            return httpx.Response(200, json={})
+        data = json.dumps({"previous": "new", "reason": "r"})
+        return httpx.Response(200, json={"output": {"encoding": "json", "data": data}})
+
+    client = async_client(handler)
+    assert await client.invoke_rpc("order-1", ShopProcess.cancel, "r") == {
+        "previous": "new",
+        "reason": "r",
+    }
+    assert seen[0] == {
+        "processId": "order-1",
+        "rpcName": "cancel",
+        "input": {"encoding": "json", "data": '"r"'},
+        "timeoutSeconds": 5,
+        "globalAttributeLoading": {"columns": ["status", "order"], "lockType": "EXCLUSIVE_LOCK"},
+        "localAttributeLoading": {"keys": ["attempts"], "lockType": "EXCLUSIVE_LOCK"},
+    }
+    await client.invoke_rpc("order-1", "peek", process=ShopProcess)
+    assert seen[1]["rpcName"] == "peek"
+    assert seen[1]["globalAttributeLoading"]["lockType"] == "NO_LOCK"
+    assert "input" not in seen[1]
+    with pytest.raises(SchemaError, match="needs process="):
+        await client.invoke_rpc("order-1", "peek")
+    await client.aclose()
+
+
+async def test_wait_for_completion_polls_again_until_the_execution_closes() -> None:
+    answers = iter([True, True, False])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == WAIT_FOR_COMPLETION
+        assert 1 <= json.loads(request.content)["timeoutSeconds"] <= 300
+        timed_out = next(answers)
+        return httpx.Response(
+            200,
+            json={
+                "processExecutionId": "e-1",
+                "status": "RUNNING" if timed_out else "COMPLETED",
+                "timedOut": timed_out,
+            },
+        )
+
+    client = async_client(handler)
+    response = await client.wait_for_completion("p", timeout=3600)
+    assert not response.timed_out
+    assert response.status == "COMPLETED"
+    await client.aclose()
+
+
+async def test_transport_failures_and_bad_answers() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    client = async_client(refuse)
+    with pytest.raises(TransportError, match="connection refused"):
+        await client.describe_process("p")
+    await client.aclose()
+    client = async_client(lambda r: httpx.Response(200, json={"unexpected": True}))
+    with pytest.raises(InvalidResponseError, match="describe"):
+        await client.describe_process("p")
+    await client.aclose()
+    client = async_client(lambda r: httpx.Response(200))
+    with pytest.raises(SchemaError, match="no worker URL"):
+        await AsyncClient("http://xdb").start_process("p", ShopProcess)
+    await client.aclose()
+
+
+def test_the_sync_client_makes_the_same_calls() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append((request.url.path.rsplit("/", 1)[-1], body))
+        path = request.url.path
+        if path.endswith("/start"):
+            return httpx.Response(200, json={"processExecutionId": "e-9"})
+        if path.endswith("/rpc"):
+            return httpx.Response(200, json={})
+        if path.endswith("/list"):
+            return httpx.Response(200, json={"executions": []})
+        if path.endswith("/history"):
+            return httpx.Response(200, json={"processExecutionId": "e-9", "events": []})
+        if path.endswith("/wait-for-completion"):
+            return httpx.Response(
+                200, json={"processExecutionId": "e-9", "status": "FAILED", "timedOut": False}
+            )
+        if path.endswith("/describe"):
+            return httpx.Response(404, json={"subType": "PROCESS_NOT_FOUND", "message": "no"})
+        return httpx.Response(200)
+
+    with sync_client(handler) as client:
+        options = ProcessStartOptions(global_attribute_pk_value="o")
+        assert client.start_process("p", ShopProcess, Order(item="x"), options) == "e-9"
+        assert client.invoke_rpc("p", ShopProcess.peek_order) is None
+        client.publish_to_local_queue("p", "events", {"n": 1}, dedup_id="d-1")
+        client.stop_process("p", reason="done")
+        assert client.list_processes(process_type=ShopProcess, page_size=5).executions == []
+        assert client.get_process_history("p").events == []
+        assert client.wait_for_completion("p", 5).status == "FAILED"
+        with pytest.raises(ProcessNotFoundError):
+            client.describe_process("p", "e-9")
+    names = [name for name, _ in seen]
+    assert names == [
+        "start",
+        "rpc",
+        "publish-to-local-queue",
+        "stop",
+        "list",
+        "history",
+        "wait-for-completion",
+        "describe",
+    ]
+    bodies = dict(seen)
+    assert bodies["publish-to-local-queue"] == {
+        "processId": "p",
+        "messages": [
+            {
+                "queueName": "events",
+                "dedupId": "d-1",
+                "payload": {"encoding": "json", "data": '{"n":1}'},
+            }
+        ],
+    }
+    assert bodies["stop"] == {"processId": "p", "stopType": "TERMINATE", "reason": "done"}
+    assert bodies["list"] == {"filter": {"processType": "ShopProcess"}, "pageSize": 5}
+    assert bodies["describe"] == {"processId": "p", "processExecutionId": "e-9"}

@@ -1,0 +1,114 @@
+"""The SDK's requests and the worker's answers against the repository's OpenAPI document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.contract import Contract
+from tests.unit.sample_processes import Order, ShopProcess
+from tests.unit.test_worker import execute_body
+from xdb import AsyncClient, ProcessStartOptions, WorkerService, protocol
+from xdb.protocol import WireModel
+
+DOCUMENT = Path(__file__).resolve().parents[3] / "xdb-protocol" / "openapi.json"
+
+
+@pytest.fixture(scope="module")
+def contract() -> Contract:
+    return Contract(json.loads(DOCUMENT.read_text()))
+
+
+def test_the_validator_catches_a_broken_request(contract: Contract) -> None:
+    with pytest.raises(AssertionError, match="breaks the contract"):
+        contract.check_request(protocol.START, {"processId": "p", "localAttributes": []})
+
+
+async def test_every_client_request_validates(contract: Contract) -> None:
+    sent: list[tuple[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append((request.url.path, json.loads(request.content)))
+        return httpx.Response(500, json={"subType": "INTERNAL_ERROR", "message": "offline"})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    client = AsyncClient("http://xdb", worker_url="http://worker:1/xdb", http_client=http)
+    calls = [
+        client.start_process(
+            "p",
+            ShopProcess,
+            Order(item="tea"),
+            ProcessStartOptions(
+                global_attribute_pk_value="o-1",
+                initial_global_attributes={"status": "new", "order": Order(item="tea")},
+                initial_local_attributes={"attempts": 0},
+                timeout=30,
+            ),
+        ),
+        client.invoke_rpc("p", ShopProcess.cancel, "why"),
+        client.publish_to_local_queue("p", "events", [1], dedup_id="d"),
+        client.stop_process("p", reason="r"),
+        client.describe_process("p", "0190e0a4-0000-7000-8000-000000000000"),
+        client.list_processes(process_id="p", page_size=10, start_time_min_ms=0),
+        client.get_process_history("p"),
+        client.wait_for_completion("p", 1),
+    ]
+    for coroutine in calls:
+        with pytest.raises(Exception, match="offline"):
+            await coroutine
+    await client.aclose()
+    assert len(sent) == 8
+    for path, body in sent:
+        contract.check_request(path, body)
+
+
+async def test_worker_answers_validate(contract: Contract) -> None:
+    transport = httpx.ASGITransport(app=WorkerService(ShopProcess()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://w") as http:
+        cases = [
+            (protocol.WORKER_EXECUTE, execute_body()),
+            (protocol.WORKER_WAIT_UNTIL, {**execute_body(state="Wait"), "stateInput": None}),
+            (protocol.WORKER_EXECUTE, execute_body(item="boom")),
+            (
+                protocol.WORKER_RPC,
+                {
+                    "context": execute_body()["context"],
+                    "processType": "ShopProcess",
+                    "rpcName": "cancel",
+                    "input": {"encoding": "json", "data": '"x"'},
+                },
+            ),
+        ]
+        for path, body in cases:
+            contract.check_request(path, body)
+            response = await http.post(path, json=body)
+            contract.check_response(path, response.status_code, response.content)
+
+
+def test_every_wire_model_field_is_in_the_document(contract: Contract) -> None:
+    """A field the SDK sends or reads that the document does not know means drift."""
+    schemas = contract.document["components"]["schemas"]
+    renamed = {"CommandResultsWire": "CommandResults", "StateDecisionWire": "StateDecision"}
+    checked = 0
+    for name in dir(protocol):
+        model = getattr(protocol, name)
+        if not (isinstance(model, type) and issubclass(model, WireModel)) or model is WireModel:
+            continue
+        schema = schemas.get(renamed.get(name, name))
+        assert schema is not None, f"{name} is not in the document"
+        wire_names = {f.alias or n for n, f in model.model_fields.items()}
+        branches = [schema] + [
+            schemas[b["$ref"].rsplit("/", 1)[-1]] if "$ref" in b else b
+            for b in schema.get("oneOf", []) + schema.get("allOf", [])
+        ]
+        properties = {p for b in branches for p in b.get("properties", {})}
+        assert wire_names <= properties, (name, wire_names - properties)
+        required = set(schema.get("required", []))
+        optional = {f.alias or n for n, f in model.model_fields.items() if not f.is_required()}
+        assert not (required & optional), f"{name}: the document requires {required & optional}"
+        checked += 1
+    assert checked >= 40
