@@ -23,7 +23,7 @@ use axum::{middleware, Router};
 use tokio::net::TcpListener;
 use xdb_cluster::{PeerNotifier, Registration};
 use xdb_config::DatabaseUrl;
-use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
+use xdb_persistence::{InstanceRegistry, Notifications, ProcessApi, ServiceInstance, ServiceKind};
 
 pub use cli::{ApiArgs, ApiServiceArgs};
 pub use config::ApiServiceConfig;
@@ -34,7 +34,10 @@ pub use metric_definitions::ApiMetrics;
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    pub store: Arc<dyn ProcessStore>,
+    /// The process API: all the handlers ask of the database.
+    pub store: Arc<dyn ProcessApi>,
+    /// Where this instance registers for closed-execution notices (MySQL).
+    pub registry: Arc<dyn InstanceRegistry>,
     pub notifications: Notifications,
     /// Requests waiting for executions to close, woken by `notifications`.
     pub(crate) closed_waiters: Arc<closed_waiters::ClosedWaiters>,
@@ -83,9 +86,10 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         ),
     };
     Ok(AppState {
-        contract: Arc::new(Contract::new(&config.limits)?),
+        contract: Arc::new(Contract::new(&config.limits, config.api.max_wait_seconds)?),
         async_peers,
         metrics: Arc::new(ApiMetrics::new()),
+        registry: store.clone(),
         store,
         closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),
         notifications,
@@ -117,8 +121,7 @@ pub async fn serve(
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),
         };
-        let registry: Arc<dyn xdb_persistence::InstanceRegistry> = state.store.clone();
-        Some(Registration::start(registry, instance).await)
+        Some(Registration::start(state.registry.clone(), instance).await)
     } else {
         None
     };

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// Machine-readable error kinds; each maps to one HTTP status.
+/// Machine-readable error kinds; each maps to one HTTP status ([`ErrorSubType::http_status`]).
+/// Several kinds share a status (409, 424), so clients branch on the kind, not the status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorSubType {
@@ -17,7 +18,9 @@ pub enum ErrorSubType {
     ProcessAlreadyStarted,
     /// 409: the execution is closed and accepts no more work.
     ProcessNotRunning,
-    /// 413: a payload or field is over its size limit.
+    /// 409: an RPC's worker answered, but the execution closed while it ran.
+    ProcessClosedDuringRpc,
+    /// 413: the request body is over the service's size limit.
     PayloadTooLarge,
     /// 424: the worker failed, timed out or answered garbage.
     WorkerApiError,
@@ -28,25 +31,119 @@ pub enum ErrorSubType {
 }
 
 impl ErrorSubType {
+    /// Every kind, in the order the document lists them.
+    pub const ALL: [ErrorSubType; 10] = [
+        ErrorSubType::InvalidRequest,
+        ErrorSubType::Unauthorized,
+        ErrorSubType::ProcessNotFound,
+        ErrorSubType::ProcessAlreadyStarted,
+        ErrorSubType::ProcessNotRunning,
+        ErrorSubType::ProcessClosedDuringRpc,
+        ErrorSubType::PayloadTooLarge,
+        ErrorSubType::WorkerApiError,
+        ErrorSubType::AppDatabaseError,
+        ErrorSubType::InternalError,
+    ];
+
     pub fn http_status(self) -> u16 {
         match self {
             ErrorSubType::InvalidRequest => 400,
             ErrorSubType::Unauthorized => 401,
             ErrorSubType::ProcessNotFound => 404,
-            ErrorSubType::ProcessAlreadyStarted | ErrorSubType::ProcessNotRunning => 409,
+            ErrorSubType::ProcessAlreadyStarted
+            | ErrorSubType::ProcessNotRunning
+            | ErrorSubType::ProcessClosedDuringRpc => 409,
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
         }
     }
+
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorSubType::InvalidRequest => "INVALID_REQUEST",
+            ErrorSubType::Unauthorized => "UNAUTHORIZED",
+            ErrorSubType::ProcessNotFound => "PROCESS_NOT_FOUND",
+            ErrorSubType::ProcessAlreadyStarted => "PROCESS_ALREADY_STARTED",
+            ErrorSubType::ProcessNotRunning => "PROCESS_NOT_RUNNING",
+            ErrorSubType::ProcessClosedDuringRpc => "PROCESS_CLOSED_DURING_RPC",
+            ErrorSubType::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
+            ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
+            ErrorSubType::InternalError => "INTERNAL_ERROR",
+        }
+    }
+
+    /// What the kind means to a client, as the OpenAPI document states it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ErrorSubType::InvalidRequest => {
+                "The request is malformed or breaks a rule: not a JSON object, a field of the \
+                 wrong type, unknown or over its limit, a plain value where a payload \
+                 (`{\"encoding\": \"json\", \"data\": \"<JSON text>\"}`) belongs. `message` \
+                 names the field. Nothing was changed."
+            }
+            ErrorSubType::Unauthorized => {
+                "The service requires `Authorization: Bearer <token>` (`security.api_tokens`) \
+                 and the request had none or a token it does not accept."
+            }
+            ErrorSubType::ProcessNotFound => {
+                "No process has this process id, or it has no execution with this \
+                 processExecutionId."
+            }
+            ErrorSubType::ProcessAlreadyStarted => {
+                "The process id has an execution that the start's `idReusePolicy` does not \
+                 allow replacing. Nothing was started."
+            }
+            ErrorSubType::ProcessNotRunning => {
+                "The process's current execution is closed (completed, failed, timed out or \
+                 terminated) and accepts no more work. Nothing was changed; for an RPC, the \
+                 worker was not called."
+            }
+            ErrorSubType::ProcessClosedDuringRpc => {
+                "The RPC's worker was called and answered, but the execution closed while \
+                 it ran (stopped, timed out, or completed by a state). The RPC's writes, \
+                 messages and new states were discarded and its output is not returned. \
+                 What the worker did outside XDB did happen: guard it with \
+                 `context.idempotencyKey`."
+            }
+            ErrorSubType::PayloadTooLarge => {
+                "The request body is over the service's `api.max_request_bytes` (1 MiB by \
+                 default). Nothing was changed."
+            }
+            ErrorSubType::WorkerApiError => {
+                "Your worker failed the RPC: it answered a non-2xx status, timed out, could \
+                 not be reached, or answered a body XDB cannot use (not the response schema, \
+                 a state the process cannot start, writes over the limits). `workerError` \
+                 holds the worker's own detail when there is one. Nothing was written. \
+                 (Workers are called synchronously only for RPCs; a failing state API is \
+                 retried in the background and never answers a client request.)"
+            }
+            ErrorSubType::AppDatabaseError => {
+                "Your database refused a read or write of the process's business table \
+                 (`globalAttributeConfig`): the table or a column does not exist, a value \
+                 does not fit its column's type, a constraint failed. `message` carries the \
+                 database's error. Nothing was written."
+            }
+            ErrorSubType::InternalError => {
+                "Anything else: XDB's own tables, a lost database connection, a conflict \
+                 that persisted. Details are in the service log; the request may be tried \
+                 again."
+            }
+        }
+    }
 }
 
+/// The body of every non-2xx answer of the service and internal paths.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiErrorResponse {
     pub sub_type: ErrorSubType,
+    /// What went wrong, for people: names the field or the object involved.
     pub message: String,
-    /// The worker's own error detail, with `WORKER_API_ERROR`.
+    /// With `WORKER_API_ERROR`: how the worker call failed (the worker's own `detail`,
+    /// its HTTP status, a timeout); absent otherwise.
     #[serde(default)]
     pub worker_error: Option<String>,
 }

@@ -11,7 +11,9 @@ pub struct InternalNotifyRequest {
     /// New tasks were committed (for async-service instances).
     #[serde(default)]
     pub new_tasks: bool,
-    /// These executions closed (for API-service instances with waiters).
+    /// These executions closed (for API-service instances with waiters); at most
+    /// `MAX_NOTIFY_IDS`.
     #[serde(default)]
+    #[schema(max_items = 10000)]
     pub closed_process_execution_ids: Vec<String>,
 }

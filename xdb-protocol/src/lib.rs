@@ -10,6 +10,7 @@
 
 pub mod common;
 pub mod error;
+pub mod history;
 pub mod internal;
 pub mod limits;
 pub mod openapi;
@@ -19,6 +20,7 @@ pub mod worker;
 
 pub use common::*;
 pub use error::*;
+pub use history::*;
 pub use internal::*;
 pub use limits::Limits;
 pub use service::*;

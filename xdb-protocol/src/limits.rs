@@ -10,6 +10,22 @@ pub const WORKER_URL_CHARS_CEILING: usize = 2048;
 /// Largest list page the store serves.
 pub const PAGE_SIZE_CEILING: u32 = 1000;
 
+/// Default of `api.max_wait_seconds`: the longest wait-for-completion a client may ask for.
+pub const DEFAULT_MAX_WAIT_SECONDS: u32 = 300;
+/// Most execution ids one internal notify request may carry.
+pub const MAX_NOTIFY_IDS: usize = 10_000;
+
+/// Bounds of what a worker answers, enforced by the engine (an answer over one fails
+/// the attempt) and stated in the document's worker response schemas.
+pub mod worker {
+    /// Longest durable timer, in seconds: 10 years, so a typo cannot overflow a timestamp.
+    pub const MAX_TIMER_SECONDS: u32 = 10 * 365 * 24 * 3600;
+    /// Most messages one local-queue command may wait for.
+    pub const MAX_QUEUE_COMMAND_COUNT: u32 = 1000;
+    /// Most next states one execute decision (or one RPC) may start.
+    pub const MAX_NEXT_STATES: usize = 100;
+}
+
 /// `[limits]` of the config file (`XDB_LIMITS_<KEY>`). Every request body is also bounded
 /// as a whole by `api.max_request_bytes` (413).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

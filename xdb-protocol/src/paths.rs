@@ -12,6 +12,8 @@ pub const PUBLISH_TO_LOCAL_QUEUE: &str =
 pub const RPC: &str = "/api/v1/xdb/service/process-execution/rpc";
 pub const WAIT_FOR_COMPLETION: &str = "/api/v1/xdb/service/process-execution/wait-for-completion";
 
+/// Prefix of every worker API path.
+pub const WORKER_PREFIX: &str = "/api/v1/xdb/worker/";
 /// Worker API paths, relative to the worker URL given at start.
 pub const WORKER_WAIT_UNTIL: &str = "/api/v1/xdb/worker/async-state/wait-until";
 pub const WORKER_EXECUTE: &str = "/api/v1/xdb/worker/async-state/execute";

@@ -4,8 +4,19 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::common::*;
+use crate::history::HistoryEventType;
 
-/// What to do when a process id already has an execution.
+/// What a start does when the process id already has an execution (the latest one
+/// decides); a process id seen for the first time always starts. Absent means
+/// `ALLOW_IF_NO_RUNNING`.
+/// - `ALLOW_IF_NO_RUNNING`: start unless the latest execution is still RUNNING.
+/// - `ALLOW_IF_PREVIOUS_EXIT_ABNORMALLY`: start only if the latest execution FAILED,
+///   TIMEOUT or TERMINATED (not after COMPLETED, not while RUNNING).
+/// - `DISALLOW_REUSE`: never start a second execution for the process id.
+/// - `TERMINATE_IF_RUNNING`: terminate the running execution, if any, in the start's
+///   transaction, and start.
+///
+/// A refused start answers 409 `PROCESS_ALREADY_STARTED` and changes nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ProcessIdReusePolicy {
@@ -37,11 +48,14 @@ pub struct GlobalAttributeConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessStartConfig {
-    /// The whole execution times out after this many seconds; 0 or absent means never.
+    /// The whole execution times out (status `TIMEOUT`) after this many seconds; 0 or
+    /// absent means never.
     #[serde(default)]
     pub timeout_seconds: Option<u32>,
+    /// Absent: `ALLOW_IF_NO_RUNNING`.
     #[serde(default)]
     pub id_reuse_policy: Option<ProcessIdReusePolicy>,
+    /// The business row holding the global attributes; absent: the process has none.
     #[serde(default)]
     pub global_attribute_config: Option<GlobalAttributeConfig>,
     /// Local attributes written in the start transaction.
@@ -57,24 +71,30 @@ pub struct ProcessExecutionStartRequest {
     pub process_type: String,
     /// Base URL of the worker that hosts this process type.
     pub worker_url: String,
-    /// The first state; absent means the process starts with no state running.
+    /// The first state; absent means the process starts with no state running (RPCs
+    /// may start threads later).
     #[serde(default)]
     pub start_state_id: Option<String>,
+    /// The first state's input; absent means none (read as JSON `null`).
     #[serde(default)]
     pub start_state_input: Option<EncodedObject>,
+    /// The first state's options; absent: every default of `AsyncStateConfig`.
     #[serde(default)]
     pub start_state_config: Option<AsyncStateConfig>,
+    /// Absent: every default of `ProcessStartConfig`.
     #[serde(default)]
     pub process_start_config: Option<ProcessStartConfig>,
 }
 
+/// The new execution; follow it with the operations this response links to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStartResponse {
     pub process_execution_id: String,
 }
 
-/// How `stop` ends an execution.
+/// How `stop` ends an execution: `TERMINATE` (the default) closes it as TERMINATED,
+/// `FAIL` as FAILED.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ProcessExecutionStopType {
@@ -88,8 +108,10 @@ pub enum ProcessExecutionStopType {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStopRequest {
     pub process_id: String,
+    /// Default `TERMINATE`.
     #[serde(default)]
     pub stop_type: ProcessExecutionStopType,
+    /// Kept as the failure's `details`.
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -99,6 +121,7 @@ pub struct ProcessExecutionStopRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionDescribeRequest {
     pub process_id: String,
+    /// An execution of the process id (as the start answered it); absent: the latest.
     #[serde(default)]
     pub process_execution_id: Option<String>,
 }
@@ -126,15 +149,18 @@ pub struct ProcessExecutionDescribeResponse {
     pub close_timestamp_ms: Option<i64>,
     /// State executions not finished yet (the running threads).
     pub running_state_executions: i32,
+    /// The completed process's output, if it had one.
     #[serde(default)]
     pub result: Option<EncodedObject>,
+    /// Why the execution failed, timed out or was terminated.
     #[serde(default)]
     pub failure: Option<ProcessFailure>,
     #[serde(default)]
     pub global_attribute_config: Option<GlobalAttributeConfig>,
 }
 
-/// `POST .../publish-to-local-queue`
+/// `POST .../publish-to-local-queue`: queues messages for the current execution, in
+/// order, in one transaction; a waiting state receives them at once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PublishToLocalQueueRequest {
@@ -149,7 +175,9 @@ pub struct PublishToLocalQueueRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionWaitForCompletionRequest {
     pub process_id: String,
-    /// How long to wait, in seconds (default 30, at most 300).
+    /// How long to wait, in seconds: at most the service's `api.max_wait_seconds` (300
+    /// by default; the maximum below is this instance's), default 30 or that maximum if
+    /// lower. 0 answers at once.
     #[serde(default)]
     pub timeout_seconds: Option<u32>,
 }
@@ -159,7 +187,8 @@ pub struct ProcessExecutionWaitForCompletionRequest {
 pub struct ProcessExecutionWaitForCompletionResponse {
     pub process_execution_id: String,
     pub status: ProcessStatus,
-    /// True when the wait ended before the execution closed.
+    /// True when the wait ended before the execution closed (`status` is then RUNNING);
+    /// ask again to keep waiting.
     pub timed_out: bool,
     #[serde(default)]
     pub result: Option<EncodedObject>,
@@ -167,20 +196,26 @@ pub struct ProcessExecutionWaitForCompletionResponse {
     pub failure: Option<ProcessFailure>,
 }
 
-/// `POST .../rpc`: a synchronous call into the worker for the current execution.
+/// `POST .../rpc`: a synchronous call into the worker for the current execution, in one
+/// transaction: the attributes are loaded (and locked), the worker is called once (never
+/// retried), and its writes, messages and new threads commit with its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionRpcRequest {
     pub process_id: String,
     pub rpc_name: String,
+    /// Absent: no input (read as JSON `null`).
     #[serde(default)]
     pub input: Option<EncodedObject>,
     /// Timeout of the worker call in seconds (default 10, at most 60).
     #[serde(default)]
     #[schema(minimum = 1, maximum = 60)]
     pub timeout_seconds: Option<u32>,
+    /// Columns read from the business row before the call; absent: none. Needs the
+    /// process to have a `globalAttributeConfig` (400 otherwise).
     #[serde(default)]
     pub global_attribute_loading: Option<GlobalAttributeLoading>,
+    /// Local attributes read before the call; absent: none.
     #[serde(default)]
     pub local_attribute_loading: Option<LocalAttributeLoading>,
 }
@@ -188,6 +223,7 @@ pub struct ProcessExecutionRpcRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionRpcResponse {
+    /// The worker's output; absent when it had none.
     #[serde(default)]
     pub output: Option<EncodedObject>,
 }
@@ -253,12 +289,15 @@ pub struct ProcessExecutionHistoryRequest {
     pub process_execution_id: Option<String>,
 }
 
+/// One event of an execution's history. The document describes it as one schema per
+/// event type (`HistoryEventType`), each with its own `details`; here both are kept as
+/// read from the database (see `HistoryEventType::parse` and the details types).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEvent {
     pub event_id: i64,
     pub event_timestamp_ms: i64,
-    /// `PROCESS_STARTED`, `WAIT_UNTIL_COMPLETED`, `EXECUTE_COMPLETED`, `TIMER_FIRED`, …
+    #[schema(value_type = HistoryEventType)]
     pub event_type: String,
     #[schema(value_type = Object)]
     pub details: serde_json::Value,

@@ -7,26 +7,35 @@ use crate::common::*;
 
 /// Identifies the call a worker is serving. Worker calls are at-least-once: a worker
 /// makes its own side effects safe with `idempotencyKey`, which is the same for every
-/// attempt of one state API call and differs between calls.
+/// attempt of one state API call and differs between calls (it is also sent as the
+/// `Idempotency-Key` header).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
     pub process_id: String,
     pub process_execution_id: String,
     pub process_type: String,
-    /// `stateId-executionNumber`; absent for RPCs.
+    /// `stateId-executionNumber` (`VerifyState-2`: the state's second execution in this
+    /// process execution); absent for RPCs.
     #[serde(default)]
     pub state_execution_id: Option<String>,
-    /// The 1-based attempt of this call.
+    /// The 1-based attempt of this call: 1, then one more per retry. Always 1 for RPCs,
+    /// which XDB never retries.
+    #[schema(minimum = 1, maximum = 2147483647)]
     pub attempt: u32,
     /// When the first attempt started, ms since the epoch.
     pub first_attempt_timestamp_ms: i64,
+    /// When the process execution started, ms since the epoch.
     pub process_started_timestamp_ms: i64,
-    /// `executionId/stateId-number/api`: stable across the attempts of one call.
+    /// Stable across the attempts of one call, unique between calls: for a state API
+    /// `<processExecutionId>/<stateExecutionId>/<waitUntil|execute>`, for an RPC
+    /// `<processExecutionId>/rpc/<rpcName>/<unique id>`. Treat it as opaque.
     pub idempotency_key: String,
 }
 
-/// How the commands of a waitUntil are combined.
+/// How the commands of a waitUntil are combined: `ANY_OF_COMPLETION` (the default) goes
+/// on to execute when any one command completed, `ALL_OF_COMPLETION` when every one did.
+/// With no commands at all, execute is called at once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CommandWaitingType {
@@ -37,26 +46,31 @@ pub enum CommandWaitingType {
     AllOfCompletion,
 }
 
-/// A durable timer.
+/// A durable timer, kept in the database: it fires after `delayInSeconds` (whole seconds,
+/// 0 fires at once), never early, and survives restarts of every service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TimerCommand {
     pub delay_in_seconds: u32,
 }
 
-/// Wait for `count` messages (default 1) on a local queue.
+/// Wait for `count` messages on a local queue. The command completes only when all
+/// `count` are there, and takes them together (FIFO).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalQueueCommand {
     pub queue_name: String,
+    /// Messages to wait for: absent or 0 means 1.
     #[serde(default)]
     pub count: Option<u32>,
 }
 
-/// What a state waits for before its execute is called.
+/// What a state waits for before its execute is called; empty (or absent) means nothing:
+/// execute is called at once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandRequest {
+    /// Default `ANY_OF_COMPLETION`.
     #[serde(default)]
     pub waiting_type: CommandWaitingType,
     #[serde(default)]
@@ -107,7 +121,9 @@ pub struct CommandResults {
     pub local_queue_results: Vec<LocalQueueResult>,
 }
 
-/// Attributes loaded for a call, per the loading policy.
+/// Attributes loaded for a call, per the state's (or RPC's) loading policy. Global
+/// attributes are plain JSON values of the row's columns (a SQL NULL is JSON `null`);
+/// local attributes are payloads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadedAttributes {
@@ -117,18 +133,20 @@ pub struct LoadedAttributes {
     pub local_attributes: Vec<LocalAttributeValue>,
 }
 
-/// Writes a worker asks for, applied in the transaction that records its answer.
+/// Writes a worker asks for, applied in the transaction that records its answer: all of
+/// them or, if the business table refuses one, none (the attempt fails).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttributeWrites {
-    /// Columns of the process's global-attribute row.
+    /// Columns of the process's global-attribute row (plain JSON values).
     #[serde(default)]
     pub global_attributes: Vec<GlobalAttributeValue>,
+    /// Local attributes to upsert (payloads).
     #[serde(default)]
     pub local_attributes: Vec<LocalAttributeValue>,
 }
 
-/// `POST {workerUrl}/api/v1/xdb/worker/async-state/wait-until`
+/// `POST {workerUrl}/api/v1/xdb/worker/async-state/wait-until`: what a state waits for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AsyncStateWaitUntilRequest {
@@ -141,9 +159,11 @@ pub struct AsyncStateWaitUntilRequest {
     pub attributes: LoadedAttributes,
 }
 
+/// A waitUntil's answer. Every field is optional: `{}` waits for nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AsyncStateWaitUntilResponse {
+    /// Absent: wait for nothing, execute at once.
     #[serde(default)]
     pub command_request: CommandRequest,
     #[serde(default)]
@@ -152,7 +172,8 @@ pub struct AsyncStateWaitUntilResponse {
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
 }
 
-/// `POST {workerUrl}/api/v1/xdb/worker/async-state/execute`
+/// `POST {workerUrl}/api/v1/xdb/worker/async-state/execute`: the state's decision, once
+/// its commands completed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AsyncStateExecuteRequest {
@@ -161,13 +182,19 @@ pub struct AsyncStateExecuteRequest {
     pub state_id: String,
     #[serde(default)]
     pub state_input: Option<EncodedObject>,
+    /// What the waitUntil's commands came to; empty for a state without waitUntil.
     #[serde(default)]
     pub command_results: CommandResults,
     #[serde(default)]
     pub attributes: LoadedAttributes,
 }
 
-/// How a thread ends.
+/// How a thread ends: `GRACEFUL_COMPLETE_PROCESS` completes the process once no other
+/// thread runs (the last graceful output is the result); `FORCE_COMPLETE_PROCESS`
+/// completes it now and `FORCE_FAIL_PROCESS` fails it now, ending every other thread;
+/// `DEAD_END` ends this thread only. When the last thread ends, the process completes if
+/// any thread asked for graceful completion; otherwise it stays RUNNING with nothing to
+/// do (RPCs may still start threads) until stopped or timed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ThreadCloseType {
@@ -185,21 +212,27 @@ pub enum ThreadCloseType {
 #[serde(rename_all = "camelCase")]
 pub struct ThreadCloseDecision {
     pub close_type: ThreadCloseType,
-    /// The process result (complete) or failure details (fail).
+    /// The process result (complete), or the failure's `details` (`FORCE_FAIL_PROCESS`:
+    /// its `data`); ignored for `DEAD_END`.
     #[serde(default)]
     pub output: Option<EncodedObject>,
 }
 
-/// What follows an execute: next states (several run as parallel threads) or a close.
+/// What follows an execute: exactly one of next states (several run as parallel threads)
+/// or a thread close decision. A decision with neither, or with both, is an unusable
+/// answer: the attempt fails and is retried by the state's retry policy, as a worker
+/// error would be.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StateDecision {
+    /// The states to run next, each a thread (at most 100).
     #[serde(default)]
     pub next_states: Vec<StateMovement>,
     #[serde(default)]
     pub thread_close_decision: Option<ThreadCloseDecision>,
 }
 
+/// An execute's answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AsyncStateExecuteResponse {
@@ -210,7 +243,8 @@ pub struct AsyncStateExecuteResponse {
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
 }
 
-/// `POST {workerUrl}/api/v1/xdb/worker/process/rpc`
+/// `POST {workerUrl}/api/v1/xdb/worker/process/rpc`: a client's RPC, called while the
+/// API service holds the loaded attributes' locks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessRpcWorkerRequest {
@@ -223,25 +257,34 @@ pub struct ProcessRpcWorkerRequest {
     pub attributes: LoadedAttributes,
 }
 
+/// An RPC's answer; its writes, messages and new threads commit together, and the
+/// output goes back to the client.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessRpcWorkerResponse {
+    /// Absent: no output (read as JSON `null`).
     #[serde(default)]
     pub output: Option<EncodedObject>,
     #[serde(default)]
     pub writes: AttributeWrites,
     #[serde(default)]
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
-    /// New threads the RPC starts.
+    /// New threads the RPC starts (at most 100).
     #[serde(default)]
     pub append_next_states: Vec<StateMovement>,
 }
 
-/// The body a worker returns with a non-2xx status when user code failed.
+/// The body a worker answers with a non-2xx status. XDB treats every non-2xx alike (a
+/// failed attempt; for an RPC, 424 `WORKER_API_ERROR` with `detail` as `workerError`), so
+/// the body is for people: any body is accepted, this one is shown best.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerErrorResponse {
+    /// What failed, shown in the history (`STATE_API_FAILED`) and to RPC callers.
     pub detail: String,
+    /// A machine-readable kind; the SDKs send `UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`,
+    /// `UNKNOWN_RPC`, `INVALID_REQUEST` (400), `UNAUTHORIZED` (401) and `USER_CODE_ERROR`
+    /// (500).
     #[serde(default)]
     pub error_type: Option<String>,
 }

@@ -10,7 +10,7 @@ use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
 /// Most ids one notification may carry; the sender batches, so this is generous.
-const MAX_IDS: usize = 10_000;
+const MAX_IDS: usize = xdb_protocol::limits::MAX_NOTIFY_IDS;
 
 pub(crate) async fn internal_notify(
     State(state): State<AppState>,

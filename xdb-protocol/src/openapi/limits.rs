@@ -10,7 +10,7 @@ use utoipa::openapi::schema::{
 };
 use utoipa::openapi::{OpenApi, RefOr};
 
-use crate::limits::{Limits, ID_CHARS_CEILING};
+use crate::limits::{worker, Limits, ID_CHARS_CEILING};
 
 /// No control characters (Unicode `Cc`), as `xdb_engine::validation::check_id` demands.
 pub const NO_CONTROL_CHARACTERS: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
@@ -56,8 +56,74 @@ fn bound_of(property: &str, limits: &Limits) -> Option<Bound> {
     })
 }
 
-/// Applies the request rules with `limits` to `doc`.
-pub(super) fn apply(doc: &mut OpenApi, limits: &Limits) {
+/// Applies the request rules with `limits` and `max_wait_seconds` to `doc`, and the
+/// bounds the engine holds worker answers to.
+pub(super) fn apply(doc: &mut OpenApi, limits: &Limits, max_wait_seconds: u32) {
+    close_requests(doc, limits);
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let schemas = &mut components.schemas;
+    set_maximum(
+        schemas,
+        "ProcessExecutionWaitForCompletionRequest",
+        "timeoutSeconds",
+        max_wait_seconds,
+    );
+    set_maximum(
+        schemas,
+        "TimerCommand",
+        "delayInSeconds",
+        worker::MAX_TIMER_SECONDS,
+    );
+    set_maximum(
+        schemas,
+        "LocalQueueCommand",
+        "count",
+        worker::MAX_QUEUE_COMMAND_COUNT,
+    );
+    set_max_items(
+        schemas,
+        "StateDecision",
+        "nextStates",
+        worker::MAX_NEXT_STATES,
+    );
+    set_max_items(
+        schemas,
+        "ProcessRpcWorkerResponse",
+        "appendNextStates",
+        worker::MAX_NEXT_STATES,
+    );
+}
+
+type Schemas = std::collections::BTreeMap<String, RefOr<Schema>>;
+
+fn property<'s>(schemas: &'s mut Schemas, schema: &str, name: &str) -> &'s mut RefOr<Schema> {
+    match schemas.get_mut(schema) {
+        Some(RefOr::T(Schema::Object(object))) => object
+            .properties
+            .get_mut(name)
+            .unwrap_or_else(|| panic!("{schema} has no property {name}")),
+        _ => panic!("no object schema {schema}"),
+    }
+}
+
+fn set_maximum(schemas: &mut Schemas, schema: &str, name: &str, maximum: u32) {
+    match property(schemas, schema, name) {
+        RefOr::T(Schema::Object(number)) => number.maximum = Some(maximum.into()),
+        _ => panic!("{schema}.{name} is not a number"),
+    }
+}
+
+fn set_max_items(schemas: &mut Schemas, schema: &str, name: &str, max_items: usize) {
+    match property(schemas, schema, name) {
+        RefOr::T(Schema::Array(array)) => array.max_items = Some(max_items),
+        _ => panic!("{schema}.{name} is not an array"),
+    }
+}
+
+/// Closes every object a request can contain and bounds its ids, URLs and numbers.
+fn close_requests(doc: &mut OpenApi, limits: &Limits) {
     let mut pending = Vec::new();
     for (path, item) in &doc.paths.paths {
         let is_request_to_xdb = path.starts_with(crate::paths::SERVICE_PREFIX)

@@ -1,219 +1,208 @@
-//! The OpenAPI 3 document, generated from the wire types.
+//! The OpenAPI 3.1 document, generated from the wire types.
 //!
 //! `openapi.json` at the crate root is this document as committed, with the default
 //! [`Limits`]; a test keeps the two identical, so a reviewer sees every contract change in
 //! the diff. The API service serves (and validates requests against) the document with
 //! the limits it is configured with.
+//!
+//! The derive gives the paths and schemas; the modules here add what the types cannot
+//! say: the request limits (`limits`), every error response by sub-type (`errors`), the
+//! security schemes (`security`), the worker paths' own server and headers (`worker`),
+//! the links that follow a started process (`links`) and the typed history (`history`).
 
+mod errors;
+mod history;
 mod limits;
+mod links;
+mod security;
+mod worker;
+
+#[cfg(test)]
+mod tests;
 
 pub use limits::{HTTP_URL, NO_CONTROL_CHARACTERS, SQL_IDENTIFIER, SQL_TABLE_NAME};
 
 use utoipa::OpenApi;
 
-use crate::limits::Limits;
+use crate::limits::{Limits, DEFAULT_MAX_WAIT_SECONDS};
 
+/// Operation ids, which links and tests refer to.
+pub mod operation_ids {
+    pub const START: &str = "start";
+    pub const STOP: &str = "stop";
+    pub const DESCRIBE: &str = "describe";
+    pub const LIST: &str = "list";
+    pub const HISTORY: &str = "history";
+    pub const PUBLISH_TO_LOCAL_QUEUE: &str = "publish_to_local_queue";
+    pub const RPC: &str = "rpc";
+    pub const WAIT_FOR_COMPLETION: &str = "wait_for_completion";
+    pub const INTERNAL_NOTIFY: &str = "internal_notify";
+}
+
+/// Error responses are added by `errors`, from the sub-types each operation can answer.
 #[allow(dead_code)]
 mod operations {
     use crate::*;
 
+    /// Start a process execution
+    ///
+    /// Writes the execution, its first state and the business row's initial columns in
+    /// one transaction; the async service then calls the worker. The response links to
+    /// the operations that follow the new execution.
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/start", tag = "service",
         request_body = ProcessExecutionStartRequest,
-        responses((status = 200, body = ProcessExecutionStartResponse),
-                  (status = 400, body = ApiErrorResponse), (status = 409, body = ApiErrorResponse),
-                  (status = 413, body = ApiErrorResponse), (status = 424, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionStartResponse, description = "started")))]
     fn start() {}
 
+    /// Stop the current execution of a process id
+    ///
+    /// Closes it as TERMINATED or FAILED, ending every state and timer.
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/stop", tag = "service",
         request_body = ProcessExecutionStopRequest,
-        responses((status = 200, description = "stopped"),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse),
-                  (status = 409, body = ApiErrorResponse)))]
+        responses((status = 200, description = "stopped (an empty JSON object)")))]
     fn stop() {}
 
+    /// Describe an execution
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/describe", tag = "service",
         request_body = ProcessExecutionDescribeRequest,
-        responses((status = 200, body = ProcessExecutionDescribeResponse),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionDescribeResponse,
+                   description = "the execution")))]
     fn describe() {}
 
+    /// List executions, newest first
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/list", tag = "service",
         request_body = ProcessExecutionListRequest,
-        responses((status = 200, body = ProcessExecutionListResponse),
-                  (status = 400, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionListResponse, description = "one page")))]
     fn list() {}
 
+    /// The history of an execution, oldest event first
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/history", tag = "service",
         request_body = ProcessExecutionHistoryRequest,
-        responses((status = 200, body = ProcessExecutionHistoryResponse),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionHistoryResponse,
+                   description = "the events")))]
     fn history() {}
 
+    /// Publish messages to the current execution's local queues
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/publish-to-local-queue", tag = "service",
         request_body = PublishToLocalQueueRequest,
-        responses((status = 200, description = "published"),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse),
-                  (status = 409, body = ApiErrorResponse), (status = 413, body = ApiErrorResponse)))]
+        responses((status = 200, description = "published (an empty JSON object)")))]
     fn publish_to_local_queue() {}
 
+    /// Call an RPC of the current execution
+    ///
+    /// The worker is called once, synchronously, inside the transaction that holds the
+    /// loaded attributes' locks; its writes commit with its answer.
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/rpc", tag = "service",
         request_body = ProcessExecutionRpcRequest,
-        responses((status = 200, body = ProcessExecutionRpcResponse),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse),
-                  (status = 409, body = ApiErrorResponse), (status = 424, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionRpcResponse,
+                   description = "the RPC answered and its writes committed")))]
     fn rpc() {}
 
+    /// Wait until the current execution closes
+    ///
+    /// A long poll: answers when the execution closes or `timeoutSeconds` passes
+    /// (`timedOut`), whichever comes first.
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/wait-for-completion", tag = "service",
         request_body = ProcessExecutionWaitForCompletionRequest,
-        responses((status = 200, body = ProcessExecutionWaitForCompletionResponse),
-                  (status = 400, body = ApiErrorResponse), (status = 404, body = ApiErrorResponse)))]
+        responses((status = 200, body = ProcessExecutionWaitForCompletionResponse,
+                   description = "closed, or timed out waiting")))]
     fn wait_for_completion() {}
 
+    /// Wake a service instance (between XDB's own services)
     #[utoipa::path(post, path = "/api/v1/xdb/internal/notify", tag = "internal",
         request_body = InternalNotifyRequest,
-        responses((status = 200, description = "noted"),
-                  (status = 400, body = ApiErrorResponse)))]
+        responses((status = 200, description = "noted (an empty JSON object)")))]
     fn internal_notify() {}
 
+    /// A state's waitUntil (served by the worker)
     #[utoipa::path(post, path = "/api/v1/xdb/worker/async-state/wait-until", tag = "worker",
         request_body = AsyncStateWaitUntilRequest,
-        responses((status = 200, body = AsyncStateWaitUntilResponse),
-                  (status = 500, body = WorkerErrorResponse)))]
+        responses((status = 200, body = AsyncStateWaitUntilResponse,
+                   description = "what the state waits for")))]
     fn worker_wait_until() {}
 
+    /// A state's execute (served by the worker)
     #[utoipa::path(post, path = "/api/v1/xdb/worker/async-state/execute", tag = "worker",
         request_body = AsyncStateExecuteRequest,
-        responses((status = 200, body = AsyncStateExecuteResponse),
-                  (status = 500, body = WorkerErrorResponse)))]
+        responses((status = 200, body = AsyncStateExecuteResponse,
+                   description = "the state's decision")))]
     fn worker_execute() {}
 
+    /// An RPC (served by the worker)
     #[utoipa::path(post, path = "/api/v1/xdb/worker/process/rpc", tag = "worker",
         request_body = ProcessRpcWorkerRequest,
-        responses((status = 200, body = ProcessRpcWorkerResponse),
-                  (status = 500, body = WorkerErrorResponse)))]
+        responses((status = 200, body = ProcessRpcWorkerResponse,
+                   description = "the RPC's output and writes")))]
     fn worker_rpc() {}
 }
 
 /// The whole XDB REST contract.
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "XDB", version = "1.0.0",
-         description = "XDB: an async programming model on your own database. The `service` \
-                        paths are served by the API service; the `worker` paths are served \
-                        by the user's worker (the SDK hosts them) and called by XDB."),
+    info(title = "XDB", version = "1.0.0", description = include_str!("description.md")),
+    servers((url = "/", description = "The XDB API service: the service and internal paths. \
+                                       The worker paths name their own server.")),
     paths(operations::start, operations::stop, operations::describe, operations::list,
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
-    modifiers(&ServiceAuth),
+    components(schemas(
+        crate::ApiErrorResponse, crate::ErrorSubType, crate::WorkerErrorResponse,
+        crate::HistoryEventType, crate::ProcessStartedDetails, crate::ProcessClosedDetails,
+        crate::WaitUntilCompletedDetails, crate::ExecuteCompletedDetails,
+        crate::StateApiFailureDetails, crate::TimerFiredDetails,
+        crate::LocalQueueMessagesPublishedDetails, crate::LocalQueueMessagesConsumedDetails,
+        crate::RpcCompletedDetails)),
     tags((name = "service", description = "Client → API service"),
-         (name = "worker", description = "XDB → the user's worker"),
+         (name = "worker", description = "XDB → the user's worker: served by workers (the \
+                                          SDKs host them), not by the API service"),
          (name = "internal", description = "Between XDB's own services")),
 )]
 pub struct ApiDoc;
 
-/// Declares the optional bearer token of the service paths (`security.api_tokens`):
-/// each service operation accepts no credentials (an open service) or the token, and may
-/// answer 401.
-struct ServiceAuth;
-
-impl utoipa::Modify for ServiceAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{
-            HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
-        };
-        use utoipa::openapi::{RefOr, ResponseBuilder};
-
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearerAuth",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-        let unauthorized = ResponseBuilder::new()
-            .description("the service requires a bearer token and none or a wrong one was sent")
-            .content(
-                "application/json",
-                utoipa::openapi::ContentBuilder::new()
-                    .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
-                        "ApiErrorResponse",
-                    ))))
-                    .build(),
-            )
-            .build();
-        for (path, item) in openapi.paths.paths.iter_mut() {
-            if !path.starts_with(crate::paths::SERVICE_PREFIX) {
-                continue;
-            }
-            if let Some(operation) = item.post.as_mut() {
-                operation.security = Some(vec![
-                    SecurityRequirement::default(),
-                    SecurityRequirement::new("bearerAuth", Vec::<String>::new()),
-                ]);
-                operation
-                    .responses
-                    .responses
-                    .insert("401".into(), RefOr::T(unauthorized.clone()));
-            }
-        }
-    }
-}
-
-/// The document with `limits` stated in the request schemas.
-pub fn document(limits: &Limits) -> utoipa::openapi::OpenApi {
+/// The document with `limits` stated in the request schemas, and `max_wait_seconds` (the
+/// service's `api.max_wait_seconds`) as the longest wait-for-completion.
+pub fn document(limits: &Limits, max_wait_seconds: u32) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
-    limits::apply(&mut doc, limits);
-    doc
+    history::apply(&mut doc);
+    errors::apply(&mut doc);
+    security::apply(&mut doc);
+    worker::apply(&mut doc);
+    limits::apply(&mut doc, limits, max_wait_seconds);
+    let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
+    links::apply(&mut doc);
+    sorted(doc)
 }
 
-/// The document with `limits`, as pretty JSON.
-pub fn document_json(limits: &Limits) -> String {
-    document(limits)
-        .to_pretty_json()
+/// [`document`] as pretty JSON.
+pub fn document_json(limits: &Limits, max_wait_seconds: u32) -> String {
+    serde_json::to_string_pretty(&document(limits, max_wait_seconds))
         .expect("the OpenAPI document serializes")
 }
 
 /// The document with the default limits, as pretty JSON (the committed `openapi.json`).
 pub fn openapi_json() -> String {
-    document_json(&Limits::default())
+    document_json(&Limits::default(), DEFAULT_MAX_WAIT_SECONDS)
 }
 
-#[cfg(test)]
-mod tests {
-    /// Keeps the committed document in step with the types; `XDB_BLESS=1` rewrites it.
-    #[test]
-    fn committed_document_matches_the_types() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
-        let generated = super::openapi_json() + "\n";
-        if std::env::var("XDB_BLESS").is_ok() {
-            std::fs::write(path, &generated).unwrap();
+/// `value` with every object's keys in order, so the text is the same whether or not
+/// serde_json keeps insertion order (its `preserve_order` feature, which any crate of a
+/// build may turn on).
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
         }
-        let committed = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "openapi.json is stale: run `XDB_BLESS=1 cargo test -p xdb-protocol`"
-        );
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
     }
+}
 
-    #[test]
-    fn document_names_every_service_path() {
-        let doc = super::openapi_json();
-        for path in [
-            crate::paths::START,
-            crate::paths::STOP,
-            crate::paths::DESCRIBE,
-            crate::paths::LIST,
-            crate::paths::HISTORY,
-            crate::paths::PUBLISH_TO_LOCAL_QUEUE,
-            crate::paths::RPC,
-            crate::paths::WAIT_FOR_COMPLETION,
-            crate::paths::WORKER_WAIT_UNTIL,
-            crate::paths::WORKER_EXECUTE,
-            crate::paths::WORKER_RPC,
-        ] {
-            assert!(
-                doc.contains(path),
-                "{path} missing from the OpenAPI document"
-            );
-        }
-    }
+/// Reads a document fragment written as JSON into utoipa's type (whose structs cannot be
+/// built field by field outside utoipa).
+fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).expect("a well-formed OpenAPI fragment")
 }

@@ -1,0 +1,205 @@
+//! History event types and the shape of each one's `details`, so clients can read a
+//! history without guessing. [`crate::HistoryEvent`] carries them untyped (as stored);
+//! [`HistoryEventType::parse`] and these structs read them typed.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{CommandRequest, ProcessStatus, StateDecision};
+
+/// What happened to the execution; each type has its own `details` schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum HistoryEventType {
+    ProcessStarted,
+    ProcessClosed,
+    WaitUntilCompleted,
+    ExecuteCompleted,
+    StateApiFailed,
+    StateFailed,
+    TimerFired,
+    LocalQueueMessagesPublished,
+    LocalQueueMessagesConsumed,
+    RpcCompleted,
+}
+
+impl HistoryEventType {
+    pub const ALL: [HistoryEventType; 10] = [
+        HistoryEventType::ProcessStarted,
+        HistoryEventType::ProcessClosed,
+        HistoryEventType::WaitUntilCompleted,
+        HistoryEventType::ExecuteCompleted,
+        HistoryEventType::StateApiFailed,
+        HistoryEventType::StateFailed,
+        HistoryEventType::TimerFired,
+        HistoryEventType::LocalQueueMessagesPublished,
+        HistoryEventType::LocalQueueMessagesConsumed,
+        HistoryEventType::RpcCompleted,
+    ];
+
+    /// The name on the wire (and in `xdb_sys_history`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryEventType::ProcessStarted => "PROCESS_STARTED",
+            HistoryEventType::ProcessClosed => "PROCESS_CLOSED",
+            HistoryEventType::WaitUntilCompleted => "WAIT_UNTIL_COMPLETED",
+            HistoryEventType::ExecuteCompleted => "EXECUTE_COMPLETED",
+            HistoryEventType::StateApiFailed => "STATE_API_FAILED",
+            HistoryEventType::StateFailed => "STATE_FAILED",
+            HistoryEventType::TimerFired => "TIMER_FIRED",
+            HistoryEventType::LocalQueueMessagesPublished => "LOCAL_QUEUE_MESSAGES_PUBLISHED",
+            HistoryEventType::LocalQueueMessagesConsumed => "LOCAL_QUEUE_MESSAGES_CONSUMED",
+            HistoryEventType::RpcCompleted => "RPC_COMPLETED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == text)
+    }
+
+    /// The component schema of this type's `details`.
+    pub fn details_schema(self) -> &'static str {
+        match self {
+            HistoryEventType::ProcessStarted => "ProcessStartedDetails",
+            HistoryEventType::ProcessClosed => "ProcessClosedDetails",
+            HistoryEventType::WaitUntilCompleted => "WaitUntilCompletedDetails",
+            HistoryEventType::ExecuteCompleted => "ExecuteCompletedDetails",
+            HistoryEventType::StateApiFailed | HistoryEventType::StateFailed => {
+                "StateApiFailureDetails"
+            }
+            HistoryEventType::TimerFired => "TimerFiredDetails",
+            HistoryEventType::LocalQueueMessagesPublished => "LocalQueueMessagesPublishedDetails",
+            HistoryEventType::LocalQueueMessagesConsumed => "LocalQueueMessagesConsumedDetails",
+            HistoryEventType::RpcCompleted => "RpcCompletedDetails",
+        }
+    }
+
+    /// When the event is written, as the document states it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            HistoryEventType::ProcessStarted => "The execution started (its first event).",
+            HistoryEventType::ProcessClosed => {
+                "The execution closed: completed, failed, timed out or terminated (its last \
+                 event)."
+            }
+            HistoryEventType::WaitUntilCompleted => {
+                "A state's waitUntil answered; the state now waits for its commands."
+            }
+            HistoryEventType::ExecuteCompleted => "A state's execute answered with its decision.",
+            HistoryEventType::StateApiFailed => {
+                "An attempt of a state's waitUntil or execute failed and will be retried by \
+                 the state's retry policy."
+            }
+            HistoryEventType::StateFailed => {
+                "A state's waitUntil or execute failed for the last time (its retry policy \
+                 is exhausted): its failure recovery applies."
+            }
+            HistoryEventType::TimerFired => "A durable timer of a waiting state fired.",
+            HistoryEventType::LocalQueueMessagesPublished => {
+                "A client published messages to the execution's local queues."
+            }
+            HistoryEventType::LocalQueueMessagesConsumed => {
+                "Messages already queued were handed to a waiting state."
+            }
+            HistoryEventType::RpcCompleted => "An RPC answered and its writes committed.",
+        }
+    }
+}
+
+/// `PROCESS_STARTED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessStartedDetails {
+    pub process_type: String,
+    /// Absent when the process started with no state.
+    #[serde(default)]
+    pub start_state_id: Option<String>,
+    /// The execution `TERMINATE_IF_RUNNING` terminated, if one was running.
+    #[serde(default)]
+    pub terminated_previous: Option<String>,
+}
+
+/// `PROCESS_CLOSED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessClosedDetails {
+    pub status: ProcessStatus,
+    /// Why it did not complete (the failure's `reason`); absent when it completed.
+    #[serde(default)]
+    pub failure: Option<String>,
+}
+
+/// `WAIT_UNTIL_COMPLETED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitUntilCompletedDetails {
+    /// `stateId-executionNumber`.
+    pub state_execution_id: String,
+    pub command_request: CommandRequest,
+}
+
+/// `EXECUTE_COMPLETED`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteCompletedDetails {
+    pub state_execution_id: String,
+    pub decision: StateDecision,
+}
+
+/// Which state API an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum StateApiName {
+    WaitUntil,
+    Execute,
+}
+
+/// `STATE_API_FAILED` and `STATE_FAILED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateApiFailureDetails {
+    pub state_execution_id: String,
+    pub api: StateApiName,
+    /// The attempt that failed (1-based).
+    pub attempt: u32,
+    /// How it failed: the worker's status and detail, a timeout, an unusable answer.
+    pub error: String,
+}
+
+/// `TIMER_FIRED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerFiredDetails {
+    pub state_execution_id: String,
+    /// The timer's index in the state's `timerCommands`.
+    pub timer_index: u32,
+}
+
+/// `LOCAL_QUEUE_MESSAGES_PUBLISHED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueMessagesPublishedDetails {
+    /// Messages in the request.
+    pub messages: u64,
+    /// Of those, dropped as duplicates of an earlier `dedupId`.
+    pub duplicates: u64,
+}
+
+/// `LOCAL_QUEUE_MESSAGES_CONSUMED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueMessagesConsumedDetails {
+    /// The waiting state that received them.
+    pub state_execution_id: String,
+}
+
+/// `RPC_COMPLETED`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcCompletedDetails {
+    pub rpc_name: String,
+    /// State ids of the threads the RPC started.
+    pub appended_states: Vec<String>,
+    /// Messages the RPC published.
+    pub published: u64,
+}

@@ -1,0 +1,120 @@
+//! Every error response of the service and internal paths, from one table: which
+//! sub-types each operation can answer. Each status gets a response whose schema admits
+//! exactly those sub-types and whose description says what each means, so a client (or a
+//! contract test) knows every error it can get and tells apart kinds sharing a status.
+
+use std::collections::BTreeMap;
+
+use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder, Schema};
+
+use crate::error::ErrorSubType::{self, *};
+use crate::paths;
+
+/// Every request can be malformed, too large, or meet an internal failure.
+const EVERY_REQUEST: [ErrorSubType; 3] = [InvalidRequest, PayloadTooLarge, InternalError];
+
+/// The sub-types `path` can answer besides [`EVERY_REQUEST`] (and `UNAUTHORIZED` on the
+/// service paths).
+fn specific(path: &str) -> &'static [ErrorSubType] {
+    match path {
+        paths::START => &[ProcessAlreadyStarted, AppDatabaseError],
+        paths::STOP | paths::PUBLISH_TO_LOCAL_QUEUE => &[ProcessNotFound, ProcessNotRunning],
+        paths::DESCRIBE | paths::HISTORY | paths::WAIT_FOR_COMPLETION => &[ProcessNotFound],
+        paths::RPC => &[
+            ProcessNotFound,
+            ProcessNotRunning,
+            ProcessClosedDuringRpc,
+            WorkerApiError,
+            AppDatabaseError,
+        ],
+        _ => &[],
+    }
+}
+
+/// The sub-types `path` can answer, or none for a path XDB does not serve.
+pub(crate) fn sub_types_of(path: &str) -> Vec<ErrorSubType> {
+    let is_service = path.starts_with(paths::SERVICE_PREFIX);
+    if !is_service && path != paths::INTERNAL_NOTIFY {
+        return Vec::new();
+    }
+    let mut all: Vec<ErrorSubType> = EVERY_REQUEST.to_vec();
+    if is_service {
+        all.push(Unauthorized);
+    }
+    all.extend_from_slice(specific(path));
+    all.sort_by_key(|s| ErrorSubType::ALL.iter().position(|a| a == s));
+    all
+}
+
+pub(super) fn apply(doc: &mut OpenApi) {
+    describe_sub_types(doc);
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let Some(operation) = item.post.as_mut() else {
+            continue;
+        };
+        let mut by_status: BTreeMap<u16, Vec<ErrorSubType>> = BTreeMap::new();
+        for sub_type in sub_types_of(path) {
+            by_status
+                .entry(sub_type.http_status())
+                .or_default()
+                .push(sub_type);
+        }
+        for (status, sub_types) in by_status {
+            operation
+                .responses
+                .responses
+                .insert(status.to_string(), RefOr::T(response(&sub_types)));
+        }
+    }
+}
+
+/// An error response admitting `sub_types` (all of one status).
+fn response(sub_types: &[ErrorSubType]) -> utoipa::openapi::Response {
+    let names: Vec<&str> = sub_types.iter().map(|s| s.as_str()).collect();
+    let description = sub_types
+        .iter()
+        .map(|s| format!("`{}`: {}", s.as_str(), s.meaning()))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let these = ObjectBuilder::new().schema_type(Type::Object).property(
+        "subType",
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(names)),
+    );
+    let schema = AllOfBuilder::new()
+        .item(Ref::from_schema_name("ApiErrorResponse"))
+        .item(these);
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new().schema(Some(schema)).build(),
+        )
+        .build()
+}
+
+/// States the status ↔ sub-type table on the `ErrorSubType` schema.
+fn describe_sub_types(doc: &mut OpenApi) {
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut("ErrorSubType") else {
+        return;
+    };
+    let mut text = String::from(
+        "The kind of an error; it fixes the HTTP status. Several kinds share 409 and 424, \
+         so branch on the kind. Clients should treat a kind they do not know by its \
+         status.\n\n| subType | status | meaning |\n|---|---|---|\n",
+    );
+    for sub_type in ErrorSubType::ALL {
+        text.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            sub_type.as_str(),
+            sub_type.http_status(),
+            sub_type.meaning()
+        ));
+    }
+    schema.description = Some(text);
+}

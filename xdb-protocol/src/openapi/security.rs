@@ -1,0 +1,64 @@
+//! The two optional credentials: the bearer token clients send to the service paths
+//! (`security.api_tokens`), and the signature XDB puts on every worker call
+//! (`security.worker_signing_secret`). Both are off by default, so each operation accepts
+//! no credentials too.
+
+use serde_json::json;
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::OpenApi;
+
+use super::from_json;
+use crate::paths;
+
+/// The bearer token's security scheme.
+pub const BEARER: &str = "bearerAuth";
+/// The worker-call signature's security scheme.
+pub const SIGNATURE: &str = "xdbSignature";
+
+pub(super) fn apply(doc: &mut OpenApi) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        BEARER,
+        from_json::<utoipa::openapi::security::SecurityScheme>(json!({
+            "type": "http",
+            "scheme": "bearer",
+            "description": "`Authorization: Bearer <token>`, required by the service paths \
+                            when the service is configured with `security.api_tokens` \
+                            (401 `UNAUTHORIZED` otherwise). Health probes and this document \
+                            stay open."
+        })),
+    );
+    components.add_security_scheme(
+        SIGNATURE,
+        from_json::<utoipa::openapi::security::SecurityScheme>(json!({
+            "type": "apiKey",
+            "in": "header",
+            "name": "X-XDB-Signature",
+            "description": "Sent on every worker call when the services are configured with \
+                            `security.worker_signing_secret`, a secret the workers share. \
+                            Value: `t=<unix seconds>,v1=<hex HMAC-SHA256>`, the HMAC keyed \
+                            with the secret's UTF-8 bytes over the ASCII decimal timestamp, \
+                            a `.`, and the exact request body bytes. A worker verifies it \
+                            by recomputing the HMAC over the body as received (before any \
+                            JSON parsing), comparing in constant time, and refusing \
+                            timestamps more than 300 s from its clock; it answers a missing \
+                            or wrong signature with 401. Parse the parts by name, ignoring \
+                            unknown ones (a future `v2`)."
+        })),
+    );
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let scheme = if path.starts_with(paths::SERVICE_PREFIX) {
+            BEARER
+        } else if path.starts_with(paths::WORKER_PREFIX) {
+            SIGNATURE
+        } else {
+            continue;
+        };
+        if let Some(operation) = item.post.as_mut() {
+            operation.security = Some(vec![
+                SecurityRequirement::default(),
+                SecurityRequirement::new(scheme, Vec::<String>::new()),
+            ]);
+        }
+    }
+}
