@@ -42,6 +42,7 @@ impl From<StoreError> for ApiError {
             StoreError::Decide(DecideError::NotRunning) => ErrorSubType::ProcessNotRunning,
             StoreError::AppDatabase(_) => ErrorSubType::AppDatabaseError,
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
+            StoreError::ClosedDuringRpc(_) => ErrorSubType::ProcessClosedDuringRpc,
             StoreError::Stale(_)
             | StoreError::Conflict(_)
             | StoreError::ConnectionLost(_)

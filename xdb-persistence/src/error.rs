@@ -19,6 +19,11 @@ pub enum StoreError {
     /// The worker failed, timed out or answered garbage during a synchronous call (RPC).
     #[error("worker error: {0}")]
     Worker(String),
+    /// An RPC's worker answered, but the execution had closed meanwhile: the answer was
+    /// discarded. Distinct from a closed execution found before the call (`NotRunning`),
+    /// because the worker did run.
+    #[error("{0}")]
+    ClosedDuringRpc(String),
     /// The database refused the transaction for now: a deadlock, a serialization
     /// failure, a lock wait that timed out. Nothing was written; the same work may
     /// succeed when tried again.
@@ -61,6 +66,7 @@ impl StoreError {
             StoreError::Stale(m) => StoreError::Stale(m.clone()),
             StoreError::AppDatabase(m) => StoreError::AppDatabase(m.clone()),
             StoreError::Worker(m) => StoreError::Worker(m.clone()),
+            StoreError::ClosedDuringRpc(m) => StoreError::ClosedDuringRpc(m.clone()),
             StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
             StoreError::ConnectionLost(m) => StoreError::ConnectionLost(m.clone()),
             StoreError::Database(m) => StoreError::Database(m.clone()),

@@ -96,6 +96,14 @@ pub(crate) async fn rpc<D: Dialect>(
     )
     .await?;
     let process = tx.lock_process(id).await?;
+    if process.status.is_closed() {
+        return Err(StoreError::ClosedDuringRpc(format!(
+            "the process execution closed ({}) while its RPC '{}' ran; the RPC's writes, \
+             messages and new states were discarded",
+            process.status.as_str(),
+            request.rpc_name
+        )));
+    }
     let now = Utc::now();
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
