@@ -30,6 +30,9 @@ export class ProcessDefinition {
    * class instance: definition bugs, best caught when the worker starts.
    */
   constructor(readonly process: Process) {
+    if (process.processType === undefined && process.constructor === Object) {
+      throw new XdbSdkError("NOT_ALLOWED", "a process that is not a class instance needs a processType");
+    }
     this.processType = process.processType ?? process.constructor.name;
     const schema = process.stateSchema();
     for (const state of schema.states) {

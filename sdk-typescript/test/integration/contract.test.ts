@@ -113,7 +113,7 @@ for (const dialect of DIALECTS) {
         const response = await fetch(input, init);
         const text = await response.clone().text();
         const url = new URL(input instanceof Request ? input.url : String(input));
-        clientSide.push({ path: url.pathname, request: parse(String(init?.body)), status: response.status, response: parse(text) });
+        clientSide.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(text) });
         return response;
       };
       const client = new Client({ serviceUrl: env.server.url, workerUrl, fetch: recording });

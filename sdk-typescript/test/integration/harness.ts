@@ -270,7 +270,7 @@ export async function eventually(what: string, timeoutMs: number, check: () => b
       lastError = error;
     }
     if (Date.now() >= end) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ""}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
