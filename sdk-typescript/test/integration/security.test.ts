@@ -1,18 +1,20 @@
-// Worker-call signatures against the real services: XDB signs its calls with the shared
-// secret and the SDK worker accepts them (state APIs from the async service, RPCs from
-// the API service); a forged call is refused with 401; a worker holding another secret
-// refuses XDB, and the refused attempt shows in the history.
+// Security against the real services. Worker-call signatures: XDB signs its calls with
+// the shared secret and the SDK worker accepts them (state APIs from the async service,
+// RPCs from the API service); a forged call is refused with 401; a worker holding
+// another secret refuses XDB, and the refused attempt shows in the history. Bearer
+// tokens: the client sends its token; without it the service refuses with UNAUTHORIZED.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import {
   Client, Command, CommandRequest, CommunicationSchema, StateDecision, StateSchema, WORKER_PATHS, WorkerService, rpc,
-  sign, type AsyncState, type Process,
+  isApiError, sign, type AsyncState, type Process,
 } from "@xdb/sdk";
 
 import { DIALECTS, TestEnv, eventually, type TestWorker } from "./harness.js";
 
 const SECRET = "0123456789abcdef-signing-secret";
+const TOKEN = "api-token-0123456789abcdef";
 
 class WaitState implements AsyncState {
   waitUntil() {
@@ -34,20 +36,32 @@ class SignedProcess implements Process {
 }
 
 for (const dialect of DIALECTS) {
-  describe(`worker signatures on ${dialect}`, () => {
+  describe(`security on ${dialect}`, () => {
     let env: TestEnv;
     let signed: TestWorker;
     let client: Client;
     const process = new SignedProcess();
 
     before(async () => {
-      env = await TestEnv.start(dialect, "signature", { signingSecret: SECRET });
+      env = await TestEnv.start(dialect, "signature", { signingSecret: SECRET, apiTokens: [TOKEN] });
       const service = new WorkerService({ onError: () => undefined }).register(process).withSigningSecret(SECRET);
       signed = await env.worker(service.nodeHandler());
-      client = new Client({ serviceUrl: env.server.url, workerUrl: signed.url });
+      client = new Client({ serviceUrl: env.server.url, workerUrl: signed.url, bearerToken: TOKEN });
     });
     after(async () => {
       await env?.stop();
+    });
+
+    it("refuses a client without the bearer token", async () => {
+      for (const bearerToken of [undefined, "wrong-token-0123456789abcdef"]) {
+        const stranger = new Client({ serviceUrl: env.server.url, workerUrl: signed.url, ...(bearerToken ? { bearerToken } : {}) });
+        await assert.rejects(stranger.startProcess(process, "stranger"), (error: unknown) => {
+          assert.ok(isApiError(error, "UNAUTHORIZED"), String(error));
+          assert.equal(error.status, 401);
+          return true;
+        });
+      }
+      await assert.rejects(client.describe("stranger"), (error: unknown) => isApiError(error, "PROCESS_NOT_FOUND"));
     });
 
     it("accepts XDB's signed calls: waitUntil, RPC and execute", async () => {
