@@ -28,6 +28,7 @@ export {
   WORKER_PATHS,
   type Context,
   type ErrorSubType,
+  type HistoryEventType,
   type LockType,
   type ProcessIdReusePolicy,
   type ProcessStatus,

@@ -37,6 +37,7 @@ export const ErrorSubType = z.enum([
   "PROCESS_NOT_FOUND",
   "PROCESS_ALREADY_STARTED",
   "PROCESS_NOT_RUNNING",
+  "PROCESS_CLOSED_DURING_RPC",
   "PAYLOAD_TOO_LARGE",
   "WORKER_API_ERROR",
   "APP_DATABASE_ERROR",
@@ -343,6 +344,22 @@ export const ProcessExecutionListResponse = z.object({
 });
 export type ProcessExecutionListResponse = z.infer<typeof ProcessExecutionListResponse>;
 
+/** The event types of an execution's history (the document types each one's `details`). */
+export const HistoryEventType = z.enum([
+  "PROCESS_STARTED",
+  "PROCESS_CLOSED",
+  "WAIT_UNTIL_COMPLETED",
+  "EXECUTE_COMPLETED",
+  "STATE_API_FAILED",
+  "STATE_FAILED",
+  "TIMER_FIRED",
+  "LOCAL_QUEUE_MESSAGES_PUBLISHED",
+  "LOCAL_QUEUE_MESSAGES_CONSUMED",
+  "RPC_COMPLETED",
+]);
+export type HistoryEventType = z.infer<typeof HistoryEventType>;
+
+/** One history event; `eventType` (a `HistoryEventType`) is kept as a string, so a newer service's types still read. */
 export const HistoryEvent = z.object({
   eventId: z.number().int(),
   eventTimestampMs: z.number().int(),

@@ -1,6 +1,7 @@
 // At-least-once worker calls: a state failing once is retried with the same idempotency
 // key and attempt 2; a state out of attempts fails the process; an RPC whose worker
-// fails is refused with WORKER_API_ERROR and the worker's detail.
+// fails is refused with WORKER_API_ERROR and the worker's detail, and one whose execution
+// closes while it runs with PROCESS_CLOSED_DURING_RPC.
 import assert from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
@@ -43,6 +44,7 @@ class ParkState implements AsyncState {
 }
 
 class ParkProcess implements Process {
+  constructor(private readonly stopper: (processId: string) => Promise<void>) {}
   stateSchema() {
     return StateSchema.withStartingState(new ParkState());
   }
@@ -53,6 +55,12 @@ class ParkProcess implements Process {
     explode: rpc((_ctx, what: string): string => {
       throw new Error(`rpc exploded: ${what}`);
     }),
+    /** Stops its own execution before answering, as a concurrent stop would. */
+    stopAndAnswer: rpc(async (ctx, _input: void, _p, c) => {
+      await this.stopper(ctx.processId);
+      c.publishToLocalQueue("wake");
+      return "answered";
+    }),
   };
 }
 
@@ -61,7 +69,7 @@ for (const dialect of DIALECTS) {
     let env: TestEnv;
     let client: Client;
     const process = new FlakyProcess();
-    const park = new ParkProcess();
+    const park = new ParkProcess((processId) => client.stop(processId, { reason: "stopped during its RPC" }));
     const keyHeaders: (string | undefined)[] = [];
 
     before(async () => {
@@ -118,6 +126,20 @@ for (const dialect of DIALECTS) {
       });
       await client.publishToLocalQueue("parked", "wake");
       assert.equal((await client.waitForCompletion("parked", { timeoutMs: 20_000 })).status, "COMPLETED");
+    });
+
+    it("refuses an RPC whose execution closed while it ran, discarding its effects", async () => {
+      const exec = await client.startProcess(park, "closing");
+      await assert.rejects(client.invokeRpc(park, "closing", "stopAndAnswer"), (error: unknown) => {
+        assert.ok(isApiError(error, "PROCESS_CLOSED_DURING_RPC"), String(error));
+        assert.equal(error.status, 409);
+        return true;
+      });
+      const described = await client.describe("closing");
+      assert.equal(described.processExecutionId, exec);
+      assert.equal(described.status, "TERMINATED");
+      const history = (await client.history("closing")).events.map((e) => e.eventType);
+      assert.ok(!history.includes("LOCAL_QUEUE_MESSAGES_PUBLISHED"), `the RPC's message was discarded: ${history.join(", ")}`);
     });
   });
 }
