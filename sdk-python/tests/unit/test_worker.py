@@ -261,3 +261,22 @@ async def test_client_calls_made_inside_user_code_continue_the_callers_trace() -
     assert response.status_code == 200, response.text
     assert seen == [TRACEPARENT]
     await outbound.aclose()
+
+
+async def test_the_worker_mounts_under_a_prefix_of_another_app() -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    async def health(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    app = Starlette(
+        routes=[Route("/health", health), Mount("/xdb", app=WorkerService(ShopProcess()))]
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://w") as http:
+        assert (await http.get("/health")).text == "ok"
+        response = await http.post("/xdb" + WORKER_EXECUTE, json=execute_body())
+        assert response.status_code == 200, response.text
+        assert (await http.post(WORKER_EXECUTE, json=execute_body())).status_code == 404
