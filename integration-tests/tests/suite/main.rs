@@ -84,6 +84,7 @@ macro_rules! pulsar_mode_too {
 
 mod bad_input;
 mod common;
+mod contract;
 mod execution;
 mod injection;
 mod lifecycle;
