@@ -5,8 +5,8 @@
 #
 # Works from a clean clone: creates the virtualenv sdk-python/.venv (again whenever
 # sdk-python/pyproject.toml changes), installs the SDK with its dev extras from PyPI, and
-# builds xdb-server (cargo decides what needs rebuilding). Extra arguments go to pytest,
-# e.g. `scripts/test-sdk-python.sh -k signup`.
+# builds xdb-server and the Rust sample binaries (cargo decides what needs rebuilding).
+# Extra arguments go to pytest, e.g. `scripts/test-sdk-python.sh -k signup`.
 # Environment: CARGO_TARGET_DIR (default ~/.cache/xdb-ci-target), XDB_PYTHON (the
 # interpreter to build the virtualenv with; default the newest python3.x >= 3.11 found).
 set -euo pipefail
@@ -67,8 +67,8 @@ log "mypy --strict"
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
-log "building xdb-server"
-cargo build --quiet -p xdb-server
+log "building xdb-server and the Rust samples (the cross-language tests run them)"
+cargo build --quiet -p xdb-server -p xdb-samples --bins
 export XDB_SERVER_BIN="$CARGO_TARGET_DIR/debug/xdb-server"
 
 log "pytest (unit, and integration on PostgreSQL and MariaDB)"

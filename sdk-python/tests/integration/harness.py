@@ -186,24 +186,29 @@ def drop_database(db: Database) -> None:
 # ---- xdb-server ----
 
 
-def server_binary() -> Path:
-    explicit = os.environ.get("XDB_SERVER_BIN")
+def binary(name: str, package: str, env: str | None = None) -> Path:
+    """A binary built from this repository; fails naming the command that builds it."""
+    explicit = os.environ.get(env) if env else None
     target = os.environ.get("CARGO_TARGET_DIR")
     candidates = [Path(explicit)] if explicit else []
     if target:
-        candidates.append(Path(target) / "debug" / "xdb-server")
+        candidates.append(Path(target) / "debug" / name)
     candidates += [
-        REPO / "target" / "debug" / "xdb-server",
-        Path.home() / ".cache" / "xdb-ci-target" / "debug" / "xdb-server",
+        REPO / "target" / "debug" / name,
+        Path.home() / ".cache" / "xdb-ci-target" / "debug" / name,
     ]
     for path in candidates:
         if path.is_file():
             return path
     pytest.fail(
-        "xdb-server is not built (looked in "
+        f"{name} is not built (looked in "
         + ", ".join(str(c) for c in candidates)
-        + "); run scripts/test-sdk-python.sh, or `cargo build -p xdb-server`"
+        + f"); run scripts/test-sdk-python.sh, or `cargo build -p {package} --bins`"
     )
+
+
+def server_binary() -> Path:
+    return binary("xdb-server", "xdb-server", "XDB_SERVER_BIN")
 
 
 @dataclass
