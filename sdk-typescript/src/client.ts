@@ -53,6 +53,11 @@ export interface ClientOptions {
    * being served, if any. With OpenTelemetry: inject the active context here.
    */
   readonly traceContext?: () => TraceContext | undefined;
+  /**
+   * The longest wait one wait-for-completion call asks for: the service's
+   * `api.max_wait_seconds` (default 300); longer waits are several calls.
+   */
+  readonly maxWaitSeconds?: number;
 }
 
 /** Options of `startProcess`. */
@@ -76,7 +81,7 @@ export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse 
   readonly output: T | undefined;
 };
 
-/** The longest wait the service grants one wait-for-completion call. */
+/** The longest wait the service grants one wait-for-completion call by default. */
 const MAX_WAIT_SECONDS = 300;
 
 export class Client {
@@ -183,7 +188,7 @@ export class Client {
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
     for (;;) {
       const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
-      const timeoutSeconds = Math.min(left, MAX_WAIT_SECONDS);
+      const timeoutSeconds = Math.min(left, this.options.maxWaitSeconds ?? MAX_WAIT_SECONDS);
       const response = await this.call(
         SERVICE_PATHS.waitForCompletion,
         { processId, timeoutSeconds },

@@ -45,8 +45,11 @@ export const Command = {
   timer(delay: Duration): Command {
     return { kind: "timer", delaySeconds: durationSeconds(delay) };
   },
-  /** Waits for `count` messages (default 1) on local queue `queueName`. */
+  /** Waits for `count` messages (1 to 1000, default 1) on local queue `queueName`, taken together. */
   localQueue(queueName: string, count = 1): Command {
+    if (!Number.isInteger(count) || count < 1 || count > 1000) {
+      throw new RangeError(`a local-queue command waits for 1 to 1000 messages, not ${count}`);
+    }
     return { kind: "localQueue", queueName, count };
   },
 };

@@ -103,13 +103,13 @@ describe("client requests", () => {
       () => Response.json(waiting),
       () => Response.json({ ...waiting, status: "COMPLETED", timedOut: false, result: { encoding: "json", data: '{"n":1}' } }),
     );
-    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch, maxWaitSeconds: 120 });
     const done = await client.waitForCompletion<{ n: number }>("p", { timeoutMs: 600_000 });
     assert.deepEqual(done.output, { n: 1 });
     assert.equal(done.status, "COMPLETED");
     assert.deepEqual(fake.sent.map((s) => s.body), [
-      { processId: "p", timeoutSeconds: 300 },
-      { processId: "p", timeoutSeconds: 300 },
+      { processId: "p", timeoutSeconds: 120 },
+      { processId: "p", timeoutSeconds: 120 },
     ]);
   });
 

@@ -56,6 +56,8 @@ describe("commands and results", () => {
     assert.equal(durationSeconds({ hours: 24 }), 86_400);
     assert.equal(durationSeconds({ minutes: 1, milliseconds: 1 }), 61);
     assert.throws(() => durationSeconds(-1), RangeError);
+    assert.throws(() => Command.localQueue("q", 0), RangeError);
+    assert.throws(() => Command.localQueue("q", 1001), RangeError);
     const request = CommandRequest.anyOf(Command.timer(1.5), Command.localQueue("verify"), Command.timer(60), Command.localQueue("b", 3));
     assert.deepEqual(request.toWire(), {
       waitingType: "ANY_OF_COMPLETION",
