@@ -40,6 +40,7 @@ from xdb.protocol import (
     WireModel,
     WorkerErrorResponse,
 )
+from xdb.state import AsyncState
 
 log = logging.getLogger("xdb.worker")
 
@@ -269,7 +270,7 @@ class WorkerService:
         return definition
 
     @staticmethod
-    def _state(definition: ProcessDefinition, state_id: str) -> Any:
+    def _state(definition: ProcessDefinition, state_id: str) -> AsyncState[Any]:
         state = definition.states.get(state_id)
         if state is None:
             raise WorkerCallError(
