@@ -1,4 +1,9 @@
 //! JSON payload encoding: the `{encoding: "json", data}` objects of the protocol.
+//!
+//! This is the rule every XDB SDK follows (stated on `EncodedObject` in the OpenAPI
+//! document and in `docs/worker-protocol.md`): `data` is the value as compact JSON text,
+//! "no value" is an absent payload rather than `"null"`, and an absent payload reads as
+//! JSON `null`; `encoding` is written as `"json"` and read case-insensitively.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
