@@ -38,10 +38,10 @@ pub struct RunningCapture {
 }
 
 /// Registers `capture` with Pulsar IO and returns once its connector streams: on
-/// PostgreSQL once its replication slot is active (after the initial snapshot), on MySQL
-/// once the snapshot recorded the schema in the history topic (the binary-log position
-/// is taken before that, so nothing committed afterwards is missed). A capture that
-/// does not get there within `timeout` is removed again.
+/// PostgreSQL once the walsender of its replication slot streams (after the initial
+/// snapshot), on MySQL once the snapshot recorded the schema in the history topic (the
+/// binary-log position is taken before that, so nothing committed afterwards is
+/// missed). A capture that does not get there within `timeout` is removed again.
 pub async fn start_capture(
     admin: &PulsarIoAdmin,
     capture: &Capture,
@@ -120,13 +120,19 @@ impl RunningCapture {
         match self.registration.connector {
             Connector::Postgres => {
                 let slot = self.registration.slot_name.as_deref().unwrap_or_default();
-                let active = self
+                // An active slot is not yet a stream: the connection that created it
+                // holds it through the initial snapshot. Its walsender reaches
+                // `catchup` (then `streaming`) once the connector's START_REPLICATION
+                // is accepted, which may fail and be retried at first.
+                let streaming = self
                     .query_slot(
-                        "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+                        "SELECT 1 FROM pg_replication_slots s \
+                         JOIN pg_stat_replication r ON r.pid = s.active_pid \
+                         WHERE s.slot_name = $1 AND r.state IN ('catchup', 'streaming')",
                         slot,
                     )
                     .await?;
-                Ok(active.first().is_some_and(|row| row.get::<_, bool>(0)))
+                Ok(!streaming.is_empty())
             }
             Connector::MySql => {
                 let history = self

@@ -247,6 +247,10 @@ mod tests {
         assert_eq!(c["plugin.name"], "pgoutput");
         assert_eq!(c["table.include.list"], "public.xdb_sys_tasks");
         assert_eq!(c["json-with-envelope"], "true");
+        // A failed start of the replication stream is retried within a fraction of a
+        // second, not after Debezium's default 10 s of no tasks running.
+        let retry_ms: u64 = c["slot.retry.delay.ms"].as_str().unwrap().parse().unwrap();
+        assert!(retry_ms <= 500, "{retry_ms}");
         assert_eq!(
             reg.tasks_topic,
             "persistent://public/default/xdbtest-0a1b.public.xdb_sys_tasks"
