@@ -132,7 +132,7 @@ impl WorkerClient {
                     "the response contains U+0000 (NUL), which the database cannot store".into(),
                 ));
             }
-            serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(e.to_string()))
+            serde_json::from_slice(&body).map_err(|e| WorkerCallError::InvalidBody(explain(&e)))
         };
         let result = match tokio::time::timeout(timeout, call.instrument(span.clone())).await {
             Ok(result) => result,
@@ -142,5 +142,51 @@ impl WorkerClient {
             span.record("otel.status_code", "ERROR");
         }
         result
+    }
+}
+
+/// The decoding error of a worker's answer, with the payload's shape when the answer put
+/// something else where a payload belongs (the commonest mistake of a new SDK).
+fn explain(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let payload = text.contains("EncodedObject")
+        || text.contains("missing field `encoding`")
+        || text.contains("missing field `data`");
+    if payload {
+        format!(
+            "{text} (a payload is {{\"encoding\": \"json\", \"data\": \"<the value as JSON \
+             text>\"}})"
+        )
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_protocol::ProcessRpcWorkerResponse;
+
+    use super::explain;
+
+    fn decode(body: &str) -> String {
+        explain(&serde_json::from_str::<ProcessRpcWorkerResponse>(body).unwrap_err())
+    }
+
+    #[test]
+    fn a_plain_value_for_a_payload_is_explained() {
+        for body in [
+            r#"{"output": "done"}"#,
+            r#"{"output": {"value": "done"}}"#,
+            r#"{"output": {"encoding": "json"}}"#,
+        ] {
+            let message = decode(body);
+            assert!(
+                message.ends_with(
+                    r#"(a payload is {"encoding": "json", "data": "<the value as JSON text>"})"#
+                ),
+                "{body}: {message}"
+            );
+        }
+        assert!(!decode(r#"{"writes": 1}"#).contains("a payload is"));
     }
 }
