@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { echo "test-sdk-typescript: $*"; }
+log() { echo "test-sdk-typescript: [${SECONDS}s] $*"; }
 
 node_major="$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || true)"
 if [ -z "$node_major" ] || [ "$node_major" -lt 20 ]; then
@@ -37,3 +37,4 @@ log "eslint"
 npx eslint --max-warnings=0 .
 log "tests (unit, then integration on PostgreSQL and MariaDB)"
 node --test --test-reporter=spec --test-timeout=180000 dist/test/unit/ dist/test/integration/
+log "done"
