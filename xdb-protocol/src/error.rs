@@ -143,7 +143,7 @@ pub struct ApiErrorResponse {
     /// What went wrong, for people: names the field or the object involved.
     pub message: String,
     /// With `WORKER_API_ERROR`: how the worker call failed (the worker's own `detail`,
-    /// its HTTP status, a timeout); absent otherwise.
+    /// its HTTP status, a timeout); null or absent otherwise.
     #[serde(default)]
     pub worker_error: Option<String>,
 }

@@ -154,7 +154,8 @@ pub enum StateApiName {
     Execute,
 }
 
-/// `STATE_API_FAILED` and `STATE_FAILED`
+/// `STATE_API_FAILED` and `STATE_FAILED`; also the input (as a JSON payload) of the state
+/// a failure recovery proceeds to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StateApiFailureDetails {
