@@ -60,7 +60,12 @@ impl Extractor for HeaderExtractor<'_> {
 struct HeaderInjector<'a>(&'a mut HeaderMap);
 
 impl Injector for HeaderInjector<'_> {
+    /// An empty value (the propagator's `tracestate` when there is none) is left out, as
+    /// W3C trace context asks, instead of reaching workers as an empty header.
     fn set(&mut self, key: &str, value: String) {
+        if value.is_empty() {
+            return;
+        }
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(key.as_bytes()),
             HeaderValue::from_str(&value),
@@ -73,6 +78,19 @@ impl Injector for HeaderInjector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_header_values_are_left_out() {
+        let mut headers = HeaderMap::new();
+        let mut injector = HeaderInjector(&mut headers);
+        injector.set("tracestate", String::new());
+        injector.set(
+            TRACEPARENT,
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+        );
+        assert!(!headers.contains_key("tracestate"));
+        assert!(headers.contains_key(TRACEPARENT));
+    }
 
     #[test]
     fn without_an_exporter_nothing_is_propagated() {
