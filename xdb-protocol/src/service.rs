@@ -309,3 +309,9 @@ pub struct ProcessExecutionHistoryResponse {
     pub process_execution_id: String,
     pub events: Vec<HistoryEvent>,
 }
+
+/// The answer of calls that return nothing (stop, publish, internal notify): an empty
+/// JSON object, so that a client can always parse the body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({}))]
+pub struct EmptyResponse {}

@@ -2,9 +2,8 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
 use xdb_persistence::Notification;
-use xdb_protocol::InternalNotifyRequest;
+use xdb_protocol::{EmptyResponse, InternalNotifyRequest};
 
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
@@ -15,7 +14,7 @@ const MAX_IDS: usize = xdb_protocol::limits::MAX_NOTIFY_IDS;
 pub(crate) async fn internal_notify(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<InternalNotifyRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EmptyResponse>, ApiError> {
     if request.closed_process_execution_ids.len() > MAX_IDS {
         return Err(ApiError::invalid(format!(
             "closedProcessExecutionIds: at most {MAX_IDS}"
@@ -26,5 +25,5 @@ pub(crate) async fn internal_notify(
             .notifications
             .publish(Notification::ProcessClosed { id, outcome: None });
     }
-    Ok(Json(json!({})))
+    Ok(Json(EmptyResponse {}))
 }

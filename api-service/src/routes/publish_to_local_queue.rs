@@ -1,7 +1,6 @@
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
-use xdb_protocol::PublishToLocalQueueRequest;
+use xdb_protocol::{EmptyResponse, PublishToLocalQueueRequest};
 
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
@@ -12,7 +11,7 @@ pub const MAX_MESSAGES_PER_REQUEST: usize = 1000;
 pub(crate) async fn publish_to_local_queue(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<PublishToLocalQueueRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EmptyResponse>, ApiError> {
     if request.messages.is_empty() {
         return Err(ApiError::invalid("messages: must not be empty"));
     }
@@ -29,5 +28,5 @@ pub(crate) async fn publish_to_local_queue(
     .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     state.store.publish_to_local_queue(&request).await?;
     state.async_peers.new_tasks();
-    Ok(Json(json!({})))
+    Ok(Json(EmptyResponse {}))
 }

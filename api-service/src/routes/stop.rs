@@ -1,7 +1,6 @@
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
-use xdb_protocol::ProcessExecutionStopRequest;
+use xdb_protocol::{EmptyResponse, ProcessExecutionStopRequest};
 
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
@@ -9,7 +8,7 @@ use crate::{ApiError, AppState};
 pub(crate) async fn stop(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionStopRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EmptyResponse>, ApiError> {
     state.store.stop_process(&request).await?;
-    Ok(Json(json!({})))
+    Ok(Json(EmptyResponse {}))
 }

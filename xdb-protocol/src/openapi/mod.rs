@@ -59,7 +59,7 @@ mod operations {
     /// Closes it as TERMINATED or FAILED, ending every state and timer.
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/stop", tag = "service",
         request_body = ProcessExecutionStopRequest,
-        responses((status = 200, description = "stopped (an empty JSON object)")))]
+        responses((status = 200, body = EmptyResponse, description = "stopped")))]
     fn stop() {}
 
     /// Describe an execution
@@ -85,7 +85,7 @@ mod operations {
     /// Publish messages to the current execution's local queues
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/publish-to-local-queue", tag = "service",
         request_body = PublishToLocalQueueRequest,
-        responses((status = 200, description = "published (an empty JSON object)")))]
+        responses((status = 200, body = EmptyResponse, description = "published")))]
     fn publish_to_local_queue() {}
 
     /// Call an RPC of the current execution
@@ -111,7 +111,7 @@ mod operations {
     /// Wake a service instance (between XDB's own services)
     #[utoipa::path(post, path = "/api/v1/xdb/internal/notify", tag = "internal",
         request_body = InternalNotifyRequest,
-        responses((status = 200, description = "noted (an empty JSON object)")))]
+        responses((status = 200, body = EmptyResponse, description = "noted")))]
     fn internal_notify() {}
 
     /// A state's waitUntil (served by the worker)
