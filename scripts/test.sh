@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole XDB test suite: formatting, lints, unit tests and the integration suite
-# against real PostgreSQL and MariaDB servers (installed and started if missing), and
-# the Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources.
+# against real PostgreSQL and MariaDB servers (installed and started if missing), the
+# Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources, and
+# the Python and TypeScript SDKs' own checks and tests against the services built here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,10 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "test: cargo test"
 # The fault-injection suite runs on its own afterwards, so that its counts are printed.
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing
+echo "test: TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
+scripts/test-sdk-typescript.sh
+echo "test: Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
+scripts/test-sdk-python.sh
 echo "test: fault injection (kills, restarts, worker faults, double delivery)"
 cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
 echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
