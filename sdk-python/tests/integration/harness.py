@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -383,3 +385,110 @@ def running_worker(app: ASGIApp) -> Iterator[ThreadedWorker]:
         yield worker
     finally:
         worker.stop()
+
+
+# ---- the TypeScript SDK's sample worker, on node ----
+
+TS_SDK = REPO / "sdk-typescript"
+TS_WORKER_MAIN = TS_SDK / "dist" / "samples" / "worker-main.js"
+_TS_BUILD_HINT = (
+    "run scripts/test-sdk-typescript.sh (it runs `npm ci` and the build), or "
+    "`cd sdk-typescript && npm ci && npm run build`; scripts/test-sdk-python.sh builds it "
+    "when it is missing"
+)
+_NODE_READY = re.compile(r"listening on (http://\S+)")
+
+
+def typescript_worker_command() -> list[str]:
+    """``node dist/samples/worker-main.js``; fails naming what to run when it cannot run."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail(
+            "Node.js 20 or newer is needed to run the TypeScript SDK's sample worker and is "
+            f"not on PATH; install it, then {_TS_BUILD_HINT}"
+        )
+    version = subprocess.run(
+        [node, "--version"], capture_output=True, text=True, timeout=30, check=False
+    ).stdout.strip()
+    found = re.match(r"v(\d+)\.", version)
+    if found is None or int(found.group(1)) < 20:
+        pytest.fail(f"Node.js 20 or newer is needed for the TypeScript SDK; {node} is {version!r}")
+    for needed in (TS_WORKER_MAIN, TS_SDK / "dist" / "src" / "index.js", TS_SDK / "node_modules"):
+        if not needed.exists():
+            pytest.fail(f"the TypeScript SDK is not built: {needed} is missing; {_TS_BUILD_HINT}")
+    return [node, str(TS_WORKER_MAIN)]
+
+
+@dataclass
+class NodeWorker:
+    """The TypeScript SDK's sample worker (``samples/worker-main.ts``) served by node."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    async def emails(self, to: str) -> list[str]:
+        """The kinds of email the worker's sign-up sent to ``to``, oldest first."""
+        async with httpx.AsyncClient() as http:
+            response = await http.get(f"{self.url}/sample/emails", timeout=10)
+            response.raise_for_status()
+        return [e["kind"] for e in response.json() if e["to"] == to]
+
+    @contextlib.contextmanager
+    def log_on_failure(self) -> Iterator[None]:
+        """Prints the worker's log (shown by pytest) when the block fails."""
+        try:
+            yield
+        except BaseException:
+            print(f"--- TypeScript worker log ({self.log_path}) ---\n{self.log()[-8000:]}")
+            raise
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 10 s; removes the log."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log_path.unlink(missing_ok=True)
+
+
+def start_typescript_worker(*args: str) -> NodeWorker:
+    """Starts the TypeScript sample worker on a port of its choosing; waits until it serves."""
+    command = [*typescript_worker_command(), "--host", "127.0.0.1", "--port", "0", *args]
+    env = {k: v for k, v in os.environ.items() if k != "XDB_WORKER_SIGNING_SECRET"}
+    fd, name = tempfile.mkstemp(prefix="xdb-ts-worker-", suffix=".log")
+    log_path = Path(name)
+    with os.fdopen(fd, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    worker = NodeWorker("", process, log_path)
+
+    def listening() -> str | None:
+        found = _NODE_READY.search(worker.log())
+        if found is None and process.poll() is not None:
+            pytest.fail(f"the TypeScript worker exited with {process.returncode}; its log is below")
+        return found.group(1) if found else None
+
+    try:
+        worker.url = wait_until("the TypeScript worker to listen", listening, timeout=30)
+        wait_until(
+            "the TypeScript worker to answer /health",
+            lambda: _answers(f"{worker.url}/health"),
+            timeout=30,
+        )
+    except BaseException:
+        print(f"--- TypeScript worker log ({' '.join(command)}) ---\n{worker.log()[-4000:]}")
+        worker.stop()
+        raise
+    return worker
+
+
+def _answers(url: str) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(url, timeout=2).status_code == 200
+    return False

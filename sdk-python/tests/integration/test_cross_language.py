@@ -1,5 +1,6 @@
-"""The Rust SDK and the Python SDK interoperate: a Rust client drives the Python worker,
-and the Python client drives the Rust worker, through the same XDB."""
+"""The SDKs interoperate through the same XDB: a Rust client drives the Python worker, and
+the Python client drives the Rust worker and the TypeScript worker (the TypeScript SDK's
+sample service, ``sdk-typescript/samples/worker-main.ts``, served by node)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from samples.user_signup import Form, UserSignupProcess, process_id, start_signu
 from tests.integration.conftest import Samples
 from tests.integration.harness import (
     Database,
+    NodeWorker,
     ThreadedWorker,
     XdbServer,
     await_until,
     binary,
     free_port,
+    start_typescript_worker,
     wait_until,
 )
 from xdb import AsyncClient, ProcessStatus, decode_payload
@@ -95,3 +98,43 @@ async def test_the_python_client_drives_the_rust_worker(
     assert row is not None
     assert (row["status"], row["source"]) == ("verified", "python")
     assert row["form"] == {"email": email, "name": "Grace"}
+
+
+@pytest.fixture
+def typescript_worker() -> Iterator[NodeWorker]:
+    """The TypeScript sign-up sample on node; a missing build fails, naming the script."""
+    worker = start_typescript_worker()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+async def test_the_python_client_drives_the_typescript_worker(
+    server: XdbServer, typescript_worker: NodeWorker, database: Database
+) -> None:
+    user = f"py-to-ts-{uuid.uuid4().hex[:10]}"
+    pid = process_id(user)
+    email = f"{user}@example.com"
+    with typescript_worker.log_on_failure():
+        async with AsyncClient(server.url, worker_url=typescript_worker.url) as client:
+            execution_id = await start_signup(client, user, Form(email=email, name="Linus"))
+            row = database.row("user", "user_id", user)
+            assert row is not None, "the start writes the row in its transaction"
+            assert row["status"] == "waiting"
+
+            async def verification_sent() -> bool:
+                return "verification" in await typescript_worker.emails(email)
+
+            await await_until("the TypeScript worker's verification email", verification_sent)
+            assert await client.invoke_rpc(pid, UserSignupProcess.verify, "python") == "done"
+            done = await client.wait_for_completion(pid, timeout=30)
+        assert done.status == ProcessStatus.COMPLETED, done
+        assert done.process_execution_id == execution_id
+        assert decode_payload(done.result, str) == "done"
+        # The reminder is a day away: exactly these two emails, each sent once.
+        assert await typescript_worker.emails(email) == ["verification", "welcome"]
+    row = database.row("user", "user_id", user)
+    assert row is not None
+    assert (row["status"], row["source"]) == ("verified", "python")
+    assert row["form"] == {"email": email, "name": "Linus"}
