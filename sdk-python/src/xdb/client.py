@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar, overload
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from xdb import encoding
 from xdb.context import current_trace_context
@@ -61,7 +62,9 @@ from xdb.rpc import RpcMethod
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
-R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
+# The transport of a client: the only part that differs between the two.
+H = TypeVar("H", httpx.AsyncClient, httpx.Client)
 
 # The longest wait the service grants one wait-for-completion call.
 MAX_WAIT_SECONDS = 300
@@ -172,14 +175,67 @@ def decode_payload(obj: EncodedObject | None, type_: Any = Any) -> Any:
 
 
 @dataclass(frozen=True)
-class _Call(Generic[R]):
+class _Call(Generic[T]):
+    """One call to the service, the same whichever client sends it.
+
+    The request (``path``, ``body``, ``timeout``) and ``read``, which turns the body of
+    a 2xx answer into what the client method returns.
+    """
+
     path: str
     body: WireModel
     timeout: float
-    response: type[R] | None
+    read: Callable[[bytes], T]
 
 
-class _Base:
+def _no_answer(content: bytes) -> None:
+    """The read of calls whose answer carries nothing (stop, publish): the body is ignored."""
+
+
+def _list_filter(
+    status: ProcessStatus | None,
+    process_type: str | type[Process] | None,
+    process_id: str | None,
+    start_time_min_ms: int | None,
+    start_time_max_ms: int | None,
+) -> ProcessExecutionListFilter:
+    if isinstance(process_type, type):
+        process_type = ProcessDefinition.of(process_type).process_type
+    return ProcessExecutionListFilter(
+        status=status,
+        process_type=process_type,
+        process_id=process_id,
+        start_time_min_ms=start_time_min_ms,
+        start_time_max_ms=start_time_max_ms,
+    )
+
+
+def _deadline(timeout: timedelta | float) -> float:
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    return time.monotonic() + seconds
+
+
+def _poll_again(response: ProcessExecutionWaitForCompletionResponse, deadline: float) -> bool:
+    """Whether wait-for-completion asks again: the service's wait ran out, ours has not."""
+    return response.timed_out and time.monotonic() < deadline
+
+
+@contextmanager
+def _transport_errors() -> Iterator[None]:
+    """Turns a request that got no answer into :class:`TransportError`."""
+    try:
+        yield
+    except httpx.HTTPError as e:
+        raise TransportError(f"request to the XDB service failed: {e!r}") from e
+
+
+class _Base(Generic[H]):
+    """What both clients share: every request is built, and every answer read, here.
+
+    A client adds only the sending of a :class:`_Call` over its ``httpx`` client
+    (``httpx.AsyncClient`` or ``httpx.Client``).
+    """
+
     def __init__(
         self,
         service_url: str,
@@ -187,11 +243,17 @@ class _Base:
         worker_url: str | None = None,
         bearer_token: str | None = None,
         request_timeout: float = 60.0,
+        http_client: H | None = None,
     ) -> None:
         self.service_url = service_url.rstrip("/")
         self.worker_url = worker_url
         self.bearer_token = bearer_token
         self.request_timeout = request_timeout
+        self._http: H = http_client or self._new_http_client()
+
+    @staticmethod
+    def _new_http_client() -> H:
+        raise NotImplementedError
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json"}
@@ -202,18 +264,25 @@ class _Base:
             headers.update(trace.headers())
         return headers
 
+    def _request(self, call: _Call[Any]) -> httpx.Request:
+        return self._http.build_request(
+            "POST",
+            self.service_url + call.path,
+            content=call.body.model_dump_json(),
+            headers=self._headers(),
+            timeout=call.timeout,
+        )
+
     @staticmethod
-    def _parse(call: _Call[R], response: httpx.Response) -> R | None:
+    def _result(call: _Call[T], response: httpx.Response) -> T:
         if not response.is_success:
             raise error_from_response(response.status_code, response.content)
-        if call.response is None:
-            return None
         try:
-            return call.response.model_validate_json(response.content)
+            return call.read(response.content)
         except ValidationError as e:
             raise InvalidResponseError(f"{call.path}: {e}") from e
 
-    # ---- request builders shared by both clients ----
+    # ---- the calls: one builder each, sent by either client ----
 
     def _start(
         self,
@@ -221,22 +290,27 @@ class _Base:
         process: Process | type[Process],
         input: Any,
         options: ProcessStartOptions | None,
-    ) -> _Call[ProcessExecutionStartResponse]:
+    ) -> _Call[str]:
         options = options or ProcessStartOptions()
         worker_url = options.worker_url or self.worker_url
         if worker_url is None:
             raise SchemaError("no worker URL: pass one in the options or to the client")
         definition = ProcessDefinition.of(process)
         request = build_start_request(definition, process_id, worker_url, input, options)
-        return _Call(START, request, self.request_timeout, ProcessExecutionStartResponse)
+
+        def read(content: bytes) -> str:
+            answer = ProcessExecutionStartResponse.model_validate_json(content)
+            return answer.process_execution_id
+
+        return _Call(START, request, self.request_timeout, read)
 
     def _stop(
         self, process_id: str, stop_type: ProcessExecutionStopType, reason: str | None
-    ) -> _Call[BaseModel]:
+    ) -> _Call[None]:
         body = ProcessExecutionStopRequest(
             process_id=process_id, stop_type=stop_type, reason=reason
         )
-        return _Call(STOP, body, self.request_timeout, None)
+        return _Call(STOP, body, self.request_timeout, _no_answer)
 
     def _describe(
         self, process_id: str, execution_id: str | None
@@ -244,7 +318,8 @@ class _Base:
         body = ProcessExecutionDescribeRequest(
             process_id=process_id, process_execution_id=execution_id
         )
-        return _Call(DESCRIBE, body, self.request_timeout, ProcessExecutionDescribeResponse)
+        read = ProcessExecutionDescribeResponse.model_validate_json
+        return _Call(DESCRIBE, body, self.request_timeout, read)
 
     def _list(
         self,
@@ -255,7 +330,8 @@ class _Base:
         body = ProcessExecutionListRequest(
             filter=filter, page_size=page_size, next_page_token=next_page_token
         )
-        return _Call(LIST, body, self.request_timeout, ProcessExecutionListResponse)
+        read = ProcessExecutionListResponse.model_validate_json
+        return _Call(LIST, body, self.request_timeout, read)
 
     def _history(
         self, process_id: str, execution_id: str | None
@@ -263,18 +339,19 @@ class _Base:
         body = ProcessExecutionHistoryRequest(
             process_id=process_id, process_execution_id=execution_id
         )
-        return _Call(HISTORY, body, self.request_timeout, ProcessExecutionHistoryResponse)
+        read = ProcessExecutionHistoryResponse.model_validate_json
+        return _Call(HISTORY, body, self.request_timeout, read)
 
     def _publish(
         self, process_id: str, queue_name: str, payload: Any, dedup_id: str | None
-    ) -> _Call[BaseModel]:
+    ) -> _Call[None]:
         message = LocalQueueMessage(
             queue_name=queue_name,
             dedup_id=dedup_id,
             payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
         )
         body = PublishToLocalQueueRequest(process_id=process_id, messages=[message])
-        return _Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, None)
+        return _Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer)
 
     def _rpc(
         self,
@@ -283,7 +360,7 @@ class _Base:
         input: Any,
         process: Process | type[Process] | None,
         timeout_seconds: int | None,
-    ) -> tuple[_Call[ProcessExecutionRpcResponse], Any]:
+    ) -> _Call[Any]:
         if isinstance(rpc, RpcMethod):
             source: Process | type[Process] | None = process or rpc.owner
             if source is None:
@@ -309,74 +386,37 @@ class _Base:
                 options.local_attribute_loading or definition.default_local_loading(lock)
             ),
         )
+        output_type = method.output_type()
+
+        def read(content: bytes) -> Any:
+            answer = ProcessExecutionRpcResponse.model_validate_json(content)
+            return encoding.decode("rpc output", answer.output, output_type)
+
         worker_seconds = body.timeout_seconds or DEFAULT_RPC_TIMEOUT_SECONDS
-        call = _Call(RPC, body, self.request_timeout + worker_seconds, ProcessExecutionRpcResponse)
-        return call, method.output_type()
+        return _Call(RPC, body, self.request_timeout + worker_seconds, read)
 
     def _wait(
-        self, process_id: str, seconds: int
+        self, process_id: str, deadline: float
     ) -> _Call[ProcessExecutionWaitForCompletionResponse]:
+        """One long poll: as long as the service grants one call, up to ``deadline``."""
+        seconds = max(1, min(MAX_WAIT_SECONDS, math.ceil(deadline - time.monotonic())))
         body = ProcessExecutionWaitForCompletionRequest(
             process_id=process_id, timeout_seconds=seconds
         )
-        return _Call(
-            WAIT_FOR_COMPLETION,
-            body,
-            seconds + self.request_timeout,
-            ProcessExecutionWaitForCompletionResponse,
-        )
+        read = ProcessExecutionWaitForCompletionResponse.model_validate_json
+        return _Call(WAIT_FOR_COMPLETION, body, seconds + self.request_timeout, read)
 
 
-def _list_filter(
-    status: ProcessStatus | None,
-    process_type: str | type[Process] | None,
-    process_id: str | None,
-    start_time_min_ms: int | None,
-    start_time_max_ms: int | None,
-) -> ProcessExecutionListFilter:
-    if isinstance(process_type, type):
-        process_type = ProcessDefinition.of(process_type).process_type
-    return ProcessExecutionListFilter(
-        status=status,
-        process_type=process_type,
-        process_id=process_id,
-        start_time_min_ms=start_time_min_ms,
-        start_time_max_ms=start_time_max_ms,
-    )
-
-
-def _wait_seconds(deadline: float) -> int:
-    left = deadline - time.monotonic()
-    return max(1, min(MAX_WAIT_SECONDS, math.ceil(left)))
-
-
-def _seconds(timeout: timedelta | float) -> float:
-    return timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
-
-
-class AsyncClient(_Base):
+class AsyncClient(_Base[httpx.AsyncClient]):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 
     Every call carries the current trace context as ``traceparent`` (inside a worker
     call, the call's own), and ``Authorization: Bearer`` when a token is set.
     """
 
-    def __init__(
-        self,
-        service_url: str,
-        *,
-        worker_url: str | None = None,
-        bearer_token: str | None = None,
-        request_timeout: float = 60.0,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            service_url,
-            worker_url=worker_url,
-            bearer_token=bearer_token,
-            request_timeout=request_timeout,
-        )
-        self._http = http_client or httpx.AsyncClient()
+    @staticmethod
+    def _new_http_client() -> httpx.AsyncClient:
+        return httpx.AsyncClient()
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -388,22 +428,10 @@ class AsyncClient(_Base):
         """Closes the connection pool."""
         await self._http.aclose()
 
-    async def _send(self, call: _Call[R]) -> R | None:
-        try:
-            response = await self._http.post(
-                self.service_url + call.path,
-                content=call.body.model_dump_json(),
-                headers=self._headers(),
-                timeout=call.timeout,
-            )
-        except httpx.HTTPError as e:
-            raise TransportError(f"request to the XDB service failed: {e!r}") from e
-        return self._parse(call, response)
-
-    async def _send_some(self, call: _Call[R]) -> R:
-        result = await self._send(call)
-        assert result is not None
-        return result
+    async def _send(self, call: _Call[T]) -> T:
+        with _transport_errors():
+            response = await self._http.send(self._request(call))
+        return self._result(call, response)
 
     async def start_process(
         self,
@@ -413,8 +441,7 @@ class AsyncClient(_Base):
         options: ProcessStartOptions | None = None,
     ) -> str:
         """Starts ``process`` as ``process_id``; returns the new execution's id."""
-        call = self._start(process_id, process, input, options)
-        return (await self._send_some(call)).process_execution_id
+        return await self._send(self._start(process_id, process, input, options))
 
     async def stop_process(
         self,
@@ -429,7 +456,7 @@ class AsyncClient(_Base):
         self, process_id: str, process_execution_id: str | None = None
     ) -> ProcessExecutionDescribeResponse:
         """Describes the current (or a given) execution of ``process_id``."""
-        return await self._send_some(self._describe(process_id, process_execution_id))
+        return await self._send(self._describe(process_id, process_execution_id))
 
     async def list_processes(
         self,
@@ -446,13 +473,13 @@ class AsyncClient(_Base):
         filter = _list_filter(
             status, process_type, process_id, start_time_min_ms, start_time_max_ms
         )
-        return await self._send_some(self._list(filter, page_size, next_page_token))
+        return await self._send(self._list(filter, page_size, next_page_token))
 
     async def get_process_history(
         self, process_id: str, process_execution_id: str | None = None
     ) -> ProcessExecutionHistoryResponse:
         """The events of the current (or a given) execution, oldest first."""
-        return await self._send_some(self._history(process_id, process_execution_id))
+        return await self._send(self._history(process_id, process_execution_id))
 
     async def publish_to_local_queue(
         self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
@@ -494,9 +521,7 @@ class AsyncClient(_Base):
         Attributes are loaded per the RPC's options; the output is read as the
         method's return type.
         """
-        call, output_type = self._rpc(process_id, rpc, input, process, timeout_seconds)
-        response = await self._send_some(call)
-        return encoding.decode("rpc output", response.output, output_type)
+        return await self._send(self._rpc(process_id, rpc, input, process, timeout_seconds))
 
     async def wait_for_completion(
         self, process_id: str, timeout: timedelta | float = 30.0
@@ -506,32 +531,19 @@ class AsyncClient(_Base):
         Long-polls as often as the service's per-call limit needs; on timeout the last
         answer comes back with ``timed_out`` set.
         """
-        deadline = time.monotonic() + _seconds(timeout)
+        deadline = _deadline(timeout)
         while True:
-            response = await self._send_some(self._wait(process_id, _wait_seconds(deadline)))
-            if not response.timed_out or time.monotonic() >= deadline:
+            response = await self._send(self._wait(process_id, deadline))
+            if not _poll_again(response, deadline):
                 return response
 
 
-class Client(_Base):
+class Client(_Base[httpx.Client]):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
-    def __init__(
-        self,
-        service_url: str,
-        *,
-        worker_url: str | None = None,
-        bearer_token: str | None = None,
-        request_timeout: float = 60.0,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        super().__init__(
-            service_url,
-            worker_url=worker_url,
-            bearer_token=bearer_token,
-            request_timeout=request_timeout,
-        )
-        self._http = http_client or httpx.Client()
+    @staticmethod
+    def _new_http_client() -> httpx.Client:
+        return httpx.Client()
 
     def __enter__(self) -> Client:
         return self
@@ -543,22 +555,10 @@ class Client(_Base):
         """Closes the connection pool."""
         self._http.close()
 
-    def _send(self, call: _Call[R]) -> R | None:
-        try:
-            response = self._http.post(
-                self.service_url + call.path,
-                content=call.body.model_dump_json(),
-                headers=self._headers(),
-                timeout=call.timeout,
-            )
-        except httpx.HTTPError as e:
-            raise TransportError(f"request to the XDB service failed: {e!r}") from e
-        return self._parse(call, response)
-
-    def _send_some(self, call: _Call[R]) -> R:
-        result = self._send(call)
-        assert result is not None
-        return result
+    def _send(self, call: _Call[T]) -> T:
+        with _transport_errors():
+            response = self._http.send(self._request(call))
+        return self._result(call, response)
 
     def start_process(
         self,
@@ -568,9 +568,7 @@ class Client(_Base):
         options: ProcessStartOptions | None = None,
     ) -> str:
         """Starts ``process`` as ``process_id``; returns the new execution's id."""
-        return self._send_some(
-            self._start(process_id, process, input, options)
-        ).process_execution_id
+        return self._send(self._start(process_id, process, input, options))
 
     def stop_process(
         self,
@@ -585,7 +583,7 @@ class Client(_Base):
         self, process_id: str, process_execution_id: str | None = None
     ) -> ProcessExecutionDescribeResponse:
         """Describes the current (or a given) execution of ``process_id``."""
-        return self._send_some(self._describe(process_id, process_execution_id))
+        return self._send(self._describe(process_id, process_execution_id))
 
     def list_processes(
         self,
@@ -602,13 +600,13 @@ class Client(_Base):
         filter = _list_filter(
             status, process_type, process_id, start_time_min_ms, start_time_max_ms
         )
-        return self._send_some(self._list(filter, page_size, next_page_token))
+        return self._send(self._list(filter, page_size, next_page_token))
 
     def get_process_history(
         self, process_id: str, process_execution_id: str | None = None
     ) -> ProcessExecutionHistoryResponse:
         """The events of the current (or a given) execution, oldest first."""
-        return self._send_some(self._history(process_id, process_execution_id))
+        return self._send(self._history(process_id, process_execution_id))
 
     def publish_to_local_queue(
         self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
@@ -646,15 +644,14 @@ class Client(_Base):
         timeout_seconds: int | None = None,
     ) -> Any:
         """Calls ``rpc`` on the current execution; see :meth:`AsyncClient.invoke_rpc`."""
-        call, output_type = self._rpc(process_id, rpc, input, process, timeout_seconds)
-        return encoding.decode("rpc output", self._send_some(call).output, output_type)
+        return self._send(self._rpc(process_id, rpc, input, process, timeout_seconds))
 
     def wait_for_completion(
         self, process_id: str, timeout: timedelta | float = 30.0
     ) -> ProcessExecutionWaitForCompletionResponse:
         """Waits up to ``timeout`` for the current execution to close."""
-        deadline = time.monotonic() + _seconds(timeout)
+        deadline = _deadline(timeout)
         while True:
-            response = self._send_some(self._wait(process_id, _wait_seconds(deadline)))
-            if not response.timed_out or time.monotonic() >= deadline:
+            response = self._send(self._wait(process_id, deadline))
+            if not _poll_again(response, deadline):
                 return response
