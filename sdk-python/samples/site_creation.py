@@ -18,8 +18,9 @@ same for every attempt, so a retry does not create anything twice.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from datetime import timedelta
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel
 
@@ -104,8 +105,14 @@ class SaveMetadata(SiteState[SiteMetadata]):
         return StateDecision.multiple_next_states(CreateFs, CreateDb)
 
 
-class CreateFs(SiteState[None]):
-    """Creates the file system, tells ``MarkCreated`` and ends its thread."""
+class ServiceStep(SiteState[None]):
+    """A task worker of the design: one service call, recorded in its ``*_status`` column.
+
+    Each step names its call and its column, and says what follows in ``then``.
+    """
+
+    operation: ClassVar[Operation]
+    status_column: ClassVar[str]
 
     def execute(
         self,
@@ -118,47 +125,43 @@ class CreateFs(SiteState[None]):
         site_id, stop = self.gate(persistence)
         if stop:
             return stop
-        self.services.call(Operation.CREATE_FILE_SYSTEM, site_id, ctx.idempotency_key)
-        persistence.set_global_attribute("fs_status", "done")
+        self.services.call(self.operation, site_id, ctx.idempotency_key)
+        persistence.set_global_attribute(self.status_column, "done")
+        return self.then(communication)
+
+    @abstractmethod
+    def then(self, communication: Communication) -> StateDecision:
+        """What follows once the call is done and recorded."""
+
+
+class CreateFs(ServiceStep):
+    """Creates the file system, tells ``MarkCreated`` and ends its thread."""
+
+    operation = Operation.CREATE_FILE_SYSTEM
+    status_column = "fs_status"
+
+    def then(self, communication: Communication) -> StateDecision:
         communication.publish_to_local_queue("fs-ready")
         return StateDecision.dead_end()
 
 
-class CreateDb(SiteState[None]):
+class CreateDb(ServiceStep):
     """Creates the database, then bootstraps it."""
 
-    def execute(
-        self,
-        ctx: Context,
-        input: None,
-        command_results: CommandResults,
-        persistence: Persistence,
-        communication: Communication,
-    ) -> StateDecision:
-        site_id, stop = self.gate(persistence)
-        if stop:
-            return stop
-        self.services.call(Operation.CREATE_DATABASE, site_id, ctx.idempotency_key)
-        persistence.set_global_attribute("db_status", "done")
+    operation = Operation.CREATE_DATABASE
+    status_column = "db_status"
+
+    def then(self, communication: Communication) -> StateDecision:
         return StateDecision.single_next_state(Bootstrap)
 
 
-class Bootstrap(SiteState[None]):
+class Bootstrap(ServiceStep):
     """Bootstraps WordPress into the site's database."""
 
-    def execute(
-        self,
-        ctx: Context,
-        input: None,
-        command_results: CommandResults,
-        persistence: Persistence,
-        communication: Communication,
-    ) -> StateDecision:
-        site_id, stop = self.gate(persistence)
-        if stop:
-            return stop
-        self.services.call(Operation.BOOTSTRAP, site_id, ctx.idempotency_key)
-        persistence.set_global_attribute("bootstrap_status", "done")
+    operation = Operation.BOOTSTRAP
+    status_column = "bootstrap_status"
+
+    def then(self, communication: Communication) -> StateDecision:
         return StateDecision.single_next_state(MarkCreated)
 
 
