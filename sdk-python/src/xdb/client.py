@@ -253,6 +253,7 @@ class _Base(Generic[H]):
 
     @staticmethod
     def _new_http_client() -> H:
+        """The client's own ``httpx`` client, when none is given."""
         raise NotImplementedError
 
     def _headers(self) -> dict[str, str]:
