@@ -1,0 +1,481 @@
+//! The command line: global options and one subcommand per service call.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use xdb_protocol::HistoryEventType;
+
+use crate::format::{parse_duration, parse_time_ms};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "xdb",
+    bin_name = "xdb",
+    version,
+    about = "Command-line client of the XDB service API: start, inspect and drive process executions",
+    after_help = concat!(
+        "Examples:\n",
+        "  export XDB_URL=http://127.0.0.1:8801 XDB_TOKEN=secret\n",
+        "  xdb list --status RUNNING\n",
+        "  xdb describe user-signup-ann\n",
+        "  xdb wait user-signup-ann --timeout 5m && echo done\n",
+        "  xdb describe user-signup-ann --output json | jq -r .status\n\n",
+        exit_codes_text!(),
+    ),
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Base URL of the XDB API service
+    #[arg(
+        long,
+        global = true,
+        env = "XDB_URL",
+        default_value = "http://127.0.0.1:8801"
+    )]
+    pub url: String,
+    /// Bearer token for a service with `security.api_tokens`
+    #[arg(long, global = true, env = "XDB_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// `table` for people, `json` for the API's JSON answer as is
+    #[arg(long, short = 'o', global = true, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Timeout of each service call (wait's long polls add their own wait)
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "60s")]
+    pub request_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a process execution
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb start user-signup-ann --type UserSignupProcess --state SubmitState \\\n",
+        "      --worker-url http://127.0.0.1:8803 --load-global form,status,source \\\n",
+        "      --table user --key user_id=ann --attr 'form={\"email\":\"ann@example.com\"}' --attr status=waiting\n",
+        "  xdb start order-42 --type OrderProcess --state Init --input '{\"sku\":\"x\"}' --id-reuse terminate-if-running\n\n",
+        "Prints the new execution id (json: {\"processExecutionId\": ...}).\n\n",
+        "Exit codes: 0 started, 1 refused (e.g. PROCESS_ALREADY_STARTED), 2 usage, 3 unreachable."
+    ))]
+    Start(StartArgs),
+    /// Describe the current (or a given) execution of a process id
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb describe user-signup-ann\n",
+        "  xdb describe user-signup-ann --execution 0190f0c4-... --output json\n\n",
+        "Exit codes: 0 found, 5 no such process or execution, 1 other API error, 3 unreachable."
+    ))]
+    Describe(DescribeArgs),
+    /// List executions, newest first
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb list --status RUNNING --type UserSignupProcess\n",
+        "  xdb list --since 2024-05-01T00:00:00Z --page-size 50\n",
+        "  xdb list --all --output json | jq '.executions | length'\n\n",
+        "Without --all, the token of the next page is printed on stderr (table) or is the\n",
+        "answer's nextPageToken (json); pass it back with --page-token."
+    ))]
+    List(ListArgs),
+    /// Show the history events of the current (or a given) execution, oldest first
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb history user-signup-ann\n",
+        "  xdb history user-signup-ann --wide --event-type STATE_API_FAILED\n",
+        "  xdb history user-signup-ann --all --page-size 500\n",
+        "  xdb history user-signup-ann --output json | jq '.events[].eventType'\n\n",
+        "Without --all, when more events follow, the id to continue --after is printed on\n",
+        "stderr (table) or is the answer's nextAfterEventId (json).\n",
+        "Exit codes: 0 found, 5 no such process or execution, 1 other API error, 3 unreachable."
+    ))]
+    History(HistoryArgs),
+    /// Stop the current execution of a process id (TERMINATED, or FAILED with --fail)
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb stop user-signup-ann --reason 'duplicate account'\n",
+        "  xdb stop order-42 --fail --reason 'payment provider gone'\n\n",
+        "Exit codes: 0 stopped, 1 refused (e.g. PROCESS_NOT_RUNNING), 5 not found, 3 unreachable."
+    ))]
+    Stop(StopArgs),
+    /// Publish messages to a local queue of the current execution
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb publish user-signup-ann verify --payload '{\"source\":\"email-link\"}'\n",
+        "  xdb publish order-42 items --payload 1 --payload 2 --payload 3\n",
+        "  xdb publish order-42 cancel              # one message without a value\n\n",
+        "Several --payload flags send several messages, in order, in one call.\n",
+        "Exit codes: 0 published, 1 refused (e.g. PROCESS_NOT_RUNNING), 5 not found, 3 unreachable."
+    ))]
+    Publish(PublishArgs),
+    /// Call an RPC of the current execution and print its output
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb rpc user-signup-ann verify --input '\"support\"' --load-global form,status,source --lock exclusive\n",
+        "  xdb rpc order-42 addItem --input '{\"sku\":\"x\"}' --timeout 30\n\n",
+        "Prints the RPC's output as JSON text (json: the API's {\"output\": ...}).\n",
+        "Exit codes: 0 answered, 1 refused or the worker failed (WORKER_API_ERROR), 5 not found, 3 unreachable."
+    ))]
+    Rpc(RpcArgs),
+    /// Wait until the current execution closes, printing its result
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb wait user-signup-ann --timeout 10m\n",
+        "  xdb wait order-42 --timeout 1h --progress 2>progress.log\n",
+        "  if xdb wait order-42 -o json > result.json; then echo completed; fi\n\n",
+        "While waiting, the execution's status, running states and the time waited are shown\n",
+        "on stderr when it is a terminal (or always with --progress).\n",
+        "Exit codes: 0 completed, 6 closed otherwise (FAILED, TIMEOUT, TERMINATED),\n",
+        "4 still running at --timeout, 5 not found, 1 other API error, 3 unreachable."
+    ))]
+    Wait(WaitArgs),
+    /// Print a shell completion script
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb completions bash > ~/.local/share/bash-completion/completions/xdb\n",
+        "  xdb completions zsh > \"${fpath[1]}/_xdb\"\n",
+        "  xdb completions fish > ~/.config/fish/completions/xdb.fish"
+    ))]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The process id (your business key, e.g. user-signup-ann)
+    pub process_id: String,
+    /// The process type, as the worker registers it
+    #[arg(long = "type", short = 't')]
+    pub process_type: String,
+    /// Base URL of the worker hosting the process type
+    #[arg(long, env = "XDB_WORKER_URL")]
+    pub worker_url: String,
+    /// The first state's id; absent: no state runs until an RPC starts one
+    #[arg(long)]
+    pub state: Option<String>,
+    /// The first state's input, as JSON text
+    #[arg(long, requires = "state")]
+    pub input: Option<String>,
+    /// The first state's options as the contract's AsyncStateConfig JSON
+    #[arg(long, requires = "state")]
+    pub state_config: Option<String>,
+    /// The first state has no waitUntil (sets skipWaitUntil)
+    #[arg(long, requires = "state")]
+    pub skip_wait_until: bool,
+    /// Global-attribute columns the first state loads (comma-separated)
+    #[arg(long, value_name = "COLUMNS", requires = "state")]
+    pub load_global: Vec<String>,
+    /// Local attributes the first state loads (comma-separated)
+    #[arg(long, value_name = "KEYS", requires = "state")]
+    pub load_local: Vec<String>,
+    /// Time out the whole execution after this long (e.g. 1h)
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// What to do when the process id already has an execution
+    #[arg(long, value_enum)]
+    pub id_reuse: Option<IdReuse>,
+    /// The business table holding the global attributes
+    #[arg(long, requires = "key")]
+    pub table: Option<String>,
+    /// The primary-key column and value of the process's row, COLUMN=VALUE
+    #[arg(long, requires = "table")]
+    pub key: Option<String>,
+    /// A column written into the row at start, COLUMN=VALUE (VALUE as JSON, else a string)
+    #[arg(long = "attr", value_name = "COLUMN=VALUE", requires = "table")]
+    pub attrs: Vec<String>,
+    /// A local attribute written at start, KEY=JSON
+    #[arg(long = "local", value_name = "KEY=JSON")]
+    pub locals: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdReuse {
+    AllowIfNoRunning,
+    AllowIfPreviousExitAbnormally,
+    DisallowReuse,
+    TerminateIfRunning,
+}
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    pub process_id: String,
+    /// An execution id of the process (as start printed it); absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, value_enum)]
+    pub status: Option<Status>,
+    /// Only this process type
+    #[arg(long = "type", short = 't')]
+    pub process_type: Option<String>,
+    /// Only executions of this process id
+    #[arg(long)]
+    pub process_id: Option<String>,
+    /// Started at or after (RFC 3339 or epoch ms)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub since: Option<i64>,
+    /// Started before (RFC 3339 or epoch ms)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub until: Option<i64>,
+    /// Executions per page (service default 100, at most 1000)
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// The nextPageToken of the previous page
+    #[arg(long, conflicts_with = "all")]
+    pub page_token: Option<String>,
+    /// Follow every page and print them as one list
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    Running,
+    Completed,
+    Failed,
+    Timeout,
+    Terminated,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    pub process_id: String,
+    /// An execution id of the process; absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+    /// Show every event's details whole instead of cut to the line
+    #[arg(long)]
+    pub wide: bool,
+    /// Only events of this type (repeatable), e.g. STATE_API_FAILED
+    #[arg(long = "event-type", value_name = "TYPE", value_parser = parse_event_type)]
+    pub event_types: Vec<HistoryEventType>,
+    /// Events per page (service default and limit 1000)
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// Only events after this event id: the previous page's nextAfterEventId
+    #[arg(long, value_name = "EVENT_ID", conflicts_with = "all")]
+    pub after: Option<i64>,
+    /// Follow every page and print them as one history
+    #[arg(long)]
+    pub all: bool,
+}
+
+fn parse_event_type(text: &str) -> Result<HistoryEventType, String> {
+    HistoryEventType::parse(&text.to_ascii_uppercase()).ok_or_else(|| {
+        let names: Vec<&str> = HistoryEventType::ALL.iter().map(|t| t.as_str()).collect();
+        format!("unknown event type; one of {}", names.join(", "))
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    pub process_id: String,
+    /// Close the execution as FAILED instead of TERMINATED
+    #[arg(long)]
+    pub fail: bool,
+    /// Why, kept as the failure's details
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    pub process_id: String,
+    /// The local queue's name
+    pub queue: String,
+    /// A message's value as JSON text; repeat for several messages; none: one message
+    /// without a value
+    #[arg(long = "payload")]
+    pub payloads: Vec<String>,
+    /// De-duplication id (with a single message): a repeat with the same id is dropped
+    #[arg(long)]
+    pub dedup_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RpcArgs {
+    pub process_id: String,
+    pub rpc_name: String,
+    /// The RPC's input as JSON text
+    #[arg(long)]
+    pub input: Option<String>,
+    /// Timeout of the worker call in seconds (service default 10, at most 60)
+    #[arg(long)]
+    pub timeout: Option<u32>,
+    /// Global-attribute columns loaded for the RPC (comma-separated)
+    #[arg(long, value_name = "COLUMNS")]
+    pub load_global: Vec<String>,
+    /// Local attributes loaded for the RPC (comma-separated)
+    #[arg(long, value_name = "KEYS")]
+    pub load_local: Vec<String>,
+    /// How the loaded attributes are locked until the RPC's answer commits
+    #[arg(long, value_enum, default_value_t = Lock::None)]
+    pub lock: Lock,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lock {
+    None,
+    Shared,
+    Exclusive,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    pub process_id: String,
+    /// How long to wait in all (e.g. 90, 30s, 10m, 1h)
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub timeout: Duration,
+    /// Show progress on stderr even when it is not a terminal
+    #[arg(long, conflicts_with = "no_progress")]
+    pub progress: bool,
+    /// Never show progress
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xdb").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_global_flags_after_the_subcommand() {
+        let cli = parse(&["describe", "p1", "-o", "json", "--url", "http://h:1"]).unwrap();
+        assert_eq!(cli.global.output, Output::Json);
+        assert_eq!(cli.global.url, "http://h:1");
+        assert!(
+            matches!(cli.command, Command::Describe(DescribeArgs { ref process_id, .. }) if process_id == "p1")
+        );
+    }
+
+    #[test]
+    fn parses_start_and_its_dependencies() {
+        let cli = parse(&[
+            "start",
+            "p1",
+            "-t",
+            "T",
+            "--worker-url",
+            "http://w",
+            "--state",
+            "S",
+            "--input",
+            "{}",
+            "--load-global",
+            "a,b",
+            "--table",
+            "user",
+            "--key",
+            "id=1",
+            "--attr",
+            "x=1",
+            "--id-reuse",
+            "terminate-if-running",
+            "--timeout",
+            "1h",
+        ])
+        .unwrap();
+        let Command::Start(start) = cli.command else {
+            panic!("not start")
+        };
+        assert_eq!(start.timeout, Some(Duration::from_secs(3600)));
+        assert_eq!(start.id_reuse, Some(IdReuse::TerminateIfRunning));
+        // An input needs a state; a key needs a table.
+        let e = parse(&[
+            "start",
+            "p1",
+            "-t",
+            "T",
+            "--worker-url",
+            "w",
+            "--input",
+            "1",
+        ]);
+        assert_eq!(e.unwrap_err().exit_code(), 2);
+        let e = parse(&[
+            "start",
+            "p1",
+            "-t",
+            "T",
+            "--worker-url",
+            "w",
+            "--key",
+            "id=1",
+        ]);
+        assert_eq!(e.unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn parses_list_wait_and_rpc() {
+        let cli = parse(&["list", "--status", "RUNNING", "--since", "1000"]).unwrap();
+        let Command::List(list) = cli.command else {
+            panic!("not list")
+        };
+        assert_eq!(
+            (list.status, list.since),
+            (Some(Status::Running), Some(1000))
+        );
+        let cli = parse(&["wait", "p1", "--timeout", "2m", "--progress"]).unwrap();
+        let Command::Wait(wait) = cli.command else {
+            panic!("not wait")
+        };
+        assert_eq!(wait.timeout, Duration::from_secs(120));
+        assert!(parse(&["wait", "p1", "--timeout", "soon"]).is_err());
+        let cli = parse(&["rpc", "p1", "verify", "--lock", "exclusive"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Rpc(RpcArgs {
+                lock: Lock::Exclusive,
+                ..
+            })
+        ));
+        assert!(parse(&["list", "--all", "--page-token", "t"]).is_err());
+        let cli = parse(&["history", "p1", "--event-type", "timer_fired"]).unwrap();
+        let Command::History(h) = cli.command else {
+            panic!("not history")
+        };
+        assert_eq!(h.event_types, vec![HistoryEventType::TimerFired]);
+        assert!(parse(&["history", "p1", "--event-type", "NOPE"]).is_err());
+    }
+
+    #[test]
+    fn every_subcommand_has_examples_and_exit_codes_in_help() {
+        let mut cmd = Cli::command();
+        for sub in cmd.get_subcommands_mut() {
+            let help = sub.render_long_help().to_string();
+            assert!(
+                help.contains("Examples:"),
+                "{} has no examples",
+                sub.get_name()
+            );
+        }
+        let top = cmd.render_long_help().to_string();
+        assert!(top.contains("Exit codes:"), "{top}");
+    }
+}
