@@ -83,6 +83,7 @@ macro_rules! pulsar_mode_too {
 }
 
 mod bad_input;
+mod cli;
 mod common;
 mod contract;
 mod execution;
