@@ -168,12 +168,22 @@ pub trait AttributeRows: Send {
 
 /// `xdb_sys_history_events` (written by [`PlanWriter::apply_plan`]).
 pub trait HistoryRows: Send {
-    /// The events of execution `id` of `process_id`, oldest first.
+    /// Events of execution `id` of `process_id` that `query` asks for, oldest first.
     fn read_history(
         &mut self,
         id: Uuid,
         process_id: &str,
+        query: &HistoryQuery<'_>,
     ) -> impl Answer<Vec<xdb_protocol::HistoryEvent>>;
+}
+
+/// A history request, checked (see `operations::queries`).
+pub struct HistoryQuery<'a> {
+    /// Only events with a greater id.
+    pub after_event_id: Option<i64>,
+    /// Only events of these types; every type when empty.
+    pub event_types: &'a [&'static str],
+    pub limit: i64,
 }
 
 /// How a transaction ends after [`PlanWriter::apply_plan`].

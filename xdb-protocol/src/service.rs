@@ -280,13 +280,24 @@ pub struct ProcessExecutionListResponse {
     pub next_page_token: Option<String>,
 }
 
-/// `POST .../history`: the events of the current (or a given) execution, oldest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// `POST .../history`: the events of the current (or a given) execution, oldest first,
+/// a page at a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionHistoryRequest {
     pub process_id: String,
     #[serde(default)]
     pub process_execution_id: Option<String>,
+    /// Only events after this one: the previous page's `nextAfterEventId`.
+    #[serde(default)]
+    pub after_event_id: Option<i64>,
+    /// Events per page, up to the service's page-size limit (1000 when absent).
+    #[serde(default)]
+    pub page_size: Option<u32>,
+    /// Only events of these types (every type when absent or empty).
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub event_types: Vec<HistoryEventType>,
 }
 
 /// One event of an execution's history. The document describes it as one schema per
@@ -308,6 +319,9 @@ pub struct HistoryEvent {
 pub struct ProcessExecutionHistoryResponse {
     pub process_execution_id: String,
     pub events: Vec<HistoryEvent>,
+    /// Set when more events follow: pass it as `afterEventId` for the next page.
+    #[serde(default)]
+    pub next_after_event_id: Option<i64>,
 }
 
 /// The answer of calls that return nothing (stop, publish, internal notify): an empty

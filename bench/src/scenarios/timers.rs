@@ -143,6 +143,7 @@ async fn fetch_histories(
                     .history(&ProcessExecutionHistoryRequest {
                         process_id: id.clone(),
                         process_execution_id: None,
+                        ..Default::default()
                     })
                     .await
                     .map(|h| {

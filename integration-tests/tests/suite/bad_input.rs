@@ -57,6 +57,7 @@ async fn unknown_process_id_is_404_everywhere(db: Database) {
         c.history(&ProcessExecutionHistoryRequest {
             process_id: pid.into(),
             process_execution_id: None,
+            ..Default::default()
         })
         .await
         .map(drop),

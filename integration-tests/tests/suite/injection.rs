@@ -119,6 +119,7 @@ async fn injected_text_in_every_value_field_is_stored_verbatim(db: Database) {
             .history(&ProcessExecutionHistoryRequest {
                 process_id: process_id.clone(),
                 process_execution_id: None,
+                ..Default::default()
             })
             .await
             .unwrap();

@@ -151,6 +151,7 @@ async fn workers_verify_that_calls_come_from_xdb(db: Database) {
             .history(&ProcessExecutionHistoryRequest {
                 process_id: "mismatch".into(),
                 process_execution_id: Some(exec.clone()),
+                ..Default::default()
             })
             .await
             .unwrap()

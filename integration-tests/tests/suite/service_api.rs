@@ -585,6 +585,7 @@ async fn history_lists_events_oldest_first(db: Database) {
         .history(&ProcessExecutionHistoryRequest {
             process_id: "hist".into(),
             process_execution_id: None,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -615,6 +616,62 @@ async fn history_lists_events_oldest_first(db: Database) {
             .map(String::as_str)
             .collect::<Vec<_>>()
     );
+    assert_eq!(history.next_after_event_id, None);
+
+    // A page at a time: each page's cursor leads to the next, and together they are the
+    // whole history.
+    let mut paged = Vec::new();
+    let mut after = None;
+    for _ in 0..history.events.len() {
+        let page = env
+            .client
+            .history(&ProcessExecutionHistoryRequest {
+                process_id: "hist".into(),
+                after_event_id: after,
+                page_size: Some(1),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(page.events.len(), 1);
+        paged.extend(page.events);
+        after = page.next_after_event_id;
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(paged, history.events);
+    // Only the types asked for.
+    let published = env
+        .client
+        .history(&ProcessExecutionHistoryRequest {
+            process_id: "hist".into(),
+            event_types: vec![HistoryEventType::LocalQueueMessagesPublished],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(published.events.len(), 1, "{:?}", published.events);
+    assert_eq!(
+        published.events[0].event_type,
+        "LOCAL_QUEUE_MESSAGES_PUBLISHED"
+    );
+    // Bad page sizes and unknown types are refused with a 400 naming the field.
+    let json_type = Some("application/json");
+    for (body, field) in [
+        (json!({"processId": "hist", "pageSize": 0}), "pageSize"),
+        (json!({"processId": "hist", "pageSize": 1001}), "pageSize"),
+        (
+            json!({"processId": "hist", "eventTypes": ["NOT_A_TYPE"]}),
+            "eventTypes",
+        ),
+    ] {
+        let (status, error) = post_raw(&env, paths::HISTORY, body.to_string(), json_type).await;
+        assert_eq!(status, 400, "{body}: {error}");
+        assert_eq!(error["subType"], "INVALID_REQUEST", "{body}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(field), "{body}: {error}");
+    }
     env.shutdown().await;
 }
 

@@ -65,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
         .history(&ProcessExecutionHistoryRequest {
             process_id: process_id(&user_id),
             process_execution_id: None,
+            ..Default::default()
         })
         .await?;
     println!("5. history:");
@@ -84,6 +85,7 @@ async fn wait_for_event(
     let request = ProcessExecutionHistoryRequest {
         process_id: process_id(user_id),
         process_execution_id: None,
+        ..Default::default()
     };
     while Instant::now() < deadline {
         let history = client.history(&request).await?;

@@ -16,15 +16,15 @@ use xdb_protocol::{
 };
 
 use super::rows::{
-    get, get_json, get_opt_time, get_time, get_uuid, joined_process_and_state, json_text,
+    get, get_json, get_opt_time, get_time, get_uuid, in_list, joined_process_and_state, json_text,
     process_and_state_from_row, process_from_row, time_value, uuid_value, PROCESS_COLUMNS,
 };
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
-    ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryQuery, HistoryRows, Lane, ListQuery,
+    PlanWriter, ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StoreError};
 
@@ -284,15 +284,31 @@ impl<Q: Queryable + AffectedRows + Sync> HistoryRows for MySqlRows<Q> {
         &mut self,
         id: Uuid,
         process_id: &str,
+        query: &HistoryQuery<'_>,
     ) -> Result<Vec<HistoryEvent>, StoreError> {
+        let mut params: Vec<Value> = vec![
+            id.to_string().into(),
+            process_id.into(),
+            query.after_event_id.unwrap_or(0).into(),
+        ];
+        params.extend(query.event_types.iter().map(|t| Value::from(*t)));
+        let type_filter = match query.event_types.len() {
+            0 => String::new(),
+            // Padded with repeats of the last type, so few statement shapes are prepared.
+            n => format!(" AND h.event_type IN ({})", in_list(&mut params, n)),
+        };
+        params.push(query.limit.into());
         let rows: Vec<Row> = self
             .conn
             .exec(
-                "SELECT h.id, h.event_time, h.event_type, h.details \
-                 FROM xdb_sys_history_events h \
-                 JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-                 WHERE h.process_execution_id = ? AND p.process_id = ? ORDER BY h.id",
-                (id.to_string(), process_id),
+                format!(
+                    "SELECT h.id, h.event_time, h.event_type, h.details \
+                     FROM xdb_sys_history_events h \
+                     JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
+                     WHERE h.process_execution_id = ? AND p.process_id = ? AND h.id > ?\
+                     {type_filter} ORDER BY h.id LIMIT ?"
+                ),
+                params,
             )
             .await?;
         rows.iter()

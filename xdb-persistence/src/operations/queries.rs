@@ -1,12 +1,15 @@
 //! Reads for clients: describe an execution, and its history.
 
+use xdb_engine::decide::DecideError;
+use xdb_engine::validation::ValidationError;
 use xdb_engine::ProcessExecution;
+use xdb_protocol::limits::PAGE_SIZE_CEILING;
 use xdb_protocol::{
     ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse,
     ProcessExecutionHistoryRequest, ProcessExecutionHistoryResponse,
 };
 
-use crate::tables::{Dialect, HistoryRows, Lane, ProcessRows};
+use crate::tables::{Dialect, HistoryQuery, HistoryRows, Lane, ProcessRows};
 use crate::StoreError;
 
 /// Describe: one execution's row, as the client sees it.
@@ -30,18 +33,39 @@ pub(crate) async fn describe_process<D: Dialect>(
     Ok(describe(process))
 }
 
-/// History: the events of one execution, oldest first.
+/// History: one page of an execution's events, oldest first, of the types asked for.
 pub(crate) async fn process_history<D: Dialect>(
     store: &D,
     request: &ProcessExecutionHistoryRequest,
 ) -> Result<ProcessExecutionHistoryResponse, StoreError> {
+    let page_size = request.page_size.unwrap_or(PAGE_SIZE_CEILING);
+    if page_size == 0 || page_size > PAGE_SIZE_CEILING {
+        return Err(StoreError::Decide(DecideError::Invalid(
+            ValidationError::new(
+                "pageSize",
+                format!("must be between 1 and {PAGE_SIZE_CEILING}"),
+            ),
+        )));
+    }
+    let event_types: Vec<&'static str> = request.event_types.iter().map(|t| t.as_str()).collect();
+    // One more than the page: whether another page follows.
+    let query = HistoryQuery {
+        after_event_id: request.after_event_id,
+        event_types: &event_types,
+        limit: i64::from(page_size) + 1,
+    };
     let mut session = store.session(Lane::Main).await?;
     let id = session
         .resolve_execution(&request.process_id, request.process_execution_id.as_deref())
         .await?;
-    let events = session.read_history(id, &request.process_id).await?;
+    let mut events = session
+        .read_history(id, &request.process_id, &query)
+        .await?;
+    let more = events.len() > page_size as usize;
+    events.truncate(page_size as usize);
     Ok(ProcessExecutionHistoryResponse {
         process_execution_id: id.to_string(),
+        next_after_event_id: more.then(|| events.last().map(|e| e.event_id)).flatten(),
         events,
     })
 }

@@ -392,15 +392,25 @@ pub(crate) async fn read_history(
     client: &impl GenericClient,
     id: Uuid,
     process_id: &str,
+    query: &crate::tables::HistoryQuery<'_>,
 ) -> Result<Vec<xdb_protocol::HistoryEvent>, StoreError> {
     let statement = client
         .prepare_cached(
             "SELECT h.id, h.event_time, h.event_type, h.details FROM xdb_sys_history_events h \
              JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-             WHERE h.process_execution_id = $1 AND p.process_id = $2 ORDER BY h.id",
+             WHERE h.process_execution_id = $1 AND p.process_id = $2 \
+               AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
+             ORDER BY h.id LIMIT $5",
         )
         .await?;
-    let rows = client.query(&statement, &[&id, &process_id]).await?;
+    let after = query.after_event_id.unwrap_or(0);
+    let types = query.event_types;
+    let rows = client
+        .query(
+            &statement,
+            &[&id, &process_id, &after, &types, &query.limit],
+        )
+        .await?;
     Ok(rows
         .iter()
         .map(|row| xdb_protocol::HistoryEvent {

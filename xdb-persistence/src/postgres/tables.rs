@@ -23,8 +23,8 @@ use super::{first_start, global_attributes, locks, task_transition, PostgresStor
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryRows, Lane, ListQuery, PlanWriter,
-    ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, HistoryQuery, HistoryRows, Lane, ListQuery,
+    PlanWriter, ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
 };
 use crate::{Applied, StateCall, StoreError};
 
@@ -199,9 +199,10 @@ impl HistoryRows for PgRows {
         &mut self,
         id: Uuid,
         process_id: &str,
+        query: &HistoryQuery<'_>,
     ) -> Result<Vec<HistoryEvent>, StoreError> {
         let client = self.tx.client();
-        let read = locks::read_history(client, id, process_id);
+        let read = locks::read_history(client, id, process_id, query);
         with_begin(client, &mut self.begin_pending, read).await
     }
 }

@@ -183,6 +183,7 @@ pub async fn history_types(store: &dyn ProcessStore, process_id: &str) -> Vec<St
         .process_history(&ProcessExecutionHistoryRequest {
             process_id: process_id.into(),
             process_execution_id: None,
+            ..Default::default()
         })
         .await
         .unwrap()

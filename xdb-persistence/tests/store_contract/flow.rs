@@ -242,6 +242,7 @@ async fn two_states_run_to_graceful_completion(dialect: Dialect) {
         .process_history(&ProcessExecutionHistoryRequest {
             process_id: "p-flow".into(),
             process_execution_id: Some(described.process_execution_id.clone()),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -265,12 +266,64 @@ async fn two_states_run_to_graceful_completion(dialect: Dialect) {
         .windows(2)
         .all(|w| w[0].event_id < w[1].event_id));
     assert!(history.events.iter().all(|e| e.details.is_object()));
+    assert_eq!(history.next_after_event_id, None, "one page holds it all");
+    // Pages of two, followed by their cursor, give the same events in order.
+    let page = |after: Option<i64>| ProcessExecutionHistoryRequest {
+        process_id: "p-flow".into(),
+        after_event_id: after,
+        page_size: Some(2),
+        ..Default::default()
+    };
+    let mut paged = Vec::new();
+    let mut after = None;
+    for _ in 0..3 {
+        let answer = store.process_history(&page(after)).await.unwrap();
+        assert!(answer.events.len() <= 2);
+        paged.extend(answer.events);
+        after = answer.next_after_event_id;
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(after, None, "three pages of two hold five events");
+    assert_eq!(paged, history.events);
+    // Filtered by type.
+    let executes = store
+        .process_history(&ProcessExecutionHistoryRequest {
+            process_id: "p-flow".into(),
+            event_types: vec![
+                HistoryEventType::ExecuteCompleted,
+                HistoryEventType::ProcessClosed,
+            ],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let types: Vec<&str> = executes
+        .events
+        .iter()
+        .map(|e| e.event_type.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        ["EXECUTE_COMPLETED", "EXECUTE_COMPLETED", "PROCESS_CLOSED"]
+    );
+    // A page size out of range changes nothing and says why.
+    let zero = ProcessExecutionHistoryRequest {
+        page_size: Some(0),
+        ..page(None)
+    };
+    assert!(matches!(
+        store.process_history(&zero).await,
+        Err(StoreError::Decide(_))
+    ));
     // Unknown executions have no history.
     assert!(matches!(
         store
             .process_history(&ProcessExecutionHistoryRequest {
                 process_id: "nope".into(),
                 process_execution_id: None,
+                ..Default::default()
             })
             .await,
         Err(StoreError::NotFound(_))

@@ -85,6 +85,7 @@ async fn messages_are_deduplicated_and_delivered_in_order(dialect: Dialect) {
         .process_history(&ProcessExecutionHistoryRequest {
             process_id: "p-queue".into(),
             process_execution_id: None,
+            ..Default::default()
         })
         .await
         .unwrap();
