@@ -6,9 +6,7 @@ use xdb_sdk::{Client, ClientError};
 
 use crate::args::*;
 use crate::exit::Exit;
-use crate::payload::{
-    encode_payload, parse_assignment, parse_json, parse_local_attribute, split_list,
-};
+use crate::requests::*;
 use crate::views;
 
 /// Why a command did not run to its answer.
@@ -48,100 +46,6 @@ pub fn print(output: Output, value: &impl Serialize, human: impl FnOnce() -> Str
     }
 }
 
-fn lock_type(lock: Lock) -> LockType {
-    match lock {
-        Lock::None => LockType::NoLock,
-        Lock::Shared => LockType::SharedLock,
-        Lock::Exclusive => LockType::ExclusiveLock,
-    }
-}
-
-fn global_loading(columns: &[String], lock: LockType) -> Option<GlobalAttributeLoading> {
-    let columns = split_list(columns);
-    (!columns.is_empty()).then_some(GlobalAttributeLoading {
-        columns,
-        lock_type: lock,
-    })
-}
-
-fn local_loading(keys: &[String], lock: LockType) -> Option<LocalAttributeLoading> {
-    let keys = split_list(keys);
-    (!keys.is_empty()).then_some(LocalAttributeLoading {
-        keys,
-        lock_type: lock,
-    })
-}
-
-/// The start request the arguments describe.
-pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, String> {
-    let mut state_config: Option<AsyncStateConfig> = match &a.state_config {
-        Some(text) => Some(
-            serde_json::from_value(parse_json("--state-config", text)?)
-                .map_err(|e| format!("--state-config is not an AsyncStateConfig: {e}"))?,
-        ),
-        None => None,
-    };
-    if a.skip_wait_until || !a.load_global.is_empty() || !a.load_local.is_empty() {
-        let config = state_config.get_or_insert_with(Default::default);
-        config.skip_wait_until |= a.skip_wait_until;
-        if let Some(loading) = global_loading(&a.load_global, LockType::NoLock) {
-            config.global_attribute_loading = Some(loading);
-        }
-        if let Some(loading) = local_loading(&a.load_local, LockType::NoLock) {
-            config.local_attribute_loading = Some(loading);
-        }
-    }
-    let global_attribute_config = match (&a.table, &a.key) {
-        (Some(table), Some(key)) => {
-            let (column, value) = parse_assignment(key)?;
-            let initial_write = a
-                .attrs
-                .iter()
-                .map(|attr| {
-                    parse_assignment(attr)
-                        .map(|(column, value)| GlobalAttributeValue { column, value })
-                })
-                .collect::<Result<_, _>>()?;
-            Some(GlobalAttributeConfig {
-                table_name: table.clone(),
-                primary_key: GlobalAttributeValue { column, value },
-                initial_write,
-            })
-        }
-        _ => None,
-    };
-    let local_attribute_initial_write = a
-        .locals
-        .iter()
-        .map(|l| parse_local_attribute(l).map(|(key, value)| LocalAttributeValue { key, value }))
-        .collect::<Result<_, _>>()?;
-    let timeout_seconds = a
-        .timeout
-        .map(|t| u32::try_from(t.as_secs().max(1)).map_err(|_| "--timeout is too long".to_string()))
-        .transpose()?;
-    Ok(ProcessExecutionStartRequest {
-        process_id: a.process_id.clone(),
-        process_type: a.process_type.clone(),
-        worker_url: a.worker_url.clone(),
-        start_state_id: a.state.clone(),
-        start_state_input: encode_payload("--input", a.input.as_deref())?,
-        start_state_config: state_config,
-        process_start_config: Some(ProcessStartConfig {
-            timeout_seconds,
-            id_reuse_policy: a.id_reuse.map(|p| match p {
-                IdReuse::AllowIfNoRunning => ProcessIdReusePolicy::AllowIfNoRunning,
-                IdReuse::AllowIfPreviousExitAbnormally => {
-                    ProcessIdReusePolicy::AllowIfPreviousExitAbnormally
-                }
-                IdReuse::DisallowReuse => ProcessIdReusePolicy::DisallowReuse,
-                IdReuse::TerminateIfRunning => ProcessIdReusePolicy::TerminateIfRunning,
-            }),
-            global_attribute_config,
-            local_attribute_initial_write,
-        }),
-    })
-}
-
 pub async fn start(client: &Client, output: Output, a: &StartArgs) -> Outcome {
     let request = start_request(a)?;
     let response = client.start(&request).await?;
@@ -162,34 +66,12 @@ pub async fn describe(client: &Client, output: Output, a: &DescribeArgs) -> Outc
     Ok(Exit::Ok)
 }
 
-pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
-    ProcessExecutionListRequest {
-        filter: ProcessExecutionListFilter {
-            status: a.status.map(|s| match s {
-                Status::Running => ProcessStatus::Running,
-                Status::Completed => ProcessStatus::Completed,
-                Status::Failed => ProcessStatus::Failed,
-                Status::Timeout => ProcessStatus::Timeout,
-                Status::Terminated => ProcessStatus::Terminated,
-            }),
-            process_type: a.process_type.clone(),
-            process_id: a.process_id.clone(),
-            start_time_min_ms: a.since,
-            start_time_max_ms: a.until,
-        },
-        page_size: a.page_size,
-        next_page_token: a.page_token.clone(),
-    }
-}
-
 pub async fn list(client: &Client, output: Output, a: &ListArgs) -> Outcome {
     let mut request = list_request(a);
     let mut response = client.list(&request).await?;
-    while a.all {
-        let Some(token) = response.next_page_token.take() else {
-            break;
-        };
-        request.next_page_token = Some(token);
+    while a.all && response.next_page_token.is_some() {
+        let token = response.next_page_token.take();
+        request.next_page_token = token;
         let page = client.list(&request).await?;
         response.executions.extend(page.executions);
         response.next_page_token = page.next_page_token;
@@ -206,24 +88,11 @@ pub async fn list(client: &Client, output: Output, a: &ListArgs) -> Outcome {
 /// The details column's width in the history table (the rest of a line).
 const HISTORY_DETAILS_WIDTH: usize = 80;
 
-pub fn history_request(a: &HistoryArgs) -> ProcessExecutionHistoryRequest {
-    ProcessExecutionHistoryRequest {
-        process_id: a.process_id.clone(),
-        process_execution_id: a.execution.clone(),
-        after_event_id: a.after,
-        page_size: a.page_size,
-        event_types: a.event_types.clone(),
-    }
-}
-
 pub async fn history(client: &Client, output: Output, a: &HistoryArgs) -> Outcome {
     let mut request = history_request(a);
     let mut response = client.history(&request).await?;
-    while a.all {
-        let Some(after) = response.next_after_event_id.take() else {
-            break;
-        };
-        request.after_event_id = Some(after);
+    while a.all && response.next_after_event_id.is_some() {
+        request.after_event_id = response.next_after_event_id.take();
         // Later pages stay on the execution of the first, even if a new one starts.
         request.process_execution_id = Some(response.process_execution_id.clone());
         let page = client.history(&request).await?;
@@ -258,31 +127,6 @@ pub async fn stop(client: &Client, output: Output, a: &StopArgs) -> Outcome {
     Ok(Exit::Ok)
 }
 
-pub fn publish_request(a: &PublishArgs) -> Result<PublishToLocalQueueRequest, String> {
-    if a.dedup_id.is_some() && a.payloads.len() > 1 {
-        return Err("--dedup-id goes with a single --payload".to_string());
-    }
-    let payloads = if a.payloads.is_empty() {
-        vec![None]
-    } else {
-        a.payloads
-            .iter()
-            .map(|p| encode_payload("--payload", Some(p)))
-            .collect::<Result<_, _>>()?
-    };
-    Ok(PublishToLocalQueueRequest {
-        process_id: a.process_id.clone(),
-        messages: payloads
-            .into_iter()
-            .map(|payload| LocalQueueMessage {
-                queue_name: a.queue.clone(),
-                dedup_id: a.dedup_id.clone(),
-                payload,
-            })
-            .collect(),
-    })
-}
-
 pub async fn publish(client: &Client, output: Output, a: &PublishArgs) -> Outcome {
     let request = publish_request(a)?;
     client.publish_to_local_queue_raw(&request).await?;
@@ -297,17 +141,6 @@ pub async fn publish(client: &Client, output: Output, a: &PublishArgs) -> Outcom
     Ok(Exit::Ok)
 }
 
-pub fn rpc_request(a: &RpcArgs) -> Result<ProcessExecutionRpcRequest, String> {
-    Ok(ProcessExecutionRpcRequest {
-        process_id: a.process_id.clone(),
-        rpc_name: a.rpc_name.clone(),
-        input: encode_payload("--input", a.input.as_deref())?,
-        timeout_seconds: a.timeout,
-        global_attribute_loading: global_loading(&a.load_global, lock_type(a.lock)),
-        local_attribute_loading: local_loading(&a.load_local, lock_type(a.lock)),
-    })
-}
-
 pub async fn rpc(client: &Client, output: Output, a: &RpcArgs) -> Outcome {
     let response = client.rpc(&rpc_request(a)?).await?;
     print(output, &response, || {
@@ -317,166 +150,4 @@ pub async fn rpc(client: &Client, output: Output, a: &RpcArgs) -> Outcome {
         )
     });
     Ok(Exit::Ok)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use serde_json::json;
-
-    fn command(args: &[&str]) -> Command {
-        Cli::try_parse_from(std::iter::once("xdb").chain(args.iter().copied()))
-            .unwrap()
-            .command
-    }
-
-    #[test]
-    fn start_request_follows_the_contract() {
-        let Command::Start(a) = command(&[
-            "start",
-            "p1",
-            "-t",
-            "T",
-            "--worker-url",
-            "http://w",
-            "--state",
-            "S",
-            "--input",
-            r#"{"email": "a@b.c"}"#,
-            "--load-global",
-            "form,status",
-            "--table",
-            "user",
-            "--key",
-            "user_id=ann",
-            "--attr",
-            r#"form={"x":1}"#,
-            "--local",
-            "k=[1]",
-            "--timeout",
-            "1h",
-            "--id-reuse",
-            "disallow-reuse",
-        ]) else {
-            panic!()
-        };
-        let request = serde_json::to_value(start_request(&a).unwrap()).unwrap();
-        assert_eq!(
-            request["startStateInput"],
-            json!({"encoding": "json", "data": "{\"email\":\"a@b.c\"}"})
-        );
-        assert_eq!(
-            request["startStateConfig"]["globalAttributeLoading"]["columns"],
-            json!(["form", "status"])
-        );
-        let config = &request["processStartConfig"];
-        assert_eq!(config["timeoutSeconds"], json!(3600));
-        assert_eq!(config["idReusePolicy"], json!("DISALLOW_REUSE"));
-        assert_eq!(
-            config["globalAttributeConfig"]["primaryKey"],
-            json!({"column": "user_id", "value": "ann"})
-        );
-        assert_eq!(
-            config["globalAttributeConfig"]["initialWrite"][0],
-            json!({"column": "form", "value": {"x": 1}})
-        );
-        assert_eq!(
-            config["localAttributeInitialWrite"][0]["value"]["data"],
-            json!("[1]")
-        );
-    }
-
-    #[test]
-    fn bad_json_is_a_usage_error() {
-        let Command::Start(a) = command(&[
-            "start",
-            "p1",
-            "-t",
-            "T",
-            "--worker-url",
-            "w",
-            "--state",
-            "S",
-            "--input",
-            "{nope",
-        ]) else {
-            panic!()
-        };
-        assert!(start_request(&a)
-            .unwrap_err()
-            .contains("--input is not valid JSON"));
-        let Command::Rpc(a) = command(&["rpc", "p1", "r", "--input", "'x'"]) else {
-            panic!()
-        };
-        assert!(rpc_request(&a).is_err());
-    }
-
-    #[test]
-    fn publish_sends_one_message_per_payload() {
-        let Command::Publish(a) =
-            command(&["publish", "p1", "q", "--payload", "1", "--payload", "null"])
-        else {
-            panic!()
-        };
-        let r = publish_request(&a).unwrap();
-        assert_eq!(r.messages.len(), 2);
-        assert_eq!(r.messages[0].payload.as_ref().unwrap().data, "1");
-        assert_eq!(r.messages[1].payload, None);
-        let Command::Publish(a) = command(&["publish", "p1", "q"]) else {
-            panic!()
-        };
-        assert_eq!(publish_request(&a).unwrap().messages[0].payload, None);
-        let Command::Publish(a) = command(&[
-            "publish",
-            "p1",
-            "q",
-            "--payload",
-            "1",
-            "--payload",
-            "2",
-            "--dedup-id",
-            "d",
-        ]) else {
-            panic!()
-        };
-        assert!(publish_request(&a).is_err());
-    }
-
-    #[test]
-    fn rpc_request_loads_with_the_lock() {
-        let Command::Rpc(a) = command(&[
-            "rpc",
-            "p1",
-            "verify",
-            "--input",
-            "\"x\"",
-            "--load-global",
-            "a",
-            "--lock",
-            "exclusive",
-        ]) else {
-            panic!()
-        };
-        let r = rpc_request(&a).unwrap();
-        assert_eq!(r.input.unwrap().data, "\"x\"");
-        let loading = r.global_attribute_loading.unwrap();
-        assert_eq!(
-            (loading.columns, loading.lock_type),
-            (vec!["a".to_string()], LockType::ExclusiveLock)
-        );
-        assert_eq!(r.local_attribute_loading, None);
-    }
-
-    #[test]
-    fn list_request_maps_filters() {
-        let Command::List(a) = command(&["list", "--status", "FAILED", "-t", "T", "--until", "5"])
-        else {
-            panic!()
-        };
-        let r = list_request(&a);
-        assert_eq!(r.filter.status, Some(ProcessStatus::Failed));
-        assert_eq!(r.filter.process_type.as_deref(), Some("T"));
-        assert_eq!(r.filter.start_time_max_ms, Some(5));
-    }
 }

@@ -54,7 +54,9 @@ pub fn exit_for(error: &ClientError) -> Exit {
             Exit::NotFound
         }
         ClientError::Api { .. } => Exit::ApiError,
-        ClientError::Http { status, .. } if matches!(status, 502..=504) => Exit::Unreachable,
+        ClientError::Http {
+            status: 502..=504, ..
+        } => Exit::Unreachable,
         ClientError::Http { .. } | ClientError::InvalidResponse(_) => Exit::ApiError,
         ClientError::Transport(_) => Exit::Unreachable,
         ClientError::Sdk(_) => Exit::Usage,

@@ -4,9 +4,11 @@
 #[macro_use]
 pub mod exit;
 pub mod args;
+pub mod command_args;
 pub mod commands;
 pub mod format;
 pub mod payload;
+pub mod requests;
 pub mod views;
 pub mod wait;
 

@@ -250,13 +250,16 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         answer["output"],
         json!({"encoding": "json", "data": "\"done\""})
     );
-    let again = xdb(&env, &rpc_args).await.expect(0);
-    assert_eq!(again.stdout, "\"already verified\"\n");
+    // The RPC's message completes bob; afterwards the RPC is refused.
     let waited = xdb(&env, &["wait", "user-signup-bob", "--timeout", "60s"])
         .await
         .expect(0)
         .stdout;
     assert!(waited.contains("Status        COMPLETED"), "{waited}");
+    let late = xdb(&env, &[&rpc_args[..], &["-o", "json"]].concat())
+        .await
+        .expect(1);
+    assert_eq!(late.json()["subType"], "PROCESS_NOT_RUNNING");
 
     // wait on a running execution times out (exit 4), showing progress with --progress;
     // stop terminates it, and wait then exits 6 (closed without completing).

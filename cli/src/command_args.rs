@@ -1,0 +1,206 @@
+//! The arguments of each subcommand.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use xdb_protocol::HistoryEventType;
+
+use crate::format::{parse_duration, parse_time_ms};
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The process id (your business key, e.g. user-signup-ann)
+    pub process_id: String,
+    /// The process type, as the worker registers it
+    #[arg(long = "type", short = 't')]
+    pub process_type: String,
+    /// Base URL of the worker hosting the process type
+    #[arg(long, env = "XDB_WORKER_URL")]
+    pub worker_url: String,
+    /// The first state's id; absent: no state runs until an RPC starts one
+    #[arg(long)]
+    pub state: Option<String>,
+    /// The first state's input, as JSON text
+    #[arg(long, requires = "state")]
+    pub input: Option<String>,
+    /// The first state's options as the contract's AsyncStateConfig JSON
+    #[arg(long, requires = "state")]
+    pub state_config: Option<String>,
+    /// The first state has no waitUntil (sets skipWaitUntil)
+    #[arg(long, requires = "state")]
+    pub skip_wait_until: bool,
+    /// Global-attribute columns the first state loads (comma-separated)
+    #[arg(long, value_name = "COLUMNS", requires = "state")]
+    pub load_global: Vec<String>,
+    /// Local attributes the first state loads (comma-separated)
+    #[arg(long, value_name = "KEYS", requires = "state")]
+    pub load_local: Vec<String>,
+    /// Time out the whole execution after this long (e.g. 1h)
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// What to do when the process id already has an execution
+    #[arg(long, value_enum)]
+    pub id_reuse: Option<IdReuse>,
+    /// The business table holding the global attributes
+    #[arg(long, requires = "key")]
+    pub table: Option<String>,
+    /// The primary-key column and value of the process's row, COLUMN=VALUE
+    #[arg(long, requires = "table")]
+    pub key: Option<String>,
+    /// A column written into the row at start, COLUMN=VALUE (VALUE as JSON, else a string)
+    #[arg(long = "attr", value_name = "COLUMN=VALUE", requires = "table")]
+    pub attrs: Vec<String>,
+    /// A local attribute written at start, KEY=JSON
+    #[arg(long = "local", value_name = "KEY=JSON")]
+    pub locals: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdReuse {
+    AllowIfNoRunning,
+    AllowIfPreviousExitAbnormally,
+    DisallowReuse,
+    TerminateIfRunning,
+}
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    pub process_id: String,
+    /// An execution id of the process (as start printed it); absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, value_enum)]
+    pub status: Option<Status>,
+    /// Only this process type
+    #[arg(long = "type", short = 't')]
+    pub process_type: Option<String>,
+    /// Only executions of this process id
+    #[arg(long)]
+    pub process_id: Option<String>,
+    /// Started at or after (RFC 3339 or epoch ms)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub since: Option<i64>,
+    /// Started before (RFC 3339 or epoch ms)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub until: Option<i64>,
+    /// Executions per page (service default 100, at most 1000)
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// The nextPageToken of the previous page
+    #[arg(long, conflicts_with = "all")]
+    pub page_token: Option<String>,
+    /// Follow every page and print them as one list
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    Running,
+    Completed,
+    Failed,
+    Timeout,
+    Terminated,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    pub process_id: String,
+    /// An execution id of the process; absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+    /// Show every event's details whole instead of cut to the line
+    #[arg(long)]
+    pub wide: bool,
+    /// Only events of this type (repeatable), e.g. STATE_API_FAILED
+    #[arg(long = "event-type", value_name = "TYPE", value_parser = parse_event_type)]
+    pub event_types: Vec<HistoryEventType>,
+    /// Events per page (service default and limit 1000)
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// Only events after this event id: the previous page's nextAfterEventId
+    #[arg(long, value_name = "EVENT_ID", conflicts_with = "all")]
+    pub after: Option<i64>,
+    /// Follow every page and print them as one history
+    #[arg(long)]
+    pub all: bool,
+}
+
+fn parse_event_type(text: &str) -> Result<HistoryEventType, String> {
+    HistoryEventType::parse(&text.to_ascii_uppercase()).ok_or_else(|| {
+        let names: Vec<&str> = HistoryEventType::ALL.iter().map(|t| t.as_str()).collect();
+        format!("unknown event type; one of {}", names.join(", "))
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    pub process_id: String,
+    /// Close the execution as FAILED instead of TERMINATED
+    #[arg(long)]
+    pub fail: bool,
+    /// Why, kept as the failure's details
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    pub process_id: String,
+    /// The local queue's name
+    pub queue: String,
+    /// A message's value as JSON text; repeat for several messages; none: one message
+    /// without a value
+    #[arg(long = "payload")]
+    pub payloads: Vec<String>,
+    /// De-duplication id (with a single message): a repeat with the same id is dropped
+    #[arg(long)]
+    pub dedup_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RpcArgs {
+    pub process_id: String,
+    pub rpc_name: String,
+    /// The RPC's input as JSON text
+    #[arg(long)]
+    pub input: Option<String>,
+    /// Timeout of the worker call in seconds (service default 10, at most 60)
+    #[arg(long)]
+    pub timeout: Option<u32>,
+    /// Global-attribute columns loaded for the RPC (comma-separated)
+    #[arg(long, value_name = "COLUMNS")]
+    pub load_global: Vec<String>,
+    /// Local attributes loaded for the RPC (comma-separated)
+    #[arg(long, value_name = "KEYS")]
+    pub load_local: Vec<String>,
+    /// How the loaded attributes are locked until the RPC's answer commits
+    #[arg(long, value_enum, default_value_t = Lock::None)]
+    pub lock: Lock,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lock {
+    None,
+    Shared,
+    Exclusive,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    pub process_id: String,
+    /// How long to wait in all (e.g. 90, 30s, 10m, 1h)
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub timeout: Duration,
+    /// Show progress on stderr even when it is not a terminal
+    #[arg(long, conflicts_with = "no_progress")]
+    pub progress: bool,
+    /// Never show progress
+    #[arg(long)]
+    pub no_progress: bool,
+}
