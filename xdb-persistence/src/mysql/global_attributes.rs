@@ -343,16 +343,13 @@ pub(crate) async fn upsert(
     Ok(())
 }
 
-/// Writes `values` into the existing row.
+/// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row.
 pub(crate) async fn update(
     tx: &mut Transaction<'_>,
     store: &MySqlStore,
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
-    if values.is_empty() {
-        return Ok(());
-    }
     let table = BusinessTable::checked(config, quote)?;
     let key_column = &config.primary_key.column;
     let key = &table.key;

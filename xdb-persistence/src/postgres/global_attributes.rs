@@ -68,15 +68,12 @@ pub(crate) async fn upsert(
     Ok(())
 }
 
-/// Writes `values` into the existing row.
+/// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row.
 pub(crate) async fn update(
     tx: &impl GenericClient,
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
-    if values.is_empty() {
-        return Ok(());
-    }
     let table = BusinessTable::checked(config, quote)?;
     let (name, key) = (table.quoted(), &table.key);
     let assignments = values
