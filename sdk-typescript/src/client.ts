@@ -25,8 +25,11 @@ import {
   ProcessExecutionWaitForCompletionResponse,
   SERVICE_PATHS,
   type GlobalAttributeValue,
+  type HistoryEvent,
+  type HistoryEventType,
   type LocalAttributeValue,
   type LocalQueueMessage,
+  type ProcessExecutionHistoryRequest,
   type ProcessExecutionListRequest,
   type ProcessExecutionRpcRequest,
   type ProcessExecutionStartRequest,
@@ -74,6 +77,18 @@ export interface ProcessStartOptions {
   readonly timeoutSeconds?: number;
   /** What to do when the process id already has an execution (service default: `ALLOW_IF_NO_RUNNING`). */
   readonly idReusePolicy?: ProcessIdReusePolicy;
+}
+
+/** Options of `history` and `historyEvents`. */
+export interface HistoryOptions {
+  /** The execution to read; default: the current one. */
+  readonly processExecutionId?: string;
+  /** Only events after this one: the previous page's `nextAfterEventId`. */
+  readonly afterEventId?: number;
+  /** Events per page, 1 to 1000 (the service's default: 1000). */
+  readonly pageSize?: number;
+  /** Only events of these types (every type when absent or empty). */
+  readonly eventTypes?: readonly HistoryEventType[];
 }
 
 /** What `waitForCompletion` returns: the service's answer, with the result decoded. */
@@ -170,13 +185,34 @@ export class Client {
     return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponse);
   }
 
-  /** The history events of the current execution of `processId`, or the given one, oldest first. */
-  async history(processId: string, processExecutionId?: string): Promise<ProcessExecutionHistoryResponse> {
-    return this.call(
-      SERVICE_PATHS.history,
-      withOptional({ processId }, "processExecutionId", processExecutionId),
-      ProcessExecutionHistoryResponse,
-    );
+  /**
+   * A page of the history events of the current execution of `processId`, or the given
+   * one, oldest first. The answer's `nextAfterEventId`, set when more events follow, is
+   * the `afterEventId` of the next page; `historyEvents` walks every page.
+   */
+  async history(
+    processId: string,
+    processExecutionIdOrOptions?: string | HistoryOptions,
+  ): Promise<ProcessExecutionHistoryResponse> {
+    const options =
+      typeof processExecutionIdOrOptions === "string"
+        ? { processExecutionId: processExecutionIdOrOptions }
+        : (processExecutionIdOrOptions ?? {});
+    return this.call(SERVICE_PATHS.history, historyRequest(processId, options), ProcessExecutionHistoryResponse);
+  }
+
+  /**
+   * Every history event of the current execution of `processId` (or the given one) after
+   * `afterEventId`, oldest first, fetched a page (`pageSize` events) at a time.
+   */
+  async *historyEvents(processId: string, options: HistoryOptions = {}): AsyncGenerator<HistoryEvent, void, undefined> {
+    let afterEventId = options.afterEventId;
+    for (;;) {
+      const page = await this.history(processId, { ...options, afterEventId });
+      yield* page.events;
+      if (page.nextAfterEventId === undefined || page.nextAfterEventId === null) return;
+      afterEventId = page.nextAfterEventId;
+    }
   }
 
   /**
@@ -339,6 +375,16 @@ export function buildStartRequest(
   } else if (startInput) {
     throw new XdbSdkError("NOT_ALLOWED", `process ${processType} has no starting state to take an input`);
   }
+  return request;
+}
+
+/** The history request: only the options given are sent (an empty `eventTypes` means every type). */
+function historyRequest(processId: string, options: HistoryOptions): ProcessExecutionHistoryRequest {
+  const request: ProcessExecutionHistoryRequest = { processId };
+  if (options.processExecutionId !== undefined) request.processExecutionId = options.processExecutionId;
+  if (options.afterEventId !== undefined) request.afterEventId = options.afterEventId;
+  if (options.pageSize !== undefined) request.pageSize = options.pageSize;
+  if (options.eventTypes !== undefined && options.eventTypes.length > 0) request.eventTypes = [...options.eventTypes];
   return request;
 }
 

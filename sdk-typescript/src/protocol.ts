@@ -368,9 +368,23 @@ export const HistoryEvent = z.object({
 });
 export type HistoryEvent = z.infer<typeof HistoryEvent>;
 
+/** `POST .../history`: a page of the events of the current (or a given) execution, oldest first. */
+export interface ProcessExecutionHistoryRequest {
+  processId: string;
+  processExecutionId?: string;
+  /** Only events after this one: the previous page's `nextAfterEventId`. */
+  afterEventId?: number;
+  /** Events per page, 1 to 1000 (1000 when absent). */
+  pageSize?: number;
+  /** Only events of these types (every type when absent or empty). */
+  eventTypes?: HistoryEventType[];
+}
+
 export const ProcessExecutionHistoryResponse = z.object({
   processExecutionId: z.string(),
   events: z.array(HistoryEvent),
+  /** Set when more events follow: pass it as `afterEventId` for the next page. */
+  nextAfterEventId: z.number().int().nullish(),
 });
 export type ProcessExecutionHistoryResponse = z.infer<typeof ProcessExecutionHistoryResponse>;
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -34,6 +34,8 @@ from xdb.protocol import (
     EncodedObject,
     GlobalAttributeConfig,
     GlobalAttributeValue,
+    HistoryEvent,
+    HistoryEventType,
     LocalAttributeValue,
     LocalQueueMessage,
     LockType,
@@ -335,10 +337,20 @@ class _Base(Generic[H]):
         return _Call(LIST, body, self.request_timeout, read)
 
     def _history(
-        self, process_id: str, execution_id: str | None
+        self,
+        process_id: str,
+        execution_id: str | None,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        event_types: Iterable[HistoryEventType | str] | None = None,
     ) -> _Call[ProcessExecutionHistoryResponse]:
+        types = [HistoryEventType(t) for t in event_types or ()]
         body = ProcessExecutionHistoryRequest(
-            process_id=process_id, process_execution_id=execution_id
+            process_id=process_id,
+            process_execution_id=execution_id,
+            after_event_id=after_event_id,
+            page_size=page_size,
+            event_types=types or None,
         )
         read = ProcessExecutionHistoryResponse.model_validate_json
         return _Call(HISTORY, body, self.request_timeout, read)
@@ -477,10 +489,47 @@ class AsyncClient(_Base[httpx.AsyncClient]):
         return await self._send(self._list(filter, page_size, next_page_token))
 
     async def get_process_history(
-        self, process_id: str, process_execution_id: str | None = None
+        self,
+        process_id: str,
+        process_execution_id: str | None = None,
+        *,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        event_types: Iterable[HistoryEventType | str] | None = None,
     ) -> ProcessExecutionHistoryResponse:
-        """The events of the current (or a given) execution, oldest first."""
-        return await self._send(self._history(process_id, process_execution_id))
+        """A page of the events of the current (or a given) execution, oldest first.
+
+        ``after_event_id`` is the previous page's ``next_after_event_id`` (set when more
+        events follow); ``page_size`` is 1 to 1000 (1000 when absent); ``event_types``
+        keeps only those types (every type when absent or empty).
+        """
+        return await self._send(
+            self._history(process_id, process_execution_id, after_event_id, page_size, event_types)
+        )
+
+    async def iter_process_history(
+        self,
+        process_id: str,
+        process_execution_id: str | None = None,
+        *,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        event_types: Iterable[HistoryEventType | str] | None = None,
+    ) -> AsyncIterator[HistoryEvent]:
+        """Every event of the current (or a given) execution after ``after_event_id``.
+
+        Oldest first, fetched ``page_size`` events at a time (``async for``).
+        """
+        types = list(event_types or ())
+        while True:
+            page = await self._send(
+                self._history(process_id, process_execution_id, after_event_id, page_size, types)
+            )
+            for event in page.events:
+                yield event
+            if page.next_after_event_id is None:
+                return
+            after_event_id = page.next_after_event_id
 
     async def publish_to_local_queue(
         self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
@@ -604,10 +653,46 @@ class Client(_Base[httpx.Client]):
         return self._send(self._list(filter, page_size, next_page_token))
 
     def get_process_history(
-        self, process_id: str, process_execution_id: str | None = None
+        self,
+        process_id: str,
+        process_execution_id: str | None = None,
+        *,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        event_types: Iterable[HistoryEventType | str] | None = None,
     ) -> ProcessExecutionHistoryResponse:
-        """The events of the current (or a given) execution, oldest first."""
-        return self._send(self._history(process_id, process_execution_id))
+        """A page of the events of the current (or a given) execution, oldest first.
+
+        ``after_event_id`` is the previous page's ``next_after_event_id`` (set when more
+        events follow); ``page_size`` is 1 to 1000 (1000 when absent); ``event_types``
+        keeps only those types (every type when absent or empty).
+        """
+        return self._send(
+            self._history(process_id, process_execution_id, after_event_id, page_size, event_types)
+        )
+
+    def iter_process_history(
+        self,
+        process_id: str,
+        process_execution_id: str | None = None,
+        *,
+        after_event_id: int | None = None,
+        page_size: int | None = None,
+        event_types: Iterable[HistoryEventType | str] | None = None,
+    ) -> Iterator[HistoryEvent]:
+        """Every event of the current (or a given) execution after ``after_event_id``.
+
+        Oldest first, fetched ``page_size`` events at a time.
+        """
+        types = list(event_types or ())
+        while True:
+            page = self._send(
+                self._history(process_id, process_execution_id, after_event_id, page_size, types)
+            )
+            yield from page.events
+            if page.next_after_event_id is None:
+                return
+            after_event_id = page.next_after_event_id
 
     def publish_to_local_queue(
         self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None

@@ -131,6 +131,21 @@ class ThreadCloseType(StrEnum):
     DEAD_END = "DEAD_END"
 
 
+class HistoryEventType(StrEnum):
+    """The kind of a history event (the document types each one's ``details``)."""
+
+    PROCESS_STARTED = "PROCESS_STARTED"
+    PROCESS_CLOSED = "PROCESS_CLOSED"
+    WAIT_UNTIL_COMPLETED = "WAIT_UNTIL_COMPLETED"
+    EXECUTE_COMPLETED = "EXECUTE_COMPLETED"
+    STATE_API_FAILED = "STATE_API_FAILED"
+    STATE_FAILED = "STATE_FAILED"
+    TIMER_FIRED = "TIMER_FIRED"
+    LOCAL_QUEUE_MESSAGES_PUBLISHED = "LOCAL_QUEUE_MESSAGES_PUBLISHED"
+    LOCAL_QUEUE_MESSAGES_CONSUMED = "LOCAL_QUEUE_MESSAGES_CONSUMED"
+    RPC_COMPLETED = "RPC_COMPLETED"
+
+
 class ErrorSubType(StrEnum):
     """Machine-readable kind of a service error; each has one HTTP status."""
 
@@ -385,10 +400,18 @@ class ProcessExecutionListResponse(WireModel):
 
 
 class ProcessExecutionHistoryRequest(WireModel):
-    """``POST .../history``."""
+    """``POST .../history``: a page of an execution's events, oldest first.
+
+    ``after_event_id`` is the previous page's ``next_after_event_id``; ``page_size`` is 1
+    to 1000 (1000 when absent); ``event_types`` keeps only those types (every type when
+    absent or empty).
+    """
 
     process_id: str
     process_execution_id: Opt[str] = None
+    after_event_id: Opt[int] = None
+    page_size: Opt[int] = None
+    event_types: Opt[list[HistoryEventType]] = None
 
 
 class HistoryEvent(WireModel):
@@ -401,10 +424,15 @@ class HistoryEvent(WireModel):
 
 
 class ProcessExecutionHistoryResponse(WireModel):
-    """The events of one execution, oldest first."""
+    """A page of the events of one execution, oldest first.
+
+    ``next_after_event_id`` is set when more events follow: the ``after_event_id`` of the
+    next page.
+    """
 
     process_execution_id: str
     events: list[HistoryEvent]
+    next_after_event_id: Opt[int] = None
 
 
 class ApiErrorResponse(WireModel):

@@ -12,6 +12,7 @@ from tests.integration.conftest import Samples
 from tests.integration.harness import Database, await_until
 from xdb import (
     AsyncClient,
+    HistoryEventType,
     ProcessAlreadyStartedError,
     ProcessClosedDuringRpcError,
     ProcessIdReusePolicy,
@@ -94,6 +95,19 @@ async def test_signup_reminds_then_verifies_by_rpc(
     types = [e.event_type for e in history.events]
     assert types[0] == "PROCESS_STARTED", types
     assert "TIMER_FIRED" in types, types
+    # A page at a time, and filtered by one type: the same events as the whole history.
+    first = await client.get_process_history(pid, execution_id, page_size=1)
+    assert first.events == history.events[:1]
+    assert first.next_after_event_id == history.events[0].event_id
+    paged = [e async for e in client.iter_process_history(pid, execution_id, page_size=1)]
+    assert paged == history.events
+    timers = [
+        e
+        async for e in client.iter_process_history(
+            pid, page_size=1, event_types=[HistoryEventType.TIMER_FIRED]
+        )
+    ]
+    assert timers == [e for e in history.events if e.event_type == "TIMER_FIRED"]
     listed = await client.list_processes(process_id=pid, process_type=UserSignupProcess)
     assert [e.process_execution_id for e in listed.executions] == [execution_id]
 

@@ -31,7 +31,7 @@ from xdb import (
     trace_context,
 )
 from xdb.errors import error_from_response
-from xdb.protocol import RPC, START, WAIT_FOR_COMPLETION
+from xdb.protocol import HISTORY, RPC, START, WAIT_FOR_COMPLETION, HistoryEventType
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -166,6 +166,82 @@ async def test_wait_for_completion_polls_again_until_the_execution_closes() -> N
     await client.aclose()
 
 
+def history_pages(seen: list[dict[str, Any]], pages: list[tuple[list[int], int | None]]) -> Handler:
+    """A history service answering ``pages`` (event ids, next cursor) in turn."""
+    answers = iter(pages)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == HISTORY
+        seen.append(json.loads(request.content))
+        ids, cursor = next(answers)
+        events = [
+            {"eventId": i, "eventTimestampMs": i, "eventType": "TIMER_FIRED", "details": {}}
+            for i in ids
+        ]
+        answer: dict[str, Any] = {"processExecutionId": "e-1", "events": events}
+        if cursor is not None:
+            answer["nextAfterEventId"] = cursor
+        return httpx.Response(200, json=answer)
+
+    return handler
+
+
+async def test_history_sends_the_cursor_page_size_and_event_types() -> None:
+    seen: list[dict[str, Any]] = []
+    client = async_client(history_pages(seen, [([4], 4), ([1], None)]))
+    page = await client.get_process_history(
+        "p",
+        "e-1",
+        after_event_id=3,
+        page_size=1,
+        event_types=[HistoryEventType.TIMER_FIRED, "STATE_FAILED"],
+    )
+    assert [e.event_id for e in page.events] == [4]
+    assert page.next_after_event_id == 4
+    last = await client.get_process_history("p", event_types=[])
+    assert last.next_after_event_id is None
+    assert seen == [
+        {
+            "processId": "p",
+            "processExecutionId": "e-1",
+            "afterEventId": 3,
+            "pageSize": 1,
+            "eventTypes": ["TIMER_FIRED", "STATE_FAILED"],
+        },
+        {"processId": "p"},
+    ]
+    with pytest.raises(ValueError, match="NOT_A_TYPE"):
+        await client.get_process_history("p", event_types=["NOT_A_TYPE"])
+    await client.aclose()
+
+
+async def test_iter_process_history_walks_every_page() -> None:
+    pages: list[tuple[list[int], int | None]] = [([5, 7], 7), ([9], 9), ([], None)]
+    seen: list[dict[str, Any]] = []
+    client = async_client(history_pages(seen, pages))
+    walked = [
+        e.event_id
+        async for e in client.iter_process_history(
+            "p", after_event_id=4, page_size=2, event_types=["TIMER_FIRED"]
+        )
+    ]
+    assert walked == [5, 7, 9]
+    assert [body.get("afterEventId") for body in seen] == [4, 7, 9]
+    assert all(body["pageSize"] == 2 for body in seen)
+    assert all(body["eventTypes"] == ["TIMER_FIRED"] for body in seen)
+    await client.aclose()
+
+    seen_sync: list[dict[str, Any]] = []
+    with sync_client(history_pages(seen_sync, pages)) as sync:
+        events = list(sync.iter_process_history("p", "e-1", page_size=2))
+    assert [e.event_id for e in events] == [5, 7, 9]
+    assert seen_sync == [
+        {"processId": "p", "processExecutionId": "e-1", "pageSize": 2},
+        {"processId": "p", "processExecutionId": "e-1", "afterEventId": 7, "pageSize": 2},
+        {"processId": "p", "processExecutionId": "e-1", "afterEventId": 9, "pageSize": 2},
+    ]
+
+
 async def test_transport_failures_and_bad_answers() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
@@ -215,6 +291,10 @@ def test_the_sync_client_makes_the_same_calls() -> None:
         client.stop_process("p", reason="done")
         assert client.list_processes(process_type=ShopProcess, page_size=5).executions == []
         assert client.get_process_history("p").events == []
+        paged = client.get_process_history(
+            "p", after_event_id=2, page_size=3, event_types=["STATE_FAILED"]
+        )
+        assert paged.next_after_event_id is None
         assert client.wait_for_completion("p", 5).status == "FAILED"
         with pytest.raises(ProcessNotFoundError):
             client.describe_process("p", "e-9")
@@ -225,6 +305,7 @@ def test_the_sync_client_makes_the_same_calls() -> None:
         "publish-to-local-queue",
         "stop",
         "list",
+        "history",
         "history",
         "wait-for-completion",
         "describe",
@@ -243,3 +324,9 @@ def test_the_sync_client_makes_the_same_calls() -> None:
     assert bodies["stop"] == {"processId": "p", "stopType": "TERMINATE", "reason": "done"}
     assert bodies["list"] == {"filter": {"processType": "ShopProcess"}, "pageSize": 5}
     assert bodies["describe"] == {"processId": "p", "processExecutionId": "e-9"}
+    assert bodies["history"] == {
+        "processId": "p",
+        "afterEventId": 2,
+        "pageSize": 3,
+        "eventTypes": ["STATE_FAILED"],
+    }

@@ -55,13 +55,16 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.describe_process("p", "0190e0a4-0000-7000-8000-000000000000"),
         client.list_processes(process_id="p", page_size=10, start_time_min_ms=0),
         client.get_process_history("p"),
+        client.get_process_history(
+            "p", after_event_id=7, page_size=1000, event_types=["TIMER_FIRED", "STATE_FAILED"]
+        ),
         client.wait_for_completion("p", 1),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):
             await coroutine
     await client.aclose()
-    assert len(sent) == 8
+    assert len(sent) == 9
     for path, body in sent:
         contract.check_request(path, body)
 

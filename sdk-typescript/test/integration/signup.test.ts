@@ -85,7 +85,19 @@ for (const dialect of DIALECTS) {
       assert.equal(kinds.filter((k) => k === "welcome").length, 1);
       assert.equal(kinds.at(-1), "welcome");
 
-      const history = (await client.history(processId("ann"), exec)).events.map((e) => e.eventType);
+      const whole = (await client.history(processId("ann"), exec)).events;
+      const history = whole.map((e) => e.eventType);
+      // A page at a time, and filtered by one type: the same events as the whole history.
+      const first = await client.history(processId("ann"), { processExecutionId: exec, pageSize: 1 });
+      assert.deepEqual(first.events, whole.slice(0, 1));
+      assert.equal(first.nextAfterEventId, whole[0]?.eventId);
+      const paged = [];
+      for await (const event of client.historyEvents(processId("ann"), { processExecutionId: exec, pageSize: 1 })) paged.push(event);
+      assert.deepEqual(paged, whole);
+      const timers = [];
+      for await (const event of client.historyEvents(processId("ann"), { pageSize: 1, eventTypes: ["TIMER_FIRED"] })) timers.push(event);
+      assert.deepEqual(timers, whole.filter((e) => e.eventType === "TIMER_FIRED"));
+      assert.ok(timers.length > 0);
       assert.equal(history[0], "PROCESS_STARTED");
       for (const event of ["WAIT_UNTIL_COMPLETED", "TIMER_FIRED", "LOCAL_QUEUE_MESSAGES_CONSUMED", "EXECUTE_COMPLETED"]) {
         assert.ok(history.includes(event), `${event} in ${history.join(", ")}`);

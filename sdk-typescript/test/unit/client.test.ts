@@ -97,6 +97,38 @@ describe("client requests", () => {
     );
   });
 
+  it("sends the history's cursor, page size and event types, and walks every page", async () => {
+    const event = (eventId: number) => ({ eventId, eventTimestampMs: eventId, eventType: "TIMER_FIRED", details: {} });
+    const fake = fakeFetch(
+      () => Response.json({ processExecutionId: "e1", events: [event(4)], nextAfterEventId: 4 }),
+      () => Response.json({ processExecutionId: "e1", events: [event(5), event(7)], nextAfterEventId: 7 }),
+      () => Response.json({ processExecutionId: "e1", events: [event(9)], nextAfterEventId: 9 }),
+      () => Response.json({ processExecutionId: "e1", events: [], nextAfterEventId: null }),
+      () => Response.json({ processExecutionId: "e1", events: [event(1)] }),
+    );
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    const page = await client.history("p", { processExecutionId: "e1", afterEventId: 3, pageSize: 1, eventTypes: ["TIMER_FIRED"] });
+    assert.equal(page.nextAfterEventId, 4);
+    const walked = [];
+    for await (const e of client.historyEvents("p", { afterEventId: 4, pageSize: 2, eventTypes: ["TIMER_FIRED", "PROCESS_CLOSED"] })) {
+      walked.push(e.eventId);
+    }
+    assert.deepEqual(walked, [5, 7, 9]);
+    const all = [];
+    for await (const e of client.historyEvents("p", { eventTypes: [] })) all.push(e.eventId);
+    assert.deepEqual(all, [1]);
+    assert.deepEqual(
+      fake.sent.map((s) => s.body),
+      [
+        { processId: "p", processExecutionId: "e1", afterEventId: 3, pageSize: 1, eventTypes: ["TIMER_FIRED"] },
+        { processId: "p", afterEventId: 4, pageSize: 2, eventTypes: ["TIMER_FIRED", "PROCESS_CLOSED"] },
+        { processId: "p", afterEventId: 7, pageSize: 2, eventTypes: ["TIMER_FIRED", "PROCESS_CLOSED"] },
+        { processId: "p", afterEventId: 9, pageSize: 2, eventTypes: ["TIMER_FIRED", "PROCESS_CLOSED"] },
+        { processId: "p" },
+      ],
+    );
+  });
+
   it("long-polls wait-for-completion until the execution closes", async () => {
     const waiting = { processExecutionId: "e1", status: "RUNNING", timedOut: true };
     const fake = fakeFetch(
