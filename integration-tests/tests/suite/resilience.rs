@@ -255,16 +255,9 @@ async fn sigkilled_instance_during_site_creations_leaves_every_write_done_once(d
 /// a deadlock with a transaction of the user's application, must be retried: the
 /// process completes and the business write lands once.
 ///
-/// BUG (both dialects, known): it is never retried while the instance lives. The task
-/// handler's error leaves the task leased ("its lease will expire and it will run
-/// again", async-service/src/db_queue.rs:80), but the lease renewer
-/// (async-service/src/leases.rs) renews every lease of its owner
-/// (`renew_leases`: `UPDATE xdb_sys_tasks ... WHERE lease_owner = ?`), including the
-/// abandoned task's, every lease/3, so the lease never expires and the process hangs
-/// until the instance stops. On MySQL the transitions themselves deadlock under load
-/// (two executions closing at once), which is how
-/// `site_creation::mysql::random_failures_are_retried_until_every_site_is_created_once`
-/// hangs about one run in three.
+/// Every transition that writes the business row locks it before the execution row
+/// (`lock_business_row_first`). The user's transaction takes the execution row, waits
+/// until the transition is blocked on it, then asks for the business row: a deadlock.
 async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
     let lease = Duration::from_secs(3);
     let mut env = XdbTestEnv::start_with(
@@ -302,9 +295,17 @@ async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
     })
     .await;
 
-    // The user's transaction holds the process row. It is made heavier than the
-    // transition (MySQL aborts the lighter transaction of a deadlock) and waits long
-    // before checking for deadlocks (PostgreSQL: the first waiter to check aborts).
+    let process_row = (
+        "SELECT id FROM xdb_sys_process_executions WHERE id = $1 FOR UPDATE",
+        Arg::Uuid(exec.parse().unwrap()),
+    );
+    let business_row = (
+        "SELECT id FROM test_entity WHERE id = $1 FOR UPDATE",
+        Arg::from("v1"),
+    );
+    // The user's transaction is made heavier than the transition (MySQL aborts the
+    // lighter transaction of a deadlock) and waits long before checking for deadlocks
+    // (PostgreSQL: the first waiter to check aborts).
     let mut user = SqlSession::open(env.db()).await;
     user.execute("BEGIN").await.unwrap();
     if db == Database::Postgres {
@@ -319,14 +320,7 @@ async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
     ))
     .await
     .unwrap();
-    let exec_id = Arg::Uuid(exec.parse().unwrap());
-    user.query(
-        "SELECT id FROM xdb_sys_process_executions WHERE id = $1 FOR UPDATE",
-        &[exec_id],
-    )
-    .await
-    .unwrap();
-    // The transition locks the business row, then waits for the process row.
+    user.query(process_row.0, &[process_row.1]).await.unwrap();
     faults.release();
     let lock_waits = match db {
         Database::Postgres => {
@@ -339,20 +333,22 @@ async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
              WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()"
         }
     };
-    eventually(
-        "the transition to wait for the process row",
-        SOON,
-        || async { env.count(lock_waits, &[]).await >= 1 },
-    )
-    .await;
-    // The user now wants the business row: a deadlock, which the transition loses.
-    if let Err(error) = user
-        .query(
-            "SELECT id FROM test_entity WHERE id = $1 FOR UPDATE",
-            &["v1".into()],
-        )
-        .await
+    // MariaDB refreshes INNODB_TRX only when it was last read over 100 ms ago, so a
+    // faster poll would keep reading the snapshot taken before the wait began.
+    let poll = Duration::from_millis(250);
+    if xdb_test_util::wait_until(SOON, poll, || async {
+        env.count(lock_waits, &[]).await >= 1
+    })
+    .await
+    .is_err()
     {
+        panic!(
+            "the transition never waited for the execution row\n{}",
+            dump_execution(&env, &exec).await
+        );
+    }
+    // The user now wants the business row: a deadlock, which the transition loses.
+    if let Err(error) = user.query(business_row.0, &[business_row.1]).await {
         panic!("the test's transaction lost the deadlock instead of the transition: {error}");
     }
     user.execute("ROLLBACK").await.unwrap();
@@ -379,6 +375,12 @@ async fn a_transition_that_loses_a_deadlock_is_retried(db: Database) {
         history.iter().filter(|e| *e == "EXECUTE_COMPLETED").count(),
         1,
         "{history:?}"
+    );
+    // The lost transition's decision was asked for again: the deadlock did happen.
+    assert!(
+        process.attempts.len() >= 2,
+        "execute was called {} time(s): the transition never lost a deadlock",
+        process.attempts.len()
     );
     env.shutdown().await;
 }
