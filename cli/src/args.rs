@@ -18,6 +18,8 @@ use crate::format::parse_duration;
         "  xdb list --status RUNNING\n",
         "  xdb describe user-signup-ann\n",
         "  xdb wait user-signup-ann --timeout 5m && echo done\n",
+        "  xdb states user-signup-ann              # why is it not progressing?\n",
+        "  xdb retry user-signup-ann --reason 'worker fixed'\n",
         "  xdb describe user-signup-ann --output json | jq -r .status\n\n",
         exit_codes_text!(),
     ),
@@ -138,6 +140,58 @@ pub enum Command {
         "4 still running at --timeout, 5 not found, 1 other API error, 3 unreachable."
     ))]
     Wait(WaitArgs),
+    /// Show why an execution is not progressing: each state, its pending call, last failure, waits
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb states user-signup-ann\n",
+        "  xdb states user-signup-ann --execution 0190f0c4-... --output json\n\n",
+        "One row per state execution: its status, the attempt, phase and due time of the\n",
+        "waitUntil/execute call it waits on (PARKED: set aside until `xdb retry`), its last\n",
+        "failure, and the timers and local queues a waiting state waits for.\n",
+        "Exit codes: 0 found, 5 no such process or execution, 1 other API error, 3 unreachable."
+    ))]
+    States(StatesArgs),
+    /// Retry now the failing (backing-off) or parked calls of the current execution
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb retry user-signup-ann --reason 'worker fixed'\n",
+        "  xdb retry user-signup-ann --state VerifyState-1 --identity ann@ops\n\n",
+        "Calls waiting for their retry backoff become due at once (attempt counts kept) and\n",
+        "parked ones are released; without --state, every such state execution.\n",
+        "The reason and identity (--identity, XDB_IDENTITY, else xdb-cli) are kept in the history.\n",
+        "Exit codes: 0 retried, 7 nothing to retry (CONTROL_NOT_APPLICABLE), 5 not found,\n",
+        "1 other API error, 3 unreachable."
+    ))]
+    Retry(StateControlArgs),
+    /// Give up on failing state executions now, skipping their remaining attempts
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb give-up order-42 --reason 'provider gone for good'\n",
+        "  xdb give-up order-42 --state Charge-2\n\n",
+        "Each goes to its failure recovery without the remaining attempts: the process\n",
+        "fails, or proceeds to the configured state.\n",
+        "Exit codes: 0 given up, 7 nothing is failing (CONTROL_NOT_APPLICABLE), 5 not found,\n",
+        "1 other API error, 3 unreachable."
+    ))]
+    GiveUp(StateControlArgs),
+    /// Pause the current execution: none of its calls run until it resumes
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb pause order-42 --reason 'investigating double charge'\n\n",
+        "Calls and timers that fall due wait (a call already running finishes); messages\n",
+        "and RPCs are still accepted. What fell due runs on `xdb resume`.\n",
+        "Exit codes: 0 paused, 7 paused already (CONTROL_NOT_APPLICABLE), 5 not found,\n",
+        "1 other API error (e.g. PROCESS_NOT_RUNNING), 3 unreachable."
+    ))]
+    Pause(PauseArgs),
+    /// Resume a paused execution
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb resume order-42 --reason 'fixed'\n\n",
+        "Exit codes: 0 resumed, 7 not paused (CONTROL_NOT_APPLICABLE), 5 not found,\n",
+        "1 other API error, 3 unreachable."
+    ))]
+    Resume(PauseArgs),
     /// Print a shell completion script
     #[command(after_help = concat!(
         "Examples:\n",
@@ -266,6 +320,28 @@ mod tests {
         };
         assert_eq!(h.event_types, vec![HistoryEventType::TimerFired]);
         assert!(parse(&["history", "p1", "--event-type", "NOPE"]).is_err());
+    }
+
+    #[test]
+    fn parses_the_operator_commands() {
+        let cli = parse(&["give-up", "p1", "--state", "S-2", "--reason", "r"]).unwrap();
+        let Command::GiveUp(g) = cli.command else {
+            panic!("not give-up")
+        };
+        assert_eq!(
+            (g.state.as_deref(), g.control.reason.as_deref()),
+            (Some("S-2"), Some("r"))
+        );
+        let cli = parse(&["resume", "p1", "--identity", "ann"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::Resume(PauseArgs { ref control, .. }) if control.identity == "ann")
+        );
+        // pause and resume act on the whole execution.
+        assert!(parse(&["pause", "p1", "--state", "S-1"]).is_err());
+        let cli = parse(&["states", "p1", "--execution", "e1"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::States(StatesArgs { ref execution, .. }) if execution.as_deref() == Some("e1"))
+        );
     }
 
     #[test]

@@ -204,3 +204,44 @@ pub struct WaitArgs {
     #[arg(long)]
     pub no_progress: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct StatesArgs {
+    pub process_id: String,
+    /// An execution id of the process; absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+}
+
+/// What every control sends besides its target: why, and who asks.
+#[derive(Debug, Args)]
+pub struct ControlOpts {
+    /// An execution id of the process; absent: the latest
+    #[arg(long)]
+    pub execution: Option<String>,
+    /// Why, kept in the execution's history
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Who asks (a person or a tool), kept in the execution's history
+    #[arg(long, env = "XDB_IDENTITY", default_value = "xdb-cli")]
+    pub identity: String,
+}
+
+/// `retry` and `give-up`: every state the control applies to, or one.
+#[derive(Debug, Args)]
+pub struct StateControlArgs {
+    pub process_id: String,
+    /// Only this state execution (`stateId-number`, as `xdb states` shows it)
+    #[arg(long, value_name = "STATE_EXECUTION_ID")]
+    pub state: Option<String>,
+    #[command(flatten)]
+    pub control: ControlOpts,
+}
+
+/// `pause` and `resume`: the whole execution.
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    pub process_id: String,
+    #[command(flatten)]
+    pub control: ControlOpts,
+}

@@ -6,6 +6,7 @@ use xdb_sdk::{Client, ClientError};
 
 use crate::args::*;
 use crate::exit::Exit;
+use crate::operate::{Control, OperatorClient};
 use crate::requests::*;
 use crate::views;
 
@@ -148,6 +149,30 @@ pub async fn rpc(client: &Client, output: Output, a: &RpcArgs) -> Outcome {
             "{}\n",
             crate::payload::show_payload(response.output.as_ref())
         )
+    });
+    Ok(Exit::Ok)
+}
+
+pub async fn states(operator: &OperatorClient, output: Output, a: &StatesArgs) -> Outcome {
+    let response = operator.states(&states_request(a)).await?;
+    print(output, &response, || {
+        views::states(&a.process_id, &response, now_ms())
+    });
+    Ok(Exit::Ok)
+}
+
+pub async fn control(
+    operator: &OperatorClient,
+    output: Output,
+    control: Control,
+    process_id: &str,
+    state: Option<&str>,
+    opts: &ControlOpts,
+) -> Outcome {
+    let request = control_request(process_id, state, opts);
+    let response = operator.control(control, &request).await?;
+    print(output, &response, || {
+        views::control_result(control, process_id, &response.state_execution_ids)
     });
     Ok(Exit::Ok)
 }

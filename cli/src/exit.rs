@@ -22,6 +22,10 @@ pub enum Exit {
     NotFound = 5,
     /// `wait`: the execution closed without completing (FAILED, TIMEOUT, TERMINATED).
     ClosedNotCompleted = 6,
+    /// A control (`retry`, `give-up`, `pause`, `resume`) does not apply now: the service
+    /// answered `CONTROL_NOT_APPLICABLE` (nothing to retry or give up on, paused already,
+    /// not paused).
+    NotApplicable = 7,
 }
 
 impl Exit {
@@ -40,7 +44,8 @@ macro_rules! exit_codes_text {
   3  the service could not be reached (connection, timeout, gateway 502/503/504)
   4  wait: the execution was still running when --timeout passed
   5  not found: no such process id or execution (PROCESS_NOT_FOUND)
-  6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)"
+  6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)
+  7  a control does not apply now, e.g. pause when paused (CONTROL_NOT_APPLICABLE)"
     };
 }
 
@@ -52,6 +57,9 @@ pub fn exit_for(error: &ClientError) -> Exit {
     match error {
         ClientError::Api { error, .. } if error.sub_type == ErrorSubType::ProcessNotFound => {
             Exit::NotFound
+        }
+        ClientError::Api { error, .. } if error.sub_type == ErrorSubType::ControlNotApplicable => {
+            Exit::NotApplicable
         }
         ClientError::Api { .. } => Exit::ApiError,
         ClientError::Http {
@@ -109,6 +117,11 @@ mod tests {
     fn maps_errors_to_exit_codes() {
         assert_eq!(exit_for(&api("PROCESS_NOT_FOUND", 404)), Exit::NotFound);
         assert_eq!(exit_for(&api("INVALID_REQUEST", 400)), Exit::ApiError);
+        assert_eq!(
+            exit_for(&api("CONTROL_NOT_APPLICABLE", 409)),
+            Exit::NotApplicable
+        );
+        assert_eq!(exit_for(&api("PROCESS_NOT_RUNNING", 409)), Exit::ApiError);
         assert_eq!(exit_for(&api("WORKER_API_ERROR", 424)), Exit::ApiError);
         assert_eq!(
             exit_for(&ClientError::from_response(503, b"<html>")),
@@ -134,6 +147,7 @@ mod tests {
             Exit::WaitTimedOut,
             Exit::NotFound,
             Exit::ClosedNotCompleted,
+            Exit::NotApplicable,
         ];
         for (n, exit) in all.into_iter().enumerate() {
             assert_eq!(usize::from(exit.code()), n);

@@ -7,6 +7,7 @@ pub mod args;
 pub mod command_args;
 pub mod commands;
 pub mod format;
+pub mod operate;
 pub mod payload;
 pub mod requests;
 pub mod views;
@@ -20,6 +21,7 @@ use xdb_sdk::{Client, ClientError};
 use args::{Cli, Command, Output};
 use commands::Failure;
 use exit::{describe_error, exit_for, Exit};
+use operate::Control;
 
 /// Runs `xdb` with the process's arguments and returns its exit code.
 pub fn main() -> ExitCode {
@@ -55,6 +57,11 @@ pub fn run(cli: Cli) -> Exit {
     if let Some(token) = &cli.global.token {
         client = client.with_bearer_token(token.clone());
     }
+    let operator = operate::OperatorClient::new(
+        &cli.global.url,
+        cli.global.token.clone(),
+        cli.global.request_timeout,
+    );
     let output = cli.global.output;
     let outcome = runtime.block_on(async {
         match &cli.command {
@@ -65,7 +72,54 @@ pub fn run(cli: Cli) -> Exit {
             Command::Stop(a) => commands::stop(&client, output, a).await,
             Command::Publish(a) => commands::publish(&client, output, a).await,
             Command::Rpc(a) => commands::rpc(&client, output, a).await,
-            Command::Wait(a) => wait::wait(&client, output, a).await,
+            Command::Wait(a) => wait::wait(&client, &operator, output, a).await,
+            Command::States(a) => commands::states(&operator, output, a).await,
+            Command::Retry(a) => {
+                let state = a.state.as_deref();
+                commands::control(
+                    &operator,
+                    output,
+                    Control::RetryNow,
+                    &a.process_id,
+                    state,
+                    &a.control,
+                )
+                .await
+            }
+            Command::GiveUp(a) => {
+                let state = a.state.as_deref();
+                commands::control(
+                    &operator,
+                    output,
+                    Control::GiveUp,
+                    &a.process_id,
+                    state,
+                    &a.control,
+                )
+                .await
+            }
+            Command::Pause(a) => {
+                commands::control(
+                    &operator,
+                    output,
+                    Control::Pause,
+                    &a.process_id,
+                    None,
+                    &a.control,
+                )
+                .await
+            }
+            Command::Resume(a) => {
+                commands::control(
+                    &operator,
+                    output,
+                    Control::Resume,
+                    &a.process_id,
+                    None,
+                    &a.control,
+                )
+                .await
+            }
             Command::Completions { .. } => unreachable!("handled above"),
         }
     });

@@ -167,6 +167,29 @@ pub fn rpc_request(a: &RpcArgs) -> Result<ProcessExecutionRpcRequest, String> {
     })
 }
 
+pub fn states_request(a: &StatesArgs) -> ProcessExecutionStatesRequest {
+    ProcessExecutionStatesRequest {
+        process_id: a.process_id.clone(),
+        process_execution_id: a.execution.clone(),
+    }
+}
+
+/// A control of `process_id` (of one state execution with `state`), with its reason and
+/// identity.
+pub fn control_request(
+    process_id: &str,
+    state: Option<&str>,
+    c: &ControlOpts,
+) -> ProcessExecutionControlRequest {
+    ProcessExecutionControlRequest {
+        process_id: process_id.to_string(),
+        process_execution_id: c.execution.clone(),
+        state_execution_id: state.map(str::to_string),
+        reason: c.reason.clone(),
+        identity: Some(c.identity.clone()).filter(|i| !i.trim().is_empty()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +349,41 @@ mod tests {
         assert_eq!(r.filter.status, Some(ProcessStatus::Failed));
         assert_eq!(r.filter.process_type.as_deref(), Some("T"));
         assert_eq!(r.filter.start_time_max_ms, Some(5));
+    }
+
+    #[test]
+    fn control_requests_carry_state_reason_and_identity() {
+        let Command::Retry(a) = command(&[
+            "retry",
+            "p1",
+            "--state",
+            "Verify-1",
+            "--reason",
+            "worker fixed",
+            "--identity",
+            "ann",
+        ]) else {
+            panic!()
+        };
+        let r = control_request(&a.process_id, a.state.as_deref(), &a.control);
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"processId": "p1", "processExecutionId": null,
+                "stateExecutionId": "Verify-1", "reason": "worker fixed", "identity": "ann"})
+        );
+        let Command::Pause(a) = command(&["pause", "p1", "--execution", "e1"]) else {
+            panic!()
+        };
+        let r = control_request(&a.process_id, None, &a.control);
+        assert_eq!(r.process_execution_id.as_deref(), Some("e1"));
+        assert_eq!(r.state_execution_id, None);
+        // --identity, else XDB_IDENTITY, else "xdb-cli" (the variable is unset in tests).
+        if std::env::var_os("XDB_IDENTITY").is_none() {
+            assert_eq!(r.identity.as_deref(), Some("xdb-cli"));
+        }
+        let Command::States(a) = command(&["states", "p1"]) else {
+            panic!()
+        };
+        assert_eq!(states_request(&a).process_execution_id, None);
     }
 }

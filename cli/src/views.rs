@@ -1,11 +1,15 @@
 //! The human (table) rendering of each answer; pure functions of the answer and `now`.
 
+use serde::Serialize;
 use xdb_protocol::{
-    ProcessExecutionDescribeResponse, ProcessExecutionHistoryResponse, ProcessExecutionSummary,
-    ProcessExecutionWaitForCompletionResponse, ProcessFailure,
+    CallPhase, PauseInfo, PendingCall, ProcessExecutionDescribeResponse,
+    ProcessExecutionHistoryResponse, ProcessExecutionStatesResponse, ProcessExecutionSummary,
+    ProcessExecutionWaitForCompletionResponse, ProcessFailure, StateExecutionInfo,
+    StateExecutionStatus, StateFailure, WaitingFor,
 };
 
 use crate::format::{between_ms, duration, key_values, table, timestamp_ms, truncate};
+use crate::operate::Control;
 use crate::payload::show_payload;
 
 /// How long an execution ran: until its close, or until `now_ms` while it runs.
@@ -50,9 +54,37 @@ pub fn describe(d: &ProcessExecutionDescribeResponse, now_ms: i64) -> String {
             ),
         ));
     }
+    if let Some(paused) = &d.paused {
+        pairs.push(("Paused", paused_text(paused, now_ms)));
+    }
+    if d.parked_tasks > 0 {
+        pairs.push((
+            "Parked tasks",
+            format!(
+                "{} (see xdb states; xdb retry releases them)",
+                d.parked_tasks
+            ),
+        ));
+    }
     pairs.push(("Result", show_payload(d.result.as_ref())));
     pairs.push(("Failure", failure_text(d.failure.as_ref())));
     key_values(&pairs)
+}
+
+/// `since 2024-05-01 12:00:00.000Z (4m05s ago) by ann: investigating`.
+pub fn paused_text(p: &PauseInfo, now_ms: i64) -> String {
+    let mut text = format!(
+        "since {} ({} ago)",
+        timestamp_ms(p.since_timestamp_ms),
+        duration(between_ms(p.since_timestamp_ms, now_ms))
+    );
+    if let Some(identity) = &p.identity {
+        text.push_str(&format!(" by {identity}"));
+    }
+    if let Some(reason) = &p.reason {
+        text.push_str(&format!(": {reason}"));
+    }
+    text
 }
 
 pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
@@ -63,7 +95,11 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
                 e.process_id.clone(),
                 e.process_execution_id.clone(),
                 e.process_type.clone(),
-                e.status.as_str().to_string(),
+                if e.paused {
+                    format!("{} (paused)", e.status.as_str())
+                } else {
+                    e.status.as_str().to_string()
+                },
                 timestamp_ms(e.start_timestamp_ms),
                 ran_for(e.start_timestamp_ms, e.close_timestamp_ms, now_ms),
             ]
@@ -124,22 +160,213 @@ pub fn wait_result(w: &ProcessExecutionWaitForCompletionResponse) -> String {
     key_values(&pairs)
 }
 
-/// The progress line of `wait`.
+/// The progress line of `wait`; `states` (from [`active_states`]) replaces the count of
+/// running states when known.
 pub fn progress_line(
     process_id: &str,
     status: &str,
+    paused: bool,
     running_states: Option<i32>,
+    states: Option<&str>,
     waited: std::time::Duration,
 ) -> String {
-    let states = match running_states {
-        Some(1) => ", 1 state running".to_string(),
-        Some(n) => format!(", {n} states running"),
-        None => String::new(),
+    let paused = if paused { " (paused)" } else { "" };
+    let states = match (states, running_states) {
+        (Some(states), _) if !states.is_empty() => format!(", {states}"),
+        (_, Some(1)) => ", 1 state running".to_string(),
+        (_, Some(n)) => format!(", {n} states running"),
+        (_, None) => String::new(),
     };
     format!(
-        "waiting for {process_id}: {status}{states}, {} elapsed",
+        "waiting for {process_id}: {status}{paused}{states}, {} elapsed",
         duration(waited)
     )
+}
+
+/// The states not yet ended, each as `id STATUS` (with its call's phase when it is not
+/// simply scheduled or running), at most `max` of them and then how many more.
+pub fn active_states(s: &ProcessExecutionStatesResponse, max: usize) -> String {
+    let active: Vec<String> = s
+        .states
+        .iter()
+        .filter(|st| {
+            !matches!(
+                st.status,
+                StateExecutionStatus::Completed
+                    | StateExecutionStatus::Failed
+                    | StateExecutionStatus::Aborted
+            )
+        })
+        .map(|st| {
+            let phase = match &st.pending_call {
+                Some(call) if matches!(call.phase, CallPhase::Parked | CallPhase::Paused) => {
+                    format!(" {}", name(&call.phase))
+                }
+                Some(call) if call.attempt > 1 => format!(" attempt {}", call.attempt),
+                _ => String::new(),
+            };
+            format!("{} {}{phase}", st.state_execution_id, name(&st.status))
+        })
+        .collect();
+    let mut text = active
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if active.len() > max {
+        text.push_str(&format!(" and {} more", active.len() - max));
+    }
+    text
+}
+
+/// An enum as the API spells it (`WAIT_UNTIL_RUNNING`, `waitUntil`).
+fn name(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "?".to_string(),
+    }
+}
+
+/// `in 12.0s` for a time to come, `3m05s ago` for one past.
+fn relative(at_ms: i64, now_ms: i64) -> String {
+    if at_ms > now_ms {
+        format!("in {}", duration(between_ms(now_ms, at_ms)))
+    } else {
+        format!("{} ago", duration(between_ms(at_ms, now_ms)))
+    }
+}
+
+/// The failure column is cut to this many characters (the JSON answer has it whole).
+const FAILURE_WIDTH: usize = 50;
+
+fn call_cells(call: Option<&PendingCall>, now_ms: i64) -> [String; 3] {
+    match call {
+        None => ["-".into(), "-".into(), "-".into()],
+        Some(c) => [
+            format!("{} #{}", name(&c.api), c.attempt),
+            name(&c.phase),
+            match c.phase {
+                CallPhase::Running => "-".to_string(),
+                _ => relative(c.due_timestamp_ms, now_ms),
+            },
+        ],
+    }
+}
+
+fn failure_cell(f: Option<&StateFailure>) -> String {
+    match f {
+        None => "-".to_string(),
+        Some(f) => {
+            // One line: the worker's detail may span several.
+            let error = f.error.split_whitespace().collect::<Vec<_>>().join(" ");
+            truncate(&format!("#{}: {error}", f.attempt), FAILURE_WIDTH)
+        }
+    }
+}
+
+/// What a waiting state waits for: `ANY_OF_COMPLETION: timer 60s (in 59.0s), queue
+/// verify 0/1`; the waiting type only with more than one command.
+pub fn waiting_for_text(w: &WaitingFor, now_ms: i64) -> String {
+    let timers = w.timers.iter().map(|t| {
+        let when = match (&t.status, t.due_timestamp_ms) {
+            (Some(status), _) => name(status),
+            (None, Some(due)) => relative(due, now_ms),
+            (None, None) => "pending".to_string(),
+        };
+        format!("timer {}s ({when})", t.delay_in_seconds)
+    });
+    let queues = w.local_queues.iter().map(|q| match &q.status {
+        Some(status) => format!("queue {} ({})", q.queue_name, name(status)),
+        None => format!("queue {} ({}/{} queued)", q.queue_name, q.queued, q.count),
+    });
+    let parts: Vec<String> = timers.chain(queues).collect();
+    match parts.len() {
+        0 => "nothing (no commands)".to_string(),
+        1 => parts[0].clone(),
+        _ => format!("{}: {}", name(&w.waiting_type), parts.join(", ")),
+    }
+}
+
+fn state_row(st: &StateExecutionInfo, now_ms: i64) -> Vec<String> {
+    let [call, phase, due] = call_cells(st.pending_call.as_ref(), now_ms);
+    vec![
+        st.state_execution_id.clone(),
+        name(&st.status),
+        call,
+        phase,
+        due,
+        failure_cell(st.last_failure.as_ref()),
+        st.waiting_for
+            .as_ref()
+            .map_or("-".to_string(), |w| waiting_for_text(w, now_ms)),
+    ]
+}
+
+/// `xdb states`: the execution's status (and pause), a row per state execution, and a
+/// note for each parked call saying why and how to release it.
+pub fn states(process_id: &str, s: &ProcessExecutionStatesResponse, now_ms: i64) -> String {
+    let mut out = format!(
+        "Execution {}  {}\n",
+        s.process_execution_id,
+        s.status.as_str()
+    );
+    if let Some(paused) = &s.paused {
+        out.push_str(&format!(
+            "Paused {} (xdb resume {process_id})\n",
+            paused_text(paused, now_ms)
+        ));
+    }
+    let rows: Vec<Vec<String>> = s.states.iter().map(|st| state_row(st, now_ms)).collect();
+    out.push_str(&table(
+        &[
+            "STATE EXECUTION",
+            "STATUS",
+            "CALL",
+            "PHASE",
+            "DUE",
+            "LAST FAILURE",
+            "WAITING FOR",
+        ],
+        &rows,
+    ));
+    for st in &s.states {
+        if let Some(call) = st
+            .pending_call
+            .as_ref()
+            .filter(|c| c.phase == CallPhase::Parked)
+        {
+            out.push_str(&format!(
+                "{} is parked: {} (xdb retry {process_id} --state {})\n",
+                st.state_execution_id,
+                call.parked_reason.as_deref().unwrap_or("no reason given"),
+                st.state_execution_id
+            ));
+        }
+    }
+    out
+}
+
+/// What a control did, for people: `paused p1 (held: A-1, B-1)`.
+pub fn control_result(
+    control: Control,
+    process_id: &str,
+    state_execution_ids: &[String],
+) -> String {
+    let (done, which) = match control {
+        Control::RetryNow => ("retry requested for", "due now"),
+        Control::GiveUp => ("gave up on", "given up"),
+        Control::Pause => ("paused", "held"),
+        Control::Resume => ("resumed", "released"),
+    };
+    if state_execution_ids.is_empty() {
+        format!("{done} {process_id}\n")
+    } else {
+        format!(
+            "{done} {process_id} ({which}: {})\n",
+            state_execution_ids.join(", ")
+        )
+    }
 }
 
 #[cfg(test)]
@@ -186,12 +413,162 @@ mod tests {
             status: ProcessStatus::Running,
             start_timestamp_ms: 0,
             close_timestamp_ms: None,
+            paused: false,
         };
-        let text = list(&[e], 2_500);
+        let paused = ProcessExecutionSummary {
+            process_id: "p2".into(),
+            paused: true,
+            ..e.clone()
+        };
+        let text = list(&[e, paused], 2_500);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("PROCESS ID  EXECUTION ID  TYPE  STATUS"));
-        assert!(lines[1].starts_with("p1          e1            T     RUNNING"));
+        assert!(lines[1].starts_with("p1          e1            T     RUNNING  "));
         assert!(lines[1].ends_with("2.5s"), "{text}");
+        assert!(
+            lines[2].starts_with("p2          e1            T     RUNNING (paused)  "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn describe_shows_a_pause_and_parked_tasks() {
+        let mut d = described();
+        assert!(!describe(&d, 0).contains("Paused"));
+        assert!(!describe(&d, 0).contains("Parked"));
+        d.paused = Some(PauseInfo {
+            since_timestamp_ms: 0,
+            reason: Some("investigating".into()),
+            identity: Some("ann".into()),
+        });
+        d.parked_tasks = 2;
+        let text = describe(&d, 245_000);
+        assert!(
+            text.contains(
+                "Paused          since 1970-01-01 00:00:00.000Z (4m05s ago) by ann: investigating\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("Parked tasks    2 (see xdb states"), "{text}");
+        d.paused = Some(PauseInfo {
+            since_timestamp_ms: 0,
+            reason: None,
+            identity: None,
+        });
+        assert!(describe(&d, 1_000)
+            .contains("Paused          since 1970-01-01 00:00:00.000Z (1.0s ago)\n"));
+    }
+
+    fn states_response() -> ProcessExecutionStatesResponse {
+        serde_json::from_value(json!({
+            "processExecutionId": "e1", "status": "RUNNING",
+            "paused": {"sinceTimestampMs": 0, "reason": "look", "identity": "ann"},
+            "states": [
+                {"stateExecutionId": "Submit-1", "stateId": "Submit", "status": "COMPLETED",
+                 "startedTimestampMs": 0},
+                {"stateExecutionId": "Verify-1", "stateId": "Verify",
+                 "status": "WAITING_COMMANDS", "startedTimestampMs": 0,
+                 "waitingFor": {"waitingType": "ANY_OF_COMPLETION",
+                    "timers": [{"delayInSeconds": 60, "dueTimestampMs": 70_000}],
+                    "localQueues": [{"queueName": "verify", "count": 1, "queued": 0}]}},
+                {"stateExecutionId": "Charge-1", "stateId": "Charge",
+                 "status": "EXECUTE_RUNNING", "startedTimestampMs": 0,
+                 "pendingCall": {"api": "execute", "attempt": 3, "phase": "SCHEDULED",
+                    "dueTimestampMs": 22_000},
+                 "lastFailure": {"api": "execute", "attempt": 2,
+                    "error": "HTTP 500:\n  connection reset by peer while reading the answer of the worker",
+                    "timestampMs": 9_000}},
+                {"stateExecutionId": "Mail-1", "stateId": "Mail",
+                 "status": "WAIT_UNTIL_RUNNING", "startedTimestampMs": 0,
+                 "pendingCall": {"api": "waitUntil", "attempt": 1, "phase": "PARKED",
+                    "dueTimestampMs": 4_000, "parkedReason": "refused 5 times"}}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn states_table_shows_calls_failures_and_waits() {
+        let text = states("p1", &states_response(), 10_000);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Execution e1  RUNNING");
+        assert_eq!(
+            lines[1],
+            "Paused since 1970-01-01 00:00:00.000Z (10.0s ago) by ann: look (xdb resume p1)"
+        );
+        assert!(
+            lines[2]
+                .starts_with("STATE EXECUTION  STATUS              CALL          PHASE      DUE"),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("Submit-1         COMPLETED           -"),
+            "{text}"
+        );
+        assert!(
+            lines[4]
+                .ends_with("  ANY_OF_COMPLETION: timer 60s (in 1m00s), queue verify (0/1 queued)"),
+            "{text}"
+        );
+        assert!(
+            lines[5].starts_with(
+                "Charge-1         EXECUTE_RUNNING     execute #3    SCHEDULED  in 12.0s"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[5].contains("#2: HTTP 500: connection reset by peer while read…  -"),
+            "{text}"
+        );
+        assert!(
+            lines[6].starts_with(
+                "Mail-1           WAIT_UNTIL_RUNNING  waitUntil #1  PARKED     6.0s ago"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            lines[7],
+            "Mail-1 is parked: refused 5 times (xdb retry p1 --state Mail-1)"
+        );
+        assert_eq!(lines.len(), 8, "{text}");
+    }
+
+    #[test]
+    fn waiting_for_names_fired_and_received_commands() {
+        let w: WaitingFor = serde_json::from_value(json!({
+            "waitingType": "ALL_OF_COMPLETION",
+            "timers": [{"delayInSeconds": 5, "status": "FIRED"}],
+            "localQueues": []
+        }))
+        .unwrap();
+        assert_eq!(waiting_for_text(&w, 0), "timer 5s (FIRED)");
+        let w: WaitingFor = serde_json::from_value(json!({
+            "waitingType": "ALL_OF_COMPLETION", "timers": [],
+            "localQueues": [{"queueName": "a", "count": 2, "queued": 3, "status": "RECEIVED"},
+                            {"queueName": "b", "count": 1, "queued": 0}]
+        }))
+        .unwrap();
+        assert_eq!(
+            waiting_for_text(&w, 0),
+            "ALL_OF_COMPLETION: queue a (RECEIVED), queue b (0/1 queued)"
+        );
+    }
+
+    #[test]
+    fn control_results_name_the_states() {
+        assert_eq!(
+            control_result(Control::Pause, "p1", &["A-1".into(), "B-1".into()]),
+            "paused p1 (held: A-1, B-1)\n"
+        );
+        assert_eq!(control_result(Control::Resume, "p1", &[]), "resumed p1\n");
+        assert_eq!(
+            control_result(Control::RetryNow, "p1", &["A-1".into()]),
+            "retry requested for p1 (due now: A-1)\n"
+        );
+        assert_eq!(
+            control_result(Control::GiveUp, "p1", &["A-1".into()]),
+            "gave up on p1 (given up: A-1)\n"
+        );
     }
 
     #[test]
@@ -226,12 +603,46 @@ mod tests {
             "Execution id  e1\nStatus        COMPLETED\nResult        \"done\"\n"
         );
         assert_eq!(
-            progress_line("p1", "RUNNING", Some(2), Duration::from_secs(75)),
+            progress_line(
+                "p1",
+                "RUNNING",
+                false,
+                Some(2),
+                None,
+                Duration::from_secs(75)
+            ),
             "waiting for p1: RUNNING, 2 states running, 1m15s elapsed"
         );
         assert_eq!(
-            progress_line("p1", "RUNNING", Some(1), Duration::from_millis(300)),
+            progress_line(
+                "p1",
+                "RUNNING",
+                false,
+                Some(1),
+                Some(""),
+                Duration::from_millis(300)
+            ),
             "waiting for p1: RUNNING, 1 state running, 300ms elapsed"
+        );
+        let active = active_states(&states_response(), 3);
+        assert_eq!(
+            active,
+            "Verify-1 WAITING_COMMANDS, Charge-1 EXECUTE_RUNNING attempt 3, Mail-1 WAIT_UNTIL_RUNNING PARKED"
+        );
+        assert_eq!(
+            active_states(&states_response(), 1),
+            "Verify-1 WAITING_COMMANDS and 2 more"
+        );
+        assert_eq!(
+            progress_line(
+                "p1",
+                "RUNNING",
+                true,
+                Some(1),
+                Some(&active[..25]),
+                Duration::from_secs(2)
+            ),
+            "waiting for p1: RUNNING (paused), Verify-1 WAITING_COMMANDS, 2.0s elapsed"
         );
     }
 }

@@ -5,18 +5,22 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use xdb_protocol::{
-    ProcessExecutionDescribeRequest, ProcessExecutionWaitForCompletionRequest, ProcessStatus,
+    ProcessExecutionDescribeRequest, ProcessExecutionStatesRequest,
+    ProcessExecutionWaitForCompletionRequest, ProcessStatus,
 };
 use xdb_sdk::Client;
 
 use crate::args::{Output, WaitArgs};
 use crate::commands::{print, Outcome};
 use crate::exit::Exit;
+use crate::operate::OperatorClient;
 use crate::views;
 
 /// Longest single long poll: below the service's default `api.max_wait_seconds` (300)
 /// and its default wait (30), so any sensible configuration accepts it.
 const ROUND: Duration = Duration::from_secs(25);
+/// At most this many states are named on the progress line.
+const PROGRESS_STATES: usize = 3;
 /// Long-poll length while showing progress, so the line is refreshed this often.
 const PROGRESS_ROUND: Duration = Duration::from_secs(2);
 
@@ -64,7 +68,12 @@ impl Progress {
     }
 }
 
-pub async fn wait(client: &Client, output: Output, a: &WaitArgs) -> Outcome {
+pub async fn wait(
+    client: &Client,
+    operator: &OperatorClient,
+    output: Output,
+    a: &WaitArgs,
+) -> Outcome {
     let terminal = std::io::stderr().is_terminal();
     let progress = Progress {
         on: !a.no_progress && (a.progress || terminal),
@@ -82,10 +91,24 @@ pub async fn wait(client: &Client, output: Output, a: &WaitArgs) -> Outcome {
                 })
                 .await;
             let d = d.inspect_err(|_| progress.finish())?;
+            // The states name what it is doing; a service without the call shows counts.
+            let states = match d.status {
+                ProcessStatus::Running => operator
+                    .states(&ProcessExecutionStatesRequest {
+                        process_id: a.process_id.clone(),
+                        process_execution_id: Some(d.process_execution_id.clone()),
+                    })
+                    .await
+                    .ok()
+                    .map(|s| views::active_states(&s, PROGRESS_STATES)),
+                _ => None,
+            };
             progress.show(&views::progress_line(
                 &a.process_id,
                 d.status.as_str(),
+                d.paused.is_some(),
                 Some(d.running_state_executions),
+                states.as_deref(),
                 started.elapsed(),
             ));
         }

@@ -286,6 +286,86 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         "{}",
         timed_out.stderr
     );
+    // The operator's commands: pause shows in describe, list and states; a second pause
+    // does not apply (exit 7); resume clears it, and a second resume does not apply.
+    let paused = xdb(
+        &env,
+        &[
+            "pause",
+            "user-signup-cy",
+            "--reason",
+            "looking into it",
+            "--identity",
+            "ops@cli-test",
+        ],
+    )
+    .await
+    .expect(0);
+    assert!(
+        paused.stdout.starts_with("paused user-signup-cy"),
+        "{}",
+        paused.stdout
+    );
+    let described = xdb(&env, &["describe", "user-signup-cy", "-o", "json"])
+        .await
+        .expect(0)
+        .json();
+    assert_eq!(described["paused"]["reason"], "looking into it");
+    assert_eq!(described["paused"]["identity"], "ops@cli-test");
+    let table = xdb(&env, &["describe", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(table.contains("Paused          since "), "{table}");
+    assert!(
+        table.contains(" by ops@cli-test: looking into it\n"),
+        "{table}"
+    );
+    let listed = xdb(&env, &["list", "--process-id", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(listed.contains(" RUNNING (paused) "), "{listed}");
+    let states = xdb(&env, &["states", "user-signup-cy", "-o", "json"])
+        .await
+        .expect(0)
+        .json();
+    assert_eq!(states["status"], "RUNNING");
+    assert_eq!(states["paused"]["reason"], "looking into it");
+    assert!(!states["states"].as_array().expect("states").is_empty());
+    let table = xdb(&env, &["states", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(table.contains("\nPaused since "), "{table}");
+    assert!(table.contains("STATE EXECUTION  STATUS"), "{table}");
+    let again = xdb(&env, &["pause", "user-signup-cy", "-o", "json"])
+        .await
+        .expect(7);
+    assert_eq!(again.json()["subType"], "CONTROL_NOT_APPLICABLE");
+    assert!(
+        again.stderr.contains("CONTROL_NOT_APPLICABLE (HTTP 409)"),
+        "{}",
+        again.stderr
+    );
+    xdb(
+        &env,
+        &["resume", "user-signup-cy", "--reason", "done looking"],
+    )
+    .await
+    .expect(0);
+    let table = xdb(&env, &["describe", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(!table.contains("Paused"), "{table}");
+    xdb(&env, &["resume", "user-signup-cy"]).await.expect(7);
+    let events = event_types(&env, "user-signup-cy").await;
+    assert!(
+        events.contains(&"PAUSED".to_string()) && events.contains(&"RESUMED".to_string()),
+        "{events:?}"
+    );
+
     let stopped = xdb(&env, &["stop", "user-signup-cy", "--reason", "duplicate"])
         .await
         .expect(0);
@@ -332,7 +412,8 @@ async fn cli_drives_signups_to_their_end(db: Database) {
     assert_eq!(lines.len(), 2, "{running}");
     assert!(lines[1].starts_with("user-signup-cy "), "{running}");
 
-    // Exit codes scripts rely on: not found 5, usage 2, bad token 1, unreachable 3.
+    // Exit codes scripts rely on: not found 5, usage 2, bad token 1, unreachable 3,
+    // a control that does not apply 7 (above).
     let missing = xdb(&env, &["describe", "user-signup-nobody"])
         .await
         .expect(5);
