@@ -20,12 +20,15 @@ pub enum CaptureError {
     Admin(#[from] AdminError),
     #[error("the captured database: {0}")]
     Database(String),
-    #[error("source {name}: {what} within {seconds} s (last status: {status:?})")]
+    #[error("source {name}: {what} within {seconds} s (last status: {status:?}){}",
+        last_error.as_deref().map(|e| format!("; the database: {e}")).unwrap_or_default())]
     Timeout {
         name: String,
         what: &'static str,
         seconds: u64,
         status: Option<SourceStatus>,
+        /// The last error reaching the captured database, if that is what failed.
+        last_error: Option<String>,
     },
 }
 
@@ -88,6 +91,7 @@ impl RunningCapture {
             what,
             seconds: limit.as_secs(),
             status,
+            last_error: None,
         }
     }
 
@@ -104,13 +108,26 @@ impl RunningCapture {
             }
             tokio::time::sleep(POLL).await;
         }
+        // Pulsar IO may call a connector running for a moment before it fails to reach
+        // its database; the database unreachable from here too is the same wait.
+        let mut last_error = None;
         loop {
-            if self.streams().await? {
-                return Ok(());
+            match self.streams().await {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(CaptureError::Database(error)) => last_error = Some(error),
+                Err(other) => return Err(other),
             }
             if Instant::now() >= deadline {
                 let status = self.status().await?;
-                return Err(self.timeout("running but not streaming", timeout, status));
+                let mut error = self.timeout("running but not streaming", timeout, status);
+                if let CaptureError::Timeout {
+                    last_error: slot, ..
+                } = &mut error
+                {
+                    *slot = last_error;
+                }
+                return Err(error);
             }
             tokio::time::sleep(POLL).await;
         }
