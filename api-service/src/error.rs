@@ -43,6 +43,7 @@ impl From<StoreError> for ApiError {
             StoreError::AppDatabase(_) => ErrorSubType::AppDatabaseError,
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
             StoreError::ClosedDuringRpc(_) => ErrorSubType::ProcessClosedDuringRpc,
+            StoreError::NotApplicable(_) => ErrorSubType::ControlNotApplicable,
             StoreError::Stale(_)
             | StoreError::Conflict(_)
             | StoreError::ConnectionLost(_)

@@ -33,6 +33,7 @@ fn process() -> ProcessExecution {
         global_attribute_config: None,
         result: None,
         failure: None,
+        paused: None,
     }
 }
 
@@ -131,6 +132,13 @@ fn the_engine_writes_the_event_types_the_document_lists() {
         events::LOCAL_QUEUE_MESSAGES_PUBLISHED,
         events::LOCAL_QUEUE_MESSAGES_CONSUMED,
         events::RPC_COMPLETED,
+        // Written by the operator's controls and the async service's parking (in
+        // `xdb-persistence`, with the protocol's names).
+        HistoryEventType::RetryRequested.as_str(),
+        HistoryEventType::GiveUpRequested.as_str(),
+        HistoryEventType::Paused.as_str(),
+        HistoryEventType::Resumed.as_str(),
+        HistoryEventType::TaskParked.as_str(),
     ];
     let listed: Vec<&str> = HistoryEventType::ALL.iter().map(|t| t.as_str()).collect();
     assert_eq!(written.as_slice(), listed.as_slice());

@@ -12,12 +12,12 @@ use xdb_cluster::PeerNotifier;
 use xdb_persistence::{Notification, Notifications};
 
 use xdb_engine::Task;
-use xdb_persistence::{Applied, StateCall, StoreError};
+use xdb_persistence::{Applied, SetAside, StateCall, StoreError};
 
 use crate::clock::Clock;
 use crate::handlers::{handle_task, HandlerContext};
 use crate::leases::{LeaseHold, LeasedTasks};
-use crate::scheduling::{self, ClaimSchedule, Claimed};
+use crate::scheduling::{self, AfterRefusal, ClaimSchedule, Claimed};
 
 pub(crate) struct DbQueue {
     pub context: Arc<HandlerContext>,
@@ -31,6 +31,8 @@ pub(crate) struct DbQueue {
     pub poll_interval: Duration,
     /// What due times are compared with.
     pub clock: Arc<dyn Clock>,
+    /// Refusals in a row after which a task is parked (0: never).
+    pub park_after_refusals: u32,
 }
 
 impl DbQueue {
@@ -106,6 +108,7 @@ impl DbQueue {
                 leased: self.leased.clone(),
                 stopping: shutdown.clone(),
                 clock: self.clock.clone(),
+                park_after_refusals: self.park_after_refusals,
             };
             for (task, call, hold, when) in held {
                 let chains = chains.clone();
@@ -122,7 +125,10 @@ impl DbQueue {
                         }
                         chains.context.metrics.claimed(&task, chains.clock.now());
                         let permit = permits.acquire_owned().await.expect("never closed");
-                        chains.run(task, call, hold).await;
+                        // Read again when due: the rows read at the claim may be out of
+                        // date by now (its execution paused, say).
+                        drop(call);
+                        chains.run(task, None, hold).await;
                         drop(permit);
                     });
                     continue;
@@ -164,6 +170,7 @@ struct Chains {
     leased: Arc<LeasedTasks>,
     stopping: watch::Receiver<bool>,
     clock: Arc<dyn Clock>,
+    park_after_refusals: u32,
 }
 
 impl Chains {
@@ -173,7 +180,8 @@ impl Chains {
     async fn run(&self, task: Task, call: Option<StateCall>, hold: LeaseHold) {
         let mut next = Some((task, call, hold));
         while let Some((task, preloaded, hold)) = next.take() {
-            match handle_preloaded_with_retries(&self.context, &task, preloaded).await {
+            let handled = handle_or_park(&self.context, &task, preloaded, self.park_after_refusals);
+            match handled.await {
                 Ok(applied) => {
                     if applied.closed_process {
                         self.api_peers
@@ -199,6 +207,43 @@ impl Chains {
                 }
             }
             drop(hold);
+        }
+    }
+}
+
+/// Handles `task` until the database takes its transition, pausing longer after each
+/// refusal; after `park_after` refusals in a row the task is parked (set aside with the
+/// last error, recorded in its history) instead of looping on lease expiry. A lost
+/// connection counts too: parking needs the database, so while it is away the task stays
+/// leased and its lease runs out if the renewals fail too.
+async fn handle_or_park(
+    context: &HandlerContext,
+    task: &Task,
+    mut preloaded: Option<StateCall>,
+    park_after: u32,
+) -> Result<Applied, StoreError> {
+    let mut refusals: u32 = 0;
+    loop {
+        let error = match handle_task(context, task, preloaded.take()).await {
+            Err(error) if error.is_database() => error,
+            other => return other,
+        };
+        refusals += 1;
+        match scheduling::after_refusal(refusals, park_after) {
+            AfterRefusal::RetryAfter(pause) => {
+                tracing::debug!(task = task.id, %error, refusals, "the database refused the transition; retrying");
+                tokio::time::sleep(pause).await;
+            }
+            AfterRefusal::Park => {
+                let why = SetAside::Refused {
+                    error: error.to_string(),
+                    refusals,
+                };
+                context.store.set_aside(task, &context.owner, &why).await?;
+                context.metrics.tasks_parked.inc();
+                tracing::warn!(task = task.id, %error, refusals, "the database refused the transition every time; task parked until retry-now");
+                return Ok(Applied::default());
+            }
         }
     }
 }

@@ -112,6 +112,7 @@ impl AsyncService {
                 lease: config.lease(),
                 poll_interval: config.poll_interval(),
                 clock: Arc::new(clock::SystemClock),
+                park_after_refusals: config.async_service.park_after_refusals,
             }),
             QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
                 pulsar_source::PulsarSource::connect(

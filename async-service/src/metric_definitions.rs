@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
+    Registry, TextEncoder,
 };
 use xdb_engine::{Task, TaskType};
 
@@ -47,6 +47,9 @@ pub(crate) struct AsyncMetrics {
     pub queue_backlog: IntGauge,
     /// `xdb_async_leases_held`: tasks this instance is working on.
     pub leases_held: IntGauge,
+    /// `xdb_async_tasks_parked_total`: tasks set aside after the database refused their
+    /// transition too many times in a row.
+    pub tasks_parked: IntCounter,
 }
 
 impl AsyncMetrics {
@@ -114,9 +117,15 @@ impl AsyncMetrics {
                 "Tasks this instance holds a lease on and is working on.",
             )
             .expect("valid metric"),
+            tasks_parked: IntCounter::new(
+                "xdb_async_tasks_parked_total",
+                "Tasks parked until an operator's retry-now: the database refused their \
+                 transition async.park_after_refusals times in a row.",
+            )
+            .expect("valid metric"),
             registry,
         };
-        let collectors: [Box<dyn prometheus::core::Collector>; 8] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 9] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.tasks_completed.clone()),
             Box::new(metrics.task_retries.clone()),
@@ -125,6 +134,7 @@ impl AsyncMetrics {
             Box::new(metrics.timer_lateness_seconds.clone()),
             Box::new(metrics.queue_backlog.clone()),
             Box::new(metrics.leases_held.clone()),
+            Box::new(metrics.tasks_parked.clone()),
         ];
         for collector in collectors {
             metrics

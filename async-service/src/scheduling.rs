@@ -116,6 +116,33 @@ pub(crate) enum Claimed {
     HoldFor(Duration),
 }
 
+/// The longest pause between tries of a transition the database keeps refusing.
+const LONGEST_REFUSAL_PAUSE: Duration = Duration::from_secs(5);
+
+/// What the database queue does after the database refused a task's transition
+/// `refusals` times in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterRefusal {
+    /// Try again after this pause (20 ms, 200 ms, then doubling up to 5 s).
+    RetryAfter(Duration),
+    /// Park the task (after `park_after` refusals; never when it is 0).
+    Park,
+}
+
+pub(crate) fn after_refusal(refusals: u32, park_after: u32) -> AfterRefusal {
+    if park_after > 0 && refusals >= park_after {
+        return AfterRefusal::Park;
+    }
+    let pause = match database_retry_pause(refusals as usize) {
+        Some(pause) => pause,
+        None => {
+            let doublings = refusals.saturating_sub(2).min(16);
+            (DATABASE_RETRY_BACKOFF[1] * 2u32.pow(doublings)).min(LONGEST_REFUSAL_PAUSE)
+        }
+    };
+    AfterRefusal::RetryAfter(pause)
+}
+
 /// The pause before handling a task again after the database refused its transition
 /// `refusals` times, or `None` to give up and leave the task for its lease to run out.
 pub(crate) fn database_retry_pause(refusals: usize) -> Option<Duration> {
@@ -361,6 +388,22 @@ mod tests {
         assert_eq!(database_retry_pause(3), None);
         assert_eq!(database_retry_pause(usize::MAX), None);
         assert_eq!(database_retry_pause(0), None);
+    }
+
+    #[test]
+    fn refused_transitions_back_off_then_park() {
+        let ms = Duration::from_millis;
+        let pauses: Vec<AfterRefusal> = (1..=10).map(|n| after_refusal(n, 10)).collect();
+        assert_eq!(
+            pauses,
+            [20, 200, 400, 800, 1600, 3200, 5000, 5000, 5000]
+                .map(|p| AfterRefusal::RetryAfter(ms(p)))
+                .into_iter()
+                .chain([AfterRefusal::Park])
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(after_refusal(1, 1), AfterRefusal::Park);
+        assert_eq!(after_refusal(1000, 0), AfterRefusal::RetryAfter(ms(5000)));
     }
 
     #[test]

@@ -103,6 +103,8 @@ pub struct EnvOptions {
     pub limits: xdb_protocol::Limits,
     /// `api.max_wait_seconds` of the API service.
     pub max_wait_seconds: u32,
+    /// `async.park_after_refusals` of the async instances.
+    pub park_after_refusals: u32,
 }
 
 impl Default for EnvOptions {
@@ -122,6 +124,7 @@ impl Default for EnvOptions {
             pulsar_subscription_type: SubscriptionType::Shared,
             limits: Default::default(),
             max_wait_seconds: 300,
+            park_after_refusals: 10,
         }
     }
 }
@@ -251,6 +254,7 @@ impl XdbTestEnv {
         config.security.worker_signing_secret = self.options.worker_signing_secret.clone();
         config.limits = self.options.limits.clone();
         config.async_service.max_in_flight = self.options.max_in_flight;
+        config.async_service.park_after_refusals = self.options.park_after_refusals;
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);
             config.pulsar.sweep_after_ms = self.options.pulsar_sweep_after_ms;

@@ -227,6 +227,10 @@ pub struct AsyncSettings {
     /// On SIGTERM, how long in-flight work may run before it is abandoned and its
     /// leases released; keep it below the orchestrator's kill deadline.
     pub shutdown_grace_seconds: f64,
+    /// Database queue: after this many refusals in a row of a task's transition (with
+    /// growing pauses between, about 20 s for 10), the task is parked until an operator's
+    /// retry-now instead of looping. 0: never park.
+    pub park_after_refusals: u32,
 }
 
 impl Default for AsyncSettings {
@@ -242,6 +246,7 @@ impl Default for AsyncSettings {
             default_api_timeout_seconds: 10,
             max_worker_response_bytes: 4 * 1024 * 1024,
             shutdown_grace_seconds: 20.0,
+            park_after_refusals: 10,
         }
     }
 }

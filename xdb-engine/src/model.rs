@@ -69,6 +69,19 @@ pub struct StateExecutionId {
     pub number: i32,
 }
 
+impl StateExecutionId {
+    /// Reads `stateId-number` (as [`fmt::Display`] writes it); the number is after the
+    /// last `-`, as a state id may contain dashes itself.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (state_id, number) = text.rsplit_once('-')?;
+        let number: i32 = number.parse().ok()?;
+        (!state_id.is_empty() && number >= 1).then(|| Self {
+            state_id: state_id.to_owned(),
+            number,
+        })
+    }
+}
+
 impl fmt::Display for StateExecutionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.state_id, self.number)
@@ -93,6 +106,8 @@ pub struct ProcessExecution {
     pub global_attribute_config: Option<GlobalAttributeConfig>,
     pub result: Option<EncodedObject>,
     pub failure: Option<ProcessFailure>,
+    /// Set while an operator has paused the execution: its tasks are set aside.
+    pub paused: Option<xdb_protocol::PauseInfo>,
 }
 
 /// A pending graceful completion and its output.

@@ -40,49 +40,17 @@ pub(crate) fn ready_call(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use chrono::Utc;
     use uuid::Uuid;
     use xdb_engine::StateExecutionId;
-    use xdb_protocol::{AsyncStateConfig, LocalAttributeLoading, LockType, ProcessStatus};
+    use xdb_protocol::{LocalAttributeLoading, LockType, ProcessStatus};
 
     use super::*;
-
-    fn process(status: ProcessStatus) -> ProcessExecution {
-        ProcessExecution {
-            id: Uuid::nil(),
-            process_id: "p".into(),
-            process_type: "T".into(),
-            worker_url: "http://w".into(),
-            status,
-            start_time: Utc::now(),
-            close_time: None,
-            timeout_seconds: 0,
-            running_state_executions: 1,
-            graceful_completion: None,
-            state_execution_sequences: BTreeMap::new(),
-            global_attribute_config: None,
-            result: None,
-            failure: None,
-        }
-    }
+    use crate::fixtures::process;
 
     fn state(status: StateExecutionStatus) -> StateExecution {
-        StateExecution {
-            process_execution_id: Uuid::nil(),
-            id: StateExecutionId {
-                state_id: "A".into(),
-                number: 1,
-            },
-            status,
-            version: 1,
-            input: None,
-            config: AsyncStateConfig::default(),
-            command_request: None,
-            command_progress: None,
-            created_at: Utc::now(),
-        }
+        crate::fixtures::state("A-1", status)
     }
 
     fn task(task_type: TaskType) -> Task {

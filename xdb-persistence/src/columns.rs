@@ -3,10 +3,10 @@
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
     start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
-    state_execution_sequences, global_attribute_config, result, failure";
+    state_execution_sequences, global_attribute_config, result, failure, paused";
 
 /// Columns in [`PROCESS_COLUMNS`] order.
-pub(crate) const PROCESS_COLUMN_COUNT: usize = 14;
+pub(crate) const PROCESS_COLUMN_COUNT: usize = 15;
 
 pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
     status, version, input, config, command_request, command_results, created_at";

@@ -33,6 +33,9 @@ pub enum StoreError {
     /// have been committed.
     #[error("database connection lost: {0}")]
     ConnectionLost(String),
+    /// An operator's control does not apply to the execution as it is now.
+    #[error("{0}")]
+    NotApplicable(String),
     /// Any other database error: trying again as is would fail again.
     #[error("database error: {0}")]
     Database(String),
@@ -67,6 +70,7 @@ impl StoreError {
             StoreError::AppDatabase(m) => StoreError::AppDatabase(m.clone()),
             StoreError::Worker(m) => StoreError::Worker(m.clone()),
             StoreError::ClosedDuringRpc(m) => StoreError::ClosedDuringRpc(m.clone()),
+            StoreError::NotApplicable(m) => StoreError::NotApplicable(m.clone()),
             StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
             StoreError::ConnectionLost(m) => StoreError::ConnectionLost(m.clone()),
             StoreError::Database(m) => StoreError::Database(m.clone()),

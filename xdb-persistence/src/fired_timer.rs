@@ -98,6 +98,7 @@ mod tests {
             global_attribute_config: None,
             result: None,
             failure: None,
+            paused: None,
         };
         let state = StateExecution {
             process_execution_id: process.id,

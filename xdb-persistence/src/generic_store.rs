@@ -9,10 +9,10 @@ use xdb_engine::Task;
 use uuid::Uuid;
 use xdb_protocol::*;
 
-use crate::operations;
+use crate::operations::{self, Control};
 use crate::tables::Dialect;
 use crate::{
-    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, StateCall, StoreError, Transitions,
+    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, SetAside, StateCall, StoreError, Transitions,
 };
 
 #[async_trait]
@@ -57,6 +57,36 @@ impl<D: Dialect> ProcessApi for D {
         timeout: Duration,
     ) -> Result<ProcessExecutionRpcResponse, StoreError> {
         operations::rpc(self, request, worker, timeout).await
+    }
+    async fn process_states(
+        &self,
+        request: &ProcessExecutionStatesRequest,
+    ) -> Result<ProcessExecutionStatesResponse, StoreError> {
+        operations::process_states(self, request).await
+    }
+    async fn retry_now(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError> {
+        operations::control(self, Control::RetryNow, request).await
+    }
+    async fn give_up(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError> {
+        operations::control(self, Control::GiveUp, request).await
+    }
+    async fn pause(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError> {
+        operations::control(self, Control::Pause, request).await
+    }
+    async fn resume(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError> {
+        operations::control(self, Control::Resume, request).await
     }
 }
 
@@ -124,5 +154,13 @@ impl<D: Dialect> Transitions for D {
     }
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         operations::timeout_process(self, task, owner).await
+    }
+    async fn set_aside(
+        &self,
+        task: &Task,
+        owner: &str,
+        why: &SetAside,
+    ) -> Result<bool, StoreError> {
+        operations::set_aside(self, task, owner, why).await
     }
 }

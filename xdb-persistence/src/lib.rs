@@ -11,8 +11,11 @@ mod business_table;
 mod claimed_call;
 mod columns;
 mod continuation;
+mod controls;
 mod error;
 mod fired_timer;
+#[cfg(test)]
+mod fixtures;
 mod generic_store;
 pub mod mysql;
 mod notifications;

@@ -269,6 +269,7 @@ mod tests {
             global_attribute_config: None,
             result: None,
             failure: None,
+            paused: None,
         };
         let global = AttributeWrites {
             global_attributes: vec![xdb_protocol::GlobalAttributeValue {

@@ -136,6 +136,30 @@ pub trait ProcessApi: Send + Sync + 'static {
         worker: &dyn RpcWorker,
         timeout: Duration,
     ) -> Result<ProcessExecutionRpcResponse, StoreError>;
+
+    /// The state executions of an execution, as operators look at them.
+    async fn process_states(
+        &self,
+        request: &ProcessExecutionStatesRequest,
+    ) -> Result<ProcessExecutionStatesResponse, StoreError>;
+    /// Runs waiting retries now, and releases parked tasks.
+    async fn retry_now(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError>;
+    /// Applies failing states' failure recovery without their remaining attempts.
+    async fn give_up(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError>;
+    async fn pause(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError>;
+    async fn resume(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError>;
 }
 
 /// The instance registry: which service instances run, for wake-ups where the database
@@ -303,4 +327,23 @@ pub trait Transitions: Send + Sync + 'static {
         response: &AsyncStateExecuteResponse,
     ) -> Result<Applied, StoreError>;
     async fn timeout_process(&self, task: &Task, owner: &str) -> Result<Applied, StoreError>;
+    /// Sets claimed `task` aside instead of running it (see [`SetAside`]); `Ok(false)`:
+    /// run it after all (its execution resumed meanwhile).
+    async fn set_aside(&self, task: &Task, owner: &str, why: &SetAside)
+        -> Result<bool, StoreError>;
+}
+
+/// Why a claimed task is set aside instead of run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetAside {
+    /// Its execution is paused: it runs when the execution resumes.
+    Paused,
+    /// The database refused its transition `refusals` times in a row, the last with
+    /// `error`: it waits for an operator's retry-now (recorded as `TASK_PARKED`).
+    Refused { error: String, refusals: u32 },
+}
+
+/// Whether a claimed task of `process` is to be set aside: its execution is paused.
+pub fn is_held_back(process: &ProcessExecution) -> bool {
+    crate::operations::held_back(process)
 }

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use xdb_engine::TransitionPlan;
 use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType, PauseInfo,
     ProcessExecutionStartRequest, ProcessExecutionSummary, ProcessStatus,
 };
 
@@ -184,6 +184,76 @@ pub struct HistoryQuery<'a> {
     /// Only events of these types; every type when empty.
     pub event_types: &'a [&'static str],
     pub limit: i64,
+    /// Newest first (and `after_event_id` unused): the latest events of some types.
+    pub newest_first: bool,
+}
+
+/// Why a task was set aside into `xdb_sys_parked_tasks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParkReason {
+    /// Its execution is paused; it goes back when the execution resumes.
+    Paused,
+    /// The database refused its transition too many times in a row; it goes back on
+    /// retry-now.
+    Refused,
+}
+
+impl ParkReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParkReason::Paused => "PAUSED",
+            ParkReason::Refused => "REFUSED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [ParkReason::Paused, ParkReason::Refused]
+            .into_iter()
+            .find(|r| r.as_str() == text)
+    }
+}
+
+/// A task as operators see it, in `xdb_sys_tasks` or set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    pub task: Task,
+    /// The instance holding it: its call is running.
+    pub lease_owner: Option<String>,
+    /// Set aside: why, and the last error that set it aside.
+    pub parked: Option<(ParkReason, Option<String>)>,
+}
+
+/// What operators read and change: an execution's tasks as they stand (also those set
+/// aside in `xdb_sys_parked_tasks`), its states and queues, its pause mark.
+pub trait OperatorRows: Send {
+    /// The execution's tasks, in `xdb_sys_tasks` and set aside, by id; locked when
+    /// `lock` (a control deciding on them: claims skip locked tasks).
+    fn tasks_of(&mut self, process: Uuid, lock: bool) -> impl Answer<Vec<TaskView>>;
+    /// The execution's states, in the order they started, as read.
+    fn states_of(&mut self, process: Uuid) -> impl Answer<Vec<StateExecution>>;
+    /// Its unconsumed local-queue messages, counted per queue.
+    fn queued_counts(&mut self, process: Uuid) -> impl Answer<Vec<(String, u64)>>;
+    /// Sets (or clears) the execution's pause mark.
+    fn set_paused(&mut self, process: Uuid, paused: Option<&PauseInfo>) -> impl Answer<()>;
+    /// Makes task `id` due at `at` if no instance holds it; whether it did.
+    fn make_due(&mut self, id: i64, at: DateTime<Utc>) -> impl Answer<bool>;
+    /// Sets task `id` aside if `owner` holds it (no one, for `None`); whether it did.
+    fn park(
+        &mut self,
+        id: i64,
+        owner: Option<&str>,
+        reason: ParkReason,
+        error: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> impl Answer<bool>;
+    /// Puts set-aside task `id` back, unleased, due at `due` (or when it was due).
+    fn unpark(&mut self, id: i64, due: Option<DateTime<Utc>>) -> impl Answer<bool>;
+    /// Deletes task `id` if no instance holds it, or its set-aside copy.
+    fn delete_unheld_task(&mut self, id: i64) -> impl Answer<()>;
+    /// Deletes every set-aside task of a closed execution.
+    fn delete_parked(&mut self, process: Uuid) -> impl Answer<()>;
+    /// How many of the execution's tasks are set aside as [`ParkReason::Refused`].
+    fn count_refused(&mut self, process: Uuid) -> impl Answer<u64>;
 }
 
 /// How a transaction ends after [`PlanWriter::apply_plan`].
@@ -204,6 +274,9 @@ pub enum Announce {
     NewTasks,
     /// The async service wakes itself for the tasks it creates (see `Applied`).
     ClosuresOnly,
+    /// An operator's control may have made tasks due that the plan does not create:
+    /// wake every async-service instance whatever the plan.
+    TasksDue,
 }
 
 /// Writes a [`TransitionPlan`]: the only writer of plans in a dialect.
@@ -225,7 +298,7 @@ pub trait PlanWriter: Send {
 
 /// An open transaction: rolled back when dropped without [`Transaction::commit`].
 pub trait Transaction:
-    ProcessRows + StateRows + TaskRows + QueueRows + AttributeRows + PlanWriter + Sized
+    ProcessRows + StateRows + TaskRows + QueueRows + AttributeRows + OperatorRows + PlanWriter + Sized
 {
     /// Takes `task` and locks its execution and its state `state`, in the lock order:
     /// the usual beginning of a task's transition (a dialect may do it in one statement).
@@ -248,8 +321,8 @@ pub trait Transaction:
 }
 
 /// Statements outside a transaction: reads, and deletions that need no other row.
-pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows {}
-impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows> Session for S {}
+pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows {}
+impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows> Session for S {}
 
 /// Which connections an operation uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

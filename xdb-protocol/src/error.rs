@@ -20,6 +20,8 @@ pub enum ErrorSubType {
     ProcessNotRunning,
     /// 409: an RPC's worker answered, but the execution closed while it ran.
     ProcessClosedDuringRpc,
+    /// 409: an operator's control does not apply to the execution as it is now.
+    ControlNotApplicable,
     /// 413: the request body is over the service's size limit.
     PayloadTooLarge,
     /// 424: the worker failed, timed out or answered garbage.
@@ -32,13 +34,14 @@ pub enum ErrorSubType {
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 10] = [
+    pub const ALL: [ErrorSubType; 11] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
         ErrorSubType::ProcessNotFound,
         ErrorSubType::ProcessAlreadyStarted,
         ErrorSubType::ProcessNotRunning,
         ErrorSubType::ProcessClosedDuringRpc,
+        ErrorSubType::ControlNotApplicable,
         ErrorSubType::PayloadTooLarge,
         ErrorSubType::WorkerApiError,
         ErrorSubType::AppDatabaseError,
@@ -52,7 +55,8 @@ impl ErrorSubType {
             ErrorSubType::ProcessNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted
             | ErrorSubType::ProcessNotRunning
-            | ErrorSubType::ProcessClosedDuringRpc => 409,
+            | ErrorSubType::ProcessClosedDuringRpc
+            | ErrorSubType::ControlNotApplicable => 409,
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
@@ -68,6 +72,7 @@ impl ErrorSubType {
             ErrorSubType::ProcessAlreadyStarted => "PROCESS_ALREADY_STARTED",
             ErrorSubType::ProcessNotRunning => "PROCESS_NOT_RUNNING",
             ErrorSubType::ProcessClosedDuringRpc => "PROCESS_CLOSED_DURING_RPC",
+            ErrorSubType::ControlNotApplicable => "CONTROL_NOT_APPLICABLE",
             ErrorSubType::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
@@ -107,6 +112,13 @@ impl ErrorSubType {
                  messages and new states were discarded and its output is not returned. \
                  What the worker did outside XDB did happen: guard it with \
                  `context.idempotencyKey`."
+            }
+            ErrorSubType::ControlNotApplicable => {
+                "An operator's control (retry-now, give-up, pause, resume) does not apply to \
+                 the execution as it is now: it is closed, no state waits for a retry or is \
+                 parked, no state is failing, an attempt is being called right now, it is \
+                 already paused, or it is not paused. `message` says which. Nothing was \
+                 changed."
             }
             ErrorSubType::PayloadTooLarge => {
                 "The request body is over the service's `api.max_request_bytes` (1 MiB by \

@@ -21,10 +21,15 @@ pub enum HistoryEventType {
     LocalQueueMessagesPublished,
     LocalQueueMessagesConsumed,
     RpcCompleted,
+    RetryRequested,
+    GiveUpRequested,
+    Paused,
+    Resumed,
+    TaskParked,
 }
 
 impl HistoryEventType {
-    pub const ALL: [HistoryEventType; 10] = [
+    pub const ALL: [HistoryEventType; 15] = [
         HistoryEventType::ProcessStarted,
         HistoryEventType::ProcessClosed,
         HistoryEventType::WaitUntilCompleted,
@@ -35,6 +40,11 @@ impl HistoryEventType {
         HistoryEventType::LocalQueueMessagesPublished,
         HistoryEventType::LocalQueueMessagesConsumed,
         HistoryEventType::RpcCompleted,
+        HistoryEventType::RetryRequested,
+        HistoryEventType::GiveUpRequested,
+        HistoryEventType::Paused,
+        HistoryEventType::Resumed,
+        HistoryEventType::TaskParked,
     ];
 
     /// The name on the wire (and in `xdb_sys_history`).
@@ -50,6 +60,11 @@ impl HistoryEventType {
             HistoryEventType::LocalQueueMessagesPublished => "LOCAL_QUEUE_MESSAGES_PUBLISHED",
             HistoryEventType::LocalQueueMessagesConsumed => "LOCAL_QUEUE_MESSAGES_CONSUMED",
             HistoryEventType::RpcCompleted => "RPC_COMPLETED",
+            HistoryEventType::RetryRequested => "RETRY_REQUESTED",
+            HistoryEventType::GiveUpRequested => "GIVE_UP_REQUESTED",
+            HistoryEventType::Paused => "PAUSED",
+            HistoryEventType::Resumed => "RESUMED",
+            HistoryEventType::TaskParked => "TASK_PARKED",
         }
     }
 
@@ -71,6 +86,11 @@ impl HistoryEventType {
             HistoryEventType::LocalQueueMessagesPublished => "LocalQueueMessagesPublishedDetails",
             HistoryEventType::LocalQueueMessagesConsumed => "LocalQueueMessagesConsumedDetails",
             HistoryEventType::RpcCompleted => "RpcCompletedDetails",
+            HistoryEventType::RetryRequested
+            | HistoryEventType::GiveUpRequested
+            | HistoryEventType::Paused
+            | HistoryEventType::Resumed => "ControlDetails",
+            HistoryEventType::TaskParked => "TaskParkedDetails",
         }
     }
 
@@ -102,6 +122,24 @@ impl HistoryEventType {
                 "Messages already queued were handed to a waiting state."
             }
             HistoryEventType::RpcCompleted => "An RPC answered and its writes committed.",
+            HistoryEventType::RetryRequested => {
+                "An operator asked for waiting retries to run now (`retry-now`): calls \
+                 waiting for their backoff became due, parked tasks were released."
+            }
+            HistoryEventType::GiveUpRequested => {
+                "An operator gave up on failing states (`give-up`): each goes to its \
+                 failure recovery (a `STATE_FAILED` follows)."
+            }
+            HistoryEventType::Paused => {
+                "An operator paused the execution: nothing of it is called until it resumes."
+            }
+            HistoryEventType::Resumed => {
+                "An operator resumed the execution: what fell due meanwhile runs now."
+            }
+            HistoryEventType::TaskParked => {
+                "The database refused a task's transition too many times in a row; the task \
+                 is set aside until `retry-now`."
+            }
         }
     }
 }

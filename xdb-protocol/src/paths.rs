@@ -11,6 +11,11 @@ pub const PUBLISH_TO_LOCAL_QUEUE: &str =
     "/api/v1/xdb/service/process-execution/publish-to-local-queue";
 pub const RPC: &str = "/api/v1/xdb/service/process-execution/rpc";
 pub const WAIT_FOR_COMPLETION: &str = "/api/v1/xdb/service/process-execution/wait-for-completion";
+pub const STATES: &str = "/api/v1/xdb/service/process-execution/states";
+pub const RETRY_NOW: &str = "/api/v1/xdb/service/process-execution/retry-now";
+pub const GIVE_UP: &str = "/api/v1/xdb/service/process-execution/give-up";
+pub const PAUSE: &str = "/api/v1/xdb/service/process-execution/pause";
+pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
 
 /// Prefix of every worker API path.
 pub const WORKER_PREFIX: &str = "/api/v1/xdb/worker/";

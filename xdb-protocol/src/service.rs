@@ -157,6 +157,13 @@ pub struct ProcessExecutionDescribeResponse {
     pub failure: Option<ProcessFailure>,
     #[serde(default)]
     pub global_attribute_config: Option<GlobalAttributeConfig>,
+    /// Set while an operator has paused the execution.
+    #[serde(default)]
+    pub paused: Option<crate::PauseInfo>,
+    /// Tasks set aside after the database refused them too many times in a row; they
+    /// wait for `retry-now` (see `states`).
+    #[serde(default)]
+    pub parked_tasks: u32,
 }
 
 /// `POST .../publish-to-local-queue`: queues messages for the current execution, in
@@ -269,6 +276,9 @@ pub struct ProcessExecutionSummary {
     pub start_timestamp_ms: i64,
     #[serde(default)]
     pub close_timestamp_ms: Option<i64>,
+    /// Whether an operator has paused it.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -66,6 +66,11 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "due_timer_index",
         sql: include_str!("../postgres/v004_due_timer_index.sql"),
     },
+    Migration {
+        version: 5,
+        name: "operator_controls",
+        sql: include_str!("../postgres/v005_operator_controls.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -88,6 +93,11 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         version: 4,
         name: "due_timer_index",
         sql: include_str!("../mysql/v004_due_timer_index.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "operator_controls",
+        sql: include_str!("../mysql/v005_operator_controls.sql"),
     },
 ];
 

@@ -23,6 +23,8 @@ use crate::{
 
 /// "Duplicate key name": the index a `CREATE INDEX` creates exists already.
 const ER_DUP_KEYNAME: u16 = 1061;
+/// "Duplicate column name": the column an `ALTER TABLE ... ADD COLUMN` adds exists already.
+const ER_DUP_FIELDNAME: u16 = 1060;
 
 /// Prefix of the `GET_LOCK` name every installer of a database holds while it runs; the
 /// rest is `MD5(DATABASE())`, as lock names are server-wide and at most 64 characters.
@@ -161,6 +163,9 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
                 // one an interrupted run created.
                 Err(mysql_async::Error::Server(e))
                     if e.code == ER_DUP_KEYNAME && statement.starts_with("CREATE INDEX ") => {}
+                // Nor `ADD COLUMN IF NOT EXISTS` (MariaDB has it, MySQL 8 does not).
+                Err(mysql_async::Error::Server(e))
+                    if e.code == ER_DUP_FIELDNAME && statement.starts_with("ALTER TABLE ") => {}
                 Err(e) => return Err(failed(Box::new(e))),
             }
         }
@@ -326,7 +331,10 @@ mod tests {
             for statement in statements(migration.sql) {
                 assert!(
                     statement.starts_with("CREATE TABLE IF NOT EXISTS ")
-                        || statement.starts_with("CREATE INDEX "),
+                        || statement.starts_with("CREATE INDEX ")
+                        || (statement.starts_with("ALTER TABLE ")
+                            && statement.contains(" ADD COLUMN ")
+                            && !statement.contains(',')),
                     "{statement}"
                 );
             }

@@ -6,6 +6,7 @@ mod history;
 mod internal_notify;
 mod list;
 mod openapi;
+mod operate;
 mod publish_to_local_queue;
 mod rpc;
 mod start;
@@ -34,6 +35,11 @@ pub(crate) fn routes() -> Router<AppState> {
             post(wait_for_completion::wait_for_completion),
         )
         .route(paths::RPC, post(rpc::rpc))
+        .route(paths::STATES, post(operate::states))
+        .route(paths::RETRY_NOW, post(operate::retry_now))
+        .route(paths::GIVE_UP, post(operate::give_up))
+        .route(paths::PAUSE, post(operate::pause))
+        .route(paths::RESUME, post(operate::resume))
         .route(
             paths::INTERNAL_NOTIFY,
             post(internal_notify::internal_notify),

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{trace_context, Applied, StateCall, StoreError, TaskSource, Transitions};
+use xdb_persistence::{
+    trace_context, Applied, SetAside, StateCall, StoreError, TaskSource, Transitions,
+};
 
 use xdb_worker_client::WorkerClient;
 
@@ -81,6 +83,26 @@ pub async fn handle_task(
         }
         other => other,
     }
+}
+
+/// Sets `task` aside when its execution (as read) is paused; whether it did. Nothing of
+/// a paused execution is called: its tasks wait in `xdb_sys_parked_tasks` until it resumes.
+async fn set_aside_if_paused(
+    context: &HandlerContext,
+    task: &Task,
+    process: &xdb_engine::ProcessExecution,
+) -> Result<bool, StoreError> {
+    if !xdb_persistence::is_held_back(process) {
+        return Ok(false);
+    }
+    let set_aside = context
+        .store
+        .set_aside(task, &context.owner, &SetAside::Paused)
+        .await?;
+    if set_aside {
+        tracing::debug!(task = task.id, "its execution is paused; task set aside");
+    }
+    Ok(set_aside)
 }
 
 async fn dispatch(

@@ -41,6 +41,9 @@ pub(super) async fn handle(
             None => return Ok(Applied::default()),
         },
     };
+    if super::set_aside_if_paused(context, task, &call.process).await? {
+        return Ok(Applied::default());
+    }
     let api = if task.task_type == TaskType::WaitUntil {
         StateApi::WaitUntil
     } else {

@@ -13,6 +13,9 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
     let Some(fired) = context.store.fired_timer_call(task).await? else {
         return context.store.fire_timer(task, &context.owner).await;
     };
+    if super::set_aside_if_paused(context, task, &fired.before.process).await? {
+        return Ok(Applied::default());
+    }
     // A first attempt starts now, not when the timer was claimed (read ahead of time).
     let attempt = Task {
         first_attempt_at: task.first_attempt_at.filter(|_| task.attempt > 1),

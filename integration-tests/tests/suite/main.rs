@@ -91,6 +91,7 @@ mod injection;
 mod lifecycle;
 mod limits;
 mod observability;
+mod operate;
 mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;

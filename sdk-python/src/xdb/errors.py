@@ -102,6 +102,12 @@ class ProcessClosedDuringRpcError(ApiError):
     sub_type_of_class = ErrorSubType.PROCESS_CLOSED_DURING_RPC
 
 
+class ControlNotApplicableError(ApiError):
+    """409: an operator's control does not apply to the execution as it is now."""
+
+    sub_type_of_class = ErrorSubType.CONTROL_NOT_APPLICABLE
+
+
 class PayloadTooLargeError(ApiError):
     """413: a payload or field is over its limit."""
 
@@ -135,6 +141,7 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         ProcessAlreadyStartedError,
         ProcessNotRunningError,
         ProcessClosedDuringRpcError,
+        ControlNotApplicableError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,

@@ -149,6 +149,7 @@ pub(crate) mod fixtures {
             global_attribute_config: None,
             result: None,
             failure: None,
+            paused: None,
         }
     }
 

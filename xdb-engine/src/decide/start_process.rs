@@ -74,6 +74,7 @@ pub fn start_process(
         global_attribute_config: config.global_attribute_config.clone(),
         result: None,
         failure: None,
+        paused: None,
     };
     let mut plan = TransitionPlan::default();
     if let Some(state_id) = &request.start_state_id {

@@ -15,6 +15,7 @@ mod apply_plan;
 mod error;
 mod global_attributes;
 mod locks;
+mod operator_rows;
 mod rows;
 mod service_instances;
 mod tables;

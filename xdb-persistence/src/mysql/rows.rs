@@ -108,6 +108,7 @@ pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError
         global_attribute_config: get_json(row, "global_attribute_config")?,
         result: get_json(row, "result")?,
         failure: get_json(row, "failure")?,
+        paused: get_json(row, "paused")?,
     })
 }
 

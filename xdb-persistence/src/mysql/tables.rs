@@ -30,7 +30,7 @@ use crate::{Applied, StoreError};
 
 /// Statements on a connection `Q` (a transaction or a plain connection) of `store`.
 pub struct MySqlRows<Q> {
-    conn: Q,
+    pub(super) conn: Q,
     store: MySqlStore,
 }
 
@@ -164,7 +164,8 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
             format!("WHERE {} ", conditions.join(" AND "))
         };
         let sql = format!(
-            "SELECT id, process_id, process_type, status, start_time, close_time \
+            "SELECT id, process_id, process_type, status, start_time, close_time, \
+               status = 'RUNNING' AND paused IS NOT NULL AS paused \
              FROM xdb_sys_process_executions {where_clause}\
              ORDER BY start_time DESC, id DESC LIMIT ?"
         );
@@ -182,6 +183,7 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
                     start_timestamp_ms: start.timestamp_millis(),
                     close_timestamp_ms: get_opt_time(row, "close_time")?
                         .map(|t| t.timestamp_millis()),
+                    paused: get(row, "paused")?,
                 };
                 Ok((summary, start))
             })
@@ -306,7 +308,8 @@ impl<Q: Queryable + AffectedRows + Sync> HistoryRows for MySqlRows<Q> {
                      FROM xdb_sys_history_events h \
                      JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
                      WHERE h.process_execution_id = ? AND p.process_id = ? AND h.id > ?\
-                     {type_filter} ORDER BY h.id LIMIT ?"
+                     {type_filter} ORDER BY h.id{order} LIMIT ?",
+                    order = if query.newest_first { " DESC" } else { "" },
                 ),
                 params,
             )

@@ -8,6 +8,7 @@
 
 mod attributes;
 mod client_requests;
+mod controls;
 mod deliveries;
 mod failures;
 mod list;
@@ -15,15 +16,18 @@ mod queries;
 mod rpc;
 mod start;
 mod state_calls;
+mod states;
 mod task_transitions;
 
 pub(crate) use client_requests::{publish_to_local_queue, stop_process};
+pub(crate) use controls::{control, held_back, set_aside, Control};
 pub(crate) use failures::state_api_failed;
 pub(crate) use list::list_processes;
 pub(crate) use queries::{describe_process, process_history};
 pub(crate) use rpc::rpc;
 pub(crate) use start::start_process;
 pub(crate) use state_calls::{continuation_call_without_reads, fired_timer_call, load_state_call};
+pub(crate) use states::process_states;
 pub(crate) use task_transitions::{
     complete_execute, complete_fired_execute, complete_wait_until, fire_timer, timeout_process,
 };

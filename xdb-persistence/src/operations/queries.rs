@@ -9,7 +9,7 @@ use xdb_protocol::{
     ProcessExecutionHistoryRequest, ProcessExecutionHistoryResponse,
 };
 
-use crate::tables::{Dialect, HistoryQuery, HistoryRows, Lane, ProcessRows};
+use crate::tables::{Dialect, HistoryQuery, HistoryRows, Lane, OperatorRows, ProcessRows};
 use crate::StoreError;
 
 /// Describe: one execution's row, as the client sees it.
@@ -30,7 +30,14 @@ pub(crate) async fn describe_process<D: Dialect>(
             Some(id) => StoreError::NotFound(format!("process execution {id} not found")),
             None => StoreError::NotFound(format!("process '{}' not found", request.process_id)),
         })?;
-    Ok(describe(process))
+    let parked_tasks = if process.status.is_closed() {
+        0
+    } else {
+        session.count_refused(process.id).await?
+    };
+    let mut described = describe(process);
+    described.parked_tasks = u32::try_from(parked_tasks).unwrap_or(u32::MAX);
+    Ok(described)
 }
 
 /// History: one page of an execution's events, oldest first, of the types asked for.
@@ -53,6 +60,7 @@ pub(crate) async fn process_history<D: Dialect>(
         after_event_id: request.after_event_id,
         event_types: &event_types,
         limit: i64::from(page_size) + 1,
+        newest_first: false,
     };
     let mut session = store.session(Lane::Main).await?;
     let id = session
@@ -84,5 +92,8 @@ pub(crate) fn describe(process: ProcessExecution) -> ProcessExecutionDescribeRes
         result: process.result,
         failure: process.failure,
         global_attribute_config: process.global_attribute_config,
+        // A closed execution's mark no longer holds anything back.
+        paused: process.paused.filter(|_| !process.status.is_closed()),
+        parked_tasks: 0,
     }
 }

@@ -172,6 +172,9 @@ pub(crate) async fn fire_timer<D: Dialect>(
             .await?;
         drop(session);
         if let Some((process, Some(state))) = read {
+            if super::held_back(&process) {
+                return set_aside_paused(store, task, owner).await;
+            }
             let now = Utc::now();
             let plan = decide::fire_timer(&process, &state, index, now);
             let call = StateCall {
@@ -196,6 +199,11 @@ pub(crate) async fn fire_timer<D: Dialect>(
         return Ok(Applied::default());
     };
     let (process, state) = tx.lock_for_task(task, owner, state_id).await?;
+    if super::held_back(&process) {
+        // The task is not taken until this transaction commits: it is set aside instead.
+        drop(tx);
+        return set_aside_paused(store, task, owner).await;
+    }
     let Some(state) = state else {
         tx.commit().await?;
         return Ok(Applied::default());
@@ -213,6 +221,10 @@ pub(crate) async fn timeout_process<D: Dialect>(
 ) -> Result<Applied, StoreError> {
     let mut tx = store.begin(Lane::Timekeeping).await?;
     let process = tx.lock_process(task.process_execution_id).await?;
+    if super::held_back(&process) {
+        drop(tx);
+        return set_aside_paused(store, task, owner).await;
+    }
     tx.take_task(task, owner).await?;
     let now = Utc::now();
     let plan = decide::timeout_process(&process, now);
@@ -285,4 +297,20 @@ async fn finish_transition<D: Dialect>(
     preload_continuation(&mut tx, process, plan, Some(state), &mut applied, now).await?;
     tx.commit().await?;
     Ok(applied)
+}
+
+/// A due task of a paused execution: set aside until it resumes, or (resumed meanwhile)
+/// left for its next claim.
+async fn set_aside_paused<D: Dialect>(
+    store: &D,
+    task: &Task,
+    owner: &str,
+) -> Result<Applied, StoreError> {
+    if !super::set_aside(store, task, owner, &crate::SetAside::Paused).await? {
+        return Err(StoreError::Stale(format!(
+            "task {}: its execution resumed while it was set aside; it runs on its next claim",
+            task.id
+        )));
+    }
+    Ok(Applied::default())
 }

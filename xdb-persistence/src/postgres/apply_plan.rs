@@ -263,7 +263,7 @@ pub(crate) fn plan_writes(
         }
     }
     let applied_closure = plan.closes_process();
-    if announce == Announce::NewTasks && plan.has_tasks() {
+    if (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue {
         push_notify(&mut writes, CHANNEL_TASKS, String::new());
     }
     if applied_closure {

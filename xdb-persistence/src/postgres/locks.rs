@@ -394,14 +394,24 @@ pub(crate) async fn read_history(
     process_id: &str,
     query: &crate::tables::HistoryQuery<'_>,
 ) -> Result<Vec<xdb_protocol::HistoryEvent>, StoreError> {
+    const OLDEST_FIRST: &str = "SELECT h.id, h.event_time, h.event_type, h.details \
+         FROM xdb_sys_history_events h \
+         JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
+         WHERE h.process_execution_id = $1 AND p.process_id = $2 \
+           AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
+         ORDER BY h.id LIMIT $5";
+    const NEWEST_FIRST: &str = "SELECT h.id, h.event_time, h.event_type, h.details \
+         FROM xdb_sys_history_events h \
+         JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
+         WHERE h.process_execution_id = $1 AND p.process_id = $2 \
+           AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
+         ORDER BY h.id DESC LIMIT $5";
     let statement = client
-        .prepare_cached(
-            "SELECT h.id, h.event_time, h.event_type, h.details FROM xdb_sys_history_events h \
-             JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-             WHERE h.process_execution_id = $1 AND p.process_id = $2 \
-               AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
-             ORDER BY h.id LIMIT $5",
-        )
+        .prepare_cached(if query.newest_first {
+            NEWEST_FIRST
+        } else {
+            OLDEST_FIRST
+        })
         .await?;
     let after = query.after_event_id.unwrap_or(0);
     let types = query.event_types;
@@ -436,7 +446,8 @@ pub(crate) async fn list_executions(
     StoreError,
 > {
     // Null parameters switch their filter off, so one prepared statement serves all.
-    let sql = "SELECT id, process_id, process_type, status, start_time, close_time \
+    let sql = "SELECT id, process_id, process_type, status, start_time, close_time, \
+                 status = 'RUNNING' AND paused IS NOT NULL \
                FROM xdb_sys_process_executions \
                WHERE ($1::varchar IS NULL OR status = $1) \
                  AND ($2::varchar IS NULL OR process_type = $2) \
@@ -474,6 +485,7 @@ pub(crate) async fn list_executions(
                 close_timestamp_ms: row
                     .get::<_, Option<chrono::DateTime<chrono::Utc>>>(5)
                     .map(|t| t.timestamp_millis()),
+                paused: row.get(6),
             };
             Ok((summary, start))
         })

@@ -9,6 +9,7 @@ mod first_start;
 mod global_attributes;
 mod locks;
 mod notifications;
+mod operator_rows;
 mod pipeline;
 mod rows;
 mod service_instances;

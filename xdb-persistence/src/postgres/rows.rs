@@ -50,6 +50,7 @@ pub(crate) fn process_at(row: &Row, at: usize) -> Result<ProcessExecution, Store
         global_attribute_config: from_json(row.get(at + 11))?,
         result: from_json(row.get(at + 12))?,
         failure: from_json(row.get(at + 13))?,
+        paused: from_json(row.get(at + 14))?,
     })
 }
 

@@ -30,9 +30,9 @@ use crate::{Applied, StateCall, StoreError};
 
 /// Statements on one pooled connection, in a transaction or outside one.
 pub struct PgRows {
-    tx: Tx,
+    pub(super) tx: Tx,
     /// BEGIN is still to be sent, with the next statement.
-    begin_pending: bool,
+    pub(super) begin_pending: bool,
     /// COMMIT went out with the plan's writes.
     committed: bool,
     /// Writes that go out with the next plan's (or with COMMIT).
@@ -40,7 +40,7 @@ pub struct PgRows {
 }
 
 /// Runs `statement`, with BEGIN written right before it when still pending.
-async fn with_begin<T>(
+pub(super) async fn with_begin<T>(
     client: &Client,
     begin_pending: &mut bool,
     statement: impl Future<Output = Result<T, StoreError>>,

@@ -20,7 +20,12 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
     match path {
         paths::START => &[ProcessAlreadyStarted, AppDatabaseError],
         paths::STOP | paths::PUBLISH_TO_LOCAL_QUEUE => &[ProcessNotFound, ProcessNotRunning],
-        paths::DESCRIBE | paths::HISTORY | paths::WAIT_FOR_COMPLETION => &[ProcessNotFound],
+        paths::DESCRIBE | paths::HISTORY | paths::WAIT_FOR_COMPLETION | paths::STATES => {
+            &[ProcessNotFound]
+        }
+        paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => {
+            &[ProcessNotFound, ProcessNotRunning, ControlNotApplicable]
+        }
         paths::RPC => &[
             ProcessNotFound,
             ProcessNotRunning,

@@ -36,6 +36,11 @@ pub mod operation_ids {
     pub const PUBLISH_TO_LOCAL_QUEUE: &str = "publish_to_local_queue";
     pub const RPC: &str = "rpc";
     pub const WAIT_FOR_COMPLETION: &str = "wait_for_completion";
+    pub const STATES: &str = "states";
+    pub const RETRY_NOW: &str = "retry_now";
+    pub const GIVE_UP: &str = "give_up";
+    pub const PAUSE: &str = "pause";
+    pub const RESUME: &str = "resume";
     pub const INTERNAL_NOTIFY: &str = "internal_notify";
 }
 
@@ -108,6 +113,58 @@ mod operations {
                    description = "closed, or timed out waiting")))]
     fn wait_for_completion() {}
 
+    /// The state executions of an execution: why it is (not) progressing
+    ///
+    /// Each state's status, the call it waits on (attempt, due time, running, parked or
+    /// paused), its last failure, what its commands wait for (timers with due times,
+    /// queues with the messages queued) and their results so far.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/states", tag = "operate",
+        request_body = ProcessExecutionStatesRequest,
+        responses((status = 200, body = ProcessExecutionStatesResponse,
+                   description = "the states")))]
+    fn states() {}
+
+    /// Run waiting retries now
+    ///
+    /// Calls waiting for their retry backoff become due at once (attempt counts kept) and
+    /// parked tasks are released. 409 `CONTROL_NOT_APPLICABLE` when nothing waits.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/retry-now", tag = "operate",
+        request_body = ProcessExecutionControlRequest,
+        responses((status = 200, body = ProcessExecutionControlResponse,
+                   description = "the states now due")))]
+    fn retry_now() {}
+
+    /// Give up on failing states now
+    ///
+    /// A state whose call failed and waits for its next attempt (or is parked) goes to its
+    /// failure recovery without the remaining attempts: the process fails, or proceeds to
+    /// the configured state. 409 `CONTROL_NOT_APPLICABLE` when no state is failing or its
+    /// attempt is being called right now.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/give-up", tag = "operate",
+        request_body = ProcessExecutionControlRequest,
+        responses((status = 200, body = ProcessExecutionControlResponse,
+                   description = "the states given up")))]
+    fn give_up() {}
+
+    /// Pause an execution
+    ///
+    /// Nothing of it is called until it resumes: calls and timers that fall due wait
+    /// (a call already running finishes). Messages and RPCs are still accepted.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/pause", tag = "operate",
+        request_body = ProcessExecutionControlRequest,
+        responses((status = 200, body = ProcessExecutionControlResponse,
+                   description = "paused")))]
+    fn pause() {}
+
+    /// Resume a paused execution
+    ///
+    /// What fell due while it was paused (calls, timers) runs now.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/resume", tag = "operate",
+        request_body = ProcessExecutionControlRequest,
+        responses((status = 200, body = ProcessExecutionControlResponse,
+                   description = "resumed")))]
+    fn resume() {}
+
     /// Wake a service instance (between XDB's own services)
     #[utoipa::path(post, path = "/api/v1/xdb/internal/notify", tag = "internal",
         request_body = InternalNotifyRequest,
@@ -144,7 +201,9 @@ mod operations {
                                        The worker paths name their own server.")),
     paths(operations::start, operations::stop, operations::describe, operations::list,
           operations::history, operations::publish_to_local_queue, operations::rpc,
-          operations::wait_for_completion, operations::internal_notify, operations::worker_wait_until,
+          operations::wait_for_completion, operations::states, operations::retry_now,
+          operations::give_up, operations::pause, operations::resume,
+          operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
         crate::ApiErrorResponse, crate::ErrorSubType, crate::WorkerErrorResponse,
@@ -152,8 +211,10 @@ mod operations {
         crate::WaitUntilCompletedDetails, crate::ExecuteCompletedDetails,
         crate::StateApiFailureDetails, crate::TimerFiredDetails,
         crate::LocalQueueMessagesPublishedDetails, crate::LocalQueueMessagesConsumedDetails,
-        crate::RpcCompletedDetails)),
+        crate::RpcCompletedDetails, crate::ControlDetails, crate::TaskParkedDetails)),
     tags((name = "service", description = "Client → API service"),
+         (name = "operate", description = "Operators: why an execution is not progressing, \
+                                           and the controls that unstick it"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \
                                           SDKs host them), not by the API service"),
          (name = "internal", description = "Between XDB's own services")),

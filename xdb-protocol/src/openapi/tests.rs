@@ -15,7 +15,12 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 8] = [
+const SERVICE_PATHS: [&str; 13] = [
+    paths::STATES,
+    paths::RETRY_NOW,
+    paths::GIVE_UP,
+    paths::PAUSE,
+    paths::RESUME,
     paths::START,
     paths::STOP,
     paths::DESCRIBE,

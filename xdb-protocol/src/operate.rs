@@ -1,0 +1,222 @@
+//! The operator's calls: why an execution is not progressing (`states`), and the
+//! controls that unstick it (retry now, give up, pause, resume).
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{
+    CommandResults, CommandWaitingType, LocalQueueCommandStatus, ProcessStatus, StateApiName,
+    TimerStatus,
+};
+
+/// `POST .../states`: the state executions of the current (or a given) execution.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionStatesRequest {
+    pub process_id: String,
+    /// An execution of the process id (as the start answered it); absent: the latest.
+    #[serde(default)]
+    pub process_execution_id: Option<String>,
+}
+
+/// Why an execution is paused, and since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseInfo {
+    /// Milliseconds since the Unix epoch.
+    pub since_timestamp_ms: i64,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub identity: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionStatesResponse {
+    pub process_execution_id: String,
+    pub status: ProcessStatus,
+    /// Set while the execution is paused: nothing of it is called until it resumes.
+    #[serde(default)]
+    pub paused: Option<PauseInfo>,
+    /// Every state execution, in the order they started.
+    pub states: Vec<StateExecutionInfo>,
+}
+
+/// Where a state execution is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StateExecutionStatus {
+    /// Its waitUntil is due, waiting for a retry, or being called.
+    WaitUntilRunning,
+    /// Its waitUntil answered; it waits for its commands (`waitingFor`).
+    WaitingCommands,
+    /// Its execute is due, waiting for a retry, or being called.
+    ExecuteRunning,
+    Completed,
+    /// Its waitUntil or execute failed for good.
+    Failed,
+    /// Ended by the process closing.
+    Aborted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateExecutionInfo {
+    /// `stateId-number`, as history events name it.
+    pub state_execution_id: String,
+    pub state_id: String,
+    pub status: StateExecutionStatus,
+    /// Milliseconds since the Unix epoch.
+    pub started_timestamp_ms: i64,
+    /// The waitUntil or execute call the state is waiting on, if any.
+    #[serde(default)]
+    pub pending_call: Option<PendingCall>,
+    /// Its latest failed attempt, if any attempt failed.
+    #[serde(default)]
+    pub last_failure: Option<StateFailure>,
+    /// What a `WAITING_COMMANDS` state waits for.
+    #[serde(default)]
+    pub waiting_for: Option<WaitingFor>,
+    /// The results of its commands so far.
+    #[serde(default)]
+    pub command_results: Option<CommandResults>,
+}
+
+/// Where a state's pending waitUntil or execute call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CallPhase {
+    /// Due at `dueTimestampMs` (in the past: waiting for an async-service instance).
+    Scheduled,
+    /// An async-service instance holds it: the worker is being called.
+    Running,
+    /// Set aside until someone acts: see `parkedReason`, and `retry-now`.
+    Parked,
+    /// Held while the execution is paused; due again when it resumes.
+    Paused,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCall {
+    pub api: StateApiName,
+    /// The attempt that is running or comes next (1-based).
+    pub attempt: u32,
+    pub phase: CallPhase,
+    /// When the attempt is (or was) due, ms since the Unix epoch: after a failed attempt,
+    /// the end of its backoff.
+    pub due_timestamp_ms: i64,
+    /// Why it was parked (`PARKED` only).
+    #[serde(default)]
+    pub parked_reason: Option<String>,
+}
+
+/// A failed attempt of a state's waitUntil or execute.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateFailure {
+    pub api: StateApiName,
+    pub attempt: u32,
+    /// How it failed: the worker's status and detail, a timeout, an unusable answer.
+    pub error: String,
+    /// Milliseconds since the Unix epoch.
+    pub timestamp_ms: i64,
+}
+
+/// What a waiting state's commands wait for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingFor {
+    pub waiting_type: CommandWaitingType,
+    /// In the order of the state's timer commands.
+    pub timers: Vec<TimerWait>,
+    /// In the order of the state's local-queue commands.
+    pub local_queues: Vec<LocalQueueWait>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerWait {
+    pub delay_in_seconds: u32,
+    /// When it fires, ms since the Unix epoch; absent once it fired or was skipped.
+    #[serde(default)]
+    pub due_timestamp_ms: Option<i64>,
+    /// Set once it fired or was skipped.
+    #[serde(default)]
+    pub status: Option<TimerStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueWait {
+    pub queue_name: String,
+    /// Messages the command waits for.
+    pub count: u32,
+    /// Messages queued now and not yet consumed (by any state).
+    pub queued: u64,
+    /// Set once the command was received or skipped.
+    #[serde(default)]
+    pub status: Option<LocalQueueCommandStatus>,
+}
+
+/// `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`: an operator's control
+/// of the current (or a given) execution, recorded in its history with `reason` and
+/// `identity`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionControlRequest {
+    pub process_id: String,
+    /// An execution of the process id; absent: the latest.
+    #[serde(default)]
+    pub process_execution_id: Option<String>,
+    /// retry-now and give-up: only this state execution (`stateId-number`); absent:
+    /// every state the control applies to. Refused by pause and resume.
+    #[serde(default)]
+    pub state_execution_id: Option<String>,
+    /// Why; kept in the history event.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Who asks (a person or a tool); kept in the history event.
+    #[serde(default)]
+    pub identity: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionControlResponse {
+    /// The state executions the control acted on (`stateId-number`); for pause and
+    /// resume, those whose calls were held or released.
+    pub state_execution_ids: Vec<String>,
+}
+
+/// `RETRY_REQUESTED`, `GIVE_UP_REQUESTED`, `PAUSED`, `RESUMED`: an operator's control.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ControlDetails {
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// The state executions it acted on.
+    pub state_execution_ids: Vec<String>,
+}
+
+/// `TASK_PARKED`: the database refused a task's transition too many times in a row; the
+/// task waits for `retry-now`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskParkedDetails {
+    /// Absent for a process-timeout task.
+    #[serde(default)]
+    pub state_execution_id: Option<String>,
+    /// `WAIT_UNTIL`, `EXECUTE`, `TIMER` or `PROCESS_TIMEOUT`.
+    pub task_type: String,
+    /// How many times in a row the database refused it.
+    pub refusals: u32,
+    /// The last refusal.
+    pub error: String,
+}
+
+/// The identity and reason a control may carry are kept short.
+pub const MAX_CONTROL_TEXT: usize = 1000;
