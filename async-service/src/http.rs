@@ -26,6 +26,9 @@ pub(crate) struct HttpState {
     pub leased: Arc<LeasedTasks>,
     /// Whether the task source can still get work (a Pulsar consumer may die).
     pub source: Arc<dyn SourceHealth>,
+    /// `async.attempts_alert_threshold`: the attempt from which a state call counts in
+    /// `xdb_async_states_past_attempts`.
+    pub attempts_alert_threshold: i32,
 }
 
 pub(crate) fn router(state: HttpState) -> Router {
@@ -65,7 +68,7 @@ async fn ready(State(state): State<HttpState>) -> (StatusCode, String) {
 }
 
 /// Most due tasks the backlog gauge counts: beyond it the exact number matters less than
-/// keeping a scrape cheap.
+/// keeping a scrape cheap. The gauges of what needs an operator are capped alike.
 const BACKLOG_CAP: i64 = 100_000;
 
 /// The Prometheus text exposition; the gauges are sampled now.
@@ -75,6 +78,14 @@ async fn metrics(State(state): State<HttpState>) -> impl IntoResponse {
     match state.store.count_backlog(BACKLOG_CAP).await {
         Ok(backlog) => state.metrics.queue_backlog.set(backlog),
         Err(error) => tracing::warn!(%error, "counting the task backlog failed"),
+    }
+    match state
+        .store
+        .operator_gauges(state.attempts_alert_threshold, BACKLOG_CAP)
+        .await
+    {
+        Ok(gauges) => state.metrics.set_operator_gauges(&gauges),
+        Err(error) => tracing::warn!(%error, "counting what needs an operator failed"),
     }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

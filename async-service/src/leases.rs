@@ -88,7 +88,7 @@ pub(crate) async fn renew_until_shutdown(
 mod tests {
     use async_trait::async_trait;
     use xdb_engine::Task;
-    use xdb_persistence::{StateCall, StoreError, TaskClaim};
+    use xdb_persistence::{OperatorGauges, StateCall, StoreError, TaskClaim};
 
     use super::*;
 
@@ -127,6 +127,9 @@ mod tests {
             unreachable!("lease renewal claims nothing")
         }
         async fn count_backlog(&self, _: i64) -> Result<i64, StoreError> {
+            unreachable!("lease renewal counts nothing")
+        }
+        async fn operator_gauges(&self, _: i32, _: i64) -> Result<OperatorGauges, StoreError> {
             unreachable!("lease renewal counts nothing")
         }
         async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {

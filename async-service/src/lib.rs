@@ -155,6 +155,9 @@ impl AsyncService {
             metrics,
             leased: leased.clone(),
             source: source_health,
+            // Validated to fit (at most 1 000 000).
+            attempts_alert_threshold: i32::try_from(config.async_service.attempts_alert_threshold)
+                .unwrap_or(i32::MAX),
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();

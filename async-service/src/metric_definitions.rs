@@ -7,6 +7,7 @@ use prometheus::{
     Registry, TextEncoder,
 };
 use xdb_engine::{Task, TaskType};
+use xdb_persistence::OperatorGauges;
 
 /// Worker-call latency buckets, in seconds: a few milliseconds to the longest timeouts.
 const WORKER_CALL_BUCKETS: [f64; 12] = [
@@ -50,6 +51,15 @@ pub(crate) struct AsyncMetrics {
     /// `xdb_async_tasks_parked_total`: tasks set aside after the database refused their
     /// transition too many times in a row.
     pub tasks_parked: IntCounter,
+    /// `xdb_async_paused_executions`: running executions an operator paused, sampled at
+    /// each scrape.
+    pub paused_executions: IntGauge,
+    /// `xdb_async_parked_tasks`: tasks parked as refused, waiting for an operator's
+    /// retry-now, sampled at each scrape.
+    pub parked_tasks: IntGauge,
+    /// `xdb_async_states_past_attempts`: state calls at or past
+    /// `async.attempts_alert_threshold` attempts, sampled at each scrape.
+    pub states_past_attempts: IntGauge,
 }
 
 impl AsyncMetrics {
@@ -123,9 +133,26 @@ impl AsyncMetrics {
                  transition async.park_after_refusals times in a row.",
             )
             .expect("valid metric"),
+            paused_executions: IntGauge::new(
+                "xdb_async_paused_executions",
+                "Running executions an operator paused (sampled at scrape, capped).",
+            )
+            .expect("valid metric"),
+            parked_tasks: IntGauge::new(
+                "xdb_async_parked_tasks",
+                "Tasks parked because the database refused their transition, waiting for \
+                 an operator's retry-now (sampled at scrape, capped).",
+            )
+            .expect("valid metric"),
+            states_past_attempts: IntGauge::new(
+                "xdb_async_states_past_attempts",
+                "State calls (WAIT_UNTIL, EXECUTE) at attempt async.attempts_alert_threshold \
+                 or later: states that keep failing (sampled at scrape, capped).",
+            )
+            .expect("valid metric"),
             registry,
         };
-        let collectors: [Box<dyn prometheus::core::Collector>; 9] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.tasks_completed.clone()),
             Box::new(metrics.task_retries.clone()),
@@ -135,6 +162,9 @@ impl AsyncMetrics {
             Box::new(metrics.queue_backlog.clone()),
             Box::new(metrics.leases_held.clone()),
             Box::new(metrics.tasks_parked.clone()),
+            Box::new(metrics.paused_executions.clone()),
+            Box::new(metrics.parked_tasks.clone()),
+            Box::new(metrics.states_past_attempts.clone()),
         ];
         for collector in collectors {
             metrics
@@ -156,6 +186,13 @@ impl AsyncMetrics {
             self.timer_lateness_seconds
                 .observe(lateness_seconds(task.fire_at, now));
         }
+    }
+
+    /// Sets the gauges of what needs an operator from one sample.
+    pub(crate) fn set_operator_gauges(&self, gauges: &OperatorGauges) {
+        self.paused_executions.set(gauges.paused_executions);
+        self.parked_tasks.set(gauges.parked_tasks);
+        self.states_past_attempts.set(gauges.states_past_attempts);
     }
 
     /// The Prometheus text exposition of every metric.
@@ -212,6 +249,32 @@ mod tests {
         assert!((metrics.timer_lateness_seconds.get_sample_sum() - 0.3).abs() < 1e-9);
         let text = metrics.encode();
         assert!(text.contains("xdb_async_tasks_claimed_total{task_type=\"EXECUTE\"} 2"));
+    }
+
+    #[test]
+    fn operator_gauges_are_exposed_as_sampled() {
+        let metrics = AsyncMetrics::new();
+        let text = metrics.encode();
+        for name in [
+            "xdb_async_paused_executions 0",
+            "xdb_async_parked_tasks 0",
+            "xdb_async_states_past_attempts 0",
+        ] {
+            assert!(text.contains(name), "{name}:\n{text}");
+        }
+        metrics.set_operator_gauges(&OperatorGauges {
+            paused_executions: 2,
+            parked_tasks: 1,
+            states_past_attempts: 7,
+        });
+        let text = metrics.encode();
+        for name in [
+            "xdb_async_paused_executions 2",
+            "xdb_async_parked_tasks 1",
+            "xdb_async_states_past_attempts 7",
+        ] {
+            assert!(text.contains(name), "{name}:\n{text}");
+        }
     }
 
     #[test]

@@ -231,6 +231,9 @@ pub struct AsyncSettings {
     /// growing pauses between, about 20 s for 10), the task is parked until an operator's
     /// retry-now instead of looping. 0: never park.
     pub park_after_refusals: u32,
+    /// Gauge `xdb_async_states_past_attempts` counts state calls (WAIT_UNTIL/EXECUTE)
+    /// whose attempt is this or later: states that keep failing, for an alert.
+    pub attempts_alert_threshold: u32,
 }
 
 impl Default for AsyncSettings {
@@ -247,6 +250,7 @@ impl Default for AsyncSettings {
             max_worker_response_bytes: 4 * 1024 * 1024,
             shutdown_grace_seconds: 20.0,
             park_after_refusals: 10,
+            attempts_alert_threshold: 5,
         }
     }
 }

@@ -169,6 +169,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             a.advertise_url.as_deref().is_none_or(is_http_url),
             "async.advertise_url must be an http:// or https:// URL",
         );
+        check(
+            (1..=1_000_000).contains(&a.attempts_alert_threshold),
+            "async.attempts_alert_threshold must be between 1 and 1000000",
+        );
         if settings.queue.mode == QueueMode::Pulsar {
             let p = &settings.pulsar;
             match p.service_url.as_deref() {
@@ -223,4 +227,33 @@ fn is_pulsar_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn async_problems(settings: &Settings) -> Vec<String> {
+        problems(settings, Service::Async)
+            .into_iter()
+            .filter(|p| p.starts_with("async."))
+            .collect()
+    }
+
+    #[test]
+    fn the_attempts_alert_threshold_is_a_positive_attempt_number() {
+        let mut settings = Settings::default();
+        assert_eq!(settings.async_service.attempts_alert_threshold, 5);
+        assert!(async_problems(&settings).is_empty());
+        for bad in [0, 1_000_001, u32::MAX] {
+            settings.async_service.attempts_alert_threshold = bad;
+            assert_eq!(
+                async_problems(&settings),
+                vec!["async.attempts_alert_threshold must be between 1 and 1000000"],
+                "{bad}"
+            );
+        }
+        settings.async_service.attempts_alert_threshold = 1;
+        assert!(async_problems(&settings).is_empty());
+    }
 }

@@ -177,6 +177,20 @@ pub trait InstanceRegistry: Send + Sync + 'static {
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError>;
 }
 
+/// What needs an operator, counted at once for the async service's gauges (each count
+/// capped: see [`TaskSource::operator_gauges`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OperatorGauges {
+    /// Running executions an operator paused.
+    pub paused_executions: i64,
+    /// Tasks parked because the database refused their transition, waiting for an
+    /// operator's retry-now.
+    pub parked_tasks: i64,
+    /// State calls (WAIT_UNTIL and EXECUTE tasks, not set aside) at or past an attempt
+    /// number: states that keep failing.
+    pub states_past_attempts: i64,
+}
+
 /// The task source: due tasks claimed and leased (the async service's task sources).
 #[async_trait]
 pub trait TaskSource: Send + Sync + 'static {
@@ -227,6 +241,14 @@ pub trait TaskSource: Send + Sync + 'static {
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;
+    /// What needs an operator, in one statement: paused running executions, tasks
+    /// parked as refused, and state calls whose attempt is `attempts_threshold` or more;
+    /// each counted up to `cap` (a metric, like [`Self::count_backlog`]).
+    async fn operator_gauges(
+        &self,
+        attempts_threshold: i32,
+        cap: i64,
+    ) -> Result<OperatorGauges, StoreError>;
     /// [`Self::claim_due_tasks`] for tasks due for at least `overdue`: the safety net of
     /// a task source driven by events, for tasks whose event never came.
     async fn claim_overdue_tasks(

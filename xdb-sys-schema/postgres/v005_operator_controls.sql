@@ -4,6 +4,10 @@
 -- tasks leave xdb_sys_tasks, so claiming never looks at them; retry-now and resume put
 -- them back under their own ids. Additive only: services of version 4 keep working on it.
 ALTER TABLE xdb_sys_process_executions ADD COLUMN paused JSONB;
+-- Paused executions are few: the gauge of paused running executions reads them from
+-- this index alone (an execution keeps its pause when it closes, hence the status).
+CREATE INDEX xdb_sys_process_executions_paused ON xdb_sys_process_executions (status)
+    WHERE paused IS NOT NULL;
 
 CREATE TABLE xdb_sys_parked_tasks (
     id                     BIGINT       PRIMARY KEY,

@@ -1,12 +1,14 @@
 //! `/metrics` of both services after real processes ran: the counters the operators
 //! watch (claims, completions, worker calls and their failures, retries, timer
-//! lateness) moved, and the gauges (backlog, leases) are there.
+//! lateness) moved, and the gauges (backlog, leases, what needs an operator) are there.
 
 use std::time::Duration;
 
+use serde_json::json;
 use xdb_integration_tests::metrics::{sample_sum, scrape};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::timer::TimerProcess;
+use xdb_integration_tests::sql::SqlSession;
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_sdk::protocol::{paths, ProcessStatus};
@@ -186,7 +188,120 @@ async fn gauges_show_leases_held_and_the_backlog(db: Database) {
     env.shutdown().await;
 }
 
+/// The gauges of what needs an operator: a state that keeps failing once its attempt
+/// reaches `async.attempts_alert_threshold` (5 by default); once paused, the execution
+/// instead (its task set aside); a transition the database keeps refusing once parked.
+async fn gauges_show_what_needs_an_operator(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            park_after_refusals: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let failing = FlakyProcess::new(FlakyConfig {
+        failing_attempts: u32::MAX,
+        maximum_attempts: 0,
+        initial_interval: Duration::from_millis(50),
+        recover: false,
+        after_timer: None,
+    });
+    let timer = TimerProcess::new(Duration::from_millis(10));
+    let router = WorkerService::new()
+        .register(failing.clone())
+        .register(timer.clone())
+        .router();
+    let worker = env.start_worker(router).await;
+    let [async_url] = env.async_urls().try_into().expect("one async instance");
+    let gauges = || async {
+        let text = scrape(&async_url).await;
+        [
+            "xdb_async_paused_executions",
+            "xdb_async_parked_tasks",
+            "xdb_async_states_past_attempts",
+        ]
+        .map(|name| sample_sum(&text, name, &[]))
+    };
+    assert_eq!(gauges().await, [Some(0.0); 3]);
+
+    let options = ProcessStartOptions::new().global_attribute_pk_value("g1");
+    start(&env, &failing, &worker, "failing", options)
+        .await
+        .unwrap();
+    eventually("the failing state's fifth attempt", SOON, || async {
+        gauges().await == [Some(0.0), Some(0.0), Some(1.0)]
+    })
+    .await;
+    assert!(failing.attempts.len() >= 4);
+
+    let pause = json!({ "processId": "failing", "reason": "the gauges" }).to_string();
+    let (status, body) = post_raw(&env, paths::PAUSE, pause, Some("application/json")).await;
+    assert_eq!(status, 200, "{body}");
+    eventually(
+        "the paused execution counted, its task set aside",
+        SOON,
+        || async { gauges().await == [Some(1.0), Some(0.0), Some(0.0)] },
+    )
+    .await;
+
+    let mut admin = SqlSession::open(env.db()).await;
+    match db {
+        Database::Postgres => {
+            admin
+                .execute(
+                    "CREATE FUNCTION refuse_completion() RETURNS trigger AS $$ \
+                     BEGIN RAISE EXCEPTION 'refused by the test trigger'; END $$ \
+                     LANGUAGE plpgsql",
+                )
+                .await
+                .unwrap();
+            admin
+                .execute(
+                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
+                     ON xdb_sys_async_state_executions FOR EACH ROW \
+                     WHEN (NEW.status = 'COMPLETED') EXECUTE FUNCTION refuse_completion()",
+                )
+                .await
+                .unwrap();
+        }
+        Database::MySql => {
+            admin
+                .execute(
+                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
+                     ON xdb_sys_async_state_executions FOR EACH ROW \
+                     BEGIN IF NEW.status = 'COMPLETED' THEN \
+                     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test trigger'; \
+                     END IF; END",
+                )
+                .await
+                .unwrap();
+        }
+    }
+    start(&env, &timer, &worker, "refused", ProcessStartOptions::new())
+        .await
+        .unwrap();
+    eventually(
+        "the refused transition parked and counted",
+        SOON,
+        || async { gauges().await == [Some(1.0), Some(1.0), Some(0.0)] },
+    )
+    .await;
+
+    let resume = json!({ "processId": "failing" }).to_string();
+    let (status, body) = post_raw(&env, paths::RESUME, resume, Some("application/json")).await;
+    assert_eq!(status, 200, "{body}");
+    eventually(
+        "the resumed execution's failing state counted again",
+        SOON,
+        || async { gauges().await == [Some(0.0), Some(1.0), Some(1.0)] },
+    )
+    .await;
+    env.shutdown().await;
+}
+
 both_databases!(
     metrics_count_what_the_services_did,
     gauges_show_leases_held_and_the_backlog,
+    gauges_show_what_needs_an_operator,
 );

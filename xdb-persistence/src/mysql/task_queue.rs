@@ -1,5 +1,5 @@
 //! The database queue: leasing due tasks, claiming one task by id, renewing and releasing
-//! leases, and the backlog count.
+//! leases, and the counts behind the gauges (backlog, what needs an operator).
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use xdb_engine::Task;
 
 use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
 use super::MySqlStore;
-use crate::{StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{OperatorGauges, StateCall, StoreError, TaskClaim, TaskSource};
 
 /// No LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll (and are woken by
 /// the services' own notifications).
@@ -41,6 +41,36 @@ impl TaskSource for MySqlStore {
             )
             .await?;
         Ok(count.unwrap_or(0))
+    }
+
+    async fn operator_gauges(
+        &self,
+        attempts_threshold: i32,
+        cap: i64,
+    ) -> Result<OperatorGauges, StoreError> {
+        let mut conn = self.pool().get_conn().await?;
+        // Paused running executions are read from the index on the generated `is_paused`
+        // (no partial indexes here); an execution keeps its pause when it closes, hence
+        // the status.
+        let counts: Option<(i64, i64, i64)> = conn
+            .exec_first(
+                "SELECT \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
+                    WHERE is_paused = 1 AND status = 'RUNNING' LIMIT ?) paused), \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
+                    WHERE reason = 'REFUSED' LIMIT ?) refused), \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+                    WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= ? \
+                    LIMIT ?) failing)",
+                (cap, cap, attempts_threshold, cap),
+            )
+            .await?;
+        let (paused_executions, parked_tasks, states_past_attempts) = counts.unwrap_or_default();
+        Ok(OperatorGauges {
+            paused_executions,
+            parked_tasks,
+            states_past_attempts,
+        })
     }
 
     async fn claim_task(

@@ -1,5 +1,6 @@
 //! The database queue: leasing due tasks (with their rows, read by the same statement),
-//! claiming one task by id, renewing and releasing leases, and the backlog count.
+//! claiming one task by id, renewing and releasing leases, and the counts behind the
+//! gauges (backlog, what needs an operator).
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use super::rows::{
 };
 use super::PostgresStore;
 use crate::claimed_call::ready_call;
-use crate::{StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{OperatorGauges, StateCall, StoreError, TaskClaim, TaskSource};
 
 #[async_trait]
 impl TaskSource for PostgresStore {
@@ -51,6 +52,36 @@ impl TaskSource for PostgresStore {
             )
             .await?;
         Ok(client.query_one(&statement, &[&cap]).await?.get(0))
+    }
+
+    async fn operator_gauges(
+        &self,
+        attempts_threshold: i32,
+        cap: i64,
+    ) -> Result<OperatorGauges, StoreError> {
+        let client = self.pool().get().await?;
+        // Paused running executions come from the partial index of paused ones (an
+        // execution keeps its pause when it closes, hence the status).
+        let statement = client
+            .prepare_cached(
+                "SELECT \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
+                    WHERE paused IS NOT NULL AND status = 'RUNNING' LIMIT $2) paused), \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
+                    WHERE reason = 'REFUSED' LIMIT $2) refused), \
+                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+                    WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= $1 \
+                    LIMIT $2) failing)",
+            )
+            .await?;
+        let row = client
+            .query_one(&statement, &[&attempts_threshold, &cap])
+            .await?;
+        Ok(OperatorGauges {
+            paused_executions: row.get(0),
+            parked_tasks: row.get(1),
+            states_past_attempts: row.get(2),
+        })
     }
 
     async fn claim_task(
