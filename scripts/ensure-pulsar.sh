@@ -49,7 +49,11 @@ connectors_ready() {
     [[ "$listed" == *'"debezium-postgres"'* && "$listed" == *'"debezium-mysql"'* ]] &&
         [ "$(curl -sf -m 5 "$ADMIN/admin/v2/worker/cluster/leader/ready" 2>/dev/null)" = true ]
 }
-ready() { healthy && connectors_ready; }
+# A standalone answers healthy before it has created its default namespace.
+namespace_ready() {
+    [[ "$(curl -sf -m 5 "$ADMIN/admin/v2/namespaces/public" 2>/dev/null)" == *'"public/default"'* ]]
+}
+ready() { healthy && namespace_ready && connectors_ready; }
 
 [ -n "$VERSION" ] || die "no <pulsar.version> in $CONF/pom.xml"
 java_major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1 || true)"

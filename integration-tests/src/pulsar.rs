@@ -273,10 +273,17 @@ impl TestBroker {
         let health = format!("{}/admin/v2/brokers/health", self.admin_url());
         let workers = format!("{}/admin/v3/sources/builtinsources", self.admin_url());
         let leader = format!("{}/admin/v2/worker/cluster/leader/ready", self.admin_url());
+        let namespaces = format!("{}/admin/v2/namespaces/public", self.admin_url());
         let http = reqwest::Client::new();
         let deadline = Instant::now() + BROKER_START;
         loop {
-            let healthy = body(&http, &health).await == "ok";
+            // A standalone answers its health check before it has created its default
+            // namespace: topics and sources there are refused ("Namespace does not exist")
+            // until it has.
+            let healthy = body(&http, &health).await == "ok"
+                && body(&http, &namespaces)
+                    .await
+                    .contains("\"public/default\"");
             // Until its functions worker leads, Pulsar IO refuses new sources ("Leader
             // not yet ready").
             let worker_ready = !self.functions
