@@ -1,26 +1,26 @@
 //! The dead-letter path: a message whose task could not be handled `pulsar.max_deliveries`
 //! times (its transition refused by the database, or the task not even claimable) goes to
 //! `<topic.prefix>.xdb.dead-letters`, and its consumer gives the task one last run and
-//! otherwise applies the state's failure recovery.
+//! otherwise parks it (`xdb_sys_parked_tasks`, `TASK_PARKED` in the history), as the
+//! database queue parks a task whose transition the database keeps refusing.
 //!
 //! Worker failures never get here: a failed attempt is recorded in the task row (attempt
 //! count, backoff), whose change event brings the retry, and exhausted retries apply the
 //! failure recovery on the normal path. A message is delivered again only when its
 //! transition could not be recorded at all (the database refused it or was unreachable).
-//! Failing that many times, it is a poison message for the state: the transition the
-//! worker asked for cannot be written. Giving up on the state, as the database queue does
-//! when its retries are exhausted, lets the process go on (fail, or proceed to the
-//! recovery state) instead of the task waiting forever.
+//! Failing that many times, it is a poison message: the transition cannot be written. A
+//! parked task shows in `states` and `describe` with its error; once the cause is fixed,
+//! retry-now puts it back (its row inserted again, whose change event brings it here),
+//! or give-up applies its state's failure recovery.
 //!
 //! The last run comes first because a long database outage also sends messages here:
-//! once the database is back, the task simply runs. Timers and process timeouts have no
-//! failure recovery; they stay on the dead-letter subscription until they can run.
+//! once the database is back, the task simply runs. Parking needs the database too: while
+//! it is away the message stays on the dead-letter subscription.
 
 use pulsar::{Producer, TokioExecutor};
 use tokio::sync::Mutex;
-use xdb_engine::decide::StateApi;
-use xdb_engine::{Task, TaskType};
-use xdb_persistence::StoreError;
+use xdb_engine::Task;
+use xdb_persistence::{SetAside, StoreError};
 
 use super::{events, timer, Shared, Verdict};
 
@@ -70,44 +70,23 @@ pub(super) fn task_of(payload: &[u8]) -> Result<Option<(i64, String)>, String> {
     Ok(Some((timer.task_id, timer.process_execution_id)))
 }
 
-/// The last run of `task` failed with `error`: applies its state's failure recovery.
-/// Acknowledged once that is recorded (or nothing is left to do); delivered again when the
-/// database cannot record it either.
-pub(super) async fn give_up(shared: &Shared, task: &Task, error: &StoreError) -> Verdict {
+/// The last run of `task` failed with `error`: parks it, as the database queue parks a
+/// task whose transition the database keeps refusing, until an operator's retry-now (or
+/// give-up, for a state's call). Acknowledged once parked (or when the task moved on
+/// meanwhile); delivered again when the database cannot record even that.
+pub(super) async fn park(shared: &Shared, task: &Task, error: &StoreError) -> Verdict {
     let context = &shared.context;
-    let api = match task.task_type {
-        TaskType::WaitUntil => StateApi::WaitUntil,
-        TaskType::Execute => StateApi::Execute,
-        TaskType::Timer | TaskType::ProcessTimeout => {
-            tracing::warn!(task = task.id, %error, "a dead-lettered timer still fails; it stays on the dead-letter subscription");
-            return Verdict::Nack;
-        }
+    let why = SetAside::Refused {
+        error: format!(
+            "the transition could not be recorded in {} deliveries: {error}",
+            shared.max_deliveries
+        ),
+        refusals: shared.max_deliveries,
     };
-    let call = match context.store.load_state_call(task, &context.owner).await {
-        Ok(Some(call)) => call,
-        // The state moved on meanwhile: nothing to recover.
-        Ok(None) => return Verdict::Ack,
-        Err(error) => {
-            tracing::warn!(task = task.id, %error, "loading a dead-lettered task failed");
-            return Verdict::Nack;
-        }
-    };
-    let reason = format!(
-        "the transition could not be recorded in {} deliveries: {error}",
-        shared.max_deliveries
-    );
-    match context
-        .store
-        .state_api_given_up(task, &context.owner, &call, api, &reason)
-        .await
-    {
-        Ok(applied) => {
-            tracing::warn!(task = task.id, state = %call.state.id, "dead letter: applied the state's failure recovery");
-            if applied.closed_process {
-                shared
-                    .api_peers
-                    .process_closed(task.process_execution_id.to_string());
-            }
+    match context.store.set_aside(task, &context.owner, &why).await {
+        Ok(_) => {
+            context.metrics.tasks_parked.inc();
+            tracing::warn!(task = task.id, %error, "dead letter: task parked until retry-now");
             Verdict::Ack
         }
         Err(StoreError::Stale(reason)) => {
@@ -115,7 +94,7 @@ pub(super) async fn give_up(shared: &Shared, task: &Task, error: &StoreError) ->
             Verdict::Ack
         }
         Err(error) => {
-            tracing::warn!(task = task.id, %error, "recording the failure recovery failed");
+            tracing::warn!(task = task.id, %error, "parking a dead-lettered task failed");
             Verdict::Nack
         }
     }

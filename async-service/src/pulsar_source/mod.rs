@@ -34,7 +34,7 @@
 //! what the row cannot record: a transition the database refused or could not be
 //! reached for, redelivered after a pause (`pulsar.nack_delay_ms`, 1 s) and, after
 //! `pulsar.max_deliveries`, passed to the dead-letter path ([`dead_letters`]), which
-//! applies the state's failure recovery.
+//! parks the task until an operator's retry-now or give-up.
 //!
 //! The database-queue claim loop does not run in this mode. A slow sweep
 //! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
@@ -520,7 +520,7 @@ async fn run_task(
                             break Verdict::Ack;
                         }
                         Err(error) if last_run => {
-                            break dead_letters::give_up(shared, &task, &error).await
+                            break dead_letters::park(shared, &task, &error).await
                         }
                         Err(error) => {
                             failures += 1;

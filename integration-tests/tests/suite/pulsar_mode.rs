@@ -1,7 +1,7 @@
 //! What only Pulsar CDC mode has: XDB's own delayed messages on the timer topic, change
 //! events that name tasks which are not there (stale or forged), the sweep that runs
-//! tasks whose events were lost, the dead-letter path that applies a state's failure
-//! recovery, and health probes that notice a dead consumer.
+//! tasks whose events were lost, the dead-letter path that parks a task until retry-now,
+//! and health probes that notice a dead consumer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -10,6 +10,7 @@ use futures::StreamExt;
 use prost::Message as _;
 use pulsar::consumer::{ConsumerOptions, InitialPosition};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
+use serde_json::json;
 use xdb_async_service::{AsyncService, TaskTimer};
 use xdb_config::{QueueMode, SubscriptionType};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
@@ -19,6 +20,7 @@ use xdb_integration_tests::pulsar::{
     broker_url, dead_letter_topic, timer_topic, TestBroker, DEFAULT_PULSAR_URL, PULSAR_URL_ENV,
 };
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
+use xdb_protocol::paths;
 use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::ProcessStartOptions;
 
@@ -237,10 +239,10 @@ fn refuse_flaky_completion_sql(db: Database) -> &'static str {
 
 /// The worker answers, but the database refuses to record the transition every time: the
 /// message fails `pulsar.max_deliveries` deliveries, `pulsar.nack_delay_ms` apart, and
-/// goes to the dead-letter topic, whose consumer runs the task once more and then applies
-/// the state's failure recovery (here: proceed to the recovery state), though the retry
-/// policy had attempts left.
-async fn a_dead_lettered_state_task_applies_the_failure_recovery(db: Database) {
+/// goes to the dead-letter topic, whose consumer runs the task once more and then parks
+/// it, shown in `states` with the error; fixed, retry-now puts it back (its row's change
+/// event brings it) and the process completes.
+async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
     let mut env = XdbTestEnv::start_with(
         db,
         EnvOptions {
@@ -296,12 +298,29 @@ async fn a_dead_lettered_state_task_applies_the_failure_recovery(db: Database) {
     })
     .await
     .expect("a dead letter within 30 s");
-    let done = env
-        .client
-        .wait_for_process_completion("poisoned", Duration::from_secs(30))
-        .await
-        .unwrap();
-    assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
+    let states_of = || async {
+        let body = json!({ "processId": "poisoned" }).to_string();
+        post_raw(&env, paths::STATES, body, Some("application/json"))
+            .await
+            .1
+    };
+    eventually(
+        "the dead-lettered task to be parked",
+        Duration::from_secs(30),
+        || async { states_of().await["states"][0]["pendingCall"]["phase"] == "PARKED" },
+    )
+    .await;
+    let view = states_of().await;
+    assert_eq!(view["status"], "RUNNING", "{view}");
+    let reason = view["states"][0]["pendingCall"]["parkedReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains(&format!(
+            "could not be recorded in {max_deliveries} deliveries"
+        )) && reason.contains("poison"),
+        "{view}"
+    );
 
     // The dead letter is the change event that created the task, as it came, keyed by
     // its execution.
@@ -356,29 +375,34 @@ async fn a_dead_lettered_state_task_applies_the_failure_recovery(db: Database) {
         dead_lettered_at > last_delivery.last().expect("calls").at,
         "the dead letter came before delivery {max_deliveries} failed"
     );
-    let recoveries = process.recoveries.all();
-    assert_eq!(recoveries.len(), 1, "{recoveries:?}");
-    assert_eq!(recoveries[0]["stateExecutionId"], "FlakyState-1");
-    let error = recoveries[0]["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains(&format!(
-            "could not be recorded in {max_deliveries} deliveries"
-        )) && error.contains("poison"),
-        "{error}"
-    );
+    assert!(process.recoveries.all().is_empty(), "parked, not given up");
+    let history = env.history_types(&exec).await;
+    assert!(history.iter().any(|t| t == "TASK_PARKED"), "{history:?}");
+
+    // Fixed, and released: the task runs again and the process completes.
+    let undo = match db {
+        Database::Postgres => {
+            "DROP TRIGGER refuse_flaky_completion ON xdb_sys_async_state_executions"
+        }
+        Database::MySql => "DROP TRIGGER refuse_flaky_completion",
+    };
+    env.db().execute_sql(undo).await;
+    let body = json!({ "processId": "poisoned", "reason": "trigger dropped" }).to_string();
+    let (status, answer) = post_raw(&env, paths::RETRY_NOW, body, Some("application/json")).await;
+    assert_eq!(status, 200, "{answer}");
+    let done = env
+        .client
+        .wait_for_process_completion("poisoned", Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
     let states: Vec<(String, String)> = env
         .state_rows(&exec)
         .await
         .into_iter()
         .map(|s| (s.execution_id(), s.status))
         .collect();
-    assert_eq!(
-        states,
-        vec![
-            ("FlakyState-1".into(), "FAILED".into()),
-            ("RecoveryState-1".into(), "COMPLETED".into())
-        ]
-    );
+    assert_eq!(states, vec![("FlakyState-1".into(), "COMPLETED".into())]);
     assert!(env.tasks(&exec).await.is_empty());
     service.shutdown().await.expect("shuts down");
     env.shutdown().await;
@@ -675,7 +699,7 @@ async fn health_probes_fail_once_the_pulsar_consumer_is_dead(db: Database) {
 both_databases!(
     a_key_shared_subscription_shares_work_and_applies_each_transition_once,
     a_key_shared_subscription_keeps_each_execution_s_changes_on_one_consumer,
-    a_dead_lettered_state_task_applies_the_failure_recovery,
+    a_dead_lettered_task_is_parked_until_retry_now,
     the_sweep_runs_tasks_whose_change_events_were_lost,
     a_timer_due_later_goes_through_the_timer_topic_and_never_fires_early,
     a_timer_message_for_a_missing_task_changes_nothing,
