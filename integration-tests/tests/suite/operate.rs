@@ -6,8 +6,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::sql::SqlSession;
+use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
-use xdb_protocol::paths;
+use xdb_protocol::{paths, HistoryEventType, ProcessExecutionHistoryRequest};
 use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::{ProcessStartOptions, WorkerService};
 
@@ -336,8 +337,164 @@ async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Databa
     env.shutdown().await;
 }
 
+/// Controls that race with an attempt being called: retry-now and give-up are refused
+/// naming the running attempt, a pause holds nothing of it, and the attempt's answer is
+/// the one outcome (it completes the process; nothing fails it afterwards).
+async fn controls_racing_a_running_attempt_leave_one_outcome(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let process = flaky(1, Duration::from_secs(300));
+    let faults = WorkerFaults::new();
+    let router = faults.wrap(WorkerService::new().register(process.clone()).router());
+    let worker = env.start_worker(router).await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "racing",
+        ProcessStartOptions::new().global_attribute_pk_value("x1"),
+    )
+    .await
+    .unwrap();
+    eventually("the first attempt to fail", SOON, || async {
+        states(&env, "racing").await["states"][0]["lastFailure"].is_object()
+    })
+    .await;
+    faults.hold(CallMatch::state("FlakyState", StateApiKind::Execute));
+    let (status, _) = call(&env, paths::RETRY_NOW, json!({ "processId": "racing" })).await;
+    assert_eq!(status, 200);
+    eventually("the second attempt's answer to be held", SOON, || async {
+        faults.held() == 1
+    })
+    .await;
+    let view = states(&env, "racing").await;
+    assert_eq!(
+        view["states"][0]["pendingCall"]["phase"], "RUNNING",
+        "{view}"
+    );
+    for path in [paths::RETRY_NOW, paths::GIVE_UP] {
+        let (status, body) = call(&env, path, json!({ "processId": "racing" })).await;
+        assert_eq!(
+            (status, &body["subType"]),
+            (409, &json!("CONTROL_NOT_APPLICABLE"))
+        );
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("attempt 2 of state FlakyState-1 is being called"),
+            "{body}"
+        );
+    }
+    let (status, body) = call(&env, paths::PAUSE, json!({ "processId": "racing" })).await;
+    assert_eq!((status, &body["stateExecutionIds"]), (200, &json!([])));
+    faults.release();
+    let done = env
+        .client
+        .wait_for_process_completion("racing", SOON)
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
+    let types: Vec<String> = env.history_types(&exec).await;
+    assert!(!types.iter().any(|t| t == "STATE_FAILED"), "{types:?}");
+    assert_eq!(
+        types.iter().filter(|t| *t == "EXECUTE_COMPLETED").count(),
+        1,
+        "{types:?}"
+    );
+    let paused = types
+        .iter()
+        .position(|t| t == "PAUSED")
+        .expect("the pause is recorded");
+    assert!(
+        paused < types.len() - 1,
+        "the pause came before the close: {types:?}"
+    );
+    assert_eq!(process.attempts.len(), 2);
+    let (status, body) = call(&env, paths::GIVE_UP, json!({ "processId": "racing" })).await;
+    assert_eq!(
+        (status, &body["subType"]),
+        (409, &json!("PROCESS_NOT_RUNNING"))
+    );
+    env.shutdown().await;
+}
+
+/// A long history comes a page at a time: 2,500 events in pages of at most 1,000, each
+/// page's cursor leading to the next, together the whole history in order; a type filter
+/// pages over its own events only.
+async fn a_history_of_thousands_of_events_is_paged(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let process = flaky(1000, Duration::from_secs(300));
+    let router = WorkerService::new().register(process.clone()).router();
+    let worker = env.start_worker(router).await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "long",
+        ProcessStartOptions::new().global_attribute_pk_value("l1"),
+    )
+    .await
+    .unwrap();
+    // 2,500 events written straight into the table: the paging is what is tested.
+    let id = match db {
+        Database::Postgres => format!("CAST('{exec}' AS uuid)"),
+        Database::MySql => format!("'{exec}'"),
+    };
+    let digits = "(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 \
+                  UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 \
+                  UNION ALL SELECT 8 UNION ALL SELECT 9)";
+    let mut admin = SqlSession::open(env.db()).await;
+    admin
+        .execute(&format!(
+            "INSERT INTO xdb_sys_history_events (process_execution_id, event_type, details) \
+             SELECT {id}, 'LOCAL_QUEUE_MESSAGES_PUBLISHED', '{{\"messages\": 1, \"duplicates\": 0}}' \
+             FROM {digits} a, {digits} b, {digits} c, {digits} e \
+             WHERE a.d * 1000 + b.d * 100 + c.d * 10 + e.d < 2500"
+        ))
+        .await
+        .unwrap();
+    let total = env.history(&exec).await.len();
+    assert!(total >= 2501, "{total}");
+
+    let page = |after: Option<i64>, types: Vec<HistoryEventType>| {
+        let client = &env.client;
+        async move {
+            client
+                .history(&ProcessExecutionHistoryRequest {
+                    process_id: "long".into(),
+                    after_event_id: after,
+                    page_size: Some(1000),
+                    event_types: types,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let mut events = Vec::new();
+    let mut sizes = Vec::new();
+    let mut after = None;
+    loop {
+        let answer = page(after, Vec::new()).await;
+        sizes.push(answer.events.len());
+        events.extend(answer.events);
+        after = answer.next_after_event_id;
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(events.len(), total);
+    assert_eq!(&sizes[..2], &[1000, 1000], "{sizes:?}");
+    assert!(events.windows(2).all(|w| w[0].event_id < w[1].event_id));
+    assert_eq!(events[0].event_type, "PROCESS_STARTED");
+    let started = page(None, vec![HistoryEventType::ProcessStarted]).await;
+    assert_eq!(started.events.len(), 1);
+    assert_eq!(started.next_after_event_id, None);
+    env.shutdown().await;
+}
+
 both_databases!(
     a_failing_state_is_shown_retried_now_and_given_up,
     a_paused_execution_runs_nothing_until_it_resumes,
     a_task_the_database_keeps_refusing_is_parked_until_retry_now,
+    controls_racing_a_running_attempt_leave_one_outcome,
+    a_history_of_thousands_of_events_is_paged,
 );
