@@ -433,6 +433,11 @@ async fn a_history_of_thousands_of_events_is_paged(db: Database) {
     )
     .await
     .unwrap();
+    // Its history stays as it is from its first failure on (the retry is 300 s away).
+    eventually("the first attempt to fail", SOON, || async {
+        states(&env, "long").await["states"][0]["lastFailure"].is_object()
+    })
+    .await;
     // 2,500 events written straight into the table: the paging is what is tested.
     let id = match db {
         Database::Postgres => format!("CAST('{exec}' AS uuid)"),
@@ -491,10 +496,45 @@ async fn a_history_of_thousands_of_events_is_paged(db: Database) {
     env.shutdown().await;
 }
 
+/// Stop works on a paused execution as on any other, and takes what the pause set aside
+/// with it.
+async fn stopping_a_paused_execution_drops_what_it_set_aside(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let process = flaky(1000, Duration::from_secs(300));
+    let router = WorkerService::new().register(process.clone()).router();
+    let worker = env.start_worker(router).await;
+    let exec = start(
+        &env,
+        &process,
+        &worker,
+        "stopped",
+        ProcessStartOptions::new().global_attribute_pk_value("t1"),
+    )
+    .await
+    .unwrap();
+    eventually("the first attempt to fail", SOON, || async {
+        states(&env, "stopped").await["states"][0]["lastFailure"].is_object()
+    })
+    .await;
+    let (status, _) = call(&env, paths::PAUSE, json!({ "processId": "stopped" })).await;
+    assert_eq!(status, 200);
+    let set_aside = "SELECT count(*) FROM xdb_sys_parked_tasks WHERE process_execution_id = $1";
+    let id = || xdb_integration_tests::Arg::Uuid(exec.parse().unwrap());
+    assert_eq!(env.count(set_aside, &[id()]).await, 1);
+    let (status, body) = call(&env, paths::STOP, json!({ "processId": "stopped" })).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(env.count(set_aside, &[id()]).await, 0);
+    let (_, described) = call(&env, paths::DESCRIBE, json!({ "processId": "stopped" })).await;
+    assert_eq!(described["status"], "TERMINATED", "{described}");
+    assert!(described["paused"].is_null(), "{described}");
+    env.shutdown().await;
+}
+
 both_databases!(
     a_failing_state_is_shown_retried_now_and_given_up,
     a_paused_execution_runs_nothing_until_it_resumes,
     a_task_the_database_keeps_refusing_is_parked_until_retry_now,
     controls_racing_a_running_attempt_leave_one_outcome,
     a_history_of_thousands_of_events_is_paged,
+    stopping_a_paused_execution_drops_what_it_set_aside,
 );

@@ -7,7 +7,9 @@ use xdb_engine::{events, HistoryEntry, TransitionPlan};
 use xdb_protocol::{ProcessExecutionStopRequest, PublishToLocalQueueRequest};
 
 use super::deliveries::publish_and_deliver;
-use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, Transaction};
+use crate::tables::{
+    Announce, Dialect, Finish, Lane, OperatorRows, PlanWriter, ProcessRows, Transaction,
+};
 use crate::StoreError;
 
 /// Stop: terminate or fail the current execution, cancelling its states and timers.
@@ -28,6 +30,8 @@ pub(crate) async fn stop_process<D: Dialect>(
         Finish::Later,
     )
     .await?;
+    // Tasks set aside (paused or parked) go with the execution, as its queued ones do.
+    tx.delete_parked(process.id).await?;
     tx.commit().await
 }
 
