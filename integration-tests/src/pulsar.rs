@@ -26,6 +26,10 @@ pub const DEFAULT_PULSAR_ADMIN: &str = "http://127.0.0.1:8080";
 /// How long a capture may take to start streaming, or to stop: the first one on a
 /// fresh broker unpacks the connector archive (about 100 MB).
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a restarted connector may take to stream again: on MariaDB about a minute
+/// on an idle machine (its new Debezium task waits for the old one's metrics to go), so
+/// a loaded machine needs more than [`CAPTURE_TIMEOUT`].
+const RESTART_TIMEOUT: Duration = Duration::from_secs(300);
 
 tokio::task_local! {
     /// The queue mode of the test running in this task; set by the suite's macros.
@@ -156,7 +160,7 @@ impl CdcCapture {
         self.running
             .as_ref()
             .expect("running")
-            .restart(CAPTURE_TIMEOUT)
+            .restart(RESTART_TIMEOUT)
             .await
             .expect("the connector restarts");
     }
