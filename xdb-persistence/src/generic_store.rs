@@ -27,7 +27,13 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionDescribeRequest,
     ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
-        operations::describe_process(self, request).await
+        operations::describe_process(self, request, true).await
+    }
+    async fn process_outcome(
+        &self,
+        request: &ProcessExecutionDescribeRequest,
+    ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
+        operations::describe_process(self, request, false).await
     }
     async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
         operations::stop_process(self, request).await

@@ -114,6 +114,12 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionDescribeRequest,
     ) -> Result<ProcessExecutionDescribeResponse, StoreError>;
+    /// [`ProcessApi::describe_process`] without `parkedTasks` (always 0 here): one read,
+    /// for wait-for-completion's polls.
+    async fn process_outcome(
+        &self,
+        request: &ProcessExecutionDescribeRequest,
+    ) -> Result<ProcessExecutionDescribeResponse, StoreError>;
     async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError>;
     async fn publish_to_local_queue(
         &self,

@@ -39,7 +39,7 @@ pub(crate) async fn wait_for_completion(
         process_execution_id: None,
     };
     loop {
-        let execution = state.store.describe_process(&describe).await?;
+        let execution = state.store.process_outcome(&describe).await?;
         let timed_out = Instant::now() >= deadline;
         if execution.status.is_closed() || timed_out {
             return Ok(Json(ProcessExecutionWaitForCompletionResponse {

@@ -12,10 +12,13 @@ use xdb_protocol::{
 use crate::tables::{Dialect, HistoryQuery, HistoryRows, Lane, OperatorRows, ProcessRows};
 use crate::StoreError;
 
-/// Describe: one execution's row, as the client sees it.
+/// Describe: one execution's row, as the client sees it; with `count_parked`, also how
+/// many of its tasks are parked (a statement more, which wait-for-completion's polls of
+/// a running execution do without).
 pub(crate) async fn describe_process<D: Dialect>(
     store: &D,
     request: &ProcessExecutionDescribeRequest,
+    count_parked: bool,
 ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
     let execution_id = request
         .process_execution_id
@@ -30,7 +33,7 @@ pub(crate) async fn describe_process<D: Dialect>(
             Some(id) => StoreError::NotFound(format!("process execution {id} not found")),
             None => StoreError::NotFound(format!("process '{}' not found", request.process_id)),
         })?;
-    let parked_tasks = if process.status.is_closed() {
+    let parked_tasks = if process.status.is_closed() || !count_parked {
         0
     } else {
         session.count_refused(process.id).await?
