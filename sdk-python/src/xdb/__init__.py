@@ -5,7 +5,9 @@
   through :class:`Communication`.
 - Host it: :class:`WorkerService` is an ASGI app serving the worker API; mount it in
   your own service.
-- Drive it: :class:`AsyncClient` (or the blocking :class:`Client`) calls the service.
+- Drive it: :class:`AsyncClient` (or the blocking :class:`Client`) calls the service,
+  including the operator's calls (``states``, ``retry_now``, ``give_up``, ``pause``,
+  ``resume``).
 """
 
 from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
@@ -38,6 +40,7 @@ from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
     AsyncStateConfig,
+    CallPhase,
     ErrorSubType,
     FailureRecoveryPolicy,
     GlobalAttributeLoading,
@@ -49,6 +52,8 @@ from xdb.protocol import (
     ProcessIdReusePolicy,
     ProcessStatus,
     RetryPolicy,
+    StateApiName,
+    StateExecutionStatus,
     StateFailureRecoveryOptions,
     TimerStatus,
 )
@@ -69,6 +74,7 @@ __all__ = [
     "AsyncClient",
     "AsyncState",
     "AsyncStateConfig",
+    "CallPhase",
     "Client",
     "ClientError",
     "CommandRequest",
@@ -77,6 +83,7 @@ __all__ = [
     "CommunicationMethod",
     "CommunicationSchema",
     "Context",
+    "ControlNotApplicableError",
     "EncodingError",
     "ErrorSubType",
     "FailureRecoveryPolicy",
@@ -98,7 +105,6 @@ __all__ = [
     "Process",
     "ProcessAlreadyStartedError",
     "ProcessClosedDuringRpcError",
-    "ControlNotApplicableError",
     "ProcessDefinition",
     "ProcessExecutionStopType",
     "ProcessIdReusePolicy",
@@ -110,7 +116,9 @@ __all__ = [
     "RpcMethod",
     "RpcOptions",
     "SchemaError",
+    "StateApiName",
     "StateDecision",
+    "StateExecutionStatus",
     "StateFailureRecoveryOptions",
     "StateSchema",
     "TimerCommand",

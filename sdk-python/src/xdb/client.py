@@ -1,10 +1,13 @@
-"""Clients of the XDB service API: :class:`AsyncClient` (asyncio) and :class:`Client` (sync)."""
+"""Clients of the XDB service API: :class:`AsyncClient` (asyncio) and :class:`Client` (sync).
+
+The operator's calls (states, retry-now, give-up, pause, resume) are in :mod:`xdb.operate`.
+"""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -14,6 +17,7 @@ import httpx
 from pydantic import ValidationError
 
 from xdb import encoding
+from xdb.call import Call
 from xdb.context import current_trace_context
 from xdb.errors import (
     InvalidResponseError,
@@ -21,6 +25,7 @@ from xdb.errors import (
     TransportError,
     error_from_response,
 )
+from xdb.operate import AsyncOperatorCalls, OperatorCalls
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
     DESCRIBE,
@@ -58,7 +63,6 @@ from xdb.protocol import (
     ProcessStartConfig,
     ProcessStatus,
     PublishToLocalQueueRequest,
-    WireModel,
 )
 from xdb.rpc import RpcMethod
 
@@ -176,20 +180,6 @@ def decode_payload(obj: EncodedObject | None, type_: Any = Any) -> Any:
     return encoding.decode("payload", obj, type_)
 
 
-@dataclass(frozen=True)
-class _Call(Generic[T]):
-    """One call to the service, the same whichever client sends it.
-
-    The request (``path``, ``body``, ``timeout``) and ``read``, which turns the body of
-    a 2xx answer into what the client method returns.
-    """
-
-    path: str
-    body: WireModel
-    timeout: float
-    read: Callable[[bytes], T]
-
-
 def _no_answer(content: bytes) -> None:
     """The read of calls whose answer carries nothing (stop, publish): the body is ignored."""
 
@@ -234,8 +224,9 @@ def _transport_errors() -> Iterator[None]:
 class _Base(Generic[H]):
     """What both clients share: every request is built, and every answer read, here.
 
-    A client adds only the sending of a :class:`_Call` over its ``httpx`` client
-    (``httpx.AsyncClient`` or ``httpx.Client``).
+    (The operator's requests are built in :mod:`xdb.operate`.) A client adds only the
+    sending of a :class:`~xdb.call.Call` over its ``httpx`` client (``httpx.AsyncClient``
+    or ``httpx.Client``).
     """
 
     def __init__(
@@ -267,7 +258,7 @@ class _Base(Generic[H]):
             headers.update(trace.headers())
         return headers
 
-    def _request(self, call: _Call[Any]) -> httpx.Request:
+    def _request(self, call: Call[Any]) -> httpx.Request:
         return self._http.build_request(
             "POST",
             self.service_url + call.path,
@@ -277,7 +268,7 @@ class _Base(Generic[H]):
         )
 
     @staticmethod
-    def _result(call: _Call[T], response: httpx.Response) -> T:
+    def _result(call: Call[T], response: httpx.Response) -> T:
         if not response.is_success:
             raise error_from_response(response.status_code, response.content)
         try:
@@ -293,7 +284,7 @@ class _Base(Generic[H]):
         process: Process | type[Process],
         input: Any,
         options: ProcessStartOptions | None,
-    ) -> _Call[str]:
+    ) -> Call[str]:
         options = options or ProcessStartOptions()
         worker_url = options.worker_url or self.worker_url
         if worker_url is None:
@@ -305,36 +296,36 @@ class _Base(Generic[H]):
             answer = ProcessExecutionStartResponse.model_validate_json(content)
             return answer.process_execution_id
 
-        return _Call(START, request, self.request_timeout, read)
+        return Call(START, request, self.request_timeout, read)
 
     def _stop(
         self, process_id: str, stop_type: ProcessExecutionStopType, reason: str | None
-    ) -> _Call[None]:
+    ) -> Call[None]:
         body = ProcessExecutionStopRequest(
             process_id=process_id, stop_type=stop_type, reason=reason
         )
-        return _Call(STOP, body, self.request_timeout, _no_answer)
+        return Call(STOP, body, self.request_timeout, _no_answer)
 
     def _describe(
         self, process_id: str, execution_id: str | None
-    ) -> _Call[ProcessExecutionDescribeResponse]:
+    ) -> Call[ProcessExecutionDescribeResponse]:
         body = ProcessExecutionDescribeRequest(
             process_id=process_id, process_execution_id=execution_id
         )
         read = ProcessExecutionDescribeResponse.model_validate_json
-        return _Call(DESCRIBE, body, self.request_timeout, read)
+        return Call(DESCRIBE, body, self.request_timeout, read)
 
     def _list(
         self,
         filter: ProcessExecutionListFilter,
         page_size: int | None,
         next_page_token: str | None,
-    ) -> _Call[ProcessExecutionListResponse]:
+    ) -> Call[ProcessExecutionListResponse]:
         body = ProcessExecutionListRequest(
             filter=filter, page_size=page_size, next_page_token=next_page_token
         )
         read = ProcessExecutionListResponse.model_validate_json
-        return _Call(LIST, body, self.request_timeout, read)
+        return Call(LIST, body, self.request_timeout, read)
 
     def _history(
         self,
@@ -343,7 +334,7 @@ class _Base(Generic[H]):
         after_event_id: int | None = None,
         page_size: int | None = None,
         event_types: Iterable[HistoryEventType | str] | None = None,
-    ) -> _Call[ProcessExecutionHistoryResponse]:
+    ) -> Call[ProcessExecutionHistoryResponse]:
         types = [HistoryEventType(t) for t in event_types or ()]
         body = ProcessExecutionHistoryRequest(
             process_id=process_id,
@@ -353,18 +344,18 @@ class _Base(Generic[H]):
             event_types=types or None,
         )
         read = ProcessExecutionHistoryResponse.model_validate_json
-        return _Call(HISTORY, body, self.request_timeout, read)
+        return Call(HISTORY, body, self.request_timeout, read)
 
     def _publish(
         self, process_id: str, queue_name: str, payload: Any, dedup_id: str | None
-    ) -> _Call[None]:
+    ) -> Call[None]:
         message = LocalQueueMessage(
             queue_name=queue_name,
             dedup_id=dedup_id,
             payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
         )
         body = PublishToLocalQueueRequest(process_id=process_id, messages=[message])
-        return _Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer)
+        return Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer)
 
     def _rpc(
         self,
@@ -373,7 +364,7 @@ class _Base(Generic[H]):
         input: Any,
         process: Process | type[Process] | None,
         timeout_seconds: int | None,
-    ) -> _Call[Any]:
+    ) -> Call[Any]:
         if isinstance(rpc, RpcMethod):
             source: Process | type[Process] | None = process or rpc.owner
             if source is None:
@@ -406,21 +397,21 @@ class _Base(Generic[H]):
             return encoding.decode("rpc output", answer.output, output_type)
 
         worker_seconds = body.timeout_seconds or DEFAULT_RPC_TIMEOUT_SECONDS
-        return _Call(RPC, body, self.request_timeout + worker_seconds, read)
+        return Call(RPC, body, self.request_timeout + worker_seconds, read)
 
     def _wait(
         self, process_id: str, deadline: float
-    ) -> _Call[ProcessExecutionWaitForCompletionResponse]:
+    ) -> Call[ProcessExecutionWaitForCompletionResponse]:
         """One long poll: as long as the service grants one call, up to ``deadline``."""
         seconds = max(1, min(MAX_WAIT_SECONDS, math.ceil(deadline - time.monotonic())))
         body = ProcessExecutionWaitForCompletionRequest(
             process_id=process_id, timeout_seconds=seconds
         )
         read = ProcessExecutionWaitForCompletionResponse.model_validate_json
-        return _Call(WAIT_FOR_COMPLETION, body, seconds + self.request_timeout, read)
+        return Call(WAIT_FOR_COMPLETION, body, seconds + self.request_timeout, read)
 
 
-class AsyncClient(_Base[httpx.AsyncClient]):
+class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 
     Every call carries the current trace context as ``traceparent`` (inside a worker
@@ -441,7 +432,7 @@ class AsyncClient(_Base[httpx.AsyncClient]):
         """Closes the connection pool."""
         await self._http.aclose()
 
-    async def _send(self, call: _Call[T]) -> T:
+    async def _send(self, call: Call[T]) -> T:
         with _transport_errors():
             response = await self._http.send(self._request(call))
         return self._result(call, response)
@@ -588,7 +579,7 @@ class AsyncClient(_Base[httpx.AsyncClient]):
                 return response
 
 
-class Client(_Base[httpx.Client]):
+class Client(_Base[httpx.Client], OperatorCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
     @staticmethod
@@ -605,7 +596,7 @@ class Client(_Base[httpx.Client]):
         """Closes the connection pool."""
         self._http.close()
 
-    def _send(self, call: _Call[T]) -> T:
+    def _send(self, call: Call[T]) -> T:
         with _transport_errors():
             response = self._http.send(self._request(call))
         return self._result(call, response)

@@ -33,6 +33,11 @@ HISTORY = f"{SERVICE_PREFIX}/history"
 PUBLISH_TO_LOCAL_QUEUE = f"{SERVICE_PREFIX}/publish-to-local-queue"
 RPC = f"{SERVICE_PREFIX}/rpc"
 WAIT_FOR_COMPLETION = f"{SERVICE_PREFIX}/wait-for-completion"
+STATES = f"{SERVICE_PREFIX}/states"
+RETRY_NOW = f"{SERVICE_PREFIX}/retry-now"
+GIVE_UP = f"{SERVICE_PREFIX}/give-up"
+PAUSE = f"{SERVICE_PREFIX}/pause"
+RESUME = f"{SERVICE_PREFIX}/resume"
 OPENAPI = "/api/v1/xdb/openapi.json"
 
 # Paths of the worker API (XDB calls them on the worker URL given at start).
@@ -144,6 +149,47 @@ class HistoryEventType(StrEnum):
     LOCAL_QUEUE_MESSAGES_PUBLISHED = "LOCAL_QUEUE_MESSAGES_PUBLISHED"
     LOCAL_QUEUE_MESSAGES_CONSUMED = "LOCAL_QUEUE_MESSAGES_CONSUMED"
     RPC_COMPLETED = "RPC_COMPLETED"
+    RETRY_REQUESTED = "RETRY_REQUESTED"
+    GIVE_UP_REQUESTED = "GIVE_UP_REQUESTED"
+    PAUSED = "PAUSED"
+    RESUMED = "RESUMED"
+    TASK_PARKED = "TASK_PARKED"
+
+
+class StateApiName(StrEnum):
+    """Which state API a failure or pending call is about."""
+
+    WAIT_UNTIL = "waitUntil"
+    EXECUTE = "execute"
+
+
+class StateExecutionStatus(StrEnum):
+    """Where a state execution is in its life."""
+
+    WAIT_UNTIL_RUNNING = "WAIT_UNTIL_RUNNING"
+    """Its waitUntil is due, waiting for a retry, or being called."""
+    WAITING_COMMANDS = "WAITING_COMMANDS"
+    """Its waitUntil answered; it waits for its commands (``waiting_for``)."""
+    EXECUTE_RUNNING = "EXECUTE_RUNNING"
+    """Its execute is due, waiting for a retry, or being called."""
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    """Its waitUntil or execute failed for good."""
+    ABORTED = "ABORTED"
+    """Ended by the process closing."""
+
+
+class CallPhase(StrEnum):
+    """Where a state's pending waitUntil or execute call is."""
+
+    SCHEDULED = "SCHEDULED"
+    """Due at ``due_timestamp_ms`` (in the past: waiting for an async-service instance)."""
+    RUNNING = "RUNNING"
+    """An async-service instance holds it: the worker is being called."""
+    PARKED = "PARKED"
+    """Set aside until someone acts: see ``parked_reason``, and ``retry_now``."""
+    PAUSED = "PAUSED"
+    """Held while the execution is paused; due again when it resumes."""
 
 
 class ErrorSubType(StrEnum):
@@ -307,8 +353,21 @@ class ProcessFailure(WireModel):
     details: Opt[str] = None
 
 
+class PauseInfo(WireModel):
+    """Why an execution is paused, and since when (ms since the Unix epoch)."""
+
+    since_timestamp_ms: int
+    reason: Opt[str] = None
+    identity: Opt[str] = None
+
+
 class ProcessExecutionDescribeResponse(WireModel):
-    """One execution as the service sees it."""
+    """One execution as the service sees it.
+
+    ``paused`` is set while an operator has paused it; ``parked_tasks`` counts its tasks
+    set aside after the database refused them too many times in a row (they wait for
+    ``retry_now``).
+    """
 
     process_execution_id: str
     process_id: str
@@ -321,6 +380,8 @@ class ProcessExecutionDescribeResponse(WireModel):
     result: Opt[EncodedObject] = None
     failure: Opt[ProcessFailure] = None
     global_attribute_config: Opt[GlobalAttributeConfig] = None
+    paused: Opt[PauseInfo] = None
+    parked_tasks: int = 0
 
 
 class PublishToLocalQueueRequest(WireModel):
@@ -383,7 +444,7 @@ class ProcessExecutionListRequest(WireModel):
 
 
 class ProcessExecutionSummary(WireModel):
-    """One execution in a list."""
+    """One execution in a list; ``paused`` says whether an operator has paused it."""
 
     process_execution_id: str
     process_id: str
@@ -391,6 +452,7 @@ class ProcessExecutionSummary(WireModel):
     status: ProcessStatus
     start_timestamp_ms: int
     close_timestamp_ms: Opt[int] = None
+    paused: bool = False
 
 
 class ProcessExecutionListResponse(WireModel):
@@ -591,6 +653,117 @@ class WorkerErrorResponse(WireModel):
 
     detail: str
     error_type: Opt[str] = None
+
+
+# ---- the operator's calls ----
+
+
+class ProcessExecutionStatesRequest(WireModel):
+    """``POST .../states``: the state executions of the current (or a given) execution."""
+
+    process_id: str
+    process_execution_id: Opt[str] = None
+
+
+class PendingCall(WireModel):
+    """A state's pending waitUntil or execute call.
+
+    ``attempt`` is the attempt that is running or comes next (1-based);
+    ``due_timestamp_ms`` is when it is (or was) due, after a failed attempt the end of its
+    backoff; ``parked_reason`` says why it was parked (``PARKED`` only).
+    """
+
+    api: StateApiName
+    attempt: int
+    phase: CallPhase
+    due_timestamp_ms: int
+    parked_reason: Opt[str] = None
+
+
+class StateFailure(WireModel):
+    """A failed attempt of a state's waitUntil or execute, and how it failed."""
+
+    api: StateApiName
+    attempt: int
+    error: str
+    timestamp_ms: int
+
+
+class TimerWait(WireModel):
+    """A timer a waiting state waits for; ``due_timestamp_ms`` is absent once it is done."""
+
+    delay_in_seconds: int
+    due_timestamp_ms: Opt[int] = None
+    status: Opt[TimerStatus] = None
+
+
+class LocalQueueWait(WireModel):
+    """A local-queue command of a waiting state.
+
+    ``count`` messages are waited for; ``queued`` are queued now and not yet consumed.
+    """
+
+    queue_name: str
+    count: int
+    queued: int
+    status: Opt[LocalQueueCommandStatus] = None
+
+
+class WaitingFor(WireModel):
+    """What a waiting state's commands wait for, in the order of its commands."""
+
+    waiting_type: CommandWaitingType
+    timers: list[TimerWait]
+    local_queues: list[LocalQueueWait]
+
+
+class StateExecutionInfo(WireModel):
+    """One state execution: where it is, what it waits on, how it last failed.
+
+    ``state_execution_id`` is ``stateId-number``, as history events name it.
+    """
+
+    state_execution_id: str
+    state_id: str
+    status: StateExecutionStatus
+    started_timestamp_ms: int
+    pending_call: Opt[PendingCall] = None
+    last_failure: Opt[StateFailure] = None
+    waiting_for: Opt[WaitingFor] = None
+    command_results: Opt[CommandResultsWire] = None
+
+
+class ProcessExecutionStatesResponse(WireModel):
+    """Every state execution of the execution, in the order they started.
+
+    ``paused`` is set while the execution is paused.
+    """
+
+    process_execution_id: str
+    status: ProcessStatus
+    paused: Opt[PauseInfo] = None
+    states: list[StateExecutionInfo]
+
+
+class ProcessExecutionControlRequest(WireModel):
+    """``POST .../retry-now``, ``.../give-up``, ``.../pause``, ``.../resume``.
+
+    An operator's control of the current (or a given) execution; ``reason`` and
+    ``identity`` are kept in its history event. ``state_execution_id`` (retry-now and
+    give-up only) narrows it to one state execution.
+    """
+
+    process_id: str
+    process_execution_id: Opt[str] = None
+    state_execution_id: Opt[str] = None
+    reason: Opt[str] = None
+    identity: Opt[str] = None
+
+
+class ProcessExecutionControlResponse(WireModel):
+    """The state executions the control acted on (for pause and resume: held or released)."""
+
+    state_execution_ids: list[str]
 
 
 StateFailureRecoveryOptions.model_rebuild()

@@ -23,7 +23,7 @@ from tests.integration.harness import (
     running_worker,
     start_server,
 )
-from tests.integration.processes import EchoProcess, FlakyProcess
+from tests.integration.processes import EchoProcess, FlakyProcess, StuckProcess
 from xdb import AsyncClient, WorkerService
 
 REMINDER = timedelta(seconds=1)
@@ -50,6 +50,7 @@ def worker(samples: Samples) -> Iterator[ThreadedWorker]:
         SiteCreationProcess(samples.services, deletion_grace=timedelta(0)),
         EchoProcess(),
         FlakyProcess(),
+        StuckProcess(),
     )
     with running_worker(service) as w:
         yield w

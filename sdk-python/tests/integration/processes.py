@@ -114,3 +114,32 @@ class FlakyProcess(Process):
 
     def get_state_schema(self) -> StateSchema:
         return StateSchema.with_starting_state(FailOnce())
+
+
+class FailAlways(AsyncState[None]):
+    """Every execute attempt fails; the next one waits out a 300 s backoff."""
+
+    def get_state_options(self) -> AsyncStateConfig:
+        return AsyncStateConfig(
+            execute_api_retry_policy=RetryPolicy(
+                initial_interval_seconds=300, backoff_coefficient=1, maximum_attempts=1000
+            )
+        )
+
+    async def execute(
+        self,
+        ctx: Context,
+        input: None,
+        command_results: CommandResults,
+        persistence: Persistence,
+        communication: Communication,
+    ) -> StateDecision:
+        CALLS.add("FailAlways", ctx)
+        raise RuntimeError(f"the ledger is unreachable (attempt {ctx.attempt} fails on purpose)")
+
+
+class StuckProcess(Process):
+    """A state that never succeeds on its own: for the operator's controls."""
+
+    def get_state_schema(self) -> StateSchema:
+        return StateSchema.with_starting_state(FailAlways())

@@ -9,17 +9,112 @@ import pytest
 
 from samples.user_signup import Form, UserSignupProcess, process_id, start_signup
 from tests.contract import Contract
-from tests.integration.harness import Recording, ThreadedWorker, XdbServer
-from tests.integration.processes import EchoProcess, FlakyProcess
+from tests.integration.harness import Recording, ThreadedWorker, XdbServer, await_until
+from tests.integration.processes import EchoProcess, FlakyProcess, StuckProcess
 from xdb import (
     AsyncClient,
+    CallPhase,
+    ControlNotApplicableError,
+    HistoryEventType,
     ProcessAlreadyStartedError,
     ProcessIdReusePolicy,
     ProcessNotFoundError,
+    ProcessNotRunningError,
     ProcessStartOptions,
     ProcessStatus,
+    StateApiName,
+    StateExecutionStatus,
 )
-from xdb.protocol import OPENAPI
+from xdb.protocol import OPENAPI, StateExecutionInfo
+
+
+async def failed_and_waiting(client: AsyncClient, process_id: str, attempt: int) -> bool:
+    """Whether the only state's ``attempt`` failed and the next waits out its backoff."""
+    view = await client.states(process_id)
+    if len(view.states) != 1:
+        return False
+    state = view.states[0]
+    return (
+        state.last_failure is not None
+        and state.last_failure.attempt == attempt
+        and state.pending_call is not None
+        and state.pending_call.phase == CallPhase.SCHEDULED
+    )
+
+
+async def only_state(client: AsyncClient, process_id: str) -> StateExecutionInfo:
+    (state,) = (await client.states(process_id)).states
+    return state
+
+
+async def exercise_the_operator_calls(client: AsyncClient, stuck: str) -> None:
+    """Pause, resume, retry now and give up a state that keeps failing.
+
+    Its retry waits out a 300 s backoff, so each control meets the execution as the test
+    left it: nothing is called between two controls unless a control asks for it.
+    """
+    execution = await client.start_process(stuck, StuckProcess)
+    with pytest.raises(ControlNotApplicableError, match="not paused"):
+        await client.resume(stuck)
+    await await_until("the first attempt to fail", lambda: failed_and_waiting(client, stuck, 1))
+    state = await only_state(client, stuck)
+    sid = state.state_execution_id
+    assert (state.state_id, state.status) == ("FailAlways", StateExecutionStatus.EXECUTE_RUNNING)
+    assert state.last_failure is not None
+    assert state.last_failure.api == StateApiName.EXECUTE
+    assert "the ledger is unreachable" in state.last_failure.error
+    assert state.pending_call is not None
+    assert (state.pending_call.api, state.pending_call.attempt) == (StateApiName.EXECUTE, 2)
+    assert state.pending_call.due_timestamp_ms > state.last_failure.timestamp_ms + 200_000
+
+    paused = await client.pause(stuck, reason="maintenance", identity="ops@example.com")
+    assert paused.state_execution_ids == [sid]
+    with pytest.raises(ControlNotApplicableError):
+        await client.pause(stuck)
+    with pytest.raises(ControlNotApplicableError):
+        await client.retry_now(stuck)
+    view = await client.states(stuck, execution)
+    assert view.paused is not None
+    assert (view.paused.reason, view.paused.identity) == ("maintenance", "ops@example.com")
+    assert view.states[0].pending_call is not None
+    assert view.states[0].pending_call.phase == CallPhase.PAUSED
+    described = await client.describe_process(stuck)
+    assert described.paused is not None
+    assert described.parked_tasks == 0
+    assert (await client.list_processes(process_id=stuck)).executions[0].paused
+
+    assert (await client.resume(stuck, process_execution_id=execution)).state_execution_ids == [sid]
+    view = await client.states(stuck)
+    assert view.paused is None
+    released = view.states[0].pending_call
+    assert released is not None
+    # Released at its own due time, still minutes away: nothing runs until retry-now.
+    assert released.phase == CallPhase.SCHEDULED
+    assert released.due_timestamp_ms == state.pending_call.due_timestamp_ms
+
+    retried = await client.retry_now(
+        stuck, state_execution_id=sid, reason="the ledger is back", identity="ops@example.com"
+    )
+    assert retried.state_execution_ids == [sid]
+    await await_until("the retried attempt to fail", lambda: failed_and_waiting(client, stuck, 2))
+    given_up = await client.give_up(stuck, state_execution_id=sid, reason="bad input")
+    assert given_up.state_execution_ids == [sid]
+    done = await client.wait_for_completion(stuck, 30)
+    assert done.status == ProcessStatus.FAILED
+    assert (await only_state(client, stuck)).status == StateExecutionStatus.FAILED
+    with pytest.raises(ProcessNotRunningError):
+        await client.retry_now(stuck)
+
+    controls = [
+        HistoryEventType.PAUSED,
+        HistoryEventType.RESUMED,
+        HistoryEventType.RETRY_REQUESTED,
+        HistoryEventType.GIVE_UP_REQUESTED,
+    ]
+    history = await client.get_process_history(stuck, execution, event_types=controls)
+    assert [e.event_type for e in history.events] == controls
+    assert all(e.details["stateExecutionIds"] == [sid] for e in history.events)
+    assert history.events[2].details["reason"] == "the ledger is back"
 
 
 async def test_requests_answers_and_worker_calls_match_the_served_document(
@@ -58,8 +153,13 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     await client.start_process(stopped, EchoProcess)
     await client.stop_process(stopped, reason="contract test")
 
+    stuck = f"contract-stuck-{run}"
+    await exercise_the_operator_calls(client, stuck)
+
     with pytest.raises(ProcessNotFoundError):
         await client.describe_process(f"no-such-process-{run}")
+    with pytest.raises(ProcessNotFoundError):
+        await client.pause(f"no-such-process-{run}")
     with pytest.raises(ProcessAlreadyStartedError):
         await client.start_process(
             echo,
@@ -74,11 +174,12 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
         contract.check_request(e.path, e.request_json())
         contract.check_response(e.path, e.status, e.response)
         paths.add(e.path)
-    assert len(paths) == 8, sorted(paths)  # every service operation of the client
+    service_paths = {p for p in contract.document["paths"] if "/service/" in p}
+    assert service_paths <= paths, f"not exercised: {sorted(service_paths - paths)}"
 
     calls = [
         e
-        for pid in (echo, flaky, process_id(user), stopped)
+        for pid in (echo, flaky, process_id(user), stopped, stuck)
         for e in worker.recording.for_process(pid)
     ]
     assert {e.path.rsplit("/", 1)[-1] for e in calls} == {"wait-until", "execute", "rpc"}

@@ -59,14 +59,21 @@ async def test_every_client_request_validates(contract: Contract) -> None:
             "p", after_event_id=7, page_size=1000, event_types=["TIMER_FIRED", "STATE_FAILED"]
         ),
         client.wait_for_completion("p", 1),
+        client.states("p", "0190e0a4-0000-7000-8000-000000000000"),
+        client.retry_now("p", state_execution_id="Pay-1", reason="fixed", identity="ops"),
+        client.give_up("p", process_execution_id="0190e0a4-0000-7000-8000-000000000000"),
+        client.pause("p", reason="maintenance", identity="ops"),
+        client.resume("p"),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):
             await coroutine
     await client.aclose()
-    assert len(sent) == 9
+    assert len(sent) == len(calls)
     for path, body in sent:
         contract.check_request(path, body)
+    service_paths = {p for p in contract.document["paths"] if "/service/" in p}
+    assert {path for path, _ in sent} == service_paths
 
 
 async def test_worker_answers_validate(contract: Contract) -> None:

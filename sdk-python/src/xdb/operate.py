@@ -1,0 +1,218 @@
+"""The operator's calls of both clients.
+
+Why an execution is not progressing (``states``), and the controls that unstick it
+(``retry_now``, ``give_up``, ``pause``, ``resume``). Each control is recorded in the
+execution's history with its ``reason`` and ``identity``; one that does not apply to the
+execution as it is now raises :class:`~xdb.errors.ControlNotApplicableError`, and one on
+a closed execution :class:`~xdb.errors.ProcessNotRunningError`.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from xdb.call import Call
+from xdb.protocol import (
+    GIVE_UP,
+    PAUSE,
+    RESUME,
+    RETRY_NOW,
+    STATES,
+    ProcessExecutionControlRequest,
+    ProcessExecutionControlResponse,
+    ProcessExecutionStatesRequest,
+    ProcessExecutionStatesResponse,
+)
+
+T = TypeVar("T")
+
+
+class _OperatorRequests:
+    """Builds the operator's calls; each client sends them its own way."""
+
+    request_timeout: float
+
+    def _states(
+        self, process_id: str, execution_id: str | None
+    ) -> Call[ProcessExecutionStatesResponse]:
+        body = ProcessExecutionStatesRequest(
+            process_id=process_id, process_execution_id=execution_id
+        )
+        read = ProcessExecutionStatesResponse.model_validate_json
+        return Call(STATES, body, self.request_timeout, read)
+
+    def _control(
+        self,
+        path: str,
+        process_id: str,
+        execution_id: str | None,
+        state_execution_id: str | None,
+        reason: str | None,
+        identity: str | None,
+    ) -> Call[ProcessExecutionControlResponse]:
+        body = ProcessExecutionControlRequest(
+            process_id=process_id,
+            process_execution_id=execution_id,
+            state_execution_id=state_execution_id,
+            reason=reason,
+            identity=identity,
+        )
+        read = ProcessExecutionControlResponse.model_validate_json
+        return Call(path, body, self.request_timeout, read)
+
+
+class AsyncOperatorCalls(_OperatorRequests):
+    """The operator's calls of :class:`~xdb.AsyncClient`."""
+
+    async def _send(self, call: Call[T]) -> T:
+        raise NotImplementedError
+
+    async def states(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionStatesResponse:
+        """The state executions of the current (or a given) execution of ``process_id``.
+
+        For each: its status, the waitUntil or execute call it waits on (scheduled,
+        running, parked or paused), its last failed attempt, what its commands wait for.
+        """
+        return await self._send(self._states(process_id, process_execution_id))
+
+    async def retry_now(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        state_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Makes a parked task, or a call waiting out its retry backoff, due at once.
+
+        Attempt counts are kept. ``state_execution_id`` (``stateId-number``) limits it to
+        one state execution; the answer names those acted on.
+        """
+        return await self._send(
+            self._control(
+                RETRY_NOW, process_id, process_execution_id, state_execution_id, reason, identity
+            )
+        )
+
+    async def give_up(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        state_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Fails a state's pending call for good: its failure-recovery policy applies.
+
+        ``state_execution_id`` limits it to one state execution; absent, every failing
+        state is given up on.
+        """
+        return await self._send(
+            self._control(
+                GIVE_UP, process_id, process_execution_id, state_execution_id, reason, identity
+            )
+        )
+
+    async def pause(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Pauses the execution: nothing of it is called until :meth:`resume`.
+
+        A call already running finishes; the answer names the states whose calls are held.
+        """
+        return await self._send(
+            self._control(PAUSE, process_id, process_execution_id, None, reason, identity)
+        )
+
+    async def resume(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Resumes a paused execution: what fell due meanwhile runs now."""
+        return await self._send(
+            self._control(RESUME, process_id, process_execution_id, None, reason, identity)
+        )
+
+
+class OperatorCalls(_OperatorRequests):
+    """The operator's calls of :class:`~xdb.Client`, as :class:`AsyncOperatorCalls`."""
+
+    def _send(self, call: Call[T]) -> T:
+        raise NotImplementedError
+
+    def states(
+        self, process_id: str, process_execution_id: str | None = None
+    ) -> ProcessExecutionStatesResponse:
+        """The state executions of the current (or a given) execution of ``process_id``."""
+        return self._send(self._states(process_id, process_execution_id))
+
+    def retry_now(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        state_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Makes a parked task, or a call waiting out its retry backoff, due at once."""
+        return self._send(
+            self._control(
+                RETRY_NOW, process_id, process_execution_id, state_execution_id, reason, identity
+            )
+        )
+
+    def give_up(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        state_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Fails a state's pending call for good: its failure-recovery policy applies."""
+        return self._send(
+            self._control(
+                GIVE_UP, process_id, process_execution_id, state_execution_id, reason, identity
+            )
+        )
+
+    def pause(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Pauses the execution: nothing of it is called until :meth:`resume`."""
+        return self._send(
+            self._control(PAUSE, process_id, process_execution_id, None, reason, identity)
+        )
+
+    def resume(
+        self,
+        process_id: str,
+        *,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Resumes a paused execution: what fell due meanwhile runs now."""
+        return self._send(
+            self._control(RESUME, process_id, process_execution_id, None, reason, identity)
+        )
