@@ -14,6 +14,11 @@ import {
   XdbSdkError,
   XdbTransportError,
 } from "./errors.js";
+import {
+  OPERATE_PATHS,
+  ProcessExecutionControlResponse,
+  ProcessExecutionStatesResponse,
+} from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   ApiErrorResponse,
@@ -89,6 +94,18 @@ export interface HistoryOptions {
   readonly pageSize?: number;
   /** Only events of these types (every type when absent or empty). */
   readonly eventTypes?: readonly HistoryEventType[];
+}
+
+/** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`). */
+export interface ControlOptions {
+  /** The execution to act on; default: the current one. */
+  readonly processExecutionId?: string;
+  /** `retryNow` and `giveUp` only: just this state execution (`stateId-number`); default: every one it applies to. */
+  readonly stateExecutionId?: string;
+  /** Why; kept in the history event. */
+  readonly reason?: string;
+  /** Who asks (a person or a tool); kept in the history event. */
+  readonly identity?: string;
 }
 
 /** What `waitForCompletion` returns: the service's answer, with the result decoded. */
@@ -235,6 +252,60 @@ export class Client {
         return { ...response, output: decode<T>("process result", response.result) };
       }
     }
+  }
+
+  // ---- the operator's calls ----
+
+  /**
+   * The state executions of the current execution of `processId` (or the given one): the
+   * call each waits on and in which phase (scheduled, running, parked, paused), its last
+   * failure, and what a waiting state's commands wait for.
+   */
+  async states(processId: string, processExecutionId?: string): Promise<ProcessExecutionStatesResponse> {
+    return this.call(
+      OPERATE_PATHS.states,
+      withOptional({ processId }, "processExecutionId", processExecutionId),
+      ProcessExecutionStatesResponse,
+    );
+  }
+
+  /**
+   * Makes due at once the calls waiting out a retry backoff (attempt counts kept) and
+   * puts parked tasks back in the queue. Throws `XdbApiError` with
+   * `CONTROL_NOT_APPLICABLE` when none waits so, an attempt is running, or the execution
+   * is paused.
+   */
+  async retryNow(processId: string, options: ControlOptions = {}): Promise<ProcessExecutionControlResponse> {
+    return this.control(OPERATE_PATHS.retryNow, processId, options);
+  }
+
+  /**
+   * Sends a state whose call failed and waits for its next attempt (or is parked) to its
+   * failure recovery now, as if its retries ran out: the process fails, or proceeds to
+   * the configured state.
+   */
+  async giveUp(processId: string, options: ControlOptions = {}): Promise<ProcessExecutionControlResponse> {
+    return this.control(OPERATE_PATHS.giveUp, processId, options);
+  }
+
+  /** Holds the execution: none of its states' calls or timers run until `resume`. RPCs and messages are still taken. */
+  async pause(
+    processId: string,
+    options: Omit<ControlOptions, "stateExecutionId"> = {},
+  ): Promise<ProcessExecutionControlResponse> {
+    return this.control(OPERATE_PATHS.pause, processId, options);
+  }
+
+  /** Releases a paused execution: what fell due meanwhile runs now. */
+  async resume(
+    processId: string,
+    options: Omit<ControlOptions, "stateExecutionId"> = {},
+  ): Promise<ProcessExecutionControlResponse> {
+    return this.control(OPERATE_PATHS.resume, processId, options);
+  }
+
+  private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
+    return this.call(path, { processId, ...options }, ProcessExecutionControlResponse);
   }
 
   // ---- plain calls, one per endpoint ----

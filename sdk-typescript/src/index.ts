@@ -14,6 +14,7 @@ export * from "./decision.js";
 export * from "./definition.js";
 export * from "./encoding.js";
 export * from "./errors.js";
+export * from "./operate.js";
 export * from "./persistence.js";
 export * from "./process.js";
 export * from "./schema.js";
@@ -30,6 +31,7 @@ export {
   type ErrorSubType,
   type HistoryEventType,
   type LockType,
+  type PauseInfo,
   type ProcessIdReusePolicy,
   type ProcessStatus,
   type RetryPolicy,

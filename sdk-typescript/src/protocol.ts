@@ -294,6 +294,15 @@ export interface ProcessExecutionStopRequest {
 export const ProcessFailure = z.object({ reason: z.string(), details: z.string().nullish() });
 export type ProcessFailure = z.infer<typeof ProcessFailure>;
 
+/** Why an execution is paused, and since when. */
+export const PauseInfo = z.object({
+  /** Milliseconds since the Unix epoch. */
+  sinceTimestampMs: z.number().int(),
+  reason: z.string().nullish(),
+  identity: z.string().nullish(),
+});
+export type PauseInfo = z.infer<typeof PauseInfo>;
+
 export const ProcessExecutionDescribeResponse = z.object({
   processExecutionId: z.string(),
   processId: z.string(),
@@ -312,6 +321,10 @@ export const ProcessExecutionDescribeResponse = z.object({
       initialWrite: z.array(GlobalAttributeValue).optional(),
     })
     .nullish(),
+  /** Set while an operator has paused the execution (see `Client.pause`). */
+  paused: PauseInfo.nullish(),
+  /** Tasks set aside after the database refused them too many times; they wait for `Client.retryNow`. */
+  parkedTasks: z.number().int().optional(),
 });
 export type ProcessExecutionDescribeResponse = z.infer<typeof ProcessExecutionDescribeResponse>;
 
@@ -336,6 +349,8 @@ export const ProcessExecutionSummary = z.object({
   status: ProcessStatus,
   startTimestampMs: z.number().int(),
   closeTimestampMs: z.number().int().nullish(),
+  /** Whether an operator has paused it. */
+  paused: z.boolean().optional(),
 });
 export type ProcessExecutionSummary = z.infer<typeof ProcessExecutionSummary>;
 
@@ -357,6 +372,11 @@ export const HistoryEventType = z.enum([
   "LOCAL_QUEUE_MESSAGES_PUBLISHED",
   "LOCAL_QUEUE_MESSAGES_CONSUMED",
   "RPC_COMPLETED",
+  "RETRY_REQUESTED",
+  "GIVE_UP_REQUESTED",
+  "PAUSED",
+  "RESUMED",
+  "TASK_PARKED",
 ]);
 export type HistoryEventType = z.infer<typeof HistoryEventType>;
 

@@ -17,6 +17,7 @@ import {
 
 import { UserSignupProcess, processId, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
 import { DIALECTS, TestEnv } from "./harness.js";
+import { StuckProcess, unstick } from "./stuck.js";
 
 /** One HTTP exchange, as seen by the client or by the worker. */
 interface Exchange {
@@ -87,6 +88,7 @@ for (const dialect of DIALECTS) {
       const service = new WorkerService({ onError: () => undefined }).register(
         new UserSignupProcess(() => undefined, { seconds: 1 }),
         new CounterProcess(),
+        new StuckProcess(),
       );
       const server = createServer((req, res) => {
         const chunks: Buffer[] = [];
@@ -108,7 +110,7 @@ for (const dialect of DIALECTS) {
       await closeWorker?.();
     });
 
-    it("validates every exchange of the sign-up, a local-attribute counter and the errors", async () => {
+    it("validates every exchange of the sign-up, a local-attribute counter, the operator's controls and the errors", async () => {
       const recording: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);
         const text = await response.clone().text();
@@ -139,6 +141,10 @@ for (const dialect of DIALECTS) {
       await client.stop(processId("bob"), { stopType: "FAIL", reason: "contract test" });
       await assert.rejects(client.describe("nobody"), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
       await assert.rejects(verifyByRpc(client, "bob", "email"), (e: unknown) => isApiError(e, "PROCESS_NOT_RUNNING"));
+
+      // The operator's calls on a stuck process: states, pause, resume, retry-now, give-up.
+      await client.startProcess(StuckProcess, "stuck");
+      await unstick(client, "stuck");
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),

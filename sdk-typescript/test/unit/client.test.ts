@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  Client, SERVICE_PATHS, XdbApiError, XdbHttpError, XdbInvalidResponseError, XdbSdkError, XdbTransportError,
+  Client, OPERATE_PATHS, SERVICE_PATHS, XdbApiError, XdbHttpError, XdbInvalidResponseError, XdbSdkError, XdbTransportError,
   isApiError,
 } from "@xdb/sdk";
 
@@ -93,6 +93,45 @@ describe("client requests", () => {
         [SERVICE_PATHS.describe, { processId: "p", processExecutionId: "e1" }],
         [SERVICE_PATHS.list, { pageSize: 5 }],
         [SERVICE_PATHS.history, { processId: "p" }],
+      ],
+    );
+  });
+
+  it("sends the operator's calls and reads their answers", async () => {
+    const view = {
+      processExecutionId: "e1",
+      status: "RUNNING",
+      paused: { sinceTimestampMs: 5, reason: "deploy", identity: null },
+      states: [
+        {
+          stateExecutionId: "A-1",
+          stateId: "A",
+          status: "EXECUTE_RUNNING",
+          startedTimestampMs: 1,
+          pendingCall: { api: "execute", attempt: 3, phase: "PARKED", dueTimestampMs: 9, parkedReason: "refused" },
+          lastFailure: { api: "execute", attempt: 2, error: "HTTP 503", timestampMs: 8 },
+        },
+      ],
+    };
+    const acted = () => Response.json({ stateExecutionIds: ["A-1"] });
+    const fake = fakeFetch(() => Response.json(view), acted, acted, acted, acted);
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    const states = await client.states("p", "e1");
+    assert.equal(states.paused?.reason, "deploy");
+    assert.equal(states.states[0]?.pendingCall?.phase, "PARKED");
+    assert.equal(states.states[0]?.lastFailure?.error, "HTTP 503");
+    assert.deepEqual((await client.retryNow("p", { stateExecutionId: "A-1", reason: "fixed" })).stateExecutionIds, ["A-1"]);
+    await client.giveUp("p", { identity: "ops" });
+    await client.pause("p", { processExecutionId: "e1", reason: "deploy" });
+    await client.resume("p");
+    assert.deepEqual(
+      fake.sent.map((s) => [new URL(s.url).pathname, s.body]),
+      [
+        [OPERATE_PATHS.states, { processId: "p", processExecutionId: "e1" }],
+        [OPERATE_PATHS.retryNow, { processId: "p", stateExecutionId: "A-1", reason: "fixed" }],
+        [OPERATE_PATHS.giveUp, { processId: "p", identity: "ops" }],
+        [OPERATE_PATHS.pause, { processId: "p", processExecutionId: "e1", reason: "deploy" }],
+        [OPERATE_PATHS.resume, { processId: "p" }],
       ],
     );
   });
