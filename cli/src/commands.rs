@@ -6,7 +6,7 @@ use xdb_sdk::{Client, ClientError};
 
 use crate::args::*;
 use crate::exit::Exit;
-use crate::operate::{Control, OperatorClient};
+use crate::operate::Control;
 use crate::requests::*;
 use crate::views;
 
@@ -153,8 +153,8 @@ pub async fn rpc(client: &Client, output: Output, a: &RpcArgs) -> Outcome {
     Ok(Exit::Ok)
 }
 
-pub async fn states(operator: &OperatorClient, output: Output, a: &StatesArgs) -> Outcome {
-    let response = operator.states(&states_request(a)).await?;
+pub async fn states(client: &Client, output: Output, a: &StatesArgs) -> Outcome {
+    let response = client.states(&states_request(a)).await?;
     print(output, &response, || {
         views::states(&a.process_id, &response, now_ms())
     });
@@ -162,7 +162,7 @@ pub async fn states(operator: &OperatorClient, output: Output, a: &StatesArgs) -
 }
 
 pub async fn control(
-    operator: &OperatorClient,
+    client: &Client,
     output: Output,
     control: Control,
     process_id: &str,
@@ -170,7 +170,7 @@ pub async fn control(
     opts: &ControlOpts,
 ) -> Outcome {
     let request = control_request(process_id, state, opts);
-    let response = operator.control(control, &request).await?;
+    let response = control.send(client, &request).await?;
     print(output, &response, || {
         views::control_result(control, process_id, &response.state_execution_ids)
     });

@@ -57,11 +57,6 @@ pub fn run(cli: Cli) -> Exit {
     if let Some(token) = &cli.global.token {
         client = client.with_bearer_token(token.clone());
     }
-    let operator = operate::OperatorClient::new(
-        &cli.global.url,
-        cli.global.token.clone(),
-        cli.global.request_timeout,
-    );
     let output = cli.global.output;
     let outcome = runtime.block_on(async {
         match &cli.command {
@@ -72,12 +67,12 @@ pub fn run(cli: Cli) -> Exit {
             Command::Stop(a) => commands::stop(&client, output, a).await,
             Command::Publish(a) => commands::publish(&client, output, a).await,
             Command::Rpc(a) => commands::rpc(&client, output, a).await,
-            Command::Wait(a) => wait::wait(&client, &operator, output, a).await,
-            Command::States(a) => commands::states(&operator, output, a).await,
+            Command::Wait(a) => wait::wait(&client, output, a).await,
+            Command::States(a) => commands::states(&client, output, a).await,
             Command::Retry(a) => {
                 let state = a.state.as_deref();
                 commands::control(
-                    &operator,
+                    &client,
                     output,
                     Control::RetryNow,
                     &a.process_id,
@@ -89,7 +84,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::GiveUp(a) => {
                 let state = a.state.as_deref();
                 commands::control(
-                    &operator,
+                    &client,
                     output,
                     Control::GiveUp,
                     &a.process_id,
@@ -100,7 +95,7 @@ pub fn run(cli: Cli) -> Exit {
             }
             Command::Pause(a) => {
                 commands::control(
-                    &operator,
+                    &client,
                     output,
                     Control::Pause,
                     &a.process_id,
@@ -111,7 +106,7 @@ pub fn run(cli: Cli) -> Exit {
             }
             Command::Resume(a) => {
                 commands::control(
-                    &operator,
+                    &client,
                     output,
                     Control::Resume,
                     &a.process_id,

@@ -13,7 +13,6 @@ use xdb_sdk::Client;
 use crate::args::{Output, WaitArgs};
 use crate::commands::{print, Outcome};
 use crate::exit::Exit;
-use crate::operate::OperatorClient;
 use crate::views;
 
 /// Longest single long poll: below the service's default `api.max_wait_seconds` (300)
@@ -68,12 +67,7 @@ impl Progress {
     }
 }
 
-pub async fn wait(
-    client: &Client,
-    operator: &OperatorClient,
-    output: Output,
-    a: &WaitArgs,
-) -> Outcome {
+pub async fn wait(client: &Client, output: Output, a: &WaitArgs) -> Outcome {
     let terminal = std::io::stderr().is_terminal();
     let progress = Progress {
         on: !a.no_progress && (a.progress || terminal),
@@ -93,7 +87,7 @@ pub async fn wait(
             let d = d.inspect_err(|_| progress.finish())?;
             // The states name what it is doing; a service without the call shows counts.
             let states = match d.status {
-                ProcessStatus::Running => operator
+                ProcessStatus::Running => client
                     .states(&ProcessExecutionStatesRequest {
                         process_id: a.process_id.clone(),
                         process_execution_id: Some(d.process_execution_id.clone()),

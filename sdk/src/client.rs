@@ -342,6 +342,56 @@ impl Client {
             .await
     }
 
+    // ---- the operator's calls ----
+
+    /// The state executions of an execution: the call each waits on and in which phase
+    /// (scheduled, running, parked, paused), its last failure, what its commands wait for.
+    pub async fn states(
+        &self,
+        request: &ProcessExecutionStatesRequest,
+    ) -> Result<ProcessExecutionStatesResponse, ClientError> {
+        self.call(paths::STATES, request, self.request_timeout)
+            .await
+    }
+
+    /// Calls waiting out a retry backoff become due at once (attempt counts kept); parked
+    /// tasks go back to the queue. `CONTROL_NOT_APPLICABLE` when none waits so, an
+    /// attempt is running, or the execution is paused.
+    pub async fn retry_now(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, ClientError> {
+        self.call(paths::RETRY_NOW, request, self.request_timeout)
+            .await
+    }
+
+    /// A state whose call failed and waits for its next attempt (or is parked) goes to its
+    /// failure recovery now, as if its retries ran out.
+    pub async fn give_up(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, ClientError> {
+        self.call(paths::GIVE_UP, request, self.request_timeout)
+            .await
+    }
+
+    /// Holds the execution: none of its states' calls or timers run until [`Self::resume`].
+    pub async fn pause(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, ClientError> {
+        self.call(paths::PAUSE, request, self.request_timeout).await
+    }
+
+    /// Releases a paused execution: what fell due meanwhile runs now.
+    pub async fn resume(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, ClientError> {
+        self.call(paths::RESUME, request, self.request_timeout)
+            .await
+    }
+
     /// One long poll; the HTTP timeout covers the requested wait plus a margin.
     pub async fn wait_for_completion(
         &self,

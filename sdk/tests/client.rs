@@ -9,7 +9,9 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use xdb_sdk::protocol::{paths, ErrorSubType};
+use xdb_sdk::protocol::{
+    paths, CallPhase, ErrorSubType, ProcessExecutionControlRequest, ProcessExecutionStatesRequest,
+};
 use xdb_sdk::{Client, ProcessStartOptions};
 
 type Seen = Arc<Mutex<Vec<(String, Value)>>>;
@@ -47,6 +49,50 @@ async fn fake_service() -> (String, Seen) {
                 paths::STOP,
                 StatusCode::NOT_FOUND,
                 json!({"subType": "PROCESS_NOT_FOUND", "message": "no process p-x"}),
+            ),
+        )
+        .route(
+            paths::STATES,
+            record(
+                paths::STATES,
+                StatusCode::OK,
+                json!({"processExecutionId": "e-9", "status": "RUNNING", "states": [{
+                    "stateExecutionId": "A-1", "stateId": "A", "status": "EXECUTE_RUNNING",
+                    "startedTimestampMs": 1,
+                    "pendingCall": {"api": "execute", "attempt": 2, "phase": "PARKED",
+                                    "dueTimestampMs": 9, "parkedReason": "refused"}}]}),
+            ),
+        )
+        .route(
+            paths::RETRY_NOW,
+            record(
+                paths::RETRY_NOW,
+                StatusCode::OK,
+                json!({"stateExecutionIds": ["A-1"]}),
+            ),
+        )
+        .route(
+            paths::GIVE_UP,
+            record(
+                paths::GIVE_UP,
+                StatusCode::OK,
+                json!({"stateExecutionIds": ["A-1"]}),
+            ),
+        )
+        .route(
+            paths::PAUSE,
+            record(
+                paths::PAUSE,
+                StatusCode::CONFLICT,
+                json!({"subType": "CONTROL_NOT_APPLICABLE", "message": "already paused"}),
+            ),
+        )
+        .route(
+            paths::RESUME,
+            record(
+                paths::RESUME,
+                StatusCode::OK,
+                json!({"stateExecutionIds": []}),
             ),
         )
         .with_state(Arc::clone(&seen));
@@ -131,6 +177,55 @@ async fn service_errors_surface_with_sub_type_and_status() {
     assert_eq!(err.status(), Some(404));
     assert_eq!(err.sub_type(), Some(ErrorSubType::ProcessNotFound));
     assert_eq!(err.api_error().unwrap().message, "no process p-x");
+}
+
+#[tokio::test]
+async fn operator_calls_post_their_requests_and_read_the_answers() {
+    let (url, seen) = fake_service().await;
+    let client = Client::new(url);
+    let view = client
+        .states(&ProcessExecutionStatesRequest {
+            process_id: "p-1".into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap();
+    let call = view.states[0].pending_call.as_ref().unwrap();
+    assert_eq!(call.phase, CallPhase::Parked);
+    assert_eq!(call.parked_reason.as_deref(), Some("refused"));
+
+    let control = ProcessExecutionControlRequest {
+        process_id: "p-1".into(),
+        state_execution_id: Some("A-1".into()),
+        reason: Some("fixed".into()),
+        ..Default::default()
+    };
+    let acted = client.retry_now(&control).await.unwrap();
+    assert_eq!(acted.state_execution_ids, ["A-1"]);
+    client.give_up(&control).await.unwrap();
+    client.resume(&control).await.unwrap();
+    let refused = client.pause(&control).await.unwrap_err();
+    assert_eq!(refused.status(), Some(409));
+    assert_eq!(refused.sub_type(), Some(ErrorSubType::ControlNotApplicable));
+
+    let seen = seen.lock().unwrap();
+    let sent: Vec<&str> = seen.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        sent,
+        [
+            paths::STATES,
+            paths::RETRY_NOW,
+            paths::GIVE_UP,
+            paths::RESUME,
+            paths::PAUSE
+        ]
+    );
+    assert_eq!(
+        seen[0].1,
+        json!({"processId": "p-1", "processExecutionId": null})
+    );
+    assert_eq!(seen[1].1["stateExecutionId"], "A-1");
+    assert_eq!(seen[1].1["reason"], "fixed");
 }
 
 #[tokio::test]
