@@ -129,6 +129,14 @@ def check_scenario(name: str, values_file: Path | None) -> None:
                 if command not in binaries[ours[0]]:
                     fail(f"[{name}] {doc['metadata']['name']} runs {command!r}, "
                          f"not built into {ours[0]} ({sorted(binaries[ours[0]])})")
+            if ours and doc["kind"] == "Deployment":
+                # Instances find each other by the URL they advertise (MySQL's wake-ups).
+                env = {e["name"]: e for e in container.get("env", [])}
+                section = "API" if command == "xdb-api-service" else "ASYNC"
+                advertised = env.get(f"XDB_{section}_ADVERTISE_URL", {}).get("value", "")
+                if "$(POD_IP)" not in advertised or "POD_IP" not in env:
+                    fail(f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
+                         f"not its pod IP")
             for probe in ("livenessProbe", "readinessProbe"):
                 if doc["kind"] == "Deployment":
                     path = container.get(probe, {}).get("httpGet", {}).get("path")
