@@ -188,6 +188,12 @@ pub struct ApiSettings {
     pub advertise_url: Option<String>,
     /// Longest wait-for-completion long poll, in seconds.
     pub max_wait_seconds: u32,
+    /// Serve the web console at `/ui` (its API calls take the same bearer tokens).
+    pub console: bool,
+    /// The async service's `/metrics` URL, which the console's dashboard reads through
+    /// this service (`/ui/metrics/async`); `xdb-server` sets its own. Default: none, and
+    /// the dashboard shows the API service's numbers only.
+    pub console_async_metrics_url: Option<String>,
 }
 
 impl Default for ApiSettings {
@@ -198,6 +204,8 @@ impl Default for ApiSettings {
             max_request_bytes: 1024 * 1024,
             advertise_url: None,
             max_wait_seconds: 300,
+            console: true,
+            console_async_metrics_url: None,
         }
     }
 }

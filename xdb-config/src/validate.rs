@@ -131,6 +131,12 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             api.advertise_url.as_deref().is_none_or(is_http_url),
             "api.advertise_url must be an http:// or https:// URL",
         );
+        check(
+            api.console_async_metrics_url
+                .as_deref()
+                .is_none_or(is_http_url),
+            "api.console_async_metrics_url must be an http:// or https:// URL",
+        );
     }
     if service.runs_async() {
         let a = &settings.async_service;
