@@ -64,6 +64,12 @@ impl<D: Dialect> ProcessApi for D {
     ) -> Result<ProcessExecutionRpcResponse, StoreError> {
         operations::rpc(self, request, worker, timeout).await
     }
+    async fn process_attributes(
+        &self,
+        request: &ProcessExecutionAttributesRequest,
+    ) -> Result<ProcessExecutionAttributesResponse, StoreError> {
+        operations::process_attributes(self, request).await
+    }
     async fn process_states(
         &self,
         request: &ProcessExecutionStatesRequest,

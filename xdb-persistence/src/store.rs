@@ -143,6 +143,12 @@ pub trait ProcessApi: Send + Sync + 'static {
         timeout: Duration,
     ) -> Result<ProcessExecutionRpcResponse, StoreError>;
 
+    /// An execution's local attributes and its whole business row (the web console).
+    async fn process_attributes(
+        &self,
+        request: &ProcessExecutionAttributesRequest,
+    ) -> Result<ProcessExecutionAttributesResponse, StoreError>;
+
     /// The state executions of an execution, as operators look at them.
     async fn process_states(
         &self,

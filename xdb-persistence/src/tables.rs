@@ -164,6 +164,14 @@ pub trait AttributeRows: Send {
         keys: &[String],
         lock: LockType,
     ) -> impl Answer<Vec<LocalAttributeValue>>;
+    /// Every column of the business row `config` names, as JSON by column name, read
+    /// without a lock; `None` when there is no such row.
+    fn read_whole_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+    ) -> impl Answer<Option<serde_json::Map<String, serde_json::Value>>>;
+    /// Every local attribute of the execution, by key.
+    fn all_local_attributes(&mut self, process: Uuid) -> impl Answer<Vec<LocalAttributeValue>>;
 }
 
 /// `xdb_sys_history_events` (written by [`PlanWriter::apply_plan`]).

@@ -9,6 +9,7 @@
 //! [`Limits`] are numbers that the document states and the services enforce.
 
 pub mod common;
+pub mod console;
 pub mod error;
 pub mod history;
 pub mod internal;
@@ -20,6 +21,7 @@ pub mod service;
 pub mod worker;
 
 pub use common::*;
+pub use console::*;
 pub use error::*;
 pub use history::*;
 pub use internal::*;

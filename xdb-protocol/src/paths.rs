@@ -17,6 +17,16 @@ pub const GIVE_UP: &str = "/api/v1/xdb/service/process-execution/give-up";
 pub const PAUSE: &str = "/api/v1/xdb/service/process-execution/pause";
 pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
 
+/// Prefix of the web console's own reads: client paths like the service's (the same
+/// bearer tokens), kept apart because they serve a page, not an SDK.
+pub const CONSOLE_PREFIX: &str = "/api/v1/xdb/console/";
+pub const CONSOLE_ATTRIBUTES: &str = "/api/v1/xdb/console/process-execution/attributes";
+
+/// Whether `path` is a client path: protected by `security.api_tokens` when set.
+pub fn is_client_path(path: &str) -> bool {
+    path.starts_with(SERVICE_PREFIX) || path.starts_with(CONSOLE_PREFIX)
+}
+
 /// Prefix of every worker API path.
 pub const WORKER_PREFIX: &str = "/api/v1/xdb/worker/";
 /// Worker API paths, relative to the worker URL given at start.

@@ -427,6 +427,39 @@ pub(crate) async fn read(
     Ok(attribute_values(columns, values))
 }
 
+/// Every column of the row, converted like [`read`]'s by the column's type, without a
+/// lock; `None` when there is no such row. The columns are the row's own (`SELECT *`):
+/// only the table and key, checked and quoted, are named in the statement.
+pub(crate) async fn read_whole_row(
+    conn: &mut impl Queryable,
+    store: &MySqlStore,
+    config: &GlobalAttributeConfig,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
+    let table = BusinessTable::checked(config, quote)?;
+    let key_column = &config.primary_key.column;
+    let kinds = column_kinds(conn, store, &table, &[key_column.as_str()]).await?;
+    let sql = format!("SELECT * FROM {} WHERE {} = ?", table.quoted(), table.key);
+    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
+    let row: Option<Row> = conn
+        .exec_first(sql, (key_value,))
+        .await
+        .map_err(app_error)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let names: Vec<String> = row
+        .columns_ref()
+        .iter()
+        .map(|column| column.name_str().into_owned())
+        .collect();
+    let mut columns = serde_json::Map::new();
+    for (name, value) in names.into_iter().zip(row.unwrap()) {
+        let kind = kind_of(&kinds, &name);
+        columns.insert(name, from_mysql(value, kind));
+    }
+    Ok(Some(columns))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -164,6 +164,30 @@ pub(crate) async fn insert_messages(
 }
 
 /// The execution's local attributes among `keys`; `lock` is appended to the query.
+/// Every local attribute of the execution, by key (a null value reads as absent).
+pub(crate) async fn all_local_attributes(
+    conn: &mut impl Queryable,
+    process_execution_id: uuid::Uuid,
+) -> Result<Vec<LocalAttributeValue>, StoreError> {
+    let rows: Vec<Row> = conn
+        .exec(
+            "SELECT `key`, value FROM xdb_sys_local_attributes \
+             WHERE process_execution_id = ? ORDER BY `key`",
+            (uuid_value(process_execution_id),),
+        )
+        .await?;
+    let mut attributes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if let Some(value) = get_json(row, "value")? {
+            attributes.push(LocalAttributeValue {
+                key: get(row, "key")?,
+                value,
+            });
+        }
+    }
+    Ok(attributes)
+}
+
 pub(crate) async fn read_local_attributes(
     conn: &mut impl Queryable,
     process_execution_id: uuid::Uuid,

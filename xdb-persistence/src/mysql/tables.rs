@@ -435,6 +435,20 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         };
         locks::read_local_attributes(&mut self.conn, process, keys, lock).await
     }
+
+    async fn read_whole_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
+        global_attributes::read_whole_row(&mut self.conn, &self.store, config).await
+    }
+
+    async fn all_local_attributes(
+        &mut self,
+        process: Uuid,
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        locks::all_local_attributes(&mut self.conn, process).await
+    }
 }
 
 impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {

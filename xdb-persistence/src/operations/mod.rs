@@ -23,7 +23,7 @@ pub(crate) use client_requests::{publish_to_local_queue, stop_process};
 pub(crate) use controls::{control, held_back, set_aside, Control};
 pub(crate) use failures::state_api_failed;
 pub(crate) use list::list_processes;
-pub(crate) use queries::{describe_process, process_history};
+pub(crate) use queries::{describe_process, process_attributes, process_history};
 pub(crate) use rpc::rpc;
 pub(crate) use start::start_process;
 pub(crate) use state_calls::{continuation_call_without_reads, fired_timer_call, load_state_call};

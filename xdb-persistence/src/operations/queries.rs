@@ -1,15 +1,19 @@
-//! Reads for clients: describe an execution, and its history.
+//! Reads for clients: describe an execution, its history, and its attributes (for the
+//! web console).
 
 use xdb_engine::decide::DecideError;
 use xdb_engine::validation::ValidationError;
 use xdb_engine::ProcessExecution;
 use xdb_protocol::limits::PAGE_SIZE_CEILING;
 use xdb_protocol::{
+    BusinessRow, ProcessExecutionAttributesRequest, ProcessExecutionAttributesResponse,
     ProcessExecutionDescribeRequest, ProcessExecutionDescribeResponse,
     ProcessExecutionHistoryRequest, ProcessExecutionHistoryResponse,
 };
 
-use crate::tables::{Dialect, HistoryQuery, HistoryRows, Lane, OperatorRows, ProcessRows};
+use crate::tables::{
+    AttributeRows, Dialect, HistoryQuery, HistoryRows, Lane, OperatorRows, ProcessRows,
+};
 use crate::StoreError;
 
 /// Describe: one execution's row, as the client sees it; with `count_parked`, also how
@@ -41,6 +45,32 @@ pub(crate) async fn describe_process<D: Dialect>(
     let mut described = describe(process);
     described.parked_tasks = u32::try_from(parked_tasks).unwrap_or(u32::MAX);
     Ok(described)
+}
+
+/// Attributes: every local attribute of an execution and its whole business row, read
+/// in one session without locks (a page to look at, not a consistent snapshot).
+pub(crate) async fn process_attributes<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionAttributesRequest,
+) -> Result<ProcessExecutionAttributesResponse, StoreError> {
+    let mut session = store.session(Lane::Main).await?;
+    let id = session
+        .resolve_execution(&request.process_id, request.process_execution_id.as_deref())
+        .await?;
+    let process = session.read_process(id).await?;
+    let global_attributes = match &process.global_attribute_config {
+        Some(config) => Some(BusinessRow {
+            table_name: config.table_name.clone(),
+            primary_key: config.primary_key.clone(),
+            row: session.read_whole_business_row(config).await?,
+        }),
+        None => None,
+    };
+    Ok(ProcessExecutionAttributesResponse {
+        process_execution_id: id.to_string(),
+        global_attributes,
+        local_attributes: session.all_local_attributes(id).await?,
+    })
 }
 
 /// History: one page of an execution's events, oldest first, of the types asked for.

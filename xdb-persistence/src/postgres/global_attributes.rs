@@ -130,3 +130,25 @@ pub(crate) async fn read(
     let values = (0..columns.len()).map(|i| row.get::<_, Option<Value>>(i).unwrap_or(Value::Null));
     Ok(attribute_values(columns, values))
 }
+
+/// Every column of the row as one JSON object (`to_jsonb` of the row), without a lock;
+/// `None` when there is no such row.
+pub(crate) async fn read_whole_row(
+    tx: &impl GenericClient,
+    config: &GlobalAttributeConfig,
+) -> Result<Option<Map<String, Value>>, StoreError> {
+    let table = BusinessTable::checked(config, quote)?;
+    let (name, key) = (table.quoted(), &table.key);
+    let sql = format!(
+        "SELECT to_jsonb(t) FROM {name} AS t \
+         WHERE t.{key} = (SELECT r.{key} FROM jsonb_populate_record(NULL::{name}, $1::jsonb) AS r)"
+    );
+    let row = tx
+        .query_opt(sql.as_str(), &[&record(&table, [])])
+        .await
+        .map_err(app_error)?;
+    Ok(row.and_then(|row| match row.get::<_, Value>(0) {
+        Value::Object(columns) => Some(columns),
+        _ => None,
+    }))
+}

@@ -319,6 +319,30 @@ pub(crate) async fn read_local_attributes(
     Ok(attributes)
 }
 
+/// Every local attribute of the execution, by key (a key whose value is null reads as
+/// absent).
+pub(crate) async fn all_local_attributes(
+    client: &impl GenericClient,
+    process_execution_id: Uuid,
+) -> Result<Vec<xdb_protocol::LocalAttributeValue>, StoreError> {
+    let statement = client
+        .prepare_cached(
+            "SELECT key, value FROM xdb_sys_local_attributes \
+             WHERE process_execution_id = $1 ORDER BY key",
+        )
+        .await?;
+    let mut attributes = Vec::new();
+    for row in client.query(&statement, &[&process_execution_id]).await? {
+        if let Some(value) = from_json(row.get(1))? {
+            attributes.push(xdb_protocol::LocalAttributeValue {
+                key: row.get(0),
+                value,
+            });
+        }
+    }
+    Ok(attributes)
+}
+
 /// Gives `task` back for another attempt, due at `at`; `Stale` unless `owner` holds it.
 pub(crate) async fn retry_task(
     client: &impl GenericClient,

@@ -315,6 +315,24 @@ impl AttributeRows for PgRows {
         let read = locks::read_local_attributes(client, process, keys, lock);
         with_begin(client, &mut self.begin_pending, read).await
     }
+
+    async fn read_whole_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
+        let client = self.tx.client();
+        let read = global_attributes::read_whole_row(client, config);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
+
+    async fn all_local_attributes(
+        &mut self,
+        process: Uuid,
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        let client = self.tx.client();
+        let read = locks::all_local_attributes(client, process);
+        with_begin(client, &mut self.begin_pending, read).await
+    }
 }
 
 impl PlanWriter for PgRows {

@@ -26,6 +26,7 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
         paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => {
             &[ProcessNotFound, ProcessNotRunning, ControlNotApplicable]
         }
+        paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
         paths::RPC => &[
             ProcessNotFound,
             ProcessNotRunning,
@@ -39,7 +40,7 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
 
 /// The sub-types `path` can answer, or none for a path XDB does not serve.
 pub(crate) fn sub_types_of(path: &str) -> Vec<ErrorSubType> {
-    let is_service = path.starts_with(paths::SERVICE_PREFIX);
+    let is_service = paths::is_client_path(path);
     if !is_service && path != paths::INTERNAL_NOTIFY {
         return Vec::new();
     }

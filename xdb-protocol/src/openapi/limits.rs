@@ -126,8 +126,8 @@ fn set_max_items(schemas: &mut Schemas, schema: &str, name: &str, max_items: usi
 fn close_requests(doc: &mut OpenApi, limits: &Limits) {
     let mut pending = Vec::new();
     for (path, item) in &doc.paths.paths {
-        let is_request_to_xdb = path.starts_with(crate::paths::SERVICE_PREFIX)
-            || path.starts_with("/api/v1/xdb/internal/");
+        let is_request_to_xdb =
+            crate::paths::is_client_path(path) || path.starts_with("/api/v1/xdb/internal/");
         let body = item.post.as_ref().and_then(|op| op.request_body.as_ref());
         if let (true, Some(body)) = (is_request_to_xdb, body) {
             for content in body.content.values() {

@@ -42,6 +42,7 @@ pub mod operation_ids {
     pub const PAUSE: &str = "pause";
     pub const RESUME: &str = "resume";
     pub const INTERNAL_NOTIFY: &str = "internal_notify";
+    pub const CONSOLE_ATTRIBUTES: &str = "console_attributes";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -165,6 +166,17 @@ mod operations {
                    description = "resumed")))]
     fn resume() {}
 
+    /// An execution's local attributes and its business row (for the web console)
+    ///
+    /// Every local attribute the execution keeps, and every column of the row of the
+    /// business table its global attributes are (null when the row does not exist), as
+    /// the database has them now. Read without locks.
+    #[utoipa::path(post, path = "/api/v1/xdb/console/process-execution/attributes", tag = "console",
+        request_body = ProcessExecutionAttributesRequest,
+        responses((status = 200, body = ProcessExecutionAttributesResponse,
+                   description = "the attributes")))]
+    fn console_attributes() {}
+
     /// Wake a service instance (between XDB's own services)
     #[utoipa::path(post, path = "/api/v1/xdb/internal/notify", tag = "internal",
         request_body = InternalNotifyRequest,
@@ -203,6 +215,7 @@ mod operations {
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::states, operations::retry_now,
           operations::give_up, operations::pause, operations::resume,
+          operations::console_attributes,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
@@ -215,6 +228,8 @@ mod operations {
     tags((name = "service", description = "Client → API service"),
          (name = "operate", description = "Operators: why an execution is not progressing, \
                                            and the controls that unstick it"),
+         (name = "console", description = "The web console's reads beside the service \
+                                           API (served at `/ui`)"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \
                                           SDKs host them), not by the API service"),
          (name = "internal", description = "Between XDB's own services")),

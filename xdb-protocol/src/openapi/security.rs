@@ -22,8 +22,9 @@ pub(super) fn apply(doc: &mut OpenApi) {
         from_json::<utoipa::openapi::security::SecurityScheme>(json!({
             "type": "http",
             "scheme": "bearer",
-            "description": "`Authorization: Bearer <token>`, required by the service paths \
-                            when the service is configured with `security.api_tokens` \
+            "description": "`Authorization: Bearer <token>`, required by the service and \
+                            console paths when the service is configured with \
+                            `security.api_tokens` \
                             (401 `UNAUTHORIZED` otherwise). Health probes and this document \
                             stay open."
         })),
@@ -47,7 +48,7 @@ pub(super) fn apply(doc: &mut OpenApi) {
         })),
     );
     for (path, item) in doc.paths.paths.iter_mut() {
-        let scheme = if path.starts_with(paths::SERVICE_PREFIX) {
+        let scheme = if paths::is_client_path(path) {
             BEARER
         } else if path.starts_with(paths::WORKER_PREFIX) {
             SIGNATURE

@@ -58,6 +58,7 @@ fn document_names_every_path() {
         post(&doc, path);
     }
     post(&doc, paths::INTERNAL_NOTIFY);
+    post(&doc, paths::CONSOLE_ATTRIBUTES);
 }
 
 /// The sub-types each operation admits under each status, read from the document.
@@ -139,6 +140,11 @@ fn every_request_may_be_invalid_too_large_or_fail_and_service_requests_unauthori
     let start = error_sub_types(post(&doc, paths::START));
     assert_eq!(start[&424], ["APP_DATABASE_ERROR"]);
     assert!(!error_sub_types(post(&doc, paths::INTERNAL_NOTIFY)).contains_key(&401));
+    // The console's read is a client path: the same tokens, the same errors as describe.
+    let console = error_sub_types(post(&doc, paths::CONSOLE_ATTRIBUTES));
+    assert_eq!(console[&401], ["UNAUTHORIZED"]);
+    assert_eq!(console[&404], ["PROCESS_NOT_FOUND"]);
+    assert_eq!(console[&424], ["APP_DATABASE_ERROR"]);
 }
 
 #[test]
