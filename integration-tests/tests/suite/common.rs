@@ -10,7 +10,7 @@ use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use serde::Serialize;
 use serde_json::Value;
 use xdb_integration_tests::processes::counted_site;
-use xdb_integration_tests::{eventually, XdbTestEnv};
+use xdb_integration_tests::{eventually, Database, XdbTestEnv};
 use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::protocol::{EncodedObject, ErrorSubType};
 use xdb_sdk::{ClientError, Process, ProcessDefinition, ProcessStartOptions};
@@ -312,4 +312,40 @@ pub async fn assert_counted_sites_created_once(
         assert_eq!(messages.len(), 1, "{messages:?}");
         assert_eq!(messages[0].consumed_by.as_deref(), Some("MarkCreated-1"));
     }
+}
+
+/// The message of the database's refusal installed by [`refuse_state_completion`].
+pub const REFUSAL: &str = "refused by the test trigger";
+
+/// Makes the database refuse every transition that completes a state (or only states
+/// `only_state`): the task is handled, the worker answers, but nothing can be recorded,
+/// as with a business constraint that rejects the write until someone fixes it.
+pub async fn refuse_state_completion(env: &XdbTestEnv, only_state: Option<&'static str>) {
+    let condition = match only_state {
+        Some(state) => format!("NEW.status = 'COMPLETED' AND NEW.state_id = '{state}'"),
+        None => "NEW.status = 'COMPLETED'".to_owned(),
+    };
+    let sql = match env.database() {
+        Database::Postgres => format!(
+            "CREATE FUNCTION refuse_completion() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$; \
+             CREATE TRIGGER refuse_completion BEFORE UPDATE ON xdb_sys_async_state_executions \
+             FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION refuse_completion();"
+        ),
+        Database::MySql => format!(
+            "CREATE TRIGGER refuse_completion BEFORE UPDATE ON xdb_sys_async_state_executions \
+             FOR EACH ROW BEGIN IF {condition} THEN \
+             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '{REFUSAL}'; END IF; END"
+        ),
+    };
+    env.db().execute_sql(&sql).await;
+}
+
+/// Drops what [`refuse_state_completion`] installed: the fix the operator waits for.
+pub async fn allow_state_completion(env: &XdbTestEnv) {
+    let sql = match env.database() {
+        Database::Postgres => "DROP TRIGGER refuse_completion ON xdb_sys_async_state_executions",
+        Database::MySql => "DROP TRIGGER refuse_completion",
+    };
+    env.db().execute_sql(sql).await;
 }

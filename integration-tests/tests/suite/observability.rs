@@ -8,7 +8,6 @@ use serde_json::json;
 use xdb_integration_tests::metrics::{sample_sum, scrape};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::timer::TimerProcess;
-use xdb_integration_tests::sql::SqlSession;
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_sdk::protocol::{paths, ProcessStatus};
@@ -245,39 +244,7 @@ async fn gauges_show_what_needs_an_operator(db: Database) {
     )
     .await;
 
-    let mut admin = SqlSession::open(env.db()).await;
-    match db {
-        Database::Postgres => {
-            admin
-                .execute(
-                    "CREATE FUNCTION refuse_completion() RETURNS trigger AS $$ \
-                     BEGIN RAISE EXCEPTION 'refused by the test trigger'; END $$ \
-                     LANGUAGE plpgsql",
-                )
-                .await
-                .unwrap();
-            admin
-                .execute(
-                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
-                     ON xdb_sys_async_state_executions FOR EACH ROW \
-                     WHEN (NEW.status = 'COMPLETED') EXECUTE FUNCTION refuse_completion()",
-                )
-                .await
-                .unwrap();
-        }
-        Database::MySql => {
-            admin
-                .execute(
-                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
-                     ON xdb_sys_async_state_executions FOR EACH ROW \
-                     BEGIN IF NEW.status = 'COMPLETED' THEN \
-                     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test trigger'; \
-                     END IF; END",
-                )
-                .await
-                .unwrap();
-        }
-    }
+    refuse_state_completion(&env, None).await;
     start(&env, &timer, &worker, "refused", ProcessStartOptions::new())
         .await
         .unwrap();

@@ -246,39 +246,7 @@ async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Databa
         },
     )
     .await;
-    let mut admin = SqlSession::open(env.db()).await;
-    match db {
-        Database::Postgres => {
-            admin
-                .execute(
-                    "CREATE FUNCTION refuse_completion() RETURNS trigger AS $$ \
-                     BEGIN RAISE EXCEPTION 'refused by the test trigger'; END $$ \
-                     LANGUAGE plpgsql",
-                )
-                .await
-                .unwrap();
-            admin
-                .execute(
-                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
-                     ON xdb_sys_async_state_executions FOR EACH ROW \
-                     WHEN (NEW.status = 'COMPLETED') EXECUTE FUNCTION refuse_completion()",
-                )
-                .await
-                .unwrap();
-        }
-        Database::MySql => {
-            admin
-                .execute(
-                    "CREATE TRIGGER refuse_completion BEFORE UPDATE \
-                     ON xdb_sys_async_state_executions FOR EACH ROW \
-                     BEGIN IF NEW.status = 'COMPLETED' THEN \
-                     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test trigger'; \
-                     END IF; END",
-                )
-                .await
-                .unwrap();
-        }
-    }
+    refuse_state_completion(&env, None).await;
     let process = flaky(0, Duration::from_millis(100));
     let router = WorkerService::new().register(process.clone()).router();
     let worker = env.start_worker(router).await;
@@ -299,7 +267,7 @@ async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Databa
     let reason = view["states"][0]["pendingCall"]["parkedReason"]
         .as_str()
         .unwrap_or_default();
-    assert!(reason.contains("refused by the test trigger"), "{view}");
+    assert!(reason.contains(REFUSAL), "{view}");
     let (_, described) = call(&env, paths::DESCRIBE, json!({ "processId": "refused" })).await;
     assert_eq!(described["parkedTasks"], 1, "{described}");
     let parked = env
@@ -312,11 +280,7 @@ async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Databa
     let calls_when_parked = process.attempts.len();
     assert!(calls_when_parked >= 3, "the worker was asked on each try");
 
-    let drop = match db {
-        Database::Postgres => "DROP TRIGGER refuse_completion ON xdb_sys_async_state_executions",
-        Database::MySql => "DROP TRIGGER refuse_completion",
-    };
-    admin.execute(drop).await.unwrap();
+    allow_state_completion(&env).await;
     let (status, body) = call(&env, paths::RETRY_NOW, json!({ "processId": "refused" })).await;
     assert_eq!(
         (status, &body["stateExecutionIds"]),

@@ -215,28 +215,6 @@ async fn the_sweep_runs_tasks_whose_change_events_were_lost(db: Database) {
     env.shutdown().await;
 }
 
-/// Refuses, in the database, the transition that completes `FlakyState`: its task can
-/// be handled but never recorded, whatever the worker answers (a poison message).
-fn refuse_flaky_completion_sql(db: Database) -> &'static str {
-    match db {
-        Database::Postgres => {
-            "CREATE FUNCTION refuse_flaky_completion() RETURNS trigger LANGUAGE plpgsql AS $$
-             BEGIN RAISE EXCEPTION 'poison: FlakyState may not complete'; END $$;
-             CREATE TRIGGER refuse_flaky_completion BEFORE UPDATE ON xdb_sys_async_state_executions
-             FOR EACH ROW WHEN (NEW.state_id = 'FlakyState' AND NEW.status = 'COMPLETED')
-             EXECUTE FUNCTION refuse_flaky_completion();"
-        }
-        Database::MySql => {
-            "CREATE TRIGGER refuse_flaky_completion BEFORE UPDATE ON xdb_sys_async_state_executions
-             FOR EACH ROW BEGIN
-               IF NEW.state_id = 'FlakyState' AND NEW.status = 'COMPLETED' THEN
-                 SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poison: FlakyState may not complete';
-               END IF;
-             END"
-        }
-    }
-}
-
 /// The worker answers, but the database refuses to record the transition every time: the
 /// message fails `pulsar.max_deliveries` deliveries, `pulsar.nack_delay_ms` apart, and
 /// goes to the dead-letter topic, whose consumer runs the task once more and then parks
@@ -251,7 +229,7 @@ async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
         },
     )
     .await;
-    env.db().execute_sql(refuse_flaky_completion_sql(db)).await;
+    refuse_state_completion(&env, Some("FlakyState")).await;
     let max_deliveries = 4;
     // Shorter than the default (1 s), and longer than the database's own retries of a
     // refused transition within one delivery (20 and 200 ms).
@@ -318,7 +296,7 @@ async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
     assert!(
         reason.contains(&format!(
             "could not be recorded in {max_deliveries} deliveries"
-        )) && reason.contains("poison"),
+        )) && reason.contains(REFUSAL),
         "{view}"
     );
 
@@ -380,13 +358,7 @@ async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
     assert!(history.iter().any(|t| t == "TASK_PARKED"), "{history:?}");
 
     // Fixed, and released: the task runs again and the process completes.
-    let undo = match db {
-        Database::Postgres => {
-            "DROP TRIGGER refuse_flaky_completion ON xdb_sys_async_state_executions"
-        }
-        Database::MySql => "DROP TRIGGER refuse_flaky_completion",
-    };
-    env.db().execute_sql(undo).await;
+    allow_state_completion(&env).await;
     let body = json!({ "processId": "poisoned", "reason": "trigger dropped" }).to_string();
     let (status, answer) = post_raw(&env, paths::RETRY_NOW, body, Some("application/json")).await;
     assert_eq!(status, 200, "{answer}");
