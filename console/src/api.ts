@@ -1,0 +1,111 @@
+// Calls to the API service that serves the page (same origin). When it answers 401 the
+// user is asked for a bearer token, which is kept in sessionStorage for this tab only
+// and sent on every later call.
+import type {
+  AttributesResponse, ControlRequest, ControlResponse, DescribeResponse, EncodedObject, HistoryResponse,
+  ListFilter, ListResponse, StatesResponse,
+} from "./types.js";
+
+const SERVICE = "/api/v1/xdb/service/process-execution/";
+const CONSOLE = "/api/v1/xdb/console/process-execution/";
+const TOKEN_KEY = "xdb.console.token";
+
+/** An error the API answered, with its machine-readable sub-type. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly subType: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Asks the user for a token; resolves once one was given. Set by the token dialog. */
+type TokenPrompt = (message: string) => Promise<string>;
+let askForToken: TokenPrompt | undefined;
+/** Only one prompt at a time: concurrent 401s wait for the same answer. */
+let pendingPrompt: Promise<string> | undefined;
+
+export function onTokenNeeded(prompt: TokenPrompt): void {
+  askForToken = prompt;
+}
+
+export function token(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function forgetToken(): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+}
+
+async function newToken(message: string): Promise<void> {
+  if (!askForToken) throw new ApiError(401, "UNAUTHORIZED", message);
+  pendingPrompt ??= askForToken(message).finally(() => {
+    pendingPrompt = undefined;
+  });
+  sessionStorage.setItem(TOKEN_KEY, await pendingPrompt);
+}
+
+/** POSTs `body` as JSON to `path`; on 401 asks for a token and tries again. */
+export async function post<T>(path: string, body: unknown): Promise<T> {
+  for (;;) {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    const current = token();
+    if (current) headers.authorization = `Bearer ${current}`;
+    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
+    const text = await response.text();
+    let json: unknown = undefined;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      json = undefined;
+    }
+    const error = (json ?? {}) as { subType?: string; message?: string };
+    if (response.status === 401) {
+      // Sent before another call's prompt got a token: try again with it.
+      if (token() !== current) continue;
+      await newToken(current ? "The token was not accepted. Enter another one." : "This XDB service requires a token.");
+      continue;
+    }
+    if (!response.ok) {
+      throw new ApiError(response.status, error.subType ?? "", error.message ?? (text || response.statusText));
+    }
+    return json as T;
+  }
+}
+
+/** The text at `path` (GET), or undefined when it is not served. */
+export async function getText(path: string): Promise<string | undefined> {
+  const response = await fetch(path);
+  return response.ok ? response.text() : undefined;
+}
+
+export const api = {
+  list: (filter: ListFilter, pageSize: number, nextPageToken?: string) =>
+    post<ListResponse>(`${SERVICE}list`, { filter, pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
+  describe: (processId: string, processExecutionId?: string) =>
+    post<DescribeResponse>(`${SERVICE}describe`, { processId, ...(processExecutionId ? { processExecutionId } : {}) }),
+  history: (processId: string, processExecutionId: string, pageSize: number, afterEventId?: number) =>
+    post<HistoryResponse>(`${SERVICE}history`, {
+      processId,
+      processExecutionId,
+      pageSize,
+      ...(afterEventId !== undefined ? { afterEventId } : {}),
+    }),
+  states: (processId: string, processExecutionId: string) =>
+    post<StatesResponse>(`${SERVICE}states`, { processId, processExecutionId }),
+  attributes: (processId: string, processExecutionId: string) =>
+    post<AttributesResponse>(`${CONSOLE}attributes`, { processId, processExecutionId }),
+  stop: (processId: string, stopType: "TERMINATE" | "FAIL", reason?: string) =>
+    post<object>(`${SERVICE}stop`, { processId, stopType, ...(reason ? { reason } : {}) }),
+  retryNow: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}retry-now`, request),
+  giveUp: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}give-up`, request),
+  pause: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}pause`, request),
+  resume: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}resume`, request),
+  publish: (processId: string, queueName: string, payload: EncodedObject | undefined, dedupId?: string) =>
+    post<object>(`${SERVICE}publish-to-local-queue`, {
+      processId,
+      messages: [{ queueName, ...(payload ? { payload } : {}), ...(dedupId ? { dedupId } : {}) }],
+    }),
+};

@@ -1,0 +1,85 @@
+// Pure formatting of what the API answers: times, durations, statuses and payloads.
+import type { EncodedObject } from "./types.js";
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, "0");
+}
+
+/** `ms` since the epoch as `YYYY-MM-DD HH:MM:SS` in UTC (every instance's clock zone). */
+export function formatTime(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "—";
+  const d = new Date(ms);
+  return (
+    `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  );
+}
+
+/** A duration as its two largest units: `850 ms`, `12 s`, `3m 4s`, `2h 5m`, `3d 4h`. */
+export function formatDuration(ms: number): string {
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(abs)} ms`;
+  const s = Math.floor(abs / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const hours = Math.floor(m / 60);
+  if (hours < 24) return `${hours}h ${m % 60}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** `at` relative to `now`: `in 59m 58s`, `3 s ago`, `now`. */
+export function formatRelative(at: number, now: number): string {
+  const delta = at - now;
+  if (Math.abs(delta) < 1000) return "now";
+  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
+}
+
+/** The CSS class of a process or state status. */
+export function statusClass(status: string): string {
+  return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
+}
+
+/** A payload as readable text: JSON pretty-printed, anything else as it came. */
+export function formatPayload(payload: EncodedObject | null | undefined): string {
+  if (!payload) return "—";
+  if (payload.encoding === "json") {
+    try {
+      return JSON.stringify(JSON.parse(payload.data), null, 2);
+    } catch {
+      return payload.data;
+    }
+  }
+  return `${payload.encoding}: ${payload.data}`;
+}
+
+/** A business-row value as text: strings as they are, the rest as JSON. */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2);
+}
+
+/** A `datetime-local` input's value as ms since the epoch, read in UTC; undefined if empty. */
+export function parseUtcInput(value: string): number | undefined {
+  const trimmed = value.trim();
+  if (!trimmed) return undefined;
+  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** A count capped at what one page could show: `1000+` when more exist. */
+export function formatCount(count: number, more: boolean): string {
+  return more ? `${count}+` : String(count);
+}
+
+/** The one-line summary of a history event's details. */
+export function summarizeDetails(details: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(details)) {
+    if (value === null || value === undefined) continue;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
+  }
+  return parts.join(" · ");
+}

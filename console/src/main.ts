@@ -1,0 +1,63 @@
+// The console's entry point: the navigation, the hash router and the token prompt.
+import { forgetToken, onTokenNeeded, token } from "./api.js";
+import { h, replace } from "./dom.js";
+import { dashboardView } from "./views/dashboard.js";
+import { askToken } from "./views/dialog.js";
+import { executionView } from "./views/execution.js";
+import { executionsView } from "./views/executions.js";
+import { parseRoute } from "./views/routes.js";
+
+let leave: (() => void) | undefined;
+
+function route(): void {
+  const root = document.getElementById("app");
+  if (!root) return;
+  leave?.();
+  const current = parseRoute(location.hash);
+  for (const link of document.querySelectorAll<HTMLAnchorElement>("nav a[data-page]")) {
+    link.classList.toggle("active", link.dataset.page === current.page);
+  }
+  if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
+  else if (current.page === "dashboard") leave = dashboardView(root);
+  else leave = executionsView(root);
+}
+
+function start(): void {
+  onTokenNeeded(askToken);
+  const forget = h(
+    "button",
+    {
+      type: "button",
+      class: "link",
+      "data-testid": "forget-token",
+      onclick: () => {
+        forgetToken();
+        forget.hidden = true;
+      },
+    },
+    "Forget token",
+  );
+  forget.hidden = !token();
+  window.addEventListener("storage", () => (forget.hidden = !token()));
+  const header = document.getElementById("header");
+  if (header) {
+    replace(
+      header,
+      h("a", { class: "brand", href: "#/executions" }, "XDB"),
+      h(
+        "nav",
+        {},
+        h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
+        h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
+      ),
+      forget,
+    );
+  }
+  window.addEventListener("hashchange", () => {
+    forget.hidden = !token();
+    route();
+  });
+  route();
+}
+
+start();

@@ -1,0 +1,98 @@
+// The operator's actions on one execution, each confirmed in a dialog first: stop
+// (terminate or fail), retry now, give up, pause/resume, publish to a local queue.
+import { api, ApiError } from "../api.js";
+import { h } from "../dom.js";
+import type { DescribeResponse, StatesResponse } from "../types.js";
+import { ask, notify } from "./dialog.js";
+
+/** The action buttons for `execution`; `done` refreshes the page after one succeeds. */
+export function actionButtons(execution: DescribeResponse, states: StatesResponse, done: () => void): HTMLElement {
+  const processId = execution.processId;
+  const processExecutionId = execution.processExecutionId;
+  const run = async (what: string, action: () => Promise<unknown>) => {
+    try {
+      await action();
+      notify(`${what}: done`);
+    } catch (error) {
+      const text =
+        error instanceof ApiError && error.subType === "CONTROL_NOT_APPLICABLE"
+          ? `${what}: not applicable now — ${error.message}`
+          : `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+      notify(text, "error");
+    }
+    done();
+  };
+  const reasonField = { name: "reason", label: "Reason (recorded in the history)", placeholder: "optional" };
+  const control = (label: string, testId: string, message: string, call: typeof api.retryNow, danger = false) =>
+    button(label, testId, danger, async () => {
+      const values = await ask(`${label}?`, message, [reasonField], label, { danger });
+      if (!values) return;
+      await run(label, () =>
+        call({ processId, processExecutionId, ...(values("reason").trim() ? { reason: values("reason").trim() } : {}) }),
+      );
+    });
+  const queues = [
+    ...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? [])),
+  ];
+  const paused = Boolean(states.paused);
+  return h(
+    "div",
+    { class: "actions", "data-testid": "actions" },
+    button("Terminate", "action-terminate", true, () => stop("TERMINATE")),
+    button("Fail", "action-fail", true, () => stop("FAIL")),
+    control("Retry now", "action-retry-now", "Calls waiting for their retry backoff run now; parked tasks are released.", api.retryNow),
+    control("Give up", "action-give-up", "Failing states go to their failure recovery without their remaining attempts.", api.giveUp, true),
+    paused
+      ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume)
+      : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    button("Publish message", "action-publish", false, async () => {
+      const values = await ask(
+        "Publish to a local queue",
+        `A message for ${processId}; a state waiting on the queue receives it at once.`,
+        [
+          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name" },
+          { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
+          { name: "dedupId", label: "Dedup id (optional)" },
+        ],
+        "Publish",
+      );
+      if (!values) return;
+      const payload = values("payload").trim();
+      if (payload) {
+        try {
+          JSON.parse(payload);
+        } catch {
+          notify("The payload is not JSON.", "error");
+          return;
+        }
+      }
+      await run("Publish", () =>
+        api.publish(
+          processId,
+          values("queue").trim(),
+          payload ? { encoding: "json", data: payload } : undefined,
+          values("dedupId").trim() || undefined,
+        ),
+      );
+    }),
+  );
+
+  async function stop(stopType: "TERMINATE" | "FAIL"): Promise<void> {
+    const label = stopType === "TERMINATE" ? "Terminate" : "Fail";
+    const values = await ask(
+      `${label} ${processId}?`,
+      stopType === "TERMINATE"
+        ? "The execution ends as TERMINATED; nothing more of it runs."
+        : "The execution ends as FAILED; nothing more of it runs.",
+      [reasonField],
+      label,
+      { danger: true },
+    );
+    if (!values) return;
+    await run(label, () => api.stop(processId, stopType, values("reason").trim() || undefined));
+  }
+}
+
+function button(label: string, testId: string, danger: boolean, onClick: () => Promise<void>): HTMLButtonElement {
+  return h("button", { type: "button", class: danger ? "danger" : "", "data-testid": testId, onclick: () => void onClick() }, label);
+}

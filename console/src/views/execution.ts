@@ -1,0 +1,247 @@
+// One execution: its status, the business row it drives beside its local attributes,
+// its state executions (attempts, failures, next attempt, what each waits for), its
+// history a page at a time, and the operator's actions.
+import { api } from "../api.js";
+import { facts, h, replace, table } from "../dom.js";
+import { formatPayload, formatRelative, formatTime, formatValue, statusClass, summarizeDetails } from "../format.js";
+import type { AttributesResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse } from "../types.js";
+import { actionButtons } from "./actions.js";
+import { notify } from "./dialog.js";
+
+const HISTORY_PAGE = 20;
+const REFRESH_MS = 3000;
+
+export function executionView(root: HTMLElement, processId: string, processExecutionId?: string): () => void {
+  const summary = h("section", { class: "summary" });
+  const actions = h("div");
+  const business = h("section", { class: "panel", "data-testid": "business-row" });
+  const locals = h("section", { class: "panel", "data-testid": "local-attributes" });
+  const statesSection = h("section", { class: "panel wide" });
+  const historySection = h("section", { class: "panel wide" });
+  /** `afterEventId` of each history page shown so far; the current page's last. */
+  const historyPages: (number | undefined)[] = [undefined];
+  let autoRefresh = true;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let stopped = false;
+  let executionId = processExecutionId;
+
+  async function load(): Promise<void> {
+    try {
+      const described = await api.describe(processId, executionId);
+      executionId = described.processExecutionId;
+      const [states, attributes, history] = await Promise.all([
+        api.states(processId, executionId),
+        api.attributes(processId, executionId),
+        api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1)),
+      ]);
+      if (stopped) return;
+      const now = Date.now();
+      renderSummary(described, states);
+      replace(actions, described.status === "RUNNING" ? actionButtons(described, states, () => void load()) : null);
+      renderAttributes(attributes);
+      replace(
+        statesSection,
+        h("h2", {}, "State executions"),
+        table(
+          ["State", "Status", "Call", "Next attempt", "Last failure", "Waiting for"],
+          states.states.map((s) => stateRow(s, now)),
+          "No state executions.",
+          "states-table",
+        ),
+      );
+      renderHistory(history);
+    } catch (error) {
+      if (!stopped) replace(summary, h("p", { class: "error", role: "alert" }, `Could not load ${processId}: ${String(error)}`));
+    }
+  }
+
+  function renderSummary(d: DescribeResponse, states: StatesResponse): void {
+    const refresh = h("input", { type: "checkbox", checked: autoRefresh, "data-testid": "auto-refresh" });
+    refresh.addEventListener("change", () => {
+      autoRefresh = refresh.checked;
+      schedule();
+    });
+    replace(
+      summary,
+      h(
+        "h1",
+        {},
+        d.processId,
+        " ",
+        h("span", { class: statusClass(d.status), "data-testid": "execution-status" }, d.status),
+        states.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        d.parkedTasks > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`),
+      ),
+      facts([
+        ["Process type", d.processType],
+        ["Execution id", h("span", { class: "mono" }, d.processExecutionId)],
+        ["Started (UTC)", formatTime(d.startTimestampMs)],
+        ["Closed (UTC)", formatTime(d.closeTimestampMs)],
+        ["Worker", h("span", { class: "mono" }, d.workerUrl)],
+        ["Running states", String(d.runningStateExecutions)],
+        ...(states.paused
+          ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`] as [string, string]]
+          : []),
+        ...(d.failure ? [["Failure", `${d.failure.reason}${d.failure.details ? `: ${d.failure.details}` : ""}`] as [string, string]] : []),
+        ...(d.result ? [["Result", h("pre", {}, formatPayload(d.result))]] as [string, HTMLElement][] : []),
+      ]),
+      h("label", { class: "refresh" }, refresh, " auto-refresh"),
+    );
+  }
+
+  function renderAttributes(a: AttributesResponse): void {
+    const global = a.globalAttributes;
+    replace(
+      business,
+      h("h2", {}, global ? `Business row: ${global.tableName}` : "Business row"),
+      !global
+        ? h("p", { class: "empty" }, "This process has no global-attribute table.")
+        : global.row === null
+          ? h("p", { class: "empty" }, `No row in ${global.tableName} with ${global.primaryKey.column} = ${formatValue(global.primaryKey.value)}.`)
+          : table(
+              ["Column", "Value"],
+              Object.entries(global.row).map(([column, value]) =>
+                h(
+                  "tr",
+                  { class: column === global.primaryKey.column ? "key" : "" },
+                  h("th", { scope: "row" }, column),
+                  h("td", {}, h("pre", {}, formatValue(value))),
+                ),
+              ),
+              "The row has no columns.",
+              "business-row-table",
+            ),
+    );
+    replace(
+      locals,
+      h("h2", {}, "Local attributes"),
+      table(
+        ["Key", "Value"],
+        a.localAttributes.map((l) => h("tr", {}, h("th", { scope: "row" }, l.key), h("td", {}, h("pre", {}, formatPayload(l.value))))),
+        "No local attributes.",
+      ),
+    );
+  }
+
+  function renderHistory(history: HistoryResponse): void {
+    const page = historyPages.length;
+    replace(
+      historySection,
+      h("h2", {}, "History"),
+      table(
+        ["#", "Time (UTC)", "Event", "Details"],
+        history.events.map((e) =>
+          h(
+            "tr",
+            { "data-testid": "history-event", "data-event-type": e.eventType },
+            h("td", {}, String(e.eventId)),
+            h("td", {}, formatTime(e.eventTimestampMs)),
+            h("td", {}, h("span", { class: `event event-${e.eventType.toLowerCase()}` }, e.eventType)),
+            h("td", { class: "details" }, summarizeDetails(e.details)),
+          ),
+        ),
+        "No events on this page.",
+        "history-table",
+      ),
+      h(
+        "div",
+        { class: "pager" },
+        h("button", { type: "button", disabled: page === 1, onclick: () => historyPage(-1) }, "← Earlier"),
+        h("span", {}, `page ${page}`),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: history.nextAfterEventId === null || history.nextAfterEventId === undefined,
+            "data-testid": "history-next",
+            onclick: () => historyPage(1, history.nextAfterEventId ?? undefined),
+          },
+          "Later →",
+        ),
+      ),
+    );
+  }
+
+  function historyPage(direction: 1 | -1, after?: number): void {
+    if (direction === 1) historyPages.push(after);
+    else if (historyPages.length > 1) historyPages.pop();
+    void load();
+  }
+
+  function schedule(): void {
+    if (timer) clearInterval(timer);
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
+  }
+
+  replace(
+    root,
+    h("p", {}, h("a", { href: "#/executions" }, "← Executions")),
+    summary,
+    actions,
+    h("div", { class: "side-by-side" }, business, locals),
+    statesSection,
+    historySection,
+  );
+  void load().catch((error: unknown) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+
+function stateRow(s: StateInfo, now: number): HTMLTableRowElement {
+  const call = s.pendingCall;
+  const waiting = s.waitingFor;
+  const waits: (string | HTMLElement)[] = [];
+  for (const timer of waiting?.timers ?? []) {
+    const due = timer.dueTimestampMs;
+    waits.push(
+      h(
+        "div",
+        { "data-testid": "wait-timer" },
+        `timer ${timer.delayInSeconds} s`,
+        due ? ` due ${formatTime(due)} (${formatRelative(due, now)})` : "",
+        timer.status ? ` — ${timer.status}` : "",
+      ),
+    );
+  }
+  for (const queue of waiting?.localQueues ?? []) {
+    waits.push(
+      h(
+        "div",
+        { "data-testid": "wait-queue" },
+        `queue ${queue.queueName}: ${queue.queued} queued of ${queue.count}`,
+        queue.status ? ` — ${queue.status}` : "",
+      ),
+    );
+  }
+  return h(
+    "tr",
+    { "data-testid": "state-row", "data-state-id": s.stateId, class: call?.phase === "PARKED" || call?.phase === "PAUSED" ? "attention" : "" },
+    h("td", {}, s.stateId, h("div", { class: "mono small" }, s.stateExecutionId)),
+    h("td", {}, h("span", { class: statusClass(s.status) }, s.status)),
+    h(
+      "td",
+      {},
+      call
+        ? [
+            `${call.api} attempt `,
+            h("strong", { "data-testid": "state-attempt" }, String(call.attempt)),
+            " ",
+            h("span", { class: `phase phase-${call.phase.toLowerCase()}`, "data-testid": "state-phase" }, call.phase),
+            call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null,
+          ]
+        : "—",
+    ),
+    h("td", {}, call ? [formatTime(call.dueTimestampMs), h("div", { class: "small" }, formatRelative(call.dueTimestampMs, now))] : "—"),
+    h(
+      "td",
+      { "data-testid": "state-last-failure" },
+      s.lastFailure
+        ? [`${s.lastFailure.api} attempt ${s.lastFailure.attempt}: `, h("span", { class: "error" }, s.lastFailure.error), h("div", { class: "small" }, formatTime(s.lastFailure.timestampMs))]
+        : "—",
+    ),
+    h("td", {}, waiting ? [h("div", { class: "small" }, waiting.waitingType), ...waits] : "—"),
+  );
+}

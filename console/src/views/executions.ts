@@ -1,0 +1,201 @@
+// The executions list: filters, counts per status, paging and auto-refresh. Paused and
+// parked executions are marked, so what needs an operator stands out.
+import { api } from "../api.js";
+import { h, replace, table } from "../dom.js";
+import { formatCount, formatTime, parseUtcInput, statusClass } from "../format.js";
+import { STATUSES, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
+import { notify } from "./dialog.js";
+import { executionHref } from "./routes.js";
+
+const PAGE_SIZE = 25;
+/** Counts are pages of the list: beyond one page of the largest size they read `1000+`. */
+const COUNT_PAGE = 1000;
+const REFRESH_MS = 5000;
+
+/** Kept across visits of the page, so coming back from an execution keeps the filter. */
+const state = {
+  filter: {} as ListFilter,
+  /** Tokens of the pages before the current one; the current page's token last. */
+  pages: [] as (string | undefined)[],
+  autoRefresh: true,
+};
+
+export function executionsView(root: HTMLElement): () => void {
+  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
+  const results = h("div", { class: "results" });
+  const pager = h("div", { class: "pager" });
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let stopped = false;
+
+  const field = (name: string, value: string | undefined, placeholder: string, type = "text") =>
+    h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
+  const status = h(
+    "select",
+    { name: "status", "data-testid": "filter-status" },
+    h("option", { value: "" }, "any status"),
+    STATUSES.map((s) => h("option", { value: s, selected: state.filter.status === s }, s)),
+  );
+  const processType = field("processType", state.filter.processType, "process type");
+  const processId = field("processId", state.filter.processId, "process id");
+  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
+  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
+  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+
+  const apply = () => {
+    state.filter = {
+      ...(status.value ? { status: status.value as ProcessStatus } : {}),
+      ...(processType.value.trim() ? { processType: processType.value.trim() } : {}),
+      ...(processId.value.trim() ? { processId: processId.value.trim() } : {}),
+      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
+      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value)),
+    };
+    state.pages = [];
+    void load();
+  };
+  const form = h(
+    "div",
+    { class: "filters" },
+    status,
+    processType,
+    processId,
+    h("label", {}, "from ", from),
+    h("label", {}, "to ", to),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("label", { class: "refresh" }, refresh, " auto-refresh"),
+  );
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") apply();
+  });
+  refresh.addEventListener("change", () => {
+    state.autoRefresh = refresh.checked;
+    schedule();
+  });
+
+  async function load(): Promise<void> {
+    try {
+      const token = state.pages.at(-1);
+      const [page, countsByStatus] = await Promise.all([
+        api.list(state.filter, PAGE_SIZE, token),
+        countStatuses(state.filter),
+      ]);
+      const parked = await parkedOf(page.executions);
+      if (stopped) return;
+      replace(counts, countsByStatus.map(([s, count, more]) => countChip(s, formatCount(count, more))));
+      replace(results, executionsTable(page.executions, parked));
+      replace(
+        pager,
+        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
+        h("span", {}, `page ${state.pages.length + 1}`),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: !page.nextPageToken,
+            "data-testid": "next-page",
+            onclick: () => page_(1, page.nextPageToken ?? undefined),
+          },
+          "Older →",
+        ),
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
+    }
+  }
+
+  function page_(direction: 1 | -1, token?: string): void {
+    if (direction === 1) state.pages.push(token);
+    else state.pages.pop();
+    void load();
+  }
+
+  function countChip(s: ProcessStatus, text: string): HTMLElement {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: `chip ${statusClass(s)}${state.filter.status === s ? " selected" : ""}`,
+        "data-testid": `count-${s}`,
+        onclick: () => {
+          status.value = state.filter.status === s ? "" : s;
+          apply();
+        },
+      },
+      `${s} `,
+      h("strong", {}, text),
+    );
+  }
+
+  function schedule(): void {
+    if (timer) clearInterval(timer);
+    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
+  }
+
+  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
+  void load().catch((error: unknown) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+
+function optionalNumber(key: "startTimeMinMs" | "startTimeMaxMs", value: number | undefined): ListFilter {
+  return value === undefined ? {} : { [key]: value };
+}
+
+function isoInput(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString().slice(0, 16);
+}
+
+/** Executions per status under `filter` (its own status aside), each with whether more exist. */
+async function countStatuses(filter: ListFilter): Promise<[ProcessStatus, number, boolean][]> {
+  return Promise.all(
+    STATUSES.map(async (s): Promise<[ProcessStatus, number, boolean]> => {
+      const page = await api.list({ ...filter, status: s }, COUNT_PAGE);
+      return [s, page.executions.length, Boolean(page.nextPageToken)];
+    }),
+  );
+}
+
+/** Parked task counts of the running executions on the page, by execution id. */
+async function parkedOf(executions: ExecutionSummary[]): Promise<Map<string, number>> {
+  const running = executions.filter((e) => e.status === "RUNNING");
+  const described = await Promise.all(
+    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => undefined)),
+  );
+  const parked = new Map<string, number>();
+  for (const d of described) if (d && d.parkedTasks > 0) parked.set(d.processExecutionId, d.parkedTasks);
+  return parked;
+}
+
+function executionsTable(executions: ExecutionSummary[], parked: Map<string, number>): HTMLElement {
+  const rows = executions.map((e) => {
+    const parkedTasks = parked.get(e.processExecutionId);
+    return h(
+      "tr",
+      {
+        class: e.paused || parkedTasks ? "attention" : "",
+        "data-testid": "execution-row",
+        "data-process-id": e.processId,
+      },
+      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
+      h("td", {}, e.processType),
+      h(
+        "td",
+        {},
+        h("span", { class: statusClass(e.status) }, e.status),
+        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`),
+      ),
+      h("td", {}, formatTime(e.startTimestampMs)),
+      h("td", {}, formatTime(e.closeTimestampMs)),
+      h("td", { class: "mono small" }, e.processExecutionId),
+    );
+  });
+  return table(
+    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    rows,
+    "No executions match.",
+    "executions-table",
+  );
+}

@@ -1,0 +1,184 @@
+// The web console in headless Chromium against the real xdb-server on PostgreSQL and a
+// worker built with the TypeScript SDK: the list, the execution page with its history
+// and business row, the actions (publish, retry now, pause/resume, stop), the dashboard,
+// the token prompt, and the setting that turns the console off. Writes the README's
+// screenshots to docs/console/.
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { Client, WorkerService } from "@xdb/sdk";
+import type { Browser, Page } from "playwright-core";
+
+import { REPO_ROOT, TestDatabase, TestWorker, XdbServer, eventually, launchBrowser } from "./harness.js";
+import { ChargeProcess, SignupProcess } from "./processes.js";
+
+const SOON = 30_000;
+const TOKEN = "console-e2e-token-0123456789";
+const SCREENSHOTS = join(REPO_ROOT, "docs", "console");
+
+describe("web console", () => {
+  let db: TestDatabase;
+  let server: XdbServer;
+  let worker: TestWorker;
+  let browser: Browser;
+  let page: Page;
+  let client: Client;
+  const others: XdbServer[] = [];
+
+  before(async () => {
+    db = await TestDatabase.create();
+    server = await XdbServer.start(db);
+    const handler = new WorkerService({ onError: () => undefined })
+      .register(new SignupProcess())
+      .register(new ChargeProcess())
+      .nodeHandler();
+    worker = await TestWorker.start(handler);
+    client = new Client({ serviceUrl: server.url, workerUrl: worker.url });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    page.setDefaultTimeout(SOON);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+
+    await client.startProcess(SignupProcess, "signup-ann", undefined, {
+      globalAttributePkValue: "ann",
+      initialGlobalAttributes: { form: { email: "ann@example.com", plan: "pro" }, status: "waiting" },
+      initialLocalAttributes: { note: "signed up from the pricing page" },
+    });
+    await client.startProcess(ChargeProcess, "charge-bob", undefined, {
+      globalAttributePkValue: "bob",
+      initialGlobalAttributes: { form: { email: "bob@example.com", amount: 42 }, status: "waiting" },
+    });
+    await client.startProcess(SignupProcess, "signup-cy", undefined, {
+      globalAttributePkValue: "cy",
+      initialGlobalAttributes: { form: { email: "cy@example.com" }, status: "waiting" },
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    for (const other of others) await other.stop();
+    await server?.stop();
+    await worker?.stop();
+    await db?.drop();
+  });
+
+  it("lists the started executions, with counts and filters", async () => {
+    await page.goto(`${server.url}/ui/#/executions`);
+    for (const id of ["signup-ann", "charge-bob", "signup-cy"]) {
+      await page.locator(`[data-testid=execution-row][data-process-id="${id}"]`).waitFor();
+    }
+    await page.locator("[data-testid=count-RUNNING]", { hasText: "RUNNING 3" }).waitFor();
+    await page.getByTestId("filter-processType").fill("ChargeProcess");
+    await page.getByTestId("apply-filter").click();
+    await eventually("the filter to leave one row", SOON, async () => (await page.getByTestId("execution-row").count()) === 1);
+    assert.equal(await page.getByTestId("execution-row").getAttribute("data-process-id"), "charge-bob");
+    await page.getByTestId("filter-processType").fill("");
+    await page.getByTestId("apply-filter").click();
+    await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+    await page.screenshot({ path: join(SCREENSHOTS, "executions.png") });
+  });
+
+  it("shows an execution's history, states and business row, and publishes to its queue", async () => {
+    await page.locator('[data-testid=execution-row][data-process-id="signup-ann"] a').click();
+    await page.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
+    const row = page.getByTestId("business-row-table");
+    await row.locator("tr", { hasText: "ann@example.com" }).waitFor();
+    await row.locator("tr", { hasText: "waiting" }).waitFor();
+    await page.getByTestId("local-attributes").locator("tr", { hasText: "signed up from the pricing page" }).waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]").waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=WAIT_UNTIL_COMPLETED]").waitFor();
+    await page.getByTestId("wait-timer").filter({ hasText: "timer 3600 s" }).waitFor();
+    await page.getByTestId("wait-queue").filter({ hasText: "queue verify: 0 queued of 1" }).waitFor();
+
+    await page.getByTestId("action-publish").click();
+    await page.getByTestId("field-queue").fill("verify");
+    await page.getByTestId("field-payload").fill('{"source": "console"}');
+    await page.getByTestId("confirm").click();
+    await page.locator("[data-testid=execution-status]", { hasText: "COMPLETED" }).waitFor();
+    await row.locator("tr", { hasText: "verified" }).waitFor();
+    await row.locator("tr", { hasText: "console" }).waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=LOCAL_QUEUE_MESSAGES_PUBLISHED]").waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=PROCESS_CLOSED]").waitFor();
+  });
+
+  it("retries a failing call now, pauses and resumes it, then terminates it, each confirmed", async () => {
+    await page.goto(`${server.url}/ui/#/execution/charge-bob`);
+    const attempt = page.getByTestId("state-attempt");
+    await attempt.filter({ hasText: /^2$/ }).waitFor();
+    await page.getByTestId("state-last-failure").filter({ hasText: "the card provider is down (attempt 1)" }).waitFor();
+
+    // Cancelled: nothing happens.
+    await page.getByTestId("action-retry-now").click();
+    await page.getByTestId("cancel").click();
+    await page.getByTestId("dialog").waitFor({ state: "detached" });
+    assert.equal(await attempt.textContent(), "2");
+
+    await page.getByTestId("action-retry-now").click();
+    await page.getByTestId("field-reason").fill("provider is back");
+    await page.getByTestId("confirm").click();
+    await attempt.filter({ hasText: /^3$/ }).waitFor();
+    await page.getByTestId("state-last-failure").filter({ hasText: "(attempt 2)" }).waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=RETRY_REQUESTED]").waitFor();
+    await page.getByTestId("business-row-table").locator("tr", { hasText: "bob@example.com" }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "execution.png"), fullPage: true });
+
+    await page.getByTestId("action-pause").click();
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("badge-paused").waitFor();
+    await page.getByTestId("state-phase").filter({ hasText: "PAUSED" }).waitFor();
+    await page.goto(`${server.url}/ui/#/executions`);
+    await page.locator('[data-testid=execution-row][data-process-id="charge-bob"].attention [data-testid=badge-paused]').waitFor();
+    await page.goto(`${server.url}/ui/#/execution/charge-bob`);
+    await page.getByTestId("action-resume").click();
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("action-pause").waitFor();
+
+    await page.getByTestId("action-terminate").click();
+    await page.getByTestId("field-reason").fill("customer cancelled");
+    await page.getByTestId("confirm").click();
+    await page.locator("[data-testid=execution-status]", { hasText: "TERMINATED" }).waitFor();
+    await page.getByTestId("action-terminate").waitFor({ state: "detached" });
+    assert.equal((await client.describe("charge-bob")).status, "TERMINATED");
+  });
+
+  it("shows both services' numbers on the dashboard", async () => {
+    await page.goto(`${server.url}/ui/#/dashboard`);
+    const dashboard = page.getByTestId("dashboard");
+    await dashboard.locator(".card", { hasText: "API requests/s" }).waitFor();
+    await dashboard.locator(".card", { hasText: "Backlog (due tasks)" }).waitFor();
+    await dashboard.locator(".card", { hasText: "Timer lateness p99" }).waitFor();
+  });
+
+  it("asks for the token when the service requires one", async () => {
+    const guarded = await XdbServer.start(db, [`security.api_tokens=${JSON.stringify([TOKEN])}`]);
+    others.push(guarded);
+    const context = await browser.newContext();
+    try {
+      const tab = await context.newPage();
+      tab.setDefaultTimeout(SOON);
+      await tab.goto(`${guarded.url}/ui/#/executions`);
+      await tab.getByTestId("dialog").filter({ hasText: "requires a token" }).waitFor();
+      assert.equal(await tab.getByTestId("execution-row").count(), 0);
+      await tab.getByTestId("field-token").fill("not-the-token");
+      await tab.getByTestId("confirm").click();
+      await tab.getByTestId("dialog").filter({ hasText: "not accepted" }).waitFor();
+      await tab.getByTestId("field-token").fill(TOKEN);
+      await tab.getByTestId("confirm").click();
+      await tab.locator('[data-testid=execution-row][data-process-id="signup-cy"]').waitFor();
+      await tab.getByTestId("dialog").waitFor({ state: "detached" });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("is not served when turned off", async () => {
+    const off = await XdbServer.start(db, ["api.console=false"]);
+    others.push(off);
+    for (const path of ["/ui", "/ui/", "/ui/app.js"]) {
+      assert.equal((await fetch(`${off.url}${path}`)).status, 404, path);
+    }
+    assert.equal((await fetch(`${server.url}/ui/app.js`)).status, 200);
+  });
+});

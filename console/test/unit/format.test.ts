@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import {
+  formatCount, formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, statusClass,
+  summarizeDetails,
+} from "../../src/format.js";
+import { executionHref, parseRoute } from "../../src/views/routes.js";
+
+describe("format", () => {
+  it("shows times in UTC and durations in their two largest units", () => {
+    assert.equal(formatTime(Date.UTC(2026, 10, 26, 15, 4, 5)), "2026-11-26 15:04:05");
+    assert.equal(formatTime(undefined), "—");
+    assert.equal(formatDuration(850), "850 ms");
+    assert.equal(formatDuration(12_400), "12 s");
+    assert.equal(formatDuration(184_000), "3m 4s");
+    assert.equal(formatDuration(3_600_000 * 2 + 300_000), "2h 5m");
+    assert.equal(formatDuration(3_600_000 * 76), "3d 4h");
+    assert.equal(formatRelative(10_000 + 3_598_000, 10_000), "in 59m 58s");
+    assert.equal(formatRelative(7_000, 10_000), "3 s ago");
+    assert.equal(formatRelative(10_200, 10_000), "now");
+  });
+
+  it("reads datetime inputs as UTC", () => {
+    assert.equal(parseUtcInput("2026-11-26T15:04"), Date.UTC(2026, 10, 26, 15, 4));
+    assert.equal(parseUtcInput("2026-11-26T15:04+01:00"), Date.UTC(2026, 10, 26, 14, 4));
+    assert.equal(parseUtcInput(" "), undefined);
+    assert.equal(parseUtcInput("yesterday"), undefined);
+  });
+
+  it("formats payloads, values, counts, statuses and event details", () => {
+    assert.equal(formatPayload({ encoding: "json", data: '{"a":1}' }), '{\n  "a": 1\n}');
+    assert.equal(formatPayload({ encoding: "json", data: "not json" }), "not json");
+    assert.equal(formatPayload(null), "—");
+    assert.equal(formatValue(null), "NULL");
+    assert.equal(formatValue("verified"), "verified");
+    assert.equal(formatValue({ email: "a@b.c" }), '{\n  "email": "a@b.c"\n}');
+    assert.equal(formatCount(1000, true), "1000+");
+    assert.equal(formatCount(3, false), "3");
+    assert.equal(statusClass("EXECUTE_RUNNING"), "status status-execute-running");
+    assert.equal(summarizeDetails({ stateId: "S", attempt: 2, gone: null }), "stateId: S · attempt: 2");
+    assert.match(summarizeDetails({ error: "x".repeat(200) }), /^error: x{117}\.\.\.$/);
+  });
+
+  it("routes by the location hash, with ids escaped", () => {
+    assert.deepEqual(parseRoute(""), { page: "executions" });
+    assert.deepEqual(parseRoute("#/dashboard"), { page: "dashboard" });
+    const href = executionHref("user-signup/a b", "0b0e");
+    assert.equal(href, "#/execution/user-signup%2Fa%20b/0b0e");
+    assert.deepEqual(parseRoute(href), { page: "execution", processId: "user-signup/a b", processExecutionId: "0b0e" });
+    assert.deepEqual(parseRoute("#/execution/p1"), { page: "execution", processId: "p1" });
+    assert.deepEqual(parseRoute("#/execution/%E0%A4%A"), { page: "executions" });
+  });
+});
