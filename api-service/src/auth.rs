@@ -1,6 +1,6 @@
 //! Bearer-token protection of the service API (`security.api_tokens`).
 //!
-//! Only the service paths are protected: health probes must answer the orchestrator,
+//! Only the client paths (service and console reads) are protected: health probes must answer the orchestrator,
 //! the OpenAPI document is public, and the internal notify path only wakes an instance
 //! up to re-read the database, which reveals and changes nothing.
 
@@ -22,7 +22,7 @@ pub(crate) async fn require_token(
     next: Next,
 ) -> Response {
     let tokens = &state.config.security.api_tokens;
-    if tokens.is_empty() || !request.uri().path().starts_with(paths::SERVICE_PREFIX) {
+    if tokens.is_empty() || !paths::is_client_path(request.uri().path()) {
         return next.run(request).await;
     }
     let presented = request

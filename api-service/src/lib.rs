@@ -55,7 +55,7 @@ pub struct AppState {
 /// The service's routes over `state`, each traced and counted, and `/metrics`.
 pub fn router(state: AppState) -> Router {
     let limit = state.config.api.max_request_bytes;
-    routes::routes()
+    routes::routes(state.config.api.console)
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             observe::observe,

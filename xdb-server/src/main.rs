@@ -54,15 +54,20 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("xdb-server: {error}");
             std::process::exit(2)
         });
-    let api_config = ApiServiceConfig::from_settings(&settings);
+    let mut api_config = ApiServiceConfig::from_settings(&settings);
     let async_config = AsyncServiceConfig::from_settings(&settings);
     if cli.install_schema {
         let outcome = xdb_sys_schema::install(&api_config.database_url).await?;
         tracing::info!(%outcome, "schema");
     }
     let listener = tokio::net::TcpListener::bind(api_config.api.listen).await?;
-    let state = xdb_api_service::connect(api_config).await?;
     let async_service = AsyncService::start(async_config).await?;
+    // The console's dashboard reads the async half's metrics through the API half.
+    if api_config.api.console_async_metrics_url.is_none() {
+        api_config.api.console_async_metrics_url =
+            Some(format!("http://{}/metrics", async_service.address()));
+    }
+    let state = xdb_api_service::connect(api_config).await?;
     let served = xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await;
     let stopped = async_service.shutdown().await;
     // Off the runtime's threads: the exporter blocks while it sends the last spans.

@@ -1,5 +1,7 @@
 //! One file per endpoint.
 
+mod attributes;
+mod console;
 mod describe;
 mod health;
 mod history;
@@ -19,7 +21,7 @@ use xdb_protocol::paths;
 
 use crate::AppState;
 
-pub(crate) fn routes() -> Router<AppState> {
+pub(crate) fn routes(console: bool) -> Router<AppState> {
     Router::new()
         .route(paths::START, post(start::start))
         .route(paths::STOP, post(stop::stop))
@@ -40,6 +42,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(paths::GIVE_UP, post(operate::give_up))
         .route(paths::PAUSE, post(operate::pause))
         .route(paths::RESUME, post(operate::resume))
+        .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(
             paths::INTERNAL_NOTIFY,
             post(internal_notify::internal_notify),
@@ -47,4 +50,5 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
+        .merge(console::routes(console))
 }

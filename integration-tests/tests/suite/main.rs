@@ -85,6 +85,7 @@ macro_rules! pulsar_mode_too {
 mod bad_input;
 mod cli;
 mod common;
+mod console;
 mod contract;
 mod execution;
 mod injection;
