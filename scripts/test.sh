@@ -2,7 +2,8 @@
 # Runs the whole XDB test suite: formatting, lints, unit tests and the integration suite
 # against real PostgreSQL and MariaDB servers (installed and started if missing), the
 # Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources, and
-# the Python and TypeScript SDKs' own checks and tests against the services built here.
+# the Python and TypeScript SDKs' own checks and tests against the services built here,
+# and the web console in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,8 @@ echo "test: cargo test"
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing
 echo "test: TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
+echo "test: web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
+scripts/test-console.sh
 echo "test: Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
 scripts/test-sdk-python.sh
 echo "test: fault injection (kills, restarts, worker faults, double delivery)"
