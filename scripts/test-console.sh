@@ -18,7 +18,12 @@ scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 if [ ! -x "${XDB_CHROMIUM:-/usr/bin/chromium}" ]; then
     log "installing Debian's chromium"
-    if [ "$(id -u)" = 0 ]; then apt-get install -y -q chromium >/dev/null; else sudo apt-get install -y -q chromium >/dev/null; fi
+    # A fresh machine may have no package lists yet (the ensure-* scripts update them
+    # only when they install something themselves).
+    sudo_if_needed=""
+    [ "$(id -u)" = 0 ] || sudo_if_needed="sudo"
+    $sudo_if_needed apt-get update -q >/dev/null
+    $sudo_if_needed apt-get install -y -q chromium >/dev/null
 fi
 
 log "building the console"
