@@ -163,7 +163,6 @@ pub(crate) async fn insert_messages(
     Ok(inserted)
 }
 
-/// The execution's local attributes among `keys`; `lock` is appended to the query.
 /// Every local attribute of the execution, by key (a null value reads as absent).
 pub(crate) async fn all_local_attributes(
     conn: &mut impl Queryable,
@@ -188,6 +187,7 @@ pub(crate) async fn all_local_attributes(
     Ok(attributes)
 }
 
+/// The execution's local attributes among `keys`; `lock` is appended to the query.
 pub(crate) async fn read_local_attributes(
     conn: &mut impl Queryable,
     process_execution_id: uuid::Uuid,
