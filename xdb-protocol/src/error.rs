@@ -12,6 +12,8 @@ pub enum ErrorSubType {
     InvalidRequest,
     /// 401: the service requires a bearer token and the request had none or a wrong one.
     Unauthorized,
+    /// 403: the bearer token is accepted but its roles do not cover this path.
+    Forbidden,
     /// 404: no such process or execution.
     ProcessNotFound,
     /// 409: the id-reuse policy refused a new execution.
@@ -30,13 +32,17 @@ pub enum ErrorSubType {
     AppDatabaseError,
     /// 500: anything else; details are in the service log.
     InternalError,
+    /// 503: the service is at its limit of requests in flight or its database answers too
+    /// slowly; `Retry-After` says when to try again.
+    Overloaded,
 }
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 11] = [
+    pub const ALL: [ErrorSubType; 13] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
+        ErrorSubType::Forbidden,
         ErrorSubType::ProcessNotFound,
         ErrorSubType::ProcessAlreadyStarted,
         ErrorSubType::ProcessNotRunning,
@@ -46,12 +52,14 @@ impl ErrorSubType {
         ErrorSubType::WorkerApiError,
         ErrorSubType::AppDatabaseError,
         ErrorSubType::InternalError,
+        ErrorSubType::Overloaded,
     ];
 
     pub fn http_status(self) -> u16 {
         match self {
             ErrorSubType::InvalidRequest => 400,
             ErrorSubType::Unauthorized => 401,
+            ErrorSubType::Forbidden => 403,
             ErrorSubType::ProcessNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted
             | ErrorSubType::ProcessNotRunning
@@ -60,6 +68,7 @@ impl ErrorSubType {
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
+            ErrorSubType::Overloaded => 503,
         }
     }
 
@@ -68,6 +77,7 @@ impl ErrorSubType {
         match self {
             ErrorSubType::InvalidRequest => "INVALID_REQUEST",
             ErrorSubType::Unauthorized => "UNAUTHORIZED",
+            ErrorSubType::Forbidden => "FORBIDDEN",
             ErrorSubType::ProcessNotFound => "PROCESS_NOT_FOUND",
             ErrorSubType::ProcessAlreadyStarted => "PROCESS_ALREADY_STARTED",
             ErrorSubType::ProcessNotRunning => "PROCESS_NOT_RUNNING",
@@ -77,6 +87,7 @@ impl ErrorSubType {
             ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
             ErrorSubType::InternalError => "INTERNAL_ERROR",
+            ErrorSubType::Overloaded => "OVERLOADED",
         }
     }
 
@@ -92,6 +103,11 @@ impl ErrorSubType {
             ErrorSubType::Unauthorized => {
                 "The service requires `Authorization: Bearer <token>` (`security.api_tokens`) \
                  and the request had none or a token it does not accept."
+            }
+            ErrorSubType::Forbidden => {
+                "The bearer token is accepted, but none of its roles (`security.tokens`: \
+                 read, operate, client) allows this path. `message` names the role the path \
+                 needs. Nothing was changed."
             }
             ErrorSubType::ProcessNotFound => {
                 "No process has this process id, or it has no execution with this \
@@ -142,6 +158,11 @@ impl ErrorSubType {
                 "Anything else: XDB's own tables, a lost database connection, a conflict \
                  that persisted. Details are in the service log; the request may be tried \
                  again."
+            }
+            ErrorSubType::Overloaded => {
+                "The service is at its limit of requests in flight, or its database did not \
+                 take the request in time. Nothing was changed: try again after the \
+                 `Retry-After` header's seconds."
             }
         }
     }

@@ -14,8 +14,12 @@ use crate::paths;
 /// Every request can be malformed, too large, or meet an internal failure.
 const EVERY_REQUEST: [ErrorSubType; 3] = [InvalidRequest, PayloadTooLarge, InternalError];
 
-/// The sub-types `path` can answer besides [`EVERY_REQUEST`] (and `UNAUTHORIZED` on the
-/// service paths).
+/// Every service request can lack a token, carry one without the path's role, or meet a
+/// service at its limit.
+const EVERY_SERVICE_REQUEST: [ErrorSubType; 3] = [Unauthorized, Forbidden, Overloaded];
+
+/// The sub-types `path` can answer besides [`EVERY_REQUEST`] (and [`EVERY_SERVICE_REQUEST`]
+/// on the service paths).
 fn specific(path: &str) -> &'static [ErrorSubType] {
     match path {
         paths::START => &[ProcessAlreadyStarted, AppDatabaseError],
@@ -46,7 +50,7 @@ pub(crate) fn sub_types_of(path: &str) -> Vec<ErrorSubType> {
     }
     let mut all: Vec<ErrorSubType> = EVERY_REQUEST.to_vec();
     if is_service {
-        all.push(Unauthorized);
+        all.extend_from_slice(&EVERY_SERVICE_REQUEST);
     }
     all.extend_from_slice(specific(path));
     all.sort_by_key(|s| ErrorSubType::ALL.iter().position(|a| a == s));
