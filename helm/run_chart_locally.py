@@ -46,6 +46,7 @@ from typing import Any
 from chart_release import Release, built_images, render
 from check_chart import CHART, DOCKERFILES, ROOT, load_values
 from local_pods import ChartRunError, Image, Pod
+from pulsar_mode import PulsarRun
 
 RELEASE, NAMESPACE = "xdb", "xdb"
 WORKER_LISTEN = "127.0.2.1:8803"
@@ -57,6 +58,9 @@ REMINDER_SECONDS = 1
 # A long poll open while its API pod is deleted: longer than the 30 s grace the chart
 # once gave API pods, which cut such polls off; a deleted pod must answer it.
 OPEN_WAIT_SECONDS = 35
+# Per mode: how much longer than on the database queue waits may take (Pulsar: the
+# connector's first snapshot and stream), and the client's headers (an API token).
+SESSION: dict[str, Any] = {"patience": 1.0, "headers": {}}
 
 
 def log(message: str) -> None:
@@ -141,7 +145,9 @@ class Database:
 
 def post(base: str, path: str, body: dict[str, Any], timeout: float = 30) -> Any:
     request = urllib.request.Request(
-        base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        base + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **SESSION["headers"]},
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
@@ -158,6 +164,7 @@ def get(url: str) -> Any:
 
 def wait_until(what: str, condition: Callable[[], bool], seconds: float, release: Release) -> None:
     """Polls `condition` until it holds; fails at the deadline or at a pod's failure."""
+    seconds *= SESSION["patience"]
     deadline = time.monotonic() + seconds
     while not condition():
         release.check()
@@ -434,7 +441,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MODES = {"postgres": "postgres", "mariadb": "mysql"}
+MODES = {"postgres": "postgres", "mariadb": "mysql", "pulsar": "postgres"}
 
 
 def cargo_packages() -> list[str]:
@@ -447,16 +454,27 @@ def cargo_packages() -> list[str]:
     return sorted(packages | {"xdb-samples"})
 
 
-def run_mode(mode: str, target: Path, keep: bool) -> None:
+def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> None:
     db = Database(MODES[mode], f"xdb_chart_{mode}_{uuid.uuid4().hex[:8]}")
     root = Path(tempfile.mkdtemp(prefix=f"xdb-chart-{mode}-"))
-    values = merge(load_values(None), {"database": {"url": db.url}})
+    worker_url = f"http://{WORKER_LISTEN}"
+    pulsar = PulsarRun(db.name, db.url, worker_url) if mode == "pulsar" else None
+    if pulsar is None:
+        values = merge(load_values(None), {"database": {"url": db.url}})
+        SESSION.update(patience=1.0, headers={})
+    else:
+        if pulsar_home is None:
+            raise ChartRunError("Pulsar mode needs --pulsar-home (scripts/test-chart.sh)")
+        values = merge(pulsar.values, pulsar.overrides)
+        SESSION.update(patience=6.0, headers={"Authorization": f"Bearer {pulsar.token}"})
     images = built_images(values, target)
 
     def image(reference: str) -> Image:
         for name, built in images.items():
             if f"/{name}:" in reference:
                 return built
+        if pulsar is not None and pulsar_home is not None and reference.startswith("apache"):
+            return pulsar.image(reference, pulsar_home)
         raise ChartRunError(f"image {reference!r} is not built in this workspace")
 
     log(f"[{mode}] database {db.url}, pods under {root}")
@@ -467,7 +485,7 @@ def run_mode(mode: str, target: Path, keep: bool) -> None:
         images=image,
         root=root,
         manifests=render(values, RELEASE, NAMESPACE),
-        operator_objects=[],
+        operator_objects=pulsar.secrets if pulsar else [],
     )
     worker = Worker(target / "xdb-sample-worker", root)
     try:
@@ -491,6 +509,8 @@ def run_mode(mode: str, target: Path, keep: bool) -> None:
     finally:
         release.close()
         worker.stop()
+        if pulsar is not None:
+            pulsar.clean_up(db.run)
         if not keep:
             db.drop()
             shutil.rmtree(root, ignore_errors=True)
@@ -508,6 +528,11 @@ def main() -> int:
         "--keep", action="store_true", help="keep each mode's database and pod directories"
     )
     parser.add_argument(
+        "--pulsar-home",
+        type=Path,
+        help="the image apachepulsar/pulsar-all as a directory (bin/pulsar-admin)",
+    )
+    parser.add_argument(
         "--print-packages",
         action="store_true",
         help="print the cargo packages the images and the worker need",
@@ -521,7 +546,7 @@ def main() -> int:
     failed = []
     for mode in args.mode or list(MODES):
         try:
-            run_mode(mode, args.target, args.keep)
+            run_mode(mode, args.target, args.keep, args.pulsar_home)
         except (ChartRunError, OSError) as error:
             failed.append(mode)
             log(f"[{mode}] FAIL {error}")

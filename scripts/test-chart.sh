@@ -6,7 +6,8 @@
 #   2. ruff (lint, format) and mypy --strict on the runner, from a virtualenv of their own;
 #   3. cargo build of what the chart's images hold (their Dockerfiles) and the sample worker;
 #   4. PostgreSQL and MariaDB (installed and started if missing);
-#   5. the runner, one mode after another (database queue on PostgreSQL, on MariaDB).
+#   5. the runner, one mode after another (database queue on PostgreSQL, on MariaDB;
+#      Pulsar CDC mode with helm/xdb/ci/pulsar-values.yaml on the local standalone).
 # Extra arguments go to the runner, e.g. `scripts/test-chart.sh --mode mariadb --keep`.
 # Environment: CARGO_TARGET_DIR (default ~/.cache/xdb-ci-target), XDB_TOOLS_VENV (the
 # check-helm virtualenv), XDB_CHART_LINT_VENV (default ~/.cache/xdb-chart-lint).
@@ -16,7 +17,8 @@ cd "$(dirname "$0")/.."
 readonly VENV="${XDB_TOOLS_VENV:-$HOME/.cache/xdb-deploy-tools}"
 readonly LINT_VENV="${XDB_CHART_LINT_VENV:-$HOME/.cache/xdb-chart-lint}"
 readonly LINT_REQUIREMENTS="ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261122"
-readonly RUNNER=(helm/run_chart_locally.py helm/chart_release.py helm/local_pods.py helm/local_services.py)
+readonly RUNNER=(helm/run_chart_locally.py helm/chart_release.py helm/local_pods.py
+    helm/local_services.py helm/pulsar_mode.py)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/xdb-ci-target}"
 
 log() { echo "test-chart: $*"; }
@@ -47,4 +49,36 @@ cargo build --quiet "${packages[@]/#/-p=}" --bins
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
 
-"$VENV/bin/python" helm/run_chart_locally.py --target "$CARGO_TARGET_DIR/debug" "$@"
+# Pulsar mode (unless only other modes are asked for): the shared standalone, and the
+# image apachepulsar/pulsar-all as a directory whose bin/pulsar-admin runs Pulsar's admin
+# CLI (pulsar-client-tools of the standalone's version, from Maven Central) on the
+# standalone's jars.
+pulsar=()
+if [[ " $* " != *" --mode "* || " $* " == *" pulsar "* ]]; then
+    scripts/ensure-pulsar.sh
+    version="$(sed -n 's:.*<pulsar.version>\(.*\)</pulsar.version>.*:\1:p' pulsar-io/standalone/pom.xml)"
+    standalone="${XDB_STANDALONE_PULSAR_CACHE:-$HOME/.cache/xdb-pulsar}/$version/lib"
+    home="${XDB_CHART_PULSAR_HOME:-$HOME/.cache/xdb-pulsar-admin}/$version"
+    if [ ! -x "$home/bin/pulsar-admin" ]; then
+        log "fetching pulsar-client-tools $version into $home"
+        rm -rf "$home"
+        mkdir -p "$home/bin" "$home/conf"
+        for artifact in pulsar-client-tools pulsar-client-tools-api; do
+            mvn -B -q -s pulsar-io/standalone/maven-settings.xml dependency:copy \
+                -Dartifact="org.apache.pulsar:$artifact:$version" -DoutputDirectory="$home/lib" \
+                >>"$home/maven.log" 2>&1 || { cat "$home/maven.log" >&2; exit 1; }
+        done
+        printf 'webServiceUrl=http://127.0.0.1:8080/\nbrokerServiceUrl=pulsar://127.0.0.1:6650/\n' \
+            >"$home/conf/client.conf"
+        {
+            echo '#!/usr/bin/env bash'
+            echo "# pulsar-admin of apachepulsar/pulsar-all:$version, on the local standalone's jars."
+            echo "exec java -cp '$home/lib/*:$standalone/*' org.apache.pulsar.admin.cli.PulsarAdminTool '$home/conf/client.conf' \"\$@\""
+        } >"$home/bin/pulsar-admin.tmp"
+        chmod +x "$home/bin/pulsar-admin.tmp"
+        mv "$home/bin/pulsar-admin.tmp" "$home/bin/pulsar-admin"
+    fi
+    pulsar=(--pulsar-home "$home")
+fi
+
+"$VENV/bin/python" helm/run_chart_locally.py --target "$CARGO_TARGET_DIR/debug" "${pulsar[@]}" "$@"

@@ -1,0 +1,131 @@
+"""Pulsar CDC mode of the local chart run: helm/xdb/ci/pulsar-values.yaml against the
+local Apache Pulsar standalone (scripts/ensure-pulsar.sh).
+
+The CI values stay as they are but for what names the run's own resources: the broker
+and admin URLs (the local standalone), the topic prefix, the source, its replication
+slot, publication and offsets topic (unique per run: the standalone is shared), the
+connector's database (host, name, user) and the worker URL prefix. The Secrets those
+values reference are the operator's, so the run creates them: the database URL and
+password (`app-database`), an API token, a worker-signing secret.
+
+The post-install hook Job runs its own script with `bin/pulsar-admin` from the image
+`apachepulsar/pulsar-all:<version>`; here that image is a directory (`--pulsar-home`,
+made by scripts/test-chart.sh) whose `bin/pulsar-admin` runs Pulsar's admin CLI
+(`pulsar-client-tools` of the same version, from Maven Central) on the standalone's jars.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import secrets
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from check_chart import CHART, ROOT, load_values
+from local_pods import ChartRunError, Image, Manifest
+
+ADMIN_URL = "http://127.0.0.1:8080"
+BROKER_URL = "pulsar://127.0.0.1:6650"
+
+
+def pulsar_version() -> str:
+    pom = (ROOT / "pulsar-io" / "standalone" / "pom.xml").read_text()
+    found = re.search(r"<pulsar.version>([^<]+)</pulsar.version>", pom)
+    if found is None:
+        raise ChartRunError("no <pulsar.version> in pulsar-io/standalone/pom.xml")
+    return found.group(1)
+
+
+class PulsarRun:
+    """The values, Secrets and clean-up of one Pulsar-mode run."""
+
+    def __init__(self, database: str, database_url: str, worker_url: str) -> None:
+        self.prefix = f"xdbchart{secrets.token_hex(4)}"
+        self.slot = f"{self.prefix}_slot"
+        self.source = f"{self.prefix}-debezium"
+        self.token = secrets.token_hex(16)
+        values = load_values(CHART / "ci" / "pulsar-values.yaml")
+        configs = dict(values.get("pulsar", {}).get("debezium", {}).get("configs") or {})
+        configs.update(
+            {
+                "database.hostname": "127.0.0.1",
+                "database.port": "5432",
+                "database.user": "postgres",
+                "database.dbname": database,
+                "slot.name": self.slot,
+                "publication.name": f"{self.prefix}_publication",
+                "offset.storage.topic": f"{self.prefix}-offsets",
+            }
+        )
+        self.overrides: dict[str, Any] = {
+            "pulsar": {
+                "serviceUrl": BROKER_URL,
+                "adminUrl": ADMIN_URL,
+                "topicPrefix": self.prefix,
+                "subscription": f"{self.prefix}-async",
+                "debezium": {"name": self.source, "configs": configs},
+            },
+            # The sample worker is addressed without a path (no trailing slash).
+            "security": {"workerUrlPrefixes": [worker_url]},
+        }
+        self.values = values
+        secret_names = {
+            "database": values["database"]["existingSecret"],
+            "tokens": values["security"]["apiTokensSecret"],
+            "signing": values["security"]["workerSigningSecret"],
+        }
+        self.secrets: list[Manifest] = [
+            secret(
+                secret_names["database"],
+                {values["database"]["existingSecretKey"]: database_url, "password": ""},
+            ),
+            secret(secret_names["tokens"], {"api-tokens": f'["{self.token}"]'}),
+            secret(secret_names["signing"], {"worker-signing-secret": secrets.token_hex(32)}),
+        ]
+
+    def image(self, reference: str, home: Path) -> Image:
+        """`apachepulsar/pulsar-all:<version>` as the directory `home`."""
+        version = pulsar_version()
+        if reference != f"apachepulsar/pulsar-all:{version}":
+            raise ChartRunError(
+                f"image {reference!r} is not Pulsar {version}, the "
+                "version the standalone runs (pulsar-io/standalone/pom.xml)"
+            )
+        if not (home / "bin" / "pulsar-admin").is_file():
+            raise ChartRunError(f"{home}/bin/pulsar-admin is missing (scripts/test-chart.sh)")
+        return Image(binaries={}, entrypoint=[], workdir=home)
+
+    def clean_up(self, run_sql: Callable[[str, str], list[list[str]]]) -> None:
+        """Deletes the source, then its replication slot once the connector let it go
+        (an active slot cannot be dropped, and one left behind keeps the database)."""
+        path = f"{ADMIN_URL}/admin/v3/sources/public/default/{self.source}"
+        try:
+            urllib.request.urlopen(urllib.request.Request(path, method="DELETE"), timeout=60)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+        if not re.fullmatch(r"[a-z0-9_]+", self.slot):
+            raise ChartRunError(f"bad slot name {self.slot!r}")
+        slot = f"FROM pg_replication_slots WHERE slot_name = '{self.slot}'"
+        deadline = time.monotonic() + 60
+        while run_sql(f"SELECT 1 {slot}", "postgres"):
+            run_sql(f"SELECT pg_drop_replication_slot(slot_name) {slot} AND NOT active", "postgres")
+            if time.monotonic() > deadline:
+                raise ChartRunError(
+                    f"replication slot {self.slot} still active 60 s after its source was deleted"
+                )
+            time.sleep(0.2)
+
+
+def secret(name: str, data: dict[str, str]) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
