@@ -3,8 +3,10 @@
 //!
 //! The system tables (`xdb_sys_*`) live in the user's own database, beside the business
 //! tables. Their version is recorded in the single-row table `xdb_sys_schema_version`,
-//! which the installer creates. Services call [`check`] at start-up and refuse to run on a
-//! schema that is not exactly [`LATEST_VERSION`].
+//! which the installer creates, with (from v006) the oldest schema version whose services
+//! still work on it. Services call [`check`] at start-up and run on exactly
+//! [`LATEST_VERSION`] or on a newer schema that records them as compatible, so a rolling
+//! upgrade can migrate the schema before it replaces them ([`status`], docs/upgrades.md).
 //!
 //! Migrations are embedded in the binary, one ordered list per dialect; every dialect has
 //! the same versions. PostgreSQL applies each migration and its version bump in one
@@ -18,9 +20,11 @@ use xdb_config::{DatabaseUrl, DatabaseUrlError};
 
 mod mysql;
 mod postgres;
+mod status;
 
 pub use mysql::{check_mysql, install_mysql, MYSQL_INSTALL_LOCK_PREFIX};
 pub use postgres::{check_postgres, install_postgres, POSTGRES_INSTALL_LOCK_KEY};
+pub use status::{schema_state, SchemaState, SchemaStatus, COMPATIBILITY_RECORDED_FROM};
 
 /// The database family a URL or a migration list belongs to (`mysql/` and `postgres/`
 /// folders); read from a URL with [`xdb_config::DatabaseUrl`].
@@ -33,6 +37,11 @@ pub struct Migration {
     pub version: i32,
     /// Short name, matching the file name `vNNN_<name>.sql`.
     pub name: &'static str,
+    /// The oldest schema version whose services still work once this migration ran:
+    /// `version - 1` for an additive migration, `version` for one that drops, renames or
+    /// retypes something older services use. Recorded with the version (from
+    /// [`COMPATIBILITY_RECORDED_FROM`] on) and read by services at start-up.
+    pub oldest_compatible: i32,
     /// The SQL: on PostgreSQL one batch inside the installer's transaction; on MySQL a
     /// list of re-runnable statements (see [`install_mysql`]).
     pub sql: &'static str,
@@ -48,56 +57,78 @@ impl fmt::Debug for Migration {
 const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
+        oldest_compatible: 1,
         name: "initial",
         sql: include_str!("../postgres/v001_initial.sql"),
     },
     Migration {
         version: 2,
+        oldest_compatible: 1,
         name: "service_instances",
         sql: include_str!("../postgres/v002_service_instances.sql"),
     },
     Migration {
         version: 3,
+        oldest_compatible: 2,
         name: "unleased_task_index",
         sql: include_str!("../postgres/v003_unleased_task_index.sql"),
     },
     Migration {
         version: 4,
+        oldest_compatible: 3,
         name: "due_timer_index",
         sql: include_str!("../postgres/v004_due_timer_index.sql"),
     },
     Migration {
         version: 5,
+        oldest_compatible: 4,
         name: "operator_controls",
         sql: include_str!("../postgres/v005_operator_controls.sql"),
+    },
+    Migration {
+        version: 6,
+        oldest_compatible: 5,
+        name: "compatibility",
+        sql: include_str!("../postgres/v006_compatibility.sql"),
     },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
+        oldest_compatible: 1,
         name: "initial",
         sql: include_str!("../mysql/v001_initial.sql"),
     },
     Migration {
         version: 2,
+        oldest_compatible: 1,
         name: "service_instances",
         sql: include_str!("../mysql/v002_service_instances.sql"),
     },
     Migration {
         version: 3,
+        oldest_compatible: 2,
         name: "unleased_task_index",
         sql: include_str!("../mysql/v003_unleased_task_index.sql"),
     },
     Migration {
         version: 4,
+        oldest_compatible: 3,
         name: "due_timer_index",
         sql: include_str!("../mysql/v004_due_timer_index.sql"),
     },
     Migration {
         version: 5,
+        oldest_compatible: 4,
         name: "operator_controls",
         sql: include_str!("../mysql/v005_operator_controls.sql"),
+    },
+    Migration {
+        version: 6,
+        oldest_compatible: 5,
+        name: "compatibility",
+        sql: include_str!("../mysql/v006_compatibility.sql"),
     },
 ];
 
@@ -112,6 +143,28 @@ pub fn migrations(dialect: Dialect) -> Result<&'static [Migration], SchemaError>
     match dialect {
         Dialect::Postgres => Ok(POSTGRES_MIGRATIONS),
         Dialect::MySql => Ok(MYSQL_MIGRATIONS),
+    }
+}
+
+/// What the version row records; read the same way by the installer and [`check`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VersionRow {
+    pub(crate) version: i32,
+    pub(crate) oldest_compatible: Option<i32>,
+    pub(crate) installed_by: Option<String>,
+}
+
+impl VersionRow {
+    /// The status of a database whose version row is `row` (`None`: no version table).
+    pub(crate) fn into_status(row: Option<Self>, dialect: Dialect) -> SchemaStatus {
+        let row = row.unwrap_or_default();
+        SchemaStatus {
+            dialect,
+            installed: row.version,
+            oldest_compatible: row.oldest_compatible,
+            installed_by: row.installed_by,
+            latest: LATEST_VERSION,
+        }
     }
 }
 
@@ -133,6 +186,9 @@ pub struct InstallOutcome {
     pub previous_version: i32,
     /// Version after this run.
     pub current_version: i32,
+    /// The oldest schema version whose services work on `current_version` (recorded
+    /// with it from [`COMPATIBILITY_RECORDED_FROM`] on).
+    pub oldest_compatible: i32,
     /// Migrations applied by this run, in order; empty when it was already up to date.
     pub applied: Vec<AppliedMigration>,
 }
@@ -160,91 +216,49 @@ impl fmt::Display for InstallOutcome {
             .collect();
         write!(
             f,
-            "applied {} migration(s) ({}); XDB schema upgraded from version {} to {}",
+            "applied {} migration(s) ({}); XDB schema upgraded from version {} to {}; \
+             services of schema version {} and newer run on it",
             self.applied.len(),
             names.join(", "),
             self.previous_version,
-            self.current_version
-        )
-    }
-}
-
-/// How an installed schema compares to this binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchemaState {
-    /// No `xdb_sys_schema_version` table or row: run the installer.
-    NotInstalled,
-    /// Older than this binary: run the installer.
-    Outdated,
-    /// Exactly the version this binary expects.
-    Current,
-    /// Newer than this binary: upgrade the binary; the installer will refuse it.
-    Newer,
-}
-
-/// Installed vs latest schema version of one database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SchemaStatus {
-    /// Dialect of the database.
-    pub dialect: Dialect,
-    /// Recorded version (0: not installed).
-    pub installed: i32,
-    /// Version this binary expects ([`LATEST_VERSION`]).
-    pub latest: i32,
-}
-
-impl SchemaStatus {
-    /// Classifies `installed` against `latest`.
-    pub fn state(&self) -> SchemaState {
-        if self.installed == 0 {
-            SchemaState::NotInstalled
-        } else if self.installed < self.latest {
-            SchemaState::Outdated
-        } else if self.installed == self.latest {
-            SchemaState::Current
-        } else {
-            SchemaState::Newer
-        }
-    }
-
-    /// `Ok` only when the schema is exactly the expected version; services call this at
-    /// start-up so they never run against tables they do not understand.
-    pub fn ensure_current(&self) -> Result<(), SchemaError> {
-        match self.state() {
-            SchemaState::Current => Ok(()),
-            SchemaState::NotInstalled | SchemaState::Outdated => {
-                Err(SchemaError::DatabaseOutdated {
-                    installed: self.installed,
-                    latest: self.latest,
-                })
-            }
-            SchemaState::Newer => Err(SchemaError::DatabaseNewer {
-                installed: self.installed,
-                latest: self.latest,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for SchemaStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (installed, latest) = (self.installed, self.latest);
-        match self.state() {
-            SchemaState::NotInstalled => write!(
+            self.current_version,
+            self.oldest_compatible
+        )?;
+        if (1..self.oldest_compatible).contains(&self.previous_version) {
+            write!(
                 f,
-                "XDB schema not installed (latest: {latest}); run `xdb-sys-schema install`"
-            ),
-            SchemaState::Outdated => write!(
-                f,
-                "XDB schema at version {installed}, older than latest {latest}; run `xdb-sys-schema install`"
-            ),
-            SchemaState::Current => write!(f, "XDB schema at version {installed} (up to date)"),
-            SchemaState::Newer => write!(
-                f,
-                "XDB schema at version {installed}, newer than this binary's latest {latest}; upgrade XDB"
-            ),
+                " (not those of version {}: replace them now)",
+                self.previous_version
+            )?;
         }
+        Ok(())
     }
+}
+
+impl InstallOutcome {
+    /// The outcome of a run that found `previous_version` and left `applied` after it.
+    pub(crate) fn new(
+        dialect: Dialect,
+        previous_version: i32,
+        current_version: i32,
+        applied: Vec<AppliedMigration>,
+    ) -> Result<Self, SchemaError> {
+        Ok(Self {
+            dialect,
+            previous_version,
+            current_version,
+            oldest_compatible: oldest_compatible(dialect, current_version)?,
+            applied,
+        })
+    }
+}
+
+/// The `oldest_compatible` of the migration that reaches `version` (0 for version 0).
+fn oldest_compatible(dialect: Dialect, version: i32) -> Result<i32, SchemaError> {
+    Ok(migrations(dialect)?
+        .iter()
+        .find(|m| m.version == version)
+        .map_or(version, |m| m.oldest_compatible))
 }
 
 /// Errors of the installer and of [`check`].
@@ -285,6 +299,23 @@ pub enum SchemaError {
         installed: i32,
         /// This binary's latest version.
         latest: i32,
+    },
+    /// The database's schema is newer than this binary and needs newer services (it
+    /// removed or changed something this release uses); the service does not start.
+    #[error(
+        "the database's XDB schema is version {installed}, which needs services of schema \
+         version {needs} or newer; this release's services are for version {latest}: \
+         run {release}"
+    )]
+    ReleaseTooOld {
+        /// Version recorded in the database.
+        installed: i32,
+        /// The oldest services' schema version that works on it.
+        needs: i32,
+        /// This binary's latest version.
+        latest: i32,
+        /// The release to run instead.
+        release: String,
     },
     /// The database's schema is missing (`installed` = 0) or older than this binary needs.
     #[error(
@@ -409,10 +440,27 @@ mod tests {
             migrations(dialect)
                 .unwrap()
                 .iter()
-                .map(|m| (m.version, m.name))
+                .map(|m| (m.version, m.name, m.oldest_compatible))
                 .collect::<Vec<_>>()
         };
         assert_eq!(names(Dialect::Postgres), names(Dialect::MySql));
+    }
+
+    #[test]
+    fn compatibility_never_reaches_forward_nor_back() {
+        // A migration cannot make services work that an earlier one already broke, nor
+        // claim services newer than itself.
+        let list = migrations(Dialect::Postgres).unwrap();
+        let mut floor = 1;
+        for migration in list {
+            assert!(
+                (floor..=migration.version).contains(&migration.oldest_compatible),
+                "{migration:?}: oldest_compatible {} outside {floor}..={}",
+                migration.oldest_compatible,
+                migration.version
+            );
+            floor = migration.oldest_compatible;
+        }
     }
 
     #[test]
@@ -452,39 +500,12 @@ mod tests {
     }
 
     #[test]
-    fn status_states() {
-        let status = |installed| SchemaStatus {
-            dialect: Dialect::Postgres,
-            installed,
-            latest: 2,
-        };
-        assert_eq!(status(0).state(), SchemaState::NotInstalled);
-        assert_eq!(status(1).state(), SchemaState::Outdated);
-        assert_eq!(status(2).state(), SchemaState::Current);
-        assert_eq!(status(3).state(), SchemaState::Newer);
-        assert!(status(2).ensure_current().is_ok());
-        assert!(matches!(
-            status(0).ensure_current(),
-            Err(SchemaError::DatabaseOutdated {
-                installed: 0,
-                latest: 2
-            })
-        ));
-        assert!(matches!(
-            status(3).ensure_current(),
-            Err(SchemaError::DatabaseNewer {
-                installed: 3,
-                latest: 2
-            })
-        ));
-    }
-
-    #[test]
     fn outcome_display() {
         let mut outcome = InstallOutcome {
             dialect: Dialect::Postgres,
             previous_version: 0,
             current_version: 1,
+            oldest_compatible: 1,
             applied: vec![AppliedMigration {
                 version: 1,
                 name: "initial",
@@ -492,7 +513,20 @@ mod tests {
         };
         assert_eq!(
             outcome.to_string(),
-            "applied 1 migration(s) (v001_initial); XDB schema upgraded from version 0 to 1"
+            "applied 1 migration(s) (v001_initial); XDB schema upgraded from version 0 to 1; \
+             services of schema version 1 and newer run on it"
+        );
+        let breaking = InstallOutcome {
+            previous_version: 5,
+            current_version: 8,
+            oldest_compatible: 7,
+            ..outcome.clone()
+        };
+        assert!(
+            breaking
+                .to_string()
+                .ends_with("run on it (not those of version 5: replace them now)"),
+            "{breaking}"
         );
         outcome.previous_version = 1;
         outcome.applied.clear();

@@ -16,9 +16,10 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 
+use crate::status::THIS_RELEASE;
 use crate::{
     migrations, AppliedMigration, Dialect, DriverError, InstallOutcome, Migration, SchemaError,
-    SchemaStatus, LATEST_VERSION,
+    SchemaStatus, VersionRow, COMPATIBILITY_RECORDED_FROM, LATEST_VERSION,
 };
 
 /// "Duplicate key name": the index a `CREATE INDEX` creates exists already.
@@ -46,6 +47,14 @@ CREATE TABLE IF NOT EXISTS xdb_sys_schema_version (
 const UPSERT_VERSION: &str = "
 INSERT INTO xdb_sys_schema_version (id, version, updated_at) VALUES (1, ?, UTC_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE version = VALUES(version), updated_at = VALUES(updated_at)";
+
+/// [`UPSERT_VERSION`] once v006 added the columns saying which services run on the schema.
+const UPSERT_VERSION_AND_COMPATIBILITY: &str = "
+INSERT INTO xdb_sys_schema_version (id, version, oldest_compatible_version, installed_by, updated_at)
+VALUES (1, ?, ?, ?, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE version = VALUES(version),
+    oldest_compatible_version = VALUES(oldest_compatible_version),
+    installed_by = VALUES(installed_by), updated_at = VALUES(updated_at)";
 
 /// Opens one plain connection to `database_url` (`mysql://` or `mariadb://`), in UTC and
 /// strict SQL mode, failing after `timeout` when the server does not answer.
@@ -126,7 +135,7 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
     let mut applied = Vec::new();
     loop {
         let recorded = read_version(conn).await?;
-        let installed = recorded.unwrap_or(0);
+        let installed = recorded.as_ref().map_or(0, |row| row.version);
         let previous_version = *previous_version.get_or_insert(installed);
         if installed > LATEST_VERSION {
             return Err(SchemaError::DatabaseNewer {
@@ -138,12 +147,7 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
             if applied.is_empty() {
                 tracing::info!(version = installed, "XDB schema already up to date");
             }
-            return Ok(InstallOutcome {
-                dialect: Dialect::MySql,
-                previous_version,
-                current_version: installed,
-                applied,
-            });
+            return InstallOutcome::new(Dialect::MySql, previous_version, installed, applied);
         };
         tracing::info!(
             version = next.version,
@@ -173,7 +177,15 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
         if recorded.is_none() {
             conn.query_drop(CREATE_VERSION_TABLE).await?;
         }
-        conn.exec_drop(UPSERT_VERSION, (next.version,)).await?;
+        if next.version >= COMPATIBILITY_RECORDED_FROM {
+            conn.exec_drop(
+                UPSERT_VERSION_AND_COMPATIBILITY,
+                (next.version, next.oldest_compatible, THIS_RELEASE),
+            )
+            .await?;
+        } else {
+            conn.exec_drop(UPSERT_VERSION, (next.version,)).await?;
+        }
         applied.push(AppliedMigration {
             version: next.version,
             name: next.name,
@@ -183,17 +195,13 @@ async fn install_locked(conn: &mut Conn) -> Result<InstallOutcome, SchemaError> 
 
 /// Reads the installed schema version through `conn`, changing nothing.
 pub async fn check_mysql(conn: &mut Conn) -> Result<SchemaStatus, SchemaError> {
-    let installed = read_version(conn).await?.unwrap_or(0);
-    Ok(SchemaStatus {
-        dialect: Dialect::MySql,
-        installed,
-        latest: LATEST_VERSION,
-    })
+    let row = read_version(conn).await?;
+    Ok(VersionRow::into_status(row, Dialect::MySql))
 }
 
-/// The recorded version; `None` when the version table does not exist (nothing
-/// installed), `Some(0)` when it exists without a row.
-async fn read_version(conn: &mut Conn) -> Result<Option<i32>, SchemaError> {
+/// The version row; `None` when the version table does not exist (nothing installed),
+/// version 0 when it exists without a row.
+async fn read_version(conn: &mut Conn) -> Result<Option<VersionRow>, SchemaError> {
     let exists: Option<i64> = conn
         .query_first(
             "SELECT COUNT(*) FROM information_schema.TABLES \
@@ -203,10 +211,17 @@ async fn read_version(conn: &mut Conn) -> Result<Option<i32>, SchemaError> {
     if exists.unwrap_or(0) == 0 {
         return Ok(None);
     }
-    let version: Option<i32> = conn
-        .query_first("SELECT version FROM xdb_sys_schema_version WHERE id = 1")
+    // `*`: the columns v006 added are read when they exist, in the same snapshot.
+    let row: Option<mysql_async::Row> = conn
+        .query_first("SELECT * FROM xdb_sys_schema_version WHERE id = 1")
         .await?;
-    Ok(Some(version.unwrap_or(0)))
+    Ok(Some(row.map_or_else(VersionRow::default, |mut row| {
+        VersionRow {
+            version: row.take("version").unwrap_or(0),
+            oldest_compatible: row.take("oldest_compatible_version").flatten(),
+            installed_by: row.take("installed_by").flatten(),
+        }
+    })))
 }
 
 /// MariaDB's or MySQL's binary collation without trailing-space padding, so that ids

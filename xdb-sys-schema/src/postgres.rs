@@ -2,9 +2,10 @@
 
 use tokio_postgres::{Client, GenericClient};
 
+use crate::status::THIS_RELEASE;
 use crate::{
-    migrations, AppliedMigration, Dialect, InstallOutcome, SchemaError, SchemaStatus,
-    LATEST_VERSION,
+    migrations, AppliedMigration, Dialect, InstallOutcome, SchemaError, SchemaStatus, VersionRow,
+    COMPATIBILITY_RECORDED_FROM, LATEST_VERSION,
 };
 
 /// Key of the transaction-scoped advisory lock (`pg_advisory_xact_lock`) every installer
@@ -23,6 +24,14 @@ CREATE TABLE xdb_sys_schema_version (
 const UPSERT_VERSION: &str = "
 INSERT INTO xdb_sys_schema_version (id, version, updated_at) VALUES (1, $1, now())
 ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, updated_at = EXCLUDED.updated_at";
+
+/// [`UPSERT_VERSION`] once v006 added the columns saying which services run on the schema.
+const UPSERT_VERSION_AND_COMPATIBILITY: &str = "
+INSERT INTO xdb_sys_schema_version (id, version, oldest_compatible_version, installed_by, updated_at)
+VALUES (1, $1, $2, $3, now())
+ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version,
+    oldest_compatible_version = EXCLUDED.oldest_compatible_version,
+    installed_by = EXCLUDED.installed_by, updated_at = EXCLUDED.updated_at";
 
 /// Installs or upgrades the XDB system tables through `client`.
 ///
@@ -48,7 +57,7 @@ pub async fn install_postgres(client: &mut Client) -> Result<InstallOutcome, Sch
         )
         .await?;
         let recorded = read_version(&tx).await?;
-        let installed = recorded.unwrap_or(0);
+        let installed = recorded.as_ref().map_or(0, |row| row.version);
         let previous_version = *previous_version.get_or_insert(installed);
         if installed > LATEST_VERSION {
             tx.rollback().await?;
@@ -62,12 +71,7 @@ pub async fn install_postgres(client: &mut Client) -> Result<InstallOutcome, Sch
             if applied.is_empty() {
                 tracing::info!(version = installed, "XDB schema already up to date");
             }
-            return Ok(InstallOutcome {
-                dialect: Dialect::Postgres,
-                previous_version,
-                current_version: installed,
-                applied,
-            });
+            return InstallOutcome::new(Dialect::Postgres, previous_version, installed, applied);
         };
         tracing::info!(
             version = next.version,
@@ -84,7 +88,15 @@ pub async fn install_postgres(client: &mut Client) -> Result<InstallOutcome, Sch
                 name: next.name,
                 source: Box::new(source),
             })?;
-        tx.execute(UPSERT_VERSION, &[&next.version]).await?;
+        if next.version >= COMPATIBILITY_RECORDED_FROM {
+            tx.execute(
+                UPSERT_VERSION_AND_COMPATIBILITY,
+                &[&next.version, &next.oldest_compatible, &THIS_RELEASE],
+            )
+            .await?;
+        } else {
+            tx.execute(UPSERT_VERSION, &[&next.version]).await?;
+        }
         tx.commit().await?;
         applied.push(AppliedMigration {
             version: next.version,
@@ -95,17 +107,13 @@ pub async fn install_postgres(client: &mut Client) -> Result<InstallOutcome, Sch
 
 /// Reads the installed schema version through `client`, changing nothing.
 pub async fn check_postgres(client: &Client) -> Result<SchemaStatus, SchemaError> {
-    let installed = read_version(client).await?.unwrap_or(0);
-    Ok(SchemaStatus {
-        dialect: Dialect::Postgres,
-        installed,
-        latest: LATEST_VERSION,
-    })
+    let row = read_version(client).await?;
+    Ok(VersionRow::into_status(row, Dialect::Postgres))
 }
 
-/// The recorded version; `None` when the version table does not exist (nothing
-/// installed), `Some(0)` when it exists without a row.
-async fn read_version(client: &impl GenericClient) -> Result<Option<i32>, SchemaError> {
+/// The version row; `None` when the version table does not exist (nothing installed),
+/// version 0 when it exists without a row.
+async fn read_version(client: &impl GenericClient) -> Result<Option<VersionRow>, SchemaError> {
     // to_regclass resolves through search_path, like the unqualified CREATE TABLE does.
     let exists: bool = client
         .query_one(
@@ -117,11 +125,15 @@ async fn read_version(client: &impl GenericClient) -> Result<Option<i32>, Schema
     if !exists {
         return Ok(None);
     }
+    // `*`: the columns v006 added are read when they exist, in the same snapshot.
     let row = client
-        .query_opt(
-            "SELECT version FROM xdb_sys_schema_version WHERE id = 1",
-            &[],
-        )
+        .query_opt("SELECT * FROM xdb_sys_schema_version WHERE id = 1", &[])
         .await?;
-    Ok(Some(row.map_or(0, |row| row.get(0))))
+    Ok(Some(row.map_or_else(VersionRow::default, |row| {
+        VersionRow {
+            version: row.get("version"),
+            oldest_compatible: row.try_get("oldest_compatible_version").ok().flatten(),
+            installed_by: row.try_get("installed_by").ok().flatten(),
+        }
+    })))
 }

@@ -135,7 +135,8 @@ async fn newer_database_is_refused_and_left_unchanged() {
     let newer = LATEST_VERSION + 1;
     database
         .execute_sql(&format!(
-            "UPDATE xdb_sys_schema_version SET version = {newer}; \
+            "UPDATE xdb_sys_schema_version \
+             SET version = {newer}, oldest_compatible_version = {newer}; \
              DROP TABLE xdb_sys_history_events"
         ))
         .await;
@@ -154,7 +155,7 @@ async fn newer_database_is_refused_and_left_unchanged() {
     assert_eq!(version_rows(&database).await, rows);
     assert_eq!(
         check(database.url()).await.unwrap().state(),
-        SchemaState::Newer
+        SchemaState::NewerIncompatible
     );
 }
 

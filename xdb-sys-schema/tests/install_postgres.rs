@@ -109,7 +109,8 @@ async fn newer_database_is_refused_and_left_unchanged() {
     let newer = LATEST_VERSION + 1;
     database
         .execute_sql(&format!(
-            "UPDATE xdb_sys_schema_version SET version = {newer}; \
+            "UPDATE xdb_sys_schema_version \
+             SET version = {newer}, oldest_compatible_version = {newer}; \
              DROP TABLE xdb_sys_history_events"
         ))
         .await;
@@ -128,10 +129,10 @@ async fn newer_database_is_refused_and_left_unchanged() {
     assert_eq!(version_rows(&database).await, rows);
 
     let status = check(database.url()).await.unwrap();
-    assert_eq!(status.state(), SchemaState::Newer);
+    assert_eq!(status.state(), SchemaState::NewerIncompatible);
     assert!(matches!(
         status.ensure_current(),
-        Err(SchemaError::DatabaseNewer { .. })
+        Err(SchemaError::ReleaseTooOld { .. })
     ));
 }
 

@@ -1,0 +1,8 @@
+-- XDB system tables, version 6 (PostgreSQL): the schema says which services run on it.
+-- With each version the installer records the oldest schema version whose services
+-- still work on this one, and the release that installed it, so that during a rolling
+-- upgrade services of the previous release keep running (and restart) on a newer,
+-- additive schema, and refuse one that removed what they use (docs/upgrades.md).
+-- Nullable columns: adding them rewrites nothing, and older installers' rows stay valid.
+ALTER TABLE xdb_sys_schema_version ADD COLUMN oldest_compatible_version INT;
+ALTER TABLE xdb_sys_schema_version ADD COLUMN installed_by VARCHAR(64);
