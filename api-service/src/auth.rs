@@ -1,8 +1,12 @@
-//! Bearer-token protection of the service API (`security.api_tokens`).
+//! Bearer-token protection of the client paths: `security.tokens` (each with its roles)
+//! and `security.api_tokens` (every role).
 //!
-//! Only the client paths (service and console reads) are protected: health probes must answer the orchestrator,
-//! the OpenAPI document is public, and the internal notify path only wakes an instance
-//! up to re-read the database, which reveals and changes nothing.
+//! Which role a path needs is decided in one place, [`paths::role_of`]. A request without
+//! an accepted token gets 401; an accepted token without the path's role gets 403 and the
+//! request goes no further, so it changes nothing. Health probes must answer the
+//! orchestrator, the OpenAPI document and the console's assets are public, and the
+//! internal notify path only wakes an instance up to re-read the database, which reveals
+//! and changes nothing: none of them takes a token.
 
 use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
@@ -10,19 +14,31 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
-use xdb_protocol::{paths, ErrorSubType};
+use xdb_config::SecuritySettings;
+use xdb_protocol::paths::{self, Role};
+use xdb_protocol::ErrorSubType;
 
 use crate::{ApiError, AppState};
 
-/// Lets a request through when the API is open, the path is not a service path, or it
-/// carries one of the configured tokens; answers 401 otherwise.
+/// An accepted token: its name for the log and what it may do.
+struct Grant<'a> {
+    name: &'a str,
+    roles: &'a [Role],
+}
+
+/// Lets a request through when the API is open, the path takes no token, or it carries
+/// a configured token with the path's role; answers 401 or 403 otherwise.
 pub(crate) async fn require_token(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Response {
-    let tokens = &state.config.security.api_tokens;
-    if tokens.is_empty() || !paths::is_client_path(request.uri().path()) {
+    let security = &state.config.security;
+    let path = request.uri().path();
+    let needed = paths::role_of(path);
+    // An unknown path under a client prefix still takes a token, so that probing for
+    // paths without one learns nothing.
+    if security.is_open() || (needed.is_none() && !paths::is_client_path(path)) {
         return next.run(request).await;
     }
     let presented = request
@@ -31,22 +47,93 @@ pub(crate) async fn require_token(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .map(str::trim);
-    let accepted = presented.is_some_and(|presented| {
-        // Every token is compared, in constant time, so timing tells nothing.
-        tokens.iter().fold(false, |any, token| {
-            any | bool::from(token.as_bytes().ct_eq(presented.as_bytes()))
-        })
-    });
-    if accepted {
-        return next.run(request).await;
-    }
-    let message = match presented {
-        None => "this service requires `Authorization: Bearer <token>`",
-        Some(_) => "the bearer token is not accepted",
+    let Some(grant) = presented.and_then(|presented| grant_of(security, presented)) else {
+        let message = match presented {
+            None => "this service requires `Authorization: Bearer <token>`",
+            Some(_) => "the bearer token is not accepted",
+        };
+        let mut response = ApiError::new(ErrorSubType::Unauthorized, message).into_response();
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return response;
     };
-    let mut response = ApiError::new(ErrorSubType::Unauthorized, message).into_response();
-    response
-        .headers_mut()
-        .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
+    match needed {
+        Some(role) if !grant.roles.contains(&role) => {
+            tracing::warn!(token = grant.name, %role, path, "refused: the token lacks the role");
+            ApiError::new(
+                ErrorSubType::Forbidden,
+                format!(
+                    "this path needs a token with the `{role}` role; token `{}` has {}",
+                    grant.name,
+                    roles_text(grant.roles)
+                ),
+            )
+            .into_response()
+        }
+        _ => next.run(request).await,
+    }
+}
+
+/// The grant of the configured token equal to `presented`, if any. Every token is
+/// compared, in constant time, so timing tells nothing about which nearly matched.
+fn grant_of<'a>(security: &'a SecuritySettings, presented: &str) -> Option<Grant<'a>> {
+    let legacy = security.api_tokens.iter().map(|token| {
+        let grant = Grant {
+            name: "api_tokens",
+            roles: &Role::ALL,
+        };
+        (token.as_str(), grant)
+    });
+    let scoped = security.tokens.iter().map(|token| {
+        let grant = Grant {
+            name: &token.name,
+            roles: &token.roles,
+        };
+        (token.token.as_str(), grant)
+    });
+    legacy.chain(scoped).fold(None, |found, (token, grant)| {
+        let equal = bool::from(token.as_bytes().ct_eq(presented.as_bytes()));
+        if equal && found.is_none() {
+            Some(grant)
+        } else {
+            found
+        }
+    })
+}
+
+fn roles_text(roles: &[Role]) -> String {
+    let names: Vec<String> = roles.iter().map(|role| format!("`{role}`")).collect();
+    format!("{} only", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_config::ApiToken;
+
+    use super::*;
+
+    #[test]
+    fn a_token_is_found_with_its_roles_and_legacy_tokens_have_them_all() {
+        let security = SecuritySettings {
+            api_tokens: vec!["legacy-token-0123456789".into()],
+            tokens: vec![ApiToken {
+                name: "oncall".into(),
+                token: "oncall-token-0123456789".into(),
+                roles: vec![Role::Read, Role::Operate],
+            }],
+            ..Default::default()
+        };
+        let oncall = grant_of(&security, "oncall-token-0123456789").unwrap();
+        assert_eq!(
+            (oncall.name, oncall.roles),
+            ("oncall", &[Role::Read, Role::Operate][..])
+        );
+        let legacy = grant_of(&security, "legacy-token-0123456789").unwrap();
+        assert_eq!(legacy.roles, Role::ALL);
+        for wrong in ["", "oncall-token-012345678", "oncall-token-01234567890"] {
+            assert!(grant_of(&security, wrong).is_none(), "{wrong:?}");
+        }
+        assert_eq!(roles_text(oncall.roles), "`read`, `operate` only");
+    }
 }

@@ -21,7 +21,7 @@ pub use database_url::{DatabaseUrl, DatabaseUrlError, Dialect};
 pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTIONS};
 pub use logging::{init_logging, log_layer};
 pub use settings::{
-    ApiSettings, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
+    ApiSettings, ApiToken, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
     QueueMode, QueueSettings, SecuritySettings, Settings, SubscriptionType, TelemetrySettings,
 };
 pub use validate::Service;

@@ -268,15 +268,48 @@ impl Default for AsyncSettings {
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SecuritySettings {
-    /// Bearer tokens the service API accepts (`Authorization: Bearer <token>`); empty
-    /// means the API is open. Several allow rotating a token without downtime.
+    /// Bearer tokens the service API accepts (`Authorization: Bearer <token>`), each
+    /// with every role; kept for configurations written before `tokens`. With neither
+    /// set the API is open. Several allow rotating a token without downtime.
     pub api_tokens: Vec<String>,
+    /// `[[security.tokens]]`: bearer tokens with the roles they grant (read, operate,
+    /// client). Combined with `api_tokens`; any token at all closes the API to others.
+    pub tokens: Vec<ApiToken>,
     /// URL prefixes a start request's `workerUrl` must begin with (e.g.
     /// `http://workers.internal:8080/`); empty allows any http(s) URL.
     pub worker_url_prefixes: Vec<String>,
     /// Shared with the workers: every call to a worker is signed with it (header
     /// `X-XDB-Signature`, HMAC-SHA256); unset sends no signature.
     pub worker_signing_secret: Option<String>,
+}
+
+impl SecuritySettings {
+    /// Whether the client paths take any request (no token of either kind is set).
+    pub fn is_open(&self) -> bool {
+        self.api_tokens.is_empty() && self.tokens.is_empty()
+    }
+}
+
+/// One `[[security.tokens]]` entry.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiToken {
+    /// Names the token in logs and error messages, where the secret never appears.
+    pub name: String,
+    /// The secret sent as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// What the token may do; at least one.
+    pub roles: Vec<xdb_protocol::paths::Role>,
+}
+
+impl std::fmt::Debug for ApiToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiToken")
+            .field("name", &self.name)
+            .field("token", &"redacted")
+            .field("roles", &self.roles)
+            .finish()
+    }
 }
 
 // Secrets stay out of logs and error messages.
@@ -287,6 +320,7 @@ impl std::fmt::Debug for SecuritySettings {
                 "api_tokens",
                 &format_args!("[{} redacted]", self.api_tokens.len()),
             )
+            .field("tokens", &self.tokens)
             .field("worker_url_prefixes", &self.worker_url_prefixes)
             .field(
                 "worker_signing_secret",

@@ -2,7 +2,9 @@
 //! password (the database URL) are never echoed.
 
 use crate::database_url::{DatabaseUrl, Dialect};
-use crate::settings::{QueueMode, Settings};
+use std::collections::{HashMap, HashSet};
+
+use crate::settings::{QueueMode, SecuritySettings, Settings};
 
 /// Which service is starting: each checks the sections it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,9 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             .all(|t| t.len() >= 16 && t.is_ascii() && !t.chars().any(char::is_whitespace)),
         "security.api_tokens: every token must be at least 16 ASCII characters, no spaces",
     );
+    for problem in token_problems(security) {
+        check(false, &problem);
+    }
     check(
         security
             .worker_url_prefixes
@@ -224,6 +229,65 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
     problems
 }
 
+/// The problems of `security.tokens`: each named, with a bearer token's syntax and at
+/// least one role, and no secret given twice (the roles it gets would be ambiguous).
+/// Messages name tokens by `name`, never by their secret.
+fn token_problems(security: &SecuritySettings) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut names = HashSet::new();
+    let mut secrets: HashMap<&str, String> = security
+        .api_tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| (token.as_str(), format!("security.api_tokens[{i}]")))
+        .collect();
+    for (i, entry) in security.tokens.iter().enumerate() {
+        let key = format!("security.tokens[{i}]");
+        let name = entry.name.trim();
+        if !is_token_name(name) {
+            problems.push(format!(
+                "{key}.name must be 1 to 64 letters, digits, `-`, `_` or `.` (it names the \
+                 token in logs)"
+            ));
+        } else if !names.insert(name) {
+            problems.push(format!("{key}.name: `{name}` names another token too"));
+        }
+        let label = format!("{key} (`{name}`)");
+        if !is_bearer_token(&entry.token) {
+            problems.push(format!(
+                "{label}.token must be at least 16 characters of letters, digits, `-`, `.`, \
+                 `_`, `~`, `+`, `/`, optionally ending in `=` (a bearer token's syntax)"
+            ));
+        } else if let Some(other) = secrets.insert(&entry.token, label.clone()) {
+            problems.push(format!("{label}.token is the same secret as {other}"));
+        }
+        if entry.roles.is_empty() {
+            problems.push(format!(
+                "{label}.roles must name at least one of read, operate, client"
+            ));
+        }
+    }
+    problems
+}
+
+fn is_token_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// RFC 6750's `b64token`, at least 16 characters. The syntax also keeps a token safe to
+/// place between quotes in an `XDB_SECURITY_TOKENS` value (as the Helm chart does).
+fn is_bearer_token(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    token.len() >= 16
+        && !body.is_empty()
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/'))
+}
+
 fn is_http_url(url: &str) -> bool {
     url.starts_with("http://") || url.starts_with("https://")
 }
@@ -238,12 +302,110 @@ fn is_pulsar_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::ApiToken;
+    use xdb_protocol::paths::Role;
 
     fn async_problems(settings: &Settings) -> Vec<String> {
         problems(settings, Service::Async)
             .into_iter()
             .filter(|p| p.starts_with("async."))
             .collect()
+    }
+
+    fn security_problems(security: SecuritySettings) -> Vec<String> {
+        let settings = Settings {
+            security,
+            ..Default::default()
+        };
+        problems(&settings, Service::Api)
+            .into_iter()
+            .filter(|p| p.starts_with("security."))
+            .collect()
+    }
+
+    fn token(name: &str, token: &str, roles: &[Role]) -> ApiToken {
+        ApiToken {
+            name: name.into(),
+            token: token.into(),
+            roles: roles.to_vec(),
+        }
+    }
+
+    #[test]
+    fn tokens_with_roles_are_checked_without_echoing_secrets() {
+        let good = SecuritySettings {
+            api_tokens: vec!["legacy-token-0123456789".into()],
+            tokens: vec![
+                token(
+                    "oncall",
+                    "oncall-token-0123456789",
+                    &[Role::Read, Role::Operate],
+                ),
+                token("app", "YXBwLXRva2VuLTAxMjM0NTY3ODk=", &[Role::Client]),
+            ],
+            ..Default::default()
+        };
+        assert!(security_problems(good).is_empty());
+        let bad = SecuritySettings {
+            api_tokens: vec!["legacy-token-0123456789".into()],
+            tokens: vec![
+                token("", "empty-name-0123456789", &[Role::Read]),
+                token("short", "short", &[Role::Read]),
+                token("quoted", "has\"quote-0123456789", &[Role::Read]),
+                token("again", "legacy-token-0123456789", &[Role::Read]),
+                token("oncall", "oncall-token-0123456789", &[]),
+                token("oncall", "other-token-0123456789", &[Role::Read]),
+            ],
+            ..Default::default()
+        };
+        let found = security_problems(bad);
+        let expected = [
+            "security.tokens[0].name must be 1 to 64",
+            "security.tokens[1] (`short`).token must be at least 16",
+            "security.tokens[2] (`quoted`).token must be at least 16",
+            "security.tokens[3] (`again`).token is the same secret as security.api_tokens[0]",
+            "security.tokens[4] (`oncall`).roles must name at least one",
+            "security.tokens[5].name: `oncall` names another token too",
+        ];
+        assert_eq!(found.len(), expected.len(), "{found:#?}");
+        for (problem, start) in found.iter().zip(expected) {
+            assert!(problem.starts_with(start), "{problem:?} vs {start:?}");
+            assert!(!problem.contains("0123456789"), "a secret in {problem:?}");
+        }
+    }
+
+    /// Arrays of tables come from one variable too, which is how the Helm chart sets them.
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's `Jail` closure returns its own error
+    fn tokens_come_from_the_environment_and_unknown_roles_are_named() {
+        use crate::load::{load, Overrides};
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("XDB_DATABASE_URL", "postgres://db/app");
+            jail.set_env(
+                "XDB_SECURITY_TOKENS",
+                r#"[{name="oncall", token="oncall-token-0123456789", roles=["read", "operate"]},
+                    {name="app", token="YXBwLXRva2VuLTAxMjM0NTY3ODk=", roles=["client"]}]"#,
+            );
+            let settings = load(Service::Api, None, &Overrides::default()).unwrap();
+            let tokens = &settings.security.tokens;
+            assert_eq!(tokens.len(), 2);
+            assert_eq!(tokens[0].roles, [Role::Read, Role::Operate]);
+            assert_eq!(tokens[1].token, "YXBwLXRva2VuLTAxMjM0NTY3ODk=");
+            let debug = format!("{settings:?}");
+            assert!(!debug.contains("0123456789"), "{debug}");
+
+            jail.set_env(
+                "XDB_SECURITY_TOKENS",
+                r#"[{name="x", token="oncall-token-0123456789", roles=["admin"]}]"#,
+            );
+            let error = load(Service::Api, None, &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            for part in ["security.tokens", "admin", "read", "operate", "client"] {
+                assert!(error.contains(part), "{part} not in: {error}");
+            }
+            Ok(())
+        });
     }
 
     #[test]

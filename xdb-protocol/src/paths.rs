@@ -1,4 +1,7 @@
-//! URL paths of the REST API, shared by servers, clients and the SDK.
+//! URL paths of the REST API, shared by servers, clients and the SDK, and the role a
+//! bearer token needs for each ([`role_of`]).
+
+use serde::{Deserialize, Serialize};
 
 /// Prefix of every service API path.
 pub const SERVICE_PREFIX: &str = "/api/v1/xdb/service/process-execution";
@@ -22,9 +25,58 @@ pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
 pub const CONSOLE_PREFIX: &str = "/api/v1/xdb/console/";
 pub const CONSOLE_ATTRIBUTES: &str = "/api/v1/xdb/console/process-execution/attributes";
 
-/// Whether `path` is a client path: protected by `security.api_tokens` when set.
+/// The web console's view of the async service's metrics (the dashboard's figures).
+pub const CONSOLE_ASYNC_METRICS: &str = "/ui/metrics/async";
+
+/// Whether `path` is a client path: protected by the bearer tokens when any are set.
 pub fn is_client_path(path: &str) -> bool {
     path.starts_with(SERVICE_PREFIX) || path.starts_with(CONSOLE_PREFIX)
+}
+
+/// What a bearer token may do (`security.tokens`); a token may have several roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The operator's view: describe, list, history, states, the console's reads.
+    Read,
+    /// The operator's controls: retry-now, give-up, pause, resume, and stop.
+    Operate,
+    /// What an application does: start, publish to a local queue, RPC, wait.
+    Client,
+}
+
+impl Role {
+    /// Every role, as a token with `security.api_tokens` has them.
+    pub const ALL: [Role; 3] = [Role::Read, Role::Operate, Role::Client];
+
+    /// The name in the configuration and in error messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Read => "read",
+            Role::Operate => "operate",
+            Role::Client => "client",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The role a request to `path` needs, or `None` for a path no token guards: health,
+/// the OpenAPI document, the console's static assets (they hold no data), the internal
+/// notify path and unknown paths. The one place that decides who may call what.
+pub fn role_of(path: &str) -> Option<Role> {
+    match path {
+        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS => Some(Role::Read),
+        RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP => Some(Role::Operate),
+        START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
+        // The console's reads are all views; a new one is guarded from the start.
+        _ if path.starts_with(CONSOLE_PREFIX) => Some(Role::Read),
+        _ => None,
+    }
 }
 
 /// Prefix of every worker API path.
@@ -38,3 +90,92 @@ pub const WORKER_RPC: &str = "/api/v1/xdb/worker/process/rpc";
 pub const OPENAPI: &str = "/api/v1/xdb/openapi.json";
 /// Internal API: wakes the async service when new work was committed.
 pub const INTERNAL_NOTIFY: &str = "/api/v1/xdb/internal/notify";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every client path the OpenAPI document serves, so a new one cannot miss a role.
+    fn documented_client_paths() -> Vec<String> {
+        let doc: serde_json::Value =
+            serde_json::from_str(&crate::openapi::openapi_json()).expect("the document");
+        let paths = doc["paths"].as_object().expect("paths");
+        paths
+            .keys()
+            .filter(|path| is_client_path(path))
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn every_client_path_has_a_role() {
+        let client_paths = documented_client_paths();
+        assert!(client_paths.len() >= 14, "{client_paths:?}");
+        for path in &client_paths {
+            assert!(role_of(path).is_some(), "{path} has no role");
+        }
+        assert_eq!(role_of(CONSOLE_ATTRIBUTES), Some(Role::Read));
+        assert_eq!(role_of(CONSOLE_ASYNC_METRICS), Some(Role::Read));
+    }
+
+    #[test]
+    fn each_role_has_its_paths() {
+        let of = |role| {
+            let mut paths: Vec<String> = documented_client_paths()
+                .into_iter()
+                .filter(|path| role_of(path) == Some(role))
+                .collect();
+            paths.sort();
+            paths
+        };
+        let tail = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
+        let names = |role| of(role).iter().map(|p| tail(p)).collect::<Vec<_>>();
+        assert_eq!(
+            names(Role::Read),
+            ["attributes", "describe", "history", "list", "states"]
+        );
+        assert_eq!(
+            names(Role::Operate),
+            ["give-up", "pause", "resume", "retry-now", "stop"]
+        );
+        assert_eq!(
+            names(Role::Client),
+            [
+                "publish-to-local-queue",
+                "rpc",
+                "start",
+                "wait-for-completion"
+            ]
+        );
+    }
+
+    #[test]
+    fn public_and_internal_paths_need_no_role() {
+        for path in [
+            OPENAPI,
+            INTERNAL_NOTIFY,
+            WORKER_WAIT_UNTIL,
+            WORKER_EXECUTE,
+            WORKER_RPC,
+            "/health/live",
+            "/health/ready",
+            "/metrics",
+            "/ui/",
+            "/ui/app.js",
+            // A prefix of a guarded path is not that path.
+            "/api/v1/xdb/service/process-execution/start/",
+        ] {
+            assert_eq!(role_of(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn roles_read_and_print_in_lower_case() {
+        for role in Role::ALL {
+            let json = serde_json::to_string(&role).unwrap();
+            assert_eq!(json, format!("\"{role}\""));
+            assert_eq!(serde_json::from_str::<Role>(&json).unwrap(), role);
+        }
+        assert!(serde_json::from_str::<Role>("\"admin\"").is_err());
+    }
+}
