@@ -192,9 +192,11 @@ class Container:
                 start_new_session=True,
             )
 
-    def log_tail(self, lines: int = 25) -> str:
+    def log_tail(self, lines: int = 25, matching: str = "") -> str:
+        """The log's last lines (of those matching the pattern, if one is given)."""
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(f"    | {line}" for line in text.splitlines()[-lines:])
+        kept = [line for line in text.splitlines() if re.search(matching, line)]
+        return "\n".join(f"    | {line}" for line in kept[-lines:])
 
     def http_get(self, action: Manifest, timeout: float) -> tuple[bool, str]:
         port = self.pod.port_number(self.spec, action["port"])

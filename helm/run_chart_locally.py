@@ -506,6 +506,14 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
             f"[{mode}] every pod deleted (preStop, SIGTERM) exited 0 within its grace period; "
             f"the long polls open on the API pods were answered"
         )
+    except (ChartRunError, OSError):
+        # What the services said is the first thing a failure needs.
+        for pod in release.pods:
+            for container in pod.containers:
+                errors = container.log_tail(400, r'"level":"(WARN|ERROR)"|panicked|error')
+                if errors:
+                    log(f"[{mode}] {pod.name}/{container.name} warnings and errors:\n{errors}")
+        raise
     finally:
         release.close()
         worker.stop()
