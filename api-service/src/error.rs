@@ -1,6 +1,7 @@
 //! Every failure of a request becomes one JSON [`ApiErrorResponse`] here.
 
-use axum::http::StatusCode;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use xdb_engine::decide::DecideError;
@@ -26,7 +27,17 @@ impl ApiError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorSubType::InvalidRequest, message)
     }
+
+    /// 503 `OVERLOADED`: refused before anything changed; the answer carries
+    /// `Retry-After`.
+    pub fn overloaded(message: impl Into<String>) -> Self {
+        Self::new(ErrorSubType::Overloaded, message)
+    }
 }
+
+/// Marks an `OVERLOADED` response, so admission counts refusals made further in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Overloaded;
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
@@ -44,6 +55,12 @@ impl From<StoreError> for ApiError {
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
             StoreError::ClosedDuringRpc(_) => ErrorSubType::ProcessClosedDuringRpc,
             StoreError::NotApplicable(_) => ErrorSubType::ControlNotApplicable,
+            StoreError::Overloaded(_) => {
+                return Self::overloaded(format!(
+                    "the database did not take the request in time; try again after {} s",
+                    crate::admission::RETRY_AFTER_SECONDS
+                ))
+            }
             StoreError::Stale(_)
             | StoreError::Conflict(_)
             | StoreError::ConnectionLost(_)
@@ -66,6 +83,15 @@ impl IntoResponse for ApiError {
             message: self.message,
             worker_error: self.worker_error,
         };
-        (status, Json(body)).into_response()
+        let overloaded = self.sub_type == ErrorSubType::Overloaded;
+        let mut response = (status, Json(body)).into_response();
+        if overloaded {
+            response.headers_mut().insert(
+                RETRY_AFTER,
+                HeaderValue::from(crate::admission::RETRY_AFTER_SECONDS),
+            );
+            response.extensions_mut().insert(Overloaded);
+        }
+        response
     }
 }

@@ -4,6 +4,7 @@
 //! a worker's state APIs (the async service does) and never holds work in memory, so any
 //! number of instances can serve behind a load balancer.
 
+mod admission;
 mod auth;
 mod cli;
 mod closed_waiters;
@@ -16,6 +17,7 @@ mod observe;
 mod routes;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -55,7 +57,13 @@ pub struct AppState {
 /// The service's routes over `state`, each traced and counted, and `/metrics`.
 pub fn router(state: AppState) -> Router {
     let limit = state.config.api.max_request_bytes;
+    let admission = Arc::new(admission::Admission::new(
+        &state.config.api,
+        state.metrics.clone(),
+    ));
     routes::routes(state.config.api.console)
+        // Inside `observe`, so refusals are traced and counted like any answer.
+        .route_layer(middleware::from_fn_with_state(admission, admission::admit))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             observe::observe,
@@ -76,7 +84,15 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
     xdb_sys_schema::check(database_url.as_str())
         .await?
         .ensure_current()?;
-    let store = xdb_persistence::connect(database_url.as_str(), config.api.pool_size).await?;
+    let store = xdb_persistence::connect_with(
+        database_url.as_str(),
+        xdb_persistence::StoreOptions {
+            pool_size: config.api.pool_size,
+            pool_wait: Some(Duration::from_millis(config.api.pool_wait_ms)),
+            ..Default::default()
+        },
+    )
+    .await?;
     let (notifications, async_peers) = match store.listen(xdb_persistence::Listen::ClosedProcesses)
     {
         Some(notifications) => (notifications, PeerNotifier::disabled()),

@@ -17,6 +17,9 @@ pub struct ApiMetrics {
     pub(crate) requests: IntCounterVec,
     /// `xdb_api_request_duration_seconds{method, route}`.
     pub(crate) request_seconds: HistogramVec,
+    /// `xdb_api_requests_refused_total{reason}`: 503 `OVERLOADED` answers (see
+    /// `admission::reason`).
+    pub(crate) refused: IntCounterVec,
 }
 
 impl ApiMetrics {
@@ -39,6 +42,19 @@ impl ApiMetrics {
             &["method", "route"],
         )
         .expect("valid metric");
+        let refused = IntCounterVec::new(
+            Opts::new(
+                "xdb_api_requests_refused_total",
+                "Requests refused with 503 OVERLOADED, by reason: in_flight, waiting \
+                 (no slot within api.admission_wait_ms), pool_wait (no database \
+                 connection within api.pool_wait_ms).",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(refused.clone()))
+            .expect("metric names are unique");
         registry
             .register(Box::new(requests.clone()))
             .expect("metric names are unique");
@@ -49,6 +65,7 @@ impl ApiMetrics {
             registry,
             requests,
             request_seconds,
+            refused,
         }
     }
 

@@ -68,6 +68,7 @@ impl AsyncService {
                 continuation_lease,
             },
         )
+                ..Default::default()
         .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
         // we tell them about closed executions the same way.

@@ -70,6 +70,12 @@ impl ClientError {
 }
 
 /// Talks to one XDB service; cheap to clone, and clones share the connection pool.
+///
+/// A call the service refuses with 503 `OVERLOADED` (at its limit of requests in flight,
+/// or its database slow to take the request) changed nothing, so it is sent again after
+/// the answer's `Retry-After` seconds (1 s when absent, at most 30 s), up to
+/// [`Client::with_overload_retries`] times (default 3); then the last refusal is
+/// returned.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -78,7 +84,14 @@ pub struct Client {
     request_timeout: Duration,
     /// Sent as `Authorization: Bearer …` when the service requires a token.
     bearer_token: Option<String>,
+    overload_retries: u32,
 }
+
+/// Retries of a call refused with `OVERLOADED`, unless set otherwise.
+const DEFAULT_OVERLOAD_RETRIES: u32 = 3;
+
+/// The longest pause before a retry, whatever `Retry-After` says.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// The longest wait the service grants one wait-for-completion call.
 const MAX_WAIT_SECONDS: u32 = 300;
@@ -97,7 +110,15 @@ impl Client {
             worker_url: None,
             request_timeout: Duration::from_secs(60),
             bearer_token: None,
+            overload_retries: DEFAULT_OVERLOAD_RETRIES,
         }
+    }
+
+    /// How many times a call refused with 503 `OVERLOADED` is sent again (after the
+    /// answer's `Retry-After`); 0 returns the first refusal.
+    pub fn with_overload_retries(mut self, retries: u32) -> Self {
+        self.overload_retries = retries;
+        self
     }
 
     /// Authenticates every call with `token` (the service's `security.api_tokens`).
@@ -412,25 +433,34 @@ impl Client {
         request: &Req,
         timeout: Duration,
     ) -> Result<Vec<u8>, ClientError> {
-        // The caller's current span becomes the parent of the service's request span.
-        let mut headers = reqwest::header::HeaderMap::new();
-        xdb_telemetry::inject_headers(&tracing::Span::current(), &mut headers);
-        let mut post = self
-            .http
-            .post(format!("{}{path}", self.service_url))
-            .headers(headers)
-            .timeout(timeout)
-            .json(request);
-        if let Some(token) = &self.bearer_token {
-            post = post.bearer_auth(token);
-        }
-        let response = post.send().await?;
-        let status = response.status();
-        let body = response.bytes().await?;
-        if status.is_success() {
-            Ok(body.to_vec())
-        } else {
-            Err(ClientError::from_response(status.as_u16(), &body))
+        let mut retries = self.overload_retries;
+        loop {
+            // The caller's current span becomes the parent of the service's request span.
+            let mut headers = reqwest::header::HeaderMap::new();
+            xdb_telemetry::inject_headers(&tracing::Span::current(), &mut headers);
+            let mut post = self
+                .http
+                .post(format!("{}{path}", self.service_url))
+                .headers(headers)
+                .timeout(timeout)
+                .json(request);
+            if let Some(token) = &self.bearer_token {
+                post = post.bearer_auth(token);
+            }
+            let response = post.send().await?;
+            let status = response.status();
+            let pause = retry_after(response.headers());
+            let body = response.bytes().await?;
+            if status.is_success() {
+                return Ok(body.to_vec());
+            }
+            let error = ClientError::from_response(status.as_u16(), &body);
+            if retries == 0 || error.sub_type() != Some(ErrorSubType::Overloaded) {
+                return Err(error);
+            }
+            retries -= 1;
+            tracing::debug!(path, ?pause, "the service is overloaded; retrying");
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -456,9 +486,35 @@ impl Client {
     }
 }
 
+/// The pause a refusal asks for: `Retry-After` in seconds (the service never sends an
+/// HTTP date), 1 s when absent or unreadable, at most [`MAX_RETRY_AFTER`].
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Duration {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map_or(Duration::from_secs(1), Duration::from_secs)
+        .min(MAX_RETRY_AFTER)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds_and_bounded() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&headers), Duration::from_secs(1));
+        headers.insert(reqwest::header::RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Duration::from_secs(2));
+        headers.insert(reqwest::header::RETRY_AFTER, "86400".parse().unwrap());
+        assert_eq!(retry_after(&headers), MAX_RETRY_AFTER);
+        headers.insert(
+            reqwest::header::RETRY_AFTER,
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&headers), Duration::from_secs(1));
+    }
 
     #[test]
     fn maps_error_bodies_to_typed_errors() {
@@ -473,6 +529,61 @@ mod tests {
         assert_eq!(err.status(), Some(502));
         assert_eq!(err.sub_type(), None);
         assert!(matches!(err, ClientError::Http { ref body, .. } if body.contains("bad gateway")));
+    }
+
+    /// A service whose stop path refuses `refusals` times with OVERLOADED, then
+    /// answers 200; its URL and the count of calls it got.
+    async fn overloaded_service(
+        refusals: usize,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let app = axum::Router::new().route(
+            paths::STOP,
+            axum::routing::post(move || {
+                let call = counted.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    use axum::http::StatusCode;
+                    use axum::response::IntoResponse;
+                    if call < refusals {
+                        let body = r#"{"subType":"OVERLOADED","message":"busy"}"#;
+                        let status = StatusCode::SERVICE_UNAVAILABLE;
+                        (status, [("retry-after", "0")], body).into_response()
+                    } else {
+                        (StatusCode::OK, "{}").into_response()
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (url, calls)
+    }
+
+    fn stop_request() -> ProcessExecutionStopRequest {
+        ProcessExecutionStopRequest {
+            process_id: "p1".into(),
+            stop_type: Default::default(),
+            reason: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn overloaded_calls_are_sent_again_a_bounded_number_of_times() {
+        use std::sync::atomic::Ordering;
+        let (url, calls) = overloaded_service(2).await;
+        Client::new(&url).stop(&stop_request()).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+        let (url, calls) = overloaded_service(5).await;
+        let client = Client::new(&url).with_overload_retries(1);
+        let error = client.stop(&stop_request()).await.unwrap_err();
+        assert_eq!(error.sub_type(), Some(ErrorSubType::Overloaded));
+        assert_eq!(error.status(), Some(503));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
     }
 
     #[test]

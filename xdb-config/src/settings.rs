@@ -194,6 +194,26 @@ pub struct ApiSettings {
     /// this service (`/ui/metrics/async`); `xdb-server` sets its own. Default: none, and
     /// the dashboard shows the API service's numbers only.
     pub console_async_metrics_url: Option<String>,
+    /// Service-API requests handled at once; more wait up to `admission_wait_ms` for a
+    /// slot, then get 503 `OVERLOADED`. Default: 8 × `pool_size`.
+    pub max_in_flight_requests: Option<usize>,
+    /// How long a request may wait for an in-flight slot before it is refused.
+    pub admission_wait_ms: u64,
+    /// Wait-for-completion long polls held at once, beside `max_in_flight_requests` (a
+    /// long poll holds no connection while it waits, so it does not take a short
+    /// call's slot).
+    pub max_waiting_requests: usize,
+    /// How long a request may wait for a database connection before it is refused
+    /// with 503 `OVERLOADED` (nothing done), rather than queueing on a slow database.
+    pub pool_wait_ms: u64,
+}
+
+impl ApiSettings {
+    /// `max_in_flight_requests`, or its default sized from the pool.
+    pub fn in_flight_limit(&self) -> usize {
+        self.max_in_flight_requests
+            .unwrap_or(self.pool_size.saturating_mul(8))
+    }
 }
 
 impl Default for ApiSettings {
@@ -206,6 +226,10 @@ impl Default for ApiSettings {
             max_wait_seconds: 300,
             console: true,
             console_async_metrics_url: None,
+            max_in_flight_requests: None,
+            admission_wait_ms: 100,
+            max_waiting_requests: 1000,
+            pool_wait_ms: 1000,
         }
     }
 }

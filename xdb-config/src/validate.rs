@@ -142,6 +142,22 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                 .is_none_or(is_http_url),
             "api.console_async_metrics_url must be an http:// or https:// URL",
         );
+        check(
+            api.max_in_flight_requests.is_none_or(|n| n >= 1),
+            "api.max_in_flight_requests must be at least 1 (leave it out for 8 x pool_size)",
+        );
+        check(
+            api.admission_wait_ms <= 60_000,
+            "api.admission_wait_ms must be at most 60000",
+        );
+        check(
+            api.max_waiting_requests >= 1,
+            "api.max_waiting_requests must be at least 1",
+        );
+        check(
+            (1..=60_000).contains(&api.pool_wait_ms),
+            "api.pool_wait_ms must be between 1 and 60000",
+        );
     }
     if service.runs_async() {
         let a = &settings.async_service;

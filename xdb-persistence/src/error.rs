@@ -33,6 +33,10 @@ pub enum StoreError {
     /// have been committed.
     #[error("database connection lost: {0}")]
     ConnectionLost(String),
+    /// No pooled connection became free within the store's pool wait
+    /// ([`crate::StoreOptions::pool_wait`]): nothing was sent, so nothing was written.
+    #[error("no database connection became free in time: {0}")]
+    Overloaded(String),
     /// An operator's control does not apply to the execution as it is now.
     #[error("{0}")]
     NotApplicable(String),
@@ -48,7 +52,7 @@ impl StoreError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            StoreError::Conflict(_) | StoreError::ConnectionLost(_)
+            StoreError::Conflict(_) | StoreError::ConnectionLost(_) | StoreError::Overloaded(_)
         )
     }
 
@@ -56,7 +60,10 @@ impl StoreError {
     pub fn is_database(&self) -> bool {
         matches!(
             self,
-            StoreError::Conflict(_) | StoreError::ConnectionLost(_) | StoreError::Database(_)
+            StoreError::Conflict(_)
+                | StoreError::ConnectionLost(_)
+                | StoreError::Overloaded(_)
+                | StoreError::Database(_)
         )
     }
 
@@ -73,6 +80,7 @@ impl StoreError {
             StoreError::NotApplicable(m) => StoreError::NotApplicable(m.clone()),
             StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
             StoreError::ConnectionLost(m) => StoreError::ConnectionLost(m.clone()),
+            StoreError::Overloaded(m) => StoreError::Overloaded(m.clone()),
             StoreError::Database(m) => StoreError::Database(m.clone()),
         }
     }

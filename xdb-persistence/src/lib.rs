@@ -68,6 +68,10 @@ pub struct StoreOptions {
 }
 
 impl Default for StoreOptions {
+    /// When set, an operation that waits longer than this for a connection of the main
+    /// pool fails with [`StoreError::Overloaded`], having done nothing. The API service
+    /// sets it (a slow database becomes a quick refusal); unset, operations wait.
+    pub pool_wait: Option<Duration>,
     /// A pool of four connections, no continuations leased.
     fn default() -> Self {
         Self {
@@ -76,6 +80,7 @@ impl Default for StoreOptions {
         }
     }
 }
+            pool_wait: None,
 
 /// Connects a store of at most `pool_size` connections, choosing the dialect as
 /// [`xdb_config::DatabaseUrl`] reads the URL: `postgres://`/`postgresql://` (or a libpq
@@ -88,7 +93,7 @@ pub async fn connect(
         database_url,
         StoreOptions {
             pool_size,
-            continuation_lease: None,
+            ..StoreOptions::default()
         },
     )
     .await
@@ -105,15 +110,16 @@ pub async fn connect_with(
     } = options;
     let url = xdb_config::DatabaseUrl::parse(database_url)
         // The error never echoes the URL: it may carry a password.
+        pool_wait,
         .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
     match url.dialect() {
         xdb_config::Dialect::Postgres => Ok(Arc::new(
-            postgres::PostgresStore::connect(url.as_str(), pool_size)
+            postgres::PostgresStore::connect_with_pool_wait(url.as_str(), pool_size, pool_wait)
                 .await?
                 .with_continuation_lease(continuation_lease),
         )),
         xdb_config::Dialect::MySql => Ok(Arc::new(
-            mysql::MySqlStore::connect(url.as_str(), pool_size)
+            mysql::MySqlStore::connect_with_pool_wait(url.as_str(), pool_size, pool_wait)
                 .await?
                 .with_continuation_lease(continuation_lease),
         )),

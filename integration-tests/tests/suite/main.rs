@@ -93,6 +93,7 @@ mod lifecycle;
 mod limits;
 mod observability;
 mod operate;
+mod overload;
 mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;

@@ -65,12 +65,24 @@ pub struct MySqlStore {
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
+    /// See [`MySqlStore::connect_with_pool_wait`].
+    pool_wait: Option<Duration>,
 }
 
 impl MySqlStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`
     /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too).
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        Self::connect_with_pool_wait(database_url, pool_size, None).await
+    }
+
+    /// [`MySqlStore::connect`] whose main pool refuses, with
+    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection.
+    pub async fn connect_with_pool_wait(
+        database_url: &str,
+        pool_size: usize,
+        pool_wait: Option<Duration>,
+    ) -> Result<Self, StoreError> {
         let url = xdb_config::DatabaseUrl::parse(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         let database: Arc<str> = url
@@ -102,6 +114,7 @@ impl MySqlStore {
             columns: Arc::default(),
             continuation_lease: None,
             expired_lease_look: Arc::default(),
+            pool_wait,
         })
     }
 
@@ -127,7 +140,26 @@ impl MySqlStore {
 
     /// Starts a transaction on a pooled connection (rolled back if dropped uncommitted).
     pub(crate) async fn begin(&self) -> Result<Transaction<'static>, StoreError> {
-        Ok(self.pool.start_transaction(TxOpts::default()).await?)
+        self.from_main_pool(self.pool.start_transaction(TxOpts::default()))
+            .await
+    }
+
+    /// `get`, a connection of the main pool, within the pool wait when one is set.
+    /// mysql_async has no wait timeout of its own; dropping its pending checkout (or
+    /// the BEGIN behind it, which the pool rolls back) is safe, and nothing was written.
+    pub(crate) async fn from_main_pool<T>(
+        &self,
+        get: impl std::future::Future<Output = mysql_async::Result<T>>,
+    ) -> Result<T, StoreError> {
+        let Some(wait) = self.pool_wait else {
+            return Ok(get.await?);
+        };
+        match tokio::time::timeout(wait, get).await {
+            Ok(got) => Ok(got?),
+            Err(_) => Err(StoreError::Overloaded(
+                "every pooled connection stayed busy".into(),
+            )),
+        }
     }
 
     /// The lane for work whose lateness counts: claiming due tasks, finding when the

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Row, Transaction as MySqlTransaction, TxOpts, Value};
+use mysql_async::{Conn, Row, Transaction as MySqlTransaction, Value};
 use uuid::Uuid;
 use xdb_engine::{
     ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
@@ -57,23 +57,23 @@ impl Dialect for MySqlStore {
     type Session = MySqlRows<Conn>;
 
     async fn begin(&self, lane: Lane) -> Result<Self::Tx, StoreError> {
-        let pool = match lane {
-            Lane::Main => self.pool(),
-            Lane::Timekeeping => self.timekeeping_pool(),
+        let conn = match lane {
+            Lane::Main => MySqlStore::begin(self).await?,
+            Lane::Timekeeping => MySqlStore::begin_timekeeping(self).await?,
         };
         Ok(MySqlRows {
-            conn: pool.start_transaction(TxOpts::default()).await?,
+            conn,
             store: self.clone(),
         })
     }
 
     async fn session(&self, lane: Lane) -> Result<Self::Session, StoreError> {
-        let pool = match lane {
-            Lane::Main => self.pool(),
-            Lane::Timekeeping => self.timekeeping_pool(),
+        let conn = match lane {
+            Lane::Main => self.from_main_pool(self.pool().get_conn()).await?,
+            Lane::Timekeeping => self.timekeeping_pool().get_conn().await?,
         };
         Ok(MySqlRows {
-            conn: pool.get_conn().await?,
+            conn,
             store: self.clone(),
         })
     }

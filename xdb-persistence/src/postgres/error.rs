@@ -15,6 +15,9 @@ impl From<deadpool_postgres::PoolError> for StoreError {
     fn from(error: deadpool_postgres::PoolError) -> Self {
         match error {
             deadpool_postgres::PoolError::Backend(error) => classify(&error),
+            deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
+                StoreError::Overloaded("every pooled connection stayed busy".into())
+            }
             other => StoreError::ConnectionLost(format!("connection pool: {other}")),
         }
     }

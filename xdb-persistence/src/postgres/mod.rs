@@ -67,13 +67,23 @@ pub struct PostgresStore {
 impl PostgresStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`.
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        Self::connect_with_pool_wait(database_url, pool_size, None).await
+    }
+
+    /// [`PostgresStore::connect`] whose main pool refuses, with
+    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection.
+    pub async fn connect_with_pool_wait(
+        database_url: &str,
+        pool_size: usize,
+        pool_wait: Option<std::time::Duration>,
+    ) -> Result<Self, StoreError> {
         let mut config = tokio_postgres::Config::from_str(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         prefer_index_scans(&mut config);
-        let pool = build_pool(&config, pool_size.max(1))?;
+        let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) never opens these.
-        let timekeeping = build_pool(&config, timekeeping_connections(pool_size))?;
+        let timekeeping = build_pool(&config, timekeeping_connections(pool_size), None)?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         Ok(Self {
@@ -147,7 +157,11 @@ impl PostgresStore {
     }
 }
 
-fn build_pool(config: &tokio_postgres::Config, size: usize) -> Result<Pool, StoreError> {
+fn build_pool(
+    config: &tokio_postgres::Config,
+    size: usize,
+    wait: Option<std::time::Duration>,
+) -> Result<Pool, StoreError> {
     let manager = Manager::from_config(
         config.clone(),
         NoTls,
@@ -157,6 +171,9 @@ fn build_pool(config: &tokio_postgres::Config, size: usize) -> Result<Pool, Stor
     );
     Pool::builder(manager)
         .max_size(size)
+        .wait_timeout(wait)
+        // deadpool needs a timer for the wait timeout.
+        .runtime(deadpool_postgres::Runtime::Tokio1)
         .build()
         .map_err(|e| StoreError::Database(format!("connection pool: {e}")))
 }

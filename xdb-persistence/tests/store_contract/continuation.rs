@@ -23,6 +23,7 @@ async fn leasing_harness(dialect: Dialect) -> Harness {
         StoreOptions {
             pool_size: 4,
             continuation_lease: Some(Duration::from_secs(30)),
+            ..StoreOptions::default()
         },
     )
     .await;

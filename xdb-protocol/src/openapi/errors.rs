@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder, Schema};
 
@@ -96,12 +97,28 @@ fn response(sub_types: &[ErrorSubType]) -> utoipa::openapi::Response {
     let schema = AllOfBuilder::new()
         .item(Ref::from_schema_name("ApiErrorResponse"))
         .item(these);
-    ResponseBuilder::new()
-        .description(description)
-        .content(
-            "application/json",
-            ContentBuilder::new().schema(Some(schema)).build(),
+    let mut response = ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new().schema(Some(schema)).build(),
+    );
+    if sub_types.contains(&Overloaded) {
+        response = response.header("Retry-After", retry_after());
+    }
+    response.build()
+}
+
+/// The header of every `OVERLOADED` answer: whole seconds, never an HTTP date.
+fn retry_after() -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0)),
         )
+        .description(Some(
+            "Seconds to wait before sending the request again (the service sends 1). \
+             Nothing was changed, so the same request can be sent again as is.",
+        ))
         .build()
 }
 
