@@ -66,9 +66,9 @@ impl AsyncService {
             xdb_persistence::StoreOptions {
                 pool_size: config.async_service.pool_size,
                 continuation_lease,
+                ..Default::default()
             },
         )
-                ..Default::default()
         .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
         // we tell them about closed executions the same way.

@@ -41,7 +41,8 @@ pub struct GlobalOpts {
         default_value = "http://127.0.0.1:8801"
     )]
     pub url: String,
-    /// Bearer token for a service with `security.api_tokens`
+    /// Bearer token for a service with `security.tokens` or `api_tokens` (exit code 8 when
+    /// its roles do not cover the command)
     #[arg(long, global = true, env = "XDB_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// `table` for people, `json` for the API's JSON answer as is

@@ -14,7 +14,7 @@ pub enum Exit {
     /// The command line is wrong: unknown flag, missing argument, bad JSON in `--input`.
     Usage = 2,
     /// The service could not be reached (connection refused, DNS, timeout, a gateway's
-    /// 502/503/504).
+    /// 502/503/504) or is at its limit (`OVERLOADED`): worth retrying later.
     Unreachable = 3,
     /// `wait`: the execution was still running when `--timeout` passed.
     WaitTimedOut = 4,
@@ -26,6 +26,9 @@ pub enum Exit {
     /// answered `CONTROL_NOT_APPLICABLE` (nothing to retry or give up on, paused already,
     /// not paused).
     NotApplicable = 7,
+    /// The token is accepted but its roles do not cover the command (`FORBIDDEN`):
+    /// retrying will not help, another token will.
+    Forbidden = 8,
 }
 
 impl Exit {
@@ -42,10 +45,12 @@ macro_rules! exit_codes_text {
   1  the service refused the call (API error), or answered something unreadable
   2  usage error: bad flags or arguments, invalid JSON
   3  the service could not be reached (connection, timeout, gateway 502/503/504)
+     or is overloaded (OVERLOADED): try again later
   4  wait: the execution was still running when --timeout passed
   5  not found: no such process id or execution (PROCESS_NOT_FOUND)
   6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)
-  7  a control does not apply now, e.g. pause when paused (CONTROL_NOT_APPLICABLE)"
+  7  a control does not apply now, e.g. pause when paused (CONTROL_NOT_APPLICABLE)
+  8  the token lacks the role the command needs (FORBIDDEN): use another token"
     };
 }
 
@@ -61,7 +66,11 @@ pub fn exit_for(error: &ClientError) -> Exit {
         ClientError::Api { error, .. } if error.sub_type == ErrorSubType::ControlNotApplicable => {
             Exit::NotApplicable
         }
-        ClientError::Api { .. } => Exit::ApiError,
+        ClientError::Api { error, .. } => match error.sub_type {
+            ErrorSubType::Forbidden => Exit::Forbidden,
+            ErrorSubType::Overloaded => Exit::Unreachable,
+            _ => Exit::ApiError,
+        },
         ClientError::Http {
             status: 502..=504, ..
         } => Exit::Unreachable,
@@ -123,6 +132,9 @@ mod tests {
         );
         assert_eq!(exit_for(&api("PROCESS_NOT_RUNNING", 409)), Exit::ApiError);
         assert_eq!(exit_for(&api("WORKER_API_ERROR", 424)), Exit::ApiError);
+        assert_eq!(exit_for(&api("UNAUTHORIZED", 401)), Exit::ApiError);
+        assert_eq!(exit_for(&api("FORBIDDEN", 403)), Exit::Forbidden);
+        assert_eq!(exit_for(&api("OVERLOADED", 503)), Exit::Unreachable);
         assert_eq!(
             exit_for(&ClientError::from_response(503, b"<html>")),
             Exit::Unreachable
@@ -148,6 +160,7 @@ mod tests {
             Exit::NotFound,
             Exit::ClosedNotCompleted,
             Exit::NotApplicable,
+            Exit::Forbidden,
         ];
         for (n, exit) in all.into_iter().enumerate() {
             assert_eq!(usize::from(exit.code()), n);

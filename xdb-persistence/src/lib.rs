@@ -65,22 +65,22 @@ pub struct StoreOptions {
     /// that owner for this long, and returns it in [`Applied::continuation`]. The async
     /// service sets its lease here; the API service leaves it unset.
     pub continuation_lease: Option<Duration>,
-}
-
-impl Default for StoreOptions {
     /// When set, an operation that waits longer than this for a connection of the main
     /// pool fails with [`StoreError::Overloaded`], having done nothing. The API service
     /// sets it (a slow database becomes a quick refusal); unset, operations wait.
     pub pool_wait: Option<Duration>,
+}
+
+impl Default for StoreOptions {
     /// A pool of four connections, no continuations leased.
     fn default() -> Self {
         Self {
             pool_size: 4,
             continuation_lease: None,
+            pool_wait: None,
         }
     }
 }
-            pool_wait: None,
 
 /// Connects a store of at most `pool_size` connections, choosing the dialect as
 /// [`xdb_config::DatabaseUrl`] reads the URL: `postgres://`/`postgresql://` (or a libpq
@@ -107,10 +107,10 @@ pub async fn connect_with(
     let StoreOptions {
         pool_size,
         continuation_lease,
+        pool_wait,
     } = options;
     let url = xdb_config::DatabaseUrl::parse(database_url)
         // The error never echoes the URL: it may carry a password.
-        pool_wait,
         .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
     match url.dialect() {
         xdb_config::Dialect::Postgres => Ok(Arc::new(
