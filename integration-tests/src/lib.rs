@@ -10,6 +10,8 @@
 //! - [`metrics`]: reading samples out of a `/metrics` scrape.
 //! - [`worker_faults`]: a layer over a worker's router that delays, fails or holds
 //!   state calls and records them.
+//! - [`tcp_proxy`]: a TCP proxy that blackholes, resets or heals the path between a
+//!   service and the database or a worker (network partitions).
 //!
 //! Tests need real PostgreSQL and MariaDB/MySQL servers (see `xdb_test_util`) and fail
 //! loudly without them.
@@ -23,6 +25,7 @@ pub mod pulsar;
 pub mod rows;
 pub mod sql;
 pub mod worker_faults;
+pub mod tcp_proxy;
 
 use std::future::Future;
 use std::time::Duration;
