@@ -22,6 +22,7 @@ mod notifications;
 mod operations;
 mod plan_writes;
 pub mod postgres;
+mod session_limits;
 mod store;
 mod tables;
 mod task_claim;

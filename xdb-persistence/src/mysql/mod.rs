@@ -30,15 +30,26 @@ use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transactio
 use crate::StoreError;
 
 /// Session settings of every pooled connection.
-const SESSION_SETUP: [&str; 3] = [
-    // DATETIME(6) columns hold UTC; this makes NOW() and TIMESTAMP columns agree.
-    "SET time_zone = '+00:00'",
-    // Refuse bad values instead of truncating them, whatever the server's default.
-    "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
-     NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
-    // PostgreSQL's default: no gap locks, each statement sees the latest commits.
-    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-];
+fn session_setup() -> Vec<String> {
+    vec![
+        // DATETIME(6) columns hold UTC; this makes NOW() and TIMESTAMP columns agree.
+        "SET time_zone = '+00:00'".into(),
+        // Refuse bad values instead of truncating them, whatever the server's default.
+        "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
+         NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
+            .into(),
+        // PostgreSQL's default: no gap locks, each statement sees the latest commits.
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED".into(),
+        // A session whose client the network lost gives its locks back (see
+        // `session_limits`). MariaDB (10.3+) runs the `/*M!100300 … */` part, MySQL,
+        // which has no such setting, reads it as a comment.
+        format!(
+            "SET SESSION /*M!100300 idle_transaction_timeout = {}, */ \
+             innodb_lock_wait_timeout = 50",
+            crate::session_limits::IDLE_IN_TRANSACTION.as_secs()
+        ),
+    ]
+}
 
 /// Pooled connections idle for longer than this are closed.
 const IDLE_CONNECTION_TTL: Duration = Duration::from_secs(300);
@@ -184,8 +195,13 @@ impl MySqlStore {
 fn build_pool(opts: &Opts, size: usize) -> Pool {
     let constraints = PoolConstraints::new(0, size).expect("0 <= max connections");
     let opts = OptsBuilder::from_opts(opts.clone())
-        .setup(SESSION_SETUP.to_vec())
+        .setup(session_setup())
         .client_found_rows(true)
+        // A dead server is noticed by the socket too (see `session_limits`).
+        .tcp_keepalive(
+            opts.tcp_keepalive()
+                .or(Some(crate::session_limits::KEEPALIVE_IDLE)),
+        )
         // Every statement of this module is prepared once per connection.
         .stmt_cache_size(256)
         .pool_opts(

@@ -20,6 +20,7 @@ mod task_transition;
 mod transaction;
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
@@ -51,6 +52,45 @@ fn prefer_index_scans(config: &mut tokio_postgres::Config) {
     config.options(&options);
 }
 
+/// Bounds how long a session outlives a client the network lost, on the server and on
+/// the client's sockets (see [`crate::session_limits`]), unless the URL says otherwise.
+fn limit_dead_sessions(config: &mut tokio_postgres::Config) {
+    use crate::session_limits::*;
+    let given = config.get_options().unwrap_or_default().to_string();
+    let server_settings = [
+        (
+            "idle_in_transaction_session_timeout",
+            format!("{}s", IDLE_IN_TRANSACTION.as_secs()),
+        ),
+        ("tcp_keepalives_idle", KEEPALIVE_IDLE.as_secs().to_string()),
+        (
+            "tcp_keepalives_interval",
+            KEEPALIVE_INTERVAL.as_secs().to_string(),
+        ),
+        ("tcp_keepalives_count", KEEPALIVE_COUNT.to_string()),
+    ];
+    let mut options = given.trim().to_string();
+    for (name, value) in server_settings {
+        if !given.contains(name) {
+            options = format!("{options} -c {name}={value}").trim().to_string();
+        }
+    }
+    config.options(&options);
+    // tokio-postgres's default idle time is two hours; a URL's own value differs.
+    if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        config.keepalives_idle(KEEPALIVE_IDLE);
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(KEEPALIVE_INTERVAL);
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(KEEPALIVE_COUNT);
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+}
+
 /// A pooled PostgreSQL store. Cloning shares the pools.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -80,6 +120,7 @@ impl PostgresStore {
         let mut config = tokio_postgres::Config::from_str(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         prefer_index_scans(&mut config);
+        limit_dead_sessions(&mut config);
         let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) never opens these.
@@ -195,5 +236,31 @@ mod tests {
         let mut config = tokio_postgres::Config::from_str("postgres://u@h/db").unwrap();
         prefer_index_scans(&mut config);
         assert_eq!(config.get_options(), Some("-c enable_seqscan=off"));
+    }
+
+    #[test]
+    fn dead_sessions_are_bounded_unless_the_url_says_otherwise() {
+        let mut config = tokio_postgres::Config::from_str("postgres://u@h/db").unwrap();
+        limit_dead_sessions(&mut config);
+        assert_eq!(
+            config.get_options(),
+            Some(
+                "-c idle_in_transaction_session_timeout=70s -c tcp_keepalives_idle=15 \
+                 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
+            )
+        );
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(15));
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(10)));
+        let mut config = tokio_postgres::Config::from_str(
+            "postgres://u@h/db?keepalives_idle=60&connect_timeout=3\
+             &options=-c%20idle_in_transaction_session_timeout%3D5s",
+        )
+        .unwrap();
+        limit_dead_sessions(&mut config);
+        let options = config.get_options().unwrap();
+        assert!(options.starts_with("-c idle_in_transaction_session_timeout=5s -c tcp_"));
+        assert_eq!(options.matches("idle_in_transaction").count(), 1);
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(60));
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(3)));
     }
 }
