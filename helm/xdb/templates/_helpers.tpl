@@ -60,6 +60,20 @@ app.kubernetes.io/component: {{ .component }}
       name: {{ . }}
       key: {{ $.Values.security.apiTokensSecretKey }}
 {{- end }}
+{{- with .Values.security.tokens }}
+{{- /* Each secret is its own variable; XDB_SECURITY_TOKENS refers to them with
+     Kubernetes' $(VAR) expansion, so no secret is written into the manifest. The
+     names are not XDB_<section>_ keys, so the services do not read them. */}}
+{{- range $i, $token := . }}
+- name: XDB_ROLE_TOKEN_{{ $i }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $token.secret }}
+      key: {{ $token.secretKey | default $token.name }}
+{{- end }}
+- name: XDB_SECURITY_TOKENS
+  value: {{ include "xdb.tokensValue" $ | quote }}
+{{- end }}
 {{- with .Values.security.workerSigningSecret }}
 - name: XDB_SECURITY_WORKER_SIGNING_SECRET
   valueFrom:
@@ -67,6 +81,17 @@ app.kubernetes.io/component: {{ .component }}
       name: {{ . }}
       key: {{ $.Values.security.workerSigningSecretKey }}
 {{- end }}
+{{- end -}}
+
+{{/* security.tokens as one XDB_SECURITY_TOKENS value: an array of inline tables. */}}
+{{- define "xdb.tokensValue" -}}
+{{- $entries := list -}}
+{{- range $i, $token := .Values.security.tokens -}}
+{{- $roles := list -}}
+{{- range $token.roles }}{{ $roles = append $roles (printf "%q" .) }}{{ end -}}
+{{- $entries = append $entries (printf "{name=%q, token=\"$(XDB_ROLE_TOKEN_%d)\", roles=[%s]}" $token.name $i (join ", " $roles)) -}}
+{{- end -}}
+[{{ join ", " $entries }}]
 {{- end -}}
 
 {{- define "xdb.configVolume" -}}
@@ -87,6 +112,28 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Fails the render on values that cannot work, with a message naming the key. */}}
 {{- define "xdb.validate" -}}
+{{- $names := dict -}}
+{{- range $i, $token := .Values.security.tokens -}}
+{{- $key := printf "security.tokens[%d]" $i -}}
+{{- if not (regexMatch "^[A-Za-z0-9._-]{1,64}$" (toString $token.name)) -}}
+{{- fail (printf "%s.name must be 1 to 64 letters, digits, `-`, `_` or `.`" $key) -}}
+{{- end -}}
+{{- if hasKey $names (toString $token.name) -}}
+{{- fail (printf "%s.name: %q names another token too" $key $token.name) -}}
+{{- end -}}
+{{- $_ := set $names (toString $token.name) true -}}
+{{- if not $token.secret -}}
+{{- fail (printf "%s.secret must name the Secret holding the token" $key) -}}
+{{- end -}}
+{{- if not $token.roles -}}
+{{- fail (printf "%s.roles must list at least one of read, operate, client" $key) -}}
+{{- end -}}
+{{- range $token.roles -}}
+{{- if not (has (toString .) (list "read" "operate" "client")) -}}
+{{- fail (printf "%s.roles: %q is not a role (read, operate, client)" $key .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not (has .Values.queue.mode (list "database" "pulsar")) -}}
 {{- fail (printf "queue.mode must be \"database\" or \"pulsar\", not %q" .Values.queue.mode) -}}
 {{- end -}}
