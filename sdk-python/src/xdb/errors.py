@@ -75,6 +75,16 @@ class UnauthorizedError(ApiError):
     sub_type_of_class = ErrorSubType.UNAUTHORIZED
 
 
+class ForbiddenError(ApiError):
+    """403: the token is accepted, but its roles do not cover this call.
+
+    ``message`` names the role it needs (read, operate or client). Nothing changed; use
+    another token.
+    """
+
+    sub_type_of_class = ErrorSubType.FORBIDDEN
+
+
 class ProcessNotFoundError(ApiError):
     """404: no such process id or execution."""
 
@@ -132,11 +142,18 @@ class InternalServiceError(ApiError):
     sub_type_of_class = ErrorSubType.INTERNAL_ERROR
 
 
+class OverloadedError(ApiError):
+    """503: the service is at its limit; nothing changed, try again later."""
+
+    sub_type_of_class = ErrorSubType.OVERLOADED
+
+
 _BY_SUB_TYPE: dict[str, type[ApiError]] = {
     cls.sub_type_of_class.value: cls
     for cls in (
         InvalidRequestError,
         UnauthorizedError,
+        ForbiddenError,
         ProcessNotFoundError,
         ProcessAlreadyStartedError,
         ProcessNotRunningError,
@@ -146,6 +163,7 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         WorkerApiError,
         AppDatabaseError,
         InternalServiceError,
+        OverloadedError,
     )
     if cls.sub_type_of_class is not None
 }

@@ -15,10 +15,12 @@ from xdb import (
     Client,
     ControlNotApplicableError,
     ErrorSubType,
+    ForbiddenError,
     HttpError,
     InternalServiceError,
     InvalidRequestError,
     InvalidResponseError,
+    OverloadedError,
     PayloadTooLargeError,
     ProcessAlreadyStartedError,
     ProcessClosedDuringRpcError,
@@ -52,6 +54,7 @@ def sync_client(handler: Handler, **kwargs: Any) -> Client:
     [
         (400, "INVALID_REQUEST", InvalidRequestError),
         (401, "UNAUTHORIZED", UnauthorizedError),
+        (403, "FORBIDDEN", ForbiddenError),
         (404, "PROCESS_NOT_FOUND", ProcessNotFoundError),
         (409, "PROCESS_ALREADY_STARTED", ProcessAlreadyStartedError),
         (409, "PROCESS_NOT_RUNNING", ProcessNotRunningError),
@@ -61,6 +64,7 @@ def sync_client(handler: Handler, **kwargs: Any) -> Client:
         (424, "WORKER_API_ERROR", WorkerApiError),
         (424, "APP_DATABASE_ERROR", AppDatabaseError),
         (500, "INTERNAL_ERROR", InternalServiceError),
+        (503, "OVERLOADED", OverloadedError),
     ],
 )
 def test_error_bodies_map_to_typed_errors(status: int, sub_type: str, cls: type[ApiError]) -> None:
