@@ -46,6 +46,9 @@ async function post(path, body) {
       await newToken(current ? "The token was not accepted. Enter another one." : "This XDB service requires a token.");
       continue;
     }
+    if (response.status === 403 && error.subType === "FORBIDDEN") {
+      throw new ApiError(403, "FORBIDDEN", `this token lacks the role this needs: ${error.message ?? ""}`);
+    }
     if (!response.ok) {
       throw new ApiError(response.status, error.subType ?? "", error.message ?? (text || response.statusText));
     }
@@ -53,7 +56,8 @@ async function post(path, body) {
   }
 }
 async function getText(path) {
-  const response = await fetch(path);
+  const current = token();
+  const response = await fetch(path, current ? { headers: { authorization: `Bearer ${current}` } } : {});
   return response.ok ? response.text() : void 0;
 }
 var api = {

@@ -1,6 +1,7 @@
 // Calls to the API service that serves the page (same origin). When it answers 401 the
 // user is asked for a bearer token, which is kept in sessionStorage for this tab only
-// and sent on every later call.
+// and sent on every later call. A 403 is a token without the role the call needs: asking
+// for a token again would not help, so the call fails with a message saying so.
 import type {
   AttributesResponse, ControlRequest, ControlResponse, DescribeResponse, EncodedObject, HistoryResponse,
   ListFilter, ListResponse, StatesResponse,
@@ -68,6 +69,9 @@ export async function post<T>(path: string, body: unknown): Promise<T> {
       await newToken(current ? "The token was not accepted. Enter another one." : "This XDB service requires a token.");
       continue;
     }
+    if (response.status === 403 && error.subType === "FORBIDDEN") {
+      throw new ApiError(403, "FORBIDDEN", `this token lacks the role this needs: ${error.message ?? ""}`);
+    }
     if (!response.ok) {
       throw new ApiError(response.status, error.subType ?? "", error.message ?? (text || response.statusText));
     }
@@ -75,9 +79,11 @@ export async function post<T>(path: string, body: unknown): Promise<T> {
   }
 }
 
-/** The text at `path` (GET), or undefined when it is not served. */
+/** The text at `path` (GET, with the token if any), or undefined when it is not served
+ * or the token may not read it. */
 export async function getText(path: string): Promise<string | undefined> {
-  const response = await fetch(path);
+  const current = token();
+  const response = await fetch(path, current ? { headers: { authorization: `Bearer ${current}` } } : {});
   return response.ok ? response.text() : undefined;
 }
 

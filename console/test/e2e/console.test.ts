@@ -151,6 +151,35 @@ describe("web console", () => {
     await dashboard.locator(".card", { hasText: "Timer lateness p99" }).waitFor();
   });
 
+  it("says the token lacks the role instead of asking for another one", async () => {
+    const viewer = "console-viewer-token-0123456789";
+    const guarded = await XdbServer.start(db, [
+      `security.tokens=[{name="viewer", token="${viewer}", roles=["read"]}]`,
+    ]);
+    others.push(guarded);
+    await client.startProcess(SignupProcess, "signup-dee", undefined, {
+      globalAttributePkValue: "dee",
+      initialGlobalAttributes: { form: { email: "dee@example.com" }, status: "waiting" },
+    });
+    const context = await browser.newContext();
+    try {
+      const tab = await context.newPage();
+      tab.setDefaultTimeout(SOON);
+      await tab.goto(`${guarded.url}/ui/#/execution/signup-dee`);
+      await tab.getByTestId("dialog").filter({ hasText: "requires a token" }).waitFor();
+      await tab.getByTestId("field-token").fill(viewer);
+      await tab.getByTestId("confirm").click();
+      await tab.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
+      await tab.getByTestId("action-pause").click();
+      await tab.getByTestId("confirm").click();
+      await tab.getByTestId("notice-error").filter({ hasText: "lacks the role" }).filter({ hasText: "operate" }).waitFor();
+      assert.equal(await tab.getByTestId("dialog").count(), 0, "no token prompt");
+      assert.equal((await client.describe("signup-dee")).paused ?? null, null, "nothing paused");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("asks for the token when the service requires one", async () => {
     const guarded = await XdbServer.start(db, [`security.api_tokens=${JSON.stringify([TOKEN])}`]);
     others.push(guarded);
