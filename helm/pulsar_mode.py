@@ -87,6 +87,16 @@ class PulsarRun:
             secret(secret_names["tokens"], {"api-tokens": f'["{self.token}"]'}),
             secret(secret_names["signing"], {"worker-signing-secret": secrets.token_hex(32)}),
         ]
+        # security.tokens: each token's secret from a Secret of the operator's; the
+        # client calls with one that has the client role only, as an application would.
+        role_tokens: dict[str, dict[str, str]] = {}
+        for entry in values["security"].get("tokens") or []:
+            token = secrets.token_hex(16)
+            key = entry.get("secretKey") or entry["name"]
+            role_tokens.setdefault(entry["secret"], {})[key] = token
+            if entry["roles"] == ["client"]:
+                self.token = token
+        self.secrets += [secret(name, data) for name, data in role_tokens.items()]
 
     def image(self, reference: str, home: Path) -> Image:
         """`apachepulsar/pulsar-all:<version>` as the directory `home`."""
