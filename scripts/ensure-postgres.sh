@@ -218,4 +218,5 @@ if [ "${#RESTART_FOR[@]}" -gt 0 ]; then
     fi
 fi
 
+command -v faketime >/dev/null 2>&1 || { require_root "installing faketime (the clock-skew tests run services under it)"; apt-get install -y faketime >/dev/null; }
 log "ready: postgres://postgres@$HOST:$PORT/postgres (max_connections=$connections)"

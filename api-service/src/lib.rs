@@ -104,7 +104,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
     Ok(AppState {
         contract: Arc::new(Contract::new(&config.limits, config.api.max_wait_seconds)?),
         async_peers,
-        metrics: Arc::new(ApiMetrics::new()),
+        metrics: Arc::new(ApiMetrics::new().with_database_clock(store.database_clock().clone())),
         registry: store.clone(),
         store,
         closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),

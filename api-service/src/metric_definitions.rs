@@ -2,7 +2,7 @@
 //! Each service instance has its own registry, served on its `/metrics`.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
 
 /// Request latency buckets, in seconds; long polls (wait for completion) reach minutes.
@@ -20,6 +20,10 @@ pub struct ApiMetrics {
     /// `xdb_api_requests_refused_total{reason}`: 503 `OVERLOADED` answers (see
     /// `admission::reason`).
     pub(crate) refused: IntCounterVec,
+    /// `xdb_clock_offset_seconds`: how far this machine's clock is ahead of the
+    /// database's, as the store last measured it (set from `clock` at each scrape).
+    clock_offset_seconds: Gauge,
+    clock: std::sync::OnceLock<xdb_persistence::DatabaseClock>,
 }
 
 impl ApiMetrics {
@@ -55,6 +59,15 @@ impl ApiMetrics {
         registry
             .register(Box::new(refused.clone()))
             .expect("metric names are unique");
+        let clock_offset_seconds = Gauge::new(
+            "xdb_clock_offset_seconds",
+            "How far this instance's clock is ahead of the database's (negative: behind), \
+             as last measured. XDB goes by the database's clock; beyond a second, fix NTP.",
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(clock_offset_seconds.clone()))
+            .expect("metric names are unique");
         registry
             .register(Box::new(requests.clone()))
             .expect("metric names are unique");
@@ -66,11 +79,22 @@ impl ApiMetrics {
             requests,
             request_seconds,
             refused,
+            clock_offset_seconds,
+            clock: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Reports `clock`'s offset as `xdb_clock_offset_seconds`.
+    pub fn with_database_clock(self, clock: xdb_persistence::DatabaseClock) -> Self {
+        let _ = self.clock.set(clock);
+        self
     }
 
     /// The Prometheus text exposition of every metric.
     pub(crate) fn encode(&self) -> String {
+        if let Some(clock) = self.clock.get() {
+            self.clock_offset_seconds.set(clock.offset_seconds());
+        }
         let mut text = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut text)

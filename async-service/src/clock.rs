@@ -7,22 +7,24 @@
 //! paused time (`test-util`) already controls in tests; a second, home-made timer would
 //! only duplicate it. The decisions themselves ([`crate::scheduling`]) take readings as
 //! arguments and need no clock at all.
+//!
+//! In production it is the database's clock ([`xdb_persistence::DatabaseClock`]: this
+//! machine's, less the offset the store measured), so that an instance whose clock runs
+//! ahead of the database's never runs a task it holds before the database says it is
+//! due, and `deliverAt` means the same to every instance.
 
 use chrono::{DateTime, Utc};
 
 /// A source of the current wall-clock time.
 pub(crate) trait Clock: Send + Sync + 'static {
-    /// The current time by this instance's clock.
+    /// The current time by this clock.
     fn now(&self) -> DateTime<Utc>;
 }
 
-/// The machine's clock: what production runs on.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SystemClock;
-
-impl Clock for SystemClock {
+/// The database's clock, as the store reads it: what production runs on.
+impl Clock for xdb_persistence::DatabaseClock {
     fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        xdb_persistence::DatabaseClock::now(self)
     }
 }
 
@@ -71,9 +73,11 @@ mod tests {
     }
 
     #[test]
-    fn the_system_clock_is_the_machines() {
+    fn the_database_clock_is_the_machines_less_its_offset() {
+        let ahead = chrono::Duration::seconds(5);
+        let clock = xdb_persistence::DatabaseClock::with_offset(ahead);
         let before = Utc::now();
-        let read = SystemClock.now();
-        assert!(before <= read && read <= Utc::now());
+        let read = Clock::now(&clock);
+        assert!(before - ahead <= read && read <= Utc::now() - ahead);
     }
 }

@@ -86,7 +86,10 @@ impl AsyncService {
             .instance_id
             .clone()
             .unwrap_or_else(default_instance_id);
-        let metrics = Arc::new(metric_definitions::AsyncMetrics::new());
+        let metrics = Arc::new(
+            metric_definitions::AsyncMetrics::new()
+                .with_database_clock(store.database_clock().clone()),
+        );
         let context = Arc::new(handlers::HandlerContext {
             metrics: metrics.clone(),
             store: store.clone(),
@@ -112,7 +115,7 @@ impl AsyncService {
                 max_in_flight: config.async_service.max_in_flight,
                 lease: config.lease(),
                 poll_interval: config.poll_interval(),
-                clock: Arc::new(clock::SystemClock),
+                clock: Arc::new(store.database_clock().clone()),
                 park_after_refusals: config.async_service.park_after_refusals,
             }),
             QueueMode::Pulsar => TaskSource::Pulsar(Box::new(
@@ -125,7 +128,7 @@ impl AsyncService {
                     config.lease(),
                     config.async_service.max_in_flight,
                     consumer_health.clone(),
-                    Arc::new(clock::SystemClock),
+                    Arc::new(store.database_clock().clone()),
                 )
                 .await?,
             )),

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
-    Registry, TextEncoder,
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    Opts, Registry, TextEncoder,
 };
 use xdb_engine::{Task, TaskType};
 use xdb_persistence::OperatorGauges;
@@ -60,6 +60,10 @@ pub(crate) struct AsyncMetrics {
     /// `xdb_async_states_past_attempts`: state calls at or past
     /// `async.attempts_alert_threshold` attempts, sampled at each scrape.
     pub states_past_attempts: IntGauge,
+    /// `xdb_clock_offset_seconds`: how far this machine's clock is ahead of the
+    /// database's, as the store last measured it (set from `clock` at each scrape).
+    clock_offset_seconds: Gauge,
+    clock: std::sync::OnceLock<xdb_persistence::DatabaseClock>,
 }
 
 impl AsyncMetrics {
@@ -150,8 +154,14 @@ impl AsyncMetrics {
                  or later: states that keep failing (sampled at scrape, capped).",
             )
             .expect("valid metric"),
+            clock_offset_seconds: clock_offset_gauge(),
+            clock: std::sync::OnceLock::new(),
             registry,
         };
+        metrics
+            .registry
+            .register(Box::new(metrics.clock_offset_seconds.clone()))
+            .expect("metric names are unique");
         let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.tasks_completed.clone()),
@@ -195,14 +205,33 @@ impl AsyncMetrics {
         self.states_past_attempts.set(gauges.states_past_attempts);
     }
 
+    /// Reports `clock`'s offset as `xdb_clock_offset_seconds`.
+    pub(crate) fn with_database_clock(self, clock: xdb_persistence::DatabaseClock) -> Self {
+        let _ = self.clock.set(clock);
+        self
+    }
+
     /// The Prometheus text exposition of every metric.
     pub(crate) fn encode(&self) -> String {
+        if let Some(clock) = self.clock.get() {
+            self.clock_offset_seconds.set(clock.offset_seconds());
+        }
         let mut text = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut text)
             .expect("encoding into memory cannot fail");
         String::from_utf8(text).expect("the text format is UTF-8")
     }
+}
+
+/// `xdb_clock_offset_seconds`, the same in both services.
+fn clock_offset_gauge() -> Gauge {
+    Gauge::new(
+        "xdb_clock_offset_seconds",
+        "How far this instance's clock is ahead of the database's (negative: behind), as \
+         last measured. XDB goes by the database's clock; beyond a second, fix NTP.",
+    )
+    .expect("valid metric")
 }
 
 /// Seconds from `due` to `claimed`; 0 for a task claimed on time (the database clock may

@@ -97,8 +97,9 @@ impl ClaimSchedule {
     /// whatever this instance's clock says; the hold never lasts longer. A clock behind
     /// the database's therefore neither fires a timer early nor holds it (and its lease)
     /// for as long as the clocks disagree. A clock ahead of the database's still shortens
-    /// the hold by its lead (up to the read-ahead): only the database's own reading at the
-    /// claim, which the claim does not return, could be compared with `fire_at` instead.
+    /// the hold by its lead (up to the read-ahead). Hence the reading the database queue
+    /// passes is the database's clock as this instance measured it (see [`crate::clock`]),
+    /// not the machine's own: a machine's skew affects neither.
     pub(crate) fn on_claimed(&self, fire_at: DateTime<Utc>, now: DateTime<Utc>) -> Claimed {
         match (fire_at - now).to_std() {
             Ok(wait) if !wait.is_zero() => Claimed::HoldFor(wait.min(self.read_ahead)),

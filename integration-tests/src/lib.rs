@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod processes;
 pub mod pulsar;
 pub mod rows;
+pub mod skewed;
 pub mod sql;
 pub mod worker_faults;
 pub mod tcp_proxy;

@@ -12,6 +12,7 @@ mod claimed_call;
 mod columns;
 mod continuation;
 mod controls;
+mod db_clock;
 mod error;
 mod fired_timer;
 #[cfg(test)]
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+pub use db_clock::DatabaseClock;
 pub use error::StoreError;
 pub use notifications::{Listen, Notification, Notifications};
 pub use store::*;

@@ -100,8 +100,21 @@ pub trait RpcWorker: Send + Sync {
 
 /// Every storage operation, for a caller that uses them all (the services' wiring and
 /// the contract tests); each user depends on the part it needs.
-pub trait ProcessStore: ProcessApi + TaskSource + Transitions + InstanceRegistry {}
-impl<S: ProcessApi + TaskSource + Transitions + InstanceRegistry + ?Sized> ProcessStore for S {}
+pub trait ProcessStore:
+    ProcessApi + TaskSource + Transitions + InstanceRegistry + DatabaseTime
+{
+}
+impl<S: ProcessApi + TaskSource + Transitions + InstanceRegistry + DatabaseTime + ?Sized>
+    ProcessStore for S
+{
+}
+
+/// The database's clock as this instance reads it: every due time is written by it, as
+/// the claims compare due times with the database's own `now()` (see
+/// [`crate::DatabaseClock`]).
+pub trait DatabaseTime: Send + Sync + 'static {
+    fn database_clock(&self) -> &crate::DatabaseClock;
+}
 
 /// The process API: what clients ask of processes (the API service).
 #[async_trait]

@@ -344,7 +344,7 @@ pub enum Lane {
 
 /// A database dialect: where its transactions come from, and the faster forms it has of
 /// generic operations.
-pub trait Dialect: Send + Sync + 'static {
+pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
     type Tx: Transaction;
     type Session: Session;
 

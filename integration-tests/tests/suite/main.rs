@@ -84,6 +84,7 @@ macro_rules! pulsar_mode_too {
 
 mod bad_input;
 mod cli;
+mod clock_skew;
 mod common;
 mod console;
 mod contract;

@@ -27,6 +27,8 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transaction, TxOpts};
 
+use crate::db_clock::{ClockSource, DatabaseClock, Sample};
+use crate::tables::Answer;
 use crate::StoreError;
 
 /// Session settings of every pooled connection.
@@ -78,6 +80,7 @@ pub struct MySqlStore {
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
     /// See [`MySqlStore::connect_with_pool_wait`].
     pool_wait: Option<Duration>,
+    clock: DatabaseClock,
 }
 
 impl MySqlStore {
@@ -104,7 +107,7 @@ impl MySqlStore {
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         let pool = build_pool(&opts, pool_size.max(1));
         // Connections are opened on first use: a store that never fires a timer (the
-        // API service's) never opens these.
+        // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&opts, timekeeping_connections(pool_size));
         // Fail at start-up, not on the first request.
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
@@ -117,6 +120,7 @@ impl MySqlStore {
         let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
         let mariadb = version.is_some_and(|v| v.to_ascii_lowercase().contains("mariadb"));
         drop(conn);
+        let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
             pool,
             timekeeping,
@@ -126,6 +130,7 @@ impl MySqlStore {
             continuation_lease: None,
             expired_lease_look: Arc::default(),
             pool_wait,
+            clock,
         })
     }
 
@@ -188,6 +193,38 @@ impl MySqlStore {
             .timekeeping
             .start_transaction(TxOpts::default())
             .await?)
+    }
+}
+
+impl crate::DatabaseTime for MySqlStore {
+    fn database_clock(&self) -> &DatabaseClock {
+        &self.clock
+    }
+}
+
+/// The database clock, read on a timekeeping connection (see [`crate::db_clock`]).
+struct TimekeepingClock(Pool);
+
+impl ClockSource for TimekeepingClock {
+    fn samples(&self, count: usize) -> impl Answer<Vec<Sample>> {
+        async move {
+            let mut conn = self.0.get_conn().await?;
+            let mut samples = Vec::with_capacity(count);
+            for _ in 0..count {
+                // A text query: one round trip, where a prepared one would prepare first.
+                let read = async {
+                    conn.query_first::<i64, _>(
+                        "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6))",
+                    )
+                    .await?
+                    .ok_or_else(|| {
+                        StoreError::Database("the database clock read as nothing".into())
+                    })
+                };
+                samples.push(Sample::take(read).await?);
+            }
+            Ok(samples)
+        }
     }
 }
 

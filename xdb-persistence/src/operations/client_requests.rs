@@ -1,6 +1,5 @@
 //! Client requests that change a running execution: stop, and publishing to its queues.
 
-use chrono::Utc;
 use serde_json::json;
 use xdb_engine::decide::{self, DecideError};
 use xdb_engine::{events, HistoryEntry, TransitionPlan};
@@ -19,7 +18,7 @@ pub(crate) async fn stop_process<D: Dialect>(
 ) -> Result<(), StoreError> {
     let mut tx = store.begin(Lane::Main).await?;
     let process = tx.lock_execution_of(&request.process_id, None).await?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
     tx.apply_plan(
         &process,
@@ -45,7 +44,7 @@ pub(crate) async fn publish_to_local_queue<D: Dialect>(
     if process.status.is_closed() {
         return Err(DecideError::NotRunning.into());
     }
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let mut plan = TransitionPlan::default();
     let inserted =
         publish_and_deliver(&mut tx, process.id, &request.messages, now, &mut plan).await?;

@@ -61,7 +61,7 @@ pub(crate) async fn control<D: Dialect>(
     if process.status.is_closed() {
         return Err(DecideError::NotRunning.into());
     }
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let tasks = tx.tasks_of(process.id, true).await?;
     let not_applicable = StoreError::NotApplicable;
     let state_execution_ids = match control {
@@ -225,7 +225,7 @@ pub(crate) async fn set_aside<D: Dialect>(
         tx.commit().await?;
         return Ok(true);
     }
-    let now = Utc::now();
+    let now = store.database_clock().now();
     match why {
         SetAside::Paused => {
             if process.paused.is_none() {

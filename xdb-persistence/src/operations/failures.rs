@@ -1,6 +1,5 @@
 //! A worker call failed: schedule the retry, or apply the state's failure recovery.
 
-use chrono::Utc;
 use xdb_engine::decide::{self, FailureOutcome, StateApi};
 use xdb_engine::{Task, TransitionPlan};
 
@@ -25,7 +24,7 @@ pub(crate) async fn state_api_failed<D: Dialect>(
         .await?
         .filter(|s| s.version == call.state.version)
         .ok_or_else(|| StoreError::Stale(format!("state {} changed meanwhile", call.state.id)))?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let first_attempt_at = task.first_attempt_at.unwrap_or(now);
     let attempt = task.attempt.max(1) as u32;
     let outcome = match retry {

@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use xdb_engine::decide;
 use xdb_protocol::{
     Context, LoadedAttributes, ProcessExecutionRpcRequest, ProcessExecutionRpcResponse,
@@ -62,7 +61,7 @@ pub(crate) async fn rpc<D: Dialect>(
             .await?;
     }
 
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let worker_request = ProcessRpcWorkerRequest {
         context: Context {
             process_id: process.process_id.clone(),
@@ -104,7 +103,7 @@ pub(crate) async fn rpc<D: Dialect>(
             request.rpc_name
         )));
     }
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
         let published = &response.publish_to_local_queue;

@@ -2,7 +2,6 @@
 //! upserts the global-attribute row, in one transaction (or the dialect's one
 //! statement, for a first execution that writes no business row).
 
-use chrono::Utc;
 use uuid::Uuid;
 use xdb_engine::decide::{self, PreviousExecution};
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopType, ProcessStatus};
@@ -18,7 +17,7 @@ pub(crate) async fn start_process<D: Dialect>(
 ) -> Result<Uuid, StoreError> {
     // Refuse bad input before touching a row (a too-long id would fail in SQL as a 500).
     decide::validate_start_request(request)?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let new_id = Uuid::now_v7();
     if let Some(started) = store.start_first_execution(request, new_id, now).await? {
         return Ok(started);

@@ -68,7 +68,7 @@ pub(crate) async fn fired_timer_call<D: Dialect>(
     let Some((process, Some(state))) = read else {
         return Ok(None);
     };
-    let Some(mut fired) = fired_timer(task, process, state, Utc::now()) else {
+    let Some(mut fired) = fired_timer(task, process, state, store.database_clock().now()) else {
         return Ok(None);
     };
     if loads_attributes(&fired.call.process, &fired.call.state) {

@@ -36,7 +36,7 @@ pub(crate) async fn complete_wait_until<D: Dialect>(
         && response.publish_to_local_queue.is_empty()
         && response.command_request.local_queue_commands.is_empty()
     {
-        let now = Utc::now();
+        let now = store.database_clock().now();
         if let Ok(plan) =
             decide::complete_wait_until(&call.process, &call.state, response, &[], &[], now)
         {
@@ -50,7 +50,7 @@ pub(crate) async fn complete_wait_until<D: Dialect>(
     }
     let (mut tx, process, state) =
         begin_transition(store, task, owner, call, &response.writes.global_attributes).await?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let published = !response.publish_to_local_queue.is_empty();
     if published {
         tx.insert_messages(
@@ -134,7 +134,7 @@ async fn complete_decided_execute<D: Dialect>(
         && response.writes.global_attributes.is_empty()
         && response.publish_to_local_queue.is_empty()
     {
-        let now = Utc::now();
+        let now = store.database_clock().now();
         if let Ok(plan) = decide(&call.process, &call.state, now) {
             let done = store
                 .transition_as_read(lane, task, owner, call, &plan, now)
@@ -146,7 +146,7 @@ async fn complete_decided_execute<D: Dialect>(
     }
     let (mut tx, process, state) =
         begin_transition(store, task, owner, call, &response.writes.global_attributes).await?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let mut plan = decide(&process, &state, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
         let published = &response.publish_to_local_queue;
@@ -175,7 +175,7 @@ pub(crate) async fn fire_timer<D: Dialect>(
             if super::held_back(&process) {
                 return set_aside_paused(store, task, owner).await;
             }
-            let now = Utc::now();
+            let now = store.database_clock().now();
             let plan = decide::fire_timer(&process, &state, index, now);
             let call = StateCall {
                 process,
@@ -208,7 +208,7 @@ pub(crate) async fn fire_timer<D: Dialect>(
         tx.commit().await?;
         return Ok(Applied::default());
     };
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let plan = decide::fire_timer(&process, &state, index, now);
     finish_transition(store, tx, owner, &process, &plan, &state, now).await
 }
@@ -226,7 +226,7 @@ pub(crate) async fn timeout_process<D: Dialect>(
         return set_aside_paused(store, task, owner).await;
     }
     tx.take_task(task, owner).await?;
-    let now = Utc::now();
+    let now = store.database_clock().now();
     let plan = decide::timeout_process(&process, now);
     let (applied, _) = tx
         .apply_plan(

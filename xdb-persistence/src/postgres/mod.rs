@@ -27,6 +27,8 @@ use tokio_postgres::NoTls;
 
 pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 
+use crate::db_clock::{ClockSource, DatabaseClock, Sample};
+use crate::tables::Answer;
 use crate::StoreError;
 
 /// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
@@ -102,6 +104,7 @@ pub struct PostgresStore {
     timekeeping_batches: statement_batches::StatementBatches,
     expired_lease_look: std::sync::Arc<crate::task_claim::ExpiredLeaseLook>,
     one_statement_transitions: bool,
+    clock: DatabaseClock,
 }
 
 impl PostgresStore {
@@ -123,10 +126,11 @@ impl PostgresStore {
         limit_dead_sessions(&mut config);
         let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
-        // API service's) never opens these.
+        // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&config, timekeeping_connections(pool_size), None)?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
+        let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
             batches: statement_batches::StatementBatches::start(pool.clone()),
             timekeeping_batches: statement_batches::StatementBatches::start(timekeeping.clone()),
@@ -136,6 +140,7 @@ impl PostgresStore {
             continuation_lease: None,
             expired_lease_look: Default::default(),
             one_statement_transitions: true,
+            clock,
         })
     }
 
@@ -196,6 +201,43 @@ impl PostgresStore {
     pub fn listen(&self, what: crate::Listen) -> crate::Notifications {
         notifications::spawn(self.config.clone(), what)
     }
+}
+
+impl crate::DatabaseTime for PostgresStore {
+    fn database_clock(&self) -> &DatabaseClock {
+        &self.clock
+    }
+}
+
+/// The database clock, read on a timekeeping connection (see [`crate::db_clock`]).
+struct TimekeepingClock(Pool);
+
+impl ClockSource for TimekeepingClock {
+    fn samples(&self, count: usize) -> impl Answer<Vec<Sample>> {
+        async move {
+            let client = self.0.get().await?;
+            let mut samples = Vec::with_capacity(count);
+            for _ in 0..count {
+                samples.push(Sample::take(read_clock(&client)).await?);
+            }
+            Ok(samples)
+        }
+    }
+}
+
+/// The database's clock in microseconds since the epoch. A simple query: one round
+/// trip, where an extended one would prepare first. `clock_timestamp()`, not `now()`:
+/// the time of the reading, whatever a transaction began with.
+async fn read_clock(client: &tokio_postgres::Client) -> Result<i64, StoreError> {
+    const READ: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8";
+    let rows = client.simple_query(READ).await?;
+    rows.iter()
+        .find_map(|message| match message {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0),
+            _ => None,
+        })
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| StoreError::Database("the database clock read as no number".into()))
 }
 
 fn build_pool(
