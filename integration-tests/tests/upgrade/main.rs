@@ -116,13 +116,7 @@ async fn rolling_upgrade(database: Database) {
     }
     for (process_id, exec) in &executions {
         if *process_id != "retry" {
-            let exec = exec.clone();
-            let sql = &sql;
-            eventually(&format!("{process_id} to wait"), SOON, || {
-                let exec = exec.clone();
-                async move { state_status(sql, &exec).await.as_deref() == Some("WAITING_COMMANDS") }
-            })
-            .await;
+            wait_for_state(&sql, process_id, exec, "WAITING_COMMANDS").await;
         }
     }
     eventually("the retry state to fail twice", SOON, || async {
@@ -334,6 +328,16 @@ async fn history(sql: &SqlClient, exec: &str) -> Vec<String> {
     .iter()
     .map(|row| row.text(0))
     .collect()
+}
+
+/// Waits until the first `Await` state of `exec` has `status`.
+async fn wait_for_state(sql: &SqlClient, process_id: &str, exec: &str, status: &str) {
+    eventually(
+        &format!("{process_id} to be {status}"),
+        SOON,
+        || async move { state_status(sql, exec).await.as_deref() == Some(status) },
+    )
+    .await;
 }
 
 /// Status of the execution's first `Await` state.
