@@ -310,6 +310,25 @@ pub trait TaskSource: Send + Sync + 'static {
     ) -> Result<u64, StoreError>;
     /// Gives back every lease `owner` holds, for a clean shutdown.
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
+    /// Gives back the leases of every async instance other than `me` whose registration
+    /// (see [`InstanceRegistry`]) was last heartbeated more than `timeout` ago by the
+    /// database clock, and removes those registrations once they hold no lease. An owner
+    /// with no registration keeps its leases: only a registered instance that went
+    /// silent counts as dead. Tasks locked at that moment are left for the next call.
+    async fn release_dead_leases(
+        &self,
+        me: &str,
+        timeout: Duration,
+    ) -> Result<ReleasedLeases, StoreError>;
+}
+
+/// What [`TaskSource::release_dead_leases`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReleasedLeases {
+    /// The tasks given back: id and execution.
+    pub tasks: Vec<(i64, Uuid)>,
+    /// The dead instances whose registration was removed.
+    pub removed: Vec<String>,
 }
 
 /// State transitions: what the async service's handlers read before a worker call and

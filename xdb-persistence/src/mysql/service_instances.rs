@@ -12,7 +12,9 @@ use crate::{ServiceInstance, ServiceKind, StoreError};
 #[async_trait]
 impl crate::InstanceRegistry for MySqlStore {
     async fn heartbeat_instance(&self, instance: &ServiceInstance) -> Result<(), StoreError> {
-        let mut conn = self.pool().get_conn().await?;
+        // The timekeeping lane: a backlog of transitions must not hold a heartbeat back,
+        // or a busy instance would look dead to its peers (see `release_dead_leases`).
+        let mut conn = self.timekeeping_pool().get_conn().await?;
         conn.exec_drop(
             "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
              VALUES (?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE \

@@ -11,7 +11,7 @@ use xdb_engine::Task;
 
 use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
 use super::MySqlStore;
-use crate::{OperatorGauges, StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
 
 /// No LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll (and are woken by
 /// the services' own notifications).
@@ -165,7 +165,81 @@ impl TaskSource for MySqlStore {
         )
         .await
     }
+
+    async fn release_dead_leases(
+        &self,
+        me: &str,
+        timeout: Duration,
+    ) -> Result<ReleasedLeases, StoreError> {
+        // The timekeeping lane: a backlog of transitions must not delay a takeover.
+        let mut tx = self.begin_timekeeping().await?;
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
+        let dead: Vec<String> = tx
+            .exec(
+                format!("SELECT instance_id FROM xdb_sys_service_instances WHERE {SILENT}"),
+                (me, micros),
+            )
+            .await?;
+        if dead.is_empty() {
+            tx.commit().await?;
+            return Ok(ReleasedLeases::default());
+        }
+        // Through the (lease_owner, fire_at) index; SKIP LOCKED: a locked task is being
+        // completed (its instance was slow, not dead) or claimed, and one skipped now is
+        // freed by the next call.
+        let mut params: Vec<Value> = dead.iter().map(|id| Value::from(id.as_str())).collect();
+        let owners = in_list(&mut params, dead.len());
+        let tasks: Vec<(i64, String)> = tx
+            .exec(
+                format!(
+                    "SELECT id, process_execution_id FROM xdb_sys_tasks \
+                     WHERE lease_owner IN ({owners}) FOR UPDATE SKIP LOCKED"
+                ),
+                params,
+            )
+            .await?;
+        if !tasks.is_empty() {
+            let mut ids: Vec<Value> = tasks.iter().map(|(id, _)| Value::from(*id)).collect();
+            let placeholders = in_list(&mut ids, tasks.len());
+            tx.exec_drop(
+                format!(
+                    "UPDATE xdb_sys_tasks SET lease_owner = NULL, lease_expires_at = NULL \
+                     WHERE id IN ({placeholders})"
+                ),
+                ids,
+            )
+            .await?;
+        }
+        // A dead instance's registration goes once it holds no lease, so a task skipped
+        // above is never left behind an instance nobody looks at any more. The heartbeat
+        // is checked again, as one may have landed meanwhile.
+        let mut removed = Vec::new();
+        for instance in dead {
+            tx.exec_drop(
+                format!(
+                    "DELETE FROM xdb_sys_service_instances WHERE instance_id = ? AND {SILENT} \
+                     AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks WHERE lease_owner = ?)"
+                ),
+                (&instance, me, micros, &instance),
+            )
+            .await?;
+            if tx.affected_rows() > 0 {
+                removed.push(instance);
+            }
+        }
+        tx.commit().await?;
+        let tasks = tasks
+            .into_iter()
+            .map(|(id, execution)| Ok((id, crate::parse_execution_id(&execution)?)))
+            .collect::<Result<_, StoreError>>()?;
+        Ok(ReleasedLeases { tasks, removed })
+    }
 }
+
+/// Registered async instances other than `?` silent for more than `?` microseconds, by
+/// the database clock.
+const SILENT: &str = "service = 'ASYNC' AND instance_id <> ? \
+    AND heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND";
 
 /// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
 async fn claim_due_by(

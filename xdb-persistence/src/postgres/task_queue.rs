@@ -8,13 +8,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 
+use super::notifications::CHANNEL_TASKS;
 use super::rows::{
     optional_state_at, process_at, qualified, task_at, task_from_row, PROCESS_COLUMNS,
     PROCESS_COLUMN_COUNT, STATE_COLUMNS, TASK_COLUMNS, TASK_COLUMN_COUNT,
 };
 use super::PostgresStore;
 use crate::claimed_call::ready_call;
-use crate::{OperatorGauges, StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
 
 #[async_trait]
 impl TaskSource for PostgresStore {
@@ -174,7 +175,63 @@ impl TaskSource for PostgresStore {
         .await?;
         Ok(client.execute(&statement, &[&owner]).await?)
     }
+
+    async fn release_dead_leases(
+        &self,
+        me: &str,
+        timeout: Duration,
+    ) -> Result<ReleasedLeases, StoreError> {
+        // The timekeeping lane: a backlog of transitions must not delay a takeover.
+        let client = self.timekeeping_pool().get().await?;
+        let statement = client.prepare_cached(RELEASE_DEAD).await?;
+        let rows = client
+            .query(&statement, &[&me, &timeout.as_secs_f64()])
+            .await?;
+        let mut released = ReleasedLeases::default();
+        for row in &rows {
+            match row.get::<_, Option<String>>(2) {
+                Some(instance) => released.removed.push(instance),
+                None => released.tasks.push((row.get(0), row.get(1))),
+            }
+        }
+        if !released.tasks.is_empty() {
+            // Every instance claims what was freed at once, not at its next poll.
+            let notify = client.prepare_cached("SELECT pg_notify($1, '')").await?;
+            client.execute(&notify, &[&CHANNEL_TASKS]).await?;
+        }
+        Ok(released)
+    }
 }
+
+// Leases of async instances whose heartbeat is older than $2 seconds (by the database
+// clock) go back to the queue, through the partial index of leased tasks; SKIP LOCKED:
+// a locked task is being completed (its instance was slow, not dead) or claimed, and a
+// task skipped now is freed by the next call. A dead instance's registration goes once
+// it holds no lease (as of this statement's snapshot: the round after its last release),
+// so a skipped task is never left behind an instance nobody looks at any more. The
+// deletion checks the heartbeat again, as a heartbeat may land meanwhile. The registry
+// is read in key order so that its primary key serves the scan: the store's sessions
+// disable sequential scans, and the cost of a disabled one set off JIT compilation,
+// which took over a second per call.
+const RELEASE_DEAD: &str = "\
+    WITH dead AS ( \
+      SELECT instance_id FROM xdb_sys_service_instances \
+      WHERE service = 'ASYNC' AND instance_id <> $1 \
+        AND heartbeat_at < clock_timestamp() - make_interval(secs => $2) \
+      ORDER BY instance_id), \
+    freed AS ( \
+      UPDATE xdb_sys_tasks t SET lease_owner = NULL, lease_expires_at = NULL \
+      WHERE t.id IN (SELECT id FROM xdb_sys_tasks \
+                     WHERE lease_owner IN (SELECT instance_id FROM dead) FOR UPDATE SKIP LOCKED) \
+      RETURNING t.id, t.process_execution_id), \
+    removed AS ( \
+      DELETE FROM xdb_sys_service_instances s \
+      WHERE s.instance_id IN (SELECT instance_id FROM dead) \
+        AND s.heartbeat_at < clock_timestamp() - make_interval(secs => $2) \
+        AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks t WHERE t.lease_owner = s.instance_id) \
+      RETURNING s.instance_id) \
+    SELECT id, process_execution_id, NULL::text FROM freed \
+    UNION ALL SELECT NULL, NULL, instance_id FROM removed";
 
 /// Claimed tasks in running order, each with its process and state rows (when there).
 async fn claim_with_rows(
