@@ -57,6 +57,13 @@ impl AsyncServiceConfig {
         Duration::from_secs_f64(self.async_service.lease_seconds.max(1.0))
     }
 
+    /// How long an instance may go without a heartbeat before its leases are released;
+    /// `None`: never, they run out.
+    pub fn liveness_timeout(&self) -> Option<Duration> {
+        let ms = self.async_service.liveness_timeout_ms;
+        (ms > 0).then(|| Duration::from_millis(ms.max(100)))
+    }
+
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs_f64(self.async_service.shutdown_grace_seconds.clamp(0.0, 3600.0))
     }
@@ -73,6 +80,10 @@ impl AsyncServiceConfig {
         anyhow::ensure!(
             a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
             "lease seconds must be at least 1"
+        );
+        anyhow::ensure!(
+            a.liveness_timeout_ms == 0 || (100..=600_000).contains(&a.liveness_timeout_ms),
+            "liveness timeout must be 0 (off) or between 100 and 600000 ms"
         );
         Ok(())
     }

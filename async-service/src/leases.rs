@@ -88,7 +88,7 @@ pub(crate) async fn renew_until_shutdown(
 mod tests {
     use async_trait::async_trait;
     use xdb_engine::Task;
-    use xdb_persistence::{OperatorGauges, StateCall, StoreError, TaskClaim};
+    use xdb_persistence::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim};
 
     use super::*;
 
@@ -139,6 +139,13 @@ mod tests {
             unreachable!("lease renewal reads no due times")
         }
         async fn release_leases(&self, _: &str) -> Result<u64, StoreError> {
+            unreachable!("lease renewal releases nothing")
+        }
+        async fn release_dead_leases(
+            &self,
+            _: &str,
+            _: Duration,
+        ) -> Result<ReleasedLeases, StoreError> {
             unreachable!("lease renewal releases nothing")
         }
     }

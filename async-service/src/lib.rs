@@ -13,6 +13,7 @@ mod handlers;
 mod health;
 mod http;
 mod leases;
+mod liveness;
 mod metric_definitions;
 mod pulsar_source;
 mod scheduling;
@@ -22,9 +23,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use xdb_cluster::{PeerNotifier, Registration};
+use xdb_cluster::PeerNotifier;
 use xdb_config::QueueMode;
-use xdb_persistence::{Notifications, ProcessStore, ServiceInstance, ServiceKind};
+use xdb_persistence::{Notification, Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
 pub use cli::AsyncServiceArgs;
 pub use config::AsyncServiceConfig;
@@ -36,7 +37,8 @@ pub use pulsar_source::TaskTimer;
 pub struct AsyncService {
     owner: String,
     address: std::net::SocketAddr,
-    registration: Option<Registration>,
+    /// The heartbeat, and the takeover of dead instances' work.
+    liveness: liveness::Liveness,
     store: Arc<dyn ProcessStore>,
     /// Turned true first: stop claiming (and report not ready).
     stop_claiming: watch::Sender<bool>,
@@ -137,21 +139,27 @@ impl AsyncService {
             TaskSource::Database(_) => Arc::new(health::AlwaysHealthy),
             TaskSource::Pulsar(_) => consumer_health,
         };
-        let registration = if api_peers.is_enabled() {
-            let instance = ServiceInstance {
-                instance_id: owner.clone(),
-                service: ServiceKind::Async,
-                notify_url: config
-                    .async_service
-                    .advertise_url
-                    .clone()
-                    .unwrap_or_else(|| format!("http://{address}")),
-            };
-            let registry: Arc<dyn xdb_persistence::InstanceRegistry> = store.clone();
-            Some(Registration::start(registry, instance).await)
-        } else {
-            None
+        // Every instance registers: its heartbeat is how its peers know it is alive (and,
+        // on MySQL, where API instances wake it).
+        let instance = ServiceInstance {
+            instance_id: owner.clone(),
+            service: ServiceKind::Async,
+            notify_url: config
+                .async_service
+                .advertise_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{address}")),
         };
+        let wake = notifications.clone();
+        let liveness = liveness::Liveness::start(
+            store.clone(),
+            instance,
+            config.liveness_timeout(),
+            // Freed work is claimed at once here (and, on PostgreSQL, by every instance
+            // through the NOTIFY the release sent).
+            Box::new(move |_| wake.publish(Notification::Tasks)),
+        )
+        .await;
         let http_state = http::HttpState {
             store: store.clone(),
             notifications,
@@ -193,7 +201,7 @@ impl AsyncService {
         Ok(Self {
             owner,
             address,
-            registration,
+            liveness,
             store,
             stop_claiming,
             queue,
@@ -236,9 +244,7 @@ impl AsyncService {
         for task in self.background {
             let _ = task.await;
         }
-        if let Some(registration) = self.registration {
-            registration.stop().await;
-        }
+        self.liveness.stop().await;
         // A release skips a task that is locked at that moment (another instance
         // checking whether it can claim it, or one of the abandoned transactions still
         // rolling back), so it looks again shortly for what it skipped.

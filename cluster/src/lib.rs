@@ -4,7 +4,9 @@
 //! each instance registers the URL of its internal API in `xdb_sys_service_instances`
 //! and heartbeats; the API service tells async-service instances about new tasks and the
 //! async service tells API-service instances about closed executions. Every consumer
-//! still polls, so a lost notification only costs latency.
+//! still polls, so a lost notification only costs latency. (Async instances register
+//! on every database, more often: their heartbeats are also how peers tell that one
+//! died and take its work over; see the async service's `liveness`.)
 
 mod peer_notifier;
 mod registration;

@@ -250,6 +250,10 @@ pub struct AsyncSettings {
     pub max_in_flight: usize,
     /// How long a claimed task stays ours without renewal.
     pub lease_seconds: f64,
+    /// An async instance whose heartbeat is older than this (by the database clock) is
+    /// taken for dead: its leases are released at once instead of running out. Each
+    /// instance heartbeats every quarter of it. 0: off (only leases running out).
+    pub liveness_timeout_ms: u64,
     /// Fallback poll interval, in milliseconds.
     pub poll_interval_ms: u64,
     /// Timeout of a worker call when the state sets none, in seconds.
@@ -277,6 +281,7 @@ impl Default for AsyncSettings {
             pool_size: 16,
             max_in_flight: 256,
             lease_seconds: 30.0,
+            liveness_timeout_ms: 1000,
             poll_interval_ms: 1000,
             default_api_timeout_seconds: 10,
             max_worker_response_bytes: 4 * 1024 * 1024,

@@ -171,6 +171,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             "async.lease_seconds must be at least 1",
         );
         check(
+            a.liveness_timeout_ms == 0 || (100..=600_000).contains(&a.liveness_timeout_ms),
+            "async.liveness_timeout_ms must be 0 (off) or between 100 and 600000",
+        );
+        check(
             a.poll_interval_ms >= 10,
             "async.poll_interval_ms must be at least 10",
         );
