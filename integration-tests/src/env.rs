@@ -466,10 +466,24 @@ impl AsyncProcess {
 
     /// Sends SIGTERM, as an orchestrator does to stop a pod; the instance drains.
     pub fn terminate(&self) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+    }
+
+    /// Stops the process (SIGSTOP) without killing it: alive, but silent.
+    pub fn pause(&self) {
+        self.signal(nix::sys::signal::Signal::SIGSTOP);
+    }
+
+    /// Lets a paused process go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = self.child.id().expect("the async instance is running");
         let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("a pid fits i32"));
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
-            .expect("SIGTERM the async instance");
+        nix::sys::signal::kill(pid, signal)
+            .unwrap_or_else(|e| panic!("{signal} to the async instance: {e}"));
     }
 
     /// Waits up to `limit` for the process to exit; its exit status.

@@ -92,6 +92,7 @@ mod execution;
 mod injection;
 mod lifecycle;
 mod limits;
+mod liveness_takeover;
 mod observability;
 mod operate;
 mod overload;
