@@ -50,7 +50,7 @@ export interface ClientOptions {
   readonly serviceUrl: string;
   /** The worker URL starts use when given none. */
   readonly workerUrl?: string;
-  /** Sent as `Authorization: Bearer …` (the service's `security.api_tokens`). */
+  /** Sent as `Authorization: Bearer …` (the service's `security.tokens` or `api_tokens`). */
   readonly bearerToken?: string;
   /** Timeout of each call other than the waits, in milliseconds (default 60 s). */
   readonly requestTimeoutMs?: number;

@@ -34,6 +34,7 @@ export const OPENAPI_PATH = "/api/v1/xdb/openapi.json";
 export const ErrorSubType = z.enum([
   "INVALID_REQUEST",
   "UNAUTHORIZED",
+  "FORBIDDEN",
   "PROCESS_NOT_FOUND",
   "PROCESS_ALREADY_STARTED",
   "PROCESS_NOT_RUNNING",
@@ -43,6 +44,7 @@ export const ErrorSubType = z.enum([
   "WORKER_API_ERROR",
   "APP_DATABASE_ERROR",
   "INTERNAL_ERROR",
+  "OVERLOADED",
 ]);
 export type ErrorSubType = z.infer<typeof ErrorSubType>;
 

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 
 import {
   Client, OPERATE_PATHS, SERVICE_PATHS, XdbApiError, XdbHttpError, XdbInvalidResponseError, XdbSdkError, XdbTransportError,
-  isApiError,
+  isApiError, type ErrorSubType,
 } from "@xdb/sdk";
 
 import { UserSignupProcess, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
@@ -216,6 +216,19 @@ describe("client errors", () => {
     assert.equal(error.workerError, "boom");
     const newer = await call(() => Response.json({ subType: "SOMETHING_NEW", message: "m" }, { status: 400 })).catch((e: unknown) => e);
     assert.ok(isApiError(newer, "SOMETHING_NEW"));
+  });
+
+  it("knows FORBIDDEN (a token without the path's role) and OVERLOADED", async () => {
+    // Typed as the SDK's own sub-types: the compiler refuses a name it does not know.
+    const known: [number, ErrorSubType][] = [
+      [403, "FORBIDDEN"],
+      [503, "OVERLOADED"],
+    ];
+    for (const [status, subType] of known) {
+      const error = await call(() => Response.json({ subType, message: "m" }, { status })).catch((e: unknown) => e);
+      assert.ok(isApiError(error, subType), subType);
+      assert.equal(error.status, status);
+    }
   });
 
   it("maps a non-JSON failure, no answer and an unreadable answer", async () => {
