@@ -6,6 +6,9 @@
 //! show every process completed, every step's business write done exactly once, and no
 //! task, lease or message left over. The counts are printed.
 //!
+//! `partitions/`: network partitions between the services and the database or the
+//! worker (a fault-injecting TCP proxy), one `partition-report` line per fault.
+//!
 //! Bounded: `XDB_FAULTS_PROCESSES` (default 1000) processes, a few minutes per database.
 //! The two databases run one after the other (a restart of one server is enough noise).
 
@@ -24,6 +27,8 @@ use xdb_integration_tests::{db_server, eventually, Database, EnvOptions, XdbTest
 use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::protocol::ErrorSubType;
 use xdb_sdk::{Client, ClientError, WorkerService};
+
+mod partitions;
 
 const ASYNC_INSTANCE_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-async-instance");
 /// One database at a time.
