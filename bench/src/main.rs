@@ -82,6 +82,15 @@ struct Cli {
     /// Start calls in flight while they are started.
     #[arg(long, default_value_t = 64)]
     waiting_start_concurrency: usize,
+    /// Start calls of the "overload" scenario (not run unless named in --scenarios).
+    #[arg(long, default_value_t = 50_000)]
+    overload_starts: usize,
+    /// Its start calls in flight from the client, each on its own connection.
+    #[arg(long, default_value_t = 1000)]
+    overload_clients: usize,
+    /// Seconds `xdb_sys_tasks` stays locked from the burst's first call.
+    #[arg(long, default_value_t = 10)]
+    overload_lock_seconds: u64,
     /// Clients of the commit-rate ceiling ("pgbench" scenario).
     #[arg(long, default_value_t = 32)]
     ceiling_clients: usize,
@@ -174,6 +183,12 @@ async fn main() -> anyhow::Result<()> {
             queue_messages: cli.queue_messages,
             waiting: cli.waiting,
             waiting_start_concurrency: cli.waiting_start_concurrency.max(1),
+            overload: xdb_bench::scenarios::overload::OverloadOptions {
+                starts: cli.overload_starts.max(1),
+                clients: cli.overload_clients.max(1),
+                lock: Duration::from_secs(cli.overload_lock_seconds),
+                completion_timeout: Duration::from_secs(600),
+            },
             ceiling: CeilingOptions {
                 clients: cli.ceiling_clients.max(1),
                 duration: Duration::from_secs(cli.ceiling_seconds.max(1)),

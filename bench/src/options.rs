@@ -21,19 +21,23 @@ pub enum Scenario {
     Queue,
     /// Many waiting processes: async-service memory, and load beside them.
     Waiting,
+    /// Start calls as fast as a client can send them, the task table locked for the
+    /// first seconds: refusals, their latency, the API service's peak memory.
+    Overload,
     /// The database's commit-rate ceiling (pgbench on PostgreSQL).
     Pgbench,
 }
 
 impl Scenario {
     /// Every scenario, in the order a run performs them.
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::Lone,
         Scenario::Load,
         Scenario::Rpc,
         Scenario::Queue,
         Scenario::Timers,
         Scenario::Waiting,
+        Scenario::Overload,
         Scenario::Pgbench,
     ];
 }
@@ -104,6 +108,8 @@ pub struct BenchOptions {
     /// Processes of the "waiting" scenario, and start calls in flight.
     pub waiting: usize,
     pub waiting_start_concurrency: usize,
+    /// The "overload" burst.
+    pub overload: crate::scenarios::overload::OverloadOptions,
     /// The commit-rate ceiling.
     pub ceiling: CeilingOptions,
     /// Pulsar CDC mode: the async service consumes Debezium's change events from this
@@ -151,6 +157,12 @@ pub(crate) fn test_options() -> BenchOptions {
         queue_messages: 1,
         waiting: 1,
         waiting_start_concurrency: 1,
+        overload: crate::scenarios::overload::OverloadOptions {
+            starts: 1,
+            clients: 1,
+            lock: Duration::from_secs(1),
+            completion_timeout: Duration::from_secs(1),
+        },
         ceiling: CeilingOptions {
             clients: 1,
             duration: Duration::from_secs(1),

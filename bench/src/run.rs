@@ -266,6 +266,23 @@ async fn measure(
                 .await,
         );
     }
+    if options.runs(Scenario::Overload) {
+        settle(database).await;
+        eprintln!(
+            "xdb-bench: overload ({} starts, {} in flight, task table locked {:?})",
+            options.overload.starts, options.overload.clients, options.overload.lock
+        );
+        report.overload = Some(
+            scenarios::overload::overload(
+                &driver,
+                database,
+                &service_url,
+                api.pid(),
+                options.overload,
+            )
+            .await?,
+        );
+    }
     api.ensure_running()?;
     async_service.ensure_running()?;
     api.stop();

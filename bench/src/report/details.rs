@@ -22,6 +22,9 @@ impl Report {
         figures::write_timers(out, self.timers.as_ref());
         write_memory(out, self);
         figures::write_waiting(out, self.waiting.as_ref(), self.waiting_throughput_ratio());
+        if let Some(overload) = &self.overload {
+            overload.write_markdown(out);
+        }
         if let (Some(cpu), Some(load)) = (&self.load_cpu, self.load()) {
             profile::write_cpu(out, self.dialect, cpu, load.completed);
             if let Some((all, ours)) = machine_cpu_ms(cpu, load.completed) {

@@ -21,6 +21,7 @@ use crate::database::{DbWork, Dialect};
 use crate::options::{BenchOptions, QueueMode, Scenario};
 use crate::profile::StatementStat;
 use crate::rss::MemoryReport;
+use crate::scenarios::overload::OverloadResult;
 use crate::scenarios::queue::QueueResult;
 use crate::scenarios::rpc::RpcResult;
 use crate::scenarios::timers::TimerResult;
@@ -48,6 +49,7 @@ pub struct Report {
     pub queue_latency: Option<QueueResult>,
     pub timers: Option<TimerResult>,
     pub waiting: Option<WaitingResult>,
+    pub overload: Option<OverloadResult>,
     /// The commit-rate ceiling, or why it could not be measured.
     pub ceiling: Option<Result<Ceiling, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
@@ -91,6 +93,7 @@ impl Report {
             queue_latency: None,
             timers: None,
             waiting: None,
+            overload: None,
             ceiling: None,
             api_memory: MemoryReport::default(),
             async_memory: MemoryReport::default(),
@@ -134,6 +137,7 @@ impl Report {
             + waiting
             + self.rpc.as_ref().map_or(0, |r| r.failed)
             + self.queue_latency.as_ref().map_or(0, |q| q.failed)
+            + self.overload.as_ref().map_or(0, OverloadResult::failures)
     }
 
     /// How the report names this run among `reports`: the database, and the queue mode
@@ -157,6 +161,7 @@ impl Report {
             + self.waiting.as_ref().map_or(0, |w| {
                 w.processes + w.loads().map(|l| l.processes).sum::<usize>()
             })
+            + self.overload.as_ref().map_or(0, |o| o.accepted)
     }
 }
 

@@ -349,7 +349,8 @@ mod tests {
              flight) | FAIL |"
         ));
         assert!(markdown.contains("| PostgreSQL | RPC p50 < 5 ms | - | not run |"));
-        assert!(markdown.contains("- Scenarios: lone, load, timers, rpc, queue, waiting, pgbench"));
+        assert!(markdown
+            .contains("- Scenarios: lone, load, timers, rpc, queue, waiting, overload, pgbench"));
         assert!(markdown.contains("| load | 500 | 64 | 0 | 60.00 |"));
     }
 }

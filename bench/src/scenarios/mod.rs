@@ -17,6 +17,7 @@ use xdb_sdk::{Client, ProcessDefinition, ProcessStartOptions};
 
 use crate::worker::{Processes, Recorder};
 
+pub mod overload;
 pub mod queue;
 pub mod rpc;
 pub mod throughput;
@@ -62,7 +63,17 @@ impl Driver {
 
     /// The process id of process `index` of `scenario` in this run.
     pub fn process_id(&self, scenario: &str, index: usize) -> String {
-        format!("bench-{}-{scenario}-{index}", self.run_id)
+        format!("{}{index}", self.process_id_prefix(scenario))
+    }
+
+    /// What every process id of `scenario` in this run begins with.
+    pub fn process_id_prefix(&self, scenario: &str) -> String {
+        format!("bench-{}-{scenario}-", self.run_id)
+    }
+
+    /// The worker the processes run on.
+    pub fn worker_url(&self) -> &str {
+        &self.worker_url
     }
 
     /// Starts `definition` as `process_id`; why not, as text.
