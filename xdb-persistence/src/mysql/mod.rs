@@ -156,14 +156,14 @@ impl MySqlStore {
 
     /// Starts a transaction on a pooled connection (rolled back if dropped uncommitted).
     pub(crate) async fn begin(&self) -> Result<Transaction<'static>, StoreError> {
-        self.from_main_pool(self.pool.start_transaction(TxOpts::default()))
+        self.within_pool_wait(self.pool.start_transaction(TxOpts::default()))
             .await
     }
 
     /// `get`, a connection of the main pool, within the pool wait when one is set.
     /// mysql_async has no wait timeout of its own; dropping its pending checkout (or
     /// the BEGIN behind it, which the pool rolls back) is safe, and nothing was written.
-    pub(crate) async fn from_main_pool<T>(
+    pub(crate) async fn within_pool_wait<T>(
         &self,
         get: impl std::future::Future<Output = mysql_async::Result<T>>,
     ) -> Result<T, StoreError> {

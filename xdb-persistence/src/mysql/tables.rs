@@ -69,7 +69,7 @@ impl Dialect for MySqlStore {
 
     async fn session(&self, lane: Lane) -> Result<Self::Session, StoreError> {
         let conn = match lane {
-            Lane::Main => self.from_main_pool(self.pool().get_conn()).await?,
+            Lane::Main => self.within_pool_wait(self.pool().get_conn()).await?,
             Lane::Timekeeping => self.timekeeping_pool().get_conn().await?,
         };
         Ok(MySqlRows {
