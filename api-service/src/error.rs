@@ -61,10 +61,14 @@ impl From<StoreError> for ApiError {
                     crate::admission::RETRY_AFTER_SECONDS
                 ))
             }
-            StoreError::Stale(_)
-            | StoreError::Conflict(_)
-            | StoreError::ConnectionLost(_)
-            | StoreError::Database(_) => ErrorSubType::InternalError,
+            // Tried again already (`retrying_conflicts`); the client may try later.
+            StoreError::Conflict(why) => return Self::overloaded(format!(
+                "the database kept refusing the transaction for now ({why}); try again after {} s",
+                crate::admission::RETRY_AFTER_SECONDS
+            )),
+            StoreError::Stale(_) | StoreError::ConnectionLost(_) | StoreError::Database(_) => {
+                ErrorSubType::InternalError
+            }
         };
         if sub_type == ErrorSubType::InternalError {
             tracing::error!(error = %error, "request failed");

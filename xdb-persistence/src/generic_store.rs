@@ -9,6 +9,7 @@ use xdb_engine::Task;
 use uuid::Uuid;
 use xdb_protocol::*;
 
+use crate::conflict_retry::retrying_conflicts;
 use crate::operations::{self, Control};
 use crate::tables::Dialect;
 use crate::{
@@ -21,7 +22,7 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionStartRequest,
     ) -> Result<Uuid, StoreError> {
-        operations::start_process(self, request).await
+        retrying_conflicts(|| operations::start_process(self, request)).await
     }
     async fn describe_process(
         &self,
@@ -36,13 +37,13 @@ impl<D: Dialect> ProcessApi for D {
         operations::describe_process(self, request, false).await
     }
     async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
-        operations::stop_process(self, request).await
+        retrying_conflicts(|| operations::stop_process(self, request)).await
     }
     async fn publish_to_local_queue(
         &self,
         request: &PublishToLocalQueueRequest,
     ) -> Result<(), StoreError> {
-        operations::publish_to_local_queue(self, request).await
+        retrying_conflicts(|| operations::publish_to_local_queue(self, request)).await
     }
     async fn list_processes(
         &self,
@@ -80,25 +81,25 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        operations::control(self, Control::RetryNow, request).await
+        retrying_conflicts(|| operations::control(self, Control::RetryNow, request)).await
     }
     async fn give_up(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        operations::control(self, Control::GiveUp, request).await
+        retrying_conflicts(|| operations::control(self, Control::GiveUp, request)).await
     }
     async fn pause(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        operations::control(self, Control::Pause, request).await
+        retrying_conflicts(|| operations::control(self, Control::Pause, request)).await
     }
     async fn resume(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        operations::control(self, Control::Resume, request).await
+        retrying_conflicts(|| operations::control(self, Control::Resume, request)).await
     }
 }
 

@@ -10,6 +10,7 @@
 mod business_table;
 mod claimed_call;
 mod columns;
+mod conflict_retry;
 mod continuation;
 mod controls;
 mod db_clock;

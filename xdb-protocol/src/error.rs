@@ -160,8 +160,9 @@ impl ErrorSubType {
                  again."
             }
             ErrorSubType::Overloaded => {
-                "The service is at its limit of requests in flight, or its database did not \
-                 take the request in time. Nothing was changed: try again after the \
+                "The service is at its limit of requests in flight, its database did not \
+                 take the request in time, or kept refusing it for now (a deadlock, a lock \
+                 wait that timed out). Nothing was changed: try again after the \
                  `Retry-After` header's seconds."
             }
         }
