@@ -14,12 +14,14 @@ scripts/ensure-mariadb.sh
 # IO Debezium connectors (resolved from Maven Central on first use).
 scripts/ensure-pulsar.sh
 
-echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files)"
-scripts/check-helm.sh
+echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files), and the chart's pods run as local processes in each mode"
+scripts/test-chart.sh
 echo "test: cargo fmt --check"
 cargo fmt --all -- --check
 echo "test: cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "test: the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
+scripts/build-previous-release.sh >/dev/null
 echo "test: cargo test"
 # The fault-injection suite runs on its own afterwards, so that its counts are printed.
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing
