@@ -62,10 +62,13 @@ impl From<StoreError> for ApiError {
                 ))
             }
             // Tried again already (`retrying_conflicts`); the client may try later.
-            StoreError::Conflict(why) => return Self::overloaded(format!(
-                "the database kept refusing the transaction for now ({why}); try again after {} s",
-                crate::admission::RETRY_AFTER_SECONDS
-            )),
+            StoreError::Conflict(why) => {
+                let retry_after = crate::admission::RETRY_AFTER_SECONDS;
+                return Self::overloaded(format!(
+                    "the database kept refusing the transaction for now ({why}); \
+                     try again after {retry_after} s"
+                ));
+            }
             StoreError::Stale(_) | StoreError::ConnectionLost(_) | StoreError::Database(_) => {
                 ErrorSubType::InternalError
             }

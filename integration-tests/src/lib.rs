@@ -25,8 +25,8 @@ pub mod pulsar;
 pub mod rows;
 pub mod skewed;
 pub mod sql;
-pub mod worker_faults;
 pub mod tcp_proxy;
+pub mod worker_faults;
 
 use std::future::Future;
 use std::time::Duration;

@@ -101,6 +101,7 @@ mod pulsar_restarts;
 mod pulsar_settings;
 mod pulsar_takeover;
 mod resilience;
+mod roles;
 mod rpc;
 mod security;
 mod service_api;
