@@ -136,6 +136,7 @@ pub async fn serve(
                 .advertise_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),
+            liveness_timeout: None,
         };
         Some(Registration::start(state.registry.clone(), instance).await)
     } else {

@@ -149,6 +149,7 @@ impl AsyncService {
                 .advertise_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{address}")),
+            liveness_timeout: config.liveness_timeout(),
         };
         let wake = notifications.clone();
         let liveness = liveness::Liveness::start(

@@ -111,6 +111,7 @@ mod tests {
                     instance_id: id.clone(),
                     service,
                     notify_url: "http://127.0.0.1:1".into(),
+                    liveness_timeout: None,
                 })
                 .collect())
         }
@@ -126,6 +127,7 @@ mod tests {
             instance_id: "api-1".into(),
             service: ServiceKind::Api,
             notify_url: "http://127.0.0.1:1".into(),
+            liveness_timeout: None,
         }
     }
 

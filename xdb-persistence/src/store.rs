@@ -69,9 +69,18 @@ pub struct ServiceInstance {
     pub instance_id: String,
     pub service: ServiceKind,
     pub notify_url: String,
+    /// How long a silence of this instance's heartbeat means it is dead, for its peers
+    /// to release its leases ([`TaskSource::release_dead_leases`]); `None`: never judged.
+    pub liveness_timeout: Option<Duration>,
 }
 
 impl ServiceInstance {
+    /// [`Self::liveness_timeout`] as the registry stores it (at most `i32::MAX` ms).
+    pub(crate) fn liveness_timeout_ms(&self) -> Option<i32> {
+        self.liveness_timeout
+            .map(|timeout| i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX))
+    }
+
     /// Instances of `service` from `(instance_id, notify_url)` rows.
     pub(crate) fn all_of(
         service: ServiceKind,
@@ -81,6 +90,7 @@ impl ServiceInstance {
             instance_id,
             service,
             notify_url,
+            liveness_timeout: None,
         };
         rows.into_iter().map(instance).collect()
     }

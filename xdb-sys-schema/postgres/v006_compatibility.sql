@@ -6,3 +6,9 @@
 -- Nullable columns: adding them rewrites nothing, and older installers' rows stay valid.
 ALTER TABLE xdb_sys_schema_version ADD COLUMN oldest_compatible_version INT;
 ALTER TABLE xdb_sys_schema_version ADD COLUMN installed_by VARCHAR(64);
+
+-- An async instance states how long a silence of its heartbeat means it is dead; its
+-- peers release its leases after that. Rows without it (API instances, and async
+-- instances of releases before this one, which heartbeat every 5 s) are never judged,
+-- so a rolling upgrade does not take leases from old instances that are alive.
+ALTER TABLE xdb_sys_service_instances ADD COLUMN liveness_timeout_ms INT;

@@ -16,14 +16,17 @@ impl crate::InstanceRegistry for MySqlStore {
         // or a busy instance would look dead to its peers (see `release_dead_leases`).
         let mut conn = self.timekeeping_pool().get_conn().await?;
         conn.exec_drop(
-            "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
-             VALUES (?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE \
+            "INSERT INTO xdb_sys_service_instances \
+             (instance_id, service, notify_url, heartbeat_at, liveness_timeout_ms) \
+             VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?) ON DUPLICATE KEY UPDATE \
              service = VALUES(service), notify_url = VALUES(notify_url), \
-             heartbeat_at = VALUES(heartbeat_at)",
+             heartbeat_at = VALUES(heartbeat_at), \
+             liveness_timeout_ms = VALUES(liveness_timeout_ms)",
             (
                 &instance.instance_id,
                 instance.service.as_str(),
                 &instance.notify_url,
+                instance.liveness_timeout_ms(),
             ),
         )
         .await?;

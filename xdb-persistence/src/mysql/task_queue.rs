@@ -236,10 +236,12 @@ impl TaskSource for MySqlStore {
     }
 }
 
-/// Registered async instances other than `?` silent for more than `?` microseconds, by
-/// the database clock.
+/// Registered async instances other than `?` silent for longer than both `?`
+/// microseconds and the timeout they stated, by the database clock (an instance that
+/// stated none is never judged).
 const SILENT: &str = "service = 'ASYNC' AND instance_id <> ? \
-    AND heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND";
+    AND liveness_timeout_ms IS NOT NULL \
+    AND heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL GREATEST(?, liveness_timeout_ms * 1000) MICROSECOND";
 
 /// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
 async fn claim_due_by(

@@ -15,10 +15,12 @@ impl crate::InstanceRegistry for PostgresStore {
         let client = self.timekeeping_pool().get().await?;
         let upsert = client
             .prepare_cached(
-                "INSERT INTO xdb_sys_service_instances (instance_id, service, notify_url, heartbeat_at) \
-                 VALUES ($1, $2, $3, clock_timestamp()) ON CONFLICT (instance_id) DO UPDATE \
+                "INSERT INTO xdb_sys_service_instances \
+                 (instance_id, service, notify_url, heartbeat_at, liveness_timeout_ms) \
+                 VALUES ($1, $2, $3, clock_timestamp(), $4) ON CONFLICT (instance_id) DO UPDATE \
                  SET service = EXCLUDED.service, notify_url = EXCLUDED.notify_url, \
-                     heartbeat_at = EXCLUDED.heartbeat_at",
+                     heartbeat_at = EXCLUDED.heartbeat_at, \
+                     liveness_timeout_ms = EXCLUDED.liveness_timeout_ms",
             )
             .await?;
         client
@@ -28,6 +30,7 @@ impl crate::InstanceRegistry for PostgresStore {
                     &instance.instance_id,
                     &instance.service.as_str(),
                     &instance.notify_url,
+                    &instance.liveness_timeout_ms(),
                 ],
             )
             .await?;

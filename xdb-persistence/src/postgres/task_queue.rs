@@ -203,8 +203,9 @@ impl TaskSource for PostgresStore {
     }
 }
 
-// Leases of async instances whose heartbeat is older than $2 seconds (by the database
-// clock) go back to the queue, through the partial index of leased tasks; SKIP LOCKED:
+// Leases of async instances whose heartbeat is older than both $2 seconds and the
+// timeout they stated (by the database clock; one that stated none is never judged) go
+// back to the queue, through the partial index of leased tasks; SKIP LOCKED:
 // a locked task is being completed (its instance was slow, not dead) or claimed, and a
 // task skipped now is freed by the next call. A dead instance's registration goes once
 // it holds no lease (as of this statement's snapshot: the round after its last release),
@@ -216,8 +217,9 @@ impl TaskSource for PostgresStore {
 const RELEASE_DEAD: &str = "\
     WITH dead AS ( \
       SELECT instance_id FROM xdb_sys_service_instances \
-      WHERE service = 'ASYNC' AND instance_id <> $1 \
-        AND heartbeat_at < clock_timestamp() - make_interval(secs => $2) \
+      WHERE service = 'ASYNC' AND instance_id <> $1 AND liveness_timeout_ms IS NOT NULL \
+        AND heartbeat_at < clock_timestamp() \
+          - make_interval(secs => GREATEST($2::float8, liveness_timeout_ms / 1000.0::float8)) \
       ORDER BY instance_id), \
     freed AS ( \
       UPDATE xdb_sys_tasks t SET lease_owner = NULL, lease_expires_at = NULL \
@@ -227,7 +229,8 @@ const RELEASE_DEAD: &str = "\
     removed AS ( \
       DELETE FROM xdb_sys_service_instances s \
       WHERE s.instance_id IN (SELECT instance_id FROM dead) \
-        AND s.heartbeat_at < clock_timestamp() - make_interval(secs => $2) \
+        AND s.heartbeat_at < clock_timestamp() \
+          - make_interval(secs => GREATEST($2::float8, s.liveness_timeout_ms / 1000.0::float8)) \
         AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks t WHERE t.lease_owner = s.instance_id) \
       RETURNING s.instance_id) \
     SELECT id, process_execution_id, NULL::text FROM freed \
