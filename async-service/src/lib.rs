@@ -68,6 +68,9 @@ impl AsyncService {
             xdb_persistence::StoreOptions {
                 pool_size: config.async_service.pool_size,
                 continuation_lease,
+                // Transitions never wait inside a transaction on anything but the
+                // database: an instance cut off mid-transition frees its locks quickly.
+                idle_in_transaction: xdb_persistence::IDLE_IN_TRANSACTION_WITHOUT_RPC,
                 ..Default::default()
             },
         )

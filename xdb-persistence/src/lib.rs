@@ -73,7 +73,15 @@ pub struct StoreOptions {
     /// pool fails with [`StoreError::Overloaded`], having done nothing. The API service
     /// sets it (a slow database becomes a quick refusal); unset, operations wait.
     pub pool_wait: Option<Duration>,
+    /// The server ends a session idle inside a transaction for this long, giving back
+    /// its locks (see `session_limits`). The default covers an RPC's worker call; a
+    /// store that runs no RPC (the async service's) sets
+    /// [`IDLE_IN_TRANSACTION_WITHOUT_RPC`], so that an instance the network cut off
+    /// mid-transition blocks the executions it locked for seconds, not a minute.
+    pub idle_in_transaction: Duration,
 }
+
+pub use session_limits::IDLE_IN_TRANSACTION_WITHOUT_RPC;
 
 impl Default for StoreOptions {
     /// A pool of four connections, no continuations leased.
@@ -82,6 +90,7 @@ impl Default for StoreOptions {
             pool_size: 4,
             continuation_lease: None,
             pool_wait: None,
+            idle_in_transaction: session_limits::IDLE_IN_TRANSACTION,
         }
     }
 }
@@ -112,20 +121,31 @@ pub async fn connect_with(
         pool_size,
         continuation_lease,
         pool_wait,
+        idle_in_transaction,
     } = options;
     let url = xdb_config::DatabaseUrl::parse(database_url)
         // The error never echoes the URL: it may carry a password.
         .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
     match url.dialect() {
         xdb_config::Dialect::Postgres => Ok(Arc::new(
-            postgres::PostgresStore::connect_with_pool_wait(url.as_str(), pool_size, pool_wait)
-                .await?
-                .with_continuation_lease(continuation_lease),
+            postgres::PostgresStore::connect_with_limits(
+                url.as_str(),
+                pool_size,
+                pool_wait,
+                idle_in_transaction,
+            )
+            .await?
+            .with_continuation_lease(continuation_lease),
         )),
         xdb_config::Dialect::MySql => Ok(Arc::new(
-            mysql::MySqlStore::connect_with_pool_wait(url.as_str(), pool_size, pool_wait)
-                .await?
-                .with_continuation_lease(continuation_lease),
+            mysql::MySqlStore::connect_with_limits(
+                url.as_str(),
+                pool_size,
+                pool_wait,
+                idle_in_transaction,
+            )
+            .await?
+            .with_continuation_lease(continuation_lease),
         )),
     }
 }

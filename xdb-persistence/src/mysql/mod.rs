@@ -32,7 +32,7 @@ use crate::tables::Answer;
 use crate::StoreError;
 
 /// Session settings of every pooled connection.
-fn session_setup() -> Vec<String> {
+fn session_setup(idle_in_transaction: Duration) -> Vec<String> {
     vec![
         // DATETIME(6) columns hold UTC; this makes NOW() and TIMESTAMP columns agree.
         "SET time_zone = '+00:00'".into(),
@@ -48,7 +48,7 @@ fn session_setup() -> Vec<String> {
         format!(
             "SET SESSION /*M!100300 idle_transaction_timeout = {}, */ \
              innodb_lock_wait_timeout = 50",
-            crate::session_limits::IDLE_IN_TRANSACTION.as_secs()
+            idle_in_transaction.as_secs()
         ),
     ]
 }
@@ -78,7 +78,7 @@ pub struct MySqlStore {
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
-    /// See [`MySqlStore::connect_with_pool_wait`].
+    /// See [`MySqlStore::connect_with_limits`].
     pool_wait: Option<Duration>,
     clock: DatabaseClock,
 }
@@ -87,15 +87,23 @@ impl MySqlStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`
     /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too).
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        Self::connect_with_pool_wait(database_url, pool_size, None).await
+        Self::connect_with_limits(
+            database_url,
+            pool_size,
+            None,
+            crate::session_limits::IDLE_IN_TRANSACTION,
+        )
+        .await
     }
 
     /// [`MySqlStore::connect`] whose main pool refuses, with
-    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection.
-    pub async fn connect_with_pool_wait(
+    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection, and
+    /// whose sessions end after `idle_in_transaction` idle inside a transaction.
+    pub async fn connect_with_limits(
         database_url: &str,
         pool_size: usize,
         pool_wait: Option<Duration>,
+        idle_in_transaction: Duration,
     ) -> Result<Self, StoreError> {
         let url = xdb_config::DatabaseUrl::parse(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
@@ -105,10 +113,14 @@ impl MySqlStore {
             .into();
         let opts = Opts::from_url(&url.driver_url())
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        let pool = build_pool(&opts, pool_size.max(1));
+        let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
-        let timekeeping = build_pool(&opts, timekeeping_connections(pool_size));
+        let timekeeping = build_pool(
+            &opts,
+            timekeeping_connections(pool_size),
+            idle_in_transaction,
+        );
         // Fail at start-up, not on the first request.
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
             .await
@@ -229,10 +241,10 @@ impl ClockSource for TimekeepingClock {
 }
 
 /// A pool of at most `size` connections with the session settings above.
-fn build_pool(opts: &Opts, size: usize) -> Pool {
+fn build_pool(opts: &Opts, size: usize, idle_in_transaction: Duration) -> Pool {
     let constraints = PoolConstraints::new(0, size).expect("0 <= max connections");
     let opts = OptsBuilder::from_opts(opts.clone())
-        .setup(session_setup())
+        .setup(session_setup(idle_in_transaction))
         .client_found_rows(true)
         // A dead server is noticed by the socket too (see `session_limits`).
         .tcp_keepalive(

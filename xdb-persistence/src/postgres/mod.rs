@@ -56,13 +56,13 @@ fn prefer_index_scans(config: &mut tokio_postgres::Config) {
 
 /// Bounds how long a session outlives a client the network lost, on the server and on
 /// the client's sockets (see [`crate::session_limits`]), unless the URL says otherwise.
-fn limit_dead_sessions(config: &mut tokio_postgres::Config) {
+fn limit_dead_sessions(config: &mut tokio_postgres::Config, idle_in_transaction: Duration) {
     use crate::session_limits::*;
     let given = config.get_options().unwrap_or_default().to_string();
     let server_settings = [
         (
             "idle_in_transaction_session_timeout",
-            format!("{}s", IDLE_IN_TRANSACTION.as_secs()),
+            format!("{}s", idle_in_transaction.as_secs()),
         ),
         ("tcp_keepalives_idle", KEEPALIVE_IDLE.as_secs().to_string()),
         (
@@ -110,20 +110,28 @@ pub struct PostgresStore {
 impl PostgresStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`.
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        Self::connect_with_pool_wait(database_url, pool_size, None).await
+        Self::connect_with_limits(
+            database_url,
+            pool_size,
+            None,
+            crate::session_limits::IDLE_IN_TRANSACTION,
+        )
+        .await
     }
 
     /// [`PostgresStore::connect`] whose main pool refuses, with
-    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection.
-    pub async fn connect_with_pool_wait(
+    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection, and
+    /// whose sessions end after `idle_in_transaction` idle inside a transaction.
+    pub async fn connect_with_limits(
         database_url: &str,
         pool_size: usize,
         pool_wait: Option<std::time::Duration>,
+        idle_in_transaction: std::time::Duration,
     ) -> Result<Self, StoreError> {
         let mut config = tokio_postgres::Config::from_str(database_url)
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         prefer_index_scans(&mut config);
-        limit_dead_sessions(&mut config);
+        limit_dead_sessions(&mut config, idle_in_transaction);
         let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
@@ -283,7 +291,7 @@ mod tests {
     #[test]
     fn dead_sessions_are_bounded_unless_the_url_says_otherwise() {
         let mut config = tokio_postgres::Config::from_str("postgres://u@h/db").unwrap();
-        limit_dead_sessions(&mut config);
+        limit_dead_sessions(&mut config, crate::session_limits::IDLE_IN_TRANSACTION);
         assert_eq!(
             config.get_options(),
             Some(
@@ -298,7 +306,7 @@ mod tests {
              &options=-c%20idle_in_transaction_session_timeout%3D5s",
         )
         .unwrap();
-        limit_dead_sessions(&mut config);
+        limit_dead_sessions(&mut config, crate::session_limits::IDLE_IN_TRANSACTION);
         let options = config.get_options().unwrap();
         assert!(options.starts_with("-c idle_in_transaction_session_timeout=5s -c tcp_"));
         assert_eq!(options.matches("idle_in_transaction").count(), 1);
