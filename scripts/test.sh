@@ -3,7 +3,8 @@
 # against real PostgreSQL and MariaDB servers (installed and started if missing), the
 # Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources, and
 # the Python and TypeScript SDKs' own checks and tests against the services built here,
-# and the web console in headless Chromium.
+# the web console in headless Chromium, the Helm chart's pods run as local processes, and
+# a rolling upgrade from the previous release (its binaries built once and cached).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
