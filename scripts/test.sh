@@ -24,15 +24,17 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "test: the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
 scripts/build-previous-release.sh >/dev/null
 echo "test: cargo test"
-# The fault-injection suite runs on its own afterwards, so that its counts are printed.
-cargo test --workspace -- --skip faults_lose_and_duplicate_nothing
+# The fault-injection suite (faults and partitions) runs on its own afterwards, so that
+# its counts are printed.
+cargo test --workspace -- --skip faults_lose_and_duplicate_nothing \
+    --skip partitions_lose_and_duplicate_nothing
 echo "test: TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
 echo "test: web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
 scripts/test-console.sh
 echo "test: Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
 scripts/test-sdk-python.sh
-echo "test: fault injection (kills, restarts, worker faults, double delivery)"
+echo "test: fault injection (kills, restarts, worker faults, double delivery, network partitions)"
 cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
 echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
 scripts/fuzz-api.sh
