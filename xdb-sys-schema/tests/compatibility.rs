@@ -33,6 +33,7 @@ async fn as_written_by_version_5(database: &TestDatabase) {
         .execute_sql(
             "ALTER TABLE xdb_sys_schema_version DROP COLUMN oldest_compatible_version; \
              ALTER TABLE xdb_sys_schema_version DROP COLUMN installed_by; \
+             ALTER TABLE xdb_sys_service_instances DROP COLUMN liveness_timeout_ms; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;
