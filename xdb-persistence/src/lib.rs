@@ -7,6 +7,7 @@
 //! Two dialects implement [`ProcessStore`]: [`postgres::PostgresStore`] and
 //! [`mysql::MySqlStore`] (MySQL 8 / MariaDB); [`connect`] picks one by URL scheme.
 
+mod batches;
 mod business_table;
 mod claimed_call;
 mod columns;

@@ -2,26 +2,21 @@
 //!
 //! A usual transition, and a first start, is one statement outside a transaction block.
 //! Under load many are ready at once, and each alone costs the server a transaction, a
-//! WAL flush and a round trip. Here a statement that finds every batch slot busy waits
-//! for one, and goes out with the others that waited: BEGIN, the statements in the
-//! order of their keys (the process execution a transition locks, the process id a
-//! start claims: every batch takes them in one order, so two batches cannot deadlock
-//! on them), COMMIT, in one round trip. Two statements of one key never share a batch
-//! (the second would see the first's writes, which its guards refuse). A statement that finds
-//! a free slot and nobody waiting runs at once, alone, outside a transaction block.
+//! WAL flush and a round trip. Here statements gathered by [`crate::batches`] go out
+//! together: BEGIN, the statements in the order of their keys (the process execution a
+//! transition locks, the process id a start claims), COMMIT, in one round trip. A
+//! statement that finds a free slot and nobody waiting runs at once, alone, outside a
+//! transaction block.
 //!
 //! Each statement asserts what it needs on its own (see `pipeline`): one that fails
 //! makes its batch commit nothing, and then every statement of the batch runs again
 //! alone, so that each caller gets its own statement's answer or error.
 
-use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
-
 use deadpool_postgres::{Object, Pool};
 use futures::future::{join_all, try_join_all};
-use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::pipeline::{Answers, Pipeline};
+use crate::batches::{Batcher, Queued};
 use crate::StoreError;
 
 /// Batches in flight at once; statements wait while all are busy. Few, so that
@@ -31,97 +26,47 @@ const SLOTS: usize = 2;
 /// Most statements in one batch.
 const MAX_BATCH: usize = 32;
 
-struct Job {
-    key: String,
-    pipeline: Pipeline,
-    reply: oneshot::Sender<Result<Answers, StoreError>>,
-}
+type Job = Queued<Pipeline, Answers>;
 
 /// The batcher of one store; cloning shares it.
 #[derive(Clone)]
 pub(crate) struct StatementBatches {
-    jobs: mpsc::UnboundedSender<Job>,
+    batcher: Batcher<Pipeline, Answers>,
 }
 
 impl StatementBatches {
     /// Starts batching statements onto connections of `pool`.
     pub fn start(pool: Pool) -> Self {
-        let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
-        tokio::spawn(async move {
-            let slots = Arc::new(Semaphore::new(SLOTS));
-            // Jobs whose key was already in a batch, first in the next one.
-            let mut held: VecDeque<Job> = VecDeque::new();
-            loop {
-                let slot = slots.clone().acquire_owned().await.expect("never closed");
-                let first = match held.pop_front() {
-                    Some(job) => job,
-                    None => match queue.recv().await {
-                        Some(job) => job,
-                        None => return,
-                    },
-                };
-                let mut keys = HashSet::from([first.key.clone()]);
-                let mut batch = vec![first];
-                let mut later = VecDeque::new();
-                let waiting = std::iter::from_fn(|| held.pop_front())
-                    .chain(std::iter::from_fn(|| queue.try_recv().ok()));
-                for job in waiting {
-                    if keys.insert(job.key.clone()) {
-                        batch.push(job);
-                    } else {
-                        later.push_back(job);
-                    }
-                    if batch.len() == MAX_BATCH {
-                        break;
-                    }
-                }
-                held.extend(later);
-                let pool = pool.clone();
-                tokio::spawn(async move {
-                    run_batch(&pool, batch).await;
-                    drop(slot);
-                });
-            }
+        let batcher = Batcher::start(SLOTS, MAX_BATCH, move |batch| {
+            let pool = pool.clone();
+            async move { run_batch(&pool, batch).await }
         });
-        Self { jobs }
+        Self { batcher }
     }
 
     /// Runs `pipeline`, a statement taking `key` (see the module's doc), committed
     /// alone or with others.
     pub async fn run(&self, key: String, pipeline: Pipeline) -> Result<Answers, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Job {
-                key,
-                pipeline,
-                reply,
-            })
-            .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        self.batcher.run(key, pipeline).await
     }
 }
 
-fn stopped() -> StoreError {
-    StoreError::Database("the statement batcher stopped".into())
-}
-
-async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
+async fn run_batch(pool: &Pool, batch: Vec<Job>) {
     let client = match pool.get().await {
         Ok(client) => client,
         Err(error) => {
             let error = StoreError::from(error);
             for job in batch {
-                let _ = job.reply.send(Err(error.for_another_caller()));
+                job.answer(Err(error.for_another_caller()));
             }
             return;
         }
     };
     if batch.len() > 1 {
-        batch.sort_by(|a, b| a.key.cmp(&b.key));
         match together(&client, &batch).await {
             Ok(Some(answers)) => {
                 for (job, answer) in batch.into_iter().zip(answers) {
-                    let _ = job.reply.send(Ok(answer));
+                    job.answer(Ok(answer));
                 }
                 return;
             }
@@ -131,27 +76,27 @@ async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
                 // The connection failed midway: whether COMMIT got through is unknown,
                 // as for a lone statement whose connection fails.
                 for job in batch {
-                    let _ = job.reply.send(Err(error.for_another_caller()));
+                    job.answer(Err(error.for_another_caller()));
                 }
                 return;
             }
         }
     }
     for job in batch {
-        let answer = job.pipeline.run(&client, false).await;
-        let _ = job.reply.send(answer);
+        let answer = job.job.run(&client, false).await;
+        job.answer(answer);
     }
 }
 
 /// Runs every statement of `batch` in one transaction: their answers if all succeeded
 /// and it committed, `None` if one failed (the transaction is rolled back).
 async fn together(client: &Object, batch: &[Job]) -> Result<Option<Vec<Answers>>, StoreError> {
-    let statements: Vec<_> = batch.iter().map(|job| job.pipeline.statement()).collect();
+    let statements: Vec<_> = batch.iter().map(|job| job.job.statement()).collect();
     // Every statement prepared before any is sent: one not prepared yet would go out
     // after its own round trip, behind COMMIT.
     let prepared =
         try_join_all(statements.iter().map(|(sql, _)| client.prepare_cached(sql))).await?;
-    let params: Vec<_> = batch.iter().map(|job| job.pipeline.params()).collect();
+    let params: Vec<_> = batch.iter().map(|job| job.job.params()).collect();
     // Polled in order, so written in order: BEGIN, the statements, COMMIT.
     let (begun, answered, committed) = futures::join!(
         client.batch_execute("BEGIN"),
@@ -172,7 +117,7 @@ async fn together(client: &Object, batch: &[Job]) -> Result<Option<Vec<Answers>>
     committed?;
     let mut answers = Vec::with_capacity(batch.len());
     for ((job, (_, row_at)), rows) in batch.iter().zip(&statements).zip(answered) {
-        answers.push(job.pipeline.answers(rows?, *row_at)?);
+        answers.push(job.job.answers(rows?, *row_at)?);
     }
     Ok(Some(answers))
 }
