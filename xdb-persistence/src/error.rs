@@ -1,3 +1,5 @@
+use std::fmt::Display;
+
 use thiserror::Error;
 use xdb_engine::decide::DecideError;
 
@@ -84,4 +86,10 @@ impl StoreError {
             StoreError::Database(m) => StoreError::Database(m.clone()),
         }
     }
+}
+
+/// A database URL the store cannot use. The error never echoes the URL: it may carry a
+/// password.
+pub(crate) fn invalid_database_url(error: impl Display) -> StoreError {
+    StoreError::Database(format!("invalid database URL: {error}"))
 }

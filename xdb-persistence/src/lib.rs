@@ -84,6 +84,16 @@ pub struct StoreOptions {
 
 pub use session_limits::IDLE_IN_TRANSACTION_WITHOUT_RPC;
 
+impl StoreOptions {
+    /// The defaults with a pool of at most `pool_size` connections.
+    pub fn with_pool_size(pool_size: usize) -> Self {
+        Self {
+            pool_size,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for StoreOptions {
     /// A pool of four connections, no continuations leased.
     fn default() -> Self {
@@ -103,14 +113,7 @@ pub async fn connect(
     database_url: &str,
     pool_size: usize,
 ) -> Result<Arc<dyn ProcessStore>, StoreError> {
-    connect_with(
-        database_url,
-        StoreOptions {
-            pool_size,
-            ..StoreOptions::default()
-        },
-    )
-    .await
+    connect_with(database_url, StoreOptions::with_pool_size(pool_size)).await
 }
 
 /// [`connect`] with every option.
@@ -118,35 +121,13 @@ pub async fn connect_with(
     database_url: &str,
     options: StoreOptions,
 ) -> Result<Arc<dyn ProcessStore>, StoreError> {
-    let StoreOptions {
-        pool_size,
-        continuation_lease,
-        pool_wait,
-        idle_in_transaction,
-    } = options;
-    let url = xdb_config::DatabaseUrl::parse(database_url)
-        // The error never echoes the URL: it may carry a password.
-        .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+    let url = xdb_config::DatabaseUrl::parse(database_url).map_err(error::invalid_database_url)?;
     match url.dialect() {
         xdb_config::Dialect::Postgres => Ok(Arc::new(
-            postgres::PostgresStore::connect_with_limits(
-                url.as_str(),
-                pool_size,
-                pool_wait,
-                idle_in_transaction,
-            )
-            .await?
-            .with_continuation_lease(continuation_lease),
+            postgres::PostgresStore::connect_with(url.as_str(), options).await?,
         )),
         xdb_config::Dialect::MySql => Ok(Arc::new(
-            mysql::MySqlStore::connect_with_limits(
-                url.as_str(),
-                pool_size,
-                pool_wait,
-                idle_in_transaction,
-            )
-            .await?
-            .with_continuation_lease(continuation_lease),
+            mysql::MySqlStore::connect_with(url.as_str(), options).await?,
         )),
     }
 }

@@ -29,7 +29,8 @@ use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transactio
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
 use crate::tables::Answer;
-use crate::StoreError;
+use crate::{StoreError, StoreOptions};
+use crate::error::invalid_database_url;
 
 /// Session settings of every pooled connection.
 fn session_setup(idle_in_transaction: Duration) -> Vec<String> {
@@ -78,41 +79,33 @@ pub struct MySqlStore {
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
-    /// See [`MySqlStore::connect_with_limits`].
+    /// See [`StoreOptions::pool_wait`].
     pool_wait: Option<Duration>,
     clock: DatabaseClock,
 }
 
 impl MySqlStore {
     /// Connects a pool of at most `pool_size` connections to `database_url`
-    /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too).
+    /// (`mysql://user:password@host:3306/dbname`; `mariadb://` works too), with
+    /// [`StoreOptions`]' defaults otherwise.
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        Self::connect_with_limits(
-            database_url,
-            pool_size,
-            None,
-            crate::session_limits::IDLE_IN_TRANSACTION,
-        )
-        .await
+        Self::connect_with(database_url, StoreOptions::with_pool_size(pool_size)).await
     }
 
-    /// [`MySqlStore::connect`] whose main pool refuses, with
-    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection, and
-    /// whose sessions end after `idle_in_transaction` idle inside a transaction.
-    pub async fn connect_with_limits(
+    /// Connects to `database_url` set up as `options` say.
+    pub async fn connect_with(
         database_url: &str,
-        pool_size: usize,
-        pool_wait: Option<Duration>,
-        idle_in_transaction: Duration,
+        options: StoreOptions,
     ) -> Result<Self, StoreError> {
-        let url = xdb_config::DatabaseUrl::parse(database_url)
-            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        let database: Arc<str> = url
-            .require_database()
-            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?
-            .into();
-        let opts = Opts::from_url(&url.driver_url())
-            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+        let StoreOptions {
+            pool_size,
+            continuation_lease,
+            pool_wait,
+            idle_in_transaction,
+        } = options;
+        let url = xdb_config::DatabaseUrl::parse(database_url).map_err(invalid_database_url)?;
+        let database: Arc<str> = url.require_database().map_err(invalid_database_url)?.into();
+        let opts = Opts::from_url(&url.driver_url()).map_err(invalid_database_url)?;
         let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
@@ -139,7 +132,7 @@ impl MySqlStore {
             database,
             mariadb,
             columns: Arc::default(),
-            continuation_lease: None,
+            continuation_lease,
             expired_lease_look: Arc::default(),
             pool_wait,
             clock,

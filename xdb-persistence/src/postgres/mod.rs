@@ -28,8 +28,9 @@ use tokio_postgres::NoTls;
 pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
+use crate::error::invalid_database_url;
 use crate::tables::Answer;
-use crate::StoreError;
+use crate::{StoreError, StoreOptions};
 
 /// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
 /// (at least two). Every timer that comes due is fired through it, at the rate the main
@@ -108,28 +109,25 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects a pool of at most `pool_size` connections to `database_url`.
+    /// Connects a pool of at most `pool_size` connections to `database_url`, with
+    /// [`StoreOptions`]' defaults otherwise.
     pub async fn connect(database_url: &str, pool_size: usize) -> Result<Self, StoreError> {
-        Self::connect_with_limits(
-            database_url,
-            pool_size,
-            None,
-            crate::session_limits::IDLE_IN_TRANSACTION,
-        )
-        .await
+        Self::connect_with(database_url, StoreOptions::with_pool_size(pool_size)).await
     }
 
-    /// [`PostgresStore::connect`] whose main pool refuses, with
-    /// [`StoreError::Overloaded`], a caller that waited `pool_wait` for a connection, and
-    /// whose sessions end after `idle_in_transaction` idle inside a transaction.
-    pub async fn connect_with_limits(
+    /// Connects to `database_url` set up as `options` say.
+    pub async fn connect_with(
         database_url: &str,
-        pool_size: usize,
-        pool_wait: Option<std::time::Duration>,
-        idle_in_transaction: std::time::Duration,
+        options: StoreOptions,
     ) -> Result<Self, StoreError> {
-        let mut config = tokio_postgres::Config::from_str(database_url)
-            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+        let StoreOptions {
+            pool_size,
+            continuation_lease,
+            pool_wait,
+            idle_in_transaction,
+        } = options;
+        let mut config =
+            tokio_postgres::Config::from_str(database_url).map_err(invalid_database_url)?;
         prefer_index_scans(&mut config);
         limit_dead_sessions(&mut config, idle_in_transaction);
         let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
@@ -145,7 +143,7 @@ impl PostgresStore {
             pool,
             timekeeping,
             config,
-            continuation_lease: None,
+            continuation_lease,
             expired_lease_look: Default::default(),
             one_statement_transitions: true,
             clock,
