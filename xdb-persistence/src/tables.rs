@@ -231,6 +231,31 @@ pub struct TaskView {
     pub parked: Option<(ParkReason, Option<String>)>,
 }
 
+impl TaskView {
+    /// A task as read with its lease owner and, when set aside, the reason and last
+    /// error stored with it; a reason no dialect writes means a corrupt row.
+    pub(crate) fn decode(
+        task: Task,
+        lease_owner: Option<String>,
+        reason: Option<String>,
+        error: Option<String>,
+    ) -> Result<Self, StoreError> {
+        let parked = match reason {
+            Some(reason) => Some((
+                ParkReason::parse(&reason)
+                    .ok_or_else(|| StoreError::Database(format!("unknown park reason {reason}")))?,
+                error,
+            )),
+            None => None,
+        };
+        Ok(TaskView {
+            task,
+            lease_owner,
+            parked,
+        })
+    }
+}
+
 /// What operators read and change: an execution's tasks as they stand (also those set
 /// aside in `xdb_sys_parked_tasks`), its states and queues, its pause mark.
 pub trait OperatorRows: Send {

@@ -20,19 +20,12 @@ const MOVED_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state
     state_execution_number, timer_index, attempt, first_attempt_at, info";
 
 fn task_view(row: &Row) -> Result<TaskView, StoreError> {
-    let parked = match get::<Option<String>>(row, "reason")? {
-        Some(reason) => Some((
-            ParkReason::parse(&reason)
-                .ok_or_else(|| StoreError::Database(format!("unknown park reason {reason}")))?,
-            get::<Option<String>>(row, "error")?,
-        )),
-        None => None,
-    };
-    Ok(TaskView {
-        task: task_from_row(row)?,
-        lease_owner: get(row, "lease_owner")?,
-        parked,
-    })
+    TaskView::decode(
+        task_from_row(row)?,
+        get(row, "lease_owner")?,
+        get(row, "reason")?,
+        get(row, "error")?,
+    )
 }
 
 impl<Q: Queryable + AffectedRows + Sync> OperatorRows for MySqlRows<Q> {

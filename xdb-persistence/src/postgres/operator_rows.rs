@@ -32,20 +32,12 @@ fn tasks_of_statements(lock: bool) -> [String; 2] {
 
 fn task_view(row: &Row) -> Result<TaskView, StoreError> {
     let at = crate::columns::TASK_COLUMN_COUNT;
-    let reason: Option<String> = row.get(at + 1);
-    let parked = match reason {
-        Some(reason) => Some((
-            ParkReason::parse(&reason)
-                .ok_or_else(|| StoreError::Database(format!("unknown park reason {reason}")))?,
-            row.get::<_, Option<String>>(at + 2),
-        )),
-        None => None,
-    };
-    Ok(TaskView {
-        task: task_at(row, 0)?,
-        lease_owner: row.get(at),
-        parked,
-    })
+    TaskView::decode(
+        task_at(row, 0)?,
+        row.get(at),
+        row.get(at + 1),
+        row.get(at + 2),
+    )
 }
 
 /// Moves a task from `xdb_sys_tasks` into `xdb_sys_parked_tasks` in one statement.
