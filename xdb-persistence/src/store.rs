@@ -226,6 +226,20 @@ pub struct OperatorGauges {
     pub states_past_attempts: i64,
 }
 
+impl OperatorGauges {
+    /// The gauges from their counts in the order [`TaskSource::operator_gauges`] names
+    /// them, as each dialect's statement selects them.
+    pub(crate) fn from_counts(
+        (paused_executions, parked_tasks, states_past_attempts): (i64, i64, i64),
+    ) -> Self {
+        Self {
+            paused_executions,
+            parked_tasks,
+            states_past_attempts,
+        }
+    }
+}
+
 /// The task source: due tasks claimed and leased (the async service's task sources).
 #[async_trait]
 pub trait TaskSource: Send + Sync + 'static {

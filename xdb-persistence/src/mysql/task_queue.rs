@@ -65,12 +65,7 @@ impl TaskSource for MySqlStore {
                 (cap, cap, attempts_threshold, cap),
             )
             .await?;
-        let (paused_executions, parked_tasks, states_past_attempts) = counts.unwrap_or_default();
-        Ok(OperatorGauges {
-            paused_executions,
-            parked_tasks,
-            states_past_attempts,
-        })
+        Ok(OperatorGauges::from_counts(counts.unwrap_or_default()))
     }
 
     async fn claim_task(

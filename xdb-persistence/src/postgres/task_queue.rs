@@ -78,11 +78,11 @@ impl TaskSource for PostgresStore {
         let row = client
             .query_one(&statement, &[&attempts_threshold, &cap])
             .await?;
-        Ok(OperatorGauges {
-            paused_executions: row.get(0),
-            parked_tasks: row.get(1),
-            states_past_attempts: row.get(2),
-        })
+        Ok(OperatorGauges::from_counts((
+            row.get(0),
+            row.get(1),
+            row.get(2),
+        )))
     }
 
     async fn claim_task(
