@@ -1,5 +1,18 @@
-//! The system tables' column lists, in the order every dialect's row conversions read
-//! them (by position where the driver allows, by name otherwise).
+//! The system tables' column lists, and the models read from a row's columns in their
+//! order. A dialect supplies only how one column of each kind converts
+//! ([`ColumnReader`]: by position where the driver allows, by name otherwise); what a
+//! row means is read here, once.
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+use xdb_engine::{
+    ProcessExecution, StateExecution, StateExecutionId, StateExecutionStatus, Task, TaskType,
+};
+use xdb_protocol::ProcessStatus;
+
+use crate::trace_context::TaskInfo;
+use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
     start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
@@ -16,6 +29,88 @@ pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution
 
 /// Columns in [`TASK_COLUMNS`] order.
 pub(crate) const TASK_COLUMN_COUNT: usize = 10;
+
+/// One row's columns, each read once, in the order of the `*_COLUMNS` list the
+/// statement selected.
+pub(crate) trait ColumnReader {
+    fn uuid(&mut self) -> Result<Uuid, StoreError>;
+    fn text(&mut self) -> Result<String, StoreError>;
+    fn optional_text(&mut self) -> Result<Option<String>, StoreError>;
+    fn int(&mut self) -> Result<i32, StoreError>;
+    fn optional_int(&mut self) -> Result<Option<i32>, StoreError>;
+    fn bigint(&mut self) -> Result<i64, StoreError>;
+    fn time(&mut self) -> Result<DateTime<Utc>, StoreError>;
+    fn optional_time(&mut self) -> Result<Option<DateTime<Utc>>, StoreError>;
+    /// A JSON column parsed into `T`; SQL NULL and JSON `null` are `None`.
+    fn json<T: DeserializeOwned>(&mut self) -> Result<Option<T>, StoreError>;
+}
+
+/// `text` as the value `parse` finds, or a corrupt-row error naming `what`.
+fn parsed<T>(text: String, parse: fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
+    parse(&text).ok_or_else(|| StoreError::Database(format!("unknown {what} {text}")))
+}
+
+/// The execution whose [`PROCESS_COLUMNS`] come next.
+pub(crate) fn read_process(row: &mut impl ColumnReader) -> Result<ProcessExecution, StoreError> {
+    Ok(ProcessExecution {
+        id: row.uuid()?,
+        process_id: row.text()?,
+        process_type: row.text()?,
+        worker_url: row.text()?,
+        status: parsed(row.text()?, ProcessStatus::parse, "process status")?,
+        start_time: row.time()?,
+        close_time: row.optional_time()?,
+        timeout_seconds: row.int()?,
+        running_state_executions: row.int()?,
+        graceful_completion: row.json()?,
+        state_execution_sequences: row.json()?.unwrap_or_default(),
+        global_attribute_config: row.json()?,
+        result: row.json()?,
+        failure: row.json()?,
+        paused: row.json()?,
+    })
+}
+
+/// The state whose [`STATE_COLUMNS`] come next.
+pub(crate) fn read_state(row: &mut impl ColumnReader) -> Result<StateExecution, StoreError> {
+    Ok(StateExecution {
+        process_execution_id: row.uuid()?,
+        id: StateExecutionId {
+            state_id: row.text()?,
+            number: row.int()?,
+        },
+        status: parsed(row.text()?, StateExecutionStatus::parse, "state status")?,
+        version: row.int()?,
+        input: row.json()?,
+        config: row.json()?.unwrap_or_default(),
+        command_request: row.json()?,
+        command_progress: row.json()?,
+        created_at: row.time()?,
+    })
+}
+
+/// The task whose [`TASK_COLUMNS`] come next.
+pub(crate) fn read_task(row: &mut impl ColumnReader) -> Result<Task, StoreError> {
+    let id = row.bigint()?;
+    let task_type = parsed(row.text()?, TaskType::parse, "task type")?;
+    let fire_at = row.time()?;
+    let process_execution_id = row.uuid()?;
+    let state_id = row.optional_text()?;
+    let number = row.optional_int()?;
+    Ok(Task {
+        id,
+        task_type,
+        fire_at,
+        process_execution_id,
+        state: state_id
+            .zip(number)
+            .map(|(state_id, number)| StateExecutionId { state_id, number }),
+        timer_index: row.optional_int()?,
+        attempt: row.int()?,
+        first_attempt_at: row.optional_time()?,
+        traceparent: row.json::<TaskInfo>()?.and_then(|info| info.traceparent),
+    })
+}
 
 /// `columns` (a `*_COLUMNS` list) qualified with `table`, e.g. `p.id, p.process_id`.
 pub(crate) fn qualified(columns: &str, table: &str) -> String {

@@ -9,11 +9,10 @@ use mysql_async::prelude::FromValue;
 use mysql_async::{Row, Value};
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
-use xdb_engine::*;
-use xdb_protocol::ProcessStatus;
+use xdb_engine::{ProcessExecution, StateExecution, Task};
 
+use crate::columns::{read_process, read_state, read_task, ColumnReader};
 pub(crate) use crate::columns::{PROCESS_COLUMNS, STATE_COLUMNS, TASK_COLUMNS};
-use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 /// The value of `column`, or a "corrupt row" error naming it.
@@ -90,30 +89,73 @@ pub(crate) fn in_list(values: &mut Vec<Value>, len: usize) -> String {
     vec!["?"; padded].join(", ")
 }
 
+/// A row's columns by name, in the order of `names` (a `*_COLUMNS` list's).
+struct Named<'a, N> {
+    row: &'a Row,
+    names: N,
+}
+
+impl<'n, N: Iterator<Item = &'n str>> Named<'_, N> {
+    fn name(&mut self) -> Result<&'n str, StoreError> {
+        self.names
+            .next()
+            .ok_or_else(|| StoreError::Database("corrupt row: too few columns".into()))
+    }
+
+    fn next<T: FromValue>(&mut self) -> Result<T, StoreError> {
+        let name = self.name()?;
+        get(self.row, name)
+    }
+}
+
+impl<'n, N: Iterator<Item = &'n str>> ColumnReader for Named<'_, N> {
+    fn uuid(&mut self) -> Result<Uuid, StoreError> {
+        let name = self.name()?;
+        get_uuid(self.row, name)
+    }
+    fn text(&mut self) -> Result<String, StoreError> {
+        self.next()
+    }
+    fn optional_text(&mut self) -> Result<Option<String>, StoreError> {
+        self.next()
+    }
+    fn int(&mut self) -> Result<i32, StoreError> {
+        self.next()
+    }
+    fn optional_int(&mut self) -> Result<Option<i32>, StoreError> {
+        self.next()
+    }
+    fn bigint(&mut self) -> Result<i64, StoreError> {
+        self.next()
+    }
+    fn time(&mut self) -> Result<DateTime<Utc>, StoreError> {
+        let name = self.name()?;
+        get_time(self.row, name)
+    }
+    fn optional_time(&mut self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let name = self.name()?;
+        get_opt_time(self.row, name)
+    }
+    fn json<T: DeserializeOwned>(&mut self) -> Result<Option<T>, StoreError> {
+        let name = self.name()?;
+        get_json(self.row, name)
+    }
+}
+
+/// `row`'s columns named as in `columns` (a `*_COLUMNS` list).
+fn named<'a>(row: &'a Row, columns: &'static str) -> Named<'a, impl Iterator<Item = &'static str>> {
+    Named {
+        row,
+        names: columns.split(", "),
+    }
+}
+
 pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
-    let status: String = get(row, "status")?;
-    Ok(ProcessExecution {
-        id: get_uuid(row, "id")?,
-        process_id: get(row, "process_id")?,
-        process_type: get(row, "process_type")?,
-        worker_url: get(row, "worker_url")?,
-        status: ProcessStatus::parse(&status)
-            .ok_or_else(|| StoreError::Database(format!("unknown process status {status}")))?,
-        start_time: get_time(row, "start_time")?,
-        close_time: get_opt_time(row, "close_time")?,
-        timeout_seconds: get(row, "timeout_seconds")?,
-        running_state_executions: get(row, "running_state_executions")?,
-        graceful_completion: get_json(row, "graceful_completion")?,
-        state_execution_sequences: get_json(row, "state_execution_sequences")?.unwrap_or_default(),
-        global_attribute_config: get_json(row, "global_attribute_config")?,
-        result: get_json(row, "result")?,
-        failure: get_json(row, "failure")?,
-        paused: get_json(row, "paused")?,
-    })
+    read_process(&mut named(row, PROCESS_COLUMNS))
 }
 
 pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    state_from_named_row(row, &STATE_NAMES)
+    read_state(&mut named(row, STATE_COLUMNS))
 }
 
 /// The state columns of a join, named `s_<column>` (see [`joined_process_and_state`]).
@@ -145,92 +187,27 @@ pub(crate) fn process_and_state_from_row(
     row: &Row,
 ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
     let process = process_from_row(row)?;
-    let state = match get::<Option<String>>(row, JOINED_STATE_NAMES.state_id)? {
-        Some(_) => Some(state_from_named_row(row, &JOINED_STATE_NAMES)?),
+    let state = match get::<Option<String>>(row, "s_state_id")? {
+        Some(_) => {
+            let names = JOINED_STATE_NAMES.iter().map(String::as_str);
+            Some(read_state(&mut Named { row, names })?)
+        }
         None => None,
     };
     Ok((process, state))
 }
 
-/// The names a state row's columns are read by.
-struct StateColumnNames {
-    process_execution_id: &'static str,
-    state_id: &'static str,
-    state_execution_number: &'static str,
-    status: &'static str,
-    version: &'static str,
-    input: &'static str,
-    config: &'static str,
-    command_request: &'static str,
-    command_results: &'static str,
-    created_at: &'static str,
-}
-
-/// A state row selected by [`STATE_COLUMNS`].
-const STATE_NAMES: StateColumnNames = StateColumnNames {
-    process_execution_id: "process_execution_id",
-    state_id: "state_id",
-    state_execution_number: "state_execution_number",
-    status: "status",
-    version: "version",
-    input: "input",
-    config: "config",
-    command_request: "command_request",
-    command_results: "command_results",
-    created_at: "created_at",
-};
-
-/// A state row of a join (see `JOINED_STATE_COLUMNS`).
-const JOINED_STATE_NAMES: StateColumnNames = StateColumnNames {
-    process_execution_id: "s_process_execution_id",
-    state_id: "s_state_id",
-    state_execution_number: "s_state_execution_number",
-    status: "s_status",
-    version: "s_version",
-    input: "s_input",
-    config: "s_config",
-    command_request: "s_command_request",
-    command_results: "s_command_results",
-    created_at: "s_created_at",
-};
-
-fn state_from_named_row(row: &Row, names: &StateColumnNames) -> Result<StateExecution, StoreError> {
-    let status: String = get(row, names.status)?;
-    Ok(StateExecution {
-        process_execution_id: get_uuid(row, names.process_execution_id)?,
-        id: StateExecutionId {
-            state_id: get(row, names.state_id)?,
-            number: get(row, names.state_execution_number)?,
-        },
-        status: StateExecutionStatus::parse(&status)
-            .ok_or_else(|| StoreError::Database(format!("unknown state status {status}")))?,
-        version: get(row, names.version)?,
-        input: get_json(row, names.input)?,
-        config: get_json(row, names.config)?.unwrap_or_default(),
-        command_request: get_json(row, names.command_request)?,
-        command_progress: get_json(row, names.command_results)?,
-        created_at: get_time(row, names.created_at)?,
-    })
-}
+/// The names of a join's state columns (see `JOINED_STATE_COLUMNS`), in
+/// [`STATE_COLUMNS`] order.
+static JOINED_STATE_NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    STATE_COLUMNS
+        .split(", ")
+        .map(|column| format!("s_{column}"))
+        .collect()
+});
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
-    let task_type: String = get(row, "task_type")?;
-    let state_id: Option<String> = get(row, "state_id")?;
-    let number: Option<i32> = get(row, "state_execution_number")?;
-    Ok(Task {
-        id: get(row, "id")?,
-        task_type: TaskType::parse(&task_type)
-            .ok_or_else(|| StoreError::Database(format!("unknown task type {task_type}")))?,
-        fire_at: get_time(row, "fire_at")?,
-        process_execution_id: get_uuid(row, "process_execution_id")?,
-        state: state_id
-            .zip(number)
-            .map(|(state_id, number)| StateExecutionId { state_id, number }),
-        timer_index: get(row, "timer_index")?,
-        attempt: get(row, "attempt")?,
-        first_attempt_at: get_opt_time(row, "first_attempt_at")?,
-        traceparent: get_json::<TaskInfo>(row, "info")?.and_then(|info| info.traceparent),
-    })
+    read_task(&mut named(row, TASK_COLUMNS))
 }
 
 #[cfg(test)]

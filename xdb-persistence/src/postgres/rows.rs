@@ -1,14 +1,13 @@
 //! Row ↔ model conversions for the system tables.
 
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
-use xdb_engine::*;
-use xdb_protocol::ProcessStatus;
+use xdb_engine::{ProcessExecution, StateExecution, Task};
 
 pub(crate) use crate::columns::*;
-use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 pub(crate) fn from_json<T: DeserializeOwned>(
@@ -26,32 +25,58 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("model types serialize")
 }
 
+/// A row's columns by position from `at` on (cheaper than by name, and a statement may
+/// return several tables' columns side by side).
+struct Columns<'a> {
+    row: &'a Row,
+    at: usize,
+}
+
+impl Columns<'_> {
+    fn next<T: tokio_postgres::types::FromSqlOwned>(&mut self) -> T {
+        self.at += 1;
+        self.row.get(self.at - 1)
+    }
+}
+
+impl ColumnReader for Columns<'_> {
+    fn uuid(&mut self) -> Result<Uuid, StoreError> {
+        Ok(self.next())
+    }
+    fn text(&mut self) -> Result<String, StoreError> {
+        Ok(self.next())
+    }
+    fn optional_text(&mut self) -> Result<Option<String>, StoreError> {
+        Ok(self.next())
+    }
+    fn int(&mut self) -> Result<i32, StoreError> {
+        Ok(self.next())
+    }
+    fn optional_int(&mut self) -> Result<Option<i32>, StoreError> {
+        Ok(self.next())
+    }
+    fn bigint(&mut self) -> Result<i64, StoreError> {
+        Ok(self.next())
+    }
+    fn time(&mut self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(self.next())
+    }
+    fn optional_time(&mut self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        Ok(self.next())
+    }
+    fn json<T: DeserializeOwned>(&mut self) -> Result<Option<T>, StoreError> {
+        let value = self.next();
+        from_json(value)
+    }
+}
+
 pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
     process_at(row, 0)
 }
 
-/// The process whose [`PROCESS_COLUMNS`] start at column `at` (by position: cheaper than
-/// by name, and a statement may return several tables' columns side by side).
+/// The process whose [`PROCESS_COLUMNS`] start at column `at`.
 pub(crate) fn process_at(row: &Row, at: usize) -> Result<ProcessExecution, StoreError> {
-    let status: &str = row.get(at + 4);
-    Ok(ProcessExecution {
-        id: row.get(at),
-        process_id: row.get(at + 1),
-        process_type: row.get(at + 2),
-        worker_url: row.get(at + 3),
-        status: ProcessStatus::parse(status)
-            .ok_or_else(|| StoreError::Database(format!("unknown process status {status}")))?,
-        start_time: row.get(at + 5),
-        close_time: row.get(at + 6),
-        timeout_seconds: row.get(at + 7),
-        running_state_executions: row.get(at + 8),
-        graceful_completion: from_json(row.get(at + 9))?,
-        state_execution_sequences: from_json(row.get(at + 10))?.unwrap_or_default(),
-        global_attribute_config: from_json(row.get(at + 11))?,
-        result: from_json(row.get(at + 12))?,
-        failure: from_json(row.get(at + 13))?,
-        paused: from_json(row.get(at + 14))?,
-    })
+    read_process(&mut Columns { row, at })
 }
 
 pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
@@ -72,22 +97,7 @@ pub(crate) fn optional_state_at(
 
 /// The state whose [`STATE_COLUMNS`] start at column `at`.
 pub(crate) fn state_at(row: &Row, at: usize) -> Result<StateExecution, StoreError> {
-    let status: &str = row.get(at + 3);
-    Ok(StateExecution {
-        process_execution_id: row.get(at),
-        id: StateExecutionId {
-            state_id: row.get(at + 1),
-            number: row.get(at + 2),
-        },
-        status: StateExecutionStatus::parse(status)
-            .ok_or_else(|| StoreError::Database(format!("unknown state status {status}")))?,
-        version: row.get(at + 4),
-        input: from_json(row.get(at + 5))?,
-        config: from_json(row.get(at + 6))?.unwrap_or_default(),
-        command_request: from_json(row.get(at + 7))?,
-        command_progress: from_json(row.get(at + 8))?,
-        created_at: row.get(at + 9),
-    })
+    read_state(&mut Columns { row, at })
 }
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
@@ -96,21 +106,5 @@ pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
 
 /// The task whose [`TASK_COLUMNS`] start at column `at`.
 pub(crate) fn task_at(row: &Row, at: usize) -> Result<Task, StoreError> {
-    let task_type: &str = row.get(at + 1);
-    let state_id: Option<String> = row.get(at + 4);
-    let number: Option<i32> = row.get(at + 5);
-    Ok(Task {
-        id: row.get(at),
-        task_type: TaskType::parse(task_type)
-            .ok_or_else(|| StoreError::Database(format!("unknown task type {task_type}")))?,
-        fire_at: row.get(at + 2),
-        process_execution_id: row.get::<_, Uuid>(at + 3),
-        state: state_id
-            .zip(number)
-            .map(|(state_id, number)| StateExecutionId { state_id, number }),
-        timer_index: row.get(at + 6),
-        attempt: row.get(at + 7),
-        first_attempt_at: row.get(at + 8),
-        traceparent: from_json::<TaskInfo>(row.get(at + 9))?.and_then(|info| info.traceparent),
-    })
+    read_task(&mut Columns { row, at })
 }
