@@ -93,17 +93,14 @@ impl MySqlStore {
     }
 
     /// Connects to `database_url` set up as `options` say.
-    pub async fn connect_with(
-        database_url: &str,
-        options: StoreOptions,
-    ) -> Result<Self, StoreError> {
+    pub async fn connect_with(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
         let StoreOptions {
             pool_size,
             continuation_lease,
             pool_wait,
             idle_in_transaction,
         } = options;
-        let url = xdb_config::DatabaseUrl::parse(database_url).map_err(invalid_database_url)?;
+        let url = xdb_config::DatabaseUrl::parse(url).map_err(invalid_database_url)?;
         let database: Arc<str> = url.require_database().map_err(invalid_database_url)?.into();
         let opts = Opts::from_url(&url.driver_url()).map_err(invalid_database_url)?;
         let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);

@@ -116,24 +116,14 @@ impl PostgresStore {
     }
 
     /// Connects to `database_url` set up as `options` say.
-    pub async fn connect_with(
-        database_url: &str,
-        options: StoreOptions,
-    ) -> Result<Self, StoreError> {
-        let StoreOptions {
-            pool_size,
-            continuation_lease,
-            pool_wait,
-            idle_in_transaction,
-        } = options;
-        let mut config =
-            tokio_postgres::Config::from_str(database_url).map_err(invalid_database_url)?;
+    pub async fn connect_with(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+        let mut config = tokio_postgres::Config::from_str(url).map_err(invalid_database_url)?;
         prefer_index_scans(&mut config);
-        limit_dead_sessions(&mut config, idle_in_transaction);
-        let pool = build_pool(&config, pool_size.max(1), pool_wait)?;
+        limit_dead_sessions(&mut config, options.idle_in_transaction);
+        let pool = build_pool(&config, options.pool_size.max(1), options.pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
-        let timekeeping = build_pool(&config, timekeeping_connections(pool_size), None)?;
+        let timekeeping = build_pool(&config, timekeeping_connections(options.pool_size), None)?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
@@ -143,7 +133,7 @@ impl PostgresStore {
             pool,
             timekeeping,
             config,
-            continuation_lease,
+            continuation_lease: options.continuation_lease,
             expired_lease_look: Default::default(),
             one_statement_transitions: true,
             clock,
