@@ -8,7 +8,7 @@
 //! the abort of the others.
 
 use chrono::{DateTime, Utc};
-use xdb_engine::decide::DecideError;
+use xdb_engine::decide::{DecideError, StartPlan};
 use xdb_engine::{
     HistoryEntry, MessageConsumption, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
     StateExecutionId, StateExecutionStatus, StateUpdate, TransitionPlan,
@@ -96,6 +96,22 @@ pub(crate) fn plan_writes<'a>(
         writes.push(Write::History(&plan.history));
     }
     writes
+}
+
+/// Whether `plan` leaves nothing to do after its row writes: no attribute writes
+/// (written after them) and no message consumptions (kept on the path that commits
+/// after its writes, where they were read).
+pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
+    plan.attribute_writes.global_attributes.is_empty()
+        && plan.attribute_writes.local_attributes.is_empty()
+        && plan.consume_messages.is_empty()
+}
+
+/// Whether `start`, decided as a first execution, writes only new rows of its own: no
+/// business row (which the generic start locks before the process id) and nothing
+/// after its row writes. A dialect may write such starts in a faster form.
+pub(crate) fn is_plain_first_start(start: &StartPlan) -> bool {
+    start.execution.global_attribute_config.is_none() && commits_with_writes(&start.plan)
 }
 
 /// The business-row config that `writes` need (when they write global attributes), once

@@ -13,6 +13,7 @@
 
 mod apply_plan;
 mod error;
+mod first_start;
 mod global_attributes;
 mod locks;
 mod operator_rows;
@@ -76,6 +77,8 @@ pub struct MySqlStore {
     database: Arc<str>,
     /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
     mariadb: bool,
+    /// The batches that first starts are committed in.
+    first_starts: first_start::FirstStarts,
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
@@ -124,6 +127,7 @@ impl MySqlStore {
         drop(conn);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
+            first_starts: first_start::FirstStarts::start(pool.clone(), pool_wait),
             pool,
             timekeeping,
             database,
@@ -169,15 +173,7 @@ impl MySqlStore {
         &self,
         get: impl std::future::Future<Output = mysql_async::Result<T>>,
     ) -> Result<T, StoreError> {
-        let Some(wait) = self.pool_wait else {
-            return Ok(get.await?);
-        };
-        match tokio::time::timeout(wait, get).await {
-            Ok(got) => Ok(got?),
-            Err(_) => Err(StoreError::Overloaded(
-                "every pooled connection stayed busy".into(),
-            )),
-        }
+        within_wait(self.pool_wait, get).await
     }
 
     /// The lane for work whose lateness counts: claiming due tasks, finding when the
@@ -201,6 +197,22 @@ impl MySqlStore {
 impl crate::DatabaseTime for MySqlStore {
     fn database_clock(&self) -> &DatabaseClock {
         &self.clock
+    }
+}
+
+/// `get` within `wait`, when one is set (see [`MySqlStore::within_pool_wait`]).
+pub(crate) async fn within_wait<T>(
+    wait: Option<Duration>,
+    get: impl std::future::Future<Output = mysql_async::Result<T>>,
+) -> Result<T, StoreError> {
+    let Some(wait) = wait else {
+        return Ok(get.await?);
+    };
+    match tokio::time::timeout(wait, get).await {
+        Ok(got) => Ok(got?),
+        Err(_) => Err(StoreError::Overloaded(
+            "every pooled connection stayed busy".into(),
+        )),
     }
 }
 

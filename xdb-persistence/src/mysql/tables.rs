@@ -81,6 +81,15 @@ impl Dialect for MySqlStore {
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>> {
         MySqlStore::lease_to(self, owner)
     }
+
+    async fn start_first_execution(
+        &self,
+        request: &xdb_protocol::ProcessExecutionStartRequest,
+        new_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Uuid>, StoreError> {
+        super::first_start::start_first_execution(self, request, new_id, now).await
+    }
 }
 
 impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {

@@ -11,18 +11,10 @@ use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS
 use super::pipeline::{param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::LeaseTo;
+pub(crate) use crate::plan_writes::commits_with_writes;
 use crate::plan_writes::{checked_attribute_writes, Write};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
-
-/// Whether `plan` leaves nothing to do after its pipelined writes: no attribute writes
-/// (written after them) and no message consumptions (kept on the path that commits
-/// after its writes, where they were read).
-pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
-    plan.attribute_writes.global_attributes.is_empty()
-        && plan.attribute_writes.local_attributes.is_empty()
-        && plan.consume_messages.is_empty()
-}
 
 /// [`apply_plan`] with the caller's `lead` writes in the same statement, ending the
 /// transaction as `finish` asks where the plan allows it; returns whether it committed.

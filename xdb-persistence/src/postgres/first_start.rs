@@ -7,10 +7,11 @@ use xdb_engine::decide;
 use xdb_engine::ProcessExecution;
 use xdb_protocol::ProcessExecutionStartRequest;
 
-use super::apply_plan::{commits_with_writes, plan_writes, Announce};
+use super::apply_plan::{plan_writes, Announce};
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
 use super::PostgresStore;
+use crate::plan_writes::is_plain_first_start;
 use crate::StoreError;
 
 /// Starts `request` as the first execution of its process id, in one statement (no
@@ -25,7 +26,7 @@ pub(crate) async fn start_first_execution(
     now: DateTime<Utc>,
 ) -> Result<Option<Uuid>, StoreError> {
     let start = decide::start_process(request, None, new_id, now)?;
-    if start.execution.global_attribute_config.is_some() || !commits_with_writes(&start.plan) {
+    if !is_plain_first_start(&start) {
         return Ok(None);
     }
     let mut claim = Pipeline::default();

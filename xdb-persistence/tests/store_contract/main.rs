@@ -42,6 +42,7 @@ mod attributes;
 mod claim_one;
 mod continuation;
 mod fired_timer;
+mod first_starts;
 mod flow;
 mod queue;
 mod service;
