@@ -8,7 +8,7 @@ use xdb_engine::StateExecution;
 use xdb_protocol::PauseInfo;
 
 use super::rows::{state_from_row, task_at, to_json};
-use super::tables::{with_begin, PgRows};
+use super::tables::PgRows;
 use crate::columns::{STATE_COLUMNS, TASK_COLUMNS};
 use crate::tables::{OperatorRows, ParkReason, TaskView};
 use crate::StoreError;
@@ -63,8 +63,7 @@ const UNPARK: &str = "WITH moved AS (\
 
 impl OperatorRows for PgRows {
     async fn tasks_of(&mut self, process: Uuid, lock: bool) -> Result<Vec<TaskView>, StoreError> {
-        let client = self.tx.client();
-        let read = async {
+        self.on_client(|client| async move {
             let mut views = Vec::new();
             for sql in tasks_of_statements(lock) {
                 let statement = client.prepare_cached(&sql).await?;
@@ -74,13 +73,12 @@ impl OperatorRows for PgRows {
             }
             views.sort_by_key(|view: &TaskView| view.task.id);
             Ok(views)
-        };
-        with_begin(client, &mut self.begin_pending, read).await
+        })
+        .await
     }
 
     async fn states_of(&mut self, process: Uuid) -> Result<Vec<StateExecution>, StoreError> {
-        let client = self.tx.client();
-        let read = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached(&format!(
                     "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
@@ -90,13 +88,12 @@ impl OperatorRows for PgRows {
                 .await?;
             let rows = client.query(&statement, &[&process]).await?;
             rows.iter().map(state_from_row).collect()
-        };
-        with_begin(client, &mut self.begin_pending, read).await
+        })
+        .await
     }
 
     async fn queued_counts(&mut self, process: Uuid) -> Result<Vec<(String, u64)>, StoreError> {
-        let client = self.tx.client();
-        let read = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached(
                     "SELECT queue_name, count(*) FROM xdb_sys_local_queue_messages \
@@ -109,8 +106,8 @@ impl OperatorRows for PgRows {
                 .iter()
                 .map(|row| (row.get(0), row.get::<_, i64>(1).max(0) as u64))
                 .collect())
-        };
-        with_begin(client, &mut self.begin_pending, read).await
+        })
+        .await
     }
 
     async fn set_paused(
@@ -118,8 +115,7 @@ impl OperatorRows for PgRows {
         process: Uuid,
         paused: Option<&PauseInfo>,
     ) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached("UPDATE xdb_sys_process_executions SET paused = $2 WHERE id = $1")
                 .await?;
@@ -127,13 +123,12 @@ impl OperatorRows for PgRows {
                 .execute(&statement, &[&process, &paused.map(to_json)])
                 .await?;
             Ok(())
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn make_due(&mut self, id: i64, at: DateTime<Utc>) -> Result<bool, StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached(
                     "UPDATE xdb_sys_tasks SET fire_at = $2 \
@@ -141,8 +136,8 @@ impl OperatorRows for PgRows {
                 )
                 .await?;
             Ok(client.execute(&statement, &[&id, &at]).await? == 1)
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn park(
@@ -153,29 +148,26 @@ impl OperatorRows for PgRows {
         error: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client.prepare_cached(PARK).await?;
             let moved = client
                 .execute(&statement, &[&id, &owner, &reason.as_str(), &error, &now])
                 .await?;
             Ok(moved == 1)
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn unpark(&mut self, id: i64, due: Option<DateTime<Utc>>) -> Result<bool, StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client.prepare_cached(UNPARK).await?;
             Ok(client.execute(&statement, &[&id, &due]).await? == 1)
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn delete_unheld_task(&mut self, id: i64) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached(
                     "WITH t AS (DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NULL) \
@@ -184,25 +176,23 @@ impl OperatorRows for PgRows {
                 .await?;
             client.execute(&statement, &[&id]).await?;
             Ok(())
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn delete_parked(&mut self, process: Uuid) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let write = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached("DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = $1")
                 .await?;
             client.execute(&statement, &[&process]).await?;
             Ok(())
-        };
-        with_begin(client, &mut self.begin_pending, write).await
+        })
+        .await
     }
 
     async fn count_refused(&mut self, process: Uuid) -> Result<u64, StoreError> {
-        let client = self.tx.client();
-        let read = async {
+        self.on_client(|client| async move {
             let statement = client
                 .prepare_cached(
                     "SELECT count(*) FROM xdb_sys_parked_tasks \
@@ -211,7 +201,7 @@ impl OperatorRows for PgRows {
                 .await?;
             let row = client.query_one(&statement, &[&process]).await?;
             Ok(row.get::<_, i64>(0).max(0) as u64)
-        };
-        with_begin(client, &mut self.begin_pending, read).await
+        })
+        .await
     }
 }

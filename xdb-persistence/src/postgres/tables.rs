@@ -54,6 +54,21 @@ pub(super) async fn with_begin<T>(
     answer
 }
 
+impl PgRows {
+    /// Runs the statement `run` sends on this connection, with BEGIN right before it
+    /// when still pending.
+    pub(super) async fn on_client<'a, T, F>(
+        &'a mut self,
+        run: impl FnOnce(&'a Client) -> F,
+    ) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, StoreError>> + 'a,
+    {
+        let client = self.tx.client();
+        with_begin(client, &mut self.begin_pending, run(client)).await
+    }
+}
+
 impl PostgresStore {
     fn lane(&self, lane: Lane) -> &deadpool_postgres::Pool {
         match lane {
@@ -121,19 +136,13 @@ impl Dialect for PostgresStore {
 
 impl ProcessRows for PgRows {
     async fn lock_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        let client = self.tx.client();
-        with_begin(
-            client,
-            &mut self.begin_pending,
-            locks::lock_process(client, id),
-        )
-        .await
+        self.on_client(|client| locks::lock_process(client, id))
+            .await
     }
 
     async fn latest_execution(&mut self, process_id: &str) -> Result<Option<Uuid>, StoreError> {
-        let client = self.tx.client();
-        let latest = locks::latest_execution(client, process_id);
-        with_begin(client, &mut self.begin_pending, latest).await
+        self.on_client(|client| locks::latest_execution(client, process_id))
+            .await
     }
 
     async fn find_execution(
@@ -141,18 +150,16 @@ impl ProcessRows for PgRows {
         process_id: &str,
         execution_id: Option<Uuid>,
     ) -> Result<Option<ProcessExecution>, StoreError> {
-        let client = self.tx.client();
-        let find = locks::find_execution(client, process_id, execution_id);
-        with_begin(client, &mut self.begin_pending, find).await
+        self.on_client(|client| locks::find_execution(client, process_id, execution_id))
+            .await
     }
 
     async fn list_executions(
         &mut self,
         query: &ListQuery<'_>,
     ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
-        let client = self.tx.client();
-        let list = locks::list_executions(client, query);
-        with_begin(client, &mut self.begin_pending, list).await
+        self.on_client(|client| locks::list_executions(client, query))
+            .await
     }
 
     async fn claim_process_id(
@@ -160,15 +167,13 @@ impl ProcessRows for PgRows {
         process_id: &str,
         new_id: Uuid,
     ) -> Result<Option<ProcessExecution>, StoreError> {
-        let client = self.tx.client();
-        let claim = locks::claim_process_id(client, process_id, new_id);
-        with_begin(client, &mut self.begin_pending, claim).await
+        self.on_client(|client| locks::claim_process_id(client, process_id, new_id))
+            .await
     }
 
     async fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let repoint = locks::repoint_latest(client, process_id, new_id);
-        with_begin(client, &mut self.begin_pending, repoint).await
+        self.on_client(|client| locks::repoint_latest(client, process_id, new_id))
+            .await
     }
 
     /// Sent with the plan's writes that follow, in their statement.
@@ -178,9 +183,8 @@ impl ProcessRows for PgRows {
     }
 
     async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        let client = self.tx.client();
-        let read = locks::select_process(client, id, false);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::select_process(client, id, false))
+            .await
     }
 
     async fn read_process_and_state(
@@ -188,9 +192,8 @@ impl ProcessRows for PgRows {
         id: Uuid,
         state: &StateExecutionId,
     ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
-        let client = self.tx.client();
-        let read = locks::select_process_and_state(client, id, state);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::select_process_and_state(client, id, state))
+            .await
     }
 }
 
@@ -201,9 +204,8 @@ impl HistoryRows for PgRows {
         process_id: &str,
         query: &HistoryQuery<'_>,
     ) -> Result<Vec<HistoryEvent>, StoreError> {
-        let client = self.tx.client();
-        let read = locks::read_history(client, id, process_id, query);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::read_history(client, id, process_id, query))
+            .await
     }
 }
 
@@ -213,44 +215,28 @@ impl StateRows for PgRows {
         process: Uuid,
         id: &StateExecutionId,
     ) -> Result<Option<StateExecution>, StoreError> {
-        let client = self.tx.client();
-        with_begin(
-            client,
-            &mut self.begin_pending,
-            locks::lock_state(client, process, id),
-        )
-        .await
+        self.on_client(|client| locks::lock_state(client, process, id))
+            .await
     }
 
     async fn lock_waiting_states(
         &mut self,
         process: Uuid,
     ) -> Result<Vec<StateExecution>, StoreError> {
-        let client = self.tx.client();
-        let lock = locks::lock_waiting_states(client, process);
-        with_begin(client, &mut self.begin_pending, lock).await
+        self.on_client(|client| locks::lock_waiting_states(client, process))
+            .await
     }
 }
 
 impl TaskRows for PgRows {
     async fn take_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        with_begin(
-            client,
-            &mut self.begin_pending,
-            locks::take_task(client, task, owner),
-        )
-        .await
+        self.on_client(|client| locks::take_task(client, task, owner))
+            .await
     }
 
     async fn drop_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        with_begin(
-            client,
-            &mut self.begin_pending,
-            locks::drop_task(client, task, owner),
-        )
-        .await
+        self.on_client(|client| locks::drop_task(client, task, owner))
+            .await
     }
 
     async fn retry_task(
@@ -259,9 +245,8 @@ impl TaskRows for PgRows {
         owner: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let retry = locks::retry_task(client, task, owner, at);
-        with_begin(client, &mut self.begin_pending, retry).await
+        self.on_client(|client| locks::retry_task(client, task, owner, at))
+            .await
     }
 }
 
@@ -271,15 +256,13 @@ impl QueueRows for PgRows {
         process: Uuid,
         messages: &[NewMessage<'_>],
     ) -> Result<u64, StoreError> {
-        let client = self.tx.client();
-        let insert = locks::insert_messages(client, process, messages);
-        with_begin(client, &mut self.begin_pending, insert).await
+        self.on_client(|client| locks::insert_messages(client, process, messages))
+            .await
     }
 
     async fn queued_messages(&mut self, process: Uuid) -> Result<Vec<QueuedMessage>, StoreError> {
-        let client = self.tx.client();
-        let read = locks::queued_messages(client, process);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::queued_messages(client, process))
+            .await
     }
 }
 
@@ -290,9 +273,8 @@ impl AttributeRows for PgRows {
         columns: &[String],
         lock: LockType,
     ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-        let client = self.tx.client();
-        let read = global_attributes::read(client, config, columns, lock);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| global_attributes::read(client, config, columns, lock))
+            .await
     }
 
     async fn upsert_business_row(
@@ -300,9 +282,8 @@ impl AttributeRows for PgRows {
         config: &GlobalAttributeConfig,
         writes: &[GlobalAttributeValue],
     ) -> Result<(), StoreError> {
-        let client = self.tx.client();
-        let upsert = global_attributes::upsert(client, config, writes);
-        with_begin(client, &mut self.begin_pending, upsert).await
+        self.on_client(|client| global_attributes::upsert(client, config, writes))
+            .await
     }
 
     async fn read_local_attributes(
@@ -311,27 +292,24 @@ impl AttributeRows for PgRows {
         keys: &[String],
         lock: LockType,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        let client = self.tx.client();
-        let read = locks::read_local_attributes(client, process, keys, lock);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::read_local_attributes(client, process, keys, lock))
+            .await
     }
 
     async fn read_whole_business_row(
         &mut self,
         config: &GlobalAttributeConfig,
     ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        let client = self.tx.client();
-        let read = global_attributes::read_whole_row(client, config);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| global_attributes::read_whole_row(client, config))
+            .await
     }
 
     async fn all_local_attributes(
         &mut self,
         process: Uuid,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        let client = self.tx.client();
-        let read = locks::all_local_attributes(client, process);
-        with_begin(client, &mut self.begin_pending, read).await
+        self.on_client(|client| locks::all_local_attributes(client, process))
+            .await
     }
 }
 
@@ -370,9 +348,8 @@ impl Transaction for PgRows {
         owner: &str,
         state: &StateExecutionId,
     ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
-        let client = self.tx.client();
-        let lock = locks::lock_for_task(client, task, owner, state);
-        with_begin(client, &mut self.begin_pending, lock).await
+        self.on_client(|client| locks::lock_for_task(client, task, owner, state))
+            .await
     }
 
     async fn commit(mut self) -> Result<(), StoreError> {
