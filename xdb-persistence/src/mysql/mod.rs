@@ -21,6 +21,7 @@ mod rows;
 mod service_instances;
 mod tables;
 mod task_queue;
+mod transition_batch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,9 +30,9 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transaction, TxOpts};
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
+use crate::error::invalid_database_url;
 use crate::tables::Answer;
 use crate::{StoreError, StoreOptions};
-use crate::error::invalid_database_url;
 
 /// Session settings of every pooled connection.
 fn session_setup(idle_in_transaction: Duration) -> Vec<String> {
@@ -77,6 +78,11 @@ pub struct MySqlStore {
     database: Arc<str>,
     /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
     mariadb: bool,
+    /// See [`MySqlStore::consecutive_insert_ids`].
+    consecutive_insert_ids: bool,
+    transition_batches: transition_batch::TransitionBatches,
+    /// See [`MySqlStore::without_batched_transitions`].
+    batched_transitions: bool,
     /// The batches that first starts are committed in.
     first_starts: first_start::FirstStarts,
     columns: Arc<global_attributes::ColumnCache>,
@@ -122,22 +128,58 @@ impl MySqlStore {
                     "cannot connect to the database within {CONNECT_TIMEOUT:?}"
                 ))
             })??;
-        let version: Option<String> = conn.query_first("SELECT VERSION()").await?;
-        let mariadb = version.is_some_and(|v| v.to_ascii_lowercase().contains("mariadb"));
+        let server: Option<(String, u8)> = conn
+            .query_first("SELECT VERSION(), @@innodb_autoinc_lock_mode")
+            .await?;
+        let mariadb = server
+            .as_ref()
+            .is_some_and(|(version, _)| version.to_ascii_lowercase().contains("mariadb"));
+        // Modes 0 and 1 number the rows of a multi-row insert one after the other;
+        // mode 2 may interleave other statements' numbers.
+        let consecutive_insert_ids = server.is_some_and(|(_, mode)| mode < 2);
         drop(conn);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
+        let transition_batches =
+            transition_batch::TransitionBatches::start(&pool, &timekeeping, consecutive_insert_ids);
         Ok(Self {
             first_starts: first_start::FirstStarts::start(pool.clone(), pool_wait),
             pool,
             timekeeping,
             database,
             mariadb,
+            consecutive_insert_ids,
+            transition_batches,
+            batched_transitions: true,
             columns: Arc::default(),
             continuation_lease,
             expired_lease_look: Arc::default(),
             pool_wait,
             clock,
         })
+    }
+
+    /// Whether the rows of one multi-row insert get consecutive AUTO_INCREMENT ids
+    /// (`innodb_autoinc_lock_mode` below 2), so that their ids follow from the first.
+    pub(crate) fn consecutive_insert_ids(&self) -> bool {
+        self.consecutive_insert_ids
+    }
+
+    /// Leaves out the batched form of task transitions, so that every one takes the
+    /// generic path: for the tests that keep that path tested on MySQL.
+    pub fn without_batched_transitions(mut self) -> Self {
+        self.batched_transitions = false;
+        self
+    }
+
+    /// Whether usual transitions are decided from the rows as read and committed in
+    /// batches (see `transition_batch`).
+    pub(crate) fn batched_transitions(&self) -> bool {
+        self.batched_transitions
+    }
+
+    /// The batches that usual transitions, decided as read, are committed in.
+    pub(crate) fn transition_batches(&self) -> &transition_batch::TransitionBatches {
+        &self.transition_batches
     }
 
     /// When claims look for leases that ran out (shared by clones: one claim loop).

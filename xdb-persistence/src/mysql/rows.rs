@@ -182,6 +182,24 @@ pub(crate) fn joined_process_and_state(lock: bool) -> &'static str {
     &STATEMENTS[usize::from(lock)]
 }
 
+/// [`joined_process_and_state`] for `count` executions and one state of each, both
+/// locked, in the order of the executions' ids (the execution rows drive the join, so
+/// each is locked before its state, as in every transaction). Parameters: the
+/// executions' ids, then each state's execution id, state id and number.
+pub(crate) fn lock_processes_and_states(count: usize) -> String {
+    let process_columns = crate::columns::qualified(PROCESS_COLUMNS, "p");
+    let ids = vec!["?"; count].join(", ");
+    let states = vec!["(?, ?, ?)"; count].join(", ");
+    format!(
+        "SELECT STRAIGHT_JOIN {process_columns}, {JOINED_STATE_COLUMNS} \
+         FROM xdb_sys_process_executions p \
+         JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
+         WHERE p.id IN ({ids}) \
+           AND (s.process_execution_id, s.state_id, s.state_execution_number) IN ({states}) \
+         ORDER BY p.id FOR UPDATE"
+    )
+}
+
 /// The execution and its state from a row of [`joined_process_and_state`].
 pub(crate) fn process_and_state_from_row(
     row: &Row,

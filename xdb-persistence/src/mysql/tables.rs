@@ -82,6 +82,22 @@ impl Dialect for MySqlStore {
         MySqlStore::lease_to(self, owner)
     }
 
+    async fn transition_as_read(
+        &self,
+        lane: Lane,
+        task: &Task,
+        owner: &str,
+        call: &crate::StateCall,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>, StoreError> {
+        super::transition_batch::transition_as_read(self, lane, task, owner, call, plan, now).await
+    }
+
+    fn transitions_as_read(&self) -> bool {
+        self.batched_transitions()
+    }
+
     async fn start_first_execution(
         &self,
         request: &xdb_protocol::ProcessExecutionStartRequest,
