@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use xdb_engine::{Task, TaskType};
+use xdb_persistence::mysql::MySqlStore;
 use xdb_persistence::postgres::PostgresStore;
 use xdb_persistence::{ProcessStore, StateCall, StoreOptions};
 use xdb_protocol::*;
@@ -26,27 +27,35 @@ pub async fn harness(dialect: Dialect) -> Harness {
 }
 
 tokio::task_local! {
-    /// Set for the `postgres_generic` variant of a scenario (see `both!`).
+    /// Set for the `postgres_generic` and `mysql_generic` variants of a scenario (see
+    /// `both!`).
     pub static GENERIC_OPERATIONS_ONLY: bool;
 }
 
-/// A store on `db` set up as `options` say, without PostgreSQL's one-statement
-/// transitions in the `postgres_generic` variant.
+/// A store on `db` set up as `options` say, without the dialect's faster form of task
+/// transitions in the `*_generic` variants.
 pub async fn connect(db: &TestDatabase, options: StoreOptions) -> Arc<dyn ProcessStore> {
     let generic_only = GENERIC_OPERATIONS_ONLY
         .try_with(|only| *only)
         .unwrap_or(false);
-    if generic_only {
-        let store = PostgresStore::connect(db.url(), options.pool_size)
+    let failed = |e| panic!("connect to {}: {e}", db.name());
+    match (generic_only, db.dialect()) {
+        (true, Dialect::Postgres) => Arc::new(
+            PostgresStore::connect_with(db.url(), options)
+                .await
+                .unwrap_or_else(failed)
+                .without_one_statement_transitions(),
+        ),
+        (true, Dialect::MySql) => Arc::new(
+            MySqlStore::connect_with(db.url(), options)
+                .await
+                .unwrap_or_else(failed)
+                .without_batched_transitions(),
+        ),
+        (false, _) => xdb_persistence::connect_with(db.url(), options)
             .await
-            .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()))
-            .with_continuation_lease(options.continuation_lease)
-            .without_one_statement_transitions();
-        return Arc::new(store);
+            .unwrap_or_else(failed),
     }
-    xdb_persistence::connect_with(db.url(), options)
-        .await
-        .unwrap_or_else(|e| panic!("connect to {}: {e}", db.name()))
 }
 
 /// A user table for global attributes, in the dialect's types.

@@ -1,10 +1,11 @@
 //! The `ProcessStore` contract, run against both dialects through the trait: every
 //! scenario is one `async fn(Dialect)` and [`both!`] turns it into a PostgreSQL and a
-//! MariaDB/MySQL test, and a PostgreSQL test of the generic operations alone (without
-//! PostgreSQL's one-statement transitions, which take the usual path everywhere else).
+//! MariaDB/MySQL test, and on each a test of the generic operations alone (without the
+//! dialect's faster form of transitions, which takes the usual path everywhere else).
 //! One binary keeps link time low.
 
-/// Declares a `postgres` and a `mysql` test for each named scenario of the module.
+/// Declares a `postgres`, `postgres_generic`, `mysql` and `mysql_generic` test for each
+/// named scenario of the module.
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod postgres {
@@ -30,6 +31,16 @@ macro_rules! both {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name(xdb_test_util::Dialect::MySql).await
+                }
+            )*
+        }
+        mod mysql_generic {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    crate::common::GENERIC_OPERATIONS_ONLY
+                        .scope(true, super::$name(xdb_test_util::Dialect::MySql))
+                        .await
                 }
             )*
         }
