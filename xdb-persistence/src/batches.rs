@@ -114,8 +114,11 @@ mod tests {
 
     use super::*;
 
+    /// The keys of each batch run, in order.
+    type Seen = Arc<Mutex<Vec<Vec<String>>>>;
+
     /// A batcher whose runner records each batch's keys and answers with the batch size.
-    fn recording() -> (Batcher<u32, usize>, Arc<Mutex<Vec<Vec<String>>>>) {
+    fn recording() -> (Batcher<u32, usize>, Seen) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = seen.clone();
         let batcher = Batcher::start(1, 8, move |batch: Vec<Queued<u32, usize>>| {

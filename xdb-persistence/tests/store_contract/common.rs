@@ -7,7 +7,7 @@ use mysql_async::prelude::Queryable;
 use xdb_engine::{Task, TaskType};
 use xdb_persistence::mysql::MySqlStore;
 use xdb_persistence::postgres::PostgresStore;
-use xdb_persistence::{ProcessStore, StateCall, StoreOptions};
+use xdb_persistence::{ProcessStore, StateCall, StoreError, StoreOptions};
 use xdb_protocol::*;
 use xdb_test_util::{Dialect, TestDatabase};
 
@@ -38,23 +38,23 @@ pub async fn connect(db: &TestDatabase, options: StoreOptions) -> Arc<dyn Proces
     let generic_only = GENERIC_OPERATIONS_ONLY
         .try_with(|only| *only)
         .unwrap_or(false);
-    let failed = |e| panic!("connect to {}: {e}", db.name());
+    let failed = |e: StoreError| -> ! { panic!("connect to {}: {e}", db.name()) };
     match (generic_only, db.dialect()) {
         (true, Dialect::Postgres) => Arc::new(
             PostgresStore::connect_with(db.url(), options)
                 .await
-                .unwrap_or_else(failed)
+                .unwrap_or_else(|e| failed(e))
                 .without_one_statement_transitions(),
         ),
         (true, Dialect::MySql) => Arc::new(
             MySqlStore::connect_with(db.url(), options)
                 .await
-                .unwrap_or_else(failed)
+                .unwrap_or_else(|e| failed(e))
                 .without_batched_transitions(),
         ),
         (false, _) => xdb_persistence::connect_with(db.url(), options)
             .await
-            .unwrap_or_else(failed),
+            .unwrap_or_else(|e| failed(e)),
     }
 }
 
