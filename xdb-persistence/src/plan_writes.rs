@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use xdb_engine::decide::{DecideError, StartPlan};
 use xdb_engine::{
     HistoryEntry, MessageConsumption, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
-    StateExecutionId, StateExecutionStatus, StateUpdate, TransitionPlan,
+    StateExecution, StateExecutionId, StateExecutionStatus, StateUpdate, TransitionPlan,
 };
 use xdb_protocol::{AttributeWrites, EncodedObject, GlobalAttributeConfig, LocalQueueMessage};
 
@@ -112,6 +112,22 @@ pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
 /// after its row writes. A dialect may write such starts in a faster form.
 pub(crate) fn is_plain_first_start(start: &StartPlan) -> bool {
     start.execution.global_attribute_config.is_none() && commits_with_writes(&start.plan)
+}
+
+/// Whether `plan`, decided from `process` and `state` as read, is a usual transition a
+/// dialect may apply in its faster form, checking that the rows are still as read: it
+/// writes only rows of XDB's tables, updates the one state it was decided for, and its
+/// continuation's call reads no attributes (which would be read after the writes).
+pub(crate) fn is_plain_transition(
+    process: &ProcessExecution,
+    state: &StateExecution,
+    plan: &TransitionPlan,
+    now: DateTime<Utc>,
+) -> bool {
+    commits_with_writes(plan)
+        && !plan.state_updates.is_empty()
+        && crate::continuation::updates_only(plan, state)
+        && !crate::continuation::continuation_reads_attributes(process, plan, Some(state), now)
 }
 
 /// The business-row config that `writes` need (when they write global attributes), once

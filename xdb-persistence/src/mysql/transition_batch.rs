@@ -24,9 +24,9 @@ use super::apply_plan::{applied, PlanRows};
 use super::rows::{in_list, lock_processes_and_states, process_and_state_from_row, uuid_value};
 use super::MySqlStore;
 use crate::batches::{Batcher, Queued};
-use crate::continuation::{continuation_reads_attributes, updates_only, LeaseTo};
+use crate::continuation::LeaseTo;
 use crate::operations::continuation_call_without_reads;
-use crate::plan_writes::commits_with_writes;
+use crate::plan_writes::is_plain_transition;
 use crate::tables::Lane;
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StateCall, StoreError};
@@ -91,11 +91,7 @@ pub(crate) async fn transition_as_read(
     now: DateTime<Utc>,
 ) -> Result<Option<Applied>, StoreError> {
     let (process, state) = (&call.process, &call.state);
-    let eligible = commits_with_writes(plan)
-        && !plan.state_updates.is_empty()
-        && updates_only(plan, state)
-        && !continuation_reads_attributes(process, plan, Some(state), now);
-    if !eligible {
+    if !is_plain_transition(process, state, plan, now) {
         return Ok(None);
     }
     let job = Job {

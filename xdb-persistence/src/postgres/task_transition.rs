@@ -4,14 +4,14 @@
 use chrono::{DateTime, Utc};
 use xdb_engine::{Task, TransitionPlan};
 
-use super::apply_plan::{commits_with_writes, plan_writes, Announce};
+use super::apply_plan::{plan_writes, Announce};
 use super::locks::TAKE_TASK;
 use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
 use super::statement_batches::StatementBatches;
 use super::PostgresStore;
-use crate::continuation::{continuation_reads_attributes, updates_only};
 use crate::operations::continuation_call_without_reads;
+use crate::plan_writes::is_plain_transition;
 use crate::{Applied, StateCall, StoreError};
 
 /// Applies `plan`, decided from `call` as it was read (not locked), in one statement
@@ -33,11 +33,7 @@ pub(crate) async fn one_statement_transition(
     now: DateTime<Utc>,
 ) -> Result<Option<Applied>, StoreError> {
     let (process, state) = (&call.process, &call.state);
-    let single = commits_with_writes(plan)
-        && !plan.state_updates.is_empty()
-        && updates_only(plan, state)
-        && !continuation_reads_attributes(process, plan, Some(state), now);
-    if !single {
+    if !is_plain_transition(process, state, plan, now) {
         return Ok(None);
     }
     let mut lead = Pipeline::first_locks();
