@@ -256,16 +256,13 @@ async fn a_burst_on_a_locked_task_table_is_refused_at_once_and_leaves_no_trace(d
         accepted.len()
     );
 
-    // Every refusal is counted, by reason; on MySQL some waited for a connection (the
-    // pool is smaller than the slots), on PostgreSQL starts queue for the batcher.
+    // Every refusal is counted, by reason (admitted first starts queue for the
+    // batcher on both databases, so which reasons occur depends on timing).
     let mut counted = 0.0;
     for reason in ["in_flight", "waiting", "pool_wait"] {
         counted += refused_total(&api_url, reason).await;
     }
     assert_eq!(counted as usize, refused.len());
-    if db == Database::MySql {
-        assert!(refused_total(&api_url, "pool_wait").await > 0.0);
-    }
 
     // Everything taken completes; nothing refused left a row.
     let accepted_ids: BTreeSet<String> = accepted.iter().map(|a| a.process_id.clone()).collect();
