@@ -132,4 +132,91 @@ mod tests {
         assert_eq!(TASK_COLUMNS.split(", ").count(), TASK_COLUMN_COUNT);
         assert_eq!(qualified("a, b", "t"), "t.a, t.b");
     }
+
+    /// Columns as JSON values, read in order as a driver would convert them.
+    struct Values(std::vec::IntoIter<serde_json::Value>);
+
+    impl Values {
+        fn of(values: Vec<serde_json::Value>) -> Self {
+            Values(values.into_iter())
+        }
+        fn value<T: DeserializeOwned>(&mut self) -> Result<T, StoreError> {
+            let value = self.0.next().expect("a column left");
+            serde_json::from_value(value).map_err(|e| StoreError::Database(e.to_string()))
+        }
+    }
+
+    impl ColumnReader for Values {
+        fn uuid(&mut self) -> Result<Uuid, StoreError> {
+            self.value()
+        }
+        fn text(&mut self) -> Result<String, StoreError> {
+            self.value()
+        }
+        fn optional_text(&mut self) -> Result<Option<String>, StoreError> {
+            self.value()
+        }
+        fn int(&mut self) -> Result<i32, StoreError> {
+            self.value()
+        }
+        fn optional_int(&mut self) -> Result<Option<i32>, StoreError> {
+            self.value()
+        }
+        fn bigint(&mut self) -> Result<i64, StoreError> {
+            self.value()
+        }
+        fn time(&mut self) -> Result<DateTime<Utc>, StoreError> {
+            self.value()
+        }
+        fn optional_time(&mut self) -> Result<Option<DateTime<Utc>>, StoreError> {
+            self.value()
+        }
+        fn json<T: DeserializeOwned>(&mut self) -> Result<Option<T>, StoreError> {
+            self.value()
+        }
+    }
+
+    fn task_row(task_type: &str, state_id: serde_json::Value) -> Values {
+        Values::of(vec![
+            7.into(),
+            task_type.into(),
+            "2026-01-02T03:04:05.000006Z".into(),
+            "6f9619ff-8b86-d011-b42d-00c04fc964ff".into(),
+            state_id,
+            2.into(),
+            serde_json::Value::Null,
+            1.into(),
+            serde_json::Value::Null,
+            serde_json::json!({ "traceparent": "00-trace" }),
+        ])
+    }
+
+    #[test]
+    fn a_task_is_read_in_task_column_order() {
+        let task = read_task(&mut task_row("EXECUTE", "s".into())).unwrap();
+        assert_eq!(task.id, 7);
+        assert_eq!(task.task_type, TaskType::parse("EXECUTE").unwrap());
+        assert_eq!(task.fire_at.timestamp_subsec_micros(), 6);
+        assert_eq!(
+            task.state,
+            Some(StateExecutionId {
+                state_id: "s".into(),
+                number: 2
+            })
+        );
+        assert_eq!((task.timer_index, task.attempt), (None, 1));
+        assert_eq!(task.first_attempt_at, None);
+        assert_eq!(task.traceparent.as_deref(), Some("00-trace"));
+        let without_state = read_task(&mut task_row("TIMER", serde_json::Value::Null)).unwrap();
+        assert_eq!(without_state.state, None);
+    }
+
+    #[test]
+    fn an_unknown_task_type_is_a_corrupt_row() {
+        let error = read_task(&mut task_row("SOMETHING", "s".into())).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Database(m) if m == "unknown task type SOMETHING"),
+            "{error:?}"
+        );
+    }
 }

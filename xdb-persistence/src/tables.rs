@@ -410,3 +410,44 @@ pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> Task {
+        let task_type = xdb_engine::TaskType::parse("TIMER").unwrap();
+        Task {
+            id: 1,
+            task_type,
+            fire_at: DateTime::UNIX_EPOCH,
+            process_execution_id: Uuid::nil(),
+            state: None,
+            timer_index: Some(0),
+            attempt: 0,
+            first_attempt_at: None,
+            traceparent: None,
+        }
+    }
+
+    #[test]
+    fn a_set_aside_task_keeps_its_reason_and_error() {
+        let view = TaskView::decode(task(), None, Some("REFUSED".into()), Some("e".into()));
+        let parked = view.unwrap().parked;
+        assert_eq!(parked, Some((ParkReason::Refused, Some("e".into()))));
+        let held = TaskView::decode(task(), Some("me".into()), None, None).unwrap();
+        assert_eq!(
+            (held.lease_owner.as_deref(), held.parked),
+            (Some("me"), None)
+        );
+    }
+
+    #[test]
+    fn an_unknown_park_reason_is_a_corrupt_row() {
+        let error = TaskView::decode(task(), None, Some("LOST".into()), None).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Database(m) if m == "unknown park reason LOST"),
+            "{error:?}"
+        );
+    }
+}
