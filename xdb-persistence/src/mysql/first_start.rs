@@ -7,7 +7,8 @@
 //! claim of every process id (one `INSERT … ON DUPLICATE KEY UPDATE`, which takes each
 //! row's exclusive lock as it goes, in the batch's key order, so two batches never
 //! deadlock on them); a locking read of which claims are the batch's own (their rows name
-//! the new execution); the executions, states, tasks and history events of those; COMMIT.
+//! the new execution); the executions of those, then their states, tasks and history
+//! events as [`PlanRows`] inserts every plan's; COMMIT.
 //! A start that finds a free slot and nobody waiting goes at once, alone.
 //!
 //! This module must never write anything of a start whose process id had an execution:
@@ -27,11 +28,13 @@ use xdb_engine::decide::{self, StartPlan};
 use xdb_engine::ProcessExecution;
 use xdb_protocol::ProcessExecutionStartRequest;
 
+use super::apply_plan::PlanRows;
 use super::rows::{in_list, json_text, time_value, uuid_value};
 use super::{within_wait, MySqlStore};
 use crate::batches::{Batcher, Queued};
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
-use crate::{trace_context, StoreError};
+use crate::trace_context::{self, TaskInfo};
+use crate::StoreError;
 
 /// Batches in flight at once; starts wait while all are busy. Few, so that starts
 /// gather under load instead of each finding a slot of its own.
@@ -40,38 +43,18 @@ const SLOTS: usize = 2;
 /// Most starts in one batch.
 const MAX_BATCH: usize = 32;
 
-/// The tables a start inserts into, in the order it does (the order of the generic
-/// start), as `INSERT … VALUES ` and the placeholders of one row.
-const TABLES: [(&str, &str); 4] = [
-    (
-        "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
-           status, start_time, timeout_seconds, running_state_executions, \
-           state_execution_sequences, global_attribute_config) VALUES ",
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    ),
-    (
-        "INSERT INTO xdb_sys_async_state_executions (process_execution_id, state_id, \
-           state_execution_number, status, input, config, created_at) VALUES ",
-        "(?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))",
-    ),
-    (
-        "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-           state_execution_number, timer_index, info) VALUES ",
-        "(?, ?, ?, ?, ?, ?, ?)",
-    ),
-    (
-        "INSERT INTO xdb_sys_history_events (process_execution_id, event_time, event_type, \
-           details) VALUES ",
-        "(?, ?, ?, ?)",
-    ),
-];
+/// The insert of executions, and the placeholders of one row.
+const INSERT_EXECUTIONS: &str = "INSERT INTO xdb_sys_process_executions (id, process_id, \
+    process_type, worker_url, status, start_time, timeout_seconds, running_state_executions, \
+    state_execution_sequences, global_attribute_config) VALUES ";
+const EXECUTION_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-/// One start, as the values of the rows it writes.
+/// One start, decided as a first execution.
 pub(crate) struct Job {
-    process_id: String,
-    new_id: Uuid,
-    /// Its rows of each of [`TABLES`], each row the values of its placeholders.
-    rows: [Vec<Vec<Value>>; 4],
+    start: StartPlan,
+    now: DateTime<Utc>,
+    /// The caller's trace context: a task-local, absent in the batch's task.
+    info: Option<TaskInfo>,
 }
 
 /// The batcher of one store's first starts; cloning shares it.
@@ -103,7 +86,7 @@ pub(crate) async fn start_first_execution(
     now: DateTime<Utc>,
 ) -> Result<Option<Uuid>, StoreError> {
     let start = decide::start_process(request, None, new_id, now)?;
-    let Some(job) = job(&start, now) else {
+    let Some(job) = job(start, now) else {
         return Ok(None);
     };
     let started = store
@@ -115,50 +98,17 @@ pub(crate) async fn start_first_execution(
 }
 
 /// `start` as a [`Job`], if it writes only new rows of its own.
-fn job(start: &StartPlan, now: DateTime<Utc>) -> Option<Job> {
-    if !is_plain_first_start(start) {
-        return None;
-    }
-    let id = start.execution.id;
-    // Read here: the trace context is the caller's task-local, absent in the batch's task.
-    let info = trace_context::task_info().as_ref().map(json_text);
-    let mut rows: [Vec<Vec<Value>>; 4] = Default::default();
-    rows[0].push(execution_row(&start.execution));
-    for write in plan_writes(&start.plan, now, None) {
-        match write {
-            Write::NewState(state) => rows[1].push(vec![
-                uuid_value(id),
-                Value::from(state.id.state_id.as_str()),
-                Value::from(state.id.number),
-                Value::from(state.status.as_str()),
-                Value::from(state.input.as_ref().map(json_text)),
-                Value::from(json_text(&state.config)),
-            ]),
-            Write::NewTask { task, leased: None } => rows[2].push(vec![
-                Value::from(task.task_type.as_str()),
-                time_value(task.fire_at),
-                uuid_value(id),
-                Value::from(task.state.as_ref().map(|s| s.state_id.as_str())),
-                Value::from(task.state.as_ref().map(|s| s.number)),
-                Value::from(task.timer_index),
-                Value::from(info.clone()),
-            ]),
-            Write::History(entries) => rows[3].extend(entries.iter().map(|entry| {
-                vec![
-                    uuid_value(id),
-                    time_value(now),
-                    Value::from(entry.event_type),
-                    Value::from(entry.details.to_string()),
-                ]
-            })),
-            // A write of existing rows: not a first start's, left to the generic path.
-            _ => return None,
-        }
-    }
-    Some(Job {
-        process_id: start.execution.process_id.clone(),
-        new_id: id,
-        rows,
+fn job(start: StartPlan, now: DateTime<Utc>) -> Option<Job> {
+    let only_inserts = plan_writes(&start.plan, now, None).iter().all(|write| {
+        matches!(
+            write,
+            Write::NewState(_) | Write::NewTask { leased: None, .. } | Write::History(_)
+        )
+    });
+    (is_plain_first_start(&start) && only_inserts).then(|| Job {
+        start,
+        now,
+        info: trace_context::task_info(),
     })
 }
 
@@ -247,14 +197,17 @@ async fn write_claimed(
     // Padded to a power of two (the last row again, a no-op) and read back by an `IN`
     // list padded alike: few statement shapes reach each connection's cache.
     let padded = batch.len().next_power_of_two();
-    let last = batch.last().map(|queued| &queued.job);
+    let last = batch.last().map(|queued| &queued.job.start.execution);
     let mut claims = Vec::with_capacity(padded * 2);
-    for job in batch
+    for execution in batch
         .iter()
-        .map(|queued| &queued.job)
+        .map(|queued| &queued.job.start.execution)
         .chain(std::iter::repeat_n(last, padded - batch.len()).flatten())
     {
-        claims.extend([Value::from(job.process_id.as_str()), uuid_value(job.new_id)]);
+        claims.extend([
+            Value::from(execution.process_id.as_str()),
+            uuid_value(execution.id),
+        ]);
     }
     tx.exec_drop(
         format!(
@@ -267,7 +220,7 @@ async fn write_claimed(
     .await?;
     let mut ids: Vec<Value> = batch
         .iter()
-        .map(|queued| Value::from(queued.job.process_id.as_str()))
+        .map(|queued| Value::from(queued.job.start.execution.process_id.as_str()))
         .collect();
     let list = in_list(&mut ids, batch.len());
     let latest: Vec<String> = tx
@@ -282,23 +235,33 @@ async fn write_claimed(
     // By execution id, not process id: a claim is the batch's own when its row names it.
     let started: Vec<bool> = batch
         .iter()
-        .map(|queued| latest.contains(&queued.job.new_id.to_string()))
+        .map(|queued| latest.contains(&queued.job.start.execution.id.to_string()))
         .collect();
-    for (table, (insert, row)) in TABLES.iter().enumerate() {
-        let rows: Vec<&Vec<Value>> = batch
-            .iter()
-            .zip(&started)
-            .filter(|(_, started)| **started)
-            .flat_map(|(queued, _)| &queued.job.rows[table])
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let placeholders = vec![*row; rows.len()].join(", ");
-        let params: Vec<Value> = rows.into_iter().flatten().cloned().collect();
-        tx.exec_drop(format!("{insert}{placeholders}"), params)
+    let claimed: Vec<&Job> = batch
+        .iter()
+        .zip(&started)
+        .filter(|(_, started)| **started)
+        .map(|(queued, _)| &queued.job)
+        .collect();
+    if claimed.is_empty() {
+        return Ok(started);
+    }
+    let mut executions = Vec::with_capacity(claimed.len() * 10);
+    for job in &claimed {
+        executions.extend(execution_row(&job.start.execution));
+    }
+    let placeholders = vec![EXECUTION_ROW; claimed.len()].join(", ");
+    tx.exec_drop(format!("{INSERT_EXECUTIONS}{placeholders}"), executions)
+        .await?;
+    let mut rows = PlanRows::default();
+    for job in &claimed {
+        let id = job.start.execution.id;
+        // Only inserts (see `job`): nothing is sent until `insert`.
+        rows.write(tx, id, &job.start.plan, job.now, None, job.info.clone())
             .await?;
     }
+    // No task is leased: the ids of the rows are not needed.
+    rows.insert(tx, false).await?;
     Ok(started)
 }
 
@@ -323,11 +286,11 @@ mod tests {
     fn job_of(config: ProcessStartConfig) -> Option<Job> {
         let now = Utc::now();
         let start = decide::start_process(&request(config), None, Uuid::from_u128(1), now);
-        job(&start.unwrap(), now)
+        job(start.unwrap(), now)
     }
 
     #[tokio::test]
-    async fn a_plain_start_is_one_row_per_table_and_its_tasks_carry_the_trace_context() {
+    async fn a_plain_start_is_a_job_that_keeps_the_callers_trace_context() {
         let config = ProcessStartConfig {
             timeout_seconds: Some(60),
             ..Default::default()
@@ -336,22 +299,14 @@ mod tests {
         let job = trace_context::scope(Some(traceparent.into()), async { job_of(config) })
             .await
             .expect("a plain first start");
-        let counts: Vec<usize> = job.rows.iter().map(Vec::len).collect();
-        // The execution, state A, its first task and the timeout, PROCESS_STARTED.
-        assert_eq!(counts, vec![1, 1, 2, 1]);
-        for (rows, (_, placeholders)) in job.rows.iter().zip(TABLES) {
-            let columns = placeholders.matches('?').count();
-            assert!(
-                rows.iter().all(|row| row.len() == columns),
-                "{placeholders}"
-            );
-        }
-        for task in &job.rows[2] {
-            let Value::Bytes(info) = &task[6] else {
-                panic!("no info: {task:?}");
-            };
-            assert!(String::from_utf8_lossy(info).contains(traceparent));
-        }
+        assert_eq!(
+            job.info.and_then(|info| info.traceparent).as_deref(),
+            Some(traceparent)
+        );
+        assert_eq!(
+            execution_row(&job.start.execution).len(),
+            EXECUTION_ROW.matches('?').count()
+        );
     }
 
     #[test]
