@@ -139,7 +139,7 @@ enum Failed {
 async fn run_batch(pool: &Pool, pool_wait: Option<Duration>, batch: Vec<Queued<Job, bool>>) {
     let answers = match within_wait(pool_wait, pool.get_conn()).await {
         Ok(mut conn) => write_batch(&mut conn, &batch).await,
-        // Every start would wait as long again on the generic path.
+        // Refused at once: on the generic path each start would wait as long again.
         Err(error) => Err(Failed::Error(error)),
     };
     match answers {
