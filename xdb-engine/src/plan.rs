@@ -21,6 +21,10 @@ pub struct TransitionPlan {
     pub delete_timers_of: Vec<StateExecutionId>,
     /// The execution closed: abort every active state and delete every task.
     pub close_execution: bool,
+    /// Set with `close_execution` when nothing else can be open: the thread that closes
+    /// it was the last running one and the execution has no timeout task, so no other
+    /// state is active and no other task exists (the close writes neither).
+    pub nothing_else_open: bool,
     /// Mark these queued messages as consumed by a state execution.
     pub consume_messages: Vec<MessageConsumption>,
     pub attribute_writes: AttributeWrites,

@@ -13,7 +13,10 @@ use xdb_engine::{
     HistoryEntry, MessageConsumption, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
     StateExecution, StateExecutionId, StateExecutionStatus, StateUpdate, TransitionPlan,
 };
-use xdb_protocol::{AttributeWrites, EncodedObject, GlobalAttributeConfig, LocalQueueMessage};
+use xdb_protocol::{
+    AttributeWrites, EncodedObject, GlobalAttributeConfig, LocalQueueMessage,
+    ProcessExecutionWaitForCompletionResponse,
+};
 
 use crate::continuation::{continuation_index, LeaseTo};
 use crate::StoreError;
@@ -69,7 +72,7 @@ pub(crate) fn plan_writes<'a>(
         };
         writes.push(Write::State { update, status });
     }
-    if plan.close_execution {
+    if plan.close_execution && !plan.nothing_else_open {
         writes.push(Write::AbortActiveStates {
             except: plan.state_updates.iter().map(|u| &u.id).collect(),
         });
@@ -105,6 +108,28 @@ pub(crate) fn commits_with_writes(plan: &TransitionPlan) -> bool {
     plan.attribute_writes.global_attributes.is_empty()
         && plan.attribute_writes.local_attributes.is_empty()
         && plan.consume_messages.is_empty()
+}
+
+/// The answer for waiters on completion when `plan` closes `process` (as read before
+/// the plan): what its close announces, to PostgreSQL's LISTEN and MySQL's peers alike.
+pub(crate) fn closed_outcome(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+) -> Option<ProcessExecutionWaitForCompletionResponse> {
+    if !plan.closes_process() {
+        return None;
+    }
+    let mut closed = process.clone();
+    if let Some(update) = &plan.process {
+        update.apply_to(&mut closed);
+    }
+    Some(ProcessExecutionWaitForCompletionResponse {
+        process_execution_id: closed.id.to_string(),
+        status: closed.status,
+        timed_out: false,
+        result: closed.result,
+        failure: closed.failure,
+    })
 }
 
 /// Whether `start`, decided as a first execution, writes only new rows of its own: no
@@ -212,6 +237,24 @@ mod tests {
             command_progress: None,
             last_failure: None,
         }
+    }
+
+    #[test]
+    fn a_close_with_nothing_else_open_aborts_and_deletes_nothing_else() {
+        let plan = TransitionPlan {
+            state_updates: vec![update("B", StateExecutionStatus::Completed)],
+            close_execution: true,
+            nothing_else_open: true,
+            ..Default::default()
+        };
+        let writes = plan_writes(&plan, Utc::now(), None);
+        assert_eq!(
+            writes,
+            vec![Write::State {
+                update: &plan.state_updates[0],
+                status: StateExecutionStatus::Completed,
+            }]
+        );
     }
 
     #[test]

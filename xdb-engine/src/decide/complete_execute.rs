@@ -182,7 +182,20 @@ mod tests {
         )
         .unwrap();
         assert!(alone.closes_process());
+        assert!(alone.nothing_else_open, "the last thread, no timeout task");
         assert_eq!(alone.process.unwrap().result.unwrap().data, "\"done\"");
+
+        let mut timed = process(1);
+        timed.timeout_seconds = 60;
+        let with_timeout = complete_execute(
+            &timed,
+            &running(),
+            &close_response(ThreadCloseType::GracefulCompleteProcess),
+            Utc::now(),
+        )
+        .unwrap();
+        assert!(with_timeout.closes_process());
+        assert!(!with_timeout.nothing_else_open, "its timeout task is open");
     }
 
     #[test]
@@ -218,6 +231,7 @@ mod tests {
         )
         .unwrap();
         assert!(plan.close_execution);
+        assert!(!plan.nothing_else_open, "other threads run");
         assert_eq!(plan.process.unwrap().status, Some(ProcessStatus::Failed));
     }
 

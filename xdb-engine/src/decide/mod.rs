@@ -111,6 +111,8 @@ pub(crate) fn end_thread(
     if running_after == 0 {
         if let Some(graceful) = graceful {
             close(plan, ProcessStatus::Completed, graceful.output, None, now);
+            // A timeout task is the one task a process has without a running state.
+            plan.nothing_else_open = process.timeout_seconds <= 0;
         }
     }
 }
