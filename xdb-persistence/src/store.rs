@@ -38,6 +38,9 @@ pub struct Applied {
     /// look for due work again.
     pub created_tasks: bool,
     pub closed_process: bool,
+    /// The answer for waiters on completion, when the transaction closed the execution:
+    /// where the database cannot announce it (MySQL), the caller sends it to them.
+    pub closed_outcome: Option<Box<xdb_protocol::ProcessExecutionWaitForCompletionResponse>>,
     /// A task due now that the transaction created already leased to the caller, who
     /// should run it at once (only when the store leases continuations, see
     /// [`crate::StoreOptions::continuation_lease`]).

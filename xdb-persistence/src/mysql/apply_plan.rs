@@ -45,14 +45,19 @@ pub(crate) async fn apply_plan(
     .await?;
     let mut continuations = rows.insert(tx, store.consecutive_insert_ids()).await?;
     write_attributes(tx, store, process, &plan.attribute_writes).await?;
-    Ok(applied(plan, continuations.remove(&process.id)))
+    Ok(applied(process, plan, continuations.remove(&process.id)))
 }
 
-/// What a committed `plan` did, its leased `continuation` included.
-pub(crate) fn applied(plan: &TransitionPlan, continuation: Option<Task>) -> Applied {
+/// What a committed `plan` of `process` did, its leased `continuation` included.
+pub(crate) fn applied(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    continuation: Option<Task>,
+) -> Applied {
     Applied {
         created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
         closed_process: plan.closes_process(),
+        closed_outcome: crate::plan_writes::closed_outcome(process, plan).map(Box::new),
         continuation,
         continuation_call: None,
     }

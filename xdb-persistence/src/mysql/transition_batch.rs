@@ -183,9 +183,13 @@ async fn together(
     Ok(jobs
         .iter()
         .map(|job| {
-            kept.iter()
-                .any(|kept| std::ptr::eq(*kept, *job))
-                .then(|| applied(&job.plan, continuations.remove(&job.process.id)))
+            kept.iter().any(|kept| std::ptr::eq(*kept, *job)).then(|| {
+                applied(
+                    &job.process,
+                    &job.plan,
+                    continuations.remove(&job.process.id),
+                )
+            })
         })
         .collect())
 }

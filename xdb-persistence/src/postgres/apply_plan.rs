@@ -5,6 +5,7 @@ use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use uuid::Uuid;
 use xdb_engine::{HistoryEntry, ProcessExecution, StateExecutionStatus, TransitionPlan};
+use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
 use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
@@ -12,7 +13,7 @@ use super::pipeline::{param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::LeaseTo;
 pub(crate) use crate::plan_writes::commits_with_writes;
-use crate::plan_writes::{checked_attribute_writes, Write};
+use crate::plan_writes::{checked_attribute_writes, closed_outcome, Write};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
 
@@ -42,7 +43,7 @@ pub(crate) async fn apply_plan_then(
 pub(crate) struct WriteAnswers {
     continuation: bool,
     new_tasks: usize,
-    closes_process: bool,
+    closed_outcome: Option<ProcessExecutionWaitForCompletionResponse>,
 }
 
 impl WriteAnswers {
@@ -60,7 +61,8 @@ impl WriteAnswers {
         };
         Ok(Applied {
             created_tasks: self.new_tasks > usize::from(continuation.is_some()),
-            closed_process: self.closes_process,
+            closed_process: self.closed_outcome.is_some(),
+            closed_outcome: self.closed_outcome.clone().map(Box::new),
             continuation,
             continuation_call: None,
         })
@@ -254,21 +256,17 @@ pub(crate) fn plan_writes(
             Write::History(entries) => push_history(&mut writes, id, entries, now),
         }
     }
-    let applied_closure = plan.closes_process();
+    let closed_outcome = closed_outcome(process, plan);
     if (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue {
         push_notify(&mut writes, CHANNEL_TASKS, String::new());
     }
-    if applied_closure {
-        let mut closed = process.clone();
-        if let Some(update) = &plan.process {
-            update.apply_to(&mut closed);
-        }
-        push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(&closed));
+    if let Some(outcome) = &closed_outcome {
+        push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(outcome));
     }
     let reading = WriteAnswers {
         continuation,
         new_tasks: plan.new_tasks.len(),
-        closes_process: applied_closure,
+        closed_outcome,
     };
     (writes, reading)
 }

@@ -99,18 +99,12 @@ fn closed(payload: &str) -> Notification {
     }
 }
 
-/// The payload announcing that `process` (as the closing transaction leaves it) closed.
-pub(crate) fn closed_payload(process: &xdb_engine::ProcessExecution) -> String {
-    let outcome = ProcessExecutionWaitForCompletionResponse {
-        process_execution_id: process.id.to_string(),
-        status: process.status,
-        timed_out: false,
-        result: process.result.clone(),
-        failure: process.failure.clone(),
-    };
-    match serde_json::to_string(&outcome) {
+/// The payload announcing a close: its `outcome` (see
+/// [`crate::plan_writes::closed_outcome`]), or only its id where that is too large.
+pub(crate) fn closed_payload(outcome: &ProcessExecutionWaitForCompletionResponse) -> String {
+    match serde_json::to_string(outcome) {
         Ok(json) if json.len() <= MAX_CLOSED_OUTCOME_BYTES => json,
-        _ => process.id.to_string(),
+        _ => outcome.process_execution_id.clone(),
     }
 }
 
@@ -140,5 +134,47 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_closing_plan_announces_the_execution_as_it_leaves_it() {
+        use xdb_engine::{ProcessUpdate, TransitionPlan};
+        use xdb_protocol::{EncodedObject, ProcessStatus};
+
+        use crate::plan_writes::closed_outcome;
+
+        let process = crate::fixtures::process(ProcessStatus::Running);
+        let result = EncodedObject {
+            encoding: "json".into(),
+            data: "42".into(),
+        };
+        let mut plan = TransitionPlan {
+            process: Some(ProcessUpdate {
+                status: Some(ProcessStatus::Completed),
+                result: Some(result.clone()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let outcome = closed_outcome(&process, &plan).expect("the plan closes it");
+        assert_eq!(outcome.process_execution_id, process.id.to_string());
+        assert_eq!(outcome.status, ProcessStatus::Completed);
+        assert_eq!(outcome.result, Some(result));
+        assert!(!outcome.timed_out && outcome.failure.is_none());
+        let announced = Notification::ProcessClosed {
+            id: process.id.to_string(),
+            outcome: Some(std::sync::Arc::new(outcome.clone())),
+        };
+        assert_eq!(closed(&closed_payload(&outcome)), announced);
+
+        plan.process.as_mut().unwrap().result = Some(EncodedObject {
+            encoding: "json".into(),
+            data: "x".repeat(MAX_CLOSED_OUTCOME_BYTES),
+        });
+        let large = closed_outcome(&process, &plan).unwrap();
+        assert_eq!(closed_payload(&large), process.id.to_string(), "id only");
+
+        plan.process.as_mut().unwrap().status = Some(ProcessStatus::Running);
+        assert!(closed_outcome(&process, &plan).is_none(), "not a close");
     }
 }
