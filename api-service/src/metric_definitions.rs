@@ -20,6 +20,9 @@ pub struct ApiMetrics {
     /// `xdb_api_requests_refused_total{reason}`: 503 `OVERLOADED` answers (see
     /// `admission::reason`).
     pub(crate) refused: IntCounterVec,
+    /// `xdb_api_wait_closes_total{answered_from}`: long polls woken by their execution's
+    /// close, answered from the close's notification or by reading the execution back.
+    pub(crate) wait_closes: IntCounterVec,
     /// `xdb_clock_offset_seconds`: how far this machine's clock is ahead of the
     /// database's, as the store last measured it (set from `clock` at each scrape).
     clock_offset_seconds: Gauge,
@@ -59,6 +62,18 @@ impl ApiMetrics {
         registry
             .register(Box::new(refused.clone()))
             .expect("metric names are unique");
+        let wait_closes = IntCounterVec::new(
+            Opts::new(
+                "xdb_api_wait_closes_total",
+                "Waits for completion woken by their execution's close, by where the \
+                 answer came from: notification (the close carried it) or read.",
+            ),
+            &["answered_from"],
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(wait_closes.clone()))
+            .expect("metric names are unique");
         let clock_offset_seconds = Gauge::new(
             "xdb_clock_offset_seconds",
             "How far this instance's clock is ahead of the database's (negative: behind), \
@@ -79,6 +94,7 @@ impl ApiMetrics {
             requests,
             request_seconds,
             refused,
+            wait_closes,
             clock_offset_seconds,
             clock: std::sync::OnceLock::new(),
         }

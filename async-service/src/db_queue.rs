@@ -184,8 +184,10 @@ impl Chains {
             match handled.await {
                 Ok(applied) => {
                     if applied.closed_process {
-                        self.api_peers
-                            .process_closed(task.process_execution_id.to_string());
+                        self.api_peers.process_closed(
+                            task.process_execution_id.to_string(),
+                            applied.closed_outcome,
+                        );
                     }
                     if applied.created_tasks {
                         self.wake.notify_one();

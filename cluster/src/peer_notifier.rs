@@ -2,26 +2,41 @@
 //!
 //! Calls return at once; a background task sends what accumulated since its last round,
 //! so a burst of starts costs one request per peer per round, not one per start.
+//!
+//! A close goes with its outcome when that is small, so that the API's waiters answer
+//! from it instead of reading the execution back (a statement per close on MySQL).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use reqwest::StatusCode;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use xdb_persistence::{InstanceRegistry, ServiceKind};
-use xdb_protocol::{paths, InternalNotifyRequest};
+use xdb_protocol::limits::MAX_NOTIFY_IDS;
+use xdb_protocol::{paths, InternalNotifyRequest, ProcessExecutionWaitForCompletionResponse};
 
 use crate::LIVENESS_WINDOW;
 
 /// Re-read the registry at most this often.
 const PEER_CACHE_TTL: Duration = Duration::from_secs(1);
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(1);
+/// The largest outcome sent along, in bytes of JSON: a larger one (a big result) is
+/// announced by id, and its waiters read it, rather than swell every request.
+const MAX_OUTCOME_BYTES: usize = 4 * 1024;
+/// Outcome bytes one request carries at most, well below the API's smallest sensible
+/// `api.max_request_bytes`; closes past it go by id.
+const MAX_OUTCOME_BYTES_PER_REQUEST: usize = 256 * 1024;
+/// How long a peer that refused outcomes (one from before them) gets ids only, before
+/// it is tried again (it may have been upgraded at the same address).
+const IDS_ONLY_FOR: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
 struct Pending {
     new_tasks: bool,
-    closed: BTreeSet<String>,
+    /// Closed executions, with their outcome when small enough to send.
+    closed: BTreeMap<String, Option<Box<ProcessExecutionWaitForCompletionResponse>>>,
 }
 
 /// Wakes instances of one service kind; a disabled notifier does nothing.
@@ -60,10 +75,18 @@ impl PeerNotifier {
         self.update(|pending| pending.new_tasks = true);
     }
 
-    /// An execution closed.
-    pub fn process_closed(&self, process_execution_id: String) {
+    /// An execution closed, with `outcome`, its waiters' answer, when known.
+    pub fn process_closed(
+        &self,
+        process_execution_id: String,
+        outcome: Option<Box<ProcessExecutionWaitForCompletionResponse>>,
+    ) {
+        if self.inner.is_none() {
+            return;
+        }
+        let outcome = outcome.filter(|outcome| json_len(outcome) <= MAX_OUTCOME_BYTES);
         self.update(|pending| {
-            pending.closed.insert(process_execution_id);
+            pending.closed.insert(process_execution_id, outcome);
         });
     }
 
@@ -71,6 +94,55 @@ impl PeerNotifier {
         if let Some(inner) = &self.inner {
             change(&mut inner.pending.lock().expect("never poisoned"));
             inner.wake.notify_one();
+        }
+    }
+}
+
+/// The length of `value` as JSON, without keeping the text.
+fn json_len(value: &ProcessExecutionWaitForCompletionResponse) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// `pending` as requests within the limits: at most `MAX_NOTIFY_IDS` ids (and so
+/// outcomes) each, and at most [`MAX_OUTCOME_BYTES_PER_REQUEST`] of outcomes. Every
+/// closed id is listed, also those sent with an outcome, for receivers that read ids
+/// only.
+fn requests(pending: Pending) -> Vec<InternalNotifyRequest> {
+    let mut requests = Vec::new();
+    let mut closed = pending.closed.into_iter().peekable();
+    loop {
+        let mut request = InternalNotifyRequest {
+            new_tasks: pending.new_tasks && requests.is_empty(),
+            ..Default::default()
+        };
+        let mut outcome_bytes = 0;
+        for (id, outcome) in closed.by_ref().take(MAX_NOTIFY_IDS) {
+            if let Some(outcome) = outcome {
+                let len = json_len(&outcome);
+                if outcome_bytes + len <= MAX_OUTCOME_BYTES_PER_REQUEST {
+                    outcome_bytes += len;
+                    request.closed_outcomes.push(*outcome);
+                }
+            }
+            request.closed_process_execution_ids.push(id);
+        }
+        requests.push(request);
+        if closed.peek().is_none() {
+            return requests;
         }
     }
 }
@@ -87,6 +159,7 @@ async fn send_rounds(
         .expect("the HTTP client builds");
     let mut peers: Vec<String> = Vec::new();
     let mut peers_read_at: Option<Instant> = None;
+    let ids_only = Mutex::new(HashMap::<String, Instant>::new());
     loop {
         let Some(strong) = inner.upgrade() else {
             return;
@@ -102,24 +175,155 @@ async fn send_rounds(
                 Ok(instances) => {
                     peers = instances.into_iter().map(|i| i.notify_url).collect();
                     peers_read_at = Some(Instant::now());
+                    ids_only
+                        .lock()
+                        .expect("never poisoned")
+                        .retain(|_, since| since.elapsed() < IDS_ONLY_FOR);
                 }
                 Err(error) => tracing::warn!(%error, "reading the service registry failed"),
             }
         }
-        let request = InternalNotifyRequest {
-            new_tasks: pending.new_tasks,
-            closed_process_execution_ids: pending.closed.into_iter().collect(),
+        for request in requests(pending) {
+            let sends = peers.iter().map(|base| {
+                let url = format!("{}{}", base.trim_end_matches('/'), paths::INTERNAL_NOTIFY);
+                send(&http, url, &request, &ids_only)
+            });
+            futures::future::join_all(sends).await;
+        }
+    }
+}
+
+/// Sends `request` to `url`; to a peer that refuses outcomes (one from before them),
+/// again without them, and only ids for a while after.
+async fn send(
+    http: &reqwest::Client,
+    url: String,
+    request: &InternalNotifyRequest,
+    ids_only: &Mutex<HashMap<String, Instant>>,
+) {
+    let without_outcomes = || InternalNotifyRequest {
+        closed_outcomes: Vec::new(),
+        ..request.clone()
+    };
+    let old_peer = ids_only
+        .lock()
+        .expect("never poisoned")
+        .get(&url)
+        .is_some_and(|since| since.elapsed() < IDS_ONLY_FOR);
+    let first = if old_peer && !request.closed_outcomes.is_empty() {
+        http.post(&url).json(&without_outcomes()).send().await
+    } else {
+        http.post(&url).json(request).send().await
+    };
+    let refused = match first {
+        Ok(response) => {
+            response.status() == StatusCode::BAD_REQUEST && !request.closed_outcomes.is_empty()
+        }
+        Err(error) => {
+            tracing::debug!(%url, %error, "waking a peer failed; it will poll");
+            return;
+        }
+    };
+    if refused && !old_peer {
+        tracing::info!(%url, "a peer refused closes' outcomes; sending it ids only");
+        ids_only
+            .lock()
+            .expect("never poisoned")
+            .insert(url.clone(), Instant::now());
+        if let Err(error) = http.post(&url).json(&without_outcomes()).send().await {
+            tracing::debug!(%url, %error, "waking a peer failed; it will poll");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use xdb_protocol::{EncodedObject, ProcessStatus};
+
+    use super::*;
+
+    fn outcome(id: &str, data_bytes: usize) -> ProcessExecutionWaitForCompletionResponse {
+        ProcessExecutionWaitForCompletionResponse {
+            process_execution_id: id.into(),
+            status: ProcessStatus::Completed,
+            timed_out: false,
+            result: Some(EncodedObject {
+                encoding: "json".into(),
+                data: "x".repeat(data_bytes),
+            }),
+            failure: None,
+        }
+    }
+
+    fn pending(closed: impl IntoIterator<Item = (String, Option<usize>)>) -> Pending {
+        Pending {
+            new_tasks: true,
+            closed: closed
+                .into_iter()
+                .map(|(id, bytes)| {
+                    let outcome = bytes.map(|bytes| Box::new(outcome(&id, bytes)));
+                    (id, outcome)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn json_len_is_the_serialized_length() {
+        let value = outcome("a", 100);
+        assert_eq!(json_len(&value), serde_json::to_vec(&value).unwrap().len());
+    }
+
+    #[test]
+    fn every_close_is_listed_by_id_and_small_outcomes_go_along() {
+        let sent = requests(pending([("a".into(), Some(10)), ("b".into(), None)]));
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0].new_tasks);
+        assert_eq!(sent[0].closed_process_execution_ids, ["a", "b"]);
+        assert_eq!(sent[0].closed_outcomes, [outcome("a", 10)]);
+    }
+
+    #[test]
+    fn a_large_outcome_is_not_kept() {
+        let notifier = PeerNotifier {
+            inner: Some(Arc::new(Inner {
+                pending: Mutex::new(Pending::default()),
+                wake: Notify::new(),
+            })),
         };
-        let sends = peers.iter().map(|base| {
-            let url = format!("{}{}", base.trim_end_matches('/'), paths::INTERNAL_NOTIFY);
-            let http = http.clone();
-            let request = &request;
-            async move {
-                if let Err(error) = http.post(&url).json(request).send().await {
-                    tracing::debug!(%url, %error, "waking a peer failed; it will poll");
-                }
-            }
-        });
-        futures::future::join_all(sends).await;
+        let closed = |id: &str, bytes| {
+            notifier.process_closed(id.into(), Some(Box::new(outcome(id, bytes))))
+        };
+        closed("small", 10);
+        closed("large", MAX_OUTCOME_BYTES);
+        let inner = notifier.inner.as_ref().unwrap();
+        let pending = inner.pending.lock().unwrap();
+        assert!(pending.closed["small"].is_some());
+        assert!(pending.closed["large"].is_none(), "announced by id only");
+    }
+
+    #[test]
+    fn many_closes_are_split_within_the_limits() {
+        let closes = (0..MAX_NOTIFY_IDS + 1).map(|i| (format!("{i:06}"), Some(1000)));
+        let sent = requests(pending(closes));
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[0].closed_process_execution_ids.len(), MAX_NOTIFY_IDS);
+        assert_eq!(sent[1].closed_process_execution_ids.len(), 1);
+        assert!(sent[0].new_tasks && !sent[1].new_tasks, "said once");
+        let bytes: usize = sent[0].closed_outcomes.iter().map(json_len).sum();
+        assert!(bytes <= MAX_OUTCOME_BYTES_PER_REQUEST);
+        assert!(bytes > MAX_OUTCOME_BYTES_PER_REQUEST - 2 * MAX_OUTCOME_BYTES);
+        assert_eq!(
+            sent[1].closed_outcomes.len(),
+            1,
+            "a new request, a new budget"
+        );
+    }
+
+    #[test]
+    fn nothing_closed_is_one_request() {
+        let sent = requests(pending([]));
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0].closed_process_execution_ids.is_empty());
     }
 }

@@ -38,8 +38,12 @@ pub(crate) async fn wait_for_completion(
         process_id: request.process_id.clone(),
         process_execution_id: None,
     };
+    let mut woken_by_close = false;
     loop {
         let execution = state.store.process_outcome(&describe).await?;
+        if woken_by_close {
+            wait_closes_answered(&state, "read");
+        }
         let timed_out = Instant::now() >= deadline;
         if execution.status.is_closed() || timed_out {
             return Ok(Json(ProcessExecutionWaitForCompletionResponse {
@@ -57,8 +61,21 @@ pub(crate) async fn wait_for_completion(
         let wake = (Instant::now() + FALLBACK_POLL).min(deadline);
         match tokio::time::timeout_at(wake, registration.wake()).await {
             // The closing transaction sent its answer along: no read needed.
-            Ok(Wake::Closed(Some(outcome))) => return Ok(Json(outcome.as_ref().clone())),
-            Ok(Wake::Closed(None) | Wake::Recheck) | Err(_) => {}
+            Ok(Wake::Closed(Some(outcome))) => {
+                wait_closes_answered(&state, "notification");
+                return Ok(Json(outcome.as_ref().clone()));
+            }
+            Ok(Wake::Closed(None)) => woken_by_close = true,
+            Ok(Wake::Recheck) | Err(_) => woken_by_close = false,
         }
     }
+}
+
+/// Counts a wait woken by its execution's close, answered from `answered_from`.
+fn wait_closes_answered(state: &AppState, answered_from: &str) {
+    state
+        .metrics
+        .wait_closes
+        .with_label_values(&[answered_from])
+        .inc();
 }

@@ -403,9 +403,10 @@ async fn sweep_once(shared: &Shared, overdue: Duration) {
         let _permit = shared.permits.acquire().await.expect("never closed");
         let _hold = shared.leased.hold(task.id);
         match handle_with_retries(context, &task).await {
-            Ok(applied) if applied.closed_process => shared
-                .api_peers
-                .process_closed(task.process_execution_id.to_string()),
+            Ok(applied) if applied.closed_process => shared.api_peers.process_closed(
+                task.process_execution_id.to_string(),
+                applied.closed_outcome,
+            ),
             Ok(_) => {}
             Err(error) => {
                 tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
@@ -513,9 +514,10 @@ async fn run_task(
                     match handle_with_retries(context, &task).await {
                         Ok(applied) => {
                             if applied.closed_process {
-                                shared
-                                    .api_peers
-                                    .process_closed(task.process_execution_id.to_string());
+                                shared.api_peers.process_closed(
+                                    task.process_execution_id.to_string(),
+                                    applied.closed_outcome,
+                                );
                             }
                             break Verdict::Ack;
                         }

@@ -287,6 +287,8 @@ fn limits_in_the_schema_are_those_enforced() {
     assert_eq!((&rpc["minimum"], &rpc["maximum"]), (&1.into(), &60.into()));
     let notify = &schemas["InternalNotifyRequest"]["properties"]["closedProcessExecutionIds"];
     assert_eq!(notify["maxItems"], crate::limits::MAX_NOTIFY_IDS);
+    let outcomes = &schemas["InternalNotifyRequest"]["properties"]["closedOutcomes"];
+    assert_eq!(outcomes["maxItems"], crate::limits::MAX_NOTIFY_IDS);
     use crate::limits::worker;
     let props = |s: &str| schemas[s]["properties"].clone();
     assert_eq!(
