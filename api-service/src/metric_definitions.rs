@@ -2,7 +2,8 @@
 //! Each service instance has its own registry, served on its `/metrics`.
 
 use prometheus::{
-    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, Gauge, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
 };
 
 /// Request latency buckets, in seconds; long polls (wait for completion) reach minutes.
@@ -23,6 +24,8 @@ pub struct ApiMetrics {
     /// `xdb_api_wait_closes_total{answered_from}`: long polls woken by their execution's
     /// close, answered from the close's notification or by reading the execution back.
     pub(crate) wait_closes: IntCounterVec,
+    /// `xdb_api_waits_registered`: long polls registered for their execution's close now.
+    pub(crate) waits_registered: IntGauge,
     /// `xdb_clock_offset_seconds`: how far this machine's clock is ahead of the
     /// database's, as the store last measured it (set from `clock` at each scrape).
     clock_offset_seconds: Gauge,
@@ -74,6 +77,14 @@ impl ApiMetrics {
         registry
             .register(Box::new(wait_closes.clone()))
             .expect("metric names are unique");
+        let waits_registered = IntGauge::new(
+            "xdb_api_waits_registered",
+            "Waits for completion registered for their execution's close now.",
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(waits_registered.clone()))
+            .expect("metric names are unique");
         let clock_offset_seconds = Gauge::new(
             "xdb_clock_offset_seconds",
             "How far this instance's clock is ahead of the database's (negative: behind), \
@@ -95,6 +106,7 @@ impl ApiMetrics {
             request_seconds,
             refused,
             wait_closes,
+            waits_registered,
             clock_offset_seconds,
             clock: std::sync::OnceLock::new(),
         }

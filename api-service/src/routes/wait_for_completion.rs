@@ -58,6 +58,7 @@ pub(crate) async fn wait_for_completion(
         let mut registration = state
             .closed_waiters
             .register(&execution.process_execution_id);
+        let _registered = Registered::count(&state);
         let wake = (Instant::now() + FALLBACK_POLL).min(deadline);
         match tokio::time::timeout_at(wake, registration.wake()).await {
             // The closing transaction sent its answer along: no read needed.
@@ -68,6 +69,24 @@ pub(crate) async fn wait_for_completion(
             Ok(Wake::Closed(None)) => woken_by_close = true,
             Ok(Wake::Recheck) | Err(_) => woken_by_close = false,
         }
+    }
+}
+
+/// Counts a registered wait in `xdb_api_waits_registered` while it lives (a client
+/// that goes away drops it with the request).
+struct Registered(prometheus::IntGauge);
+
+impl Registered {
+    fn count(state: &AppState) -> Self {
+        let gauge = state.metrics.waits_registered.clone();
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

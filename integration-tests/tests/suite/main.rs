@@ -108,3 +108,4 @@ mod service_api;
 mod signup;
 mod site_creation;
 mod threads;
+mod wait_outcomes;
