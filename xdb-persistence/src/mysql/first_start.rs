@@ -25,11 +25,10 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Pool, Transaction, TxOpts, Value};
 use uuid::Uuid;
 use xdb_engine::decide::{self, StartPlan};
-use xdb_engine::ProcessExecution;
 use xdb_protocol::ProcessExecutionStartRequest;
 
 use super::apply_plan::PlanRows;
-use super::rows::{in_list, json_text, time_value, uuid_value};
+use super::rows::{execution_values, in_list, uuid_value};
 use super::{within_wait, MySqlStore};
 use crate::batches::{Batcher, Queued};
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
@@ -110,21 +109,6 @@ fn job(start: StartPlan, now: DateTime<Utc>) -> Option<Job> {
         now,
         info: trace_context::task_info(),
     })
-}
-
-fn execution_row(execution: &ProcessExecution) -> Vec<Value> {
-    vec![
-        uuid_value(execution.id),
-        Value::from(execution.process_id.as_str()),
-        Value::from(execution.process_type.as_str()),
-        Value::from(execution.worker_url.as_str()),
-        Value::from(execution.status.as_str()),
-        time_value(execution.start_time),
-        Value::from(execution.timeout_seconds),
-        Value::from(execution.running_state_executions),
-        Value::from(json_text(&execution.state_execution_sequences)),
-        Value::from(execution.global_attribute_config.as_ref().map(json_text)),
-    ]
 }
 
 /// How a batch ended when it did not commit.
@@ -248,7 +232,7 @@ async fn write_claimed(
     }
     let mut executions = Vec::with_capacity(claimed.len() * 10);
     for job in &claimed {
-        executions.extend(execution_row(&job.start.execution));
+        executions.extend(execution_values(&job.start.execution));
     }
     let placeholders = vec![EXECUTION_ROW; claimed.len()].join(", ");
     tx.exec_drop(format!("{INSERT_EXECUTIONS}{placeholders}"), executions)
@@ -304,7 +288,7 @@ mod tests {
             Some(traceparent)
         );
         assert_eq!(
-            execution_row(&job.start.execution).len(),
+            execution_values(&job.start.execution).len(),
             EXECUTION_ROW.matches('?').count()
         );
     }

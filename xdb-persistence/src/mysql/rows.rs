@@ -78,6 +78,22 @@ pub(crate) fn uuid_value(id: Uuid) -> Value {
     Value::from(id.to_string())
 }
 
+/// The values of an execution row, in the column order of its inserts.
+pub(crate) fn execution_values(execution: &ProcessExecution) -> Vec<Value> {
+    vec![
+        uuid_value(execution.id),
+        Value::from(execution.process_id.as_str()),
+        Value::from(execution.process_type.as_str()),
+        Value::from(execution.worker_url.as_str()),
+        Value::from(execution.status.as_str()),
+        time_value(execution.start_time),
+        Value::from(execution.timeout_seconds),
+        Value::from(execution.running_state_executions),
+        Value::from(json_text(&execution.state_execution_sequences)),
+        Value::from(execution.global_attribute_config.as_ref().map(json_text)),
+    ]
+}
+
 /// `?, ?, …` for an `IN` list of `len` values, padded to the next power of two (the
 /// padding repeats the last value) so that only a handful of distinct statements reach
 /// each connection's prepared-statement cache.

@@ -16,8 +16,9 @@ use xdb_protocol::{
 };
 
 use super::rows::{
-    get, get_json, get_opt_time, get_time, get_uuid, in_list, joined_process_and_state, json_text,
-    process_and_state_from_row, process_from_row, time_value, uuid_value, PROCESS_COLUMNS,
+    execution_values, get, get_json, get_opt_time, get_time, get_uuid, in_list,
+    joined_process_and_state, process_and_state_from_row, process_from_row, time_value, uuid_value,
+    PROCESS_COLUMNS,
 };
 use super::{apply_plan, global_attributes, locks, MySqlStore};
 use crate::continuation::LeaseTo;
@@ -269,18 +270,7 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
                    worker_url, status, start_time, timeout_seconds, running_state_executions, \
                    state_execution_sequences, global_attribute_config) \
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                vec![
-                    uuid_value(execution.id),
-                    Value::from(execution.process_id.as_str()),
-                    Value::from(execution.process_type.as_str()),
-                    Value::from(execution.worker_url.as_str()),
-                    Value::from(execution.status.as_str()),
-                    time_value(execution.start_time),
-                    Value::from(execution.timeout_seconds),
-                    Value::from(execution.running_state_executions),
-                    Value::from(json_text(&execution.state_execution_sequences)),
-                    Value::from(execution.global_attribute_config.as_ref().map(json_text)),
-                ],
+                execution_values(execution),
             )
             .await?;
         Ok(())
