@@ -36,7 +36,10 @@ impl<D: Dialect> ProcessApi for D {
     ) -> Result<ProcessExecutionDescribeResponse, StoreError> {
         operations::describe_process(self, request, false).await
     }
-    async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError> {
+    async fn stop_process(
+        &self,
+        request: &ProcessExecutionStopRequest,
+    ) -> Result<Option<Box<ProcessExecutionWaitForCompletionResponse>>, StoreError> {
         retrying_conflicts(|| operations::stop_process(self, request)).await
     }
     async fn publish_to_local_queue(

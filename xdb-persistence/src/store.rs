@@ -40,7 +40,7 @@ pub struct Applied {
     pub closed_process: bool,
     /// The answer for waiters on completion, when the transaction closed the execution:
     /// where the database cannot announce it (MySQL), the caller sends it to them.
-    pub closed_outcome: Option<Box<xdb_protocol::ProcessExecutionWaitForCompletionResponse>>,
+    pub closed_outcome: Option<Box<ProcessExecutionWaitForCompletionResponse>>,
     /// A task due now that the transaction created already leased to the caller, who
     /// should run it at once (only when the store leases continuations, see
     /// [`crate::StoreOptions::continuation_lease`]).
@@ -146,7 +146,11 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionDescribeRequest,
     ) -> Result<ProcessExecutionDescribeResponse, StoreError>;
-    async fn stop_process(&self, request: &ProcessExecutionStopRequest) -> Result<(), StoreError>;
+    /// Stops the current execution; returns the answer for its waiters on completion.
+    async fn stop_process(
+        &self,
+        request: &ProcessExecutionStopRequest,
+    ) -> Result<Option<Box<ProcessExecutionWaitForCompletionResponse>>, StoreError>;
     async fn publish_to_local_queue(
         &self,
         request: &PublishToLocalQueueRequest,

@@ -31,14 +31,22 @@ async fn wait_answers(env: &XdbTestEnv) -> (f64, f64) {
     (count("notification"), count("read"))
 }
 
-/// Starts a parked execution `process_id`, waits for its completion while a message of
-/// `message_chars` characters completes it, and returns the answer with how the wait
-/// was answered (see [`wait_answers`]).
+/// How the parked execution is closed while its wait is registered.
+enum Close {
+    /// A message of this many characters completes it, with the message as its result.
+    Message(usize),
+    /// A client terminates it.
+    Stop,
+}
+
+/// Starts a parked execution `process_id`, waits for its completion while `close`
+/// closes it, and returns the answer with how the wait was answered (see
+/// [`wait_answers`]).
 async fn wait_through_close(
     env: &XdbTestEnv,
     worker: &str,
     process_id: &str,
-    message_chars: usize,
+    close: Close,
 ) -> (ProcessExecutionWaitForCompletionResponse, (f64, f64)) {
     start(
         env,
@@ -62,21 +70,38 @@ async fn wait_through_close(
         sample_sum(&text, "xdb_api_waits_registered", &[]).unwrap_or(0.0) >= 1.0
     })
     .await;
-    let message = "m".repeat(message_chars);
-    env.client
-        .publish_to_local_queue(process_id, QUEUE_GO, &message, None)
-        .await
-        .unwrap();
+    let expected = match close {
+        Close::Message(chars) => {
+            let message = "m".repeat(chars);
+            env.client
+                .publish_to_local_queue(process_id, QUEUE_GO, &message, None)
+                .await
+                .unwrap();
+            (
+                ProcessStatus::Completed,
+                Some(json!({ "message": message, "tag": null })),
+            )
+        }
+        Close::Stop => {
+            env.client
+                .stop_process(process_id, ProcessExecutionStopType::Terminate, None)
+                .await
+                .unwrap();
+            (ProcessStatus::Terminated, None)
+        }
+    };
     let response = tokio::time::timeout(DEADLINE, wait)
         .await
         .expect("the wait answers")
         .unwrap()
         .unwrap();
     assert!(!response.timed_out, "{process_id}");
-    assert_eq!(response.status, ProcessStatus::Completed, "{process_id}");
     assert_eq!(
-        decode(&response.result),
-        json!({ "message": message, "tag": null }),
+        (
+            response.status,
+            response.result.is_some().then(|| decode(&response.result))
+        ),
+        expected,
         "{process_id}"
     );
     let after = wait_answers(env).await;
@@ -87,7 +112,7 @@ async fn a_woken_wait_answers_from_the_close(db: Database) {
     let mut env = XdbTestEnv::start(db).await;
     let worker = serve(&mut env, &ParkProcess).await;
 
-    let (small, answered) = wait_through_close(&env, &worker, "small", 10).await;
+    let (small, answered) = wait_through_close(&env, &worker, "small", Close::Message(10)).await;
     let row = env
         .process_row(&small.process_execution_id)
         .await
@@ -100,15 +125,19 @@ async fn a_woken_wait_answers_from_the_close(db: Database) {
     );
 
     // Over the 4 KiB MySQL sends along, under PostgreSQL's 7,900-byte payload.
-    let (_, answered) = wait_through_close(&env, &worker, "medium", 6000).await;
+    let (_, answered) = wait_through_close(&env, &worker, "medium", Close::Message(6000)).await;
     let expected = match db {
         Database::Postgres => (1.0, 0.0),
         Database::MySql => (0.0, 1.0),
     };
     assert_eq!(answered, expected, "a 6 KB outcome");
 
-    let (_, answered) = wait_through_close(&env, &worker, "large", 9000).await;
+    let (_, answered) = wait_through_close(&env, &worker, "large", Close::Message(9000)).await;
     assert_eq!(answered, (0.0, 1.0), "announced by id: read back");
+
+    // A stop through the API: on MySQL the instance that stopped it tells its waiters.
+    let (_, answered) = wait_through_close(&env, &worker, "stopped", Close::Stop).await;
+    assert_eq!(answered, (1.0, 0.0), "a stop answered from the close");
     env.shutdown().await;
 }
 

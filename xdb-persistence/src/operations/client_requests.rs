@@ -3,7 +3,10 @@
 use serde_json::json;
 use xdb_engine::decide::{self, DecideError};
 use xdb_engine::{events, HistoryEntry, TransitionPlan};
-use xdb_protocol::{ProcessExecutionStopRequest, PublishToLocalQueueRequest};
+use xdb_protocol::{
+    ProcessExecutionStopRequest, ProcessExecutionWaitForCompletionResponse,
+    PublishToLocalQueueRequest,
+};
 
 use super::deliveries::publish_and_deliver;
 use crate::tables::{
@@ -15,23 +18,25 @@ use crate::StoreError;
 pub(crate) async fn stop_process<D: Dialect>(
     store: &D,
     request: &ProcessExecutionStopRequest,
-) -> Result<(), StoreError> {
+) -> Result<Option<Box<ProcessExecutionWaitForCompletionResponse>>, StoreError> {
     let mut tx = store.begin(Lane::Main).await?;
     let process = tx.lock_execution_of(&request.process_id, None).await?;
     let now = store.database_clock().now();
     let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
-    tx.apply_plan(
-        &process,
-        &plan,
-        now,
-        Announce::NewTasks,
-        None,
-        Finish::Later,
-    )
-    .await?;
+    let (applied, _) = tx
+        .apply_plan(
+            &process,
+            &plan,
+            now,
+            Announce::NewTasks,
+            None,
+            Finish::Later,
+        )
+        .await?;
     // Tasks set aside (paused or parked) go with the execution, as its queued ones do.
     tx.delete_parked(process.id).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(applied.closed_outcome)
 }
 
 /// Publish: queue messages for the current execution and hand them to waiting states.

@@ -61,7 +61,9 @@ async fn stop_closes_the_execution_and_its_tasks(dialect: Dialect) {
         stop_type: ProcessExecutionStopType::Fail,
         reason: Some("operator".into()),
     };
-    store.stop_process(&stop).await.unwrap();
+    let outcome = store.stop_process(&stop).await.unwrap().expect("it closed");
+    assert_eq!(outcome.process_execution_id, first.to_string());
+    assert_eq!(outcome.status, ProcessStatus::Failed);
     let described = describe(store, "p-stop").await;
     assert_eq!(described.process_execution_id, first.to_string());
     assert_eq!(described.status, ProcessStatus::Failed);
