@@ -320,6 +320,78 @@ mod tests {
         );
     }
 
+    /// A peer from before `closedOutcomes`: its document refuses them (400); it
+    /// records the bodies it was sent.
+    async fn old_peer() -> (String, Arc<Mutex<Vec<String>>>) {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = bodies.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    let mut stream = BufReader::new(stream);
+                    loop {
+                        let mut length = 0;
+                        loop {
+                            let mut line = String::new();
+                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(value) = lower.strip_prefix("content-length:") {
+                                length = value.trim().parse().unwrap();
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        stream.read_exact(&mut body).await.unwrap();
+                        let body = String::from_utf8(body).unwrap();
+                        let status = if body.contains("closedOutcomes") {
+                            "400 Bad Request"
+                        } else {
+                            "200 OK"
+                        };
+                        seen.lock().unwrap().push(body);
+                        let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                        stream.write_all(answer.as_bytes()).await.unwrap();
+                    }
+                });
+            }
+        });
+        (url, bodies)
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_refuses_outcomes_gets_ids_only() {
+        let (url, bodies) = old_peer().await;
+        let http = reqwest::Client::new();
+        let ids_only = Mutex::new(HashMap::new());
+        let request = requests(pending([("a".into(), Some(10))])).remove(0);
+        send(&http, url.clone(), &request, &ids_only).await;
+        send(&http, url, &request, &ids_only).await;
+        let bodies = bodies.lock().unwrap().clone();
+        let sent: Vec<InternalNotifyRequest> = bodies
+            .iter()
+            .map(|body| serde_json::from_str(body).unwrap())
+            .collect();
+        let ids_only_request = InternalNotifyRequest {
+            closed_outcomes: Vec::new(),
+            ..request.clone()
+        };
+        assert_eq!(
+            sent,
+            [request, ids_only_request.clone(), ids_only_request],
+            "refused once, then sent again and afterwards without outcomes"
+        );
+    }
+
     #[test]
     fn nothing_closed_is_one_request() {
         let sent = requests(pending([]));
