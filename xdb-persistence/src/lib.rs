@@ -26,6 +26,8 @@ mod operations;
 mod plan_writes;
 pub mod postgres;
 mod session_limits;
+mod sql;
+mod sql_tables;
 mod store;
 mod tables;
 mod task_claim;

@@ -27,9 +27,9 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Value {
 
 /// A row's columns by position from `at` on (cheaper than by name, and a statement may
 /// return several tables' columns side by side).
-struct Columns<'a> {
-    row: &'a Row,
-    at: usize,
+pub(crate) struct Columns<'a> {
+    pub(crate) row: &'a Row,
+    pub(crate) at: usize,
 }
 
 impl Columns<'_> {

@@ -1,0 +1,54 @@
+//! [`SqlConn`] on PostgreSQL: statements prepared once per connection, parameters in
+//! their PostgreSQL types, BEGIN sent with the first statement.
+
+use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::Row;
+
+use super::rows::Columns;
+use super::tables::PgRows;
+use crate::columns::ColumnReader;
+use crate::sql::{numbered_placeholders, Param, SqlConn, SqlKind};
+use crate::StoreError;
+
+/// `param` as the PostgreSQL value of its column's type.
+fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a> {
+    match param {
+        Param::Uuid(id) => Box::new(*id),
+        Param::Text(text) => Box::new(*text),
+        Param::Int(value) => Box::new(*value),
+        Param::BigInt(value) => Box::new(*value),
+        Param::Time(time) => Box::new(*time),
+        Param::Json(value) => Box::new(value.as_ref().map(Json)),
+    }
+}
+
+impl SqlConn for PgRows {
+    type Row = Row;
+    const KIND: SqlKind = SqlKind::Postgres;
+
+    async fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StoreError> {
+        let sql = numbered_placeholders(sql);
+        let values: Vec<_> = params.iter().map(postgres_value).collect();
+        self.on_client(|client| async move {
+            let statement = client.prepare_cached(&sql).await?;
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.query(&statement, &refs).await?)
+        })
+        .await
+    }
+
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
+        let sql = numbered_placeholders(sql);
+        let values: Vec<_> = params.iter().map(postgres_value).collect();
+        self.on_client(|client| async move {
+            let statement = client.prepare_cached(&sql).await?;
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.execute(&statement, &refs).await?)
+        })
+        .await
+    }
+
+    fn columns(row: &Row, at: usize) -> impl ColumnReader + '_ {
+        Columns { row, at }
+    }
+}

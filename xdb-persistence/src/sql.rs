@@ -1,0 +1,126 @@
+//! Statements as data: what a dialect supplies to operations written once.
+//!
+//! A dialect runs a statement's text with [`Param`]s and hands back rows read by
+//! position through [`crate::columns::ColumnReader`]; the per-table traits implemented
+//! over [`SqlConn`] (in `sql_tables/`) hold the logic once and pick only the text. The
+//! text is written with `?` placeholders; PostgreSQL's connection numbers them.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::columns::ColumnReader;
+use crate::tables::Answer;
+
+/// A statement parameter, converted by each dialect to its driver's type (a UUID is a
+/// `uuid` on PostgreSQL and its hyphenated text on MySQL, a time a `timestamptz` or a
+/// UTC `DATETIME(6)`, JSON a `jsonb` or text).
+#[derive(Debug, Clone)]
+pub(crate) enum Param<'a> {
+    Uuid(Uuid),
+    Text(Option<&'a str>),
+    Int(i32),
+    BigInt(Option<i64>),
+    Time(Option<DateTime<Utc>>),
+    Json(Option<serde_json::Value>),
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(text: &'a str) -> Self {
+        Param::Text(Some(text))
+    }
+}
+
+impl From<Uuid> for Param<'_> {
+    fn from(id: Uuid) -> Self {
+        Param::Uuid(id)
+    }
+}
+
+impl From<i64> for Param<'_> {
+    fn from(value: i64) -> Self {
+        Param::BigInt(Some(value))
+    }
+}
+
+impl From<DateTime<Utc>> for Param<'_> {
+    fn from(time: DateTime<Utc>) -> Self {
+        Param::Time(Some(time))
+    }
+}
+
+/// Which SQL a connection speaks, for the few statements whose text differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SqlKind {
+    Postgres,
+    MySql,
+}
+
+impl SqlKind {
+    /// `postgres` or `mysql`, whichever this dialect speaks.
+    pub fn pick<T>(self, postgres: T, mysql: T) -> T {
+        match self {
+            SqlKind::Postgres => postgres,
+            SqlKind::MySql => mysql,
+        }
+    }
+}
+
+/// A connection (or transaction) that runs statements: the one thing a dialect
+/// implements for the operations of `sql_tables/`.
+pub(crate) trait SqlConn: Send {
+    /// A row as the driver returns it.
+    type Row: Send + Sync;
+    /// The SQL this connection speaks.
+    const KIND: SqlKind;
+
+    /// The rows `sql` returns.
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<Vec<Self::Row>>;
+    /// Runs `sql`; the rows it matched.
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<u64>;
+    /// `row`'s columns from position `at` on.
+    fn columns(row: &Self::Row, at: usize) -> impl ColumnReader + '_;
+}
+
+/// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL's form); `?`
+/// inside quoted text is left alone.
+pub(crate) fn numbered_placeholders(sql: &str) -> Cow<'_, str> {
+    if !sql.contains('?') {
+        return Cow::Borrowed(sql);
+    }
+    let mut numbered = String::with_capacity(sql.len() + 16);
+    let (mut quoted, mut next) = (false, 1);
+    for c in sql.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                numbered.push(c);
+            }
+            '?' if !quoted => {
+                numbered.push('$');
+                numbered.push_str(&next.to_string());
+                next += 1;
+            }
+            _ => numbered.push(c),
+        }
+    }
+    Cow::Owned(numbered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            numbered_placeholders("SELECT a FROM t WHERE b = ? AND c = '?' AND d IN (?, ?)"),
+            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d IN ($2, $3)"
+        );
+        assert!(matches!(
+            numbered_placeholders("SELECT 1"),
+            Cow::Borrowed("SELECT 1")
+        ));
+    }
+}

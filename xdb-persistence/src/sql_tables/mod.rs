@@ -1,0 +1,4 @@
+//! The per-table traits of [`crate::tables`] written once over [`crate::sql::SqlConn`]:
+//! each dialect supplies its connection and, where its SQL differs, the text.
+
+mod operator_rows;
