@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::business_table::ColumnKind;
 use crate::columns::ColumnReader;
 use crate::tables::Answer;
 
@@ -20,10 +21,14 @@ use crate::tables::Answer;
 pub(crate) enum Param<'a> {
     Uuid(Uuid),
     Text(Option<&'a str>),
-    Int(i32),
+    Int(Option<i32>),
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),
     Json(Option<serde_json::Value>),
+    /// A JSON value for a column of the user's business table, of the kind given:
+    /// MySQL binds it converted by the kind, PostgreSQL as `jsonb` (its statement
+    /// converts it to the column's type).
+    Cell(&'a serde_json::Value, ColumnKind),
 }
 
 impl<'a> From<&'a str> for Param<'a> {
@@ -35,6 +40,18 @@ impl<'a> From<&'a str> for Param<'a> {
 impl From<Uuid> for Param<'_> {
     fn from(id: Uuid) -> Self {
         Param::Uuid(id)
+    }
+}
+
+impl From<i32> for Param<'_> {
+    fn from(value: i32) -> Self {
+        Param::Int(Some(value))
+    }
+}
+
+impl From<Option<i32>> for Param<'_> {
+    fn from(value: Option<i32>) -> Self {
+        Param::Int(value)
     }
 }
 

@@ -17,7 +17,6 @@ mod first_start;
 mod global_attributes;
 mod locks;
 mod rows;
-mod service_instances;
 mod sql_conn;
 mod tables;
 mod task_queue;

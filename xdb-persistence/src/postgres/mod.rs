@@ -11,7 +11,6 @@ mod locks;
 mod notifications;
 mod pipeline;
 mod rows;
-mod service_instances;
 mod sql_conn;
 mod statement_batches;
 mod tables;

@@ -2,3 +2,4 @@
 //! each dialect supplies its connection and, where its SQL differs, the text.
 
 mod operator_rows;
+mod service_instances;
