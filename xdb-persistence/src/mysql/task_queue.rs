@@ -258,32 +258,25 @@ async fn claim_due_by(
     // here, leased by the UPDATE below.
     let limit = limit.max(0);
     let ahead_micros = (ahead * 1e6) as i64;
+    // One statement, two parts: each part locks its own rows (SKIP LOCKED applies to
+    // each), and the timers' part comes first.
     let mut rows: Vec<Row> = tx
         .exec(
             format!(
-                "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                 WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
-                   AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
-                 ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                "(SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 0 AS part FROM xdb_sys_tasks \
+                  WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+                    AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
+                  ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED) \
+                 UNION ALL \
+                 (SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 1 AS part FROM xdb_sys_tasks \
+                  WHERE lease_owner IS NULL \
+                    AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
+                  ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED)"
             ),
-            (ahead_micros, limit),
+            (ahead_micros, limit, ahead_micros, limit),
         )
         .await?;
-    let left = limit - rows.len() as i64;
-    if left > 0 {
-        let unleased: Vec<Row> = tx
-            .exec(
-                format!(
-                    "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                     WHERE lease_owner IS NULL \
-                       AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
-                     ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
-                ),
-                (ahead_micros, limit),
-            )
-            .await?;
-        rows.extend(unleased);
-    }
+    rows.sort_by_key(|row| row.get::<i64, _>("part").unwrap_or(1));
     // Leases that ran out, at most once a second (see `ExpiredLeaseLook`).
     if store.expired_lease_look().due(std::time::Instant::now()) {
         let expired: Vec<Row> = tx
