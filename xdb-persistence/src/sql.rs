@@ -26,8 +26,7 @@ pub(crate) enum Param<'a> {
     Time(Option<DateTime<Utc>>),
     Json(Option<serde_json::Value>),
     /// A JSON value for a column of the user's business table, of the kind given:
-    /// MySQL binds it converted by the kind, PostgreSQL as `jsonb` (its statement
-    /// converts it to the column's type).
+    /// MySQL binds it converted by the kind, PostgreSQL as `jsonb`.
     Cell(&'a serde_json::Value, ColumnKind),
 }
 

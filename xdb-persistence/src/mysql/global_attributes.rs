@@ -1,7 +1,5 @@
-//! SQL over the user's global-attribute table.
-//!
-//! Every identifier is validated by `xdb_engine::validation` and then quoted with
-//! backticks; values are always bound parameters, never spliced into SQL text.
+//! The user's business table on MySQL: the column kinds and value conversions that the
+//! statements of [`crate::sql_tables::business_rows`] bind and read with.
 //!
 //! MySQL cannot convert a JSON document to a row the way PostgreSQL's
 //! `jsonb_populate_record` does, so each JSON value is mapped to a MySQL value by the
@@ -18,69 +16,50 @@
 //! `bytea`).
 
 use std::collections::HashMap;
+use std::iter;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Row, Transaction, Value};
-use serde_json::Number;
-use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LockType};
+use serde_json::{Number, Value as J};
+use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue};
 
-use super::error::describe_mysql_error;
+use super::sql_conn::mysql_params;
+use super::tables::{AffectedRows, MySqlRows};
 use super::MySqlStore;
-use crate::business_table::{attribute_values, BusinessTable};
+use crate::business_table::{kind_of, BusinessTable, ColumnKind, ColumnKinds};
+use crate::sql::SqlKind;
+use crate::sql_tables::business_rows::{in_user_table, update_statement, updated, BusinessConn};
 use crate::StoreError;
 
 /// How long a table's column types are trusted before they are read again (a missing
 /// column is looked up again at once).
 const COLUMN_TYPES_TTL: Duration = Duration::from_secs(60);
 
-/// How a column's values convert between JSON and MySQL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ColumnKind {
-    Json,
-    Bool,
-    Decimal,
-    Date,
-    DateTime,
-    Timestamp,
-    Binary,
-    Other,
-}
-
-impl ColumnKind {
-    fn classify(data_type: &str, column_type: &str, json_check: bool) -> ColumnKind {
-        let data_type = data_type.to_ascii_lowercase();
-        match data_type.as_str() {
-            "json" => ColumnKind::Json,
-            _ if json_check => ColumnKind::Json,
-            "tinyint" if column_type.to_ascii_lowercase().starts_with("tinyint(1)") => {
-                ColumnKind::Bool
-            }
-            "decimal" | "numeric" => ColumnKind::Decimal,
-            "date" => ColumnKind::Date,
-            "datetime" => ColumnKind::DateTime,
-            "timestamp" => ColumnKind::Timestamp,
-            "binary" | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => {
-                ColumnKind::Binary
-            }
-            _ => ColumnKind::Other,
+/// A column's kind from what `information_schema` says of its type.
+fn classify(data_type: &str, column_type: &str, json_check: bool) -> ColumnKind {
+    let data_type = data_type.to_ascii_lowercase();
+    match data_type.as_str() {
+        "json" => ColumnKind::Json,
+        _ if json_check => ColumnKind::Json,
+        "tinyint" if column_type.to_ascii_lowercase().starts_with("tinyint(1)") => ColumnKind::Bool,
+        "decimal" | "numeric" => ColumnKind::Decimal,
+        "date" => ColumnKind::Date,
+        "datetime" => ColumnKind::DateTime,
+        "timestamp" => ColumnKind::Timestamp,
+        "binary" | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => {
+            ColumnKind::Binary
         }
+        _ => ColumnKind::Other,
     }
 }
-
-/// A table's column kinds by lower-cased name (MySQL column names are case-insensitive).
-type ColumnKinds = HashMap<String, ColumnKind>;
 
 /// Column kinds per table, keyed by `schema.table`, with the time they were read.
 #[derive(Default)]
 pub(crate) struct ColumnCache {
     tables: Mutex<HashMap<String, (Instant, ColumnKinds)>>,
-}
-
-fn quote(identifier: &str) -> String {
-    format!("`{}`", identifier.replace('`', "``"))
 }
 
 /// Where `information_schema` lists `table`'s columns: its schema (the connection's
@@ -91,10 +70,6 @@ fn schema_and_name<'a>(store: &'a MySqlStore, table: &BusinessTable<'a>) -> (&'a
         [name] => (&store.database, name),
         _ => unreachable!("split_table_name returns one or two parts"),
     }
-}
-
-fn app_error(error: mysql_async::Error) -> StoreError {
-    StoreError::AppDatabase(describe_mysql_error(&error))
 }
 
 /// The kinds of `columns` of `table`, from the cache when fresh and complete.
@@ -144,7 +119,7 @@ async fn column_kinds(
         let json_check: i64 = super::rows::get(row, "json_check")?;
         kinds.insert(
             name.to_ascii_lowercase(),
-            ColumnKind::classify(&data_type, &column_type, json_check != 0),
+            classify(&data_type, &column_type, json_check != 0),
         );
     }
     // A missing table is not cached: the statement that follows reports it.
@@ -159,16 +134,8 @@ async fn column_kinds(
     Ok(kinds)
 }
 
-fn kind_of(kinds: &ColumnKinds, column: &str) -> ColumnKind {
-    kinds
-        .get(&column.to_ascii_lowercase())
-        .copied()
-        .unwrap_or(ColumnKind::Other)
-}
-
 /// A JSON value as the parameter for a column of `kind`.
 pub(crate) fn to_mysql(value: &serde_json::Value, kind: ColumnKind) -> Value {
-    use serde_json::Value as J;
     match (value, kind) {
         (J::Null, _) => Value::NULL,
         (_, ColumnKind::Json) => Value::from(value.to_string()),
@@ -222,7 +189,6 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
 
 /// A value read from a column of `kind` as JSON.
 pub(crate) fn from_mysql(value: Value, kind: ColumnKind) -> serde_json::Value {
-    use serde_json::Value as J;
     match value {
         Value::NULL => J::Null,
         Value::Int(i) if kind == ColumnKind::Bool => J::Bool(i != 0),
@@ -281,66 +247,24 @@ pub(crate) fn from_mysql(value: Value, kind: ColumnKind) -> serde_json::Value {
     }
 }
 
-/// Inserts the row if missing and writes `values` into it (the start transaction).
-///
-/// `INSERT … ON DUPLICATE KEY UPDATE` fires on *any* unique key, not only the primary
-/// key PostgreSQL's `ON CONFLICT (key)` names. So every assignment only applies when the
-/// conflicting row has our primary key, and a conflict on another unique key, which
-/// would leave our row missing, is reported as an error instead of overwriting a
-/// different row.
-pub(crate) async fn upsert(
-    tx: &mut impl Queryable,
-    store: &MySqlStore,
-    config: &GlobalAttributeConfig,
-    values: &[GlobalAttributeValue],
-) -> Result<(), StoreError> {
-    let table = BusinessTable::checked(config, quote)?;
-    let key_column = &config.primary_key.column;
-    let key = &table.key;
-    let values: Vec<&GlobalAttributeValue> =
-        values.iter().filter(|v| &v.column != key_column).collect();
-    let names: Vec<&str> = std::iter::once(key_column.as_str())
-        .chain(values.iter().map(|v| v.column.as_str()))
-        .collect();
-    let kinds = column_kinds(tx, store, &table, &names).await?;
-    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
-    let mut columns = vec![key.clone()];
-    let mut params = vec![key_value.clone()];
-    let mut updates = Vec::new();
-    for value in &values {
-        let column = table.column(&value.column)?;
-        params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
-        updates.push(format!(
-            "{column} = IF({key} <=> VALUES({key}), VALUES({column}), {column})"
-        ));
-        columns.push(column);
+impl<Q: Queryable + AffectedRows + Sync> BusinessConn for MySqlRows<Q> {
+    async fn column_kinds(
+        &mut self,
+        table: &BusinessTable<'_>,
+        columns: &[&str],
+    ) -> Result<ColumnKinds, StoreError> {
+        column_kinds(&mut self.conn, &self.store, table, columns).await
     }
-    if updates.is_empty() {
-        updates.push(format!("{key} = {key}"));
+
+    fn json_cells(row: &Row, kinds: &ColumnKinds) -> Result<Vec<(String, J)>, StoreError> {
+        let cells = row.columns_ref().iter().enumerate().map(|(at, column)| {
+            let name = column.name_str().into_owned();
+            let value = row.as_ref(at).cloned().unwrap_or(Value::NULL);
+            let kind = kind_of(kinds, &name);
+            (name, from_mysql(value, kind))
+        });
+        Ok(cells.collect())
     }
-    let placeholders = vec!["?"; columns.len()].join(", ");
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({placeholders}) ON DUPLICATE KEY UPDATE {}",
-        table.quoted(),
-        columns.join(", "),
-        updates.join(", ")
-    );
-    tx.exec_drop(sql, params).await.map_err(app_error)?;
-    let found: Option<i64> = tx
-        .exec_first(
-            format!("SELECT 1 FROM {} WHERE {key} = ?", table.quoted()),
-            (key_value,),
-        )
-        .await
-        .map_err(app_error)?;
-    if found.is_none() {
-        return Err(StoreError::AppDatabase(format!(
-            "cannot insert the row {} = {} into {}: it conflicts with another row on a \
-             unique key",
-            key_column, config.primary_key.value, config.table_name
-        )));
-    }
-    Ok(())
 }
 
 /// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row.
@@ -350,114 +274,16 @@ pub(crate) async fn update(
     config: &GlobalAttributeConfig,
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
-    let table = BusinessTable::checked(config, quote)?;
-    let key_column = &config.primary_key.column;
-    let key = &table.key;
-    let names: Vec<&str> = std::iter::once(key_column.as_str())
+    let table = BusinessTable::checked(config, SqlKind::MySql)?;
+    let names: Vec<&str> = iter::once(table.key_column())
         .chain(values.iter().map(|v| v.column.as_str()))
         .collect();
     let kinds = column_kinds(tx, store, &table, &names).await?;
-    let mut assignments = Vec::new();
-    let mut params = Vec::new();
-    for value in values {
-        let column = table.column(&value.column)?;
-        assignments.push(format!("{column} = ?"));
-        params.push(to_mysql(&value.value, kind_of(&kinds, &value.column)));
-    }
-    params.push(to_mysql(
-        &config.primary_key.value,
-        kind_of(&kinds, key_column),
-    ));
-    let sql = format!(
-        "UPDATE {} SET {} WHERE {key} = ?",
-        table.quoted(),
-        assignments.join(", ")
-    );
-    tx.exec_drop(sql, params).await.map_err(app_error)?;
+    let (sql, params) = update_statement(&table, &kinds, values)?;
+    let written = tx.exec_drop(sql, mysql_params(&params)).await;
+    written.map_err(|e| in_user_table(e.into()))?;
     // CLIENT_FOUND_ROWS: matched rows, so writing the values a row already has counts.
-    if tx.affected_rows() == 0 {
-        return Err(table.missing_row());
-    }
-    Ok(())
-}
-
-/// Reads `columns` (not empty) of the row, locked as asked. A missing row reads as no
-/// attributes.
-pub(crate) async fn read(
-    conn: &mut impl Queryable,
-    store: &MySqlStore,
-    config: &GlobalAttributeConfig,
-    columns: &[String],
-    lock: LockType,
-) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-    let table = BusinessTable::checked(config, quote)?;
-    let key_column = &config.primary_key.column;
-    let key = &table.key;
-    let selected = columns
-        .iter()
-        .map(|c| table.column(c))
-        .collect::<Result<Vec<_>, _>>()?
-        .join(", ");
-    let names: Vec<&str> = std::iter::once(key_column.as_str())
-        .chain(columns.iter().map(String::as_str))
-        .collect();
-    let kinds = column_kinds(conn, store, &table, &names).await?;
-    let lock_clause = match lock {
-        LockType::NoLock => "",
-        // MariaDB has no FOR SHARE; both servers accept this form.
-        LockType::SharedLock => " LOCK IN SHARE MODE",
-        LockType::ExclusiveLock => " FOR UPDATE",
-    };
-    let sql = format!(
-        "SELECT {selected} FROM {} WHERE {key} = ?{lock_clause}",
-        table.quoted()
-    );
-    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
-    let row: Option<Row> = conn
-        .exec_first(sql, (key_value,))
-        .await
-        .map_err(app_error)?;
-    let Some(row) = row else {
-        return Ok(Vec::new());
-    };
-    let values = columns
-        .iter()
-        .zip(row.unwrap())
-        .map(|(column, value)| from_mysql(value, kind_of(&kinds, column)));
-    Ok(attribute_values(columns, values))
-}
-
-/// Every column of the row, converted like [`read`]'s by the column's type, without a
-/// lock; `None` when there is no such row. The columns are the row's own (`SELECT *`):
-/// only the table and key, checked and quoted, are named in the statement.
-pub(crate) async fn read_whole_row(
-    conn: &mut impl Queryable,
-    store: &MySqlStore,
-    config: &GlobalAttributeConfig,
-) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-    let table = BusinessTable::checked(config, quote)?;
-    let key_column = &config.primary_key.column;
-    let kinds = column_kinds(conn, store, &table, &[key_column.as_str()]).await?;
-    let sql = format!("SELECT * FROM {} WHERE {} = ?", table.quoted(), table.key);
-    let key_value = to_mysql(&config.primary_key.value, kind_of(&kinds, key_column));
-    let row: Option<Row> = conn
-        .exec_first(sql, (key_value,))
-        .await
-        .map_err(app_error)?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let names: Vec<String> = row
-        .columns_ref()
-        .iter()
-        .map(|column| column.name_str().into_owned())
-        .collect();
-    let mut columns = serde_json::Map::new();
-    for (name, value) in names.into_iter().zip(row.unwrap()) {
-        let kind = kind_of(&kinds, &name);
-        columns.insert(name, from_mysql(value, kind));
-    }
-    Ok(Some(columns))
+    updated(&table, tx.affected_rows())
 }
 
 #[cfg(test)]
@@ -528,18 +354,12 @@ mod tests {
     #[test]
     fn column_kinds_from_information_schema() {
         use ColumnKind::*;
-        assert_eq!(ColumnKind::classify("json", "json", false), Json);
-        assert_eq!(ColumnKind::classify("longtext", "longtext", true), Json);
-        assert_eq!(ColumnKind::classify("tinyint", "tinyint(1)", false), Bool);
-        assert_eq!(ColumnKind::classify("tinyint", "tinyint(4)", false), Other);
-        assert_eq!(
-            ColumnKind::classify("decimal", "decimal(10,2)", false),
-            Decimal
-        );
-        assert_eq!(
-            ColumnKind::classify("varbinary", "varbinary(8)", false),
-            Binary
-        );
-        assert_eq!(ColumnKind::classify("varchar", "varchar(8)", false), Other);
+        assert_eq!(classify("json", "json", false), Json);
+        assert_eq!(classify("longtext", "longtext", true), Json);
+        assert_eq!(classify("tinyint", "tinyint(1)", false), Bool);
+        assert_eq!(classify("tinyint", "tinyint(4)", false), Other);
+        assert_eq!(classify("decimal", "decimal(10,2)", false), Decimal);
+        assert_eq!(classify("varbinary", "varbinary(8)", false), Binary);
+        assert_eq!(classify("varchar", "varchar(8)", false), Other);
     }
 }

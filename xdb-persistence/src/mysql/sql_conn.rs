@@ -7,6 +7,7 @@ use mysql_async::{Params, Row, Value};
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
+use super::global_attributes::to_mysql;
 use super::rows::{json_text, time_value};
 use super::tables::{AffectedRows, MySqlRows};
 use crate::columns::ColumnReader;
@@ -22,10 +23,11 @@ fn mysql_value(param: &Param<'_>) -> Value {
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),
         Param::Json(value) => value.as_ref().map_or(Value::NULL, |v| json_text(v).into()),
+        Param::Cell(value, kind) => to_mysql(value, *kind),
     }
 }
 
-fn mysql_params(params: &[Param<'_>]) -> Params {
+pub(super) fn mysql_params(params: &[Param<'_>]) -> Params {
     if params.is_empty() {
         Params::Empty
     } else {

@@ -20,7 +20,7 @@ use super::rows::{
     joined_process_and_state, process_and_state_from_row, process_from_row, time_value, uuid_value,
     PROCESS_COLUMNS,
 };
-use super::{apply_plan, global_attributes, locks, MySqlStore};
+use super::{apply_plan, locks, MySqlStore};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::tables::{
@@ -32,7 +32,7 @@ use crate::{Applied, StoreError};
 /// Statements on a connection `Q` (a transaction or a plain connection) of `store`.
 pub struct MySqlRows<Q> {
     pub(super) conn: Q,
-    store: MySqlStore,
+    pub(super) store: MySqlStore,
 }
 
 /// The rows the last statement changed (matched, see `CLIENT_FOUND_ROWS`): inherent on
@@ -426,7 +426,7 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         columns: &[String],
         lock: LockType,
     ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-        global_attributes::read(&mut self.conn, &self.store, config, columns, lock).await
+        crate::sql_tables::business_rows::read(self, config, columns, lock).await
     }
 
     async fn upsert_business_row(
@@ -434,7 +434,7 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         config: &GlobalAttributeConfig,
         writes: &[GlobalAttributeValue],
     ) -> Result<(), StoreError> {
-        global_attributes::upsert(&mut self.conn, &self.store, config, writes).await
+        crate::sql_tables::business_rows::upsert(self, config, writes).await
     }
 
     async fn read_local_attributes(
@@ -455,7 +455,7 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         &mut self,
         config: &GlobalAttributeConfig,
     ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        global_attributes::read_whole_row(&mut self.conn, &self.store, config).await
+        crate::sql_tables::business_rows::read_whole_row(self, config).await
     }
 
     async fn all_local_attributes(

@@ -1,6 +1,7 @@
 //! [`SqlConn`] on PostgreSQL: statements prepared once per connection, parameters in
 //! their PostgreSQL types, BEGIN sent with the first statement.
 
+use deadpool_postgres::GenericClient;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::Row;
 
@@ -19,7 +20,21 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
         Param::BigInt(value) => Box::new(*value),
         Param::Time(time) => Box::new(*time),
         Param::Json(value) => Box::new(value.as_ref().map(Json)),
+        Param::Cell(value, _) => Box::new(Json(*value)),
     }
+}
+
+/// Runs `sql` on `client` (a connection or transaction outside [`PgRows`]); the rows it
+/// matched.
+pub(super) async fn execute_on(
+    client: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<u64, StoreError> {
+    let statement = client.prepare_cached(&numbered_placeholders(sql)).await?;
+    let values: Vec<_> = params.iter().map(postgres_value).collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+    Ok(client.execute(&statement, &refs).await?)
 }
 
 impl SqlConn for PgRows {
@@ -38,14 +53,8 @@ impl SqlConn for PgRows {
     }
 
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
-        let sql = numbered_placeholders(sql);
-        let values: Vec<_> = params.iter().map(postgres_value).collect();
-        self.on_client(|client| async move {
-            let statement = client.prepare_cached(&sql).await?;
-            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-            Ok(client.execute(&statement, &refs).await?)
-        })
-        .await
+        self.on_client(|client| execute_on(client, sql, params))
+            .await
     }
 
     fn columns(row: &Row, at: usize) -> impl ColumnReader + '_ {

@@ -19,7 +19,7 @@ use xdb_protocol::{
 use super::apply_plan::apply_plan_then;
 use super::pipeline::Pipeline;
 use super::transaction::Tx;
-use super::{first_start, global_attributes, locks, task_transition, PostgresStore};
+use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::tables::{
@@ -273,8 +273,7 @@ impl AttributeRows for PgRows {
         columns: &[String],
         lock: LockType,
     ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-        self.on_client(|client| global_attributes::read(client, config, columns, lock))
-            .await
+        crate::sql_tables::business_rows::read(self, config, columns, lock).await
     }
 
     async fn upsert_business_row(
@@ -282,8 +281,7 @@ impl AttributeRows for PgRows {
         config: &GlobalAttributeConfig,
         writes: &[GlobalAttributeValue],
     ) -> Result<(), StoreError> {
-        self.on_client(|client| global_attributes::upsert(client, config, writes))
-            .await
+        crate::sql_tables::business_rows::upsert(self, config, writes).await
     }
 
     async fn read_local_attributes(
@@ -300,8 +298,7 @@ impl AttributeRows for PgRows {
         &mut self,
         config: &GlobalAttributeConfig,
     ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        self.on_client(|client| global_attributes::read_whole_row(client, config))
-            .await
+        crate::sql_tables::business_rows::read_whole_row(self, config).await
     }
 
     async fn all_local_attributes(
