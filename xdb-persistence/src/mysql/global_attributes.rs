@@ -16,7 +16,6 @@
 //! `bytea`).
 
 use std::collections::HashMap;
-use std::iter;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -31,7 +30,9 @@ use super::tables::{AffectedRows, MySqlRows};
 use super::MySqlStore;
 use crate::business_table::{kind_of, BusinessTable, ColumnKind, ColumnKinds};
 use crate::sql::SqlKind;
-use crate::sql_tables::business_rows::{in_user_table, update_statement, updated, BusinessConn};
+use crate::sql_tables::business_rows::{
+    in_user_table, update_statement, updated, with_key, BusinessConn,
+};
 use crate::StoreError;
 
 /// How long a table's column types are trusted before they are read again (a missing
@@ -275,9 +276,7 @@ pub(crate) async fn update(
     values: &[GlobalAttributeValue],
 ) -> Result<(), StoreError> {
     let table = BusinessTable::checked(config, SqlKind::MySql)?;
-    let names: Vec<&str> = iter::once(table.key_column())
-        .chain(values.iter().map(|v| v.column.as_str()))
-        .collect();
+    let names = with_key(&table, values.iter().map(|v| v.column.as_str()));
     let kinds = column_kinds(tx, store, &table, &names).await?;
     let (sql, params) = update_statement(&table, &kinds, values)?;
     let written = tx.exec_drop(sql, mysql_params(&params)).await;

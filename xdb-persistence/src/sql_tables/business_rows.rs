@@ -78,7 +78,7 @@ fn key_param<'v>(table: &BusinessTable<'v>, kinds: &ColumnKinds) -> Param<'v> {
 }
 
 /// The key column followed by `columns`, as the column kinds are asked for.
-fn with_key<'c>(
+pub(crate) fn with_key<'c>(
     table: &BusinessTable<'c>,
     columns: impl IntoIterator<Item = &'c str>,
 ) -> Vec<&'c str> {
