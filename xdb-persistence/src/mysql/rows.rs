@@ -13,6 +13,7 @@ use xdb_engine::{ProcessExecution, StateExecution, Task};
 
 use crate::columns::{read_process, read_state, read_task, ColumnReader};
 pub(crate) use crate::columns::{PROCESS_COLUMNS, STATE_COLUMNS, TASK_COLUMNS};
+pub(crate) use crate::sql_tables::in_list::in_list;
 use crate::StoreError;
 
 /// The value of `column`, or a "corrupt row" error naming it.
@@ -94,17 +95,6 @@ pub(crate) fn execution_values(execution: &ProcessExecution) -> Vec<Value> {
     ]
 }
 
-/// `?, ?, …` for an `IN` list of `len` values, padded to the next power of two (the
-/// padding repeats the last value) so that only a handful of distinct statements reach
-/// each connection's prepared-statement cache.
-pub(crate) fn in_list(values: &mut Vec<Value>, len: usize) -> String {
-    let padded = len.max(1).next_power_of_two();
-    if let Some(last) = values.last().cloned() {
-        values.extend(std::iter::repeat_n(last, padded - len));
-    }
-    vec!["?"; padded].join(", ")
-}
-
 /// A row's columns by name, in the order of `names` (a `*_COLUMNS` list's).
 struct Named<'a, N> {
     row: &'a Row,
@@ -168,10 +158,6 @@ fn named<'a>(row: &'a Row, columns: &'static str) -> Named<'a, impl Iterator<Ite
 
 pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
     read_process(&mut named(row, PROCESS_COLUMNS))
-}
-
-pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    read_state(&mut named(row, STATE_COLUMNS))
 }
 
 /// The state columns of a join, named `s_<column>` (see [`joined_process_and_state`]).
@@ -242,19 +228,4 @@ static JOINED_STATE_NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
     read_task(&mut named(row, TASK_COLUMNS))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn in_lists_are_padded_to_powers_of_two() {
-        let mut values: Vec<Value> = vec![1.into(), 2.into(), 3.into()];
-        assert_eq!(in_list(&mut values, 3), "?, ?, ?, ?");
-        assert_eq!(values, vec![1.into(), 2.into(), 3.into(), 3.into()]);
-        let mut one: Vec<Value> = vec![1.into()];
-        assert_eq!(in_list(&mut one, 1), "?");
-        assert_eq!(one.len(), 1);
-    }
 }

@@ -7,25 +7,21 @@ use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Row, Transaction as MySqlTransaction, Value};
 use uuid::Uuid;
-use xdb_engine::{
-    ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
-};
+use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
     ProcessExecutionSummary, ProcessStatus,
 };
 
 use super::rows::{
-    execution_values, get, get_json, get_opt_time, get_time, get_uuid, in_list,
-    joined_process_and_state, process_and_state_from_row, process_from_row, time_value, uuid_value,
-    PROCESS_COLUMNS,
+    execution_values, get, get_opt_time, get_time, get_uuid, joined_process_and_state,
+    process_and_state_from_row, process_from_row, time_value, uuid_value, PROCESS_COLUMNS,
 };
 use super::{apply_plan, locks, MySqlStore};
 use crate::continuation::LeaseTo;
-use crate::plan_writes::NewMessage;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryQuery, HistoryRows, Lane, ListQuery,
-    PlanWriter, ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, TaskRows,
+    Transaction,
 };
 use crate::{Applied, StoreError};
 
@@ -47,7 +43,7 @@ impl AffectedRows for Conn {
     }
 }
 
-impl AffectedRows for MySqlTransaction<'static> {
+impl AffectedRows for MySqlTransaction<'_> {
     fn affected(&self) -> u64 {
         self.affected_rows()
     }
@@ -293,129 +289,6 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
             )
             .await?;
         row.map(|row| process_and_state_from_row(&row)).transpose()
-    }
-}
-
-impl<Q: Queryable + AffectedRows + Sync> HistoryRows for MySqlRows<Q> {
-    async fn read_history(
-        &mut self,
-        id: Uuid,
-        process_id: &str,
-        query: &HistoryQuery<'_>,
-    ) -> Result<Vec<HistoryEvent>, StoreError> {
-        let mut params: Vec<Value> = vec![
-            id.to_string().into(),
-            process_id.into(),
-            query.after_event_id.unwrap_or(0).into(),
-        ];
-        params.extend(query.event_types.iter().map(|t| Value::from(*t)));
-        let type_filter = match query.event_types.len() {
-            0 => String::new(),
-            // Padded with repeats of the last type, so few statement shapes are prepared.
-            n => format!(" AND h.event_type IN ({})", in_list(&mut params, n)),
-        };
-        params.push(query.limit.into());
-        let rows: Vec<Row> = self
-            .conn
-            .exec(
-                format!(
-                    "SELECT h.id, h.event_time, h.event_type, h.details \
-                     FROM xdb_sys_history_events h \
-                     JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-                     WHERE h.process_execution_id = ? AND p.process_id = ? AND h.id > ?\
-                     {type_filter} ORDER BY h.id{order} LIMIT ?",
-                    order = if query.newest_first { " DESC" } else { "" },
-                ),
-                params,
-            )
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(HistoryEvent {
-                    event_id: get(row, "id")?,
-                    event_timestamp_ms: get_time(row, "event_time")?.timestamp_millis(),
-                    event_type: get(row, "event_type")?,
-                    details: get_json(row, "details")?.unwrap_or(serde_json::Value::Null),
-                })
-            })
-            .collect()
-    }
-}
-
-impl<Q: Queryable + AffectedRows + Sync> StateRows for MySqlRows<Q> {
-    async fn lock_state(
-        &mut self,
-        process: Uuid,
-        id: &StateExecutionId,
-    ) -> Result<Option<StateExecution>, StoreError> {
-        locks::lock_state(&mut self.conn, process, id).await
-    }
-
-    async fn lock_waiting_states(
-        &mut self,
-        process: Uuid,
-    ) -> Result<Vec<StateExecution>, StoreError> {
-        locks::lock_waiting_states(&mut self.conn, process).await
-    }
-}
-
-impl<Q: Queryable + AffectedRows + Sync> TaskRows for MySqlRows<Q> {
-    async fn take_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        self.drop_task(task, owner).await?;
-        if self.conn.affected() != 1 {
-            return Err(StoreError::Stale(format!(
-                "task {} is no longer leased to us",
-                task.id
-            )));
-        }
-        Ok(())
-    }
-
-    async fn drop_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        self.conn
-            .exec_drop(
-                "DELETE FROM xdb_sys_tasks WHERE id = ? AND lease_owner = ?",
-                (task.id, owner),
-            )
-            .await?;
-        Ok(())
-    }
-
-    async fn retry_task(
-        &mut self,
-        task: &Task,
-        owner: &str,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        self.conn
-            .exec_drop(
-                "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = ?, \
-                   lease_owner = NULL, lease_expires_at = NULL \
-                 WHERE id = ? AND lease_owner = ?",
-                vec![time_value(at), Value::from(task.id), Value::from(owner)],
-            )
-            .await?;
-        if self.conn.affected() != 1 {
-            return Err(StoreError::Stale(format!(
-                "task {} is no longer leased to us",
-                task.id
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl<Q: Queryable + AffectedRows + Sync> QueueRows for MySqlRows<Q> {
-    async fn insert_messages(
-        &mut self,
-        process: Uuid,
-        messages: &[NewMessage<'_>],
-    ) -> Result<u64, StoreError> {
-        locks::insert_messages(&mut self.conn, process, messages).await
-    }
-
-    async fn queued_messages(&mut self, process: Uuid) -> Result<Vec<QueuedMessage>, StoreError> {
-        locks::queued_messages(&mut self.conn, process).await
     }
 }
 

@@ -6,45 +6,21 @@ use std::sync::LazyLock;
 
 use deadpool_postgres::GenericClient;
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task};
-use xdb_protocol::LocalQueueMessage;
+use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task};
 
 use super::rows::{
-    from_json, optional_state_at, process_at, process_from_row, qualified, state_from_row,
-    PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
+    from_json, optional_state_at, process_at, process_from_row, qualified, PROCESS_COLUMNS,
+    PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
-use crate::plan_writes::NewMessage;
 use crate::StoreError;
 
-/// Deletes the task if `owner` still holds its lease; otherwise the work is someone
-/// else's now and the transaction must not go on.
-pub(crate) async fn take_task(
-    tx: &impl GenericClient,
-    task: &Task,
-    owner: &str,
-) -> Result<(), StoreError> {
-    let statement = tx.prepare_cached(TAKE_TASK).await?;
-    if tx.execute(&statement, &[&task.id, &owner]).await? != 1 {
-        return Err(StoreError::Stale(format!(
-            "task {} is no longer leased to us",
-            task.id
-        )));
-    }
-    Ok(())
-}
-
-// A task is found by its id and checked against its owner with `IS NOT DISTINCT FROM`
-// (the same as `=` for the owner, never null here) so that only the primary key can find
-// it: with `=`, the owner indexes qualify too, and a generic plan made while the task
-// table was near empty took one of them (auto_explain: `Index Cond: lease_owner = $2,
-// Filter: id = $1`), walking every index entry of the owner's, dead ones included until
-// the next VACUUM, on each transition: 160 buffers and 0.66 ms per transition statement
-// (pg_stat_statements) over a 60,000-process load. Every such statement of this dialect
-// does the same.
+/// Deletes a task its owner holds: [`crate::sql_tables::task_rows::take_task_sql`]
+/// (which says why the owner is compared so) as PostgreSQL numbers it, for the
+/// statements that carry it along.
 pub(crate) const TAKE_TASK: &str =
     "DELETE FROM xdb_sys_tasks WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2";
 
-/// The process row, then the state row, locked, and `task` taken (as [`take_task`]),
+/// The process row, then the state row, locked, and `task` taken (as [`TAKE_TASK`]),
 /// in one statement. The nested loop reads the process first, so its lock is taken
 /// first, as in every transaction that touches an execution; nobody else waits on a
 /// task row while holding a lock (claims and renewals skip locked tasks).
@@ -136,15 +112,6 @@ static PROCESS_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
     [sql.clone(), sql + " FOR UPDATE"]
 });
 
-/// The state row by key: plain, and locked.
-static STATE_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
-    let sql = format!(
-        "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
-         WHERE process_execution_id = $1 AND state_id = $2 AND state_execution_number = $3"
-    );
-    [sql.clone(), sql + " FOR UPDATE"]
-});
-
 pub(crate) async fn lock_process(
     tx: &impl GenericClient,
     id: Uuid,
@@ -181,110 +148,6 @@ pub(crate) async fn latest_execution(
         .query_opt(&statement, &[&process_id])
         .await?
         .map(|row| row.get(0)))
-}
-
-pub(crate) async fn lock_state(
-    tx: &impl GenericClient,
-    process_execution_id: Uuid,
-    id: &StateExecutionId,
-) -> Result<Option<StateExecution>, StoreError> {
-    select_state(tx, process_execution_id, id, true).await
-}
-
-pub(crate) async fn select_state(
-    tx: &impl GenericClient,
-    process_execution_id: Uuid,
-    id: &StateExecutionId,
-    for_update: bool,
-) -> Result<Option<StateExecution>, StoreError> {
-    let statement = tx
-        .prepare_cached(&STATE_SQL[usize::from(for_update)])
-        .await?;
-    tx.query_opt(
-        &statement,
-        &[&process_execution_id, &id.state_id, &id.number],
-    )
-    .await?
-    .map(|row| state_from_row(&row))
-    .transpose()
-}
-
-/// The execution's waiting states, oldest first, locked.
-pub(crate) async fn lock_waiting_states(
-    tx: &impl GenericClient,
-    process_execution_id: Uuid,
-) -> Result<Vec<StateExecution>, StoreError> {
-    let statement = tx
-        .prepare_cached(&format!(
-            "SELECT {STATE_COLUMNS} FROM xdb_sys_async_state_executions \
-             WHERE process_execution_id = $1 AND status = 'WAITING_COMMANDS' \
-             ORDER BY created_at, state_id, state_execution_number FOR UPDATE"
-        ))
-        .await?;
-    tx.query(&statement, &[&process_execution_id])
-        .await?
-        .iter()
-        .map(state_from_row)
-        .collect()
-}
-
-/// The execution's unconsumed messages in FIFO order.
-pub(crate) async fn queued_messages(
-    tx: &impl GenericClient,
-    process_execution_id: Uuid,
-) -> Result<Vec<QueuedMessage>, StoreError> {
-    let statement = tx
-        .prepare_cached(
-            "SELECT queue_name, sequence_id, dedup_id, payload FROM xdb_sys_local_queue_messages \
-             WHERE process_execution_id = $1 AND consumed_by IS NULL ORDER BY sequence_id",
-        )
-        .await?;
-    tx.query(&statement, &[&process_execution_id])
-        .await?
-        .iter()
-        .map(|row| {
-            let queue_name: String = row.get(0);
-            Ok(QueuedMessage {
-                queue_name: queue_name.clone(),
-                sequence_id: row.get(1),
-                message: LocalQueueMessage {
-                    queue_name,
-                    dedup_id: Some(row.get(2)),
-                    payload: from_json(row.get(3))?,
-                },
-            })
-        })
-        .collect()
-}
-
-/// Inserts messages, dropping duplicates of a dedup id; returns how many were new.
-pub(crate) async fn insert_messages(
-    tx: &impl GenericClient,
-    process_execution_id: Uuid,
-    messages: &[NewMessage<'_>],
-) -> Result<u64, StoreError> {
-    let statement = tx
-        .prepare_cached(
-            "INSERT INTO xdb_sys_local_queue_messages \
-               (process_execution_id, queue_name, dedup_id, payload) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (process_execution_id, queue_name, dedup_id) DO NOTHING",
-        )
-        .await?;
-    let mut inserted = 0;
-    for message in messages {
-        inserted += tx
-            .execute(
-                &statement,
-                &[
-                    &process_execution_id,
-                    &message.queue_name,
-                    &message.dedup_id,
-                    &message.payload.map(super::rows::to_json),
-                ],
-            )
-            .await?;
-    }
-    Ok(inserted)
 }
 
 const LOCAL_ATTRIBUTES_SQL: &str = "SELECT key, value FROM xdb_sys_local_attributes \
@@ -343,40 +206,6 @@ pub(crate) async fn all_local_attributes(
     Ok(attributes)
 }
 
-/// Gives `task` back for another attempt, due at `at`; `Stale` unless `owner` holds it.
-pub(crate) async fn retry_task(
-    client: &impl GenericClient,
-    task: &Task,
-    owner: &str,
-    at: chrono::DateTime<chrono::Utc>,
-) -> Result<(), StoreError> {
-    let statement = client
-        .prepare_cached(
-            "UPDATE xdb_sys_tasks SET attempt = attempt + 1, fire_at = $3, \
-               lease_owner = NULL, lease_expires_at = NULL \
-             WHERE id = $1 AND lease_owner IS NOT DISTINCT FROM $2",
-        )
-        .await?;
-    if client.execute(&statement, &[&task.id, &owner, &at]).await? != 1 {
-        return Err(StoreError::Stale(format!(
-            "task {} is no longer leased to us",
-            task.id
-        )));
-    }
-    Ok(())
-}
-
-/// Deletes `task` if `owner` holds it, found or not: a task found stale.
-pub(crate) async fn drop_task(
-    client: &impl GenericClient,
-    task: &Task,
-    owner: &str,
-) -> Result<(), StoreError> {
-    let statement = client.prepare_cached(TAKE_TASK).await?;
-    client.execute(&statement, &[&task.id, &owner]).await?;
-    Ok(())
-}
-
 /// The execution row of `process_id`, the one `execution_id` names or else its latest.
 pub(crate) async fn find_execution(
     client: &impl GenericClient,
@@ -410,53 +239,6 @@ static LATEST_EXECUTION_SQL: LazyLock<String> = LazyLock::new(|| {
                      WHERE process_id = $1)"
     )
 });
-
-/// The events of execution `id` of `process_id`, oldest first.
-pub(crate) async fn read_history(
-    client: &impl GenericClient,
-    id: Uuid,
-    process_id: &str,
-    query: &crate::tables::HistoryQuery<'_>,
-) -> Result<Vec<xdb_protocol::HistoryEvent>, StoreError> {
-    const OLDEST_FIRST: &str = "SELECT h.id, h.event_time, h.event_type, h.details \
-         FROM xdb_sys_history_events h \
-         JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-         WHERE h.process_execution_id = $1 AND p.process_id = $2 \
-           AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
-         ORDER BY h.id LIMIT $5";
-    const NEWEST_FIRST: &str = "SELECT h.id, h.event_time, h.event_type, h.details \
-         FROM xdb_sys_history_events h \
-         JOIN xdb_sys_process_executions p ON p.id = h.process_execution_id \
-         WHERE h.process_execution_id = $1 AND p.process_id = $2 \
-           AND h.id > $3 AND (cardinality($4::text[]) = 0 OR h.event_type = ANY($4)) \
-         ORDER BY h.id DESC LIMIT $5";
-    let statement = client
-        .prepare_cached(if query.newest_first {
-            NEWEST_FIRST
-        } else {
-            OLDEST_FIRST
-        })
-        .await?;
-    let after = query.after_event_id.unwrap_or(0);
-    let types = query.event_types;
-    let rows = client
-        .query(
-            &statement,
-            &[&id, &process_id, &after, &types, &query.limit],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|row| xdb_protocol::HistoryEvent {
-            event_id: row.get(0),
-            event_timestamp_ms: row
-                .get::<_, chrono::DateTime<chrono::Utc>>(1)
-                .timestamp_millis(),
-            event_type: row.get(2),
-            details: row.get::<_, serde_json::Value>(3),
-        })
-        .collect())
-}
 
 /// Executions matching `query`, newest first, each with its start time.
 pub(crate) async fn list_executions(
@@ -566,6 +348,17 @@ mod tests {
 
     use super::*;
     use crate::postgres::PostgresStore;
+    use crate::sql::{numbered_placeholders, SqlKind};
+    use crate::sql_tables::task_rows::take_task_sql;
+
+    /// One statement text, so one prepared statement and one plan (tested below).
+    #[test]
+    fn the_carried_take_is_the_shared_one() {
+        assert_eq!(
+            numbered_placeholders(take_task_sql(SqlKind::Postgres)),
+            TAKE_TASK
+        );
+    }
 
     /// The generic plan a store session makes of `sql` on the freshly installed, empty
     /// schema: the plan its prepared statement keeps while the table is near empty.

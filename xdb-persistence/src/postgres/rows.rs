@@ -79,10 +79,6 @@ pub(crate) fn process_at(row: &Row, at: usize) -> Result<ProcessExecution, Store
     read_process(&mut Columns { row, at })
 }
 
-pub(crate) fn state_from_row(row: &Row) -> Result<StateExecution, StoreError> {
-    state_at(row, 0)
-}
-
 /// The state whose [`STATE_COLUMNS`] start at column `at`; `None` when they are NULL
 /// (an outer join found no state).
 pub(crate) fn optional_state_at(

@@ -8,11 +8,9 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use uuid::Uuid;
-use xdb_engine::{
-    ProcessExecution, QueuedMessage, StateExecution, StateExecutionId, Task, TransitionPlan,
-};
+use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, HistoryEvent, LocalAttributeValue, LockType,
+    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
     ProcessExecutionStartRequest, ProcessExecutionSummary,
 };
 
@@ -21,10 +19,8 @@ use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
-use crate::plan_writes::NewMessage;
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, HistoryQuery, HistoryRows, Lane, ListQuery,
-    PlanWriter, ProcessRows, QueueRows, StateRows, TaskRows, Transaction,
+    Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, Transaction,
 };
 use crate::{Applied, StateCall, StoreError};
 
@@ -193,75 +189,6 @@ impl ProcessRows for PgRows {
         state: &StateExecutionId,
     ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
         self.on_client(|client| locks::select_process_and_state(client, id, state))
-            .await
-    }
-}
-
-impl HistoryRows for PgRows {
-    async fn read_history(
-        &mut self,
-        id: Uuid,
-        process_id: &str,
-        query: &HistoryQuery<'_>,
-    ) -> Result<Vec<HistoryEvent>, StoreError> {
-        self.on_client(|client| locks::read_history(client, id, process_id, query))
-            .await
-    }
-}
-
-impl StateRows for PgRows {
-    async fn lock_state(
-        &mut self,
-        process: Uuid,
-        id: &StateExecutionId,
-    ) -> Result<Option<StateExecution>, StoreError> {
-        self.on_client(|client| locks::lock_state(client, process, id))
-            .await
-    }
-
-    async fn lock_waiting_states(
-        &mut self,
-        process: Uuid,
-    ) -> Result<Vec<StateExecution>, StoreError> {
-        self.on_client(|client| locks::lock_waiting_states(client, process))
-            .await
-    }
-}
-
-impl TaskRows for PgRows {
-    async fn take_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        self.on_client(|client| locks::take_task(client, task, owner))
-            .await
-    }
-
-    async fn drop_task(&mut self, task: &Task, owner: &str) -> Result<(), StoreError> {
-        self.on_client(|client| locks::drop_task(client, task, owner))
-            .await
-    }
-
-    async fn retry_task(
-        &mut self,
-        task: &Task,
-        owner: &str,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        self.on_client(|client| locks::retry_task(client, task, owner, at))
-            .await
-    }
-}
-
-impl QueueRows for PgRows {
-    async fn insert_messages(
-        &mut self,
-        process: Uuid,
-        messages: &[NewMessage<'_>],
-    ) -> Result<u64, StoreError> {
-        self.on_client(|client| locks::insert_messages(client, process, messages))
-            .await
-    }
-
-    async fn queued_messages(&mut self, process: Uuid) -> Result<Vec<QueuedMessage>, StoreError> {
-        self.on_client(|client| locks::queued_messages(client, process))
             .await
     }
 }

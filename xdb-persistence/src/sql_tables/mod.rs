@@ -2,5 +2,10 @@
 //! each dialect supplies its connection and, where its SQL differs, the text.
 
 pub(crate) mod business_rows;
+mod history_rows;
+pub(crate) mod in_list;
 mod operator_rows;
+mod queue_rows;
 mod service_instances;
+mod state_rows;
+pub(crate) mod task_rows;
