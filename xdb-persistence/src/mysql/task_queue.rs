@@ -1,5 +1,5 @@
-//! The database queue: leasing due tasks, claiming one task by id, renewing and releasing
-//! leases, and the counts behind the gauges (backlog, what needs an operator).
+//! The database queue on MySQL/MariaDB: leasing due tasks, claiming one task by id and
+//! freeing dead instances' leases; the rest is written once in `sql_tables::task_queue`.
 
 use std::time::Duration;
 
@@ -10,8 +10,16 @@ use mysql_async::{Row, TxOpts, Value};
 use xdb_engine::Task;
 
 use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
+use super::tables::MySqlRows;
 use super::MySqlStore;
+use crate::columns::ColumnReader;
+use crate::sql::{Param, SqlConn};
+use crate::sql_tables::task_queue::{self, update_unlocked, QueueConnections};
+use crate::tables::{Dialect, Lane};
 use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
+
+/// A transaction of the store's, run through [`SqlConn`].
+type Tx = MySqlRows<mysql_async::Transaction<'static>>;
 
 /// No LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll (and are woken by
 /// the services' own notifications).
@@ -30,17 +38,7 @@ impl TaskSource for MySqlStore {
     }
 
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        let mut conn = self.pool().get_conn().await?;
-        let count: Option<i64> = conn
-            .exec_first(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
-               WHERE fire_at <= UTC_TIMESTAMP(6) \
-                 AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(6)) \
-               LIMIT ?) due",
-                (cap,),
-            )
-            .await?;
-        Ok(count.unwrap_or(0))
+        task_queue::count_backlog(self, cap).await
     }
 
     async fn operator_gauges(
@@ -48,24 +46,7 @@ impl TaskSource for MySqlStore {
         attempts_threshold: i32,
         cap: i64,
     ) -> Result<OperatorGauges, StoreError> {
-        let mut conn = self.pool().get_conn().await?;
-        // Paused running executions are read from the index on the generated `is_paused`
-        // (no partial indexes here); an execution keeps its pause when it closes, hence
-        // the status.
-        let counts: Option<(i64, i64, i64)> = conn
-            .exec_first(
-                "SELECT \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
-                    WHERE is_paused = 1 AND status = 'RUNNING' LIMIT ?) paused), \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
-                    WHERE reason = 'REFUSED' LIMIT ?) refused), \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
-                    WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= ? \
-                    LIMIT ?) failing)",
-                (cap, cap, attempts_threshold, cap),
-            )
-            .await?;
-        Ok(OperatorGauges::from_counts(counts.unwrap_or_default()))
+        task_queue::operator_gauges(self, attempts_threshold, cap).await
     }
 
     async fn claim_task(
@@ -123,14 +104,7 @@ impl TaskSource for MySqlStore {
     }
 
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        let mut conn = self.timekeeping_pool().get_conn().await?;
-        let micros: Option<i64> = conn
-            .query_first(
-                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) FROM xdb_sys_tasks \
-             WHERE lease_owner IS NULL ORDER BY lease_owner, fire_at LIMIT 1",
-            )
-            .await?;
-        Ok(micros.map(|m| Duration::from_micros(m.max(0) as u64)))
+        task_queue::next_task_due_in(self).await
     }
 
     async fn renew_leases(
@@ -139,26 +113,11 @@ impl TaskSource for MySqlStore {
         task_ids: &[i64],
         lease: Duration,
     ) -> Result<u64, StoreError> {
-        let micros = lease.as_micros() as i64;
-        update_own_leases(
-            self,
-            owner,
-            Some(task_ids),
-            "SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
-            vec![micros.into()],
-        )
-        .await
+        task_queue::renew_leases(self, owner, task_ids, lease).await
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        update_own_leases(
-            self,
-            owner,
-            None,
-            "SET lease_owner = NULL, lease_expires_at = NULL",
-            Vec::new(),
-        )
-        .await
+        task_queue::release_leases(self, owner).await
     }
 
     async fn release_dead_leases(
@@ -167,67 +126,90 @@ impl TaskSource for MySqlStore {
         timeout: Duration,
     ) -> Result<ReleasedLeases, StoreError> {
         // The timekeeping lane: a backlog of transitions must not delay a takeover.
-        let mut tx = self.begin_timekeeping().await?;
+        let mut tx = Dialect::begin(self, Lane::Timekeeping).await?;
         let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
-        let dead: Vec<String> = tx
-            .exec(
-                format!("SELECT instance_id FROM xdb_sys_service_instances WHERE {SILENT}"),
-                (me, micros),
+        let dead = tx
+            .query(
+                &format!("SELECT instance_id FROM xdb_sys_service_instances WHERE {SILENT}"),
+                &[me.into(), micros.into()],
             )
-            .await?;
+            .await?
+            .iter()
+            .map(|row| Tx::columns(row, 0).text())
+            .collect::<Result<Vec<String>, StoreError>>()?;
         if dead.is_empty() {
-            tx.commit().await?;
+            tx.conn.commit().await?;
             return Ok(ReleasedLeases::default());
         }
         // Through the (lease_owner, fire_at) index; SKIP LOCKED: a locked task is being
         // completed (its instance was slow, not dead) or claimed, and one skipped now is
         // freed by the next call.
-        let mut params: Vec<Value> = dead.iter().map(|id| Value::from(id.as_str())).collect();
-        let owners = in_list(&mut params, dead.len());
-        let tasks: Vec<(i64, String)> = tx
-            .exec(
-                format!(
-                    "SELECT id, process_execution_id FROM xdb_sys_tasks \
-                     WHERE lease_owner IN ({owners}) FOR UPDATE SKIP LOCKED"
-                ),
-                params,
-            )
-            .await?;
-        if !tasks.is_empty() {
-            let mut ids: Vec<Value> = tasks.iter().map(|(id, _)| Value::from(*id)).collect();
-            let placeholders = in_list(&mut ids, tasks.len());
-            tx.exec_drop(
-                format!(
-                    "UPDATE xdb_sys_tasks SET lease_owner = NULL, lease_expires_at = NULL \
-                     WHERE id IN ({placeholders})"
-                ),
-                ids,
-            )
-            .await?;
-        }
+        let mut owners: Vec<Param> = dead.iter().map(|id| id.as_str().into()).collect();
+        let owner_list = in_list(&mut owners, dead.len());
+        let freed = update_unlocked(
+            &mut tx,
+            "lease_owner = NULL, lease_expires_at = NULL",
+            Vec::new(),
+            &format!("lease_owner IN ({owner_list})"),
+            owners,
+            ", process_execution_id",
+        )
+        .await?;
+        let tasks = freed
+            .iter()
+            .map(|row| {
+                let mut columns = Tx::columns(row, 0);
+                Ok((columns.bigint()?, columns.uuid()?))
+            })
+            .collect::<Result<_, StoreError>>()?;
         // A dead instance's registration goes once it holds no lease, so a task skipped
         // above is never left behind an instance nobody looks at any more. The heartbeat
         // is checked again, as one may have landed meanwhile.
         let mut removed = Vec::new();
         for instance in dead {
-            tx.exec_drop(
-                format!(
-                    "DELETE FROM xdb_sys_service_instances WHERE instance_id = ? AND {SILENT} \
-                     AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks WHERE lease_owner = ?)"
-                ),
-                (&instance, me, micros, &instance),
-            )
-            .await?;
-            if tx.affected_rows() > 0 {
+            let deleted = tx
+                .execute(
+                    &format!(
+                        "DELETE FROM xdb_sys_service_instances WHERE instance_id = ? AND {SILENT} \
+                         AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks WHERE lease_owner = ?)"
+                    ),
+                    &[
+                        instance.as_str().into(),
+                        me.into(),
+                        micros.into(),
+                        instance.as_str().into(),
+                    ],
+                )
+                .await?;
+            if deleted > 0 {
                 removed.push(instance);
             }
         }
-        tx.commit().await?;
-        let tasks = tasks
-            .into_iter()
-            .map(|(id, execution)| Ok((id, crate::parse_execution_id(&execution)?)))
-            .collect::<Result<_, StoreError>>()?;
+        tx.conn.commit().await?;
         Ok(ReleasedLeases { tasks, removed })
+    }
+}
+
+/// The main pool without its wait bound, as the queue's upkeep always took it.
+impl QueueConnections for MySqlStore {
+    type Locking = Tx;
+
+    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
+        Ok(MySqlRows {
+            conn: self.pool().get_conn().await?,
+            store: self.clone(),
+        })
+    }
+
+    async fn upkeep_locking(&self) -> Result<Tx, StoreError> {
+        Ok(MySqlRows {
+            conn: self.pool().start_transaction(TxOpts::default()).await?,
+            store: self.clone(),
+        })
+    }
+
+    async fn unlock(locking: Tx) -> Result<(), StoreError> {
+        Ok(locking.conn.commit().await?)
     }
 }
 
@@ -331,51 +313,4 @@ async fn claim_due_by(
     }
     crate::task_claim::order_claimed(&mut tasks);
     Ok(tasks)
-}
-
-/// Applies `assignments` to the tasks `owner` leases (of `only`, when given), skipping
-/// locked ones: a locked task is being completed or deleted (a stop), and waiting on it
-/// could deadlock with that transaction, which takes the same execution's task rows in
-/// another order.
-async fn update_own_leases(
-    store: &MySqlStore,
-    owner: &str,
-    only: Option<&[i64]>,
-    assignments: &str,
-    mut params: Vec<Value>,
-) -> Result<u64, StoreError> {
-    let mut conn = store.pool().get_conn().await?;
-    let mut tx = conn.start_transaction(TxOpts::default()).await?;
-    let mut select_params = vec![Value::from(owner)];
-    let id_filter = match only {
-        Some(ids) => {
-            select_params.extend(ids.iter().map(|id| Value::from(*id)));
-            format!(" AND id IN ({})", in_list(&mut select_params, ids.len()))
-        }
-        None => String::new(),
-    };
-    let ids: Vec<i64> = tx
-        .exec(
-            format!(
-                "SELECT id FROM xdb_sys_tasks WHERE lease_owner = ?{id_filter} \
-                 FOR UPDATE SKIP LOCKED"
-            ),
-            select_params,
-        )
-        .await?;
-    if ids.is_empty() {
-        tx.commit().await?;
-        return Ok(0);
-    }
-    let count = ids.len();
-    let mut id_values: Vec<Value> = ids.into_iter().map(Value::from).collect();
-    let placeholders = in_list(&mut id_values, count);
-    params.extend(id_values);
-    tx.exec_drop(
-        format!("UPDATE xdb_sys_tasks {assignments} WHERE id IN ({placeholders})"),
-        params,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(count as u64)
 }

@@ -1,6 +1,6 @@
-//! The database queue: leasing due tasks (with their rows, read by the same statement),
-//! claiming one task by id, renewing and releasing leases, and the counts behind the
-//! gauges (backlog, what needs an operator).
+//! The database queue on PostgreSQL: leasing due tasks (with their rows, read by the
+//! same statement), claiming one task by id, freeing dead instances' leases, and wake-ups
+//! by LISTEN/NOTIFY; the rest is written once in `sql_tables::task_queue`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -15,6 +15,8 @@ use super::rows::{
 };
 use super::PostgresStore;
 use crate::claimed_call::ready_call;
+use crate::sql_tables::task_queue::{self, QueueConnections};
+use crate::tables::{Dialect, Lane};
 use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
 
 #[async_trait]
@@ -41,18 +43,7 @@ impl TaskSource for PostgresStore {
     }
 
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        let client = self.pool().get().await?;
-        // `now()`, not `clock_timestamp()`: only a stable bound stops the index scan at the
-        // tasks due now instead of walking every waiting timer.
-        let statement = client
-            .prepare_cached(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
-               WHERE fire_at <= now() \
-                 AND (lease_expires_at IS NULL OR lease_expires_at < now()) \
-               LIMIT $1) due",
-            )
-            .await?;
-        Ok(client.query_one(&statement, &[&cap]).await?.get(0))
+        task_queue::count_backlog(self, cap).await
     }
 
     async fn operator_gauges(
@@ -60,29 +51,7 @@ impl TaskSource for PostgresStore {
         attempts_threshold: i32,
         cap: i64,
     ) -> Result<OperatorGauges, StoreError> {
-        let client = self.pool().get().await?;
-        // Paused running executions come from the partial index of paused ones (an
-        // execution keeps its pause when it closes, hence the status).
-        let statement = client
-            .prepare_cached(
-                "SELECT \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
-                    WHERE paused IS NOT NULL AND status = 'RUNNING' LIMIT $2) paused), \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
-                    WHERE reason = 'REFUSED' LIMIT $2) refused), \
-                 (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
-                    WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= $1 \
-                    LIMIT $2) failing)",
-            )
-            .await?;
-        let row = client
-            .query_one(&statement, &[&attempts_threshold, &cap])
-            .await?;
-        Ok(OperatorGauges::from_counts((
-            row.get(0),
-            row.get(1),
-            row.get(2),
-        )))
+        task_queue::operator_gauges(self, attempts_threshold, cap).await
     }
 
     async fn claim_task(
@@ -129,17 +98,7 @@ impl TaskSource for PostgresStore {
     }
 
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        let client = self.timekeeping_pool().get().await?;
-        let statement = client
-        .prepare_cached(
-            "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8 FROM xdb_sys_tasks \
-             WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
-        )
-        .await?;
-        Ok(client
-            .query_opt(&statement, &[])
-            .await?
-            .map(|row| Duration::from_secs_f64(row.get::<_, f64>(0).max(0.0))))
+        task_queue::next_task_due_in(self).await
     }
 
     async fn renew_leases(
@@ -148,32 +107,11 @@ impl TaskSource for PostgresStore {
         task_ids: &[i64],
         lease: Duration,
     ) -> Result<u64, StoreError> {
-        let client = self.pool().get().await?;
-        let statement = client
-        .prepare_cached(
-            // SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
-            // so it needs no renewal, and waiting on it could deadlock with that
-            // transaction, which takes the same execution's task rows in another order.
-            "UPDATE xdb_sys_tasks SET lease_expires_at = clock_timestamp() + make_interval(secs => $2) \
-             WHERE id IN (SELECT id FROM xdb_sys_tasks \
-                          WHERE id = ANY($3) AND lease_owner IS NOT DISTINCT FROM $1 FOR UPDATE SKIP LOCKED)",
-        )
-        .await?;
-        Ok(client
-            .execute(&statement, &[&owner, &lease.as_secs_f64(), &task_ids])
-            .await?)
+        task_queue::renew_leases(self, owner, task_ids, lease).await
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        let client = self.pool().get().await?;
-        let statement = client
-        .prepare_cached(
-            // SKIP LOCKED, as in renew_leases: a locked task is being completed or deleted.
-            "UPDATE xdb_sys_tasks SET lease_owner = NULL, lease_expires_at = NULL \
-             WHERE id IN (SELECT id FROM xdb_sys_tasks WHERE lease_owner = $1 FOR UPDATE SKIP LOCKED)",
-        )
-        .await?;
-        Ok(client.execute(&statement, &[&owner]).await?)
+        task_queue::release_leases(self, owner).await
     }
 
     async fn release_dead_leases(
@@ -200,6 +138,23 @@ impl TaskSource for PostgresStore {
             client.execute(&notify, &[&CHANNEL_TASKS]).await?;
         }
         Ok(released)
+    }
+}
+
+/// One statement locks and updates (see `task_queue::update_unlocked`): no transaction.
+impl QueueConnections for PostgresStore {
+    type Locking = super::tables::PgRows;
+
+    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
+        self.session(Lane::Main).await
+    }
+
+    async fn upkeep_locking(&self) -> Result<Self::Locking, StoreError> {
+        self.session(Lane::Main).await
+    }
+
+    async fn unlock(_locking: Self::Locking) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 

@@ -8,4 +8,5 @@ mod operator_rows;
 mod queue_rows;
 mod service_instances;
 mod state_rows;
+pub(crate) mod task_queue;
 pub(crate) mod task_rows;

@@ -1,0 +1,236 @@
+//! The database queue's statements whose logic is the same on every dialect, written once
+//! over [`SqlConn`]: the counts behind the gauges, when the next task is due, and the
+//! renewal and release of one's own leases. Each dialect's `TaskSource` forwards to them.
+//! What stays dialect code differs in more than its text: the claim of due tasks
+//! (PostgreSQL reads the process and state rows along), the claim of one task by id
+//! (PostgreSQL takes it in one statement and asks why not only when that took nothing;
+//! MySQL reads it locked and decides in Rust, which answers a task not due yet with one
+//! statement) and the release of dead instances' leases (one statement on PostgreSQL,
+//! with the removal of their registrations; MySQL's steps use [`update_unlocked`]).
+
+use std::time::Duration;
+
+use crate::columns::ColumnReader;
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::sql_tables::in_list::in_list;
+use crate::tables::{Answer, Dialect};
+use crate::{OperatorGauges, StoreError};
+
+/// The connections the task queue takes, where they differ from [`Dialect`]'s lanes.
+pub(crate) trait QueueConnections: Dialect<Session: SqlConn> {
+    /// Where [`update_unlocked`] runs: a transaction on MySQL, whose locked read and
+    /// update are two statements; a plain connection on PostgreSQL, whose one statement
+    /// does both (a transaction would only add COMMIT's round trip).
+    type Locking: SqlConn;
+    /// A main-pool connection for the queue's upkeep (backlog and operator counts,
+    /// renewals and releases of one's leases), taken as the queue always took it:
+    /// without MySQL's pool wait bound (`MySqlStore::within_pool_wait`), so these wait
+    /// for a connection rather than fail as overloaded.
+    fn upkeep(&self) -> impl Answer<Self::Session>;
+    /// [`Self::upkeep`]'s connection for [`update_unlocked`].
+    fn upkeep_locking(&self) -> impl Answer<Self::Locking>;
+    /// Ends what [`Self::upkeep_locking`] began (MySQL commits; nothing on PostgreSQL).
+    fn unlock(locking: Self::Locking) -> impl Answer<()>;
+}
+
+/// Due tasks nobody holds, up to the parameter. `now()`, not `clock_timestamp()`, on
+/// PostgreSQL: only a stable bound stops the index scan at the tasks due now instead of
+/// walking every waiting timer.
+fn backlog(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+         WHERE fire_at <= now() AND (lease_expires_at IS NULL OR lease_expires_at < now()) \
+         LIMIT ?) due",
+        "SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+         WHERE fire_at <= UTC_TIMESTAMP(6) \
+           AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(6)) \
+         LIMIT ?) due",
+    )
+}
+
+/// Paused running executions, tasks parked as refused and state tasks at or past an
+/// attempt, each up to a cap. Parameters: cap, cap, attempt, cap. Paused executions are
+/// read from PostgreSQL's partial index of paused ones, and from MySQL's index on the
+/// generated `is_paused` (it has no partial indexes); an execution keeps its pause when
+/// it closes, hence the status.
+fn operator_counts(kind: SqlKind) -> String {
+    let paused = kind.pick("paused IS NOT NULL", "is_paused = 1");
+    format!(
+        "SELECT \
+         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
+            WHERE {paused} AND status = 'RUNNING' LIMIT ?) paused), \
+         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
+            WHERE reason = 'REFUSED' LIMIT ?) refused), \
+         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
+            WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= ? LIMIT ?) failing)"
+    )
+}
+
+/// Microseconds until the first unleased task is due, by the database clock. MySQL
+/// orders by `lease_owner` first so that the (lease_owner, fire_at) index serves the
+/// order; PostgreSQL's partial index holds unleased tasks only.
+fn next_due(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "SELECT CAST(EXTRACT(EPOCH FROM (fire_at - clock_timestamp())) * 1000000 AS BIGINT) \
+         FROM xdb_sys_tasks WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
+        "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) \
+         FROM xdb_sys_tasks WHERE lease_owner IS NULL ORDER BY lease_owner, fire_at LIMIT 1",
+    )
+}
+
+/// A lease of the parameter's microseconds from now, by the database clock.
+fn lease_from_now(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "lease_expires_at = clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
+        "lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
+    )
+}
+
+/// See [`crate::TaskSource::count_backlog`].
+pub(crate) async fn count_backlog<D: QueueConnections>(
+    store: &D,
+    cap: i64,
+) -> Result<i64, StoreError> {
+    let mut session = store.upkeep().await?;
+    let rows = session
+        .query(backlog(D::Session::KIND), &[cap.into()])
+        .await?;
+    let count = D::Session::columns(only_row(&rows)?, 0).bigint();
+    count
+}
+
+/// See [`crate::TaskSource::operator_gauges`].
+pub(crate) async fn operator_gauges<D: QueueConnections>(
+    store: &D,
+    attempts_threshold: i32,
+    cap: i64,
+) -> Result<OperatorGauges, StoreError> {
+    let mut session = store.upkeep().await?;
+    let params = [
+        cap.into(),
+        cap.into(),
+        attempts_threshold.into(),
+        cap.into(),
+    ];
+    let rows = session
+        .query(&operator_counts(D::Session::KIND), &params)
+        .await?;
+    let mut counts = D::Session::columns(only_row(&rows)?, 0);
+    Ok(OperatorGauges::from_counts((
+        counts.bigint()?,
+        counts.bigint()?,
+        counts.bigint()?,
+    )))
+}
+
+/// See [`crate::TaskSource::next_task_due_in`]; on the timekeeping lane, as its answer
+/// times the next claim.
+pub(crate) async fn next_task_due_in<D: QueueConnections>(
+    store: &D,
+) -> Result<Option<Duration>, StoreError> {
+    let mut session = store.session(crate::tables::Lane::Timekeeping).await?;
+    let rows = session.query(next_due(D::Session::KIND), &[]).await?;
+    let Some(row) = rows.first() else {
+        return Ok(None);
+    };
+    let micros = D::Session::columns(row, 0).bigint()?;
+    Ok(Some(Duration::from_micros(micros.max(0) as u64)))
+}
+
+/// See [`crate::TaskSource::renew_leases`].
+pub(crate) async fn renew_leases<D: QueueConnections>(
+    store: &D,
+    owner: &str,
+    task_ids: &[i64],
+    lease: Duration,
+) -> Result<u64, StoreError> {
+    if task_ids.is_empty() {
+        return Ok(0);
+    }
+    let mut filter_params: Vec<Param> = task_ids.iter().map(|&id| id.into()).collect();
+    let ids = in_list(&mut filter_params, task_ids.len());
+    filter_params.push(owner.into());
+    let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+    let mut conn = store.upkeep_locking().await?;
+    let renewed = update_unlocked(
+        &mut conn,
+        lease_from_now(D::Locking::KIND),
+        vec![micros.into()],
+        &format!("id IN ({ids}) AND lease_owner = ?"),
+        filter_params,
+        "",
+    )
+    .await?;
+    D::unlock(conn).await?;
+    Ok(renewed.len() as u64)
+}
+
+/// See [`crate::TaskSource::release_leases`].
+pub(crate) async fn release_leases<D: QueueConnections>(
+    store: &D,
+    owner: &str,
+) -> Result<u64, StoreError> {
+    let mut conn = store.upkeep_locking().await?;
+    let released = update_unlocked(
+        &mut conn,
+        "lease_owner = NULL, lease_expires_at = NULL",
+        Vec::new(),
+        "lease_owner = ?",
+        vec![owner.into()],
+        "",
+    )
+    .await?;
+    D::unlock(conn).await?;
+    Ok(released.len() as u64)
+}
+
+/// Applies `set` (with `set_params`) to the tasks `filter` (with `filter_params`) picks,
+/// skipping those locked; the rows updated, each its `id` and then `returning` (a
+/// column list starting with a comma, or empty). The three are statement text, never
+/// values. SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
+/// so it needs no renewal or release, and waiting on it could deadlock with that
+/// transaction, which takes the same execution's task rows in another order.
+/// PostgreSQL updates in one statement; MySQL has no `UPDATE … RETURNING` and refuses a
+/// subquery on the table it updates, so it reads the rows locked and then updates them
+/// by id, in a transaction ([`QueueConnections::Locking`]).
+pub(crate) async fn update_unlocked<C: SqlConn>(
+    conn: &mut C,
+    set: &str,
+    set_params: Vec<Param<'_>>,
+    filter: &str,
+    filter_params: Vec<Param<'_>>,
+    returning: &str,
+) -> Result<Vec<C::Row>, StoreError> {
+    if C::KIND == SqlKind::Postgres {
+        let mut params = set_params;
+        params.extend(filter_params);
+        let sql = format!(
+            "UPDATE xdb_sys_tasks SET {set} WHERE id IN (SELECT id FROM xdb_sys_tasks \
+             WHERE {filter} FOR UPDATE SKIP LOCKED) RETURNING id{returning}"
+        );
+        return conn.query(&sql, &params).await;
+    }
+    let locked =
+        format!("SELECT id{returning} FROM xdb_sys_tasks WHERE {filter} FOR UPDATE SKIP LOCKED");
+    let rows = conn.query(&locked, &filter_params).await?;
+    if rows.is_empty() {
+        return Ok(rows);
+    }
+    let mut params = set_params;
+    for row in &rows {
+        params.push(C::columns(row, 0).bigint()?.into());
+    }
+    let ids = in_list(&mut params, rows.len());
+    conn.execute(
+        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id IN ({ids})"),
+        &params,
+    )
+    .await?;
+    Ok(rows)
+}
+
+/// The one row of an aggregate without GROUP BY (always there).
+fn only_row<R>(rows: &[R]) -> Result<&R, StoreError> {
+    rows.first()
+        .ok_or_else(|| StoreError::Database("an aggregate returned no row".into()))
+}
