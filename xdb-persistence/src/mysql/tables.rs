@@ -19,6 +19,7 @@ use super::rows::{
 };
 use super::{apply_plan, locks, MySqlStore};
 use crate::continuation::LeaseTo;
+use crate::sql_tables::local_attributes;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, TaskRows,
     Transaction,
@@ -316,12 +317,7 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         keys: &[String],
         lock: LockType,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        let lock = match lock {
-            LockType::NoLock => "",
-            LockType::SharedLock => " LOCK IN SHARE MODE",
-            LockType::ExclusiveLock => " FOR UPDATE",
-        };
-        locks::read_local_attributes(&mut self.conn, process, keys, lock).await
+        local_attributes::read_local_attributes(self, process, keys, lock).await
     }
 
     async fn read_whole_business_row(
@@ -335,7 +331,7 @@ impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
         &mut self,
         process: Uuid,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        locks::all_local_attributes(&mut self.conn, process).await
+        local_attributes::all_local_attributes(self, process).await
     }
 }
 

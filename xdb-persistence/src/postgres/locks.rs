@@ -9,7 +9,7 @@ use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task};
 
 use super::rows::{
-    from_json, optional_state_at, process_at, process_from_row, qualified, PROCESS_COLUMNS,
+    optional_state_at, process_at, process_from_row, qualified, PROCESS_COLUMNS,
     PROCESS_COLUMN_COUNT, STATE_COLUMNS,
 };
 use crate::StoreError;
@@ -148,62 +148,6 @@ pub(crate) async fn latest_execution(
         .query_opt(&statement, &[&process_id])
         .await?
         .map(|row| row.get(0)))
-}
-
-const LOCAL_ATTRIBUTES_SQL: &str = "SELECT key, value FROM xdb_sys_local_attributes \
-     WHERE process_execution_id = $1 AND key = ANY($2)";
-
-/// The execution's local attributes among `keys`, locked as asked (a key whose value is
-/// null reads as absent).
-pub(crate) async fn read_local_attributes(
-    client: &impl GenericClient,
-    process_execution_id: Uuid,
-    keys: &[String],
-    lock: xdb_protocol::LockType,
-) -> Result<Vec<xdb_protocol::LocalAttributeValue>, StoreError> {
-    let sql = match lock {
-        xdb_protocol::LockType::NoLock => LOCAL_ATTRIBUTES_SQL.to_owned(),
-        xdb_protocol::LockType::SharedLock => format!("{LOCAL_ATTRIBUTES_SQL} FOR SHARE"),
-        xdb_protocol::LockType::ExclusiveLock => format!("{LOCAL_ATTRIBUTES_SQL} FOR UPDATE"),
-    };
-    let statement = client.prepare_cached(&sql).await?;
-    let mut attributes = Vec::new();
-    for row in client
-        .query(&statement, &[&process_execution_id, &keys])
-        .await?
-    {
-        if let Some(value) = from_json(row.get(1))? {
-            attributes.push(xdb_protocol::LocalAttributeValue {
-                key: row.get(0),
-                value,
-            });
-        }
-    }
-    Ok(attributes)
-}
-
-/// Every local attribute of the execution, by key (a key whose value is null reads as
-/// absent).
-pub(crate) async fn all_local_attributes(
-    client: &impl GenericClient,
-    process_execution_id: Uuid,
-) -> Result<Vec<xdb_protocol::LocalAttributeValue>, StoreError> {
-    let statement = client
-        .prepare_cached(
-            "SELECT key, value FROM xdb_sys_local_attributes \
-             WHERE process_execution_id = $1 ORDER BY key",
-        )
-        .await?;
-    let mut attributes = Vec::new();
-    for row in client.query(&statement, &[&process_execution_id]).await? {
-        if let Some(value) = from_json(row.get(1))? {
-            attributes.push(xdb_protocol::LocalAttributeValue {
-                key: row.get(0),
-                value,
-            });
-        }
-    }
-    Ok(attributes)
 }
 
 /// The execution row of `process_id`, the one `execution_id` names or else its latest.

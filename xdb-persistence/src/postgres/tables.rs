@@ -19,6 +19,7 @@ use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
+use crate::sql_tables::local_attributes;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, Transaction,
 };
@@ -217,8 +218,7 @@ impl AttributeRows for PgRows {
         keys: &[String],
         lock: LockType,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        self.on_client(|client| locks::read_local_attributes(client, process, keys, lock))
-            .await
+        local_attributes::read_local_attributes(self, process, keys, lock).await
     }
 
     async fn read_whole_business_row(
@@ -232,8 +232,7 @@ impl AttributeRows for PgRows {
         &mut self,
         process: Uuid,
     ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        self.on_client(|client| locks::all_local_attributes(client, process))
-            .await
+        local_attributes::all_local_attributes(self, process).await
     }
 }
 

@@ -4,6 +4,7 @@
 pub(crate) mod business_rows;
 mod history_rows;
 pub(crate) mod in_list;
+pub(crate) mod local_attributes;
 mod operator_rows;
 mod queue_rows;
 mod service_instances;

@@ -1,0 +1,68 @@
+//! The local-attribute methods of [`crate::tables::AttributeRows`]:
+//! `xdb_sys_local_attributes`, read as asked. A key whose value is null reads as
+//! absent.
+
+use uuid::Uuid;
+use xdb_protocol::{LocalAttributeValue, LockType};
+
+use super::in_list::in_list;
+use crate::columns::ColumnReader;
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::StoreError;
+
+/// The `key` column's name, quoted where the word is reserved.
+fn key(kind: SqlKind) -> &'static str {
+    kind.pick("key", "`key`")
+}
+
+/// The execution's local attributes among `keys`, locked as asked.
+pub(crate) async fn read_local_attributes<C: SqlConn>(
+    conn: &mut C,
+    process: Uuid,
+    keys: &[String],
+    lock: LockType,
+) -> Result<Vec<LocalAttributeValue>, StoreError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lock = match lock {
+        LockType::NoLock => "",
+        LockType::SharedLock => C::KIND.pick(" FOR SHARE", " LOCK IN SHARE MODE"),
+        LockType::ExclusiveLock => " FOR UPDATE",
+    };
+    let mut params: Vec<Param<'_>> = vec![process.into()];
+    params.extend(keys.iter().map(|k| Param::from(k.as_str())));
+    let sql = format!(
+        "SELECT {key}, value FROM xdb_sys_local_attributes \
+         WHERE process_execution_id = ? AND {key} IN ({list}){lock}",
+        key = key(C::KIND),
+        list = in_list(&mut params, keys.len()),
+    );
+    attributes::<C>(conn.query(&sql, &params).await?)
+}
+
+/// Every local attribute of the execution, by key.
+pub(crate) async fn all_local_attributes<C: SqlConn>(
+    conn: &mut C,
+    process: Uuid,
+) -> Result<Vec<LocalAttributeValue>, StoreError> {
+    let sql = format!(
+        "SELECT {key}, value FROM xdb_sys_local_attributes \
+         WHERE process_execution_id = ? ORDER BY {key}",
+        key = key(C::KIND),
+    );
+    attributes::<C>(conn.query(&sql, &[process.into()]).await?)
+}
+
+/// Rows of `key, value` as attributes, those with a null value left out.
+fn attributes<C: SqlConn>(rows: Vec<C::Row>) -> Result<Vec<LocalAttributeValue>, StoreError> {
+    let mut attributes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let mut columns = C::columns(row, 0);
+        let key = columns.text()?;
+        if let Some(value) = columns.json()? {
+            attributes.push(LocalAttributeValue { key, value });
+        }
+    }
+    Ok(attributes)
+}
