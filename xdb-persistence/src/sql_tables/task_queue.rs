@@ -137,6 +137,10 @@ pub(crate) async fn next_task_due_in<D: QueueConnections>(
     Ok(Some(Duration::from_micros(micros.max(0) as u64)))
 }
 
+/// Task ids per renewal statement: both databases take at most 65,535 parameters, which
+/// the padded id list (see [`in_list`]) of a larger one could pass.
+const IDS_PER_RENEWAL: usize = 16_384;
+
 /// See [`crate::TaskSource::renew_leases`].
 pub(crate) async fn renew_leases<D: QueueConnections>(
     store: &D,
@@ -147,22 +151,26 @@ pub(crate) async fn renew_leases<D: QueueConnections>(
     if task_ids.is_empty() {
         return Ok(0);
     }
-    let mut filter_params: Vec<Param> = task_ids.iter().map(|&id| id.into()).collect();
-    let ids = in_list(&mut filter_params, task_ids.len());
-    filter_params.push(owner.into());
     let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
     let mut conn = store.upkeep_locking().await?;
-    let renewed = update_unlocked(
-        &mut conn,
-        lease_from_now(D::Locking::KIND),
-        vec![micros.into()],
-        &format!("id IN ({ids}) AND lease_owner = ?"),
-        filter_params,
-        "",
-    )
-    .await?;
+    let mut renewed = 0;
+    for chunk in task_ids.chunks(IDS_PER_RENEWAL) {
+        let mut filter_params: Vec<Param> = chunk.iter().map(|&id| id.into()).collect();
+        let ids = in_list(&mut filter_params, chunk.len());
+        filter_params.push(owner.into());
+        let rows = update_unlocked(
+            &mut conn,
+            lease_from_now(D::Locking::KIND),
+            vec![micros.into()],
+            &format!("id IN ({ids}) AND lease_owner = ?"),
+            filter_params,
+            "",
+        )
+        .await?;
+        renewed += rows.len() as u64;
+    }
     D::unlock(conn).await?;
-    Ok(renewed.len() as u64)
+    Ok(renewed)
 }
 
 /// See [`crate::TaskSource::release_leases`].
