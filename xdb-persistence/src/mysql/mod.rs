@@ -15,7 +15,6 @@ mod apply_plan;
 mod error;
 mod first_start;
 mod global_attributes;
-mod locks;
 mod rows;
 mod sql_conn;
 mod tables;

@@ -160,34 +160,17 @@ pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError
     read_process(&mut named(row, PROCESS_COLUMNS))
 }
 
-/// The state columns of a join, named `s_<column>` (see [`joined_process_and_state`]).
+/// The state columns of a join, named `s_<column>` (see [`lock_processes_and_states`]).
 const JOINED_STATE_COLUMNS: &str = "s.process_execution_id AS s_process_execution_id, \
     s.state_id AS s_state_id, s.state_execution_number AS s_state_execution_number, \
     s.status AS s_status, s.version AS s_version, s.input AS s_input, s.config AS s_config, \
     s.command_request AS s_command_request, s.command_results AS s_command_results, \
     s.created_at AS s_created_at";
 
-/// `SELECT` of execution `?` (`p`) and its state `?`, `?` (`s`, absent when the
-/// execution has no such state), in one statement; locking its rows when `lock`.
-pub(crate) fn joined_process_and_state(lock: bool) -> &'static str {
-    static STATEMENTS: LazyLock<[String; 2]> = LazyLock::new(|| {
-        let process_columns = crate::columns::qualified(PROCESS_COLUMNS, "p");
-        let read = format!(
-            "SELECT {process_columns}, {JOINED_STATE_COLUMNS} \
-             FROM xdb_sys_process_executions p \
-             LEFT JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
-               AND s.state_id = ? AND s.state_execution_number = ? \
-             WHERE p.id = ?"
-        );
-        [read.clone(), read + " FOR UPDATE"]
-    });
-    &STATEMENTS[usize::from(lock)]
-}
-
-/// [`joined_process_and_state`] for `count` executions and one state of each, both
-/// locked, in the order of the executions' ids (the execution rows drive the join, so
-/// each is locked before its state, as in every transaction). Parameters: the
-/// executions' ids, then each state's execution id, state id and number.
+/// `SELECT` of `count` executions (`p`) and one state (`s`) of each, both locked, in
+/// the order of the executions' ids (the execution rows drive the join, so each is
+/// locked before its state, as in every transaction). Parameters: the executions' ids,
+/// then each state's execution id, state id and number.
 pub(crate) fn lock_processes_and_states(count: usize) -> String {
     let process_columns = crate::columns::qualified(PROCESS_COLUMNS, "p");
     let ids = vec!["?"; count].join(", ");
@@ -202,7 +185,7 @@ pub(crate) fn lock_processes_and_states(count: usize) -> String {
     )
 }
 
-/// The execution and its state from a row of [`joined_process_and_state`].
+/// An execution and its state from a row of [`lock_processes_and_states`].
 pub(crate) fn process_and_state_from_row(
     row: &Row,
 ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {

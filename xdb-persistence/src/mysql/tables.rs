@@ -5,24 +5,18 @@
 
 use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Row, Transaction as MySqlTransaction, Value};
+use mysql_async::{Conn, Transaction as MySqlTransaction};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
-use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
-    ProcessExecutionSummary, ProcessStatus,
-};
+use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType};
 
-use super::rows::{
-    execution_values, get, get_opt_time, get_time, get_uuid, joined_process_and_state,
-    process_and_state_from_row, process_from_row, time_value, uuid_value, PROCESS_COLUMNS,
-};
-use super::{apply_plan, locks, MySqlStore};
+use super::rows::execution_values;
+use super::{apply_plan, MySqlStore};
 use crate::continuation::LeaseTo;
 use crate::sql_tables::local_attributes;
+use crate::sql_tables::process_rows::{self, NewExecutionRow};
 use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, TaskRows,
-    Transaction,
+    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction,
 };
 use crate::{Applied, StoreError};
 
@@ -106,161 +100,11 @@ impl Dialect for MySqlStore {
     }
 }
 
-impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
-    async fn lock_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        locks::lock_process(&mut self.conn, id).await
-    }
-
-    async fn latest_execution(&mut self, process_id: &str) -> Result<Option<Uuid>, StoreError> {
-        locks::latest_execution(&mut self.conn, process_id).await
-    }
-
-    async fn find_execution(
+impl<Q: Queryable + AffectedRows + Sync> NewExecutionRow for MySqlRows<Q> {
+    async fn insert_new_execution(
         &mut self,
-        process_id: &str,
-        execution_id: Option<Uuid>,
-    ) -> Result<Option<ProcessExecution>, StoreError> {
-        let row: Option<Row> = match execution_id {
-            Some(id) => {
-                self.conn
-                    .exec_first(
-                        format!(
-                            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
-                             WHERE id = ? AND process_id = ?"
-                        ),
-                        (id.to_string(), process_id),
-                    )
-                    .await?
-            }
-            None => {
-                self.conn
-                    .exec_first(
-                        format!(
-                            "SELECT {PROCESS_COLUMNS} FROM xdb_sys_process_executions \
-                             WHERE id = (SELECT process_execution_id \
-                               FROM xdb_sys_latest_process_executions WHERE process_id = ?)"
-                        ),
-                        (process_id,),
-                    )
-                    .await?
-            }
-        };
-        row.map(|row| process_from_row(&row)).transpose()
-    }
-
-    async fn list_executions(
-        &mut self,
-        query: &ListQuery<'_>,
-    ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
-        // Only the filters asked for go into the SQL (fixed fragments, values bound), so
-        // MySQL can pick the index that matches; a handful of distinct statements results.
-        let mut conditions = Vec::new();
-        let mut params = Vec::new();
-        if let Some(status) = query.status {
-            conditions.push("status = ?");
-            params.push(Value::from(status.as_str()));
-        }
-        if let Some(process_type) = query.process_type {
-            conditions.push("process_type = ?");
-            params.push(Value::from(process_type));
-        }
-        if let Some(process_id) = query.process_id {
-            conditions.push("process_id = ?");
-            params.push(Value::from(process_id));
-        }
-        if let Some(min) = query.start_min {
-            conditions.push("start_time >= ?");
-            params.push(time_value(min));
-        }
-        if let Some(max) = query.start_max {
-            conditions.push("start_time < ?");
-            params.push(time_value(max));
-        }
-        if let Some((start, id)) = query.after {
-            conditions.push("(start_time < ? OR (start_time = ? AND id < ?))");
-            params.extend([time_value(start), time_value(start), uuid_value(id)]);
-        }
-        params.push(Value::from(query.limit));
-        let where_clause = if conditions.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {} ", conditions.join(" AND "))
-        };
-        let sql = format!(
-            "SELECT id, process_id, process_type, status, start_time, close_time, \
-               status = 'RUNNING' AND paused IS NOT NULL AS paused \
-             FROM xdb_sys_process_executions {where_clause}\
-             ORDER BY start_time DESC, id DESC LIMIT ?"
-        );
-        let rows: Vec<Row> = self.conn.exec(sql, params).await?;
-        rows.iter()
-            .map(|row| {
-                let start = get_time(row, "start_time")?;
-                let status: String = get(row, "status")?;
-                let summary = ProcessExecutionSummary {
-                    process_execution_id: get_uuid(row, "id")?.to_string(),
-                    process_id: get(row, "process_id")?,
-                    process_type: get(row, "process_type")?,
-                    status: ProcessStatus::parse(&status)
-                        .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
-                    start_timestamp_ms: start.timestamp_millis(),
-                    close_timestamp_ms: get_opt_time(row, "close_time")?
-                        .map(|t| t.timestamp_millis()),
-                    paused: get(row, "paused")?,
-                };
-                Ok((summary, start))
-            })
-            .collect()
-    }
-
-    async fn claim_process_id(
-        &mut self,
-        process_id: &str,
-        new_id: Uuid,
-    ) -> Result<Option<ProcessExecution>, StoreError> {
-        // The no-op ON DUPLICATE KEY UPDATE takes the row's exclusive lock at once;
-        // INSERT IGNORE would take a shared one, and two starters upgrading it would
-        // deadlock.
-        self.conn
-            .exec_drop(
-                "INSERT INTO xdb_sys_latest_process_executions \
-                   (process_id, process_execution_id) VALUES (?, ?) \
-                 ON DUPLICATE KEY UPDATE process_execution_id = process_execution_id",
-                (process_id, new_id.to_string()),
-            )
-            .await?;
-        let latest: Option<String> = self
-            .conn
-            .exec_first(
-                "SELECT process_execution_id FROM xdb_sys_latest_process_executions \
-                 WHERE process_id = ? FOR UPDATE",
-                (process_id,),
-            )
-            .await?;
-        let latest = latest
-            .ok_or_else(|| StoreError::Database("the latest-execution row vanished".into()))?;
-        let latest = Uuid::parse_str(&latest)
-            .map_err(|e| StoreError::Database(format!("corrupt row: {e}")))?;
-        if latest == new_id {
-            return Ok(None);
-        }
-        Ok(Some(
-            locks::select_process(&mut self.conn, latest, false).await?,
-        ))
-    }
-
-    async fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> Result<(), StoreError> {
-        self.conn
-            .exec_drop(
-                "UPDATE xdb_sys_latest_process_executions SET process_execution_id = ? \
-                 WHERE process_id = ?",
-                (new_id.to_string(), process_id),
-            )
-            .await?;
-        Ok(())
-    }
-
-    async fn insert_execution(&mut self, execution: &ProcessExecution) -> Result<(), StoreError> {
+        execution: &ProcessExecution,
+    ) -> Result<(), StoreError> {
         self.conn
             .exec_drop(
                 "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, \
@@ -271,25 +115,6 @@ impl<Q: Queryable + AffectedRows + Sync> ProcessRows for MySqlRows<Q> {
             )
             .await?;
         Ok(())
-    }
-
-    async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        locks::select_process(&mut self.conn, id, false).await
-    }
-
-    async fn read_process_and_state(
-        &mut self,
-        id: Uuid,
-        state: &StateExecutionId,
-    ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
-        let row: Option<Row> = self
-            .conn
-            .exec_first(
-                joined_process_and_state(false),
-                (state.state_id.as_str(), state.number, id.to_string()),
-            )
-            .await?;
-        row.map(|row| process_and_state_from_row(&row)).transpose()
     }
 }
 
@@ -362,16 +187,8 @@ impl Transaction for MySqlRows<MySqlTransaction<'static>> {
         state: &StateExecutionId,
     ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
         let id = task.process_execution_id;
-        let row: Option<Row> = self
-            .conn
-            .exec_first(
-                joined_process_and_state(true),
-                (state.state_id.as_str(), state.number, id.to_string()),
-            )
-            .await?;
-        let locked = row
-            .map(|row| process_and_state_from_row(&row))
-            .transpose()?
+        let locked = process_rows::process_and_state(self, id, state, true)
+            .await?
             .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
         self.take_task(task, owner).await?;
         Ok(locked)

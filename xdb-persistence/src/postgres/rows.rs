@@ -70,10 +70,6 @@ impl ColumnReader for Columns<'_> {
     }
 }
 
-pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
-    process_at(row, 0)
-}
-
 /// The process whose [`PROCESS_COLUMNS`] start at column `at`.
 pub(crate) fn process_at(row: &Row, at: usize) -> Result<ProcessExecution, StoreError> {
     read_process(&mut Columns { row, at })

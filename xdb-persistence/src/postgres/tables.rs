@@ -11,7 +11,7 @@ use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 use xdb_protocol::{
     GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
-    ProcessExecutionStartRequest, ProcessExecutionSummary,
+    ProcessExecutionStartRequest,
 };
 
 use super::apply_plan::apply_plan_then;
@@ -20,9 +20,8 @@ use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
 use crate::sql_tables::local_attributes;
-use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, ListQuery, PlanWriter, ProcessRows, Transaction,
-};
+use crate::sql_tables::process_rows::NewExecutionRow;
+use crate::tables::{Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, Transaction};
 use crate::{Applied, StateCall, StoreError};
 
 /// Statements on one pooled connection, in a transaction or outside one.
@@ -131,66 +130,14 @@ impl Dialect for PostgresStore {
     }
 }
 
-impl ProcessRows for PgRows {
-    async fn lock_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        self.on_client(|client| locks::lock_process(client, id))
-            .await
-    }
-
-    async fn latest_execution(&mut self, process_id: &str) -> Result<Option<Uuid>, StoreError> {
-        self.on_client(|client| locks::latest_execution(client, process_id))
-            .await
-    }
-
-    async fn find_execution(
+/// Sent with the plan's writes that follow, in their statement.
+impl NewExecutionRow for PgRows {
+    async fn insert_new_execution(
         &mut self,
-        process_id: &str,
-        execution_id: Option<Uuid>,
-    ) -> Result<Option<ProcessExecution>, StoreError> {
-        self.on_client(|client| locks::find_execution(client, process_id, execution_id))
-            .await
-    }
-
-    async fn list_executions(
-        &mut self,
-        query: &ListQuery<'_>,
-    ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
-        self.on_client(|client| locks::list_executions(client, query))
-            .await
-    }
-
-    async fn claim_process_id(
-        &mut self,
-        process_id: &str,
-        new_id: Uuid,
-    ) -> Result<Option<ProcessExecution>, StoreError> {
-        self.on_client(|client| locks::claim_process_id(client, process_id, new_id))
-            .await
-    }
-
-    async fn repoint_latest(&mut self, process_id: &str, new_id: Uuid) -> Result<(), StoreError> {
-        self.on_client(|client| locks::repoint_latest(client, process_id, new_id))
-            .await
-    }
-
-    /// Sent with the plan's writes that follow, in their statement.
-    async fn insert_execution(&mut self, execution: &ProcessExecution) -> Result<(), StoreError> {
+        execution: &ProcessExecution,
+    ) -> Result<(), StoreError> {
         self.pending = first_start::insert_execution(std::mem::take(&mut self.pending), execution);
         Ok(())
-    }
-
-    async fn read_process(&mut self, id: Uuid) -> Result<ProcessExecution, StoreError> {
-        self.on_client(|client| locks::select_process(client, id, false))
-            .await
-    }
-
-    async fn read_process_and_state(
-        &mut self,
-        id: Uuid,
-        state: &StateExecutionId,
-    ) -> Result<Option<(ProcessExecution, Option<StateExecution>)>, StoreError> {
-        self.on_client(|client| locks::select_process_and_state(client, id, state))
-            .await
     }
 }
 

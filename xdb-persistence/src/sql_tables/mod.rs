@@ -6,6 +6,7 @@ mod history_rows;
 pub(crate) mod in_list;
 pub(crate) mod local_attributes;
 mod operator_rows;
+pub(crate) mod process_rows;
 mod queue_rows;
 mod service_instances;
 mod state_rows;
