@@ -12,9 +12,9 @@ use xdb_engine::Task;
 use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
 use super::tables::MySqlRows;
 use super::MySqlStore;
-use crate::columns::ColumnReader;
+use crate::columns::{read_task, ColumnReader};
 use crate::sql::{Param, SqlConn};
-use crate::sql_tables::task_queue::{self, update_unlocked, QueueConnections};
+use crate::sql_tables::task_queue::{self, claim_wait, update_unlocked, QueueConnections};
 use crate::tables::{Dialect, Lane};
 use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
 
@@ -55,51 +55,56 @@ impl TaskSource for MySqlStore {
         owner: &str,
         lease: Duration,
     ) -> Result<TaskClaim, StoreError> {
-        let mut tx = self.begin().await?;
+        let mut tx = Dialect::begin(self, Lane::Main).await?;
         // SKIP LOCKED: a locked row is being completed, rescheduled or claimed right now;
         // it is then reported as leased for a moment, and looked at again after that.
-        let row: Option<Row> = tx
-            .exec_first(
-                format!(
-                    "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, \
-                   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) AS due_in, \
-                   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) AS lease_left \
-                 FROM xdb_sys_tasks WHERE id = ? FOR UPDATE SKIP LOCKED"
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT {TASK_COLUMNS}, lease_expires_at, UTC_TIMESTAMP(6) \
+                     FROM xdb_sys_tasks WHERE id = ? FOR UPDATE SKIP LOCKED"
                 ),
-                (task_id,),
+                &[task_id.into()],
             )
             .await?;
-        let Some(row) = row else {
-            let exists: Option<i64> = tx
-                .exec_first("SELECT id FROM xdb_sys_tasks WHERE id = ?", (task_id,))
+        let Some(row) = rows.first() else {
+            let exists = tx
+                .query(
+                    "SELECT id FROM xdb_sys_tasks WHERE id = ?",
+                    &[task_id.into()],
+                )
                 .await?;
-            tx.commit().await?;
-            return Ok(match exists {
+            tx.conn.commit().await?;
+            return Ok(match exists.first() {
                 Some(_) => TaskClaim::from_wait(0.0, None),
                 None => TaskClaim::Gone,
             });
         };
-        let due_in: i64 = get(&row, "due_in")?;
-        let lease_left: Option<i64> = get(&row, "lease_left")?;
-        if let Some(wait) = TaskClaim::wait(
-            due_in as f64 / 1e6,
-            lease_left.map(|micros| micros as f64 / 1e6),
-        ) {
-            tx.commit().await?;
+        let mut columns = Tx::columns(row, 0);
+        let mut task = read_task(&mut columns)?;
+        let lease_expires_at = columns.optional_time()?;
+        let now = columns.time()?;
+        if let Some(wait) = claim_wait(task.fire_at, lease_expires_at, now) {
+            tx.conn.commit().await?;
             return Ok(wait);
         }
-        let now: NaiveDateTime = get(&row, "db_now")?;
-        let mut task = task_from_row(&row)?;
-        tx.exec_drop(
+        let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        tx.execute(
             "UPDATE xdb_sys_tasks SET lease_owner = ?, \
-           lease_expires_at = ? + INTERVAL ? MICROSECOND, \
-           first_attempt_at = COALESCE(first_attempt_at, ?) \
-         WHERE id = ?",
-            (owner, now, lease.as_micros() as i64, now, task_id),
+               lease_expires_at = ? + INTERVAL ? MICROSECOND, \
+               first_attempt_at = COALESCE(first_attempt_at, ?) \
+             WHERE id = ?",
+            &[
+                owner.into(),
+                now.into(),
+                micros.into(),
+                now.into(),
+                task_id.into(),
+            ],
         )
         .await?;
-        tx.commit().await?;
-        task.first_attempt_at.get_or_insert(now.and_utc());
+        tx.conn.commit().await?;
+        task.first_attempt_at.get_or_insert(now);
         Ok(TaskClaim::Claimed(task))
     }
 

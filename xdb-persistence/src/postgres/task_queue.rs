@@ -13,9 +13,14 @@ use super::rows::{
     optional_state_at, process_at, qualified, task_at, task_from_row, PROCESS_COLUMNS,
     PROCESS_COLUMN_COUNT, STATE_COLUMNS, TASK_COLUMNS, TASK_COLUMN_COUNT,
 };
+use super::tables::PgRows;
 use super::PostgresStore;
 use crate::claimed_call::ready_call;
-use crate::sql_tables::task_queue::{self, QueueConnections};
+use crate::columns::ColumnReader;
+use crate::sql::{SqlConn, SqlKind};
+use crate::sql_tables::task_queue::{
+    self, claim_from_wait, lease_from_now, update_unlocked, QueueConnections,
+};
 use crate::tables::{Dialect, Lane};
 use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
 
@@ -60,41 +65,46 @@ impl TaskSource for PostgresStore {
         owner: &str,
         lease: Duration,
     ) -> Result<TaskClaim, StoreError> {
-        let client = self.pool().get().await?;
+        let mut session = self.session(Lane::Main).await?;
+        let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
         // Only a due, unleased task is taken; SKIP LOCKED: a locked row is being completed,
         // rescheduled or claimed by someone else right now, which the status query reports.
-        let claim = client
-            .prepare_cached(&format!(
-                "UPDATE xdb_sys_tasks t SET lease_owner = $2, \
-               lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
-               first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
-             WHERE t.id IN (SELECT id FROM xdb_sys_tasks WHERE id = $1 \
-                 AND fire_at <= clock_timestamp() \
-                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp()) \
-                 FOR UPDATE SKIP LOCKED) \
-             RETURNING {}",
-                qualified(TASK_COLUMNS, "t")
-            ))
-            .await?;
-        if let Some(row) = client
-            .query_opt(&claim, &[&task_id, &owner, &lease.as_secs_f64()])
-            .await?
-        {
-            return Ok(TaskClaim::Claimed(task_from_row(&row)?));
+        let claimed = update_unlocked(
+            &mut session,
+            &format!(
+                "lease_owner = ?, {}, \
+                 first_attempt_at = COALESCE(first_attempt_at, clock_timestamp())",
+                lease_from_now(SqlKind::Postgres)
+            ),
+            vec![owner.into(), micros.into()],
+            "id = ? AND fire_at <= clock_timestamp() \
+             AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())",
+            vec![task_id.into()],
+            // The rows come back with `id` first: the task's columns in their order.
+            TASK_COLUMNS
+                .strip_prefix("id")
+                .expect("a task's columns begin with its id"),
+        )
+        .await?;
+        if let Some(row) = claimed.first() {
+            return Ok(TaskClaim::Claimed(task_from_row(row)?));
         }
-        let status = client
-            .prepare_cached(
-                "SELECT EXTRACT(EPOCH FROM (fire_at - clock_timestamp()))::float8, \
-                    EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))::float8 \
-             FROM xdb_sys_tasks WHERE id = $1",
+        let status = session
+            .query(
+                "SELECT fire_at, lease_expires_at, clock_timestamp() FROM xdb_sys_tasks \
+                 WHERE id = ?",
+                &[task_id.into()],
             )
             .await?;
-        let Some(row) = client.query_opt(&status, &[&task_id]).await? else {
+        let Some(row) = status.first() else {
             return Ok(TaskClaim::Gone);
         };
-        let due_in: f64 = row.get(0);
-        let lease_left: Option<f64> = row.get(1);
-        Ok(TaskClaim::from_wait(due_in, lease_left))
+        let mut columns = PgRows::columns(row, 0);
+        Ok(claim_from_wait(
+            columns.time()?,
+            columns.optional_time()?,
+            columns.time()?,
+        ))
     }
 
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
@@ -143,7 +153,7 @@ impl TaskSource for PostgresStore {
 
 /// One statement locks and updates (see `task_queue::update_unlocked`): no transaction.
 impl QueueConnections for PostgresStore {
-    type Locking = super::tables::PgRows;
+    type Locking = PgRows;
 
     async fn upkeep(&self) -> Result<Self::Session, StoreError> {
         self.session(Lane::Main).await

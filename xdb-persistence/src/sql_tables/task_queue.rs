@@ -10,11 +10,13 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::sql_tables::in_list::in_list;
 use crate::tables::{Answer, Dialect};
-use crate::{OperatorGauges, StoreError};
+use crate::{OperatorGauges, StoreError, TaskClaim};
 
 /// The connections the task queue takes, where they differ from [`Dialect`]'s lanes.
 pub(crate) trait QueueConnections: Dialect<Session: SqlConn> {
@@ -79,7 +81,7 @@ fn next_due(kind: SqlKind) -> &'static str {
 }
 
 /// A lease of the parameter's microseconds from now, by the database clock.
-fn lease_from_now(kind: SqlKind) -> &'static str {
+pub(crate) fn lease_from_now(kind: SqlKind) -> &'static str {
     kind.pick(
         "lease_expires_at = clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
@@ -237,8 +239,65 @@ pub(crate) async fn update_unlocked<C: SqlConn>(
     Ok(rows)
 }
 
+/// Why a task due at `fire_at` and leased until `lease_expires_at` cannot be claimed at
+/// `now` (all by the database clock); `None` when nothing stops it.
+pub(crate) fn claim_wait(
+    fire_at: DateTime<Utc>,
+    lease_expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<TaskClaim> {
+    TaskClaim::wait(
+        seconds(fire_at - now),
+        lease_expires_at.map(|at| seconds(at - now)),
+    )
+}
+
+/// [`TaskClaim::from_wait`] from the same times as [`claim_wait`].
+pub(crate) fn claim_from_wait(
+    fire_at: DateTime<Utc>,
+    lease_expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> TaskClaim {
+    TaskClaim::from_wait(
+        seconds(fire_at - now),
+        lease_expires_at.map(|at| seconds(at - now)),
+    )
+}
+
+fn seconds(delta: chrono::TimeDelta) -> f64 {
+    delta.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
 /// The one row of an aggregate without GROUP BY (always there).
 fn only_row<R>(rows: &[R]) -> Result<&R, StoreError> {
     rows.first()
         .ok_or_else(|| StoreError::Database("an aggregate returned no row".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeDelta;
+
+    #[test]
+    fn a_claim_waits_for_the_due_time_then_for_the_lease() {
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let (due_later, lease) = (now + TimeDelta::seconds(5), now + TimeDelta::seconds(30));
+        let past = now - TimeDelta::milliseconds(1);
+        assert_eq!(
+            claim_wait(due_later, Some(lease), now),
+            Some(TaskClaim::NotDue(Duration::from_secs(5)))
+        );
+        assert_eq!(
+            claim_wait(past, Some(lease), now),
+            Some(TaskClaim::Leased(Duration::from_secs(30)))
+        );
+        assert_eq!(claim_wait(past, Some(past), now), None);
+        assert_eq!(claim_wait(now, None, now), None);
+        // Nothing taken although nothing stops it: the row was locked; look again soon.
+        assert!(matches!(
+            claim_from_wait(now, None, now),
+            TaskClaim::Leased(wait) if wait < Duration::from_secs(1)
+        ));
+    }
 }
