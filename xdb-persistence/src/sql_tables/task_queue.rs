@@ -5,8 +5,9 @@
 //! (PostgreSQL reads the process and state rows along), the claim of one task by id
 //! (PostgreSQL takes it in one statement and asks why not only when that took nothing;
 //! MySQL reads it locked and decides in Rust, which answers a task not due yet with one
-//! statement) and the release of dead instances' leases (one statement on PostgreSQL,
-//! with the removal of their registrations; MySQL's steps use [`update_unlocked`]).
+//! statement; both decide why not with [`claim_wait`]) and the release of dead
+//! instances' leases (one statement on PostgreSQL, with the removal of their
+//! registrations; MySQL's steps use [`update_unlocked`]).
 
 use std::time::Duration;
 
