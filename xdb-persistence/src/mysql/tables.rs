@@ -1,4 +1,6 @@
-//! The per-table traits of [`crate::tables`] in MySQL/MariaDB statements.
+//! MySQL/MariaDB's connection for the per-table traits of [`crate::tables`] (written
+//! once in `sql_tables/` over its [`crate::sql::SqlConn`]), and what stays its own: the
+//! dialect, the plan writer, a new execution's row and the start of a task's transition.
 //!
 //! One implementation serves a transaction and a plain connection: statements outside a
 //! transaction run on a pooled [`Conn`], autocommitted.
@@ -8,16 +10,12 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Transaction as MySqlTransaction};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
-use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType};
 
 use super::rows::execution_values;
 use super::{apply_plan, MySqlStore};
 use crate::continuation::LeaseTo;
-use crate::sql_tables::local_attributes;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
-use crate::tables::{
-    Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction,
-};
+use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction};
 use crate::{Applied, StoreError};
 
 /// Statements on a connection `Q` (a transaction or a plain connection) of `store`.
@@ -115,48 +113,6 @@ impl<Q: Queryable + AffectedRows + Sync> NewExecutionRow for MySqlRows<Q> {
             )
             .await?;
         Ok(())
-    }
-}
-
-impl<Q: Queryable + AffectedRows + Sync> AttributeRows for MySqlRows<Q> {
-    async fn read_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-        columns: &[String],
-        lock: LockType,
-    ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-        crate::sql_tables::business_rows::read(self, config, columns, lock).await
-    }
-
-    async fn upsert_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-        writes: &[GlobalAttributeValue],
-    ) -> Result<(), StoreError> {
-        crate::sql_tables::business_rows::upsert(self, config, writes).await
-    }
-
-    async fn read_local_attributes(
-        &mut self,
-        process: Uuid,
-        keys: &[String],
-        lock: LockType,
-    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        local_attributes::read_local_attributes(self, process, keys, lock).await
-    }
-
-    async fn read_whole_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        crate::sql_tables::business_rows::read_whole_row(self, config).await
-    }
-
-    async fn all_local_attributes(
-        &mut self,
-        process: Uuid,
-    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        local_attributes::all_local_attributes(self, process).await
     }
 }
 

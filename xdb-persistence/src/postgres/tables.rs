@@ -1,4 +1,7 @@
-//! The per-table traits of [`crate::tables`] in PostgreSQL statements.
+//! PostgreSQL's connection for the per-table traits of [`crate::tables`] (written once
+//! in `sql_tables/` over its [`crate::sql::SqlConn`]), and what stays its own: the
+//! dialect, the plan writer, a new execution's row held for the next writes, and the
+//! one-statement start of a task's transition.
 //!
 //! A transaction's BEGIN goes out with its first statement, in one round trip (see
 //! `transaction`), and COMMIT with its last writes where nothing follows them.
@@ -9,19 +12,15 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
-use xdb_protocol::{
-    GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType,
-    ProcessExecutionStartRequest,
-};
+use xdb_protocol::ProcessExecutionStartRequest;
 
 use super::apply_plan::apply_plan_then;
 use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
-use crate::sql_tables::local_attributes;
 use crate::sql_tables::process_rows::NewExecutionRow;
-use crate::tables::{Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, Transaction};
+use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, Transaction};
 use crate::{Applied, StateCall, StoreError};
 
 /// Statements on one pooled connection, in a transaction or outside one.
@@ -138,48 +137,6 @@ impl NewExecutionRow for PgRows {
     ) -> Result<(), StoreError> {
         self.pending = first_start::insert_execution(std::mem::take(&mut self.pending), execution);
         Ok(())
-    }
-}
-
-impl AttributeRows for PgRows {
-    async fn read_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-        columns: &[String],
-        lock: LockType,
-    ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
-        crate::sql_tables::business_rows::read(self, config, columns, lock).await
-    }
-
-    async fn upsert_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-        writes: &[GlobalAttributeValue],
-    ) -> Result<(), StoreError> {
-        crate::sql_tables::business_rows::upsert(self, config, writes).await
-    }
-
-    async fn read_local_attributes(
-        &mut self,
-        process: Uuid,
-        keys: &[String],
-        lock: LockType,
-    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        local_attributes::read_local_attributes(self, process, keys, lock).await
-    }
-
-    async fn read_whole_business_row(
-        &mut self,
-        config: &GlobalAttributeConfig,
-    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, StoreError> {
-        crate::sql_tables::business_rows::read_whole_row(self, config).await
-    }
-
-    async fn all_local_attributes(
-        &mut self,
-        process: Uuid,
-    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
-        local_attributes::all_local_attributes(self, process).await
     }
 }
 

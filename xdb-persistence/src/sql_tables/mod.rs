@@ -1,10 +1,10 @@
 //! The per-table traits of [`crate::tables`] written once over [`crate::sql::SqlConn`]:
 //! each dialect supplies its connection and, where its SQL differs, the text.
 
+mod attribute_rows;
 pub(crate) mod business_rows;
 mod history_rows;
 pub(crate) mod in_list;
-pub(crate) mod local_attributes;
 mod operator_rows;
 pub(crate) mod process_rows;
 mod queue_rows;

@@ -1,13 +1,16 @@
-//! The local-attribute methods of [`crate::tables::AttributeRows`]:
-//! `xdb_sys_local_attributes`, read as asked. A key whose value is null reads as
-//! absent.
+//! [`AttributeRows`]: the user's business row (through [`super::business_rows`]) and
+//! `xdb_sys_local_attributes`, read as asked. A local attribute whose value is null
+//! reads as absent.
 
+use serde_json::{Map, Value};
 use uuid::Uuid;
-use xdb_protocol::{LocalAttributeValue, LockType};
+use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, LocalAttributeValue, LockType};
 
+use super::business_rows::{self, BusinessConn};
 use super::in_list::in_list;
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
+use crate::tables::AttributeRows;
 use crate::StoreError;
 
 /// The `key` column's name, quoted where the word is reserved.
@@ -16,7 +19,7 @@ fn key(kind: SqlKind) -> &'static str {
 }
 
 /// The execution's local attributes among `keys`, locked as asked.
-pub(crate) async fn read_local_attributes<C: SqlConn>(
+async fn read_local_attributes<C: SqlConn>(
     conn: &mut C,
     process: Uuid,
     keys: &[String],
@@ -42,7 +45,7 @@ pub(crate) async fn read_local_attributes<C: SqlConn>(
 }
 
 /// Every local attribute of the execution, by key.
-pub(crate) async fn all_local_attributes<C: SqlConn>(
+async fn all_local_attributes<C: SqlConn>(
     conn: &mut C,
     process: Uuid,
 ) -> Result<Vec<LocalAttributeValue>, StoreError> {
@@ -52,6 +55,48 @@ pub(crate) async fn all_local_attributes<C: SqlConn>(
         key = key(C::KIND),
     );
     attributes::<C>(conn.query(&sql, &[process.into()]).await?)
+}
+
+impl<C: BusinessConn> AttributeRows for C {
+    async fn read_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        columns: &[String],
+        lock: LockType,
+    ) -> Result<Vec<GlobalAttributeValue>, StoreError> {
+        business_rows::read(self, config, columns, lock).await
+    }
+
+    async fn upsert_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+        writes: &[GlobalAttributeValue],
+    ) -> Result<(), StoreError> {
+        business_rows::upsert(self, config, writes).await
+    }
+
+    async fn read_local_attributes(
+        &mut self,
+        process: Uuid,
+        keys: &[String],
+        lock: LockType,
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        read_local_attributes(self, process, keys, lock).await
+    }
+
+    async fn read_whole_business_row(
+        &mut self,
+        config: &GlobalAttributeConfig,
+    ) -> Result<Option<Map<String, Value>>, StoreError> {
+        business_rows::read_whole_row(self, config).await
+    }
+
+    async fn all_local_attributes(
+        &mut self,
+        process: Uuid,
+    ) -> Result<Vec<LocalAttributeValue>, StoreError> {
+        all_local_attributes(self, process).await
+    }
 }
 
 /// Rows of `key, value` as attributes, those with a null value left out.
