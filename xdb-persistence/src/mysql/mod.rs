@@ -1,8 +1,10 @@
 //! The MySQL / MariaDB implementation of [`ProcessStore`](crate::ProcessStore).
 //!
-//! Mirrors `postgres/`, one file per operation: `apply_plan` is the only writer of plans,
-//! `global_attributes` the only builder of SQL over user tables. Differences from the
-//! PostgreSQL store, all invisible through the trait:
+//! What is written once over `SqlConn` (`sql.rs`, `sql_tables/`) runs here
+//! through `sql_conn`; this folder keeps the connection, the faster forms (batched
+//! transitions and first starts, the claim), `apply_plan`, the only writer of plans, and
+//! `global_attributes`, the conversions of the user's column types. Differences from
+//! the PostgreSQL store, all invisible through the trait:
 //! - sessions run in UTC (`time_zone = '+00:00'`), strict SQL mode and READ COMMITTED,
 //!   PostgreSQL's default isolation, so locking reads behave alike;
 //! - affected-row counts are *matched* rows (`CLIENT_FOUND_ROWS`), as in PostgreSQL;

@@ -1,7 +1,9 @@
 //! The PostgreSQL implementation of [`ProcessStore`](crate::ProcessStore).
 //!
-//! One file per operation; `apply_plan` is the only writer of plans, `global_attributes`
-//! the only builder of SQL over user tables.
+//! What is written once over `SqlConn` (`sql.rs`, `sql_tables/`) runs here
+//! through `sql_conn`; this folder keeps the connection, the faster one-statement forms
+//! (`task_transition`, `first_start`, the claim, `pipeline`), `apply_plan`, the only
+//! writer of plans, and `global_attributes`, the conversions of the user's column types.
 
 mod apply_plan;
 mod error;
