@@ -47,6 +47,10 @@ fn classify(error: &tokio_postgres::Error) -> StoreError {
             SqlState::ADMIN_SHUTDOWN,
             SqlState::CRASH_SHUTDOWN,
             SqlState::CANNOT_CONNECT_NOW,
+            // The server ended a session that idled in its transaction (see
+            // `session_limits`): a client the network cut off, not a refused statement.
+            SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+            SqlState::IDLE_SESSION_TIMEOUT,
         ]
         .contains(code)
     {

@@ -174,13 +174,18 @@ pub async fn run(db: Database) -> Report {
         .await
         .expect("the cut-off RPC answers once the path heals")
         .expect("the RPC task");
-    // An answer from the service, naming the cause (the database ended the session).
-    // Its sub-type is APP_DATABASE_ERROR (424) today: the store reports any error of a
-    // business-table statement as the user's table's, a lost connection included.
+    // An answer from the service. The database ended the session: a lost connection,
+    // not an error of the user's table (APP_DATABASE_ERROR) although a business-table
+    // statement met it.
     match &lost {
         Err(ClientError::Api { status, error }) => {
             assert!(*status >= 400, "{status}: {error:?}");
             assert!(!error.message.is_empty());
+            assert_ne!(
+                error.sub_type,
+                xdb_protocol::ErrorSubType::AppDatabaseError,
+                "{status}: {error:?}"
+            );
         }
         other => panic!("the cut-off RPC's caller must get a service error, got {other:?}"),
     }
