@@ -153,28 +153,27 @@ impl<C: SqlConn> OperatorRows for C {
         error: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let (id, owner) = (Param::from(id), Param::Text(owner));
+        let (task, owner) = (Param::from(id), Param::Text(owner));
         let details = [reason.as_str().into(), Param::Text(error), now.into()];
         let statements = park_statements(C::KIND);
         let (copy, deletes) = statements.split_first().expect("at least one statement");
-        let copy_params = match C::KIND {
-            SqlKind::Postgres => [id.clone(), owner.clone()]
+        let copy_params: Vec<Param<'_>> = match C::KIND {
+            SqlKind::Postgres => [task.clone(), owner.clone()]
                 .into_iter()
                 .chain(details)
                 .collect(),
             SqlKind::MySql => details
                 .into_iter()
-                .chain([id.clone(), owner.clone()])
+                .chain([task.clone(), owner.clone()])
                 .collect(),
         };
-        let copy_params: Vec<Param<'_>> = copy_params;
         if self.execute(copy, &copy_params).await? != 1 {
             return Ok(false);
         }
         for delete in deletes {
-            if self.execute(delete, &[id.clone(), owner.clone()]).await? != 1 {
+            if self.execute(delete, &[task.clone(), owner.clone()]).await? != 1 {
                 return Err(StoreError::Stale(format!(
-                    "task {id:?} moved while being set aside"
+                    "task {id} moved while being set aside"
                 )));
             }
         }
