@@ -3,53 +3,142 @@
 
 use std::time::Duration;
 
-use async_trait::async_trait;
 use chrono::NaiveDateTime;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Row, TxOpts, Value};
-use xdb_engine::Task;
 
 use super::rows::{get, in_list, task_from_row, TASK_COLUMNS};
 use super::tables::MySqlRows;
 use super::MySqlStore;
 use crate::columns::{read_task, ColumnReader};
 use crate::sql::{Param, SqlConn};
-use crate::sql_tables::task_queue::{self, claim_wait, update_unlocked, QueueConnections};
+use crate::sql_tables::task_queue::{claim_wait, update_unlocked, ClaimedRows, TaskQueue};
 use crate::tables::{Dialect, Lane};
-use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{ReleasedLeases, StoreError, TaskClaim};
 
 /// A transaction of the store's, run through [`SqlConn`].
 type Tx = MySqlRows<mysql_async::Transaction<'static>>;
 
-/// No LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll (and are woken by
-/// the services' own notifications).
-#[async_trait]
-impl TaskSource for MySqlStore {
-    async fn lease_due(
+/// The main pool without its wait bound, as the queue's upkeep always took it. No
+/// LISTEN/NOTIFY: `listen` keeps the trait's `None`, consumers poll (and are woken by the
+/// services' own notifications).
+impl TaskQueue for MySqlStore {
+    type Locking = Tx;
+
+    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
+        Ok(MySqlRows {
+            conn: self.pool().get_conn().await?,
+            store: self.clone(),
+        })
+    }
+
+    async fn upkeep_locking(&self) -> Result<Tx, StoreError> {
+        Ok(MySqlRows {
+            conn: self.pool().start_transaction(TxOpts::default()).await?,
+            store: self.clone(),
+        })
+    }
+
+    async fn unlock(locking: Tx) -> Result<(), StoreError> {
+        Ok(locking.conn.commit().await?)
+    }
+
+    async fn claim_due(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+    ) -> Result<Vec<ClaimedRows>, StoreError> {
+        let mut tx = self.begin_timekeeping().await?;
+        // Three sources, each read through its own index so that tasks in flight are never
+        // walked: due timers and process timeouts (the (NULL, type) prefixes of the
+        // unleased-by-type index), other unleased tasks that are due (the `lease_owner IS
+        // NULL` prefix of the unleased index), and leases that ran out (their instance
+        // died). Due timers go first: the other tasks' fire_at is when they were created,
+        // so under a backlog they all sort before a timer that just came due. SKIP LOCKED
+        // lets instances claim side by side; fire_at is compared with the database clock,
+        // so a timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read
+        // here, leased by the UPDATE below.
+        let limit = limit.max(0);
+        let ahead_micros = (ahead * 1e6) as i64;
+        // One statement, two parts: each part locks its own rows (SKIP LOCKED applies to
+        // each), and the timers' part comes first.
+        let mut rows: Vec<Row> = tx
+            .exec(
+                format!(
+                    "(SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 0 AS part FROM xdb_sys_tasks \
+                      WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
+                        AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
+                      ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED) \
+                     UNION ALL \
+                     (SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 1 AS part FROM xdb_sys_tasks \
+                      WHERE lease_owner IS NULL \
+                        AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
+                      ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                ),
+                (ahead_micros, limit, ahead_micros, limit),
+            )
+            .await?;
+        rows.sort_by_key(|row| row.get::<i64, _>("part").unwrap_or(1));
+        // Leases that ran out, at most once a second (see `ExpiredLeaseLook`).
+        if self.expired_lease_look().due(std::time::Instant::now()) {
+            let expired: Vec<Row> = tx
+                .exec(
+                    format!(
+                        "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
+                         WHERE lease_expires_at < UTC_TIMESTAMP(6) \
+                         ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                    ),
+                    (limit,),
+                )
+                .await?;
+            rows.extend(expired);
+        }
+        if rows.is_empty() {
+            tx.commit().await?;
+            return Ok(Vec::new());
+        }
+        let now: NaiveDateTime = get(&rows[0], "db_now")?;
+        let mut tasks = rows
+            .iter()
+            .map(task_from_row)
+            .collect::<Result<Vec<_>, _>>()?;
+        // The timers read first come again among the unleased tasks. Tasks due now go
+        // ahead of those read ahead (stable: timers still first among each).
+        let mut seen = std::collections::HashSet::new();
+        tasks.retain(|task| seen.insert(task.id));
+        let db_now = now.and_utc();
+        tasks.sort_by_key(|task| task.fire_at > db_now);
+        tasks.truncate(limit as usize);
+        let mut params = vec![
+            Value::from(owner),
+            Value::from(now),
+            Value::from(lease.as_micros() as i64),
+            Value::from(now),
+        ];
+        params.extend(tasks.iter().map(|t| Value::from(t.id)));
+        let placeholders = in_list(&mut params, tasks.len());
+        tx.exec_drop(
+            format!(
+                "UPDATE xdb_sys_tasks SET lease_owner = ?, \
+                   lease_expires_at = ? + INTERVAL ? MICROSECOND, \
+                   first_attempt_at = COALESCE(first_attempt_at, ?) \
+                 WHERE id IN ({placeholders})"
+            ),
+            params,
+        )
+        .await?;
+        tx.commit().await?;
+        for task in &mut tasks {
+            task.first_attempt_at.get_or_insert(now.and_utc());
+        }
+        crate::task_claim::order_claimed(&mut tasks);
         // The claim reads no rows along: every call is loaded.
-        let tasks = claim_due_by(self, owner, limit, lease, ahead).await?;
         Ok(tasks.into_iter().map(|task| (task, None)).collect())
     }
 
-    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        task_queue::count_backlog(self, cap).await
-    }
-
-    async fn operator_gauges(
-        &self,
-        attempts_threshold: i32,
-        cap: i64,
-    ) -> Result<OperatorGauges, StoreError> {
-        task_queue::operator_gauges(self, attempts_threshold, cap).await
-    }
-
-    async fn claim_task(
+    async fn claim_by_id(
         &self,
         task_id: i64,
         owner: &str,
@@ -108,29 +197,11 @@ impl TaskSource for MySqlStore {
         Ok(TaskClaim::Claimed(task))
     }
 
-    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        task_queue::next_task_due_in(self).await
-    }
-
-    async fn renew_leases(
-        &self,
-        owner: &str,
-        task_ids: &[i64],
-        lease: Duration,
-    ) -> Result<u64, StoreError> {
-        task_queue::renew_leases(self, owner, task_ids, lease).await
-    }
-
-    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        task_queue::release_leases(self, owner).await
-    }
-
-    async fn release_dead_leases(
+    async fn release_dead(
         &self,
         me: &str,
         timeout: Duration,
     ) -> Result<ReleasedLeases, StoreError> {
-        // The timekeeping lane: a backlog of transitions must not delay a takeover.
         let mut tx = Dialect::begin(self, Lane::Timekeeping).await?;
         let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         let dead = tx
@@ -195,127 +266,9 @@ impl TaskSource for MySqlStore {
     }
 }
 
-/// The main pool without its wait bound, as the queue's upkeep always took it.
-impl QueueConnections for MySqlStore {
-    type Locking = Tx;
-
-    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
-        Ok(MySqlRows {
-            conn: self.pool().get_conn().await?,
-            store: self.clone(),
-        })
-    }
-
-    async fn upkeep_locking(&self) -> Result<Tx, StoreError> {
-        Ok(MySqlRows {
-            conn: self.pool().start_transaction(TxOpts::default()).await?,
-            store: self.clone(),
-        })
-    }
-
-    async fn unlock(locking: Tx) -> Result<(), StoreError> {
-        Ok(locking.conn.commit().await?)
-    }
-}
-
 /// Registered async instances other than `?` silent for longer than both `?`
 /// microseconds and the timeout they stated, by the database clock (an instance that
 /// stated none is never judged).
 const SILENT: &str = "service = 'ASYNC' AND instance_id <> ? \
     AND liveness_timeout_ms IS NOT NULL \
     AND heartbeat_at < UTC_TIMESTAMP(6) - INTERVAL GREATEST(?, liveness_timeout_ms * 1000) MICROSECOND";
-
-/// Leases tasks due `ahead` seconds from now (negative: due for at least that long).
-async fn claim_due_by(
-    store: &MySqlStore,
-    owner: &str,
-    limit: i64,
-    lease: Duration,
-    ahead: f64,
-) -> Result<Vec<Task>, StoreError> {
-    let mut tx = store.begin_timekeeping().await?;
-    // Three sources, each read through its own index so that tasks in flight are never
-    // walked: due timers and process timeouts (the (NULL, type) prefixes of the
-    // unleased-by-type index), other unleased tasks that are due (the `lease_owner IS
-    // NULL` prefix of the unleased index), and leases that ran out (their instance
-    // died). Due timers go first: the other tasks' fire_at is when they were created,
-    // so under a backlog they all sort before a timer that just came due. SKIP LOCKED
-    // lets instances claim side by side; fire_at is compared with the database clock,
-    // so a timer never fires early. MySQL has no UPDATE … RETURNING: the rows are read
-    // here, leased by the UPDATE below.
-    let limit = limit.max(0);
-    let ahead_micros = (ahead * 1e6) as i64;
-    // One statement, two parts: each part locks its own rows (SKIP LOCKED applies to
-    // each), and the timers' part comes first.
-    let mut rows: Vec<Row> = tx
-        .exec(
-            format!(
-                "(SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 0 AS part FROM xdb_sys_tasks \
-                  WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
-                    AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
-                  ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED) \
-                 UNION ALL \
-                 (SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now, 1 AS part FROM xdb_sys_tasks \
-                  WHERE lease_owner IS NULL \
-                    AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
-                  ORDER BY lease_owner, fire_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-            ),
-            (ahead_micros, limit, ahead_micros, limit),
-        )
-        .await?;
-    rows.sort_by_key(|row| row.get::<i64, _>("part").unwrap_or(1));
-    // Leases that ran out, at most once a second (see `ExpiredLeaseLook`).
-    if store.expired_lease_look().due(std::time::Instant::now()) {
-        let expired: Vec<Row> = tx
-            .exec(
-                format!(
-                    "SELECT {TASK_COLUMNS}, UTC_TIMESTAMP(6) AS db_now FROM xdb_sys_tasks \
-                     WHERE lease_expires_at < UTC_TIMESTAMP(6) \
-                     ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
-                ),
-                (limit,),
-            )
-            .await?;
-        rows.extend(expired);
-    }
-    if rows.is_empty() {
-        tx.commit().await?;
-        return Ok(Vec::new());
-    }
-    let now: NaiveDateTime = get(&rows[0], "db_now")?;
-    let mut tasks = rows
-        .iter()
-        .map(task_from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    // The timers read first come again among the unleased tasks. Tasks due now go
-    // ahead of those read ahead (stable: timers still first among each).
-    let mut seen = std::collections::HashSet::new();
-    tasks.retain(|task| seen.insert(task.id));
-    let db_now = now.and_utc();
-    tasks.sort_by_key(|task| task.fire_at > db_now);
-    tasks.truncate(limit as usize);
-    let mut params = vec![
-        Value::from(owner),
-        Value::from(now),
-        Value::from(lease.as_micros() as i64),
-        Value::from(now),
-    ];
-    params.extend(tasks.iter().map(|t| Value::from(t.id)));
-    let placeholders = in_list(&mut params, tasks.len());
-    tx.exec_drop(
-        format!(
-            "UPDATE xdb_sys_tasks SET lease_owner = ?, \
-               lease_expires_at = ? + INTERVAL ? MICROSECOND, \
-               first_attempt_at = COALESCE(first_attempt_at, ?) \
-             WHERE id IN ({placeholders})"
-        ),
-        params,
-    )
-    .await?;
-    tx.commit().await?;
-    for task in &mut tasks {
-        task.first_attempt_at.get_or_insert(now.and_utc());
-    }
-    crate::task_claim::order_claimed(&mut tasks);
-    Ok(tasks)
-}

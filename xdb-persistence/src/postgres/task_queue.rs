@@ -5,9 +5,6 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use xdb_engine::{ProcessExecution, StateExecution, Task};
-
 use super::notifications::CHANNEL_TASKS;
 use super::rows::{
     optional_state_at, process_at, qualified, task_at, task_from_row, PROCESS_COLUMNS,
@@ -15,51 +12,71 @@ use super::rows::{
 };
 use super::tables::PgRows;
 use super::PostgresStore;
-use crate::claimed_call::ready_call;
 use crate::columns::ColumnReader;
 use crate::sql::{SqlConn, SqlKind};
 use crate::sql_tables::task_queue::{
-    self, claim_from_wait, lease_from_now, update_unlocked, QueueConnections,
+    claim_from_wait, lease_from_now, update_unlocked, ClaimedRows, TaskQueue,
 };
 use crate::tables::{Dialect, Lane};
-use crate::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource};
+use crate::{ReleasedLeases, StoreError, TaskClaim};
 
-#[async_trait]
-impl TaskSource for PostgresStore {
+/// One statement locks and updates (see `task_queue::update_unlocked`): no transaction.
+impl TaskQueue for PostgresStore {
+    type Locking = PgRows;
+
+    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
+        self.session(Lane::Main).await
+    }
+
+    async fn upkeep_locking(&self) -> Result<Self::Locking, StoreError> {
+        self.session(Lane::Main).await
+    }
+
+    async fn unlock(_locking: Self::Locking) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {
         Some(PostgresStore::listen(self, what))
     }
 
-    async fn lease_due(
+    async fn claim_due(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        Ok(claim_with_rows(self, owner, limit, lease, ahead)
-            .await?
-            .into_iter()
-            .map(|(task, rows)| {
-                let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
-                (task, call)
+    ) -> Result<Vec<ClaimedRows>, StoreError> {
+        let client = self.timekeeping_pool().get().await?;
+        let statement = client.prepare_cached(&CLAIM).await?;
+        let expired = self.expired_lease_look().due(std::time::Instant::now());
+        let rows = client
+            .query(
+                &statement,
+                &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
+            )
+            .await?;
+        let mut claimed = rows
+            .iter()
+            .map(|row| {
+                let task = task_at(row, 0)?;
+                let process_at_column = TASK_COLUMN_COUNT;
+                let state_at_column = TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT;
+                let rows = match row.get::<_, Option<uuid::Uuid>>(process_at_column) {
+                    Some(_) => Some((
+                        process_at(row, process_at_column)?,
+                        optional_state_at(row, state_at_column)?,
+                    )),
+                    None => None,
+                };
+                Ok((task, rows))
             })
-            .collect())
+            .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
+        crate::task_claim::order_claimed_by(&mut claimed, |(task, _)| task);
+        Ok(claimed)
     }
 
-    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
-        task_queue::count_backlog(self, cap).await
-    }
-
-    async fn operator_gauges(
-        &self,
-        attempts_threshold: i32,
-        cap: i64,
-    ) -> Result<OperatorGauges, StoreError> {
-        task_queue::operator_gauges(self, attempts_threshold, cap).await
-    }
-
-    async fn claim_task(
+    async fn claim_by_id(
         &self,
         task_id: i64,
         owner: &str,
@@ -107,29 +124,11 @@ impl TaskSource for PostgresStore {
         ))
     }
 
-    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        task_queue::next_task_due_in(self).await
-    }
-
-    async fn renew_leases(
-        &self,
-        owner: &str,
-        task_ids: &[i64],
-        lease: Duration,
-    ) -> Result<u64, StoreError> {
-        task_queue::renew_leases(self, owner, task_ids, lease).await
-    }
-
-    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
-        task_queue::release_leases(self, owner).await
-    }
-
-    async fn release_dead_leases(
+    async fn release_dead(
         &self,
         me: &str,
         timeout: Duration,
     ) -> Result<ReleasedLeases, StoreError> {
-        // The timekeeping lane: a backlog of transitions must not delay a takeover.
         let client = self.timekeeping_pool().get().await?;
         let statement = client.prepare_cached(RELEASE_DEAD).await?;
         let rows = client
@@ -148,23 +147,6 @@ impl TaskSource for PostgresStore {
             client.execute(&notify, &[&CHANNEL_TASKS]).await?;
         }
         Ok(released)
-    }
-}
-
-/// One statement locks and updates (see `task_queue::update_unlocked`): no transaction.
-impl QueueConnections for PostgresStore {
-    type Locking = PgRows;
-
-    async fn upkeep(&self) -> Result<Self::Session, StoreError> {
-        self.session(Lane::Main).await
-    }
-
-    async fn upkeep_locking(&self) -> Result<Self::Locking, StoreError> {
-        self.session(Lane::Main).await
-    }
-
-    async fn unlock(_locking: Self::Locking) -> Result<(), StoreError> {
-        Ok(())
     }
 }
 
@@ -200,45 +182,6 @@ const RELEASE_DEAD: &str = "\
       RETURNING s.instance_id) \
     SELECT id, process_execution_id, NULL::text FROM freed \
     UNION ALL SELECT NULL, NULL, instance_id FROM removed";
-
-/// Claimed tasks in running order, each with its process and state rows (when there).
-async fn claim_with_rows(
-    store: &PostgresStore,
-    owner: &str,
-    limit: i64,
-    lease: Duration,
-    ahead: f64,
-) -> Result<Vec<ClaimedRows>, StoreError> {
-    let client = store.timekeeping_pool().get().await?;
-    let statement = client.prepare_cached(&CLAIM).await?;
-    let expired = store.expired_lease_look().due(std::time::Instant::now());
-    let rows = client
-        .query(
-            &statement,
-            &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
-        )
-        .await?;
-    let mut claimed = rows
-        .iter()
-        .map(|row| {
-            let task = task_at(row, 0)?;
-            let process_at_column = TASK_COLUMN_COUNT;
-            let state_at_column = TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT;
-            let rows = match row.get::<_, Option<uuid::Uuid>>(process_at_column) {
-                Some(_) => Some((
-                    process_at(row, process_at_column)?,
-                    optional_state_at(row, state_at_column)?,
-                )),
-                None => None,
-            };
-            Ok((task, rows))
-        })
-        .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
-    crate::task_claim::order_claimed_by(&mut claimed, |(task, _)| task);
-    Ok(claimed)
-}
-
-type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
 
 // Three sources, each read through its own partial index so that tasks in flight are
 // never walked: due timers (and process timeouts), other unleased tasks that are due,

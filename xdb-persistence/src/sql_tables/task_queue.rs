@@ -1,26 +1,37 @@
-//! The database queue's statements whose logic is the same on every dialect, written once
-//! over [`SqlConn`]: the counts behind the gauges, when the next task is due, and the
-//! renewal and release of one's own leases. Each dialect's `TaskSource` forwards to them.
-//! What stays dialect code differs in more than its text: the claim of due tasks
+//! The database queue, written once: [`TaskSource`] for every dialect's [`TaskQueue`],
+//! with the statements whose logic is the same on every dialect over [`SqlConn`] (the
+//! counts behind the gauges, when the next task is due, the renewal and release of
+//! one's own leases) and the turning of rows a claim read along into worker calls.
+//! What a dialect supplies differs in more than its text: the claim of due tasks
 //! (PostgreSQL reads the process and state rows along), the claim of one task by id
 //! (PostgreSQL takes it in one statement and asks why not only when that took nothing;
 //! MySQL reads it locked and decides in Rust, which answers a task not due yet with one
-//! statement; both decide why not with [`claim_wait`]) and the release of dead
-//! instances' leases (one statement on PostgreSQL, with the removal of their
-//! registrations; MySQL's steps use [`update_unlocked`]).
+//! statement; both decide why not with [`claim_wait`]), the release of dead instances'
+//! leases (one statement on PostgreSQL, with the removal of their registrations;
+//! MySQL's steps use [`update_unlocked`]) and wake-ups (LISTEN/NOTIFY on PostgreSQL).
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use xdb_engine::{ProcessExecution, StateExecution, Task};
 
+use crate::claimed_call::ready_call;
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::sql_tables::in_list::in_list;
-use crate::tables::{Answer, Dialect};
-use crate::{OperatorGauges, StoreError, TaskClaim};
+use crate::tables::{Answer, Dialect, Lane};
+use crate::{
+    Listen, Notifications, OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim,
+    TaskSource,
+};
 
-/// The connections the task queue takes, where they differ from [`Dialect`]'s lanes.
-pub(crate) trait QueueConnections: Dialect<Session: SqlConn> {
+/// A claimed task with its process and state rows, when the claim read them along.
+pub(crate) type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
+
+/// What a dialect's task queue supplies where it differs; [`TaskSource`] is written
+/// once over it.
+pub(crate) trait TaskQueue: Dialect<Session: SqlConn> {
     /// Where [`update_unlocked`] runs: a transaction on MySQL, whose locked read and
     /// update are two statements; a plain connection on PostgreSQL, whose one statement
     /// does both (a transaction would only add COMMIT's round trip).
@@ -34,7 +45,159 @@ pub(crate) trait QueueConnections: Dialect<Session: SqlConn> {
     fn upkeep_locking(&self) -> impl Answer<Self::Locking>;
     /// Ends what [`Self::upkeep_locking`] began (MySQL commits; nothing on PostgreSQL).
     fn unlock(locking: Self::Locking) -> impl Answer<()>;
+    /// See [`TaskSource::listen`]: `None` where the database cannot push wake-ups.
+    fn listen(&self, _what: Listen) -> Option<Notifications> {
+        None
+    }
+    /// See [`TaskSource::lease_due`]: the tasks in running order, each with the rows the
+    /// claim read along (`None` where it read none).
+    fn claim_due(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: f64,
+    ) -> impl Answer<Vec<ClaimedRows>>;
+    /// See [`TaskSource::claim_task`].
+    fn claim_by_id(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim>;
+    /// See [`TaskSource::release_dead_leases`]; on the timekeeping lane, as a backlog of
+    /// transitions must not delay a takeover.
+    fn release_dead(&self, me: &str, timeout: Duration) -> impl Answer<ReleasedLeases>;
 }
+
+#[async_trait]
+impl<D: TaskQueue> TaskSource for D {
+    fn listen(&self, what: Listen) -> Option<Notifications> {
+        TaskQueue::listen(self, what)
+    }
+
+    async fn lease_due(
+        &self,
+        owner: &str,
+        limit: i64,
+        lease: Duration,
+        ahead: f64,
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        let claimed = self.claim_due(owner, limit, lease, ahead).await?;
+        Ok(claimed
+            .into_iter()
+            .map(|(task, rows)| {
+                let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
+                (task, call)
+            })
+            .collect())
+    }
+
+    async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
+        let mut session = self.upkeep().await?;
+        let rows = session
+            .query(backlog(D::Session::KIND), &[cap.into()])
+            .await?;
+        let count = D::Session::columns(only_row(&rows)?, 0).bigint();
+        count
+    }
+
+    async fn operator_gauges(
+        &self,
+        attempts_threshold: i32,
+        cap: i64,
+    ) -> Result<OperatorGauges, StoreError> {
+        let mut session = self.upkeep().await?;
+        let params = [
+            cap.into(),
+            cap.into(),
+            attempts_threshold.into(),
+            cap.into(),
+        ];
+        let rows = session
+            .query(&operator_counts(D::Session::KIND), &params)
+            .await?;
+        let mut counts = D::Session::columns(only_row(&rows)?, 0);
+        Ok(OperatorGauges::from_counts((
+            counts.bigint()?,
+            counts.bigint()?,
+            counts.bigint()?,
+        )))
+    }
+
+    async fn claim_task(
+        &self,
+        task_id: i64,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<TaskClaim, StoreError> {
+        self.claim_by_id(task_id, owner, lease).await
+    }
+
+    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
+        // The timekeeping lane, as the answer times the next claim.
+        let mut session = self.session(Lane::Timekeeping).await?;
+        let rows = session.query(next_due(D::Session::KIND), &[]).await?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let micros = D::Session::columns(row, 0).bigint()?;
+        Ok(Some(Duration::from_micros(micros.max(0) as u64)))
+    }
+
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        task_ids: &[i64],
+        lease: Duration,
+    ) -> Result<u64, StoreError> {
+        if task_ids.is_empty() {
+            return Ok(0);
+        }
+        let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        let mut conn = self.upkeep_locking().await?;
+        let mut renewed = 0;
+        for chunk in task_ids.chunks(IDS_PER_RENEWAL) {
+            let mut filter_params: Vec<Param> = chunk.iter().map(|&id| id.into()).collect();
+            let ids = in_list(&mut filter_params, chunk.len());
+            filter_params.push(owner.into());
+            let rows = update_unlocked(
+                &mut conn,
+                lease_from_now(D::Locking::KIND),
+                vec![micros.into()],
+                &format!("id IN ({ids}) AND lease_owner = ?"),
+                filter_params,
+                "",
+            )
+            .await?;
+            renewed += rows.len() as u64;
+        }
+        D::unlock(conn).await?;
+        Ok(renewed)
+    }
+
+    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        let mut conn = self.upkeep_locking().await?;
+        let released = update_unlocked(
+            &mut conn,
+            "lease_owner = NULL, lease_expires_at = NULL",
+            Vec::new(),
+            "lease_owner = ?",
+            vec![owner.into()],
+            "",
+        )
+        .await?;
+        D::unlock(conn).await?;
+        Ok(released.len() as u64)
+    }
+
+    async fn release_dead_leases(
+        &self,
+        me: &str,
+        timeout: Duration,
+    ) -> Result<ReleasedLeases, StoreError> {
+        self.release_dead(me, timeout).await
+    }
+}
+
+/// Task ids per renewal statement: both databases take at most 65,535 parameters, which
+/// the padded id list (see [`in_list`]) of a larger one could pass.
+const IDS_PER_RENEWAL: usize = 16_384;
 
 /// Due tasks nobody holds, up to the parameter. `now()`, not `clock_timestamp()`, on
 /// PostgreSQL: only a stable bound stops the index scan at the tasks due now instead of
@@ -89,112 +252,6 @@ pub(crate) fn lease_from_now(kind: SqlKind) -> &'static str {
     )
 }
 
-/// See [`crate::TaskSource::count_backlog`].
-pub(crate) async fn count_backlog<D: QueueConnections>(
-    store: &D,
-    cap: i64,
-) -> Result<i64, StoreError> {
-    let mut session = store.upkeep().await?;
-    let rows = session
-        .query(backlog(D::Session::KIND), &[cap.into()])
-        .await?;
-    let count = D::Session::columns(only_row(&rows)?, 0).bigint();
-    count
-}
-
-/// See [`crate::TaskSource::operator_gauges`].
-pub(crate) async fn operator_gauges<D: QueueConnections>(
-    store: &D,
-    attempts_threshold: i32,
-    cap: i64,
-) -> Result<OperatorGauges, StoreError> {
-    let mut session = store.upkeep().await?;
-    let params = [
-        cap.into(),
-        cap.into(),
-        attempts_threshold.into(),
-        cap.into(),
-    ];
-    let rows = session
-        .query(&operator_counts(D::Session::KIND), &params)
-        .await?;
-    let mut counts = D::Session::columns(only_row(&rows)?, 0);
-    Ok(OperatorGauges::from_counts((
-        counts.bigint()?,
-        counts.bigint()?,
-        counts.bigint()?,
-    )))
-}
-
-/// See [`crate::TaskSource::next_task_due_in`]; on the timekeeping lane, as its answer
-/// times the next claim.
-pub(crate) async fn next_task_due_in<D: QueueConnections>(
-    store: &D,
-) -> Result<Option<Duration>, StoreError> {
-    let mut session = store.session(crate::tables::Lane::Timekeeping).await?;
-    let rows = session.query(next_due(D::Session::KIND), &[]).await?;
-    let Some(row) = rows.first() else {
-        return Ok(None);
-    };
-    let micros = D::Session::columns(row, 0).bigint()?;
-    Ok(Some(Duration::from_micros(micros.max(0) as u64)))
-}
-
-/// Task ids per renewal statement: both databases take at most 65,535 parameters, which
-/// the padded id list (see [`in_list`]) of a larger one could pass.
-const IDS_PER_RENEWAL: usize = 16_384;
-
-/// See [`crate::TaskSource::renew_leases`].
-pub(crate) async fn renew_leases<D: QueueConnections>(
-    store: &D,
-    owner: &str,
-    task_ids: &[i64],
-    lease: Duration,
-) -> Result<u64, StoreError> {
-    if task_ids.is_empty() {
-        return Ok(0);
-    }
-    let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
-    let mut conn = store.upkeep_locking().await?;
-    let mut renewed = 0;
-    for chunk in task_ids.chunks(IDS_PER_RENEWAL) {
-        let mut filter_params: Vec<Param> = chunk.iter().map(|&id| id.into()).collect();
-        let ids = in_list(&mut filter_params, chunk.len());
-        filter_params.push(owner.into());
-        let rows = update_unlocked(
-            &mut conn,
-            lease_from_now(D::Locking::KIND),
-            vec![micros.into()],
-            &format!("id IN ({ids}) AND lease_owner = ?"),
-            filter_params,
-            "",
-        )
-        .await?;
-        renewed += rows.len() as u64;
-    }
-    D::unlock(conn).await?;
-    Ok(renewed)
-}
-
-/// See [`crate::TaskSource::release_leases`].
-pub(crate) async fn release_leases<D: QueueConnections>(
-    store: &D,
-    owner: &str,
-) -> Result<u64, StoreError> {
-    let mut conn = store.upkeep_locking().await?;
-    let released = update_unlocked(
-        &mut conn,
-        "lease_owner = NULL, lease_expires_at = NULL",
-        Vec::new(),
-        "lease_owner = ?",
-        vec![owner.into()],
-        "",
-    )
-    .await?;
-    D::unlock(conn).await?;
-    Ok(released.len() as u64)
-}
-
 /// Applies `set` (with `set_params`) to the tasks `filter` (with `filter_params`) picks,
 /// skipping those locked; the rows updated, each its `id` and then `returning` (a
 /// column list starting with a comma, or empty). The three are statement text, never
@@ -203,7 +260,7 @@ pub(crate) async fn release_leases<D: QueueConnections>(
 /// transaction, which takes the same execution's task rows in another order.
 /// PostgreSQL updates in one statement; MySQL has no `UPDATE … RETURNING` and refuses a
 /// subquery on the table it updates, so it reads the rows locked and then updates them
-/// by id, in a transaction ([`QueueConnections::Locking`]).
+/// by id, in a transaction ([`TaskQueue::Locking`]).
 pub(crate) async fn update_unlocked<C: SqlConn>(
     conn: &mut C,
     set: &str,
