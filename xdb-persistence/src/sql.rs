@@ -25,6 +25,8 @@ pub(crate) enum Param<'a> {
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),
     Json(Option<serde_json::Value>),
+    /// JSON borrowed from the row's source (a payload is not copied to be bound).
+    JsonRef(Option<&'a serde_json::Value>),
     /// A JSON value for a column of the user's business table, of the kind given:
     /// MySQL binds it converted by the kind, PostgreSQL as `jsonb`.
     Cell(&'a serde_json::Value, ColumnKind),
@@ -66,6 +68,11 @@ impl From<DateTime<Utc>> for Param<'_> {
     }
 }
 
+/// `value` as a JSON parameter's value; the types stored as JSON always serialize.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("stored values serialize to JSON")
+}
+
 /// Which SQL a connection speaks, for the few statements whose text differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SqlKind {
@@ -97,6 +104,17 @@ pub(crate) trait SqlConn: Send {
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<u64>;
     /// `row`'s columns from position `at` on.
     fn columns(row: &Self::Row, at: usize) -> impl ColumnReader + '_;
+    /// Runs `sql`, an `INSERT` of `rows` rows into a table numbered by its `id` column:
+    /// the rows' ids in order when [`SqlConn::tells_inserted_ids`], else the first's.
+    fn insert_numbered(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: usize,
+    ) -> impl Answer<Vec<i64>>;
+    /// Whether [`SqlConn::insert_numbered`] tells every row's id of a multi-row insert
+    /// (not on MySQL whose `innodb_autoinc_lock_mode` lets other inserts' ids interleave).
+    fn tells_inserted_ids(&self) -> bool;
 }
 
 /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL's form); `?`

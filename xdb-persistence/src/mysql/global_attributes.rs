@@ -21,18 +21,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Row, Transaction, Value};
+use mysql_async::{Row, Value};
 use serde_json::{Number, Value as J};
-use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue};
 
-use super::sql_conn::mysql_params;
 use super::tables::{AffectedRows, MySqlRows};
 use super::MySqlStore;
 use crate::business_table::{kind_of, BusinessTable, ColumnKind, ColumnKinds};
-use crate::sql::SqlKind;
-use crate::sql_tables::business_rows::{
-    in_user_table, update_statement, updated, with_key, BusinessConn,
-};
+use crate::sql_tables::business_rows::BusinessConn;
 use crate::StoreError;
 
 /// How long a table's column types are trusted before they are read again (a missing
@@ -266,23 +261,6 @@ impl<Q: Queryable + AffectedRows + Sync> BusinessConn for MySqlRows<Q> {
         });
         Ok(cells.collect())
     }
-}
-
-/// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row.
-pub(crate) async fn update(
-    tx: &mut Transaction<'_>,
-    store: &MySqlStore,
-    config: &GlobalAttributeConfig,
-    values: &[GlobalAttributeValue],
-) -> Result<(), StoreError> {
-    let table = BusinessTable::checked(config, SqlKind::MySql)?;
-    let names = with_key(&table, values.iter().map(|v| v.column.as_str()));
-    let kinds = column_kinds(tx, store, &table, &names).await?;
-    let (sql, params) = update_statement(&table, &kinds, values)?;
-    let written = tx.exec_drop(sql, mysql_params(&params)).await;
-    written.map_err(|e| in_user_table(e.into()))?;
-    // CLIENT_FOUND_ROWS: matched rows, so writing the values a row already has counts.
-    updated(&table, tx.affected_rows())
 }
 
 #[cfg(test)]

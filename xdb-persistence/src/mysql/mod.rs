@@ -13,15 +13,12 @@
 //! - no `UPDATE … RETURNING`: claiming tasks is `SELECT … FOR UPDATE SKIP LOCKED`, then
 //!   `UPDATE`, in one transaction.
 
-mod apply_plan;
 mod error;
-mod first_start;
 mod global_attributes;
 mod rows;
 mod sql_conn;
 mod tables;
 mod task_queue;
-mod transition_batch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +28,8 @@ use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transactio
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
 use crate::error::invalid_database_url;
+use crate::sql_tables::first_start_batch::FirstStarts;
+use crate::sql_tables::transition_batch::TransitionBatches;
 use crate::tables::Answer;
 use crate::{StoreError, StoreOptions};
 
@@ -80,11 +79,11 @@ pub struct MySqlStore {
     mariadb: bool,
     /// See [`MySqlStore::consecutive_insert_ids`].
     consecutive_insert_ids: bool,
-    transition_batches: transition_batch::TransitionBatches,
+    transition_batches: TransitionBatches<MySqlStore>,
     /// See [`MySqlStore::without_batched_transitions`].
     batched_transitions: bool,
     /// The batches that first starts are committed in.
-    first_starts: first_start::FirstStarts,
+    first_starts: FirstStarts<MySqlStore>,
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
@@ -139,16 +138,14 @@ impl MySqlStore {
         let consecutive_insert_ids = server.is_some_and(|(_, mode)| mode < 2);
         drop(conn);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
-        let transition_batches =
-            transition_batch::TransitionBatches::start(&pool, &timekeeping, consecutive_insert_ids);
         Ok(Self {
-            first_starts: first_start::FirstStarts::start(pool.clone(), pool_wait),
+            transition_batches: TransitionBatches::start(),
+            first_starts: FirstStarts::start(),
             pool,
             timekeeping,
             database,
             mariadb,
             consecutive_insert_ids,
-            transition_batches,
             batched_transitions: true,
             columns: Arc::default(),
             continuation_lease,
@@ -178,8 +175,13 @@ impl MySqlStore {
     }
 
     /// The batches that usual transitions, decided as read, are committed in.
-    pub(crate) fn transition_batches(&self) -> &transition_batch::TransitionBatches {
+    pub(crate) fn transition_batches(&self) -> &TransitionBatches<MySqlStore> {
         &self.transition_batches
+    }
+
+    /// The batches that first starts are committed in.
+    pub(crate) fn first_starts(&self) -> &FirstStarts<MySqlStore> {
+        &self.first_starts
     }
 
     /// When claims look for leases that ran out (shared by clones: one claim loop).

@@ -7,10 +7,10 @@ use mysql_async::prelude::FromValue;
 use mysql_async::{Row, Value};
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, StateExecution, Task};
+use xdb_engine::Task;
 
-use crate::columns::{read_process, read_state, read_task, ColumnReader, PROCESS_COLUMN_COUNT};
-pub(crate) use crate::columns::{PROCESS_COLUMNS, STATE_COLUMNS, TASK_COLUMNS};
+pub(crate) use crate::columns::TASK_COLUMNS;
+use crate::columns::{read_task, ColumnReader};
 pub(crate) use crate::sql_tables::in_list::in_list;
 use crate::StoreError;
 
@@ -35,68 +35,6 @@ pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
 /// A UTC timestamp as a `DATETIME(6)` parameter.
 pub(crate) fn time_value(time: DateTime<Utc>) -> Value {
     Value::from(time.naive_utc())
-}
-
-pub(crate) fn opt_time_value(time: Option<DateTime<Utc>>) -> Value {
-    time.map_or(Value::NULL, time_value)
-}
-
-pub(crate) fn uuid_value(id: Uuid) -> Value {
-    Value::from(id.to_string())
-}
-
-/// The values of an execution row, in the column order of its inserts.
-pub(crate) fn execution_values(execution: &ProcessExecution) -> Vec<Value> {
-    vec![
-        uuid_value(execution.id),
-        Value::from(execution.process_id.as_str()),
-        Value::from(execution.process_type.as_str()),
-        Value::from(execution.worker_url.as_str()),
-        Value::from(execution.status.as_str()),
-        time_value(execution.start_time),
-        Value::from(execution.timeout_seconds),
-        Value::from(execution.running_state_executions),
-        Value::from(json_text(&execution.state_execution_sequences)),
-        Value::from(execution.global_attribute_config.as_ref().map(json_text)),
-    ]
-}
-
-pub(crate) fn process_from_row(row: &Row) -> Result<ProcessExecution, StoreError> {
-    read_process(&mut Positional { row, at: 0 })
-}
-
-/// `SELECT` of `count` executions (`p`) and one state (`s`) of each, both locked, in
-/// the order of the executions' ids (the execution rows drive the join, so each is
-/// locked before its state, as in every transaction). Parameters: the executions' ids,
-/// then each state's execution id, state id and number.
-pub(crate) fn lock_processes_and_states(count: usize) -> String {
-    let process_columns = crate::columns::qualified(PROCESS_COLUMNS, "p");
-    let state_columns = crate::columns::qualified(STATE_COLUMNS, "s");
-    let ids = vec!["?"; count].join(", ");
-    let states = vec!["(?, ?, ?)"; count].join(", ");
-    format!(
-        "SELECT STRAIGHT_JOIN {process_columns}, {state_columns} \
-         FROM xdb_sys_process_executions p \
-         JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
-         WHERE p.id IN ({ids}) \
-           AND (s.process_execution_id, s.state_id, s.state_execution_number) IN ({states}) \
-         ORDER BY p.id FOR UPDATE"
-    )
-}
-
-/// An execution and its state from a row of [`lock_processes_and_states`].
-pub(crate) fn process_and_state_from_row(
-    row: &Row,
-) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
-    let process = process_from_row(row)?;
-    let state = match row.get_opt::<Option<String>, usize>(PROCESS_COLUMN_COUNT + 1) {
-        Some(Ok(Some(_))) => Some(read_state(&mut Positional {
-            row,
-            at: PROCESS_COLUMN_COUNT,
-        })?),
-        _ => None,
-    };
-    Ok((process, state))
 }
 
 pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {

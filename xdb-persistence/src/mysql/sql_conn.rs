@@ -20,6 +20,7 @@ fn mysql_value(param: &Param<'_>) -> Value {
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),
         Param::Json(value) => value.as_ref().map_or(Value::NULL, |v| json_text(v).into()),
+        Param::JsonRef(value) => value.map_or(Value::NULL, |v| json_text(v).into()),
         Param::Cell(value, kind) => to_mysql(value, *kind),
     }
 }
@@ -47,5 +48,25 @@ impl<Q: Queryable + AffectedRows + Sync> SqlConn for MySqlRows<Q> {
 
     fn columns(row: &Row, at: usize) -> impl ColumnReader + '_ {
         Positional { row, at }
+    }
+
+    async fn insert_numbered(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        rows: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.conn.exec_drop(sql, mysql_params(params)).await?;
+        let first = self
+            .conn
+            .last_id()
+            .ok_or_else(|| StoreError::Database("the insert returned no id".into()))?
+            as i64;
+        let told = if self.tells_inserted_ids() { rows } else { 1 };
+        Ok((first..first + told as i64).collect())
+    }
+
+    fn tells_inserted_ids(&self) -> bool {
+        self.store.consecutive_insert_ids()
     }
 }

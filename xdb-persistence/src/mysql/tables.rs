@@ -11,9 +11,9 @@ use mysql_async::{Conn, Transaction as MySqlTransaction};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 
-use super::rows::execution_values;
-use super::{apply_plan, MySqlStore};
+use super::MySqlStore;
 use crate::continuation::LeaseTo;
+use crate::sql_tables::plan_rows;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
 use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction};
 use crate::{Applied, StoreError};
@@ -24,21 +24,32 @@ pub struct MySqlRows<Q> {
     pub(super) store: MySqlStore,
 }
 
-/// The rows the last statement changed (matched, see `CLIENT_FOUND_ROWS`): inherent on
-/// both connection types, not part of [`Queryable`].
+/// What the last statement did: inherent on both connection types, not part of
+/// [`Queryable`].
 pub trait AffectedRows {
+    /// The rows it changed (matched, see `CLIENT_FOUND_ROWS`).
     fn affected(&self) -> u64;
+    /// The `AUTO_INCREMENT` id of the first row it inserted.
+    fn last_id(&self) -> Option<u64>;
 }
 
 impl AffectedRows for Conn {
     fn affected(&self) -> u64 {
         self.affected_rows()
     }
+
+    fn last_id(&self) -> Option<u64> {
+        self.last_insert_id()
+    }
 }
 
 impl AffectedRows for MySqlTransaction<'_> {
     fn affected(&self) -> u64 {
         self.affected_rows()
+    }
+
+    fn last_id(&self) -> Option<u64> {
+        self.last_insert_id()
     }
 }
 
@@ -81,7 +92,10 @@ impl Dialect for MySqlStore {
         plan: &TransitionPlan,
         now: DateTime<Utc>,
     ) -> Result<Option<Applied>, StoreError> {
-        super::transition_batch::transition_as_read(self, lane, task, owner, call, plan, now).await
+        let batches = self.transition_batches();
+        batches
+            .transition_as_read(self, lane, task, owner, call, plan, now)
+            .await
     }
 
     fn transitions_as_read(&self) -> bool {
@@ -94,7 +108,10 @@ impl Dialect for MySqlStore {
         new_id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<Option<Uuid>, StoreError> {
-        super::first_start::start_first_execution(self, request, new_id, now).await
+        let starts = self.first_starts();
+        starts
+            .start_first_execution(self, request, new_id, now)
+            .await
     }
 }
 
@@ -103,16 +120,7 @@ impl<Q: Queryable + AffectedRows + Sync> NewExecutionRow for MySqlRows<Q> {
         &mut self,
         execution: &ProcessExecution,
     ) -> Result<(), StoreError> {
-        self.conn
-            .exec_drop(
-                "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, \
-                   worker_url, status, start_time, timeout_seconds, running_state_executions, \
-                   state_execution_sequences, global_attribute_config) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                execution_values(execution),
-            )
-            .await?;
-        Ok(())
+        process_rows::insert_executions(self, &[execution]).await
     }
 }
 
@@ -127,9 +135,7 @@ impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {
         _finish: Finish,
     ) -> Result<(Applied, bool), StoreError> {
         // No LISTEN/NOTIFY to announce with, and COMMIT is a statement of its own.
-        let applied =
-            apply_plan::apply_plan(&mut self.conn, &self.store, process, plan, now, lease_to)
-                .await?;
+        let applied = plan_rows::apply_plan(self, process, plan, now, lease_to).await?;
         Ok((applied, false))
     }
 }

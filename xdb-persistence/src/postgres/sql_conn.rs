@@ -20,6 +20,7 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
         Param::BigInt(value) => Box::new(*value),
         Param::Time(time) => Box::new(*time),
         Param::Json(value) => Box::new(value.as_ref().map(Json)),
+        Param::JsonRef(value) => Box::new(value.map(Json)),
         Param::Cell(value, _) => Box::new(Json(*value)),
     }
 }
@@ -59,5 +60,19 @@ impl SqlConn for PgRows {
 
     fn columns(row: &Row, at: usize) -> impl ColumnReader + '_ {
         Columns { row, at }
+    }
+
+    async fn insert_numbered(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        _rows: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        let rows = self.query(&format!("{sql} RETURNING id"), params).await?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+
+    fn tells_inserted_ids(&self) -> bool {
+        true
     }
 }

@@ -44,6 +44,27 @@ async fn read_local_attributes<C: SqlConn>(
     attributes::<C>(conn.query(&sql, &params).await?)
 }
 
+/// Sets the execution's local attributes `values`.
+pub(crate) async fn write_local_attributes<C: SqlConn>(
+    conn: &mut C,
+    process: Uuid,
+    values: &[LocalAttributeValue],
+) -> Result<(), StoreError> {
+    let sql = C::KIND.pick(
+        "INSERT INTO xdb_sys_local_attributes (process_execution_id, key, value) \
+         VALUES (?, ?, ?) ON CONFLICT (process_execution_id, key) \
+         DO UPDATE SET value = EXCLUDED.value",
+        "INSERT INTO xdb_sys_local_attributes (process_execution_id, `key`, value) \
+         VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)",
+    );
+    for attribute in values {
+        let value = Param::Json(Some(crate::sql::json(&attribute.value)));
+        let params = [process.into(), attribute.key.as_str().into(), value];
+        conn.execute(sql, &params).await?;
+    }
+    Ok(())
+}
+
 /// Every local attribute of the execution, by key.
 async fn all_local_attributes<C: SqlConn>(
     conn: &mut C,

@@ -276,6 +276,21 @@ pub(crate) fn update_statement<'v>(
     Ok((sql, params))
 }
 
+/// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row
+/// `config` names.
+pub(crate) async fn update<C: BusinessConn>(
+    conn: &mut C,
+    config: &GlobalAttributeConfig,
+    values: &[GlobalAttributeValue],
+) -> Result<(), StoreError> {
+    let table = BusinessTable::checked(config, C::KIND)?;
+    let names = with_key(&table, values.iter().map(|v| v.column.as_str()));
+    let kinds = conn.column_kinds(&table, &names).await?;
+    let (sql, params) = update_statement(&table, &kinds, values)?;
+    let rows = conn.execute(&sql, &params).await.map_err(in_user_table)?;
+    updated(&table, rows)
+}
+
 /// An update that matched `rows` rows: the row must have been there.
 pub(crate) fn updated(table: &BusinessTable<'_>, rows: u64) -> Result<(), StoreError> {
     if rows == 0 {

@@ -12,7 +12,7 @@ use crate::columns::{
     qualified, read_process, read_state, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT,
     STATE_COLUMNS,
 };
-use crate::sql::{Param, SqlConn, SqlKind};
+use crate::sql::{json, Param, SqlConn, SqlKind};
 use crate::tables::{Answer, ListQuery, ProcessRows};
 use crate::StoreError;
 
@@ -21,6 +21,36 @@ use crate::StoreError;
 pub(crate) trait NewExecutionRow {
     /// See [`ProcessRows::insert_execution`].
     fn insert_new_execution(&mut self, execution: &ProcessExecution) -> impl Answer<()>;
+}
+
+/// Inserts `executions`' rows in one statement.
+pub(crate) async fn insert_executions<C: SqlConn>(
+    conn: &mut C,
+    executions: &[&ProcessExecution],
+) -> Result<(), StoreError> {
+    let mut params = Vec::with_capacity(executions.len() * 10);
+    for execution in executions {
+        params.extend([
+            Param::from(execution.id),
+            execution.process_id.as_str().into(),
+            execution.process_type.as_str().into(),
+            execution.worker_url.as_str().into(),
+            execution.status.as_str().into(),
+            execution.start_time.into(),
+            execution.timeout_seconds.into(),
+            execution.running_state_executions.into(),
+            Param::Json(Some(json(&execution.state_execution_sequences))),
+            Param::Json(execution.global_attribute_config.as_ref().map(json)),
+        ]);
+    }
+    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; executions.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
+           status, start_time, timeout_seconds, running_state_executions, \
+           state_execution_sequences, global_attribute_config) VALUES {rows}"
+    );
+    conn.execute(&sql, &params).await?;
+    Ok(())
 }
 
 /// An execution row by id: plain, and locked. Parameter: id.

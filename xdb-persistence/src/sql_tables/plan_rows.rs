@@ -1,0 +1,473 @@
+//! Writes [`TransitionPlan`]s over a [`SqlConn`], written once: the plan writer of
+//! MySQL, and of the batched transitions and first starts (PostgreSQL's own plan
+//! writer sends a plan as one statement, see `postgres::pipeline`).
+//!
+//! [`PlanRows`] gathers what the plans of one transaction change, and sends one
+//! statement per kind of row for all of them: the execution rows' updates, the state
+//! rows' updates (each guarded by the version its plan was decided from), and the new
+//! states, tasks and history events. The writes that abort, delete or consume rows
+//! (closes, timers, messages: rare) go out at once, one statement each. A transaction's
+//! plans change disjoint rows (each plan never changes one row twice, see
+//! [`crate::plan_writes`], and a batch holds one plan per execution), so the order
+//! between the statements does not matter.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+use xdb_engine::{
+    HistoryEntry, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
+    StateExecutionStatus, StateUpdate, Task, TransitionPlan,
+};
+
+use super::attribute_rows::write_local_attributes;
+use super::business_rows::{self, BusinessConn};
+use super::in_list::in_list;
+use crate::continuation::LeaseTo;
+use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
+use crate::sql::{json, Param, SqlConn, SqlKind};
+use crate::trace_context::{self, TaskInfo};
+use crate::{Applied, StoreError};
+
+/// Applies `plan` for `process`. A state row whose version moved meanwhile, or a message
+/// consumed meanwhile, fails it with [`StoreError::Stale`]. With `lease_to`, the plan's
+/// continuation is inserted already leased and returned.
+pub(crate) async fn apply_plan<'a, C: BusinessConn>(
+    conn: &mut C,
+    process: &ProcessExecution,
+    plan: &'a TransitionPlan,
+    now: DateTime<Utc>,
+    lease_to: Option<LeaseTo<'a>>,
+) -> Result<Applied, StoreError> {
+    let mut rows = PlanRows::default();
+    let info = trace_context::task_info();
+    rows.write(conn, process.id, plan, now, lease_to, info)
+        .await?;
+    let mut continuations = rows.send(conn).await?;
+    let writes = &plan.attribute_writes;
+    if let Some(config) = checked_attribute_writes(process, writes)? {
+        business_rows::update(conn, config, &writes.global_attributes).await?;
+    }
+    write_local_attributes(conn, process.id, &writes.local_attributes).await?;
+    Ok(applied(process, plan, continuations.remove(&process.id)))
+}
+
+/// What a committed `plan` of `process` did, its leased `continuation` included.
+pub(crate) fn applied(
+    process: &ProcessExecution,
+    plan: &TransitionPlan,
+    continuation: Option<Task>,
+) -> Applied {
+    Applied {
+        created_tasks: plan.new_tasks.len() > usize::from(continuation.is_some()),
+        closed_process: plan.closes_process(),
+        closed_outcome: crate::plan_writes::closed_outcome(process, plan).map(Box::new),
+        continuation,
+        continuation_call: None,
+    }
+}
+
+/// A task row to insert.
+struct TaskRow<'a> {
+    process: Uuid,
+    now: DateTime<Utc>,
+    task: &'a NewTask,
+    leased: Option<LeaseTo<'a>>,
+    info: Option<Value>,
+    traceparent: Option<String>,
+}
+
+/// The rows that plans change, gathered to go out as one statement per kind.
+#[derive(Default)]
+pub(crate) struct PlanRows<'a> {
+    processes: Vec<(Uuid, &'a ProcessUpdate)>,
+    states: Vec<(Uuid, &'a StateUpdate, StateExecutionStatus)>,
+    new_states: Vec<(Uuid, &'a NewStateExecution)>,
+    tasks: Vec<TaskRow<'a>>,
+    history: Vec<(Uuid, &'a HistoryEntry, DateTime<Utc>)>,
+}
+
+impl<'a> PlanRows<'a> {
+    /// Gathers the writes of `plan` (for execution `id`, decided at `now`), and sends
+    /// at once those that abort, delete or consume rows; `info` goes with its tasks.
+    pub async fn write<C: SqlConn>(
+        &mut self,
+        conn: &mut C,
+        id: Uuid,
+        plan: &'a TransitionPlan,
+        now: DateTime<Utc>,
+        lease_to: Option<LeaseTo<'a>>,
+        info: Option<TaskInfo>,
+    ) -> Result<(), StoreError> {
+        let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
+        let info = info.as_ref().map(json);
+        for write in plan_writes(plan, now, lease_to) {
+            match write {
+                Write::Process(update) => self.processes.push((id, update)),
+                Write::State { update, status } => self.states.push((id, update, status)),
+                Write::NewState(state) => self.new_states.push((id, state)),
+                Write::NewTask { task, leased } => self.tasks.push(TaskRow {
+                    process: id,
+                    now,
+                    task,
+                    leased,
+                    info: info.clone(),
+                    traceparent: traceparent.clone(),
+                }),
+                Write::History(entries) => {
+                    self.history.extend(entries.iter().map(|e| (id, e, now)))
+                }
+                write => remove_rows(conn, id, write).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the writes gathered; returns the leased continuations by execution.
+    pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
+        update_processes(conn, &self.processes).await?;
+        update_states(conn, &self.states).await?;
+        insert_states(conn, &self.new_states).await?;
+        let continuations = insert_tasks(conn, &self.tasks).await?;
+        insert_history(conn, &self.history).await?;
+        Ok(continuations)
+    }
+}
+
+/// A placeholder for a value of `sql_type`: PostgreSQL cannot infer the type of a
+/// parameter that a `CASE` returns, MySQL needs no cast.
+fn typed(kind: SqlKind, sql_type: &str) -> String {
+    kind.pick(format!("CAST(? AS {sql_type})"), "?".to_string())
+}
+
+/// `rows` padded to a power of two by repeating the last, so that few distinct
+/// statements reach each connection's prepared-statement cache (a repeated row matches
+/// the same row again: the rows matched do not change).
+fn padded<T: Copy>(rows: &[T]) -> impl Iterator<Item = T> + '_ {
+    let last = rows.last().copied();
+    let padding = rows.len().next_power_of_two() - rows.len();
+    rows.iter()
+        .copied()
+        .chain(std::iter::repeat_n(last, padding).flatten())
+}
+
+/// The execution rows' updates in one statement: each changed column of each row, the
+/// others kept.
+async fn update_processes<C: SqlConn>(
+    conn: &mut C,
+    updates: &[(Uuid, &ProcessUpdate)],
+) -> Result<(), StoreError> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    type Value = fn(&ProcessUpdate) -> Param<'_>;
+    let columns: [(&str, &str, Value); 7] = [
+        ("status", "text", |u| {
+            Param::Text(u.status.map(|s| s.as_str()))
+        }),
+        ("close_time", "timestamptz", |u| Param::Time(u.close_time)),
+        ("running_state_executions", "int", |u| {
+            Param::Int(u.running_state_executions)
+        }),
+        ("graceful_completion", "jsonb", |u| {
+            Param::Json(u.graceful_completion.as_ref().map(json))
+        }),
+        ("state_execution_sequences", "jsonb", |u| {
+            Param::Json(u.state_execution_sequences.as_ref().map(json))
+        }),
+        ("result", "jsonb", |u| {
+            Param::Json(u.result.as_ref().map(json))
+        }),
+        ("failure", "jsonb", |u| {
+            Param::Json(u.failure.as_ref().map(json))
+        }),
+    ];
+    let mut params = Vec::new();
+    let mut assignments = Vec::with_capacity(columns.len());
+    for (column, sql_type, value) in columns {
+        let when = format!(" WHEN ? THEN {}", typed(C::KIND, sql_type));
+        let mut cases = String::new();
+        for (id, update) in padded(updates) {
+            cases.push_str(&when);
+            params.extend([id.into(), value(update)]);
+        }
+        assignments.push(format!("{column} = COALESCE(CASE id{cases} END, {column})"));
+    }
+    params.extend(updates.iter().map(|(id, _)| Param::from(*id)));
+    let ids = in_list(&mut params, updates.len());
+    let sql = format!(
+        "UPDATE xdb_sys_process_executions SET {} WHERE id IN ({ids})",
+        assignments.join(", ")
+    );
+    conn.execute(&sql, &params).await?;
+    Ok(())
+}
+
+/// The state rows' updates in one statement, each only while at the version its plan
+/// read; `Stale` when one was not.
+async fn update_states<C: SqlConn>(
+    conn: &mut C,
+    updates: &[(Uuid, &StateUpdate, StateExecutionStatus)],
+) -> Result<(), StoreError> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    type Value<'v> = fn(&'v StateUpdate, StateExecutionStatus) -> Param<'v>;
+    let columns: [(&str, &str, Value<'_>); 4] = [
+        ("status", "text", |_, status| {
+            Param::Text(Some(status.as_str()))
+        }),
+        ("command_request", "jsonb", |u, _| {
+            Param::Json(u.command_request.as_ref().map(json))
+        }),
+        ("command_results", "jsonb", |u, _| {
+            Param::Json(u.command_progress.as_ref().map(json))
+        }),
+        ("last_failure", "jsonb", |u, _| {
+            Param::JsonRef(u.last_failure.as_ref())
+        }),
+    ];
+    const ROW: &str = "process_execution_id = ? AND state_id = ? AND state_execution_number = ?";
+    let mut params = Vec::new();
+    let mut assignments = Vec::with_capacity(columns.len() + 1);
+    for (column, sql_type, value) in columns {
+        let when = format!(" WHEN {ROW} THEN {}", typed(C::KIND, sql_type));
+        let mut cases = String::new();
+        for (id, update, status) in padded(updates) {
+            cases.push_str(&when);
+            params.extend(state_key(id, update));
+            params.push(value(update, status));
+        }
+        let case = format!("CASE{cases} END");
+        assignments.push(match column {
+            "last_failure" => format!("{column} = COALESCE({case}, {column})"),
+            _ => format!("{column} = {case}"),
+        });
+    }
+    assignments.push("version = version + 1".into());
+    let mut guards = Vec::new();
+    for (id, update, _) in padded(updates) {
+        guards.push(format!("({ROW} AND version = ?)"));
+        params.extend(state_key(id, update));
+        params.push(update.expected_version.into());
+    }
+    let sql = format!(
+        "UPDATE xdb_sys_async_state_executions SET {} WHERE {}",
+        assignments.join(", "),
+        guards.join(" OR ")
+    );
+    if conn.execute(&sql, &params).await? != updates.len() as u64 {
+        return Err(StoreError::Stale(
+            "a state execution changed meanwhile".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The parameters of a state row's key, as [`update_states`] matches it.
+fn state_key(id: Uuid, update: &StateUpdate) -> [Param<'_>; 3] {
+    [
+        id.into(),
+        update.id.state_id.as_str().into(),
+        update.id.number.into(),
+    ]
+}
+
+/// One write that aborts, deletes or consumes rows of execution `id`.
+async fn remove_rows<C: SqlConn>(
+    conn: &mut C,
+    id: Uuid,
+    write: Write<'_>,
+) -> Result<(), StoreError> {
+    match write {
+        Write::AbortActiveStates { except } => {
+            let mut params = vec![
+                StateExecutionStatus::Aborted.as_str().into(),
+                id.into(),
+                StateExecutionStatus::WaitUntilRunning.as_str().into(),
+                StateExecutionStatus::WaitingCommands.as_str().into(),
+                StateExecutionStatus::ExecuteRunning.as_str().into(),
+            ];
+            // The states the plan updates are aborted by their own update.
+            let mut excluded = String::new();
+            for state in except {
+                excluded.push_str(" AND NOT (state_id = ? AND state_execution_number = ?)");
+                params.extend([state.state_id.as_str().into(), state.number.into()]);
+            }
+            let sql = format!(
+                "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1 \
+                 WHERE process_execution_id = ? AND status IN (?, ?, ?){excluded}"
+            );
+            conn.execute(&sql, &params).await?;
+        }
+        Write::DeleteTasks => {
+            let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?";
+            conn.execute(sql, &[id.into()]).await?;
+        }
+        Write::DeleteTimers(state) => {
+            let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
+                 AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'";
+            let params = [
+                id.into(),
+                state.state_id.as_str().into(),
+                state.number.into(),
+            ];
+            conn.execute(sql, &params).await?;
+        }
+        Write::Consume(consumption) => {
+            let consumed_by = consumption.consumed_by.to_string();
+            let mut params = vec![consumed_by.as_str().into(), id.into()];
+            let sequence_ids = &consumption.sequence_ids;
+            params.extend(sequence_ids.iter().map(|s| Param::from(*s)));
+            let list = in_list(&mut params, sequence_ids.len());
+            let sql = format!(
+                "UPDATE xdb_sys_local_queue_messages SET consumed_by = ? \
+                 WHERE process_execution_id = ? AND sequence_id IN ({list}) \
+                   AND consumed_by IS NULL"
+            );
+            if conn.execute(&sql, &params).await? != sequence_ids.len() as u64 {
+                return Err(StoreError::Stale(
+                    "a local-queue message was consumed meanwhile".into(),
+                ));
+            }
+        }
+        Write::Process(_)
+        | Write::State { .. }
+        | Write::NewState(_)
+        | Write::NewTask { .. }
+        | Write::History(_) => unreachable!("PlanRows gathers these"),
+    }
+    Ok(())
+}
+
+/// The new states in one statement.
+async fn insert_states<C: SqlConn>(
+    conn: &mut C,
+    states: &[(Uuid, &NewStateExecution)],
+) -> Result<(), StoreError> {
+    if states.is_empty() {
+        return Ok(());
+    }
+    let mut params = Vec::with_capacity(states.len() * 6);
+    for (id, state) in states {
+        params.extend([
+            Param::from(*id),
+            state.id.state_id.as_str().into(),
+            state.id.number.into(),
+            state.status.as_str().into(),
+            Param::Json(state.input.as_ref().map(json)),
+            Param::Json(Some(json(&state.config))),
+        ]);
+    }
+    let rows = vec!["(?, ?, ?, ?, ?, ?)"; states.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO xdb_sys_async_state_executions (process_execution_id, state_id, \
+           state_execution_number, status, input, config) VALUES {rows}"
+    );
+    conn.execute(&sql, &params).await?;
+    Ok(())
+}
+
+/// The new tasks, in as few statements as their ids allow; the leased continuations by
+/// execution. A leased row is leased from the database's now.
+async fn insert_tasks<C: SqlConn>(
+    conn: &mut C,
+    tasks: &[TaskRow<'_>],
+) -> Result<HashMap<Uuid, Task>, StoreError> {
+    let (leased, unleased): (Vec<_>, Vec<_>) = tasks.iter().partition(|t| t.leased.is_some());
+    let mut continuations = HashMap::with_capacity(leased.len());
+    if conn.tells_inserted_ids() || leased.len() <= 1 {
+        // The leased rows first: their ids are the first told.
+        let rows: Vec<&TaskRow> = leased.iter().chain(&unleased).copied().collect();
+        let ids = insert_task_rows(conn, &rows).await?;
+        for (row, id) in leased.iter().zip(ids) {
+            continuations.insert(row.process, leased_task(row, id));
+        }
+    } else {
+        for row in &leased {
+            let ids = insert_task_rows(conn, &[row]).await?;
+            continuations.insert(row.process, leased_task(row, ids[0]));
+        }
+        insert_task_rows(conn, &unleased).await?;
+    }
+    Ok(continuations)
+}
+
+/// `tasks` in one statement; the ids [`SqlConn::insert_numbered`] tells.
+async fn insert_task_rows<C: SqlConn>(
+    conn: &mut C,
+    tasks: &[&TaskRow<'_>],
+) -> Result<Vec<i64>, StoreError> {
+    if tasks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut params = Vec::with_capacity(tasks.len() * 10);
+    for row in tasks {
+        let (task, leased) = (row.task, row.leased);
+        params.extend([
+            task.task_type.as_str().into(),
+            task.fire_at.into(),
+            row.process.into(),
+            Param::Text(task.state.as_ref().map(|s| s.state_id.as_str())),
+            Param::Int(task.state.as_ref().map(|s| s.number)),
+            Param::Int(task.timer_index),
+            Param::Text(leased.map(|to| to.owner)),
+            Param::BigInt(leased.map(|to| to.lease.as_micros() as i64)),
+            Param::Time(leased.map(|_| row.now)),
+            Param::JsonRef(row.info.as_ref()),
+        ]);
+    }
+    let lease_ends = C::KIND.pick(
+        "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
+        "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
+    );
+    let rows = vec![format!("(?, ?, ?, ?, ?, ?, ?, {lease_ends}, ?, ?)"); tasks.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
+           state_execution_number, timer_index, lease_owner, lease_expires_at, \
+           first_attempt_at, info) VALUES {rows}"
+    );
+    conn.insert_numbered(&sql, &params, tasks.len()).await
+}
+
+/// The continuation a leased task row became, as its claim would read it.
+fn leased_task(row: &TaskRow, id: i64) -> Task {
+    Task {
+        id,
+        task_type: row.task.task_type,
+        fire_at: row.task.fire_at,
+        process_execution_id: row.process,
+        state: row.task.state.clone(),
+        timer_index: row.task.timer_index,
+        attempt: 1,
+        first_attempt_at: Some(row.now),
+        traceparent: row.traceparent.clone(),
+    }
+}
+
+/// Every event in one statement keeps history off the critical path.
+async fn insert_history<C: SqlConn>(
+    conn: &mut C,
+    entries: &[(Uuid, &HistoryEntry, DateTime<Utc>)],
+) -> Result<(), StoreError> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut params = Vec::with_capacity(entries.len() * 4);
+    for (id, entry, now) in entries {
+        params.extend([
+            Param::from(*id),
+            Param::from(*now),
+            Param::from(entry.event_type),
+            Param::JsonRef(Some(&entry.details)),
+        ]);
+    }
+    let rows = vec!["(?, ?, ?, ?)"; entries.len()].join(", ");
+    let sql = format!(
+        "INSERT INTO xdb_sys_history_events \
+           (process_execution_id, event_time, event_type, details) VALUES {rows}"
+    );
+    conn.execute(&sql, &params).await?;
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Usual task transitions, decided from the rows their worker call was read with,
+//! committed together: a faster form of `crate::operations`' task transitions, written
+//! once over [`SqlConn`] (MySQL's; PostgreSQL has a one-statement form of its own).
+//!
+//! Alone, a transition is a transaction of about nine statements, a round trip each,
+//! and MariaDB's cost is per statement. Transitions ready at the same time (gathered by
+//! [`crate::batches`]) share one transaction instead: one statement locks every
+//! execution row and state row of the batch, one takes every task, and [`PlanRows`]
+//! sends one statement per kind of row for every plan; one COMMIT ends it. A transition
+//! whose rows moved since they were read (the execution's status, running states, state
+//! sequences or graceful completion, or the state's version: what PostgreSQL's
+//! one-statement form checks) drops out with nothing written, and its caller locks,
+//! reads and decides again. Any other failure before COMMIT rolls the batch back and
+//! sends every caller that way.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
+
+use super::in_list::in_list;
+use super::plan_rows::{applied, PlanRows};
+use super::process_rows::process_and_state_of;
+use crate::batches::{Batcher, Queued};
+use crate::columns::{qualified, PROCESS_COLUMNS, STATE_COLUMNS};
+use crate::continuation::LeaseTo;
+use crate::operations::continuation_call_without_reads;
+use crate::plan_writes::is_plain_transition;
+use crate::sql::{Param, SqlConn};
+use crate::tables::{Dialect, Lane, Transaction};
+use crate::trace_context::{self, TaskInfo};
+use crate::{Applied, StateCall, StoreError};
+
+/// Batches in flight at once per lane; transitions wait while all are busy. Few, so
+/// that transitions gather under load instead of each finding a slot of its own.
+const SLOTS: usize = 2;
+
+/// Most transitions in one batch.
+const MAX_BATCH: usize = 32;
+
+/// A dialect whose transactions run [`SqlConn`] statements: what batches need.
+pub(crate) trait BatchDialect: Dialect<Tx: SqlConn> + Clone {}
+impl<D: Dialect<Tx: SqlConn> + Clone> BatchDialect for D {}
+
+/// One transition, what it was decided from, and the store it is written to.
+pub(crate) struct Job<D> {
+    store: D,
+    task: Task,
+    owner: String,
+    process: ProcessExecution,
+    state: StateExecution,
+    plan: TransitionPlan,
+    now: DateTime<Utc>,
+    lease: Option<Duration>,
+    info: Option<TaskInfo>,
+}
+
+type Batch<D> = Vec<Queued<Job<D>, Option<Applied>>>;
+
+/// The transition batches of one store, a batcher per lane; cloning shares them.
+pub(crate) struct TransitionBatches<D> {
+    main: Batcher<Job<D>, Option<Applied>>,
+    timekeeping: Batcher<Job<D>, Option<Applied>>,
+}
+
+impl<D> Clone for TransitionBatches<D> {
+    fn clone(&self) -> Self {
+        Self {
+            main: self.main.clone(),
+            timekeeping: self.timekeeping.clone(),
+        }
+    }
+}
+
+impl<D: BatchDialect> TransitionBatches<D> {
+    /// Starts batching, each lane's transitions in transactions of its own lane.
+    pub fn start() -> Self {
+        let on = |lane: Lane| {
+            Batcher::start(SLOTS, MAX_BATCH, move |batch: Batch<D>| {
+                run_batch(lane, batch)
+            })
+        };
+        Self {
+            main: on(Lane::Main),
+            timekeeping: on(Lane::Timekeeping),
+        }
+    }
+
+    /// Applies `plan`, decided from `call` as it was read (not locked), in a transaction
+    /// of `store` shared with other transitions ready at the same time. `None` when the
+    /// plan writes more than rows of XDB's own tables, or when the rows moved since
+    /// `call` was read (nothing was written): the caller then locks, reads and decides
+    /// again.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn transition_as_read(
+        &self,
+        store: &D,
+        lane: Lane,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>, StoreError> {
+        let (process, state) = (&call.process, &call.state);
+        if !is_plain_transition(process, state, plan, now) {
+            return Ok(None);
+        }
+        let job = Job {
+            store: store.clone(),
+            task: task.clone(),
+            owner: owner.to_string(),
+            process: process.clone(),
+            state: state.clone(),
+            plan: plan.clone(),
+            now,
+            lease: store.lease_to(owner).map(|to| to.lease),
+            info: trace_context::task_info(),
+        };
+        let batcher = match lane {
+            Lane::Main => &self.main,
+            Lane::Timekeeping => &self.timekeeping,
+        };
+        let Some(mut applied) = batcher.run(process.id.to_string(), job).await? else {
+            return Ok(None);
+        };
+        continuation_call_without_reads(process, plan, Some(state), &mut applied, now);
+        Ok(Some(applied))
+    }
+}
+
+/// Runs `batch` (sorted by execution id) as one transaction on `lane` and answers each
+/// job.
+async fn run_batch<D: BatchDialect>(lane: Lane, batch: Batch<D>) {
+    let jobs: Vec<&Job<D>> = batch.iter().map(|queued| &queued.job).collect();
+    let written = async {
+        let mut tx = jobs[0].store.begin(lane).await?;
+        let applied = together(&mut tx, &jobs).await?;
+        Ok::<_, StoreError>((tx, applied))
+    }
+    .await;
+    let answers = match written {
+        // Rolled back as the transaction dropped: each caller decides again on its own.
+        Err(_) => batch.iter().map(|_| Ok(None)).collect(),
+        Ok((tx, applied)) => match tx.commit().await {
+            Ok(()) => applied.into_iter().map(Ok).collect(),
+            Err(error) => {
+                // Whether COMMIT got through is unknown, as for a lone transaction.
+                batch
+                    .iter()
+                    .map(|_| Err(error.for_another_caller()))
+                    .collect::<Vec<_>>()
+            }
+        },
+    };
+    for (queued, answer) in batch.into_iter().zip(answers) {
+        queued.answer(answer);
+    }
+}
+
+/// Writes every job of `jobs` whose rows are as it read them; each job's outcome, in
+/// order (`None`: dropped out, nothing of it written).
+async fn together<C: SqlConn, D>(
+    tx: &mut C,
+    jobs: &[&Job<D>],
+) -> Result<Vec<Option<Applied>>, StoreError> {
+    let locked = lock_rows(tx, jobs).await?;
+    let kept: Vec<bool> = jobs
+        .iter()
+        .map(|job| {
+            locked.get(&job.process.id).is_some_and(|(process, state)| {
+                decides_alike(&job.process, process) && state.version == job.state.version
+            })
+        })
+        .collect();
+    let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
+    take_tasks(tx, kept_jobs()).await?;
+    let mut rows = PlanRows::default();
+    for job in kept_jobs() {
+        let lease_to = job.lease.map(|lease| LeaseTo {
+            owner: &job.owner,
+            lease,
+        });
+        let info = job.info.clone();
+        rows.write(tx, job.process.id, &job.plan, job.now, lease_to, info)
+            .await?;
+    }
+    let mut continuations = rows.send(tx).await?;
+    Ok(jobs
+        .iter()
+        .zip(kept)
+        .map(|(job, kept)| {
+            let continuation = continuations.remove(&job.process.id);
+            kept.then(|| applied(&job.process, &job.plan, continuation))
+        })
+        .collect())
+}
+
+/// Locks the execution and state rows of `jobs`, by execution id. The execution rows
+/// drive the join (MySQL is told so), so each is locked before its state, as in every
+/// transaction; the list is padded to a power of two by repeating the last job, so that
+/// few distinct statements reach each connection's prepared-statement cache.
+async fn lock_rows<C: SqlConn, D>(
+    tx: &mut C,
+    jobs: &[&Job<D>],
+) -> Result<HashMap<Uuid, (ProcessExecution, StateExecution)>, StoreError> {
+    let mut params: Vec<Param> = jobs.iter().map(|job| job.process.id.into()).collect();
+    let ids = in_list(&mut params, jobs.len());
+    let padded = params.len();
+    let last = jobs.last().copied();
+    let listed = jobs
+        .iter()
+        .copied()
+        .chain(std::iter::repeat_n(last, padded - jobs.len()).flatten());
+    for job in listed {
+        params.extend([
+            job.process.id.into(),
+            job.state.id.state_id.as_str().into(),
+            job.state.id.number.into(),
+        ]);
+    }
+    let sql = format!(
+        "SELECT {straight} {process_columns}, {state_columns} \
+         FROM xdb_sys_process_executions p \
+         JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
+         WHERE p.id IN ({ids}) \
+           AND (s.process_execution_id, s.state_id, s.state_execution_number) IN ({states}) \
+         ORDER BY p.id FOR UPDATE",
+        straight = C::KIND.pick("", "STRAIGHT_JOIN"),
+        process_columns = qualified(PROCESS_COLUMNS, "p"),
+        state_columns = qualified(STATE_COLUMNS, "s"),
+        states = vec!["(?, ?, ?)"; padded].join(", "),
+    );
+    let rows = tx.query(&sql, &params).await?;
+    let mut locked = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        if let (process, Some(state)) = process_and_state_of::<C>(row)? {
+            locked.insert(process.id, (process, state));
+        }
+    }
+    Ok(locked)
+}
+
+/// Whether `locked` still holds what a decision made from `read` reads.
+fn decides_alike(read: &ProcessExecution, locked: &ProcessExecution) -> bool {
+    read.status == locked.status
+        && read.running_state_executions == locked.running_state_executions
+        && read.state_execution_sequences == locked.state_execution_sequences
+        && read.graceful_completion == locked.graceful_completion
+}
+
+/// Deletes the tasks of `jobs`, each only while leased to its owner; a task that is not
+/// fails the batch as [`StoreError::Stale`].
+async fn take_tasks<'j, C: SqlConn, D: 'j>(
+    tx: &mut C,
+    jobs: impl Iterator<Item = &'j Job<D>>,
+) -> Result<(), StoreError> {
+    let mut by_owner: HashMap<&str, Vec<i64>> = HashMap::new();
+    for job in jobs {
+        by_owner.entry(&job.owner).or_default().push(job.task.id);
+    }
+    for (owner, ids) in by_owner {
+        let mut params = vec![Param::from(owner)];
+        params.extend(ids.iter().map(|id| Param::from(*id)));
+        let list = in_list(&mut params, ids.len());
+        let sql = format!("DELETE FROM xdb_sys_tasks WHERE lease_owner = ? AND id IN ({list})");
+        if tx.execute(&sql, &params).await? != ids.len() as u64 {
+            return Err(StoreError::Stale(
+                "a task of the batch is no longer leased to its owner".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "transition_batch_tests.rs"]
+mod tests;
