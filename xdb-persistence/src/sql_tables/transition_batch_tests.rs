@@ -1,22 +1,55 @@
 use xdb_engine::decide;
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopRequest};
-use xdb_test_util::TestDatabase;
 
 use super::*;
 use crate::columns::ColumnReader;
-use crate::mysql::MySqlStore;
 use crate::{ProcessApi, TaskSource, Transitions};
 
 const LEASE: Duration = Duration::from_secs(30);
 
-async fn mysql_store(db: &TestDatabase) -> MySqlStore {
-    let store = MySqlStore::connect(db.url(), 4).await.unwrap();
-    store.with_continuation_lease(Some(LEASE))
+/// What the tests need of a store: its batches, its API, and plain statements.
+trait TestStore: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions {}
+impl<D: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions> TestStore for D {}
+
+/// Runs each test on both databases: the batched form is MySQL's, and tested on
+/// PostgreSQL too, where its statements are written once as well.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod on_mysql {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_mysql().await;
+                    let store = crate::mysql::MySqlStore::connect(db.url(), 4).await.unwrap();
+                    super::$name(store.with_continuation_lease(Some(super::LEASE))).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_postgres().await;
+                    let store = crate::postgres::PostgresStore::connect(db.url(), 4)
+                        .await
+                        .unwrap();
+                    super::$name(store.with_continuation_lease(Some(super::LEASE))).await;
+                }
+            )*
+        }
+    };
 }
+
+on_both!(
+    a_moved_transition_drops_out_and_the_rest_of_its_batch_commits,
+    a_lost_lease_fails_the_batch_and_writes_nothing,
+    a_state_update_is_guarded_by_its_version,
+    concurrent_transitions_all_apply_through_the_batches,
+);
 
 /// Three started processes, their first tasks claimed by "me", each with its call and
 /// the plan of an empty waitUntil answer (execute comes next).
-async fn three_claimed(store: &MySqlStore) -> Vec<Job<MySqlStore>> {
+async fn three_claimed<D: TestStore>(store: &D) -> Vec<Job<D>> {
     for n in 0..3 {
         store
             .start_process(&ProcessExecutionStartRequest {
@@ -63,14 +96,14 @@ async fn three_claimed(store: &MySqlStore) -> Vec<Job<MySqlStore>> {
 }
 
 /// The tasks of `job`'s execution: id, type and lease owner.
-async fn tasks_of(store: &MySqlStore, job: &Job<MySqlStore>) -> Vec<(i64, String, Option<String>)> {
+async fn tasks_of<D: TestStore>(store: &D, job: &Job<D>) -> Vec<(i64, String, Option<String>)> {
     let mut session = store.session(Lane::Main).await.unwrap();
     let sql = "SELECT id, task_type, lease_owner FROM xdb_sys_tasks \
                WHERE process_execution_id = ? ORDER BY id";
     let rows = session.query(sql, &[job.process.id.into()]).await.unwrap();
     rows.iter()
         .map(|row| {
-            let mut columns = <<MySqlStore as Dialect>::Session as SqlConn>::columns(row, 0);
+            let mut columns = <D::Session as SqlConn>::columns(row, 0);
             let id = columns.bigint().unwrap();
             (
                 id,
@@ -84,10 +117,7 @@ async fn tasks_of(store: &MySqlStore, job: &Job<MySqlStore>) -> Vec<(i64, String
 /// One transition's rows moved after they were read (its process was stopped): it
 /// drops out with nothing written, and the others of its batch commit, each with
 /// its continuation leased under the id the database gave it.
-#[tokio::test]
-async fn a_moved_transition_drops_out_and_the_rest_of_its_batch_commits() {
-    let db = TestDatabase::create_mysql().await;
-    let store = mysql_store(&db).await;
+async fn a_moved_transition_drops_out_and_the_rest_of_its_batch_commits<D: TestStore>(store: D) {
     let jobs = three_claimed(&store).await;
     let moved = &jobs[1];
     store
@@ -128,10 +158,7 @@ async fn a_moved_transition_drops_out_and_the_rest_of_its_batch_commits() {
 
 /// A task no longer leased to its owner fails the whole batch: nothing of any
 /// transition is written once it is rolled back.
-#[tokio::test]
-async fn a_lost_lease_fails_the_batch_and_writes_nothing() {
-    let db = TestDatabase::create_mysql().await;
-    let store = mysql_store(&db).await;
+async fn a_lost_lease_fails_the_batch_and_writes_nothing<D: TestStore>(store: D) {
     let mut jobs = three_claimed(&store).await;
     jobs[2].owner = "someone else".into();
     let before: Vec<_> = futures::future::join_all(jobs.iter().map(|j| tasks_of(&store, j))).await;
@@ -148,10 +175,7 @@ async fn a_lost_lease_fails_the_batch_and_writes_nothing() {
 
 /// A state row whose version moved fails the batch's state update as `Stale`, even
 /// past the lock's check: the update guards each row by its version itself.
-#[tokio::test]
-async fn a_state_update_is_guarded_by_its_version() {
-    let db = TestDatabase::create_mysql().await;
-    let store = mysql_store(&db).await;
+async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     let jobs = three_claimed(&store).await;
     let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
     let mut rows = PlanRows::default();
@@ -178,29 +202,28 @@ async fn a_state_update_is_guarded_by_its_version() {
 
 /// Transitions ready together share a transaction, and each caller gets its own
 /// answer.
-#[tokio::test]
-async fn concurrent_transitions_all_apply_through_the_batches() {
-    let db = TestDatabase::create_mysql().await;
-    let store = mysql_store(&db).await;
+async fn concurrent_transitions_all_apply_through_the_batches<D: TestStore>(store: D) {
     let jobs = three_claimed(&store).await;
+    let batches = TransitionBatches::<D>::start();
     let applied = futures::future::join_all(jobs.iter().map(|job| {
         let call = StateCall {
             process: job.process.clone(),
             state: job.state.clone(),
             attributes: Default::default(),
         };
-        let store = store.clone();
+        let (store, batches) = (store.clone(), batches.clone());
         async move {
-            Dialect::transition_as_read(
-                &store,
-                Lane::Main,
-                &job.task,
-                "me",
-                &call,
-                &job.plan,
-                job.now,
-            )
-            .await
+            batches
+                .transition_as_read(
+                    &store,
+                    Lane::Main,
+                    &job.task,
+                    "me",
+                    &call,
+                    &job.plan,
+                    job.now,
+                )
+                .await
         }
     }))
     .await;
