@@ -1,10 +1,10 @@
 //! The MySQL / MariaDB implementation of [`ProcessStore`](crate::ProcessStore).
 //!
-//! What is written once over `SqlConn` (`sql.rs`, `sql_tables/`) runs here
-//! through `sql_conn`; this folder keeps the connection, the faster forms (batched
-//! transitions and first starts, the claim), `apply_plan`, the only writer of plans, and
-//! `global_attributes`, the conversions of the user's column types. Differences from
-//! the PostgreSQL store, all invisible through the trait:
+//! What is written once over `SqlConn` (`sql.rs`, `sql_tables/`: the plan writer and
+//! the batched transitions and first starts included) runs here through `sql_conn`;
+//! this folder keeps the connection, the claim, and `global_attributes`, the
+//! conversions of the user's column types. Differences from the PostgreSQL store, all
+//! invisible through the trait:
 //! - sessions run in UTC (`time_zone = '+00:00'`), strict SQL mode and READ COMMITTED,
 //!   PostgreSQL's default isolation, so locking reads behave alike;
 //! - affected-row counts are *matched* rows (`CLIENT_FOUND_ROWS`), as in PostgreSQL;
@@ -169,7 +169,7 @@ impl MySqlStore {
     }
 
     /// Whether usual transitions are decided from the rows as read and committed in
-    /// batches (see `transition_batch`).
+    /// batches (see `sql_tables::transition_batch`).
     pub(crate) fn batched_transitions(&self) -> bool {
         self.batched_transitions
     }

@@ -1,6 +1,7 @@
 //! MySQL/MariaDB's connection for the per-table traits of [`crate::tables`] (written
-//! once in `sql_tables/` over its [`crate::sql::SqlConn`]), and what stays its own: the
-//! dialect, the plan writer, a new execution's row and the start of a task's transition.
+//! once in `sql_tables/` over its [`crate::sql::SqlConn`]), and the dialect: which of
+//! the generic forms it takes (the plan writer of `sql_tables::plan_rows`, the batched
+//! transitions and first starts) and the start of a task's transition.
 //!
 //! One implementation serves a transaction and a plain connection: statements outside a
 //! transaction run on a pooled [`Conn`], autocommitted.

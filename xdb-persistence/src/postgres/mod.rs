@@ -1,9 +1,10 @@
 //! The PostgreSQL implementation of [`ProcessStore`](crate::ProcessStore).
 //!
 //! What is written once over `SqlConn` (`sql.rs`, `sql_tables/`) runs here
-//! through `sql_conn`; this folder keeps the connection, the faster one-statement forms
-//! (`task_transition`, `first_start`, the claim, `pipeline`), `apply_plan`, the only
-//! writer of plans, and `global_attributes`, the conversions of the user's column types.
+//! through `sql_conn`; this folder keeps the connection, its one-statement overrides of
+//! generic operations (`task_transition`, `first_start`, the claim, and `apply_plan`,
+//! which sends a plan's writes as one statement through `pipeline`), and
+//! `global_attributes`, the conversions of the user's column types.
 
 mod apply_plan;
 mod error;

@@ -217,8 +217,73 @@ async fn write_claimed<C: SqlConn, D>(
 #[cfg(test)]
 mod tests {
     use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, ProcessStartConfig};
+    use xdb_test_util::TestDatabase;
 
     use super::*;
+    use crate::ProcessApi;
+
+    /// Starts of new ids and of an id that has an execution, together through the
+    /// batches: the new ones start, the taken one is left to the generic start with
+    /// nothing written, on both databases (the batched form is MySQL's, and written once).
+    async fn new_ids_start_and_a_taken_one_writes_nothing<D>(store: D)
+    where
+        D: BatchDialect<Session: SqlConn> + ProcessApi,
+    {
+        let taken = request(ProcessStartConfig::default());
+        store.start_process(&taken).await.unwrap();
+        let starts = FirstStarts::<D>::start();
+        let now = Utc::now();
+        let requests: Vec<_> = ["p", "q", "r", "s"]
+            .into_iter()
+            .map(|id| ProcessExecutionStartRequest {
+                process_id: id.into(),
+                ..request(ProcessStartConfig::default())
+            })
+            .collect();
+        let started = futures::future::join_all(requests.iter().enumerate().map(|(n, r)| {
+            starts.start_first_execution(&store, r, Uuid::from_u128(n as u128 + 10), now)
+        }))
+        .await;
+        let started: Vec<_> = started.into_iter().map(Result::unwrap).collect();
+        assert_eq!(started[0], None, "the taken id goes the generic way");
+        for (n, started) in started.iter().enumerate().skip(1) {
+            assert_eq!(*started, Some(Uuid::from_u128(n as u128 + 10)));
+        }
+        let mut session = store.session(Lane::Main).await.unwrap();
+        let sql = "SELECT process_id FROM xdb_sys_process_executions \
+                   UNION ALL SELECT process_id FROM xdb_sys_latest_process_executions";
+        let mut ids = Vec::new();
+        for row in session.query(sql, &[]).await.unwrap() {
+            ids.push(<D::Session as SqlConn>::columns(&row, 0).text().unwrap());
+        }
+        ids.sort();
+        let expected = ["p", "p", "q", "q", "r", "r", "s", "s"];
+        assert_eq!(ids, expected, "one execution and one latest row per id");
+        let tasks = "SELECT COUNT(*) FROM xdb_sys_tasks";
+        let rows = session.query(tasks, &[]).await.unwrap();
+        let count = <D::Session as SqlConn>::columns(&rows[0], 0)
+            .bigint()
+            .unwrap();
+        assert_eq!(count, 4, "each start's first task");
+    }
+
+    #[tokio::test]
+    async fn new_ids_start_and_a_taken_one_writes_nothing_on_mysql() {
+        let db = TestDatabase::create_mysql().await;
+        let store = crate::mysql::MySqlStore::connect(db.url(), 4)
+            .await
+            .unwrap();
+        new_ids_start_and_a_taken_one_writes_nothing(store).await;
+    }
+
+    #[tokio::test]
+    async fn new_ids_start_and_a_taken_one_writes_nothing_on_postgres() {
+        let db = TestDatabase::create_postgres().await;
+        let store = crate::postgres::PostgresStore::connect(db.url(), 4)
+            .await
+            .unwrap();
+        new_ids_start_and_a_taken_one_writes_nothing(store).await;
+    }
 
     fn request(config: ProcessStartConfig) -> ProcessExecutionStartRequest {
         ProcessExecutionStartRequest {
