@@ -94,6 +94,14 @@ impl StoreOptions {
             ..Self::default()
         }
     }
+
+    /// Connections of the timekeeping lane (see [`tables::Lane`]): half as many as the
+    /// main pool's (at least two). Every timer that comes due is fired through it, at
+    /// the rate the main pool created them, so a narrower lane would become the timers'
+    /// own backlog.
+    pub(crate) fn timekeeping_connections(&self) -> usize {
+        (self.pool_size / 2).max(2)
+    }
 }
 
 impl Default for StoreOptions {

@@ -61,13 +61,6 @@ const IDLE_CONNECTION_TTL: Duration = Duration::from_secs(300);
 /// How long [`MySqlStore::connect`] waits for the first connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
-/// (at least two). Every timer that comes due is fired through it, at the rate the main
-/// pool created them, so a narrower lane would become the timers' own backlog.
-fn timekeeping_connections(pool_size: usize) -> usize {
-    (pool_size / 2).max(2)
-}
-
 /// A pooled MySQL/MariaDB store. Cloning shares the pools.
 #[derive(Clone)]
 pub struct MySqlStore {
@@ -102,6 +95,7 @@ impl MySqlStore {
 
     /// Connects to `database_url` set up as `options` say.
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+        let timekeeping_connections = options.timekeeping_connections();
         let StoreOptions {
             pool_size,
             continuation_lease,
@@ -114,11 +108,7 @@ impl MySqlStore {
         let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
-        let timekeeping = build_pool(
-            &opts,
-            timekeeping_connections(pool_size),
-            idle_in_transaction,
-        );
+        let timekeeping = build_pool(&opts, timekeeping_connections, idle_in_transaction);
         // Fail at start-up, not on the first request.
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
             .await

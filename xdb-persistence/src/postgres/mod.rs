@@ -34,13 +34,6 @@ use crate::error::invalid_database_url;
 use crate::tables::Answer;
 use crate::{StoreError, StoreOptions};
 
-/// Connections of the timekeeping lane for a main pool of `pool_size`: half as many
-/// (at least two). Every timer that comes due is fired through it, at the rate the main
-/// pool created them, so a narrower lane would become the timers' own backlog.
-fn timekeeping_connections(pool_size: usize) -> usize {
-    (pool_size / 2).max(2)
-}
-
 /// Sets `enable_seqscan = off` on the store's sessions (beside any options the URL
 /// gives). Every statement of the store finds its rows through an index, but a generic
 /// plan is made once per connection, from the statistics of that moment: made while a
@@ -125,7 +118,7 @@ impl PostgresStore {
         let pool = build_pool(&config, options.pool_size.max(1), options.pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
-        let timekeeping = build_pool(&config, timekeeping_connections(options.pool_size), None)?;
+        let timekeeping = build_pool(&config, options.timekeeping_connections(), None)?;
         // Fail at start-up, not on the first request.
         drop(pool.get().await?);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
