@@ -7,11 +7,8 @@ use mysql_async::prelude::FromValue;
 use mysql_async::{Row, Value};
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
-use xdb_engine::Task;
 
-pub(crate) use crate::columns::TASK_COLUMNS;
-use crate::columns::{read_task, ColumnReader};
-pub(crate) use crate::sql_tables::in_list::in_list;
+use crate::columns::ColumnReader;
 use crate::StoreError;
 
 /// The value of `column`, or a "corrupt row" error naming it.
@@ -35,10 +32,6 @@ pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
 /// A UTC timestamp as a `DATETIME(6)` parameter.
 pub(crate) fn time_value(time: DateTime<Utc>) -> Value {
     Value::from(time.naive_utc())
-}
-
-pub(crate) fn task_from_row(row: &Row) -> Result<Task, StoreError> {
-    read_task(&mut Positional { row, at: 0 })
 }
 
 /// A row's columns by position from `at` on.

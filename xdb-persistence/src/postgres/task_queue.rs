@@ -1,6 +1,7 @@
-//! The database queue on PostgreSQL: leasing due tasks (with their rows, read by the
-//! same statement), claiming one task by id, freeing dead instances' leases, and wake-ups
-//! by LISTEN/NOTIFY; the rest is written once in `sql_tables::task_queue`.
+//! The database queue on PostgreSQL: faster forms of leasing due tasks (with their rows,
+//! read by the same statement), claiming one task by id and freeing dead instances'
+//! leases than the generic ones of `sql_tables::leases` (which stay tested on it too),
+//! and wake-ups by LISTEN/NOTIFY; the rest is written once in `sql_tables::task_queue`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -34,6 +35,10 @@ impl TaskQueue for PostgresStore {
 
     async fn unlock(_locking: Self::Locking) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    fn expired_lease_look(&self) -> &crate::task_claim::ExpiredLeaseLook {
+        PostgresStore::expired_lease_look(self)
     }
 
     fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {

@@ -6,6 +6,7 @@ pub(crate) mod business_rows;
 pub(crate) mod first_start_batch;
 mod history_rows;
 pub(crate) mod in_list;
+mod leases;
 mod operator_rows;
 pub(crate) mod plan_rows;
 pub(crate) mod process_rows;

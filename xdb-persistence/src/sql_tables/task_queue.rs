@@ -2,13 +2,13 @@
 //! with the statements whose logic is the same on every dialect over [`SqlConn`] (the
 //! counts behind the gauges, when the next task is due, the renewal and release of
 //! one's own leases) and the turning of rows a claim read along into worker calls.
-//! What a dialect supplies differs in more than its text: the claim of due tasks
-//! (PostgreSQL reads the process and state rows along), the claim of one task by id
-//! (PostgreSQL takes it in one statement and asks why not only when that took nothing;
-//! MySQL reads it locked and decides in Rust, which answers a task not due yet with one
-//! statement; both decide why not with [`claim_wait`]), the release of dead instances'
-//! leases (one statement on PostgreSQL, with the removal of their registrations;
-//! MySQL's steps use [`update_unlocked`]) and wake-ups (LISTEN/NOTIFY on PostgreSQL).
+//! The claim of due tasks, the claim of one task by id and the release of dead
+//! instances' leases default to their generic forms in [`leases`]; PostgreSQL overrides
+//! each with a faster one of its own (one statement that also reads the process and
+//! state rows along; a claim by id that asks why not only when it took nothing; one
+//! statement with the removal of registrations), deciding why not with
+//! [`claim_from_wait`] as the generic claim does with [`claim_wait`]. Wake-ups are
+//! LISTEN/NOTIFY on PostgreSQL.
 
 use std::time::Duration;
 
@@ -16,11 +16,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 
+use super::leases;
 use crate::claimed_call::ready_call;
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::sql_tables::in_list::in_list;
 use crate::tables::{Answer, Dialect, Lane};
+use crate::task_claim::ExpiredLeaseLook;
 use crate::{
     Listen, Notifications, OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim,
     TaskSource,
@@ -30,8 +32,9 @@ use crate::{
 pub(crate) type ClaimedRows = (Task, Option<(ProcessExecution, Option<StateExecution>)>);
 
 /// What a dialect's task queue supplies where it differs; [`TaskSource`] is written
-/// once over it.
-pub(crate) trait TaskQueue: Dialect<Session: SqlConn> {
+/// once over it. The claims and the release of dead leases default to the generic
+/// forms of [`leases`], which a dialect may override with faster ones of its own.
+pub(crate) trait TaskQueue: Dialect<Session: SqlConn, Tx: SqlConn> {
     /// Where [`update_unlocked`] runs: a transaction on MySQL, whose locked read and
     /// update are two statements; a plain connection on PostgreSQL, whose one statement
     /// does both (a transaction would only add COMMIT's round trip).
@@ -45,24 +48,32 @@ pub(crate) trait TaskQueue: Dialect<Session: SqlConn> {
     fn upkeep_locking(&self) -> impl Answer<Self::Locking>;
     /// Ends what [`Self::upkeep_locking`] began (MySQL commits; nothing on PostgreSQL).
     fn unlock(locking: Self::Locking) -> impl Answer<()>;
+    /// When the claim of due tasks looks for leases that ran out.
+    fn expired_lease_look(&self) -> &ExpiredLeaseLook;
     /// See [`TaskSource::listen`]: `None` where the database cannot push wake-ups.
     fn listen(&self, _what: Listen) -> Option<Notifications> {
         None
     }
     /// See [`TaskSource::lease_due`]: the tasks in running order, each with the rows the
-    /// claim read along (`None` where it read none).
+    /// claim read along (`None` where it read none); [`leases::claim_due`] by default.
     fn claim_due(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: f64,
-    ) -> impl Answer<Vec<ClaimedRows>>;
-    /// See [`TaskSource::claim_task`].
-    fn claim_by_id(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim>;
+    ) -> impl Answer<Vec<ClaimedRows>> {
+        leases::claim_due(self, owner, limit, lease, ahead)
+    }
+    /// See [`TaskSource::claim_task`]; [`leases::claim_by_id`] by default.
+    fn claim_by_id(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim> {
+        leases::claim_by_id(self, task_id, owner, lease)
+    }
     /// See [`TaskSource::release_dead_leases`]; on the timekeeping lane, as a backlog of
-    /// transitions must not delay a takeover.
-    fn release_dead(&self, me: &str, timeout: Duration) -> impl Answer<ReleasedLeases>;
+    /// transitions must not delay a takeover; [`leases::release_dead`] by default.
+    fn release_dead(&self, me: &str, timeout: Duration) -> impl Answer<ReleasedLeases> {
+        leases::release_dead(self, me, timeout)
+    }
 }
 
 #[async_trait]
@@ -299,7 +310,7 @@ pub(crate) async fn update_unlocked<C: SqlConn>(
 
 /// Why a task due at `fire_at` and leased until `lease_expires_at` cannot be claimed at
 /// `now` (all by the database clock); `None` when nothing stops it.
-pub(crate) fn claim_wait(
+pub(super) fn claim_wait(
     fire_at: DateTime<Utc>,
     lease_expires_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,

@@ -1,0 +1,318 @@
+//! The task queue's leases taken and given back, written once as steps in a
+//! transaction: the claim of due tasks, the claim of one task by id and the release of
+//! dead instances' leases, each a locked read and then an update by id (MySQL has no
+//! `UPDATE … RETURNING`). They are [`TaskQueue`]'s defaults: MySQL runs them, and
+//! PostgreSQL overrides them with faster forms of its own; the tests run them on both.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use xdb_engine::Task;
+
+use super::in_list::in_list;
+use super::task_queue::{claim_wait, update_unlocked, ClaimedRows, TaskQueue};
+use crate::columns::{read_task, ColumnReader, TASK_COLUMNS};
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::tables::{Lane, Transaction};
+use crate::task_claim::order_claimed;
+use crate::{ReleasedLeases, StoreError, TaskClaim};
+
+/// Claims up to `limit` due tasks for `owner` (see [`crate::TaskSource::lease_due`]) in
+/// one transaction on the timekeeping lane: a locked read of due timers and process
+/// timeouts and of the other unleased tasks due (see [`due_tasks`]), at most once a
+/// second of the leases that ran out (their instance died, see
+/// [`crate::task_claim::ExpiredLeaseLook`]), then one update that leases the tasks
+/// chosen. Reads no rows along.
+pub(crate) async fn claim_due<D: TaskQueue + ?Sized>(
+    store: &D,
+    owner: &str,
+    limit: i64,
+    lease: Duration,
+    ahead: f64,
+) -> Result<Vec<ClaimedRows>, StoreError> {
+    let kind = <D::Tx as SqlConn>::KIND;
+    let mut tx = store.begin(Lane::Timekeeping).await?;
+    let limit = limit.max(0);
+    let ahead = (ahead * 1e6) as i64;
+    let params = [ahead, limit, ahead, limit].map(Param::from);
+    let rows = tx.query(&due_tasks(kind), &params).await?;
+    // Each task with the database's now and its part, timers' first.
+    let mut read = read_claimable::<D::Tx>(&rows, true)?;
+    read.sort_by_key(|(_, _, part)| *part);
+    if store.expired_lease_look().due(Instant::now()) {
+        let now = db_now(kind);
+        let expired = tx
+            .query(
+                &format!(
+                    "SELECT {TASK_COLUMNS}, {now} AS db_now FROM xdb_sys_tasks \
+                     WHERE lease_expires_at < {now} \
+                     ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
+                ),
+                &[limit.into()],
+            )
+            .await?;
+        read.extend(read_claimable::<D::Tx>(&expired, false)?);
+    }
+    let Some(&(_, now, _)) = read.first() else {
+        tx.commit().await?;
+        return Ok(Vec::new());
+    };
+    let mut tasks: Vec<Task> = read.into_iter().map(|(task, ..)| task).collect();
+    // The timers read first come again among the unleased tasks. Tasks due now go ahead
+    // of those read ahead (stable: timers still first among each).
+    let mut seen = HashSet::new();
+    tasks.retain(|task| seen.insert(task.id));
+    tasks.sort_by_key(|task| task.fire_at > now);
+    tasks.truncate(limit as usize);
+    let mut params = lease_params(owner, now, lease.as_micros() as i64);
+    params.extend(tasks.iter().map(|task| Param::from(task.id)));
+    let ids = in_list(&mut params, tasks.len());
+    let set = take_lease(kind);
+    tx.execute(
+        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id IN ({ids})"),
+        &params,
+    )
+    .await?;
+    tx.commit().await?;
+    for task in &mut tasks {
+        task.first_attempt_at.get_or_insert(now);
+    }
+    order_claimed(&mut tasks);
+    Ok(tasks.into_iter().map(|task| (task, None)).collect())
+}
+
+/// Claims task `task_id` for `owner` (see [`crate::TaskSource::claim_task`]): reads it locked
+/// and decides in Rust, so a task not due yet costs one statement, then leases it.
+pub(crate) async fn claim_by_id<D: TaskQueue + ?Sized>(
+    store: &D,
+    task_id: i64,
+    owner: &str,
+    lease: Duration,
+) -> Result<TaskClaim, StoreError> {
+    let kind = <D::Tx as SqlConn>::KIND;
+    let mut tx = store.begin(Lane::Main).await?;
+    // SKIP LOCKED: a locked row is being completed, rescheduled or claimed right now; it
+    // is then reported as leased for a moment, and looked at again after that.
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {TASK_COLUMNS}, lease_expires_at, {} \
+                 FROM xdb_sys_tasks WHERE id = ? FOR UPDATE SKIP LOCKED",
+                db_now(kind)
+            ),
+            &[task_id.into()],
+        )
+        .await?;
+    let Some(row) = rows.first() else {
+        let exists = tx
+            .query(
+                "SELECT id FROM xdb_sys_tasks WHERE id = ?",
+                &[task_id.into()],
+            )
+            .await?;
+        tx.commit().await?;
+        return Ok(match exists.first() {
+            Some(_) => TaskClaim::from_wait(0.0, None),
+            None => TaskClaim::Gone,
+        });
+    };
+    let (mut task, lease_expires_at, now) = {
+        let mut columns = D::Tx::columns(row, 0);
+        (
+            read_task(&mut columns)?,
+            columns.optional_time()?,
+            columns.time()?,
+        )
+    };
+    if let Some(wait) = claim_wait(task.fire_at, lease_expires_at, now) {
+        tx.commit().await?;
+        return Ok(wait);
+    }
+    let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+    let mut params = lease_params(owner, now, micros);
+    params.push(task_id.into());
+    let set = take_lease(kind);
+    tx.execute(
+        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id = ?"),
+        &params,
+    )
+    .await?;
+    tx.commit().await?;
+    task.first_attempt_at.get_or_insert(now);
+    Ok(TaskClaim::Claimed(task))
+}
+
+/// Frees the leases of async instances other than `me` silent for longer than
+/// `timeout` (see [`crate::TaskSource::release_dead_leases`]), in one transaction on the
+/// timekeeping lane, and removes each such instance's registration once it holds no
+/// lease, so a task skipped now is never left behind an instance nobody looks at any
+/// more.
+pub(crate) async fn release_dead<D: TaskQueue + ?Sized>(
+    store: &D,
+    me: &str,
+    timeout: Duration,
+) -> Result<ReleasedLeases, StoreError> {
+    let kind = <D::Tx as SqlConn>::KIND;
+    let mut tx = store.begin(Lane::Timekeeping).await?;
+    let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
+    let silent = silent(kind);
+    // PostgreSQL reads the registry in key order so that its primary key serves the scan
+    // (see `RELEASE_DEAD` in `postgres/task_queue.rs`).
+    let order = kind.pick(" ORDER BY instance_id", "");
+    let dead = tx
+        .query(
+            &format!("SELECT instance_id FROM xdb_sys_service_instances WHERE {silent}{order}"),
+            &[me.into(), micros.into()],
+        )
+        .await?
+        .iter()
+        .map(|row| D::Tx::columns(row, 0).text())
+        .collect::<Result<Vec<String>, StoreError>>()?;
+    if dead.is_empty() {
+        tx.commit().await?;
+        return Ok(ReleasedLeases::default());
+    }
+    // SKIP LOCKED: a locked task is being completed (its instance was slow, not dead) or
+    // claimed, and one skipped now is freed by the next call.
+    let mut owners: Vec<Param> = dead.iter().map(|id| id.as_str().into()).collect();
+    let owner_list = in_list(&mut owners, dead.len());
+    let freed = update_unlocked(
+        &mut tx,
+        "lease_owner = NULL, lease_expires_at = NULL",
+        Vec::new(),
+        &format!("lease_owner IN ({owner_list})"),
+        owners,
+        ", process_execution_id",
+    )
+    .await?;
+    let tasks = freed
+        .iter()
+        .map(|row| {
+            let mut columns = D::Tx::columns(row, 0);
+            Ok((columns.bigint()?, columns.uuid()?))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    // The heartbeat is checked again, as one may have landed meanwhile.
+    let mut removed = Vec::new();
+    for instance in dead {
+        let deleted = tx
+            .execute(
+                &format!(
+                    "DELETE FROM xdb_sys_service_instances WHERE instance_id = ? AND {silent} \
+                     AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks WHERE lease_owner = ?)"
+                ),
+                &[
+                    instance.as_str().into(),
+                    me.into(),
+                    micros.into(),
+                    instance.as_str().into(),
+                ],
+            )
+            .await?;
+        if deleted > 0 {
+            removed.push(instance);
+        }
+    }
+    tx.commit().await?;
+    Ok(ReleasedLeases { tasks, removed })
+}
+
+/// The tasks of `rows` (their [`TASK_COLUMNS`], then the database's now, then when
+/// `parted` the part of the statement that read them), each with its now and part
+/// (after the others' when not `parted`).
+fn read_claimable<C: SqlConn>(
+    rows: &[C::Row],
+    parted: bool,
+) -> Result<Vec<(Task, DateTime<Utc>, i32)>, StoreError> {
+    rows.iter()
+        .map(|row| {
+            let mut columns = C::columns(row, 0);
+            let task = read_task(&mut columns)?;
+            let now = columns.time()?;
+            let part = if parted { columns.int()? } else { i32::MAX };
+            Ok((task, now, part))
+        })
+        .collect()
+}
+
+/// The database's time: MySQL's at the statement's start, PostgreSQL's at the
+/// transaction's (its first statement in the generic forms). A stable bound, unlike
+/// `clock_timestamp()`, lets an index scan stop at the tasks due now.
+fn db_now(kind: SqlKind) -> &'static str {
+    kind.pick("now()", "UTC_TIMESTAMP(6)")
+}
+
+/// An interval of the parameter's microseconds.
+fn micros(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "CAST(? AS BIGINT) * interval '1 microsecond'",
+        "INTERVAL ? MICROSECOND",
+    )
+}
+
+/// Unleased tasks due within the first parameter's microseconds, up to the second
+/// parameter, then again with the third and fourth: due timers and process timeouts
+/// first, then any (the timers come again), each part through its own index so that
+/// tasks in flight are never walked, and each locking its own rows (SKIP LOCKED lets
+/// instances claim side by side). Timers go first because the other tasks' fire_at is
+/// when they were created: under a backlog they all sort before a timer that just came
+/// due. fire_at is compared with the database clock, so a timer never fires early.
+/// Columns: [`TASK_COLUMNS`], `db_now`, `part`. MySQL orders the second part by
+/// `lease_owner` first so that the (lease_owner, fire_at) index serves it; PostgreSQL
+/// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
+fn due_tasks(kind: SqlKind) -> String {
+    let (now, ahead) = (db_now(kind), micros(kind));
+    let part = |part: u8, only: &str, order: &str| {
+        format!(
+            "SELECT {TASK_COLUMNS}, {now} AS db_now, {part} AS part FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL{only} AND fire_at <= {now} + {ahead} \
+             ORDER BY {order} LIMIT ? FOR UPDATE SKIP LOCKED"
+        )
+    };
+    let timers = part(
+        0,
+        " AND task_type IN ('TIMER', 'PROCESS_TIMEOUT')",
+        "fire_at",
+    );
+    let unleased = part(1, "", kind.pick("fire_at", "lease_owner, fire_at"));
+    kind.pick(
+        format!("SELECT * FROM ({timers}) timers UNION ALL SELECT * FROM ({unleased}) unleased"),
+        format!("({timers}) UNION ALL ({unleased})"),
+    )
+}
+
+/// The lease taken by a claim; parameters: [`lease_params`].
+fn take_lease(kind: SqlKind) -> String {
+    format!(
+        "lease_owner = ?, lease_expires_at = {} + {}, \
+         first_attempt_at = COALESCE(first_attempt_at, ?)",
+        kind.pick("CAST(? AS TIMESTAMPTZ)", "?"),
+        micros(kind)
+    )
+}
+
+/// [`take_lease`]'s parameters: `owner`'s lease of `micros` from `now`, the first
+/// attempt's time if none was set.
+fn lease_params(owner: &str, now: DateTime<Utc>, micros: i64) -> Vec<Param<'_>> {
+    vec![owner.into(), now.into(), micros.into(), now.into()]
+}
+
+/// Registered async instances other than `?` silent for longer than both `?`
+/// microseconds and the timeout they stated, by the database clock (an instance that
+/// stated none is never judged).
+fn silent(kind: SqlKind) -> String {
+    let older = kind.pick(
+        "now() - GREATEST(CAST(? AS BIGINT), liveness_timeout_ms * CAST(1000 AS BIGINT)) \
+         * interval '1 microsecond'",
+        "UTC_TIMESTAMP(6) - INTERVAL GREATEST(?, liveness_timeout_ms * 1000) MICROSECOND",
+    );
+    format!(
+        "service = 'ASYNC' AND instance_id <> ? AND liveness_timeout_ms IS NOT NULL \
+         AND heartbeat_at < {older}"
+    )
+}
+
+#[cfg(test)]
+#[path = "leases_tests.rs"]
+mod tests;

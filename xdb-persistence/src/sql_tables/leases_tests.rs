@@ -1,0 +1,313 @@
+use chrono::TimeDelta;
+use uuid::Uuid;
+
+use super::*;
+
+const LEASE: Duration = Duration::from_secs(30);
+
+/// Runs each test on both databases: the generic forms are MySQL's own, and called
+/// directly on PostgreSQL, whose store overrides them.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod on_mysql {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_mysql().await;
+                    let store = crate::mysql::MySqlStore::connect(db.url(), 4).await.unwrap();
+                    super::$name(store).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_postgres().await;
+                    let store = crate::postgres::PostgresStore::connect(db.url(), 4)
+                        .await
+                        .unwrap();
+                    super::$name(store).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both!(
+    due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_clock,
+    a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead,
+    a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise,
+    dead_instances_lose_their_leases_then_their_registrations,
+);
+
+/// A task row due `due_in` from now (by this host's clock, the database's too), leased
+/// to `lease` until `lease_in` from now when given; its id and execution id.
+async fn insert_task<D: TaskQueue>(
+    store: &D,
+    task_type: &str,
+    due_in: TimeDelta,
+    lease: Option<(&str, TimeDelta)>,
+) -> (i64, Uuid) {
+    let now = Utc::now();
+    let execution = Uuid::new_v4();
+    let mut session = store.session(Lane::Main).await.unwrap();
+    let sql = "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
+               state_id, state_execution_number, timer_index, lease_owner, lease_expires_at) \
+               VALUES (?, ?, ?, 'A', 1, ?, ?, ?)";
+    let timer_index = (task_type == "TIMER").then_some(0);
+    let params = [
+        task_type.into(),
+        (now + due_in).into(),
+        execution.into(),
+        timer_index.into(),
+        Param::Text(lease.map(|(owner, _)| owner)),
+        Param::Time(lease.map(|(_, lease_in)| now + lease_in)),
+    ];
+    let ids = session.insert_numbered(sql, &params, 1).await.unwrap();
+    (ids[0], execution)
+}
+
+/// A task's lease owner, lease end and first attempt's time.
+type Lease = (Option<String>, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+async fn lease_of<D: TaskQueue>(store: &D, id: i64) -> Lease {
+    let mut session = store.session(Lane::Main).await.unwrap();
+    let sql = "SELECT lease_owner, lease_expires_at, first_attempt_at \
+               FROM xdb_sys_tasks WHERE id = ?";
+    let rows = session.query(sql, &[id.into()]).await.unwrap();
+    let mut columns = <D::Session as SqlConn>::columns(&rows[0], 0);
+    (
+        columns.optional_text().unwrap(),
+        columns.optional_time().unwrap(),
+        columns.optional_time().unwrap(),
+    )
+}
+
+/// `task` leased to `owner` for [`LEASE`] from its first attempt, as the claim said.
+async fn assert_claimed<D: TaskQueue>(store: &D, task: &Task, owner: &str) {
+    let first = task
+        .first_attempt_at
+        .expect("a claim sets the first attempt");
+    let expires = first + TimeDelta::from_std(LEASE).unwrap();
+    assert_eq!(
+        lease_of(store, task.id).await,
+        (Some(owner.to_string()), Some(expires), Some(first)),
+        "{task:?}"
+    );
+}
+
+fn ids(claimed: &[ClaimedRows]) -> Vec<i64> {
+    claimed.iter().map(|(task, _)| task.id).collect()
+}
+
+/// A timer that just came due is claimed before a backlog of older tasks; tasks due
+/// later, and tasks leased to someone else, are not claimed at all.
+async fn due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_clock<
+    D: TaskQueue,
+>(
+    store: D,
+) {
+    let mut backlog = Vec::new();
+    for age in [60, 50, 40] {
+        backlog.push(
+            insert_task(&store, "EXECUTE", TimeDelta::seconds(-age), None)
+                .await
+                .0,
+        );
+    }
+    let (timer, _) = insert_task(&store, "TIMER", TimeDelta::seconds(-1), None).await;
+    let (later, _) = insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
+    let (theirs, _) = insert_task(
+        &store,
+        "EXECUTE",
+        TimeDelta::seconds(-70),
+        Some(("other", TimeDelta::seconds(30))),
+    )
+    .await;
+
+    let first = claim_due(&store, "me", 2, LEASE, 0.5).await.unwrap();
+    assert_eq!(ids(&first), vec![timer, backlog[0]]);
+    assert!(first.iter().all(|(_, rows)| rows.is_none()));
+    for (task, _) in &first {
+        assert_claimed(&store, task, "me").await;
+    }
+
+    let rest = claim_due(&store, "me", 10, LEASE, 0.5).await.unwrap();
+    assert_eq!(ids(&rest), vec![backlog[1], backlog[2]]);
+    for (task, _) in &rest {
+        assert_claimed(&store, task, "me").await;
+    }
+    assert_eq!(lease_of(&store, later).await, (None, None, None));
+    assert_eq!(lease_of(&store, theirs).await.0.as_deref(), Some("other"));
+    assert!(claim_due(&store, "me", 10, LEASE, 0.5)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+/// A task whose lease ran out (its instance died) is due now, so it goes ahead of a
+/// timer read ahead of its due time; the timer comes with the next claim.
+async fn a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead<D: TaskQueue>(store: D) {
+    let (timer, _) = insert_task(&store, "TIMER", TimeDelta::seconds(30), None).await;
+    let (orphan, _) = insert_task(
+        &store,
+        "EXECUTE",
+        TimeDelta::seconds(-60),
+        Some(("dead", TimeDelta::seconds(-5))),
+    )
+    .await;
+
+    let first = claim_due(&store, "me", 1, LEASE, 60.0).await.unwrap();
+    assert_eq!(ids(&first), vec![orphan]);
+    assert_claimed(&store, &first[0].0, "me").await;
+
+    let ahead = claim_due(&store, "me", 1, LEASE, 60.0).await.unwrap();
+    assert_eq!(ids(&ahead), vec![timer]);
+    let (task, _) = &ahead[0];
+    assert!(task.fire_at > task.first_attempt_at.unwrap(), "{task:?}");
+    assert_claimed(&store, task, "me").await;
+    // Not within the look-ahead: nothing.
+    insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
+    assert!(claim_due(&store, "me", 1, LEASE, 60.0)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise<D: TaskQueue>(
+    store: D,
+) {
+    let (due, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), None).await;
+    let (later, _) = insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
+    assert_eq!(
+        claim_by_id(&store, due + 1000, "a", LEASE).await.unwrap(),
+        TaskClaim::Gone
+    );
+    match claim_by_id(&store, later, "a", LEASE).await.unwrap() {
+        TaskClaim::NotDue(wait) => assert!(
+            wait > Duration::from_secs(3500) && wait <= Duration::from_secs(3600),
+            "{wait:?}"
+        ),
+        other => panic!("due in an hour: {other:?}"),
+    }
+    assert_eq!(lease_of(&store, later).await, (None, None, None));
+
+    // Locked by a transaction that is completing or claiming it: looked at again soon.
+    let mut holder = store.begin(Lane::Main).await.unwrap();
+    holder
+        .query(
+            "SELECT id FROM xdb_sys_tasks WHERE id = ? FOR UPDATE",
+            &[due.into()],
+        )
+        .await
+        .unwrap();
+    match claim_by_id(&store, due, "a", LEASE).await.unwrap() {
+        TaskClaim::Leased(wait) => assert!(wait < Duration::from_secs(1), "{wait:?}"),
+        other => panic!("locked: {other:?}"),
+    }
+    holder.commit().await.unwrap();
+
+    let TaskClaim::Claimed(task) = claim_by_id(&store, due, "a", LEASE).await.unwrap() else {
+        panic!("a due, unleased task is claimed");
+    };
+    assert_eq!(task.id, due);
+    assert_claimed(&store, &task, "a").await;
+    match claim_by_id(&store, due, "b", LEASE).await.unwrap() {
+        TaskClaim::Leased(left) => {
+            assert!(left > Duration::from_secs(25) && left <= LEASE, "{left:?}")
+        }
+        other => panic!("leased to a: {other:?}"),
+    }
+}
+
+/// Registers `instance` of `service` with its heartbeat `age` ago and its stated
+/// liveness timeout.
+async fn register<D: TaskQueue>(
+    store: &D,
+    instance: &str,
+    service: &str,
+    age: TimeDelta,
+    timeout_ms: Option<i32>,
+) {
+    let mut session = store.session(Lane::Main).await.unwrap();
+    let sql = "INSERT INTO xdb_sys_service_instances \
+               (instance_id, service, notify_url, heartbeat_at, liveness_timeout_ms) \
+               VALUES (?, ?, 'http://127.0.0.1:9', ?, ?)";
+    let params = [
+        instance.into(),
+        service.into(),
+        (Utc::now() - age).into(),
+        timeout_ms.into(),
+    ];
+    session.execute(sql, &params).await.unwrap();
+}
+
+async fn registered<D: TaskQueue>(store: &D) -> Vec<String> {
+    let mut session = store.session(Lane::Main).await.unwrap();
+    let sql = "SELECT instance_id FROM xdb_sys_service_instances ORDER BY instance_id";
+    let rows = session.query(sql, &[]).await.unwrap();
+    rows.iter()
+        .map(|row| <D::Session as SqlConn>::columns(row, 0).text().unwrap())
+        .collect()
+}
+
+/// Only async instances other than the caller, silent for longer than both the timeout
+/// asked and the one they stated, are judged dead; a task of theirs locked right now is
+/// skipped, and their registration stays until they hold no lease.
+async fn dead_instances_lose_their_leases_then_their_registrations<D: TaskQueue>(store: D) {
+    let minute = TimeDelta::minutes(1);
+    register(&store, "alive", "ASYNC", TimeDelta::zero(), Some(1000)).await;
+    register(&store, "api", "API", minute, Some(1000)).await;
+    register(&store, "dead", "ASYNC", minute, Some(1000)).await;
+    register(&store, "me", "ASYNC", minute, Some(1000)).await;
+    register(&store, "slow", "ASYNC", minute, Some(3_600_000)).await;
+    register(&store, "unjudged", "ASYNC", minute, None).await;
+    let past = TimeDelta::seconds(-1);
+    let mut held = Vec::new();
+    for owner in ["alive", "api", "me", "slow", "unjudged"] {
+        let lease = Some((owner, TimeDelta::seconds(30)));
+        held.push(insert_task(&store, "EXECUTE", past, lease).await.0);
+    }
+    let lease = Some(("dead", TimeDelta::seconds(30)));
+    let freed = insert_task(&store, "EXECUTE", past, lease).await;
+    let locked = insert_task(&store, "TIMER", past, lease).await;
+
+    // Silent for a minute, less than the timeout asked: nobody is dead.
+    let none = release_dead(&store, "me", Duration::from_secs(3600))
+        .await
+        .unwrap();
+    assert_eq!(none, ReleasedLeases::default());
+
+    let mut holder = store.begin(Lane::Main).await.unwrap();
+    holder
+        .query(
+            "SELECT id FROM xdb_sys_tasks WHERE id = ? FOR UPDATE",
+            &[locked.0.into()],
+        )
+        .await
+        .unwrap();
+    let first = release_dead(&store, "me", Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(first.tasks, vec![freed]);
+    assert!(first.removed.is_empty(), "{first:?}");
+    assert_eq!(lease_of(&store, freed.0).await, (None, None, None));
+    holder.commit().await.unwrap();
+
+    let second = release_dead(&store, "me", Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(second.tasks, vec![locked]);
+    assert_eq!(second.removed, vec!["dead".to_string()]);
+    assert_eq!(
+        registered(&store).await,
+        ["alive", "api", "me", "slow", "unjudged"]
+    );
+    for (id, owner) in held
+        .into_iter()
+        .zip(["alive", "api", "me", "slow", "unjudged"])
+    {
+        assert_eq!(lease_of(&store, id).await.0.as_deref(), Some(owner));
+    }
+}
