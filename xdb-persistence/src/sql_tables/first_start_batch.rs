@@ -217,10 +217,11 @@ async fn write_claimed<C: SqlConn, D>(
 #[cfg(test)]
 mod tests {
     use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, ProcessStartConfig};
-    use xdb_test_util::TestDatabase;
 
     use super::*;
     use crate::ProcessApi;
+
+    on_both_databases!(store => store; new_ids_start_and_a_taken_one_writes_nothing);
 
     /// Starts of new ids and of an id that has an execution, together through the
     /// batches: the new ones start, the taken one is left to the generic start with
@@ -265,24 +266,6 @@ mod tests {
             .bigint()
             .unwrap();
         assert_eq!(count, 4, "each start's first task");
-    }
-
-    #[tokio::test]
-    async fn new_ids_start_and_a_taken_one_writes_nothing_on_mysql() {
-        let db = TestDatabase::create_mysql().await;
-        let store = crate::mysql::MySqlStore::connect(db.url(), 4)
-            .await
-            .unwrap();
-        new_ids_start_and_a_taken_one_writes_nothing(store).await;
-    }
-
-    #[tokio::test]
-    async fn new_ids_start_and_a_taken_one_writes_nothing_on_postgres() {
-        let db = TestDatabase::create_postgres().await;
-        let store = crate::postgres::PostgresStore::connect(db.url(), 4)
-            .await
-            .unwrap();
-        new_ids_start_and_a_taken_one_writes_nothing(store).await;
     }
 
     fn request(config: ProcessStartConfig) -> ProcessExecutionStartRequest {

@@ -1,6 +1,37 @@
 //! The per-table traits of [`crate::tables`] written once over [`crate::sql::SqlConn`]:
 //! each dialect supplies its connection and, where its SQL differs, the text.
 
+/// Runs each named test body (an `async fn` taking a store) on both databases, each on
+/// a database of its own, with the store `$store` as `$setup` makes it: for the generic
+/// forms that PostgreSQL overrides, which its tests still run there.
+#[cfg(test)]
+macro_rules! on_both_databases {
+    ($store:ident => $setup:expr; $($name:ident),* $(,)?) => {
+        mod on_mysql {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_mysql().await;
+                    let $store = crate::mysql::MySqlStore::connect(db.url(), 4).await.unwrap();
+                    super::$name($setup).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let db = xdb_test_util::TestDatabase::create_postgres().await;
+                    let $store = crate::postgres::PostgresStore::connect(db.url(), 4)
+                        .await
+                        .unwrap();
+                    super::$name($setup).await;
+                }
+            )*
+        }
+    };
+}
+
 mod attribute_rows;
 pub(crate) mod business_rows;
 pub(crate) mod first_start_batch;

@@ -11,36 +11,9 @@ const LEASE: Duration = Duration::from_secs(30);
 trait TestStore: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions {}
 impl<D: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions> TestStore for D {}
 
-/// Runs each test on both databases: the batched form is MySQL's, and tested on
-/// PostgreSQL too, where its statements are written once as well.
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod on_mysql {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let db = xdb_test_util::TestDatabase::create_mysql().await;
-                    let store = crate::mysql::MySqlStore::connect(db.url(), 4).await.unwrap();
-                    super::$name(store.with_continuation_lease(Some(super::LEASE))).await;
-                }
-            )*
-        }
-        mod on_postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let db = xdb_test_util::TestDatabase::create_postgres().await;
-                    let store = crate::postgres::PostgresStore::connect(db.url(), 4)
-                        .await
-                        .unwrap();
-                    super::$name(store.with_continuation_lease(Some(super::LEASE))).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both!(
+// The batched form is MySQL's; its statements are written once, for PostgreSQL too.
+on_both_databases!(
+    store => store.with_continuation_lease(Some(super::LEASE));
     a_moved_transition_drops_out_and_the_rest_of_its_batch_commits,
     a_lost_lease_fails_the_batch_and_writes_nothing,
     a_state_update_is_guarded_by_its_version,
