@@ -24,9 +24,11 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Row, Value};
 use serde_json::{Number, Value as J};
 
+use super::rows::Positional;
 use super::tables::{AffectedRows, MySqlRows};
 use super::MySqlStore;
 use crate::business_table::{kind_of, BusinessTable, ColumnKind, ColumnKinds};
+use crate::columns::ColumnReader;
 use crate::sql_tables::business_rows::BusinessConn;
 use crate::StoreError;
 
@@ -109,10 +111,9 @@ async fn column_kinds(
         .await?;
     let mut kinds = HashMap::new();
     for row in &rows {
-        let name: String = super::rows::get(row, "COLUMN_NAME")?;
-        let data_type: String = super::rows::get(row, "DATA_TYPE")?;
-        let column_type: String = super::rows::get(row, "COLUMN_TYPE")?;
-        let json_check: i64 = super::rows::get(row, "json_check")?;
+        let mut columns = Positional { row, at: 0 };
+        let (name, data_type) = (columns.text()?, columns.text()?);
+        let (column_type, json_check) = (columns.text()?, columns.bigint()?);
         kinds.insert(
             name.to_ascii_lowercase(),
             classify(&data_type, &column_type, json_check != 0),

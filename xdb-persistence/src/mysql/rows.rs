@@ -11,19 +11,6 @@ use uuid::Uuid;
 use crate::columns::ColumnReader;
 use crate::StoreError;
 
-/// The value of `column`, or a "corrupt row" error naming it.
-pub(crate) fn get<T: FromValue>(row: &Row, column: &str) -> Result<T, StoreError> {
-    match row.get_opt::<T, _>(column) {
-        Some(Ok(value)) => Ok(value),
-        Some(Err(error)) => Err(StoreError::Database(format!(
-            "corrupt row: column {column}: {error}"
-        ))),
-        None => Err(StoreError::Database(format!(
-            "corrupt row: no column {column}"
-        ))),
-    }
-}
-
 /// A model value as JSON text for a JSON column.
 pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("model types serialize")
