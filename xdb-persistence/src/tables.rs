@@ -381,8 +381,9 @@ pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
 
     /// Applies `plan`, decided from `call` as read (not locked), if the dialect can do
-    /// so safely in one statement that checks the rows are still as read; `None`: not
-    /// done, nothing written, the caller locks, reads and decides again.
+    /// so safely, checking that the rows are still as read (PostgreSQL in one statement,
+    /// MySQL in a batch of `sql_tables::transition_batch`); `None`: not done, nothing
+    /// written, the caller locks, reads and decides again.
     fn transition_as_read(
         &self,
         _lane: Lane,
@@ -394,9 +395,10 @@ pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
     ) -> impl Answer<Option<Applied>> {
         async { Ok(None) }
     }
-    /// Starts `request` as the first execution of its process id in one statement, if
-    /// the dialect can; `None`: not done, nothing written (the id had an execution, or
-    /// the start needs more than one statement).
+    /// Starts `request` as the first execution of its process id by a faster form, if
+    /// the dialect has one (PostgreSQL's one statement, MySQL's batches of
+    /// `sql_tables::first_start_batch`); `None`: not done, nothing written (the id had
+    /// an execution, or the start needs the generic path).
     fn start_first_execution(
         &self,
         _request: &ProcessExecutionStartRequest,
