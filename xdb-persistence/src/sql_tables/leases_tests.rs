@@ -5,36 +5,10 @@ use super::*;
 
 const LEASE: Duration = Duration::from_secs(30);
 
-/// Runs each test on both databases: the generic forms are MySQL's own, and called
-/// directly on PostgreSQL, whose store overrides them.
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod on_mysql {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let db = xdb_test_util::TestDatabase::create_mysql().await;
-                    let store = crate::mysql::MySqlStore::connect(db.url(), 4).await.unwrap();
-                    super::$name(store).await;
-                }
-            )*
-        }
-        mod on_postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let db = xdb_test_util::TestDatabase::create_postgres().await;
-                    let store = crate::postgres::PostgresStore::connect(db.url(), 4)
-                        .await
-                        .unwrap();
-                    super::$name(store).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both!(
+// The generic forms are MySQL's own, and called directly on PostgreSQL, whose store
+// overrides them.
+on_both_databases!(
+    store => store;
     due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_clock,
     a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead,
     a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise,
