@@ -19,6 +19,8 @@ use xdb_protocol::{
 
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
+use crate::sql::SqlConn;
+use crate::sql_tables::transition_batch::Batches;
 use crate::{Applied, StateCall, StoreError};
 
 /// Shorthand for the futures the traits return: every operation runs on a
@@ -369,8 +371,8 @@ pub enum Lane {
 
 /// A database dialect: where its transactions come from, and the faster forms it has of
 /// generic operations.
-pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
-    type Tx: Transaction;
+pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
+    type Tx: Transaction + SqlConn;
     type Session: Session;
 
     /// Opens a transaction on `lane` (a dialect may send BEGIN with its first statement).
@@ -380,32 +382,55 @@ pub trait Dialect: crate::DatabaseTime + Send + Sync + 'static {
     /// Whom a transition recorded for `owner` leases its continuation to, if anyone.
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
 
+    /// The batches of the generic faster forms below (`sql_tables::transition_batch`,
+    /// `first_start_batch`), for a dialect that takes them (MySQL).
+    fn batches(&self) -> Option<&Batches<Self>> {
+        None
+    }
     /// Applies `plan`, decided from `call` as read (not locked), if the dialect can do
     /// so safely, checking that the rows are still as read (PostgreSQL in one statement,
-    /// MySQL in a batch of `sql_tables::transition_batch`); `None`: not done, nothing
-    /// written, the caller locks, reads and decides again.
+    /// the generic form in a batch); `None`: not done, nothing written, the caller
+    /// locks, reads and decides again.
     fn transition_as_read(
         &self,
-        _lane: Lane,
-        _task: &Task,
-        _owner: &str,
-        _call: &StateCall,
-        _plan: &TransitionPlan,
-        _now: DateTime<Utc>,
+        lane: Lane,
+        task: &Task,
+        owner: &str,
+        call: &StateCall,
+        plan: &TransitionPlan,
+        now: DateTime<Utc>,
     ) -> impl Answer<Option<Applied>> {
-        async { Ok(None) }
+        async move {
+            match self.batches() {
+                Some(batches) if self.transitions_as_read() => {
+                    let transitions = &batches.transitions;
+                    (transitions.transition_as_read(self, lane, task, owner, call, plan, now)).await
+                }
+                _ => Ok(None),
+            }
+        }
     }
     /// Starts `request` as the first execution of its process id by a faster form, if
-    /// the dialect has one (PostgreSQL's one statement, MySQL's batches of
-    /// `sql_tables::first_start_batch`); `None`: not done, nothing written (the id had
-    /// an execution, or the start needs the generic path).
+    /// the dialect has one (PostgreSQL's one statement, the generic form's batches);
+    /// `None`: not done, nothing written (the id had an execution, or the start needs
+    /// the generic path).
     fn start_first_execution(
         &self,
-        _request: &ProcessExecutionStartRequest,
-        _new_id: Uuid,
-        _now: DateTime<Utc>,
+        request: &ProcessExecutionStartRequest,
+        new_id: Uuid,
+        now: DateTime<Utc>,
     ) -> impl Answer<Option<Uuid>> {
-        async { Ok(None) }
+        async move {
+            match self.batches() {
+                Some(batches) => {
+                    let starts = &batches.first_starts;
+                    starts
+                        .start_first_execution(self, request, new_id, now)
+                        .await
+                }
+                None => Ok(None),
+            }
+        }
     }
     /// Whether [`Dialect::transition_as_read`] is worth deciding for.
     fn transitions_as_read(&self) -> bool {

@@ -28,8 +28,7 @@ use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transactio
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
 use crate::error::invalid_database_url;
-use crate::sql_tables::first_start_batch::FirstStarts;
-use crate::sql_tables::transition_batch::TransitionBatches;
+use crate::sql_tables::transition_batch::Batches;
 use crate::tables::Answer;
 use crate::{StoreError, StoreOptions};
 
@@ -72,11 +71,10 @@ pub struct MySqlStore {
     mariadb: bool,
     /// See [`MySqlStore::consecutive_insert_ids`].
     consecutive_insert_ids: bool,
-    transition_batches: TransitionBatches<MySqlStore>,
+    /// Where its transitions decided as read and its first starts are committed.
+    batches: Batches<MySqlStore>,
     /// See [`MySqlStore::without_batched_transitions`].
     batched_transitions: bool,
-    /// The batches that first starts are committed in.
-    first_starts: FirstStarts<MySqlStore>,
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
@@ -129,8 +127,7 @@ impl MySqlStore {
         drop(conn);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
-            transition_batches: TransitionBatches::start(),
-            first_starts: FirstStarts::start(),
+            batches: Batches::start(),
             pool,
             timekeeping,
             database,
@@ -162,16 +159,6 @@ impl MySqlStore {
     /// batches (see `sql_tables::transition_batch`).
     pub(crate) fn batched_transitions(&self) -> bool {
         self.batched_transitions
-    }
-
-    /// The batches that usual transitions, decided as read, are committed in.
-    pub(crate) fn transition_batches(&self) -> &TransitionBatches<MySqlStore> {
-        &self.transition_batches
-    }
-
-    /// The batches that first starts are committed in.
-    pub(crate) fn first_starts(&self) -> &FirstStarts<MySqlStore> {
-        &self.first_starts
     }
 
     /// When claims look for leases that ran out (shared by clones: one claim loop).

@@ -9,13 +9,13 @@
 use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Transaction as MySqlTransaction};
-use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 
 use super::MySqlStore;
 use crate::continuation::LeaseTo;
 use crate::sql_tables::plan_rows;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
+use crate::sql_tables::transition_batch::Batches;
 use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction};
 use crate::{Applied, StoreError};
 
@@ -84,35 +84,12 @@ impl Dialect for MySqlStore {
         MySqlStore::lease_to(self, owner)
     }
 
-    async fn transition_as_read(
-        &self,
-        lane: Lane,
-        task: &Task,
-        owner: &str,
-        call: &crate::StateCall,
-        plan: &TransitionPlan,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Applied>, StoreError> {
-        let batches = self.transition_batches();
-        batches
-            .transition_as_read(self, lane, task, owner, call, plan, now)
-            .await
-    }
-
     fn transitions_as_read(&self) -> bool {
         self.batched_transitions()
     }
 
-    async fn start_first_execution(
-        &self,
-        request: &xdb_protocol::ProcessExecutionStartRequest,
-        new_id: Uuid,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Uuid>, StoreError> {
-        let starts = self.first_starts();
-        starts
-            .start_first_execution(self, request, new_id, now)
-            .await
+    fn batches(&self) -> Option<&Batches<Self>> {
+        Some(&self.batches)
     }
 }
 

@@ -25,12 +25,11 @@ use xdb_protocol::ProcessExecutionStartRequest;
 use super::in_list::in_list;
 use super::plan_rows::PlanRows;
 use super::process_rows::insert_executions;
-use super::transition_batch::BatchDialect;
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
 use crate::sql::{Param, SqlConn};
-use crate::tables::{Lane, Transaction};
+use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
 use crate::StoreError;
 
@@ -63,7 +62,7 @@ impl<D> Clone for FirstStarts<D> {
     }
 }
 
-impl<D: BatchDialect> FirstStarts<D> {
+impl<D: Dialect> FirstStarts<D> {
     /// Starts batching first starts onto the main lane.
     pub fn start() -> Self {
         Self {
@@ -108,7 +107,7 @@ fn job<D: Clone>(store: &D, start: StartPlan, now: DateTime<Utc>) -> Option<Job<
     })
 }
 
-async fn run_batch<D: BatchDialect>(batch: Vec<Queued<Job<D>, bool>>) {
+async fn run_batch<D: Dialect>(batch: Vec<Queued<Job<D>, bool>>) {
     let answers = write_batch(&batch).await;
     for (queued, answer) in batch.into_iter().zip(answers) {
         queued.answer(answer);
@@ -116,9 +115,7 @@ async fn run_batch<D: BatchDialect>(batch: Vec<Queued<Job<D>, bool>>) {
 }
 
 /// Writes the starts of `batch` whose process ids they claim; which did, in order.
-async fn write_batch<D: BatchDialect>(
-    batch: &[Queued<Job<D>, bool>],
-) -> Vec<Result<bool, StoreError>> {
+async fn write_batch<D: Dialect>(batch: &[Queued<Job<D>, bool>]) -> Vec<Result<bool, StoreError>> {
     let for_all =
         |answer: &dyn Fn() -> Result<bool, StoreError>| batch.iter().map(|_| answer()).collect();
     let mut tx = match batch[0].job.store.begin(Lane::Main).await {
@@ -228,7 +225,7 @@ mod tests {
     /// nothing written, on both databases (the batched form is MySQL's, and written once).
     async fn new_ids_start_and_a_taken_one_writes_nothing<D>(store: D)
     where
-        D: BatchDialect<Session: SqlConn> + ProcessApi,
+        D: Dialect<Session: SqlConn> + ProcessApi,
     {
         let taken = request(ProcessStartConfig::default());
         store.start_process(&taken).await.unwrap();

@@ -24,7 +24,7 @@ use crate::{ReleasedLeases, StoreError, TaskClaim};
 /// second of the leases that ran out (their instance died, see
 /// [`crate::task_claim::ExpiredLeaseLook`]), then one update that leases the tasks
 /// chosen. Reads no rows along.
-pub(crate) async fn claim_due<D: TaskQueue + ?Sized>(
+pub(crate) async fn claim_due<D: TaskQueue>(
     store: &D,
     owner: &str,
     limit: i64,
@@ -84,7 +84,7 @@ pub(crate) async fn claim_due<D: TaskQueue + ?Sized>(
 
 /// Claims task `task_id` for `owner` (see [`crate::TaskSource::claim_task`]): reads it locked
 /// and decides in Rust, so a task not due yet costs one statement, then leases it.
-pub(crate) async fn claim_by_id<D: TaskQueue + ?Sized>(
+pub(crate) async fn claim_by_id<D: TaskQueue>(
     store: &D,
     task_id: i64,
     owner: &str,
@@ -148,7 +148,7 @@ pub(crate) async fn claim_by_id<D: TaskQueue + ?Sized>(
 /// timekeeping lane, and removes each such instance's registration once it holds no
 /// lease, so a task skipped now is never left behind an instance nobody looks at any
 /// more.
-pub(crate) async fn release_dead<D: TaskQueue + ?Sized>(
+pub(crate) async fn release_dead<D: TaskQueue>(
     store: &D,
     me: &str,
     timeout: Duration,

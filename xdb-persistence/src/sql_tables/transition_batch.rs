@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 
+use super::first_start_batch::FirstStarts;
 use super::in_list::in_list;
 use super::plan_rows::{applied, PlanRows};
 use super::process_rows::process_and_state_of;
@@ -40,9 +41,31 @@ const SLOTS: usize = 2;
 /// Most transitions in one batch.
 const MAX_BATCH: usize = 32;
 
-/// A dialect whose transactions run [`SqlConn`] statements: what batches need.
-pub(crate) trait BatchDialect: Dialect<Tx: SqlConn> + Clone {}
-impl<D: Dialect<Tx: SqlConn> + Clone> BatchDialect for D {}
+/// The generic faster forms' batches of one store: its transitions decided as read
+/// and its first starts (see [`Dialect::batches`]); cloning shares them.
+pub struct Batches<D> {
+    pub(crate) transitions: TransitionBatches<D>,
+    pub(crate) first_starts: FirstStarts<D>,
+}
+
+impl<D> Clone for Batches<D> {
+    fn clone(&self) -> Self {
+        Self {
+            transitions: self.transitions.clone(),
+            first_starts: self.first_starts.clone(),
+        }
+    }
+}
+
+impl<D: Dialect> Batches<D> {
+    /// Starts batching both forms.
+    pub(crate) fn start() -> Self {
+        Self {
+            transitions: TransitionBatches::start(),
+            first_starts: FirstStarts::start(),
+        }
+    }
+}
 
 /// One transition, what it was decided from, and the store it is written to.
 pub(crate) struct Job<D> {
@@ -74,7 +97,7 @@ impl<D> Clone for TransitionBatches<D> {
     }
 }
 
-impl<D: BatchDialect> TransitionBatches<D> {
+impl<D: Dialect> TransitionBatches<D> {
     /// Starts batching, each lane's transitions in transactions of its own lane.
     pub fn start() -> Self {
         let on = |lane: Lane| {
@@ -133,7 +156,7 @@ impl<D: BatchDialect> TransitionBatches<D> {
 
 /// Runs `batch` (sorted by execution id) as one transaction on `lane` and answers each
 /// job.
-async fn run_batch<D: BatchDialect>(lane: Lane, batch: Batch<D>) {
+async fn run_batch<D: Dialect>(lane: Lane, batch: Batch<D>) {
     let jobs: Vec<&Job<D>> = batch.iter().map(|queued| &queued.job).collect();
     let written = async {
         let mut tx = jobs[0].store.begin(lane).await?;

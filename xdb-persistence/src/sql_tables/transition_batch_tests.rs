@@ -8,8 +8,8 @@ use crate::{ProcessApi, TaskSource, Transitions};
 const LEASE: Duration = Duration::from_secs(30);
 
 /// What the tests need of a store: its batches, its API, and plain statements.
-trait TestStore: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions {}
-impl<D: BatchDialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions> TestStore for D {}
+trait TestStore: Dialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions {}
+impl<D: Dialect<Session: SqlConn> + ProcessApi + TaskSource + Transitions> TestStore for D {}
 
 // The batched form is MySQL's; its statements are written once, for PostgreSQL too.
 on_both_databases!(
