@@ -20,6 +20,8 @@ use xdb_protocol::{
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::sql::SqlConn;
+use crate::sql_tables::business_rows::BusinessConn;
+use crate::sql_tables::plan_rows;
 use crate::sql_tables::transition_batch::Batches;
 use crate::{Applied, StateCall, StoreError};
 
@@ -314,25 +316,32 @@ pub enum Announce {
     TasksDue,
 }
 
-/// Writes a [`TransitionPlan`]: the only writer of plans in a dialect.
-pub trait PlanWriter: Send {
+/// Writes a [`TransitionPlan`]: the generic writer of `sql_tables::plan_rows` unless a
+/// dialect has a faster one (PostgreSQL's single statement).
+pub(crate) trait PlanWriter: BusinessConn + Sized {
     /// Applies `plan` for `process`; a state row whose version moved meanwhile fails it
     /// as `Stale`. With `lease_to`, the plan's continuation is inserted leased and
     /// returned. Also says whether the transaction is committed already (only ever
-    /// when `finish` allowed it).
+    /// when `finish` allowed it; the generic writer never commits: no notification to
+    /// announce with where the database has none, and COMMIT is a statement of its own).
     fn apply_plan(
         &mut self,
         process: &ProcessExecution,
         plan: &TransitionPlan,
         now: DateTime<Utc>,
-        announce: Announce,
+        _announce: Announce,
         lease_to: Option<LeaseTo<'_>>,
-        finish: Finish,
-    ) -> impl Answer<(Applied, bool)>;
+        _finish: Finish,
+    ) -> impl Answer<(Applied, bool)> {
+        async move {
+            let applied = plan_rows::apply_plan(self, process, plan, now, lease_to).await?;
+            Ok((applied, false))
+        }
+    }
 }
 
 /// An open transaction: rolled back when dropped without [`Transaction::commit`].
-pub trait Transaction:
+pub(crate) trait Transaction:
     ProcessRows + StateRows + TaskRows + QueueRows + AttributeRows + OperatorRows + PlanWriter + Sized
 {
     /// Takes `task` and locks its execution and its state `state`, in the lock order:
@@ -356,7 +365,10 @@ pub trait Transaction:
 }
 
 /// Statements outside a transaction: reads, and deletions that need no other row.
-pub trait Session: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows {}
+pub(crate) trait Session:
+    ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows
+{
+}
 impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows> Session for S {}
 
 /// Which connections an operation uses.

@@ -6,18 +6,16 @@
 //! One implementation serves a transaction and a plain connection: statements outside a
 //! transaction run on a pooled [`Conn`], autocommitted.
 
-use chrono::{DateTime, Utc};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Transaction as MySqlTransaction};
-use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
+use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task};
 
 use super::MySqlStore;
 use crate::continuation::LeaseTo;
-use crate::sql_tables::plan_rows;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
 use crate::sql_tables::transition_batch::Batches;
-use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, TaskRows, Transaction};
-use crate::{Applied, StoreError};
+use crate::tables::{Dialect, Lane, PlanWriter, TaskRows, Transaction};
+use crate::StoreError;
 
 /// Statements on a connection `Q` (a transaction or a plain connection) of `store`.
 pub struct MySqlRows<Q> {
@@ -102,21 +100,8 @@ impl<Q: Queryable + AffectedRows + Sync> NewExecutionRow for MySqlRows<Q> {
     }
 }
 
-impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {
-    async fn apply_plan(
-        &mut self,
-        process: &ProcessExecution,
-        plan: &TransitionPlan,
-        now: DateTime<Utc>,
-        _announce: Announce,
-        lease_to: Option<LeaseTo<'_>>,
-        _finish: Finish,
-    ) -> Result<(Applied, bool), StoreError> {
-        // No LISTEN/NOTIFY to announce with, and COMMIT is a statement of its own.
-        let applied = plan_rows::apply_plan(self, process, plan, now, lease_to).await?;
-        Ok((applied, false))
-    }
-}
+/// The generic plan writer.
+impl PlanWriter for MySqlRows<MySqlTransaction<'static>> {}
 
 impl Transaction for MySqlRows<MySqlTransaction<'static>> {
     /// The process and state rows locked by one statement, then the task taken.
