@@ -5,7 +5,8 @@
 //! writes. This crate owns SQL; it must never decide process semantics itself.
 //!
 //! Two dialects implement [`ProcessStore`]: [`postgres::PostgresStore`] and
-//! [`mysql::MySqlStore`] (MySQL 8 / MariaDB); [`connect`] picks one by URL scheme.
+//! [`mysql::MySqlStore`] (tested on MariaDB 10.11; MySQL 8 speaks the same protocol);
+//! [`connect`] picks one by URL scheme.
 
 mod batches;
 mod business_table;
