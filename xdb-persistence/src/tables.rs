@@ -416,7 +416,9 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
             match self.batches() {
                 Some(batches) if self.transitions_as_read() => {
                     let transitions = &batches.transitions;
-                    (transitions.transition_as_read(self, lane, task, owner, call, plan, now)).await
+                    let applied =
+                        transitions.transition_as_read(self, lane, task, owner, call, plan, now);
+                    applied.await
                 }
                 _ => Ok(None),
             }

@@ -22,7 +22,7 @@ use uuid::Uuid;
 use xdb_engine::decide::{self, StartPlan};
 use xdb_protocol::ProcessExecutionStartRequest;
 
-use super::in_list::in_list;
+use super::in_list::{in_list, padded};
 use super::plan_rows::PlanRows;
 use super::process_rows::insert_executions;
 use crate::batches::{Batcher, Queued};
@@ -155,19 +155,13 @@ async fn write_claimed<C: SqlConn, D>(
     // Padded to a power of two (the last row again, a no-op) and read back by an `IN`
     // list padded alike: few statement shapes reach each connection's cache.
     let mut claims: Vec<Param> = Vec::new();
-    let padded = executions.len().next_power_of_two();
-    let last = executions.last().copied();
-    for execution in executions
-        .iter()
-        .copied()
-        .chain(std::iter::repeat_n(last, padded - executions.len()).flatten())
-    {
+    for execution in padded(&executions) {
         claims.extend([execution.process_id.as_str().into(), execution.id.into()]);
     }
     let sql = format!(
         "INSERT INTO xdb_sys_latest_process_executions (process_id, process_execution_id) \
          VALUES {} {}",
-        vec!["(?, ?)"; padded].join(", "),
+        vec!["(?, ?)"; claims.len() / 2].join(", "),
         C::KIND.pick(
             "ON CONFLICT (process_id) DO NOTHING",
             "ON DUPLICATE KEY UPDATE process_execution_id = process_execution_id"

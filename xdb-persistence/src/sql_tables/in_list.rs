@@ -12,6 +12,17 @@ pub(crate) fn in_list<T: Clone>(values: &mut Vec<T>, len: usize) -> String {
     vec!["?"; padded].join(", ")
 }
 
+/// `rows` padded alike: to a power of two by repeating the last, for statements with a
+/// row of placeholders per item (a repeated row matches or claims the same row again,
+/// which changes nothing the statement answers).
+pub(crate) fn padded<T: Copy>(rows: &[T]) -> impl Iterator<Item = T> + '_ {
+    let last = rows.last().copied();
+    let padding = rows.len().max(1).next_power_of_two() - rows.len();
+    rows.iter()
+        .copied()
+        .chain(std::iter::repeat_n(last, padding).flatten())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -24,5 +35,7 @@ mod tests {
         let mut one = vec![1];
         assert_eq!(in_list(&mut one, 1), "?");
         assert_eq!(one.len(), 1);
+        assert_eq!(padded(&[1, 2, 3]).collect::<Vec<_>>(), [1, 2, 3, 3]);
+        assert_eq!(padded::<i32>(&[]).count(), 0);
     }
 }

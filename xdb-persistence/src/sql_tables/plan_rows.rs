@@ -23,7 +23,7 @@ use xdb_engine::{
 
 use super::attribute_rows::write_local_attributes;
 use super::business_rows::{self, BusinessConn};
-use super::in_list::in_list;
+use super::in_list::{in_list, padded};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
 use crate::sql::{json, Param, SqlConn, SqlKind};
@@ -139,17 +139,6 @@ impl<'a> PlanRows<'a> {
 /// parameter that a `CASE` returns, MySQL needs no cast.
 fn typed(kind: SqlKind, sql_type: &str) -> String {
     kind.pick(format!("CAST(? AS {sql_type})"), "?".to_string())
-}
-
-/// `rows` padded to a power of two by repeating the last, so that few distinct
-/// statements reach each connection's prepared-statement cache (a repeated row matches
-/// the same row again: the rows matched do not change).
-fn padded<T: Copy>(rows: &[T]) -> impl Iterator<Item = T> + '_ {
-    let last = rows.last().copied();
-    let padding = rows.len().next_power_of_two() - rows.len();
-    rows.iter()
-        .copied()
-        .chain(std::iter::repeat_n(last, padding).flatten())
 }
 
 /// The execution rows' updates in one statement: each changed column of each row, the

@@ -21,7 +21,7 @@ use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
 
 use super::first_start_batch::FirstStarts;
-use super::in_list::in_list;
+use super::in_list::{in_list, padded};
 use super::plan_rows::{applied, PlanRows};
 use super::process_rows::process_and_state_of;
 use crate::batches::{Batcher, Queued};
@@ -231,13 +231,8 @@ async fn lock_rows<C: SqlConn, D>(
 ) -> Result<HashMap<Uuid, (ProcessExecution, StateExecution)>, StoreError> {
     let mut params: Vec<Param> = jobs.iter().map(|job| job.process.id.into()).collect();
     let ids = in_list(&mut params, jobs.len());
-    let padded = params.len();
-    let last = jobs.last().copied();
-    let listed = jobs
-        .iter()
-        .copied()
-        .chain(std::iter::repeat_n(last, padded - jobs.len()).flatten());
-    for job in listed {
+    let listed = params.len();
+    for job in padded(jobs) {
         params.extend([
             job.process.id.into(),
             job.state.id.state_id.as_str().into(),
@@ -254,7 +249,7 @@ async fn lock_rows<C: SqlConn, D>(
         straight = C::KIND.pick("", "STRAIGHT_JOIN"),
         process_columns = qualified(PROCESS_COLUMNS, "p"),
         state_columns = qualified(STATE_COLUMNS, "s"),
-        states = vec!["(?, ?, ?)"; padded].join(", "),
+        states = vec!["(?, ?, ?)"; listed].join(", "),
     );
     let rows = tx.query(&sql, &params).await?;
     let mut locked = HashMap::with_capacity(rows.len());
