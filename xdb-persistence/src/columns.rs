@@ -23,6 +23,8 @@ pub(crate) const PROCESS_COLUMN_COUNT: usize = 15;
 
 pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
     status, version, input, config, command_request, command_results, created_at";
+/// How many columns [`STATE_COLUMNS`] lists.
+pub(crate) const STATE_COLUMN_COUNT: usize = 10;
 
 pub(crate) const TASK_COLUMNS: &str = "id, task_type, fire_at, process_execution_id, state_id, \
     state_execution_number, timer_index, attempt, first_attempt_at, info";
@@ -128,7 +130,7 @@ mod tests {
     #[test]
     fn column_counts_match_the_column_lists() {
         assert_eq!(PROCESS_COLUMNS.split(", ").count(), PROCESS_COLUMN_COUNT);
-        assert_eq!(STATE_COLUMNS.split(", ").count(), 10);
+        assert_eq!(STATE_COLUMNS.split(", ").count(), STATE_COLUMN_COUNT);
         assert_eq!(TASK_COLUMNS.split(", ").count(), TASK_COLUMN_COUNT);
         assert_eq!(qualified("a, b", "t"), "t.a, t.b");
     }

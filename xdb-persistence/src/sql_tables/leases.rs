@@ -4,15 +4,20 @@
 //! `UPDATE … RETURNING`). They are [`TaskQueue`]'s defaults: MySQL runs them, and
 //! PostgreSQL overrides them with faster forms of its own; the tests run them on both.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use xdb_engine::Task;
+use xdb_engine::{ProcessExecution, StateExecution, Task, TaskType};
 
 use super::in_list::in_list;
+use super::process_rows::process_and_state_of;
 use super::task_queue::{claim_wait, update_unlocked, ClaimedRows, TaskQueue};
-use crate::columns::{read_task, ColumnReader, TASK_COLUMNS};
+use super::task_rows::tasks_by_ids;
+use crate::columns::{
+    qualified, read_task, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
+    STATE_COLUMN_COUNT, TASK_COLUMNS,
+};
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::{Lane, Transaction};
 use crate::task_claim::order_claimed;
@@ -23,7 +28,8 @@ use crate::{ReleasedLeases, StoreError, TaskClaim};
 /// timeouts and of the other unleased tasks due (see [`due_tasks`]), at most once a
 /// second of the leases that ran out (their instance died, see
 /// [`crate::task_claim::ExpiredLeaseLook`]), then one update that leases the tasks
-/// chosen. Reads no rows along.
+/// chosen, then one plain read of the claimed state tasks' process and state rows (one
+/// statement for the claim, not one per task when its call is loaded).
 pub(crate) async fn claim_due<D: TaskQueue>(
     store: &D,
     owner: &str,
@@ -70,16 +76,64 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     let ids = in_list(&mut params, tasks.len());
     let set = take_lease(kind);
     tx.execute(
-        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id IN ({ids})"),
+        &format!(
+            "UPDATE {} SET {set} WHERE id IN ({ids})",
+            tasks_by_ids(kind)
+        ),
         &params,
     )
     .await?;
+    let mut along = rows_along(&mut tx, &tasks).await?;
     tx.commit().await?;
     for task in &mut tasks {
         task.first_attempt_at.get_or_insert(now);
     }
     order_claimed(&mut tasks);
-    Ok(tasks.into_iter().map(|task| (task, None)).collect())
+    Ok(tasks
+        .into_iter()
+        .map(|task| {
+            let rows = along.remove(&task.id);
+            (task, rows)
+        })
+        .collect())
+}
+
+/// The process and state rows of the state tasks among `tasks`, by task id; a task
+/// whose execution is gone is left out, one whose state is gone has none.
+async fn rows_along<C: SqlConn>(
+    tx: &mut C,
+    tasks: &[Task],
+) -> Result<HashMap<i64, (ProcessExecution, Option<StateExecution>)>, StoreError> {
+    let state_tasks: Vec<i64> = tasks
+        .iter()
+        .filter(|task| matches!(task.task_type, TaskType::Execute | TaskType::WaitUntil))
+        .map(|task| task.id)
+        .collect();
+    if state_tasks.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut params: Vec<Param> = state_tasks.iter().map(|&id| id.into()).collect();
+    let ids = in_list(&mut params, state_tasks.len());
+    let sql = format!(
+        "SELECT {process_columns}, {state_columns}, xdb_sys_tasks.id \
+         FROM {tasks} \
+         JOIN xdb_sys_process_executions p ON p.id = xdb_sys_tasks.process_execution_id \
+         LEFT JOIN xdb_sys_async_state_executions s \
+           ON s.process_execution_id = xdb_sys_tasks.process_execution_id \
+           AND s.state_id = xdb_sys_tasks.state_id \
+           AND s.state_execution_number = xdb_sys_tasks.state_execution_number \
+         WHERE xdb_sys_tasks.id IN ({ids})",
+        process_columns = qualified(PROCESS_COLUMNS, "p"),
+        state_columns = qualified(STATE_COLUMNS, "s"),
+        tasks = tasks_by_ids(C::KIND),
+    );
+    let rows = tx.query(&sql, &params).await?;
+    let mut along = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let task_id = C::columns(row, PROCESS_COLUMN_COUNT + STATE_COLUMN_COUNT).bigint()?;
+        along.insert(task_id, process_and_state_of::<C>(row)?);
+    }
+    Ok(along)
 }
 
 /// Claims task `task_id` for `owner` (see [`crate::TaskSource::claim_task`]): reads it locked

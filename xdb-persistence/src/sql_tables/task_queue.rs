@@ -21,6 +21,7 @@ use crate::claimed_call::ready_call;
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::sql_tables::in_list::in_list;
+use crate::sql_tables::task_rows::tasks_by_ids;
 use crate::tables::{Answer, Dialect, Lane};
 use crate::task_claim::ExpiredLeaseLook;
 use crate::{
@@ -301,7 +302,10 @@ pub(crate) async fn update_unlocked<C: SqlConn>(
     }
     let ids = in_list(&mut params, rows.len());
     conn.execute(
-        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id IN ({ids})"),
+        &format!(
+            "UPDATE {} SET {set} WHERE id IN ({ids})",
+            tasks_by_ids(C::KIND)
+        ),
         &params,
     )
     .await?;

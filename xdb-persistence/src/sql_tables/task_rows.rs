@@ -24,6 +24,24 @@ pub(crate) fn take_task_sql(kind: SqlKind) -> &'static str {
     )
 }
 
+/// The task table in a statement that finds its tasks by a list of ids
+/// (`WHERE id IN (…)`). MySQL is told to take the primary key: while the table is small
+/// (the tasks in flight), its optimizer scans the whole table for such a list (EXPLAIN:
+/// `type: ALL`), and the scan of a locking statement waits for every row another
+/// transaction holds. The batched transitions' DELETE took 8.6 ms a call so, a quarter
+/// of the server's statement time at 64 processes in flight.
+pub(crate) fn tasks_by_ids(kind: SqlKind) -> &'static str {
+    kind.pick("xdb_sys_tasks", "xdb_sys_tasks FORCE INDEX (PRIMARY)")
+}
+
+/// `DELETE FROM` [`tasks_by_ids`]: MySQL takes index hints only in its multi-table form.
+pub(crate) fn delete_tasks_by_ids(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "DELETE FROM xdb_sys_tasks",
+        "DELETE xdb_sys_tasks FROM xdb_sys_tasks FORCE INDEX (PRIMARY)",
+    )
+}
+
 /// Gives a task its owner holds back for another attempt. Parameters: due, id, owner.
 fn retry_task_sql(kind: SqlKind) -> &'static str {
     kind.pick(

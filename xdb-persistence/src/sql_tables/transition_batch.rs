@@ -24,6 +24,7 @@ use super::first_start_batch::FirstStarts;
 use super::in_list::{in_list, padded};
 use super::plan_rows::{applied, PlanRows};
 use super::process_rows::process_and_state_of;
+use super::task_rows::delete_tasks_by_ids;
 use crate::batches::{Batcher, Queued};
 use crate::columns::{qualified, PROCESS_COLUMNS, STATE_COLUMNS};
 use crate::continuation::LeaseTo;
@@ -283,7 +284,8 @@ async fn take_tasks<'j, C: SqlConn, D: 'j>(
         let mut params = vec![Param::from(owner)];
         params.extend(ids.iter().map(|id| Param::from(*id)));
         let list = in_list(&mut params, ids.len());
-        let sql = format!("DELETE FROM xdb_sys_tasks WHERE lease_owner = ? AND id IN ({list})");
+        let delete = delete_tasks_by_ids(C::KIND);
+        let sql = format!("{delete} WHERE lease_owner = ? AND id IN ({list})");
         if tx.execute(&sql, &params).await? != ids.len() as u64 {
             return Err(StoreError::Stale(
                 "a task of the batch is no longer leased to its owner".into(),
