@@ -13,20 +13,20 @@
 //! reads and decides again. Any other failure before COMMIT rolls the batch back and
 //! sends every caller that way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
-use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
+use xdb_engine::{GracefulCompletion, ProcessExecution, StateExecution, Task, TransitionPlan};
+use xdb_protocol::ProcessStatus;
 
 use super::first_start_batch::FirstStarts;
 use super::in_list::{in_list, padded};
 use super::plan_rows::{applied, PlanRows};
-use super::process_rows::process_and_state_of;
 use super::task_rows::delete_tasks_by_ids;
 use crate::batches::{Batcher, Queued};
-use crate::columns::{qualified, PROCESS_COLUMNS, STATE_COLUMNS};
+use crate::columns::ColumnReader;
 use crate::continuation::LeaseTo;
 use crate::operations::continuation_call_without_reads;
 use crate::plan_writes::is_plain_transition;
@@ -194,9 +194,7 @@ async fn together<C: SqlConn, D>(
     let kept: Vec<bool> = jobs
         .iter()
         .map(|job| {
-            locked.get(&job.process.id).is_some_and(|(process, state)| {
-                decides_alike(&job.process, process) && state.version == job.state.version
-            })
+            locked.get(&job.process.id) == Some(&DecidedFrom::read(&job.process, &job.state))
         })
         .collect();
     let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
@@ -222,14 +220,61 @@ async fn together<C: SqlConn, D>(
         .collect())
 }
 
-/// Locks the execution and state rows of `jobs`, by execution id. The execution rows
-/// drive the join (MySQL is told so), so each is locked before its state, as in every
-/// transaction; the list is padded to a power of two by repeating the last job, so that
-/// few distinct statements reach each connection's prepared-statement cache.
+/// What a decision made from the rows as read depends on: the execution's status,
+/// running states, state sequences and graceful completion, and the state's version.
+#[derive(Debug, PartialEq)]
+struct DecidedFrom {
+    status: ProcessStatus,
+    running_state_executions: i32,
+    state_execution_sequences: BTreeMap<String, i32>,
+    graceful_completion: Option<GracefulCompletion>,
+    state_version: i32,
+}
+
+impl DecidedFrom {
+    /// What `process` and `state` as read tell.
+    fn read(process: &ProcessExecution, state: &StateExecution) -> Self {
+        DecidedFrom {
+            status: process.status,
+            running_state_executions: process.running_state_executions,
+            state_execution_sequences: process.state_execution_sequences.clone(),
+            graceful_completion: process.graceful_completion.clone(),
+            state_version: state.version,
+        }
+    }
+
+    /// The columns [`DecidedFrom::locked`] reads, of execution `p` and state `s`.
+    const COLUMNS: &str = "p.id, p.status, p.running_state_executions, \
+        p.state_execution_sequences, p.graceful_completion, s.version";
+
+    /// The execution id and what a row of [`DecidedFrom::COLUMNS`] tells.
+    fn locked(row: &mut impl ColumnReader) -> Result<(Uuid, Self), StoreError> {
+        let id = row.uuid()?;
+        let status = row.text()?;
+        let status = ProcessStatus::parse(&status)
+            .ok_or_else(|| StoreError::Database(format!("unknown process status {status}")))?;
+        Ok((
+            id,
+            DecidedFrom {
+                status,
+                running_state_executions: row.int()?,
+                state_execution_sequences: row.json()?.unwrap_or_default(),
+                graceful_completion: row.json()?,
+                state_version: row.int()?,
+            },
+        ))
+    }
+}
+
+/// Locks the execution and state rows of `jobs`, by execution id, and reads of them only
+/// what their decisions depend on (not the payloads). The execution rows drive the join
+/// (MySQL is told so), so each is locked before its state, as in every transaction; the
+/// list is padded to a power of two by repeating the last job, so that few distinct
+/// statements reach each connection's prepared-statement cache.
 async fn lock_rows<C: SqlConn, D>(
     tx: &mut C,
     jobs: &[&Job<D>],
-) -> Result<HashMap<Uuid, (ProcessExecution, StateExecution)>, StoreError> {
+) -> Result<HashMap<Uuid, DecidedFrom>, StoreError> {
     let mut params: Vec<Param> = jobs.iter().map(|job| job.process.id.into()).collect();
     let ids = in_list(&mut params, jobs.len());
     let listed = params.len();
@@ -241,33 +286,20 @@ async fn lock_rows<C: SqlConn, D>(
         ]);
     }
     let sql = format!(
-        "SELECT {straight} {process_columns}, {state_columns} \
+        "SELECT {straight} {columns} \
          FROM xdb_sys_process_executions p \
          JOIN xdb_sys_async_state_executions s ON s.process_execution_id = p.id \
          WHERE p.id IN ({ids}) \
            AND (s.process_execution_id, s.state_id, s.state_execution_number) IN ({states}) \
          ORDER BY p.id FOR UPDATE",
         straight = C::KIND.pick("", "STRAIGHT_JOIN"),
-        process_columns = qualified(PROCESS_COLUMNS, "p"),
-        state_columns = qualified(STATE_COLUMNS, "s"),
+        columns = DecidedFrom::COLUMNS,
         states = vec!["(?, ?, ?)"; listed].join(", "),
     );
     let rows = tx.query(&sql, &params).await?;
-    let mut locked = HashMap::with_capacity(rows.len());
-    for row in &rows {
-        if let (process, Some(state)) = process_and_state_of::<C>(row)? {
-            locked.insert(process.id, (process, state));
-        }
-    }
-    Ok(locked)
-}
-
-/// Whether `locked` still holds what a decision made from `read` reads.
-fn decides_alike(read: &ProcessExecution, locked: &ProcessExecution) -> bool {
-    read.status == locked.status
-        && read.running_state_executions == locked.running_state_executions
-        && read.state_execution_sequences == locked.state_execution_sequences
-        && read.graceful_completion == locked.graceful_completion
+    rows.iter()
+        .map(|row| DecidedFrom::locked(&mut C::columns(row, 0)))
+        .collect()
 }
 
 /// Deletes the tasks of `jobs`, each only while leased to its owner; a task that is not

@@ -237,18 +237,32 @@ fn a_decision_reads_status_running_states_sequences_and_graceful_completion() {
         failure: None,
         paused: None,
     };
+    let state = crate::fixtures::state("A-1", xdb_engine::StateExecutionStatus::ExecuteRunning);
+    let decided = DecidedFrom::read(&read, &state);
     let mut other = read.clone();
     other.worker_url = "http://elsewhere".into();
-    assert!(decides_alike(&read, &other), "columns no decision reads");
+    let mut other_state = state.clone();
+    other_state.created_at += chrono::TimeDelta::seconds(1);
+    assert_eq!(
+        DecidedFrom::read(&other, &other_state),
+        decided,
+        "columns no decision reads"
+    );
     for change in [
         |p: &mut ProcessExecution| p.status = xdb_protocol::ProcessStatus::Completed,
         |p: &mut ProcessExecution| p.running_state_executions = 2,
         |p: &mut ProcessExecution| {
             p.state_execution_sequences.insert("B".into(), 1);
         },
+        |p: &mut ProcessExecution| {
+            p.graceful_completion = Some(xdb_engine::GracefulCompletion { output: None })
+        },
     ] {
         let mut moved = read.clone();
         change(&mut moved);
-        assert!(!decides_alike(&read, &moved), "{moved:?}");
+        assert_ne!(DecidedFrom::read(&moved, &state), decided, "{moved:?}");
     }
+    let mut moved_state = state.clone();
+    moved_state.version += 1;
+    assert_ne!(DecidedFrom::read(&read, &moved_state), decided);
 }
