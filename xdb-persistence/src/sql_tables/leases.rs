@@ -48,10 +48,11 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     read.sort_by_key(|(_, _, part)| *part);
     if store.expired_lease_look().due(Instant::now()) {
         let now = db_now(kind);
+        let table = tasks_through(kind, "xdb_sys_tasks_by_lease_expiry");
         let expired = tx
             .query(
                 &format!(
-                    "SELECT {TASK_COLUMNS}, {now} AS db_now FROM xdb_sys_tasks \
+                    "SELECT {TASK_COLUMNS}, {now} AS db_now FROM {table} \
                      WHERE lease_expires_at < {now} \
                      ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
                 ),
@@ -307,9 +308,9 @@ fn micros(kind: SqlKind) -> &'static str {
 
 /// Unleased tasks due within the first parameter's microseconds, up to the second
 /// parameter, then again with the third and fourth: due timers and process timeouts
-/// first, then any (the timers come again), each part through its own index so that
-/// tasks in flight are never walked, and each locking its own rows (SKIP LOCKED lets
-/// instances claim side by side). Timers go first because the other tasks' fire_at is
+/// first, then any (the timers come again), each part through its own index (MySQL is
+/// told which, see [`tasks_through`]) so that tasks in flight are never walked, and each
+/// locking its own rows (SKIP LOCKED lets instances claim side by side). Timers go first because the other tasks' fire_at is
 /// when they were created: under a backlog they all sort before a timer that just came
 /// due. fire_at is compared with the database clock, so a timer never fires early.
 /// Columns: [`TASK_COLUMNS`], `db_now`, `part`. MySQL orders the second part by
@@ -317,22 +318,39 @@ fn micros(kind: SqlKind) -> &'static str {
 /// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
 fn due_tasks(kind: SqlKind) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));
-    let part = |part: u8, only: &str, order: &str| {
+    let part = |part: u8, index: &str, only: &str, order: &str| {
+        let table = tasks_through(kind, index);
         format!(
-            "SELECT {TASK_COLUMNS}, {now} AS db_now, {part} AS part FROM xdb_sys_tasks \
+            "SELECT {TASK_COLUMNS}, {now} AS db_now, {part} AS part FROM {table} \
              WHERE lease_owner IS NULL{only} AND fire_at <= {now} + {ahead} \
              ORDER BY {order} LIMIT ? FOR UPDATE SKIP LOCKED"
         )
     };
     let timers = part(
         0,
+        "xdb_sys_tasks_unleased_by_type",
         " AND task_type IN ('TIMER', 'PROCESS_TIMEOUT')",
         "fire_at",
     );
-    let unleased = part(1, "", kind.pick("fire_at", "lease_owner, fire_at"));
+    let unleased = part(
+        1,
+        "xdb_sys_tasks_unleased_by_fire_at",
+        "",
+        kind.pick("fire_at", "lease_owner, fire_at"),
+    );
     kind.pick(
         format!("SELECT * FROM ({timers}) timers UNION ALL SELECT * FROM ({unleased}) unleased"),
         format!("({timers}) UNION ALL ({unleased})"),
+    )
+}
+
+/// The task table read through `index` (MySQL is told so): while the table is small,
+/// MariaDB scans it whole instead (EXPLAIN: `type: ALL`), and a locking read's scan
+/// locks, one after the other, the rows in flight that its condition then leaves out.
+fn tasks_through(kind: SqlKind, index: &str) -> String {
+    kind.pick(
+        "xdb_sys_tasks".to_string(),
+        format!("xdb_sys_tasks FORCE INDEX ({index})"),
     )
 }
 

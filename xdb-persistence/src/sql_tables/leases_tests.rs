@@ -285,3 +285,73 @@ async fn dead_instances_lose_their_leases_then_their_registrations<D: TaskQueue>
         assert_eq!(lease_of(&store, id).await.0.as_deref(), Some(owner));
     }
 }
+
+/// With a few dozen tasks in flight, MariaDB scanned the whole task table for the claim
+/// and for the statements that find tasks by a list of ids (and a locking scan waits on
+/// every row in flight); each reads through an index now.
+#[tokio::test]
+async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
+    use crate::sql_tables::task_rows::{delete_tasks_by_ids, tasks_by_ids};
+
+    let db = xdb_test_util::TestDatabase::create_mysql().await;
+    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
+        .await
+        .unwrap();
+    let mut session = crate::tables::Dialect::session(&store, Lane::Main)
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..40 {
+        // A third of them in flight, leased.
+        let lease = (n % 3 == 0).then_some(("other", TimeDelta::seconds(30)));
+        let kind = if n % 5 == 0 { "TIMER" } else { "EXECUTE" };
+        ids.push(
+            insert_task(&store, kind, TimeDelta::seconds(-1), lease)
+                .await
+                .0,
+        );
+    }
+    // A batch's tasks: a good share of the table.
+    let batch = &ids[..16];
+    let listed = || vec!["?"; batch.len()].join(", ");
+    let by_id = || batch.iter().map(|&id| Param::from(id));
+    let statements = [
+        (
+            due_tasks(SqlKind::MySql),
+            [1_000_000i64, 64, 1_000_000, 64].map(Param::from).to_vec(),
+        ),
+        (
+            format!(
+                "{} WHERE lease_owner = ? AND id IN ({})",
+                delete_tasks_by_ids(SqlKind::MySql),
+                listed()
+            ),
+            std::iter::once("other".into()).chain(by_id()).collect(),
+        ),
+        (
+            format!(
+                "UPDATE {} SET attempt = attempt + 1 WHERE id IN ({})",
+                tasks_by_ids(SqlKind::MySql),
+                listed()
+            ),
+            by_id().collect::<Vec<_>>(),
+        ),
+    ];
+    for (sql, params) in statements {
+        let plan = session
+            .query(&format!("EXPLAIN {sql}"), &params)
+            .await
+            .unwrap();
+        assert!(!plan.is_empty(), "{sql}");
+        for row in &plan {
+            // EXPLAIN's columns: id, select_type, table, type, …
+            let access = access_type(&session, row);
+            assert_ne!(access.as_deref(), Some("ALL"), "a whole-table scan: {sql}");
+        }
+    }
+}
+
+/// The access type (`type`, the fourth column) of an EXPLAIN row.
+fn access_type<C: SqlConn>(_: &C, row: &C::Row) -> Option<String> {
+    C::columns(row, 3).optional_text().unwrap()
+}
