@@ -41,11 +41,11 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     let mut tx = store.begin(Lane::Timekeeping).await?;
     let limit = limit.max(0);
     let ahead = (ahead * 1e6) as i64;
-    let params = due_tasks_params(ahead, limit);
+    let params = [ahead, limit, ahead, limit].map(Param::from);
     let rows = tx.query(&due_tasks(kind), &params).await?;
-    // Each task with the database's now and its part: timers and timeouts first.
+    // Each task with the database's now and its part, timers' first.
     let mut read = read_claimable::<D::Tx>(&rows, true)?;
-    read.sort_by_key(|(task, _, part)| (*part, task.fire_at));
+    read.sort_by_key(|(_, _, part)| *part);
     if store.expired_lease_look().due(Instant::now()) {
         let now = db_now(kind);
         let table = tasks_through(kind, "xdb_sys_tasks_by_lease_expiry");
@@ -306,47 +306,42 @@ fn micros(kind: SqlKind) -> &'static str {
     )
 }
 
-/// Unleased tasks due within the parameters' microseconds, up to the parameters' count
-/// (a pair of parameters per part): due timers, then due process timeouts, then any
-/// (the timers and timeouts come again), each part through its own index (MySQL is told
-/// which, see [`tasks_through`]) in fire_at order, so that tasks in flight are never
-/// walked and a part reads and locks only the rows it returns (SKIP LOCKED lets
-/// instances claim side by side). An index range per task type: with both types in one
-/// part, MariaDB read and locked every due timer to sort them (a thousand timers due
-/// within the read-ahead, a thousand rows a claim), and it sorts likewise unless the
-/// unleased part is ordered by fire_at alone. Timers go first because the other tasks'
-/// fire_at is when they were created: under a backlog they all sort before a timer that
-/// just came due. fire_at is compared with the database clock, so a timer never fires
-/// early. Columns: [`TASK_COLUMNS`], `db_now`, `part` (0 for timers and timeouts).
-/// PostgreSQL refuses FOR UPDATE on a UNION's parts unless each is a subquery.
+/// Unleased tasks due within the first parameter's microseconds, up to the second
+/// parameter, then again with the third and fourth: due timers and process timeouts
+/// first, then any (the timers come again), each part through its own index (MySQL is
+/// told which, see [`tasks_through`]) so that tasks in flight are never walked, and each
+/// locking its own rows (SKIP LOCKED lets instances claim side by side). Timers go first because the other tasks' fire_at is
+/// when they were created: under a backlog they all sort before a timer that just came
+/// due. fire_at is compared with the database clock, so a timer never fires early.
+/// Columns: [`TASK_COLUMNS`], `db_now`, `part`. MySQL orders the second part by
+/// `lease_owner` first so that the (lease_owner, fire_at) index serves it; PostgreSQL
+/// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
 fn due_tasks(kind: SqlKind) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));
-    let part = |part: u8, index: &str, only: &str| {
+    let part = |part: u8, index: &str, only: &str, order: &str| {
         let table = tasks_through(kind, index);
         format!(
             "SELECT {TASK_COLUMNS}, {now} AS db_now, {part} AS part FROM {table} \
              WHERE lease_owner IS NULL{only} AND fire_at <= {now} + {ahead} \
-             ORDER BY fire_at LIMIT ? FOR UPDATE SKIP LOCKED"
+             ORDER BY {order} LIMIT ? FOR UPDATE SKIP LOCKED"
         )
     };
-    let by_type = "xdb_sys_tasks_unleased_by_type";
-    let parts = [
-        part(0, by_type, " AND task_type = 'TIMER'"),
-        part(0, by_type, " AND task_type = 'PROCESS_TIMEOUT'"),
-        part(1, "xdb_sys_tasks_unleased_by_fire_at", ""),
-    ];
-    let parts =
-        parts.map(|part| kind.pick(format!("SELECT * FROM ({part}) p"), format!("({part})")));
-    parts.join(" UNION ALL ")
-}
-
-/// [`due_tasks`]' parameters: each part's read-ahead in microseconds and row limit.
-fn due_tasks_params<'a>(ahead_micros: i64, limit: i64) -> Vec<Param<'a>> {
-    [ahead_micros, limit]
-        .repeat(3)
-        .into_iter()
-        .map(Param::from)
-        .collect()
+    let timers = part(
+        0,
+        "xdb_sys_tasks_unleased_by_type",
+        " AND task_type IN ('TIMER', 'PROCESS_TIMEOUT')",
+        "fire_at",
+    );
+    let unleased = part(
+        1,
+        "xdb_sys_tasks_unleased_by_fire_at",
+        "",
+        kind.pick("fire_at", "lease_owner, fire_at"),
+    );
+    kind.pick(
+        format!("SELECT * FROM ({timers}) timers UNION ALL SELECT * FROM ({unleased}) unleased"),
+        format!("({timers}) UNION ALL ({unleased})"),
+    )
 }
 
 /// The task table read through `index` (MySQL is told so): while the table is small,
