@@ -310,12 +310,14 @@ fn micros(kind: SqlKind) -> &'static str {
 /// parameter, then again with the third and fourth: due timers and process timeouts
 /// first, then any (the timers come again), each part through its own index (MySQL is
 /// told which, see [`tasks_through`]) so that tasks in flight are never walked, and each
-/// locking its own rows (SKIP LOCKED lets instances claim side by side). Timers go first because the other tasks' fire_at is
-/// when they were created: under a backlog they all sort before a timer that just came
-/// due. fire_at is compared with the database clock, so a timer never fires early.
-/// Columns: [`TASK_COLUMNS`], `db_now`, `part`. MySQL orders the second part by
-/// `lease_owner` first so that the (lease_owner, fire_at) index serves it; PostgreSQL
-/// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
+/// locking its own rows (SKIP LOCKED lets instances claim side by side). Timers go first
+/// because the other tasks' fire_at is when they were created: under a backlog they all
+/// sort before a timer that just came due. fire_at is compared with the database clock,
+/// so a timer never fires early. Columns: [`TASK_COLUMNS`], `db_now`, `part`. MariaDB
+/// sorts each part's due rows (two ranges of the type index; `IS NULL` is not an
+/// equality to its ORDER BY), reading all of them: a form that reads only the rows it
+/// returns fired the bench's timers later (see BENCHMARKS.md). PostgreSQL refuses FOR
+/// UPDATE on a UNION's parts unless each is a subquery.
 fn due_tasks(kind: SqlKind) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));
     let part = |part: u8, index: &str, only: &str, order: &str| {
