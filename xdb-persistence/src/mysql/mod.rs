@@ -10,8 +10,9 @@
 //! - affected-row counts are *matched* rows (`CLIENT_FOUND_ROWS`), as in PostgreSQL;
 //! - no push notifications: [`ProcessStore::listen`](crate::ProcessStore::listen) is
 //!   `None`, consumers poll (and the services notify each other);
-//! - no `UPDATE … RETURNING`: claiming tasks is `SELECT … FOR UPDATE SKIP LOCKED`, then
-//!   `UPDATE`, in one transaction.
+//! - no `UPDATE … RETURNING`: claiming tasks is a plain read, then `SELECT … FOR UPDATE
+//!   SKIP LOCKED` of those by id, then `UPDATE`, in one transaction (see
+//!   `sql_tables::leases::claim_due` for why the range is not read locked).
 
 mod error;
 mod global_attributes;

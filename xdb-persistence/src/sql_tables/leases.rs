@@ -24,12 +24,20 @@ use crate::task_claim::order_claimed;
 use crate::{ReleasedLeases, StoreError, TaskClaim};
 
 /// Claims up to `limit` due tasks for `owner` (see [`crate::TaskSource::lease_due`]) in
-/// one transaction on the timekeeping lane: a locked read of due timers and process
+/// one transaction on the timekeeping lane: a plain read of due timers and process
 /// timeouts and of the other unleased tasks due (see [`due_tasks`]), at most once a
 /// second of the leases that ran out (their instance died, see
-/// [`crate::task_claim::ExpiredLeaseLook`]), then one update that leases the tasks
-/// chosen, then one plain read of the claimed state tasks' process and state rows (one
-/// statement for the claim, not one per task when its call is loaded).
+/// [`crate::task_claim::ExpiredLeaseLook`]); then a locked read by id of those still
+/// claimable, one update that leases them, and one plain read of the claimed state
+/// tasks' process and state rows (one statement for the claim, not one per task when
+/// its call is loaded).
+///
+/// The first reads lock nothing because a locking range scan on MariaDB also locks the
+/// row just past its range until the transaction ends, even under READ COMMITTED: the
+/// first leased row of the index, the oldest task in flight, whose transition then
+/// waited on the claim to delete it. When another instance's claim holds every task
+/// read, the reads run again locking, skipping its rows, so that instances claim side by
+/// side under a backlog.
 pub(crate) async fn claim_due<D: TaskQueue>(
     store: &D,
     owner: &str,
@@ -37,41 +45,26 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     lease: Duration,
     ahead: f64,
 ) -> Result<Vec<ClaimedRows>, StoreError> {
-    let kind = <D::Tx as SqlConn>::KIND;
     let mut tx = store.begin(Lane::Timekeeping).await?;
-    let limit = limit.max(0);
-    let ahead = (ahead * 1e6) as i64;
-    let params = [ahead, limit, ahead, limit].map(Param::from);
-    let rows = tx.query(&due_tasks(kind), &params).await?;
-    // Each task with the database's now and its part, timers' first.
-    let mut read = read_claimable::<D::Tx>(&rows, true)?;
-    read.sort_by_key(|(_, _, part)| *part);
-    if store.expired_lease_look().due(Instant::now()) {
-        let now = db_now(kind);
-        let table = tasks_through(kind, "xdb_sys_tasks_by_lease_expiry");
-        let expired = tx
-            .query(
-                &format!(
-                    "SELECT {TASK_COLUMNS}, {now} AS db_now FROM {table} \
-                     WHERE lease_expires_at < {now} \
-                     ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED"
-                ),
-                &[limit.into()],
-            )
-            .await?;
-        read.extend(read_claimable::<D::Tx>(&expired, false)?);
+    let look = DueLook {
+        limit: limit.max(0),
+        ahead: (ahead * 1e6) as i64,
+        expired: store.expired_lease_look().due(Instant::now()),
+    };
+    let mut due = look.read(&mut tx, false).await?;
+    if let Some((candidates, _)) = &mut due {
+        let held = look.lock(&mut tx, candidates).await?;
+        if held.is_empty() && !candidates.is_empty() {
+            due = look.read(&mut tx, true).await?;
+        } else {
+            *candidates = held;
+        }
     }
-    let Some(&(_, now, _)) = read.first() else {
+    let Some((mut tasks, now)) = due.filter(|(tasks, _)| !tasks.is_empty()) else {
         tx.commit().await?;
         return Ok(Vec::new());
     };
-    let mut tasks: Vec<Task> = read.into_iter().map(|(task, ..)| task).collect();
-    // The timers read first come again among the unleased tasks. Tasks due now go ahead
-    // of those read ahead (stable: timers still first among each).
-    let mut seen = HashSet::new();
-    tasks.retain(|task| seen.insert(task.id));
-    tasks.sort_by_key(|task| task.fire_at > now);
-    tasks.truncate(limit as usize);
+    let kind = <D::Tx as SqlConn>::KIND;
     let mut params = lease_params(owner, now, lease.as_micros() as i64);
     params.extend(tasks.iter().map(|task| Param::from(task.id)));
     let ids = in_list(&mut params, tasks.len());
@@ -97,6 +90,86 @@ pub(crate) async fn claim_due<D: TaskQueue>(
             (task, rows)
         })
         .collect())
+}
+
+/// What one claim looks for: up to `limit` tasks due within `ahead` microseconds, and
+/// leases run out when `expired`.
+struct DueLook {
+    limit: i64,
+    ahead: i64,
+    expired: bool,
+}
+
+impl DueLook {
+    /// The tasks due, in the order they are claimed, with the database's now; `None`
+    /// when none is. With `lock`, each locked, skipping those locked already.
+    async fn read<C: SqlConn>(
+        &self,
+        tx: &mut C,
+        lock: bool,
+    ) -> Result<Option<(Vec<Task>, DateTime<Utc>)>, StoreError> {
+        let kind = C::KIND;
+        let (limit, ahead) = (self.limit, self.ahead);
+        let params = [ahead, limit, ahead, limit].map(Param::from);
+        let rows = tx.query(&due_tasks(kind, lock), &params).await?;
+        // Each task with the database's now and its part, timers' first.
+        let mut read = read_claimable::<C>(&rows, true)?;
+        read.sort_by_key(|(_, _, part)| *part);
+        if self.expired {
+            let now = db_now(kind);
+            let table = tasks_through(kind, "xdb_sys_tasks_by_lease_expiry");
+            let expired = tx
+                .query(
+                    &format!(
+                        "SELECT {TASK_COLUMNS}, {now} AS db_now FROM {table} \
+                         WHERE lease_expires_at < {now} \
+                         ORDER BY lease_expires_at LIMIT ?{}",
+                        locking(lock)
+                    ),
+                    &[limit.into()],
+                )
+                .await?;
+            read.extend(read_claimable::<C>(&expired, false)?);
+        }
+        let Some(&(_, now, _)) = read.first() else {
+            return Ok(None);
+        };
+        let mut tasks: Vec<Task> = read.into_iter().map(|(task, ..)| task).collect();
+        // The timers read first come again among the unleased tasks. Tasks due now go
+        // ahead of those read ahead (stable: timers still first among each).
+        let mut seen = HashSet::new();
+        tasks.retain(|task| seen.insert(task.id));
+        tasks.sort_by_key(|task| task.fire_at > now);
+        tasks.truncate(limit as usize);
+        Ok(Some((tasks, now)))
+    }
+
+    /// Of `candidates`, read unlocked, those still claimable, locked by their key (which
+    /// locks no other row), as they are now, in the same order; those locked by another
+    /// claim are skipped.
+    async fn lock<C: SqlConn>(
+        &self,
+        tx: &mut C,
+        candidates: &[Task],
+    ) -> Result<Vec<Task>, StoreError> {
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut params = vec![Param::from(self.ahead)];
+        params.extend(candidates.iter().map(|task| Param::from(task.id)));
+        let ids = in_list(&mut params, candidates.len());
+        let sql = still_claimable(C::KIND, &ids);
+        let rows = tx.query(&sql, &params).await?;
+        let mut held = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let task = read_task(&mut C::columns(row, 0))?;
+            held.insert(task.id, task);
+        }
+        Ok(candidates
+            .iter()
+            .filter_map(|task| held.remove(&task.id))
+            .collect())
+    }
 }
 
 /// The process and state rows of the state tasks among `tasks`, by task id; a task
@@ -309,23 +382,24 @@ fn micros(kind: SqlKind) -> &'static str {
 /// Unleased tasks due within the first parameter's microseconds, up to the second
 /// parameter, then again with the third and fourth: due timers and process timeouts
 /// first, then any (the timers come again), each part through its own index (MySQL is
-/// told which, see [`tasks_through`]) so that tasks in flight are never walked, and each
-/// locking its own rows (SKIP LOCKED lets instances claim side by side). Timers go first
-/// because the other tasks' fire_at is when they were created: under a backlog they all
-/// sort before a timer that just came due. fire_at is compared with the database clock,
-/// so a timer never fires early. Columns: [`TASK_COLUMNS`], `db_now`, `part`. MariaDB
-/// sorts each part's due rows (two ranges of the type index; `IS NULL` is not an
-/// equality to its ORDER BY), reading all of them: a form that reads only the rows it
-/// returns fired the bench's timers later (see BENCHMARKS.md). PostgreSQL refuses FOR
-/// UPDATE on a UNION's parts unless each is a subquery.
-fn due_tasks(kind: SqlKind) -> String {
+/// told which, see [`tasks_through`]) so that tasks in flight are never walked. With
+/// `lock`, each part locks its own rows (SKIP LOCKED lets instances claim side by side).
+/// Timers go first because the other tasks' fire_at is when they were created: under a
+/// backlog they all sort before a timer that just came due. fire_at is compared with the
+/// database clock, so a timer never fires early. Columns: [`TASK_COLUMNS`], `db_now`,
+/// `part`. MariaDB sorts each part's due rows (two ranges of the type index; `IS NULL`
+/// is not an equality to its ORDER BY), reading all of them: a form that reads only the
+/// rows it returns fired the bench's timers later (see BENCHMARKS.md). PostgreSQL
+/// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
+fn due_tasks(kind: SqlKind, lock: bool) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));
+    let locking = locking(lock);
     let part = |part: u8, index: &str, only: &str, order: &str| {
         let table = tasks_through(kind, index);
         format!(
             "SELECT {TASK_COLUMNS}, {now} AS db_now, {part} AS part FROM {table} \
              WHERE lease_owner IS NULL{only} AND fire_at <= {now} + {ahead} \
-             ORDER BY {order} LIMIT ? FOR UPDATE SKIP LOCKED"
+             ORDER BY {order} LIMIT ?{locking}"
         )
     };
     let timers = part(
@@ -344,6 +418,29 @@ fn due_tasks(kind: SqlKind) -> String {
         format!("SELECT * FROM ({timers}) timers UNION ALL SELECT * FROM ({unleased}) unleased"),
         format!("({timers}) UNION ALL ({unleased})"),
     )
+}
+
+/// The tasks of the id list `ids` still claimable, locked by their key (which locks no
+/// other row), skipping those locked already. Parameters: the microseconds ahead of
+/// now a task may be due, then the ids. Columns: [`TASK_COLUMNS`].
+fn still_claimable(kind: SqlKind, ids: &str) -> String {
+    let (now, ahead) = (db_now(kind), micros(kind));
+    format!(
+        "SELECT {TASK_COLUMNS} FROM {} \
+         WHERE ((lease_owner IS NULL AND fire_at <= {now} + {ahead}) \
+                OR lease_expires_at < {now}) \
+         AND id IN ({ids}) FOR UPDATE SKIP LOCKED",
+        tasks_by_ids(kind)
+    )
+}
+
+/// The clause of a locking read that skips rows others hold, when `lock`.
+fn locking(lock: bool) -> &'static str {
+    if lock {
+        " FOR UPDATE SKIP LOCKED"
+    } else {
+        ""
+    }
 }
 
 /// The task table read through `index` (MySQL is told so): while the table is small,

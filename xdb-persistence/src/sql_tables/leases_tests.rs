@@ -11,6 +11,7 @@ on_both_databases!(
     store => store;
     due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_clock,
     a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead,
+    a_claim_takes_the_tasks_past_those_another_claim_holds,
     a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise,
     dead_instances_lose_their_leases_then_their_registrations,
 );
@@ -118,6 +119,39 @@ async fn due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_
         .await
         .unwrap()
         .is_empty());
+}
+
+/// Another instance's claim holds the first tasks due (it has not committed yet): a
+/// claim skips them and takes those after, rather than nothing.
+async fn a_claim_takes_the_tasks_past_those_another_claim_holds<D: TaskQueue>(store: D) {
+    let mut due = Vec::new();
+    for age in [40, 30, 20, 10] {
+        due.push(
+            insert_task(&store, "EXECUTE", TimeDelta::seconds(-age), None)
+                .await
+                .0,
+        );
+    }
+    let mut theirs = store.begin(Lane::Main).await.unwrap();
+    // One by one by the key: MariaDB scans a table this small for an `IN` list, and
+    // then holds every row.
+    for &id in &due[..2] {
+        let held = theirs
+            .query(
+                "SELECT id FROM xdb_sys_tasks WHERE id = ? FOR UPDATE",
+                &[id.into()],
+            )
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 1);
+    }
+
+    let claimed = claim_due(&store, "me", 2, LEASE, 0.5).await.unwrap();
+    assert_eq!(ids(&claimed), due[2..].to_vec());
+    theirs.commit().await.unwrap();
+    for id in &due[..2] {
+        assert_eq!(lease_of(&store, *id).await, (None, None, None));
+    }
 }
 
 /// A task whose lease ran out (its instance died) is due now, so it goes ahead of a
@@ -288,7 +322,7 @@ async fn dead_instances_lose_their_leases_then_their_registrations<D: TaskQueue>
 
 /// With a few dozen tasks in flight, MariaDB scanned the whole task table for the claim
 /// and for the batched transitions' DELETE by ids (and a locking scan waits on every row
-/// in flight); each reads through an index now. The claim's UPDATE by ids names the key
+/// in flight); each reads through an index now, the claim's locked read by ids too. The claim's UPDATE by ids names the key
 /// too; on this table MariaDB takes a range for it even without.
 #[tokio::test]
 async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
@@ -316,10 +350,15 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     let batch = &ids[..16];
     let listed = || vec!["?"; batch.len()].join(", ");
     let by_id = || batch.iter().map(|&id| Param::from(id));
+    let due = [1_000_000i64, 64, 1_000_000, 64].map(Param::from).to_vec();
     let statements = [
+        (due_tasks(SqlKind::MySql, false), due.clone()),
+        (due_tasks(SqlKind::MySql, true), due),
         (
-            due_tasks(SqlKind::MySql),
-            [1_000_000i64, 64, 1_000_000, 64].map(Param::from).to_vec(),
+            still_claimable(SqlKind::MySql, &listed()),
+            std::iter::once(1_000_000i64.into())
+                .chain(by_id())
+                .collect(),
         ),
         (
             format!(
@@ -355,4 +394,73 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
 /// The access type (`type`, the fourth column) of an EXPLAIN row.
 fn access_type<C: SqlConn>(_: &C, row: &C::Row) -> Option<String> {
     C::columns(row, 3).optional_text().unwrap()
+}
+
+/// A locking range scan on MariaDB also locks the row just past its range until the
+/// transaction ends, READ COMMITTED notwithstanding: for the claim's scans, the oldest
+/// task in flight, which its transition then waited on the claim to delete. The claim
+/// reads unlocked and locks the tasks it takes by their key: a task in flight can be
+/// deleted meanwhile.
+#[tokio::test]
+async fn on_mysql_a_claim_locks_no_task_in_flight() {
+    let db = xdb_test_util::TestDatabase::create_mysql().await;
+    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
+        .await
+        .unwrap();
+    let leased = Some(("other", TimeDelta::seconds(30)));
+    let (oldest_in_flight, _) =
+        insert_task(&store, "EXECUTE", TimeDelta::seconds(-10), leased).await;
+    let (in_flight, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-5), leased).await;
+    let mut free = Vec::new();
+    for kind in ["EXECUTE", "TIMER", "EXECUTE"] {
+        free.push(
+            insert_task(&store, kind, TimeDelta::seconds(-1), None)
+                .await
+                .0,
+        );
+    }
+    let mut other = crate::tables::Dialect::session(&store, Lane::Main)
+        .await
+        .unwrap();
+    other
+        .execute("SET SESSION innodb_lock_wait_timeout = 1", &[])
+        .await
+        .unwrap();
+    let delete = "DELETE FROM xdb_sys_tasks WHERE id = ?";
+    let look = DueLook {
+        limit: 64,
+        ahead: 1_000_000,
+        expired: true,
+    };
+
+    // The premise: the locking scans hold the oldest task in flight.
+    let mut tx = crate::tables::Dialect::begin(&store, Lane::Timekeeping)
+        .await
+        .unwrap();
+    let (scanned, _) = look.read(&mut tx, true).await.unwrap().unwrap();
+    assert_eq!(sorted(&scanned), free);
+    let waited = other.execute(delete, &[oldest_in_flight.into()]).await;
+    assert!(waited.is_err(), "the scans locked no row past their range");
+    tx.commit().await.unwrap();
+
+    let mut tx = crate::tables::Dialect::begin(&store, Lane::Timekeeping)
+        .await
+        .unwrap();
+    let (candidates, _) = look.read(&mut tx, false).await.unwrap().unwrap();
+    let held = look.lock(&mut tx, &candidates).await.unwrap();
+    assert_eq!(sorted(&held), free);
+    for id in [oldest_in_flight, in_flight] {
+        let deleted = other.execute(delete, &[id.into()]).await.unwrap();
+        assert_eq!(deleted, 1, "task {id} in flight");
+    }
+    // The tasks claimed stay locked until the claim commits.
+    let waited = other.execute(delete, &[free[0].into()]).await;
+    assert!(waited.is_err(), "a claimed task was not locked");
+    tx.commit().await.unwrap();
+}
+
+fn sorted(tasks: &[Task]) -> Vec<i64> {
+    let mut ids: Vec<i64> = tasks.iter().map(|task| task.id).collect();
+    ids.sort();
+    ids
 }
