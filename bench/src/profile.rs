@@ -1,7 +1,13 @@
 //! Per-statement profile: `pg_stat_statements` on PostgreSQL when the server preloads
-//! it, `performance_schema` statement digests on MySQL/MariaDB when the server runs it.
+//! it, `performance_schema` on MySQL/MariaDB when the server runs it: its statement
+//! digests for statements sent as text, and its prepared statements' own statistics for
+//! the rest (the digests leave prepared statements out, and the services prepare theirs).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use mysql_async::prelude::Queryable;
+use regex::Regex;
 
 use crate::database::{connect, connect_mysql, BenchDatabase, Dialect};
 
@@ -47,7 +53,12 @@ pub fn unavailable_reason(dialect: Dialect) -> &'static str {
 pub fn source(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Postgres => "`pg_stat_statements`",
-        Dialect::MySql => "`performance_schema.events_statements_summary_by_digest`",
+        Dialect::MySql => {
+            "`performance_schema`: `events_statements_summary_by_digest` for statements \
+             sent as text, and `prepared_statements_instances` for prepared ones, read \
+             before the services stopped (the statements of connections closed earlier \
+             are missing); a statement prepared for lists of several lengths counts once"
+        }
     }
 }
 
@@ -66,16 +77,84 @@ async fn enable_postgres(database: &BenchDatabase) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// The `limit` statements of the bench database with the most execution time. The
-/// database is new, so every entry of it belongs to this run.
+/// The `limit` statements of the bench database with the most execution time, among
+/// the server's statistics and `prepared` (see [`prepared_statements`]). The database is
+/// new, so every entry of it belongs to this run.
 pub async fn top_statements(
     database: &BenchDatabase,
     limit: i64,
+    prepared: Vec<StatementStat>,
 ) -> anyhow::Result<Vec<StatementStat>> {
-    match database.dialect() {
-        Dialect::Postgres => top_statements_postgres(database, limit).await,
-        Dialect::MySql => top_statements_mysql(database, limit).await,
+    let mut stats = match database.dialect() {
+        Dialect::Postgres => top_statements_postgres(database, limit).await?,
+        Dialect::MySql => top_statements_mysql(database, limit).await?,
+    };
+    stats.extend(prepared);
+    stats.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
+    stats.truncate(limit.max(0) as usize);
+    Ok(stats)
+}
+
+/// On MySQL/MariaDB with `performance_schema` on, the statistics of the statements
+/// prepared on the bench database's open connections, each statement once whatever the
+/// lengths of its lists; empty otherwise. Read while the services run: the server
+/// forgets a connection's prepared statements when it closes.
+pub async fn prepared_statements(database: &BenchDatabase) -> anyhow::Result<Vec<StatementStat>> {
+    if database.dialect() != Dialect::MySql {
+        return Ok(Vec::new());
     }
+    let mut conn = connect_mysql(database.url()).await?;
+    let on: Option<i64> = conn.query_first("SELECT @@performance_schema").await?;
+    if on != Some(1) {
+        let _ = conn.disconnect().await;
+        return Ok(Vec::new());
+    }
+    // Timers are in picoseconds.
+    let rows: Vec<(i64, i64, f64, String)> = conn
+        .exec(
+            "SELECT CAST(p.COUNT_EXECUTE AS SIGNED),
+                    CAST(p.SUM_ROWS_SENT + p.SUM_ROWS_AFFECTED AS SIGNED),
+                    p.SUM_TIMER_EXECUTE / 1e9, p.SQL_TEXT
+               FROM performance_schema.prepared_statements_instances p
+               JOIN performance_schema.threads t ON t.THREAD_ID = p.OWNER_THREAD_ID
+              WHERE t.PROCESSLIST_DB = ? AND p.COUNT_EXECUTE > 0",
+            (database.name(),),
+        )
+        .await?;
+    let _ = conn.disconnect().await;
+    let mut by_text: HashMap<String, StatementStat> = HashMap::new();
+    for (calls, rows, total_ms, query) in rows {
+        let query = without_list_lengths(&query);
+        let stat = by_text.entry(query.clone()).or_insert(StatementStat {
+            calls: 0,
+            rows: 0,
+            total_ms: 0.0,
+            query,
+        });
+        stat.calls += calls;
+        stat.rows += rows;
+        stat.total_ms += total_ms;
+    }
+    Ok(by_text.into_values().collect())
+}
+
+/// `sql` with each list written once, so that a statement prepared for lists of
+/// different lengths reads the same: a run of placeholders `?, ?, …`, a run of rows
+/// `(…), (…)`, and a run of `WHEN … THEN ?` arms each become their first and `…`.
+fn without_list_lengths(sql: &str) -> String {
+    static PLACEHOLDERS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\?(?:\s*,\s*\?)+").expect("a valid pattern"));
+    static ROWS: LazyLock<Regex> = LazyLock::new(|| {
+        let row = r"\((?:[^()]|\([^()]*\))*\)";
+        Regex::new(&format!(r"({row})(?:\s*,\s*{row})+")).expect("a valid pattern")
+    });
+    static ARMS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(WHEN .*? THEN \?)(?:\s+WHEN .*? THEN \?)+").expect("a valid pattern")
+    });
+    let flat = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = PLACEHOLDERS.replace_all(&flat, "?, …");
+    let flat = ROWS.replace_all(&flat, "$1, …");
+    ARMS.replace_all(&flat, "$1 …").into_owned()
 }
 
 async fn top_statements_postgres(
@@ -132,9 +211,12 @@ async fn top_statements_mysql(
         .collect())
 }
 
-/// `query` on one line, at most `max` characters, safe inside a markdown table cell.
+/// `query` on one line, at most `max` characters, safe inside a markdown table cell; a
+/// long select list is shown as `…`, so that what tells statements apart (the table,
+/// the conditions) fits.
 pub fn one_line(query: &str, max: usize) -> String {
     let flat = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = without_select_list(&flat);
     let mut cut: String = flat.chars().take(max).collect();
     if cut.len() < flat.len() {
         cut.push('…');
@@ -142,14 +224,65 @@ pub fn one_line(query: &str, max: usize) -> String {
     cut.replace('|', "\\|").replace('`', "'")
 }
 
+/// `flat` with the select list of its first `SELECT` as `…` when longer than 40
+/// characters.
+fn without_select_list(flat: &str) -> String {
+    let Some(start) = flat.find("SELECT ").map(|at| at + "SELECT ".len()) else {
+        return flat.to_string();
+    };
+    match flat[start..].find(" FROM ") {
+        Some(len) if len > 40 => format!("{}…{}", &flat[..start], &flat[start + len..]),
+        _ => flat.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{one_line, without_list_lengths};
 
     #[test]
     fn flattens_and_truncates() {
         assert_eq!(one_line("SELECT  a\n  FROM t", 100), "SELECT a FROM t");
         assert_eq!(one_line("SELECT a || b", 8), "SELECT a…");
         assert_eq!(one_line("a || b", 100), "a \\|\\| b");
+        assert_eq!(
+            one_line(
+                "SELECT id, task_type, fire_at, process_execution_id, state_id FROM t WHERE x",
+                100
+            ),
+            "SELECT … FROM t WHERE x"
+        );
+    }
+
+    #[test]
+    fn a_statement_reads_the_same_whatever_its_lists_lengths() {
+        let forms = [
+            (
+                "DELETE FROM t WHERE id IN (?)",
+                "DELETE FROM t WHERE id IN (?)",
+            ),
+            (
+                "DELETE FROM t WHERE id IN (?, ?,\n ?)",
+                "DELETE FROM t WHERE id IN (?, …)",
+            ),
+            (
+                "INSERT INTO t (a, b) VALUES (?, NOW()), (?, NOW()), (?, NOW())",
+                "INSERT INTO t (a, b) VALUES (?, NOW()), …",
+            ),
+            (
+                "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)",
+                "INSERT INTO t (a, b) VALUES (?, …), …",
+            ),
+            (
+                "UPDATE t SET a = CASE WHEN id = ? AND n = ? THEN ? WHEN id = ? AND n = ? \
+                 THEN ? END, b = COALESCE(CASE id WHEN ? THEN ? WHEN ? THEN ? END, b) \
+                 WHERE (id, n) IN ((?, ?), (?, ?))",
+                "UPDATE t SET a = CASE WHEN id = ? AND n = ? THEN ? … END, b = \
+                 COALESCE(CASE id WHEN ? THEN ? … END, b) WHERE (id, n) IN ((?, …), …)",
+            ),
+        ];
+        for (sql, expected) in forms {
+            assert_eq!(without_list_lengths(sql), expected, "{sql}");
+        }
     }
 }

@@ -67,7 +67,8 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
         database.wait_for_idle(Duration::from_secs(10)).await?;
         report.db = database.work(status_before.as_ref()).await?;
         if profiling {
-            report.statements = Some(profile::top_statements(&database, 25).await?);
+            let prepared = std::mem::take(&mut report.prepared_statements);
+            report.statements = Some(profile::top_statements(&database, 25, prepared).await?);
         }
         report.server = server;
         if options.runs(Scenario::Pgbench) {
@@ -285,6 +286,15 @@ async fn measure(
     }
     api.ensure_running()?;
     async_service.ensure_running()?;
+    report.prepared_statements =
+        profile::prepared_statements(database)
+            .await
+            .unwrap_or_else(|error| {
+                eprintln!(
+                    "xdb-bench: reading the prepared statements' statistics failed: {error:#}"
+                );
+                Vec::new()
+            });
     api.stop();
     async_service.stop();
     if report.failures() == 0 {

@@ -74,6 +74,9 @@ pub struct Report {
     pub load_cpu: Option<CpuUsage>,
     /// Statement statistics over the whole run, when the server keeps them.
     pub statements: Option<Vec<StatementStat>>,
+    /// MySQL's prepared statements, read before the services stopped (see
+    /// [`crate::profile::prepared_statements`]); part of `statements` once merged.
+    pub prepared_statements: Vec<StatementStat>,
 }
 
 impl Report {
@@ -105,6 +108,7 @@ impl Report {
             db: None,
             load_cpu: None,
             statements: None,
+            prepared_statements: Vec::new(),
         }
     }
 
