@@ -440,7 +440,11 @@ async fn on_mysql_a_claim_locks_no_task_in_flight() {
     let (scanned, _) = look.read(&mut tx, true).await.unwrap().unwrap();
     assert_eq!(sorted(&scanned), free);
     let waited = other.execute(delete, &[oldest_in_flight.into()]).await;
-    assert!(waited.is_err(), "the scans locked no row past their range");
+    assert!(
+        waited.is_err(),
+        "the locking scans no longer hold the row past their range on this server: the \
+         premise of this test, and the reason the claim locks by key, are gone"
+    );
     tx.commit().await.unwrap();
 
     let mut tx = crate::tables::Dialect::begin(&store, Lane::Timekeeping)
