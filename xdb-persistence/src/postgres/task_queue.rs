@@ -99,6 +99,7 @@ impl TaskQueue for PostgresStore {
                 lease_from_now(SqlKind::Postgres)
             ),
             vec![owner.into(), micros.into()],
+            "xdb_sys_tasks",
             "id = ? AND fire_at <= clock_timestamp() \
              AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())",
             vec![task_id.into()],

@@ -309,6 +309,7 @@ pub(crate) async fn release_dead<D: TaskQueue>(
         &mut tx,
         "lease_owner = NULL, lease_expires_at = NULL",
         Vec::new(),
+        "xdb_sys_tasks",
         &format!("lease_owner IN ({owner_list})"),
         owners,
         ", process_execution_id",

@@ -468,3 +468,49 @@ fn sorted(tasks: &[Task]) -> Vec<i64> {
     ids.sort();
     ids
 }
+
+/// A renewal's locked read finds its tasks by key: found by their owner (the index
+/// MariaDB picks for `id IN (…) AND lease_owner = ?`), it held every task of the
+/// instance until the renewal committed, and a transition deleting one it did not renew
+/// waited for it.
+#[tokio::test]
+async fn on_mysql_a_renewal_locks_only_the_tasks_it_renews() {
+    use crate::sql_tables::task_queue::renew;
+
+    let db = xdb_test_util::TestDatabase::create_mysql().await;
+    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
+        .await
+        .unwrap();
+    let mine = Some(("me", TimeDelta::seconds(30)));
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        tasks.push(
+            insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), mine)
+                .await
+                .0,
+        );
+    }
+    let mut other = crate::tables::Dialect::session(&store, Lane::Main)
+        .await
+        .unwrap();
+    other
+        .execute("SET SESSION innodb_lock_wait_timeout = 1", &[])
+        .await
+        .unwrap();
+    let delete = "DELETE FROM xdb_sys_tasks WHERE id = ?";
+
+    let mut tx = crate::tables::Dialect::begin(&store, Lane::Main)
+        .await
+        .unwrap();
+    let renewed = renew(&mut tx, "me", &tasks[..2], 30_000_000).await.unwrap();
+    assert_eq!(renewed, 2);
+    for &id in &tasks[2..] {
+        let deleted = other.execute(delete, &[id.into()]).await;
+        assert_eq!(deleted.ok(), Some(1), "task {id}, not renewed, was locked");
+    }
+    // The tasks renewed stay locked until the renewal commits.
+    let waited = other.execute(delete, &[tasks[0].into()]).await;
+    assert!(waited.is_err(), "a renewed task was not locked");
+    tx.commit().await.unwrap();
+    assert_eq!(lease_of(&store, tasks[1]).await.0.as_deref(), Some("me"));
+}

@@ -165,19 +165,7 @@ impl<D: TaskQueue> TaskSource for D {
         let mut conn = self.upkeep_locking().await?;
         let mut renewed = 0;
         for chunk in task_ids.chunks(IDS_PER_RENEWAL) {
-            let mut filter_params: Vec<Param> = chunk.iter().map(|&id| id.into()).collect();
-            let ids = in_list(&mut filter_params, chunk.len());
-            filter_params.push(owner.into());
-            let rows = update_unlocked(
-                &mut conn,
-                lease_from_now(D::Locking::KIND),
-                vec![micros.into()],
-                &format!("id IN ({ids}) AND lease_owner = ?"),
-                filter_params,
-                "",
-            )
-            .await?;
-            renewed += rows.len() as u64;
+            renewed += renew(&mut conn, owner, chunk, micros).await?;
         }
         D::unlock(conn).await?;
         Ok(renewed)
@@ -189,6 +177,7 @@ impl<D: TaskQueue> TaskSource for D {
             &mut conn,
             "lease_owner = NULL, lease_expires_at = NULL",
             Vec::new(),
+            "xdb_sys_tasks",
             "lease_owner = ?",
             vec![owner.into()],
             "",
@@ -205,6 +194,32 @@ impl<D: TaskQueue> TaskSource for D {
     ) -> Result<ReleasedLeases, StoreError> {
         self.release_dead(me, timeout).await
     }
+}
+
+/// Renews `owner`'s leases of `ids` (at most [`IDS_PER_RENEWAL`]) for `micros` from now;
+/// how many it renewed. The tasks are found by their key: found by their owner (the
+/// index MariaDB otherwise picks), the locked read would hold every task of the
+/// instance, listed or not, until the renewal commits.
+pub(super) async fn renew<C: SqlConn>(
+    conn: &mut C,
+    owner: &str,
+    ids: &[i64],
+    micros: i64,
+) -> Result<u64, StoreError> {
+    let mut filter_params: Vec<Param> = ids.iter().map(|&id| id.into()).collect();
+    let list = in_list(&mut filter_params, ids.len());
+    filter_params.push(owner.into());
+    let rows = update_unlocked(
+        conn,
+        lease_from_now(C::KIND),
+        vec![micros.into()],
+        tasks_by_ids(C::KIND),
+        &format!("id IN ({list}) AND lease_owner = ?"),
+        filter_params,
+        "",
+    )
+    .await?;
+    Ok(rows.len() as u64)
 }
 
 /// Task ids per renewal statement: both databases take at most 65,535 parameters, which
@@ -264,10 +279,11 @@ pub(crate) fn lease_from_now(kind: SqlKind) -> &'static str {
     )
 }
 
-/// Applies `set` (with `set_params`) to the tasks `filter` (with `filter_params`) picks,
-/// skipping those locked; the rows updated, each its `id` and then `returning` (a
-/// column list starting with a comma, or empty). The three are statement text, never
-/// values. SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
+/// Applies `set` (with `set_params`) to the tasks `filter` (with `filter_params`) picks
+/// from `tasks` (the task table, with MySQL's index hint where the filter needs one:
+/// [`tasks_by_ids`] for a list of ids), skipping those locked; the rows updated, each
+/// its `id` and then `returning` (a column list starting with a comma, or empty). The
+/// four are statement text, never values. SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
 /// so it needs no renewal or release, and waiting on it could deadlock with that
 /// transaction, which takes the same execution's task rows in another order.
 /// PostgreSQL updates in one statement; MySQL has no `UPDATE … RETURNING` and refuses a
@@ -277,6 +293,7 @@ pub(crate) async fn update_unlocked<C: SqlConn>(
     conn: &mut C,
     set: &str,
     set_params: Vec<Param<'_>>,
+    tasks: &str,
     filter: &str,
     filter_params: Vec<Param<'_>>,
     returning: &str,
@@ -285,13 +302,12 @@ pub(crate) async fn update_unlocked<C: SqlConn>(
         let mut params = set_params;
         params.extend(filter_params);
         let sql = format!(
-            "UPDATE xdb_sys_tasks SET {set} WHERE id IN (SELECT id FROM xdb_sys_tasks \
+            "UPDATE xdb_sys_tasks SET {set} WHERE id IN (SELECT id FROM {tasks} \
              WHERE {filter} FOR UPDATE SKIP LOCKED) RETURNING id{returning}"
         );
         return conn.query(&sql, &params).await;
     }
-    let locked =
-        format!("SELECT id{returning} FROM xdb_sys_tasks WHERE {filter} FOR UPDATE SKIP LOCKED");
+    let locked = format!("SELECT id{returning} FROM {tasks} WHERE {filter} FOR UPDATE SKIP LOCKED");
     let rows = conn.query(&locked, &filter_params).await?;
     if rows.is_empty() {
         return Ok(rows);
