@@ -416,6 +416,25 @@ impl XdbTestEnv {
     }
 }
 
+/// Serves one more API instance, of `config`, on a free loopback port (set here), beside
+/// any environment's own: its base URL and the sender that stops it.
+pub async fn serve_api(mut config: ApiServiceConfig) -> (String, oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    config.api.listen = listener.local_addr().expect("local address");
+    let url = format!("http://{}", config.api.listen);
+    let state = xdb_api_service::connect(config)
+        .await
+        .expect("the extra API instance connects");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = xdb_api_service::serve(state, listener, async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    (url, stop)
+}
+
 /// Starts the API service on `listener` with the environment's options.
 async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptions) -> Server {
     let mut config = ApiServiceConfig::new(database_url);

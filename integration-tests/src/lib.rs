@@ -31,7 +31,7 @@ pub mod worker_faults;
 use std::future::Future;
 use std::time::Duration;
 
-pub use env::{AsyncProcess, Database, EnvOptions, XdbTestEnv};
+pub use env::{serve_api, AsyncProcess, Database, EnvOptions, XdbTestEnv};
 pub use sql::Arg;
 
 /// The line `xdb-test-async-instance` prints on stdout once its service runs.

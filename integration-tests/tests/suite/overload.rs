@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use xdb_api_service::ApiServiceConfig;
 use xdb_integration_tests::metrics::{sample_sum, scrape};
@@ -121,25 +120,12 @@ impl TaskLock {
 /// An API service on the test database with the small limits above; its URL and the
 /// sender that stops it.
 async fn guarded_api(env: &XdbTestEnv) -> (String, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mut config = ApiServiceConfig::new(env.db().url());
-    config.api.listen = listener.local_addr().expect("local address");
     config.api.pool_size = POOL_SIZE;
     config.api.max_in_flight_requests = Some(IN_FLIGHT);
     config.api.admission_wait_ms = ADMISSION_WAIT_MS;
     config.api.pool_wait_ms = POOL_WAIT_MS;
-    let url = format!("http://{}", config.api.listen);
-    let state = xdb_api_service::connect(config)
-        .await
-        .expect("the guarded API service connects");
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = xdb_api_service::serve(state, listener, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    (url, stop)
+    xdb_integration_tests::serve_api(config).await
 }
 
 /// Sends `STARTS` start calls, `CLIENTS` at a time, each answered as it comes.

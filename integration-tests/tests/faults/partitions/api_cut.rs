@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use xdb_api_service::ApiServiceConfig;
 use xdb_config::QueueMode;
@@ -57,22 +56,9 @@ async fn gate(State(gate): State<RpcGate>, request: Request, next: Next) -> Resp
 /// Serves another API instance on the database at `database_url`; its base URL and the
 /// sender that stops it.
 async fn spawn_api(database_url: String) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mut config = ApiServiceConfig::new(database_url);
-    config.api.listen = listener.local_addr().expect("local address");
     config.api.pool_size = 4;
-    let url = format!("http://{}", config.api.listen);
-    let state = xdb_api_service::connect(config)
-        .await
-        .expect("the API instance behind the proxy connects");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = xdb_api_service::serve(state, listener, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    (url, stop)
+    xdb_integration_tests::serve_api(config).await
 }
 
 pub async fn run(db: Database) -> Report {
