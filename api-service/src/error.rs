@@ -69,9 +69,21 @@ impl From<StoreError> for ApiError {
                      try again after {retry_after} s"
                 ));
             }
-            StoreError::Stale(_) | StoreError::ConnectionLost(_) | StoreError::Database(_) => {
-                ErrorSubType::InternalError
+            // Whether a write committed is unknown (the connection may have dropped in its
+            // COMMIT), so the client is told to read before sending it again; the cause
+            // stays in the log, as for an internal error.
+            StoreError::ConnectionLost(_) => {
+                tracing::warn!(error = %error, "request failed: the database connection was lost");
+                return Self::new(
+                    ErrorSubType::DatabaseUnavailable,
+                    format!(
+                        "the service lost its database connection; a write may have taken \
+                         effect: read before sending it again, after {} s",
+                        crate::admission::RETRY_AFTER_SECONDS
+                    ),
+                );
             }
+            StoreError::Stale(_) | StoreError::Database(_) => ErrorSubType::InternalError,
         };
         if sub_type == ErrorSubType::InternalError {
             tracing::error!(error = %error, "request failed");
@@ -90,15 +102,54 @@ impl IntoResponse for ApiError {
             message: self.message,
             worker_error: self.worker_error,
         };
-        let overloaded = self.sub_type == ErrorSubType::Overloaded;
+        let sub_type = self.sub_type;
         let mut response = (status, Json(body)).into_response();
-        if overloaded {
+        if status == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(
                 RETRY_AFTER,
                 HeaderValue::from(crate::admission::RETRY_AFTER_SECONDS),
             );
+        }
+        if sub_type == ErrorSubType::Overloaded {
             response.extensions_mut().insert(Overloaded);
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lost connection is the database's absence, not the service's failure: 503 with
+    /// `Retry-After`, and not counted as a refusal (it may have written).
+    #[test]
+    fn a_lost_database_connection_answers_database_unavailable() {
+        let error = ApiError::from(StoreError::ConnectionLost("connection reset".into()));
+        assert_eq!(error.sub_type, ErrorSubType::DatabaseUnavailable);
+        assert!(
+            error.message.contains("may have taken effect"),
+            "{}",
+            error.message
+        );
+        assert!(
+            !error.message.contains("reset"),
+            "the cause stays in the log"
+        );
+        let response = error.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[RETRY_AFTER], "1");
+        assert!(response.extensions().get::<Overloaded>().is_none());
+    }
+
+    #[test]
+    fn overloaded_answers_carry_retry_after_and_count_as_refusals() {
+        let response = ApiError::from(StoreError::Overloaded("pool".into())).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[RETRY_AFTER], "1");
+        assert!(response.extensions().get::<Overloaded>().is_some());
+        let internal = ApiError::from(StoreError::Database("oops".into())).into_response();
+        assert_eq!(internal.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(internal.headers().get(RETRY_AFTER).is_none());
     }
 }

@@ -14,7 +14,8 @@ pub enum Exit {
     /// The command line is wrong: unknown flag, missing argument, bad JSON in `--input`.
     Usage = 2,
     /// The service could not be reached (connection refused, DNS, timeout, a gateway's
-    /// 502/503/504) or is at its limit (`OVERLOADED`): worth retrying later.
+    /// 502/503/504), is at its limit (`OVERLOADED`) or lost its database
+    /// (`DATABASE_UNAVAILABLE`: a write may have taken effect): worth retrying later.
     Unreachable = 3,
     /// `wait`: the execution was still running when `--timeout` passed.
     WaitTimedOut = 4,
@@ -44,8 +45,9 @@ macro_rules! exit_codes_text {
   0  success (wait: the execution completed)
   1  the service refused the call (API error), or answered something unreadable
   2  usage error: bad flags or arguments, invalid JSON
-  3  the service could not be reached (connection, timeout, gateway 502/503/504)
-     or is overloaded (OVERLOADED): try again later
+  3  the service could not be reached (connection, timeout, gateway 502/503/504),
+     is overloaded (OVERLOADED) or lost its database (DATABASE_UNAVAILABLE: a write
+     may have taken effect, read before sending it again): try again later
   4  wait: the execution was still running when --timeout passed
   5  not found: no such process id or execution (PROCESS_NOT_FOUND)
   6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)
@@ -68,7 +70,7 @@ pub fn exit_for(error: &ClientError) -> Exit {
         }
         ClientError::Api { error, .. } => match error.sub_type {
             ErrorSubType::Forbidden => Exit::Forbidden,
-            ErrorSubType::Overloaded => Exit::Unreachable,
+            ErrorSubType::Overloaded | ErrorSubType::DatabaseUnavailable => Exit::Unreachable,
             _ => Exit::ApiError,
         },
         ClientError::Http {
@@ -135,6 +137,10 @@ mod tests {
         assert_eq!(exit_for(&api("UNAUTHORIZED", 401)), Exit::ApiError);
         assert_eq!(exit_for(&api("FORBIDDEN", 403)), Exit::Forbidden);
         assert_eq!(exit_for(&api("OVERLOADED", 503)), Exit::Unreachable);
+        assert_eq!(
+            exit_for(&api("DATABASE_UNAVAILABLE", 503)),
+            Exit::Unreachable
+        );
         assert_eq!(
             exit_for(&ClientError::from_response(503, b"<html>")),
             Exit::Unreachable

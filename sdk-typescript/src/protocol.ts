@@ -45,6 +45,7 @@ export const ErrorSubType = z.enum([
   "APP_DATABASE_ERROR",
   "INTERNAL_ERROR",
   "OVERLOADED",
+  "DATABASE_UNAVAILABLE",
 ]);
 export type ErrorSubType = z.infer<typeof ErrorSubType>;
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// Machine-readable error kinds; each maps to one HTTP status ([`ErrorSubType::http_status`]).
-/// Several kinds share a status (409, 424), so clients branch on the kind, not the status.
+/// Several kinds share a status (409, 424, 503), so clients branch on the kind, not the status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorSubType {
@@ -35,11 +35,14 @@ pub enum ErrorSubType {
     /// 503: the service is at its limit of requests in flight or its database answers too
     /// slowly; `Retry-After` says when to try again.
     Overloaded,
+    /// 503: the service lost its database connection, or could not open one; a write may
+    /// have taken effect.
+    DatabaseUnavailable,
 }
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 13] = [
+    pub const ALL: [ErrorSubType; 14] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
         ErrorSubType::Forbidden,
@@ -53,6 +56,7 @@ impl ErrorSubType {
         ErrorSubType::AppDatabaseError,
         ErrorSubType::InternalError,
         ErrorSubType::Overloaded,
+        ErrorSubType::DatabaseUnavailable,
     ];
 
     pub fn http_status(self) -> u16 {
@@ -68,7 +72,7 @@ impl ErrorSubType {
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
-            ErrorSubType::Overloaded => 503,
+            ErrorSubType::Overloaded | ErrorSubType::DatabaseUnavailable => 503,
         }
     }
 
@@ -88,6 +92,7 @@ impl ErrorSubType {
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
             ErrorSubType::InternalError => "INTERNAL_ERROR",
             ErrorSubType::Overloaded => "OVERLOADED",
+            ErrorSubType::DatabaseUnavailable => "DATABASE_UNAVAILABLE",
         }
     }
 
@@ -155,15 +160,21 @@ impl ErrorSubType {
                  database's error. Nothing was written."
             }
             ErrorSubType::InternalError => {
-                "Anything else: XDB's own tables, a lost database connection, a conflict \
-                 that persisted. Details are in the service log; the request may be tried \
-                 again."
+                "Anything else: XDB's own tables, a conflict that persisted. Details are in \
+                 the service log; the request may be tried again."
             }
             ErrorSubType::Overloaded => {
                 "The service is at its limit of requests in flight, its database did not \
                  take the request in time, or kept refusing it for now (a deadlock, a lock \
                  wait that timed out). Nothing was changed: try again after the \
                  `Retry-After` header's seconds."
+            }
+            ErrorSubType::DatabaseUnavailable => {
+                "The service lost its connection to its database, or could not open one \
+                 (the database is down, restarting, or cut off). A read can be sent again \
+                 after the `Retry-After` header's seconds. A write may or may not have \
+                 taken effect, as the connection can drop while the database commits: \
+                 read what it changes (describe the process) before sending it again."
             }
         }
     }

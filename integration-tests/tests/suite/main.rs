@@ -88,6 +88,7 @@ mod clock_skew;
 mod common;
 mod console;
 mod contract;
+mod database_lost;
 mod execution;
 mod injection;
 mod lifecycle;

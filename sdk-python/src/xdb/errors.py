@@ -148,6 +148,16 @@ class OverloadedError(ApiError):
     sub_type_of_class = ErrorSubType.OVERLOADED
 
 
+class DatabaseUnavailableError(ApiError):
+    """503: the service lost its database connection.
+
+    A read can be sent again later. A write may or may not have taken effect (the
+    connection can drop while the database commits): read before sending it again.
+    """
+
+    sub_type_of_class = ErrorSubType.DATABASE_UNAVAILABLE
+
+
 _BY_SUB_TYPE: dict[str, type[ApiError]] = {
     cls.sub_type_of_class.value: cls
     for cls in (
@@ -164,6 +174,7 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         AppDatabaseError,
         InternalServiceError,
         OverloadedError,
+        DatabaseUnavailableError,
     )
     if cls.sub_type_of_class is not None
 }

@@ -14,6 +14,7 @@ from xdb import (
     AsyncClient,
     Client,
     ControlNotApplicableError,
+    DatabaseUnavailableError,
     ErrorSubType,
     ForbiddenError,
     HttpError,
@@ -65,6 +66,7 @@ def sync_client(handler: Handler, **kwargs: Any) -> Client:
         (424, "APP_DATABASE_ERROR", AppDatabaseError),
         (500, "INTERNAL_ERROR", InternalServiceError),
         (503, "OVERLOADED", OverloadedError),
+        (503, "DATABASE_UNAVAILABLE", DatabaseUnavailableError),
     ],
 )
 def test_error_bodies_map_to_typed_errors(status: int, sub_type: str, cls: type[ApiError]) -> None:

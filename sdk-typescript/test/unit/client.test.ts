@@ -218,11 +218,12 @@ describe("client errors", () => {
     assert.ok(isApiError(newer, "SOMETHING_NEW"));
   });
 
-  it("knows FORBIDDEN (a token without the path's role) and OVERLOADED", async () => {
+  it("knows FORBIDDEN (a token without the path's role), OVERLOADED and DATABASE_UNAVAILABLE", async () => {
     // Typed as the SDK's own sub-types: the compiler refuses a name it does not know.
     const known: [number, ErrorSubType][] = [
       [403, "FORBIDDEN"],
       [503, "OVERLOADED"],
+      [503, "DATABASE_UNAVAILABLE"],
     ];
     for (const [status, subType] of known) {
       const error = await call(() => Response.json({ subType, message: "m" }, { status })).catch((e: unknown) => e);

@@ -15,9 +15,10 @@ use crate::paths;
 /// Every request can be malformed, too large, or meet an internal failure.
 const EVERY_REQUEST: [ErrorSubType; 3] = [InvalidRequest, PayloadTooLarge, InternalError];
 
-/// Every service request can lack a token, carry one without the path's role, or meet a
-/// service at its limit.
-const EVERY_SERVICE_REQUEST: [ErrorSubType; 3] = [Unauthorized, Forbidden, Overloaded];
+/// Every service request can lack a token, carry one without the path's role, meet a
+/// service at its limit, or one that lost its database.
+const EVERY_SERVICE_REQUEST: [ErrorSubType; 4] =
+    [Unauthorized, Forbidden, Overloaded, DatabaseUnavailable];
 
 /// The sub-types `path` can answer besides [`EVERY_REQUEST`] (and [`EVERY_SERVICE_REQUEST`]
 /// on the service paths).
@@ -101,13 +102,13 @@ fn response(sub_types: &[ErrorSubType]) -> utoipa::openapi::Response {
         "application/json",
         ContentBuilder::new().schema(Some(schema)).build(),
     );
-    if sub_types.contains(&Overloaded) {
+    if sub_types.contains(&Overloaded) || sub_types.contains(&DatabaseUnavailable) {
         response = response.header("Retry-After", retry_after());
     }
     response.build()
 }
 
-/// The header of every `OVERLOADED` answer: whole seconds, never an HTTP date.
+/// The header of every 503 answer: whole seconds, never an HTTP date.
 fn retry_after() -> utoipa::openapi::header::Header {
     HeaderBuilder::new()
         .schema(
@@ -117,7 +118,8 @@ fn retry_after() -> utoipa::openapi::header::Header {
         )
         .description(Some(
             "Seconds to wait before sending the request again (the service sends 1). \
-             Nothing was changed, so the same request can be sent again as is.",
+             After `OVERLOADED` nothing was changed, so the same request can be sent again \
+             as is; after `DATABASE_UNAVAILABLE` a write may have taken effect.",
         ))
         .build()
 }
@@ -131,7 +133,7 @@ fn describe_sub_types(doc: &mut OpenApi) {
         return;
     };
     let mut text = String::from(
-        "The kind of an error; it fixes the HTTP status. Several kinds share 409 and 424, \
+        "The kind of an error; it fixes the HTTP status. Several kinds share 409, 424 and 503, \
          so branch on the kind. Clients should treat a kind they do not know by its \
          status.\n\n| subType | status | meaning |\n|---|---|---|\n",
     );
