@@ -322,16 +322,14 @@ async fn dead_instances_lose_their_leases_then_their_registrations<D: TaskQueue>
 
 /// With a few dozen tasks in flight, MariaDB scanned the whole task table for the claim
 /// and for the batched transitions' DELETE by ids (and a locking scan waits on every row
-/// in flight); each reads through an index now, the claim's locked read by ids too. The claim's UPDATE by ids names the key
-/// too; on this table MariaDB takes a range for it even without.
+/// in flight); each reads through an index now, the claim's locked read by ids too. The
+/// claim's UPDATE by ids names the key too; on this table MariaDB takes a range for it
+/// even without.
 #[tokio::test]
 async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     use crate::sql_tables::task_rows::{delete_tasks_by_ids, tasks_by_ids};
 
-    let db = xdb_test_util::TestDatabase::create_mysql().await;
-    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
-        .await
-        .unwrap();
+    let (_db, store) = mysql_store().await;
     let mut session = crate::tables::Dialect::session(&store, Lane::Main)
         .await
         .unwrap();
@@ -391,6 +389,30 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     }
 }
 
+/// A MariaDB store on a test database of its own (dropped with the database handle).
+async fn mysql_store() -> (xdb_test_util::TestDatabase, crate::mysql::MySqlStore) {
+    let db = xdb_test_util::TestDatabase::create_mysql().await;
+    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
+        .await
+        .unwrap();
+    (db, store)
+}
+
+/// A session of `store` that gives up a row-lock wait after a second: a statement of it
+/// fails where another transaction holds the row.
+async fn impatient_session(
+    store: &crate::mysql::MySqlStore,
+) -> <crate::mysql::MySqlStore as crate::tables::Dialect>::Session {
+    let mut session = crate::tables::Dialect::session(store, Lane::Main)
+        .await
+        .unwrap();
+    session
+        .execute("SET SESSION innodb_lock_wait_timeout = 1", &[])
+        .await
+        .unwrap();
+    session
+}
+
 /// The access type (`type`, the fourth column) of an EXPLAIN row.
 fn access_type<C: SqlConn>(_: &C, row: &C::Row) -> Option<String> {
     C::columns(row, 3).optional_text().unwrap()
@@ -403,10 +425,7 @@ fn access_type<C: SqlConn>(_: &C, row: &C::Row) -> Option<String> {
 /// deleted meanwhile.
 #[tokio::test]
 async fn on_mysql_a_claim_locks_no_task_in_flight() {
-    let db = xdb_test_util::TestDatabase::create_mysql().await;
-    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
-        .await
-        .unwrap();
+    let (_db, store) = mysql_store().await;
     let leased = Some(("other", TimeDelta::seconds(30)));
     let (oldest_in_flight, _) =
         insert_task(&store, "EXECUTE", TimeDelta::seconds(-10), leased).await;
@@ -419,13 +438,7 @@ async fn on_mysql_a_claim_locks_no_task_in_flight() {
                 .0,
         );
     }
-    let mut other = crate::tables::Dialect::session(&store, Lane::Main)
-        .await
-        .unwrap();
-    other
-        .execute("SET SESSION innodb_lock_wait_timeout = 1", &[])
-        .await
-        .unwrap();
+    let mut other = impatient_session(&store).await;
     let delete = "DELETE FROM xdb_sys_tasks WHERE id = ?";
     let look = DueLook {
         limit: 64,
@@ -477,10 +490,7 @@ fn sorted(tasks: &[Task]) -> Vec<i64> {
 async fn on_mysql_a_renewal_locks_only_the_tasks_it_renews() {
     use crate::sql_tables::task_queue::renew;
 
-    let db = xdb_test_util::TestDatabase::create_mysql().await;
-    let store = crate::mysql::MySqlStore::connect(db.url(), 4)
-        .await
-        .unwrap();
+    let (_db, store) = mysql_store().await;
     let mine = Some(("me", TimeDelta::seconds(30)));
     let mut tasks = Vec::new();
     for _ in 0..4 {
@@ -490,13 +500,7 @@ async fn on_mysql_a_renewal_locks_only_the_tasks_it_renews() {
                 .0,
         );
     }
-    let mut other = crate::tables::Dialect::session(&store, Lane::Main)
-        .await
-        .unwrap();
-    other
-        .execute("SET SESSION innodb_lock_wait_timeout = 1", &[])
-        .await
-        .unwrap();
+    let mut other = impatient_session(&store).await;
     let delete = "DELETE FROM xdb_sys_tasks WHERE id = ?";
 
     let mut tx = crate::tables::Dialect::begin(&store, Lane::Main)
