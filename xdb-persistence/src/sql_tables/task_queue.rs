@@ -283,9 +283,10 @@ pub(crate) fn lease_from_now(kind: SqlKind) -> &'static str {
 /// from `tasks` (the task table, with MySQL's index hint where the filter needs one:
 /// [`tasks_by_ids`] for a list of ids), skipping those locked; the rows updated, each
 /// its `id` and then `returning` (a column list starting with a comma, or empty). The
-/// four are statement text, never values. SKIP LOCKED: a task locked right now is being completed or deleted (a stop),
-/// so it needs no renewal or release, and waiting on it could deadlock with that
-/// transaction, which takes the same execution's task rows in another order.
+/// four are statement text, never values. SKIP LOCKED: a task locked right now is being
+/// completed or deleted (a stop), so it needs no renewal or release, and waiting on it
+/// could deadlock with that transaction, which takes the same execution's task rows in
+/// another order.
 /// PostgreSQL updates in one statement; MySQL has no `UPDATE … RETURNING` and refuses a
 /// subquery on the table it updates, so it reads the rows locked and then updates them
 /// by id, in a transaction ([`TaskQueue::Locking`]).
