@@ -5,7 +5,9 @@
 //! [`PlanRows`] gathers what the plans of one transaction change, and sends one
 //! statement per kind of row for all of them: the execution rows' updates, the state
 //! rows' updates (each guarded by the version its plan was decided from), and the new
-//! states, tasks and history events. The writes that abort, delete or consume rows
+//! states, tasks and history events, together in one round trip where the dialect can
+//! ([`SqlConn::execute_all`]); their answers are checked after ([`send_checked`]). The
+//! writes that abort, delete or consume rows
 //! (closes, timers, messages: rare) go out at once, one statement each. A transaction's
 //! plans change disjoint rows (each plan never changes one row twice, see
 //! [`crate::plan_writes`], and a batch holds one plan per execution), so the order
@@ -26,7 +28,7 @@ use super::business_rows::{self, BusinessConn};
 use super::in_list::{in_list, padded};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
-use crate::sql::{json, Param, SqlConn, SqlKind};
+use crate::sql::{json, Param, SqlConn, SqlKind, Statement};
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StoreError};
 
@@ -126,13 +128,61 @@ impl<'a> PlanRows<'a> {
 
     /// Sends the writes gathered; returns the leased continuations by execution.
     pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
-        update_processes(conn, &self.processes).await?;
-        update_states(conn, &self.states).await?;
-        insert_states(conn, &self.new_states).await?;
-        let continuations = insert_tasks(conn, &self.tasks).await?;
-        insert_history(conn, &self.history).await?;
-        Ok(continuations)
+        send_checked(conn, self.statements(C::KIND, C::tells_inserted_ids(conn))).await
     }
+
+    /// The statements that send the writes gathered, each with what its answer must tell.
+    pub fn statements(&self, kind: SqlKind, tells_ids: bool) -> Vec<Checked<'a>> {
+        let mut statements = Vec::new();
+        statements.extend(update_processes(kind, &self.processes));
+        statements.extend(update_states(kind, &self.states));
+        statements.extend(insert_states(&self.new_states));
+        statements.extend(insert_tasks(kind, tells_ids, &self.tasks));
+        statements.extend(insert_history(&self.history));
+        statements
+    }
+}
+
+/// A statement, and what its answer must tell.
+pub(crate) type Checked<'a> = (Statement<'a>, Expect);
+
+/// What a statement's answer must tell.
+pub(crate) enum Expect {
+    /// Anything.
+    Nothing,
+    /// That it matched this many rows; else the transaction is [`StoreError::Stale`],
+    /// for the reason given.
+    Matched(u64, &'static str),
+    /// The ids of these leased continuations (of their executions), in order.
+    Continuations(Vec<(Uuid, Task)>),
+}
+
+/// Runs `statements` together (see [`SqlConn::execute_all`]) and checks each answer;
+/// returns the leased continuations by execution.
+pub(crate) async fn send_checked<C: SqlConn>(
+    conn: &mut C,
+    statements: Vec<Checked<'_>>,
+) -> Result<HashMap<Uuid, Task>, StoreError> {
+    let (statements, expects): (Vec<_>, Vec<_>) = statements.into_iter().unzip();
+    let done = conn.execute_all(&statements).await?;
+    let mut continuations = HashMap::new();
+    for (expect, done) in expects.into_iter().zip(done) {
+        match expect {
+            Expect::Nothing => {}
+            Expect::Matched(rows, stale) => {
+                if done.matched() != rows {
+                    return Err(StoreError::Stale(stale.into()));
+                }
+            }
+            Expect::Continuations(tasks) => {
+                for ((process, mut task), id) in tasks.into_iter().zip(done.into_ids()) {
+                    task.id = id;
+                    continuations.insert(process, task);
+                }
+            }
+        }
+    }
+    Ok(continuations)
 }
 
 /// A placeholder for a value of `sql_type`: PostgreSQL cannot infer the type of a
@@ -143,12 +193,12 @@ fn typed(kind: SqlKind, sql_type: &str) -> String {
 
 /// The execution rows' updates in one statement: each changed column of each row, the
 /// others kept.
-async fn update_processes<C: SqlConn>(
-    conn: &mut C,
-    updates: &[(Uuid, &ProcessUpdate)],
-) -> Result<(), StoreError> {
+fn update_processes<'a>(
+    kind: SqlKind,
+    updates: &[(Uuid, &'a ProcessUpdate)],
+) -> Option<Checked<'a>> {
     if updates.is_empty() {
-        return Ok(());
+        return None;
     }
     type Value = fn(&ProcessUpdate) -> Param<'_>;
     let columns: [(&str, &str, Value); 7] = [
@@ -175,7 +225,7 @@ async fn update_processes<C: SqlConn>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len());
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN ? THEN {}", typed(C::KIND, sql_type));
+        let when = format!(" WHEN ? THEN {}", typed(kind, sql_type));
         let mut cases = String::new();
         for (id, update) in padded(updates) {
             cases.push_str(&when);
@@ -189,18 +239,17 @@ async fn update_processes<C: SqlConn>(
         "UPDATE xdb_sys_process_executions SET {} WHERE id IN ({ids})",
         assignments.join(", ")
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some((Statement::matched(sql, params), Expect::Nothing))
 }
 
 /// The state rows' updates in one statement, each only while at the version its plan
 /// read; `Stale` when one was not.
-async fn update_states<C: SqlConn>(
-    conn: &mut C,
-    updates: &[(Uuid, &StateUpdate, StateExecutionStatus)],
-) -> Result<(), StoreError> {
+fn update_states<'a>(
+    kind: SqlKind,
+    updates: &[(Uuid, &'a StateUpdate, StateExecutionStatus)],
+) -> Option<Checked<'a>> {
     if updates.is_empty() {
-        return Ok(());
+        return None;
     }
     type Value<'v> = fn(&'v StateUpdate, StateExecutionStatus) -> Param<'v>;
     let columns: [(&str, &str, Value<'_>); 4] = [
@@ -221,7 +270,7 @@ async fn update_states<C: SqlConn>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len() + 1);
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN {ROW} THEN {}", typed(C::KIND, sql_type));
+        let when = format!(" WHEN {ROW} THEN {}", typed(kind, sql_type));
         let mut cases = String::new();
         for (id, update, status) in padded(updates) {
             cases.push_str(&when);
@@ -246,12 +295,8 @@ async fn update_states<C: SqlConn>(
         assignments.join(", "),
         guards.join(" OR ")
     );
-    if conn.execute(&sql, &params).await? != updates.len() as u64 {
-        return Err(StoreError::Stale(
-            "a state execution changed meanwhile".into(),
-        ));
-    }
-    Ok(())
+    let expect = Expect::Matched(updates.len() as u64, "a state execution changed meanwhile");
+    Some((Statement::matched(sql, params), expect))
 }
 
 /// The parameters of a state row's key, as [`update_states`] matches it.
@@ -331,12 +376,9 @@ async fn remove_rows<C: SqlConn>(
 }
 
 /// The new states in one statement.
-async fn insert_states<C: SqlConn>(
-    conn: &mut C,
-    states: &[(Uuid, &NewStateExecution)],
-) -> Result<(), StoreError> {
+fn insert_states<'a>(states: &[(Uuid, &'a NewStateExecution)]) -> Option<Checked<'a>> {
     if states.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut params = Vec::with_capacity(states.len() * 6);
     for (id, state) in states {
@@ -354,42 +396,39 @@ async fn insert_states<C: SqlConn>(
         "INSERT INTO xdb_sys_async_state_executions (process_execution_id, state_id, \
            state_execution_number, status, input, config) VALUES {rows}"
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some((Statement::matched(sql, params), Expect::Nothing))
 }
 
-/// The new tasks, in as few statements as their ids allow; the leased continuations by
-/// execution. A leased row is leased from the database's now.
-async fn insert_tasks<C: SqlConn>(
-    conn: &mut C,
-    tasks: &[TaskRow<'_>],
-) -> Result<HashMap<Uuid, Task>, StoreError> {
+/// The new tasks, in as few statements as their ids allow (`tells_ids`: as
+/// [`SqlConn::tells_inserted_ids`]), the leased continuations' ids told by their
+/// statement. A leased row is leased from the database's now.
+fn insert_tasks<'a>(kind: SqlKind, tells_ids: bool, tasks: &[TaskRow<'a>]) -> Vec<Checked<'a>> {
     let (leased, unleased): (Vec<_>, Vec<_>) = tasks.iter().partition(|t| t.leased.is_some());
-    let mut continuations = HashMap::with_capacity(leased.len());
-    if conn.tells_inserted_ids() || leased.len() <= 1 {
+    let continuations = |rows: &[&TaskRow]| {
+        Expect::Continuations(
+            rows.iter()
+                .map(|row| (row.process, leased_task(row)))
+                .collect(),
+        )
+    };
+    let mut statements = Vec::new();
+    if tells_ids || leased.len() <= 1 {
         // The leased rows first: their ids are the first told.
         let rows: Vec<&TaskRow> = leased.iter().chain(&unleased).copied().collect();
-        let ids = insert_task_rows(conn, &rows).await?;
-        for (row, id) in leased.iter().zip(ids) {
-            continuations.insert(row.process, leased_task(row, id));
-        }
+        statements.extend(insert_task_rows(kind, &rows).map(|s| (s, continuations(&leased))));
     } else {
         for row in &leased {
-            let ids = insert_task_rows(conn, &[row]).await?;
-            continuations.insert(row.process, leased_task(row, ids[0]));
+            statements.extend(insert_task_rows(kind, &[row]).map(|s| (s, continuations(&[row]))));
         }
-        insert_task_rows(conn, &unleased).await?;
+        statements.extend(insert_task_rows(kind, &unleased).map(|s| (s, Expect::Nothing)));
     }
-    Ok(continuations)
+    statements
 }
 
-/// `tasks` in one statement; the ids [`SqlConn::insert_numbered`] tells.
-async fn insert_task_rows<C: SqlConn>(
-    conn: &mut C,
-    tasks: &[&TaskRow<'_>],
-) -> Result<Vec<i64>, StoreError> {
+/// `tasks` in one statement, run for their ids (see [`SqlConn::insert_numbered`]).
+fn insert_task_rows<'a>(kind: SqlKind, tasks: &[&TaskRow<'a>]) -> Option<Statement<'a>> {
     if tasks.is_empty() {
-        return Ok(Vec::new());
+        return None;
     }
     let mut params = Vec::with_capacity(tasks.len() * 10);
     for row in tasks {
@@ -404,10 +443,10 @@ async fn insert_task_rows<C: SqlConn>(
             Param::Text(leased.map(|to| to.owner)),
             Param::BigInt(leased.map(|to| to.lease.as_micros() as i64)),
             Param::Time(leased.map(|_| row.now)),
-            Param::JsonRef(row.info.as_ref()),
+            Param::Json(row.info.clone()),
         ]);
     }
-    let lease_ends = C::KIND.pick(
+    let lease_ends = kind.pick(
         "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
     );
@@ -417,13 +456,14 @@ async fn insert_task_rows<C: SqlConn>(
            state_execution_number, timer_index, lease_owner, lease_expires_at, \
            first_attempt_at, info) VALUES {rows}"
     );
-    conn.insert_numbered(&sql, &params, tasks.len()).await
+    Some(Statement::ids(sql, params, tasks.len()))
 }
 
-/// The continuation a leased task row became, as its claim would read it.
-fn leased_task(row: &TaskRow, id: i64) -> Task {
+/// The continuation a leased task row became, as its claim would read it, but for its
+/// id, told by its insert.
+fn leased_task(row: &TaskRow) -> Task {
     Task {
-        id,
+        id: 0,
         task_type: row.task.task_type,
         fire_at: row.task.fire_at,
         process_execution_id: row.process,
@@ -436,12 +476,9 @@ fn leased_task(row: &TaskRow, id: i64) -> Task {
 }
 
 /// Every event in one statement keeps history off the critical path.
-async fn insert_history<C: SqlConn>(
-    conn: &mut C,
-    entries: &[(Uuid, &HistoryEntry, DateTime<Utc>)],
-) -> Result<(), StoreError> {
+fn insert_history<'a>(entries: &[(Uuid, &'a HistoryEntry, DateTime<Utc>)]) -> Option<Checked<'a>> {
     if entries.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut params = Vec::with_capacity(entries.len() * 4);
     for (id, entry, now) in entries {
@@ -457,6 +494,5 @@ async fn insert_history<C: SqlConn>(
         "INSERT INTO xdb_sys_history_events \
            (process_execution_id, event_time, event_type, details) VALUES {rows}"
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some((Statement::matched(sql, params), Expect::Nothing))
 }
