@@ -22,6 +22,8 @@ use crate::StoreError;
 pub(crate) enum Param<'a> {
     Uuid(Uuid),
     Text(Option<&'a str>),
+    /// Text made for the statement (not borrowed from a row's source).
+    String(String),
     Int(Option<i32>),
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),

@@ -23,6 +23,7 @@ fn mysql_value(param: &Param<'_>) -> Value {
     match param {
         Param::Uuid(id) => Value::from(id.to_string()),
         Param::Text(text) => Value::from(*text),
+        Param::String(text) => Value::from(text.as_str()),
         Param::Int(value) => Value::from(*value),
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),

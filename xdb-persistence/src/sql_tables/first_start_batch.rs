@@ -200,9 +200,7 @@ async fn write_claimed<C: SqlConn, D>(
     let mut rows = PlanRows::default();
     for job in &claimed {
         let id = job.start.execution.id;
-        // Only inserts (see `job`): nothing is sent until the statements are.
-        rows.write(tx, id, &job.start.plan, job.now, None, job.info.clone())
-            .await?;
+        rows.write(id, &job.start.plan, job.now, None, job.info.clone());
     }
     statements.extend(rows.statements(C::KIND, tx.tells_inserted_ids()));
     send_checked(tx, statements).await?;

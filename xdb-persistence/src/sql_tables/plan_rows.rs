@@ -7,11 +7,11 @@
 //! rows' updates (each guarded by the version its plan was decided from), and the new
 //! states, tasks and history events, together in one round trip where the dialect can
 //! ([`SqlConn::execute_all`]); their answers are checked after ([`send_checked`]). The
-//! writes that abort, delete or consume rows
-//! (closes, timers, messages: rare) go out at once, one statement each. A transaction's
-//! plans change disjoint rows (each plan never changes one row twice, see
+//! writes that abort, delete or consume rows (closes, timers, messages: rare) go first,
+//! one statement each, so that they never remove a row the plan adds. Otherwise a
+//! transaction's plans change disjoint rows (each plan never changes one row twice, see
 //! [`crate::plan_writes`], and a batch holds one plan per execution), so the order
-//! between the statements does not matter.
+//! between the other statements does not matter.
 
 use std::collections::HashMap;
 
@@ -44,8 +44,7 @@ pub(crate) async fn apply_plan<'a, C: BusinessConn>(
 ) -> Result<Applied, StoreError> {
     let mut rows = PlanRows::default();
     let info = trace_context::task_info();
-    rows.write(conn, process.id, plan, now, lease_to, info)
-        .await?;
+    rows.write(process.id, plan, now, lease_to, info);
     let mut continuations = rows.send(conn).await?;
     let writes = &plan.attribute_writes;
     if let Some(config) = checked_attribute_writes(process, writes)? {
@@ -88,20 +87,21 @@ pub(crate) struct PlanRows<'a> {
     new_states: Vec<(Uuid, &'a NewStateExecution)>,
     tasks: Vec<TaskRow<'a>>,
     history: Vec<(Uuid, &'a HistoryEntry, DateTime<Utc>)>,
+    /// The writes that abort, delete or consume rows, in the order of their plans.
+    removals: Vec<Checked<'a>>,
 }
 
 impl<'a> PlanRows<'a> {
-    /// Gathers the writes of `plan` (for execution `id`, decided at `now`), and sends
-    /// at once those that abort, delete or consume rows; `info` goes with its tasks.
-    pub async fn write<C: SqlConn>(
+    /// Gathers the writes of `plan` (for execution `id`, decided at `now`); `info` goes
+    /// with its tasks.
+    pub fn write(
         &mut self,
-        conn: &mut C,
         id: Uuid,
         plan: &'a TransitionPlan,
         now: DateTime<Utc>,
         lease_to: Option<LeaseTo<'a>>,
         info: Option<TaskInfo>,
-    ) -> Result<(), StoreError> {
+    ) {
         let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
         let info = info.as_ref().map(json);
         for write in plan_writes(plan, now, lease_to) {
@@ -120,20 +120,22 @@ impl<'a> PlanRows<'a> {
                 Write::History(entries) => {
                     self.history.extend(entries.iter().map(|e| (id, e, now)))
                 }
-                write => remove_rows(conn, id, write).await?,
+                write => self.removals.push(removal(id, write)),
             }
         }
-        Ok(())
     }
 
     /// Sends the writes gathered; returns the leased continuations by execution.
     pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
-        send_checked(conn, self.statements(C::KIND, C::tells_inserted_ids(conn))).await
+        let statements = self.statements(C::KIND, C::tells_inserted_ids(conn));
+        send_checked(conn, statements).await
     }
 
-    /// The statements that send the writes gathered, each with what its answer must tell.
-    pub fn statements(&self, kind: SqlKind, tells_ids: bool) -> Vec<Checked<'a>> {
-        let mut statements = Vec::new();
+    /// The statements that send the writes gathered, each with what its answer must
+    /// tell: first those that abort, delete or consume rows (a plan's new tasks must not
+    /// be among the tasks it deletes), then one per kind of row.
+    pub fn statements(self, kind: SqlKind, tells_ids: bool) -> Vec<Checked<'a>> {
+        let mut statements = self.removals;
         statements.extend(update_processes(kind, &self.processes));
         statements.extend(update_states(kind, &self.states));
         statements.extend(insert_states(&self.new_states));
@@ -308,13 +310,9 @@ fn state_key(id: Uuid, update: &StateUpdate) -> [Param<'_>; 3] {
     ]
 }
 
-/// One write that aborts, deletes or consumes rows of execution `id`.
-async fn remove_rows<C: SqlConn>(
-    conn: &mut C,
-    id: Uuid,
-    write: Write<'_>,
-) -> Result<(), StoreError> {
-    match write {
+/// The statement of one write that aborts, deletes or consumes rows of execution `id`.
+fn removal(id: Uuid, write: Write<'_>) -> Checked<'_> {
+    let statement = match write {
         Write::AbortActiveStates { except } => {
             let mut params = vec![
                 StateExecutionStatus::Aborted.as_str().into(),
@@ -333,25 +331,25 @@ async fn remove_rows<C: SqlConn>(
                 "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1 \
                  WHERE process_execution_id = ? AND status IN (?, ?, ?){excluded}"
             );
-            conn.execute(&sql, &params).await?;
+            Statement::matched(sql, params)
         }
         Write::DeleteTasks => {
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?";
-            conn.execute(sql, &[id.into()]).await?;
+            Statement::matched(sql.into(), vec![id.into()])
         }
         Write::DeleteTimers(state) => {
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
                  AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'";
-            let params = [
+            let params = vec![
                 id.into(),
                 state.state_id.as_str().into(),
                 state.number.into(),
             ];
-            conn.execute(sql, &params).await?;
+            Statement::matched(sql.into(), params)
         }
         Write::Consume(consumption) => {
             let consumed_by = consumption.consumed_by.to_string();
-            let mut params = vec![consumed_by.as_str().into(), id.into()];
+            let mut params = vec![Param::String(consumed_by), id.into()];
             let sequence_ids = &consumption.sequence_ids;
             params.extend(sequence_ids.iter().map(|s| Param::from(*s)));
             let list = in_list(&mut params, sequence_ids.len());
@@ -360,19 +358,19 @@ async fn remove_rows<C: SqlConn>(
                  WHERE process_execution_id = ? AND sequence_id IN ({list}) \
                    AND consumed_by IS NULL"
             );
-            if conn.execute(&sql, &params).await? != sequence_ids.len() as u64 {
-                return Err(StoreError::Stale(
-                    "a local-queue message was consumed meanwhile".into(),
-                ));
-            }
+            let expect = Expect::Matched(
+                sequence_ids.len() as u64,
+                "a local-queue message was consumed meanwhile",
+            );
+            return (Statement::matched(sql, params), expect);
         }
         Write::Process(_)
         | Write::State { .. }
         | Write::NewState(_)
         | Write::NewTask { .. }
         | Write::History(_) => unreachable!("PlanRows gathers these"),
-    }
-    Ok(())
+    };
+    (statement, Expect::Nothing)
 }
 
 /// The new states in one statement.

@@ -199,6 +199,8 @@ async fn together<C: SqlConn, D>(
         })
         .collect();
     let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
+    // The tasks are taken first: a plan may delete its state's timers, the task taken
+    // among them.
     let mut statements = take_tasks::<C, D>(kept_jobs());
     let mut rows = PlanRows::default();
     for job in kept_jobs() {
@@ -207,8 +209,7 @@ async fn together<C: SqlConn, D>(
             lease,
         });
         let info = job.info.clone();
-        rows.write(tx, job.process.id, &job.plan, job.now, lease_to, info)
-            .await?;
+        rows.write(job.process.id, &job.plan, job.now, lease_to, info);
     }
     statements.extend(rows.statements(C::KIND, tx.tells_inserted_ids()));
     // Taken, written and checked in one round trip where the dialect can.

@@ -18,6 +18,7 @@ on_both_databases!(
     a_lost_lease_fails_the_batch_and_writes_nothing,
     a_state_update_is_guarded_by_its_version,
     concurrent_transitions_all_apply_through_the_batches,
+    a_fired_timer_that_deletes_its_states_timers_applies_in_the_batch,
 );
 
 /// Three started processes, their first tasks claimed by "me", each with its call and
@@ -66,6 +67,68 @@ async fn three_claimed<D: TestStore>(store: &D) -> Vec<Job<D>> {
     }
     jobs.sort_by_key(|job| job.process.id.to_string());
     jobs
+}
+
+/// The last timer of a state fires: its plan deletes the state's timers, the fired one
+/// among them, and the batch takes that task first, so the transition applies in the
+/// batch (a batch that deleted the timers first would find its task gone, fail as stale
+/// and send every transition of it the slow way).
+async fn a_fired_timer_that_deletes_its_states_timers_applies_in_the_batch<D: TestStore>(store: D) {
+    let mut jobs = three_claimed(&store).await;
+    let mut job = jobs.remove(0);
+    let response = xdb_protocol::AsyncStateWaitUntilResponse {
+        command_request: xdb_protocol::CommandRequest {
+            timer_commands: vec![xdb_protocol::TimerCommand {
+                delay_in_seconds: 0,
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    job.plan = decide::complete_wait_until(&job.process, &job.state, &response, &[], &[], job.now)
+        .unwrap();
+    let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
+    let waiting = together(&mut tx, &[&job]).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(waiting[0].is_some(), "the wait-until applied");
+
+    let due = store.claim_due_tasks("me", 10, LEASE).await.unwrap();
+    let timer = due
+        .into_iter()
+        .find(|task| task.task_type == xdb_engine::TaskType::Timer)
+        .expect("the timer is due at once");
+    // The rows as the wait-until left them (the execution's row is unchanged).
+    let waiting = job
+        .plan
+        .state_after(job.process.id, &job.state.id, Some(&job.state), job.now)
+        .unwrap();
+    let now = Utc::now();
+    let plan = decide::fire_timer(&job.process, &waiting, 0, now);
+    assert_eq!(
+        plan.delete_timers_of,
+        std::slice::from_ref(&waiting.id),
+        "{plan:?}"
+    );
+    let fired = Job {
+        task: timer,
+        state: waiting,
+        plan,
+        now,
+        ..job
+    };
+    let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
+    let outcome = together(&mut tx, &[&fired]).await;
+    tx.commit().await.unwrap();
+    let applied = outcome.expect("the batch applies").remove(0);
+    let execute = applied
+        .expect("not dropped out")
+        .continuation
+        .expect("the state's execute, leased");
+    assert_eq!(
+        tasks_of(&store, &fired).await,
+        [(execute.id, "EXECUTE".to_string(), Some("me".to_string()))],
+        "the timer is gone, the execute leased"
+    );
 }
 
 /// The tasks of `job`'s execution: id, type and lease owner.
@@ -153,9 +216,7 @@ async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
     let mut rows = PlanRows::default();
     for job in &jobs {
-        rows.write(&mut tx, job.process.id, &job.plan, job.now, None, None)
-            .await
-            .unwrap();
+        rows.write(job.process.id, &job.plan, job.now, None, None);
     }
     let moved = &jobs[2].state.id;
     tx.execute(
