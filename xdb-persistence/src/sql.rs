@@ -13,7 +13,6 @@ use uuid::Uuid;
 use crate::business_table::ColumnKind;
 use crate::columns::ColumnReader;
 use crate::tables::Answer;
-use crate::StoreError;
 
 /// A statement parameter, converted by each dialect to its driver's type (a UUID is a
 /// `uuid` on PostgreSQL and its hyphenated text on MySQL, a time a `timestamptz` or a
@@ -22,8 +21,6 @@ use crate::StoreError;
 pub(crate) enum Param<'a> {
     Uuid(Uuid),
     Text(Option<&'a str>),
-    /// Text made for the statement (not borrowed from a row's source).
-    String(String),
     Int(Option<i32>),
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),
@@ -118,112 +115,6 @@ pub(crate) trait SqlConn: Send {
     /// Whether [`SqlConn::insert_numbered`] tells every row's id of a multi-row insert
     /// (not on MySQL whose `innodb_autoinc_lock_mode` lets other inserts' ids interleave).
     fn tells_inserted_ids(&self) -> bool;
-    /// Runs `statements` in order and tells what each did; the first that fails ends the
-    /// run with its error (those after it are not run). One after the other by default;
-    /// MySQL sends them in one round trip.
-    fn execute_all(&mut self, statements: &[Statement<'_>]) -> impl Answer<Vec<Executed<Self::Row>>>
-    where
-        Self: Sized,
-    {
-        one_by_one(self, statements)
-    }
-}
-
-/// A statement run among others by [`SqlConn::execute_all`], and what it answers.
-pub(crate) struct Statement<'a> {
-    pub sql: String,
-    pub params: Vec<Param<'a>>,
-    pub answers: Answers,
-}
-
-/// What a [`Statement`] is run for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answers {
-    /// The rows it matched, as [`SqlConn::execute`].
-    Matched,
-    /// The ids of the rows it inserts, as [`SqlConn::insert_numbered`] of that many rows.
-    Ids(usize),
-    /// The rows it returns, as [`SqlConn::query`].
-    Rows,
-}
-
-impl<'a> Statement<'a> {
-    /// `sql` run for the rows it matches.
-    pub fn matched(sql: String, params: Vec<Param<'a>>) -> Self {
-        Statement {
-            sql,
-            params,
-            answers: Answers::Matched,
-        }
-    }
-
-    /// `sql`, an insert of `rows` rows, run for their ids.
-    pub fn ids(sql: String, params: Vec<Param<'a>>, rows: usize) -> Self {
-        Statement {
-            sql,
-            params,
-            answers: Answers::Ids(rows),
-        }
-    }
-
-    /// `sql` run for the rows it returns.
-    pub fn rows(sql: String, params: Vec<Param<'a>>) -> Self {
-        Statement {
-            sql,
-            params,
-            answers: Answers::Rows,
-        }
-    }
-}
-
-/// What one statement of [`SqlConn::execute_all`] did: the answer its [`Answers`] asked.
-pub(crate) enum Executed<R> {
-    Matched(u64),
-    Ids(Vec<i64>),
-    Rows(Vec<R>),
-}
-
-impl<R> Executed<R> {
-    /// The rows matched; 0 for any other answer.
-    pub fn matched(&self) -> u64 {
-        match self {
-            Executed::Matched(matched) => *matched,
-            _ => 0,
-        }
-    }
-
-    /// The ids inserted; none for any other answer.
-    pub fn into_ids(self) -> Vec<i64> {
-        match self {
-            Executed::Ids(ids) => ids,
-            _ => Vec::new(),
-        }
-    }
-
-    /// The rows returned; none for any other answer.
-    pub fn into_rows(self) -> Vec<R> {
-        match self {
-            Executed::Rows(rows) => rows,
-            _ => Vec::new(),
-        }
-    }
-}
-
-/// [`SqlConn::execute_all`] one statement after the other.
-pub(crate) async fn one_by_one<C: SqlConn>(
-    conn: &mut C,
-    statements: &[Statement<'_>],
-) -> Result<Vec<Executed<C::Row>>, StoreError> {
-    let mut done = Vec::with_capacity(statements.len());
-    for statement in statements {
-        let (sql, params) = (&statement.sql, &statement.params);
-        done.push(match statement.answers {
-            Answers::Matched => Executed::Matched(conn.execute(sql, params).await?),
-            Answers::Ids(rows) => Executed::Ids(conn.insert_numbered(sql, params, rows).await?),
-            Answers::Rows => Executed::Rows(conn.query(sql, params).await?),
-        });
-    }
-    Ok(done)
 }
 
 /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL's form); `?`

@@ -16,7 +16,6 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
     match param {
         Param::Uuid(id) => Box::new(*id),
         Param::Text(text) => Box::new(*text),
-        Param::String(text) => Box::new(text.as_str()),
         Param::Int(value) => Box::new(*value),
         Param::BigInt(value) => Box::new(*value),
         Param::Time(time) => Box::new(*time),

@@ -4,12 +4,11 @@
 //!
 //! A start alone costs eight statements, each a round trip, and MariaDB's cost is per
 //! statement. Here starts gathered by [`crate::batches`] go out as one transaction of
-//! multi-row statements, eight for up to [`MAX_BATCH`] starts in four round trips on
-//! MySQL (see [`SqlConn::execute_all`]): BEGIN; the claim of every process id (one
-//! insert that leaves taken ids alone, in the batch's key order, so two batches never
-//! deadlock on them) and a locking read of which claims are the batch's own (their rows
-//! name the new execution); the executions of those, then their states, tasks and
-//! history events as [`PlanRows`] inserts every plan's; COMMIT. A start that
+//! multi-row statements, eight for up to [`MAX_BATCH`] starts: BEGIN; the claim of every
+//! process id (one insert that leaves taken ids alone, in the batch's key order, so two
+//! batches never deadlock on them); a locking read of which claims are the batch's own
+//! (their rows name the new execution); the executions of those, then their states,
+//! tasks and history events as [`PlanRows`] inserts every plan's; COMMIT. A start that
 //! finds a free slot and nobody waiting goes at once, alone.
 //!
 //! This module must never write anything of a start whose process id had an execution:
@@ -24,12 +23,12 @@ use xdb_engine::decide::{self, StartPlan};
 use xdb_protocol::ProcessExecutionStartRequest;
 
 use super::in_list::{in_list, padded};
-use super::plan_rows::{send_checked, Expect, PlanRows};
-use super::process_rows::executions_insert;
+use super::plan_rows::PlanRows;
+use super::process_rows::insert_executions;
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
-use crate::sql::{Executed, Param, SqlConn, Statement};
+use crate::sql::{Param, SqlConn};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
 use crate::StoreError;
@@ -168,7 +167,7 @@ async fn write_claimed<C: SqlConn, D>(
             "ON DUPLICATE KEY UPDATE process_execution_id = process_execution_id"
         ),
     );
-    let claim = Statement::matched(sql, claims);
+    tx.execute(&sql, &claims).await?;
     let mut ids: Vec<Param> = executions
         .iter()
         .map(|execution| execution.process_id.as_str().into())
@@ -178,10 +177,8 @@ async fn write_claimed<C: SqlConn, D>(
         "SELECT process_execution_id FROM xdb_sys_latest_process_executions \
          WHERE process_id IN ({list}) FOR UPDATE"
     );
-    // Claimed and read back in one round trip where the dialect can.
-    let mut done = tx.execute_all(&[claim, Statement::rows(sql, ids)]).await?;
     let mut latest = Vec::new();
-    for row in done.pop().map(Executed::into_rows).unwrap_or_default() {
+    for row in tx.query(&sql, &ids).await? {
         latest.push(C::columns(&row, 0).uuid()?);
     }
     // By execution id, not process id: a claim is the batch's own when its row names it.
@@ -196,14 +193,15 @@ async fn write_claimed<C: SqlConn, D>(
         return Ok(started);
     }
     let new: Vec<_> = claimed.iter().map(|job| &job.start.execution).collect();
-    let mut statements = vec![(executions_insert(&new), Expect::Nothing)];
+    insert_executions(tx, &new).await?;
     let mut rows = PlanRows::default();
     for job in &claimed {
         let id = job.start.execution.id;
-        rows.write(id, &job.start.plan, job.now, None, job.info.clone());
+        // Only inserts (see `job`): nothing is sent until `send`.
+        rows.write(tx, id, &job.start.plan, job.now, None, job.info.clone())
+            .await?;
     }
-    statements.extend(rows.statements(C::KIND, tx.tells_inserted_ids()));
-    send_checked(tx, statements).await?;
+    rows.send(tx).await?;
     Ok(started)
 }
 

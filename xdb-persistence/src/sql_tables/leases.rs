@@ -18,7 +18,7 @@ use crate::columns::{
     qualified, read_task, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
     STATE_COLUMN_COUNT, TASK_COLUMNS,
 };
-use crate::sql::{Executed, Param, SqlConn, SqlKind, Statement};
+use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::{Lane, Transaction};
 use crate::task_claim::order_claimed;
 use crate::{ReleasedLeases, StoreError, TaskClaim};
@@ -30,8 +30,7 @@ use crate::{ReleasedLeases, StoreError, TaskClaim};
 /// [`crate::task_claim::ExpiredLeaseLook`]); then a locked read by id of those still
 /// claimable, one update that leases them, and one plain read of the claimed state
 /// tasks' process and state rows (one statement for the claim, not one per task when
-/// its call is loaded), the update and the read in one round trip on MySQL (see
-/// [`SqlConn::execute_all`]).
+/// its call is loaded).
 ///
 /// The first reads lock nothing because a locking range scan on MariaDB also locks the
 /// row just past its range until the transaction ends, even under READ COMMITTED: the
@@ -70,16 +69,15 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     params.extend(tasks.iter().map(|task| Param::from(task.id)));
     let ids = in_list(&mut params, tasks.len());
     let set = take_lease(kind);
-    let sql = format!(
-        "UPDATE {} SET {set} WHERE id IN ({ids})",
-        tasks_by_ids(kind)
-    );
-    let mut statements = vec![Statement::matched(sql, params)];
-    statements.extend(rows_along(kind, &tasks));
-    // Leased and read along in one round trip where the dialect can.
-    let mut done = tx.execute_all(&statements).await?;
-    let along_rows = done.drain(1..).next().map(Executed::into_rows);
-    let mut along = read_along::<D::Tx>(along_rows.unwrap_or_default())?;
+    tx.execute(
+        &format!(
+            "UPDATE {} SET {set} WHERE id IN ({ids})",
+            tasks_by_ids(kind)
+        ),
+        &params,
+    )
+    .await?;
+    let mut along = rows_along(&mut tx, &tasks).await?;
     tx.commit().await?;
     for task in &mut tasks {
         task.first_attempt_at.get_or_insert(now);
@@ -174,16 +172,19 @@ impl DueLook {
     }
 }
 
-/// The read of the process and state rows of the state tasks among `tasks` (see
-/// [`read_along`]); none when there is no state task.
-fn rows_along<'a>(kind: SqlKind, tasks: &[Task]) -> Option<Statement<'a>> {
+/// The process and state rows of the state tasks among `tasks`, by task id; a task
+/// whose execution is gone is left out, one whose state is gone has none.
+async fn rows_along<C: SqlConn>(
+    tx: &mut C,
+    tasks: &[Task],
+) -> Result<HashMap<i64, (ProcessExecution, Option<StateExecution>)>, StoreError> {
     let state_tasks: Vec<i64> = tasks
         .iter()
         .filter(|task| matches!(task.task_type, TaskType::Execute | TaskType::WaitUntil))
         .map(|task| task.id)
         .collect();
     if state_tasks.is_empty() {
-        return None;
+        return Ok(HashMap::new());
     }
     let mut params: Vec<Param> = state_tasks.iter().map(|&id| id.into()).collect();
     let ids = in_list(&mut params, state_tasks.len());
@@ -198,16 +199,9 @@ fn rows_along<'a>(kind: SqlKind, tasks: &[Task]) -> Option<Statement<'a>> {
          WHERE xdb_sys_tasks.id IN ({ids})",
         process_columns = qualified(PROCESS_COLUMNS, "p"),
         state_columns = qualified(STATE_COLUMNS, "s"),
-        tasks = tasks_by_ids(kind),
+        tasks = tasks_by_ids(C::KIND),
     );
-    Some(Statement::rows(sql, params))
-}
-
-/// The rows [`rows_along`] read, by task id; a task whose execution is gone is left
-/// out, one whose state is gone has none.
-fn read_along<C: SqlConn>(
-    rows: Vec<C::Row>,
-) -> Result<HashMap<i64, (ProcessExecution, Option<StateExecution>)>, StoreError> {
+    let rows = tx.query(&sql, &params).await?;
     let mut along = HashMap::with_capacity(rows.len());
     for row in &rows {
         let task_id = C::columns(row, PROCESS_COLUMN_COUNT + STATE_COLUMN_COUNT).bigint()?;

@@ -34,8 +34,6 @@ macro_rules! on_both_databases {
 
 mod attribute_rows;
 pub(crate) mod business_rows;
-#[cfg(test)]
-mod execute_all_tests;
 pub(crate) mod first_start_batch;
 mod history_rows;
 pub(crate) mod in_list;

@@ -5,13 +5,11 @@
 //! [`PlanRows`] gathers what the plans of one transaction change, and sends one
 //! statement per kind of row for all of them: the execution rows' updates, the state
 //! rows' updates (each guarded by the version its plan was decided from), and the new
-//! states, tasks and history events, together in one round trip where the dialect can
-//! ([`SqlConn::execute_all`]); their answers are checked after ([`send_checked`]). The
-//! writes that abort, delete or consume rows (closes, timers, messages: rare) go first,
-//! one statement each, so that they never remove a row the plan adds. Otherwise a
-//! transaction's plans change disjoint rows (each plan never changes one row twice, see
+//! states, tasks and history events. The writes that abort, delete or consume rows
+//! (closes, timers, messages: rare) go out at once, one statement each. A transaction's
+//! plans change disjoint rows (each plan never changes one row twice, see
 //! [`crate::plan_writes`], and a batch holds one plan per execution), so the order
-//! between the other statements does not matter.
+//! between the statements does not matter.
 
 use std::collections::HashMap;
 
@@ -28,7 +26,7 @@ use super::business_rows::{self, BusinessConn};
 use super::in_list::{in_list, padded};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
-use crate::sql::{json, Param, SqlConn, SqlKind, Statement};
+use crate::sql::{json, Param, SqlConn, SqlKind};
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StoreError};
 
@@ -44,7 +42,8 @@ pub(crate) async fn apply_plan<'a, C: BusinessConn>(
 ) -> Result<Applied, StoreError> {
     let mut rows = PlanRows::default();
     let info = trace_context::task_info();
-    rows.write(process.id, plan, now, lease_to, info);
+    rows.write(conn, process.id, plan, now, lease_to, info)
+        .await?;
     let mut continuations = rows.send(conn).await?;
     let writes = &plan.attribute_writes;
     if let Some(config) = checked_attribute_writes(process, writes)? {
@@ -87,21 +86,20 @@ pub(crate) struct PlanRows<'a> {
     new_states: Vec<(Uuid, &'a NewStateExecution)>,
     tasks: Vec<TaskRow<'a>>,
     history: Vec<(Uuid, &'a HistoryEntry, DateTime<Utc>)>,
-    /// The writes that abort, delete or consume rows, in the order of their plans.
-    removals: Vec<Checked<'a>>,
 }
 
 impl<'a> PlanRows<'a> {
-    /// Gathers the writes of `plan` (for execution `id`, decided at `now`); `info` goes
-    /// with its tasks.
-    pub fn write(
+    /// Gathers the writes of `plan` (for execution `id`, decided at `now`), and sends
+    /// at once those that abort, delete or consume rows; `info` goes with its tasks.
+    pub async fn write<C: SqlConn>(
         &mut self,
+        conn: &mut C,
         id: Uuid,
         plan: &'a TransitionPlan,
         now: DateTime<Utc>,
         lease_to: Option<LeaseTo<'a>>,
         info: Option<TaskInfo>,
-    ) {
+    ) -> Result<(), StoreError> {
         let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
         let info = info.as_ref().map(json);
         for write in plan_writes(plan, now, lease_to) {
@@ -120,71 +118,21 @@ impl<'a> PlanRows<'a> {
                 Write::History(entries) => {
                     self.history.extend(entries.iter().map(|e| (id, e, now)))
                 }
-                write => self.removals.push(removal(id, write)),
+                write => remove_rows(conn, id, write).await?,
             }
         }
+        Ok(())
     }
 
     /// Sends the writes gathered; returns the leased continuations by execution.
     pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
-        let statements = self.statements(C::KIND, C::tells_inserted_ids(conn));
-        send_checked(conn, statements).await
+        update_processes(conn, &self.processes).await?;
+        update_states(conn, &self.states).await?;
+        insert_states(conn, &self.new_states).await?;
+        let continuations = insert_tasks(conn, &self.tasks).await?;
+        insert_history(conn, &self.history).await?;
+        Ok(continuations)
     }
-
-    /// The statements that send the writes gathered, each with what its answer must
-    /// tell: first those that abort, delete or consume rows (a plan's new tasks must not
-    /// be among the tasks it deletes), then one per kind of row.
-    pub fn statements(self, kind: SqlKind, tells_ids: bool) -> Vec<Checked<'a>> {
-        let mut statements = self.removals;
-        statements.extend(update_processes(kind, &self.processes));
-        statements.extend(update_states(kind, &self.states));
-        statements.extend(insert_states(&self.new_states));
-        statements.extend(insert_tasks(kind, tells_ids, &self.tasks));
-        statements.extend(insert_history(&self.history));
-        statements
-    }
-}
-
-/// A statement, and what its answer must tell.
-pub(crate) type Checked<'a> = (Statement<'a>, Expect);
-
-/// What a statement's answer must tell.
-pub(crate) enum Expect {
-    /// Anything.
-    Nothing,
-    /// That it matched this many rows; else the transaction is [`StoreError::Stale`],
-    /// for the reason given.
-    Matched(u64, &'static str),
-    /// The ids of these leased continuations (of their executions), in order.
-    Continuations(Vec<(Uuid, Task)>),
-}
-
-/// Runs `statements` together (see [`SqlConn::execute_all`]) and checks each answer;
-/// returns the leased continuations by execution.
-pub(crate) async fn send_checked<C: SqlConn>(
-    conn: &mut C,
-    statements: Vec<Checked<'_>>,
-) -> Result<HashMap<Uuid, Task>, StoreError> {
-    let (statements, expects): (Vec<_>, Vec<_>) = statements.into_iter().unzip();
-    let done = conn.execute_all(&statements).await?;
-    let mut continuations = HashMap::new();
-    for (expect, done) in expects.into_iter().zip(done) {
-        match expect {
-            Expect::Nothing => {}
-            Expect::Matched(rows, stale) => {
-                if done.matched() != rows {
-                    return Err(StoreError::Stale(stale.into()));
-                }
-            }
-            Expect::Continuations(tasks) => {
-                for ((process, mut task), id) in tasks.into_iter().zip(done.into_ids()) {
-                    task.id = id;
-                    continuations.insert(process, task);
-                }
-            }
-        }
-    }
-    Ok(continuations)
 }
 
 /// A placeholder for a value of `sql_type`: PostgreSQL cannot infer the type of a
@@ -195,12 +143,12 @@ fn typed(kind: SqlKind, sql_type: &str) -> String {
 
 /// The execution rows' updates in one statement: each changed column of each row, the
 /// others kept.
-fn update_processes<'a>(
-    kind: SqlKind,
-    updates: &[(Uuid, &'a ProcessUpdate)],
-) -> Option<Checked<'a>> {
+async fn update_processes<C: SqlConn>(
+    conn: &mut C,
+    updates: &[(Uuid, &ProcessUpdate)],
+) -> Result<(), StoreError> {
     if updates.is_empty() {
-        return None;
+        return Ok(());
     }
     type Value = fn(&ProcessUpdate) -> Param<'_>;
     let columns: [(&str, &str, Value); 7] = [
@@ -227,7 +175,7 @@ fn update_processes<'a>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len());
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN ? THEN {}", typed(kind, sql_type));
+        let when = format!(" WHEN ? THEN {}", typed(C::KIND, sql_type));
         let mut cases = String::new();
         for (id, update) in padded(updates) {
             cases.push_str(&when);
@@ -241,17 +189,18 @@ fn update_processes<'a>(
         "UPDATE xdb_sys_process_executions SET {} WHERE id IN ({ids})",
         assignments.join(", ")
     );
-    Some((Statement::matched(sql, params), Expect::Nothing))
+    conn.execute(&sql, &params).await?;
+    Ok(())
 }
 
 /// The state rows' updates in one statement, each only while at the version its plan
 /// read; `Stale` when one was not.
-fn update_states<'a>(
-    kind: SqlKind,
-    updates: &[(Uuid, &'a StateUpdate, StateExecutionStatus)],
-) -> Option<Checked<'a>> {
+async fn update_states<C: SqlConn>(
+    conn: &mut C,
+    updates: &[(Uuid, &StateUpdate, StateExecutionStatus)],
+) -> Result<(), StoreError> {
     if updates.is_empty() {
-        return None;
+        return Ok(());
     }
     type Value<'v> = fn(&'v StateUpdate, StateExecutionStatus) -> Param<'v>;
     let columns: [(&str, &str, Value<'_>); 4] = [
@@ -272,7 +221,7 @@ fn update_states<'a>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len() + 1);
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN {ROW} THEN {}", typed(kind, sql_type));
+        let when = format!(" WHEN {ROW} THEN {}", typed(C::KIND, sql_type));
         let mut cases = String::new();
         for (id, update, status) in padded(updates) {
             cases.push_str(&when);
@@ -297,8 +246,12 @@ fn update_states<'a>(
         assignments.join(", "),
         guards.join(" OR ")
     );
-    let expect = Expect::Matched(updates.len() as u64, "a state execution changed meanwhile");
-    Some((Statement::matched(sql, params), expect))
+    if conn.execute(&sql, &params).await? != updates.len() as u64 {
+        return Err(StoreError::Stale(
+            "a state execution changed meanwhile".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The parameters of a state row's key, as [`update_states`] matches it.
@@ -310,9 +263,13 @@ fn state_key(id: Uuid, update: &StateUpdate) -> [Param<'_>; 3] {
     ]
 }
 
-/// The statement of one write that aborts, deletes or consumes rows of execution `id`.
-fn removal(id: Uuid, write: Write<'_>) -> Checked<'_> {
-    let statement = match write {
+/// One write that aborts, deletes or consumes rows of execution `id`.
+async fn remove_rows<C: SqlConn>(
+    conn: &mut C,
+    id: Uuid,
+    write: Write<'_>,
+) -> Result<(), StoreError> {
+    match write {
         Write::AbortActiveStates { except } => {
             let mut params = vec![
                 StateExecutionStatus::Aborted.as_str().into(),
@@ -331,25 +288,25 @@ fn removal(id: Uuid, write: Write<'_>) -> Checked<'_> {
                 "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1 \
                  WHERE process_execution_id = ? AND status IN (?, ?, ?){excluded}"
             );
-            Statement::matched(sql, params)
+            conn.execute(&sql, &params).await?;
         }
         Write::DeleteTasks => {
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?";
-            Statement::matched(sql.into(), vec![id.into()])
+            conn.execute(sql, &[id.into()]).await?;
         }
         Write::DeleteTimers(state) => {
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
                  AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'";
-            let params = vec![
+            let params = [
                 id.into(),
                 state.state_id.as_str().into(),
                 state.number.into(),
             ];
-            Statement::matched(sql.into(), params)
+            conn.execute(sql, &params).await?;
         }
         Write::Consume(consumption) => {
             let consumed_by = consumption.consumed_by.to_string();
-            let mut params = vec![Param::String(consumed_by), id.into()];
+            let mut params = vec![consumed_by.as_str().into(), id.into()];
             let sequence_ids = &consumption.sequence_ids;
             params.extend(sequence_ids.iter().map(|s| Param::from(*s)));
             let list = in_list(&mut params, sequence_ids.len());
@@ -358,25 +315,28 @@ fn removal(id: Uuid, write: Write<'_>) -> Checked<'_> {
                  WHERE process_execution_id = ? AND sequence_id IN ({list}) \
                    AND consumed_by IS NULL"
             );
-            let expect = Expect::Matched(
-                sequence_ids.len() as u64,
-                "a local-queue message was consumed meanwhile",
-            );
-            return (Statement::matched(sql, params), expect);
+            if conn.execute(&sql, &params).await? != sequence_ids.len() as u64 {
+                return Err(StoreError::Stale(
+                    "a local-queue message was consumed meanwhile".into(),
+                ));
+            }
         }
         Write::Process(_)
         | Write::State { .. }
         | Write::NewState(_)
         | Write::NewTask { .. }
         | Write::History(_) => unreachable!("PlanRows gathers these"),
-    };
-    (statement, Expect::Nothing)
+    }
+    Ok(())
 }
 
 /// The new states in one statement.
-fn insert_states<'a>(states: &[(Uuid, &'a NewStateExecution)]) -> Option<Checked<'a>> {
+async fn insert_states<C: SqlConn>(
+    conn: &mut C,
+    states: &[(Uuid, &NewStateExecution)],
+) -> Result<(), StoreError> {
     if states.is_empty() {
-        return None;
+        return Ok(());
     }
     let mut params = Vec::with_capacity(states.len() * 6);
     for (id, state) in states {
@@ -394,39 +354,42 @@ fn insert_states<'a>(states: &[(Uuid, &'a NewStateExecution)]) -> Option<Checked
         "INSERT INTO xdb_sys_async_state_executions (process_execution_id, state_id, \
            state_execution_number, status, input, config) VALUES {rows}"
     );
-    Some((Statement::matched(sql, params), Expect::Nothing))
+    conn.execute(&sql, &params).await?;
+    Ok(())
 }
 
-/// The new tasks, in as few statements as their ids allow (`tells_ids`: as
-/// [`SqlConn::tells_inserted_ids`]), the leased continuations' ids told by their
-/// statement. A leased row is leased from the database's now.
-fn insert_tasks<'a>(kind: SqlKind, tells_ids: bool, tasks: &[TaskRow<'a>]) -> Vec<Checked<'a>> {
+/// The new tasks, in as few statements as their ids allow; the leased continuations by
+/// execution. A leased row is leased from the database's now.
+async fn insert_tasks<C: SqlConn>(
+    conn: &mut C,
+    tasks: &[TaskRow<'_>],
+) -> Result<HashMap<Uuid, Task>, StoreError> {
     let (leased, unleased): (Vec<_>, Vec<_>) = tasks.iter().partition(|t| t.leased.is_some());
-    let continuations = |rows: &[&TaskRow]| {
-        Expect::Continuations(
-            rows.iter()
-                .map(|row| (row.process, leased_task(row)))
-                .collect(),
-        )
-    };
-    let mut statements = Vec::new();
-    if tells_ids || leased.len() <= 1 {
+    let mut continuations = HashMap::with_capacity(leased.len());
+    if conn.tells_inserted_ids() || leased.len() <= 1 {
         // The leased rows first: their ids are the first told.
         let rows: Vec<&TaskRow> = leased.iter().chain(&unleased).copied().collect();
-        statements.extend(insert_task_rows(kind, &rows).map(|s| (s, continuations(&leased))));
+        let ids = insert_task_rows(conn, &rows).await?;
+        for (row, id) in leased.iter().zip(ids) {
+            continuations.insert(row.process, leased_task(row, id));
+        }
     } else {
         for row in &leased {
-            statements.extend(insert_task_rows(kind, &[row]).map(|s| (s, continuations(&[row]))));
+            let ids = insert_task_rows(conn, &[row]).await?;
+            continuations.insert(row.process, leased_task(row, ids[0]));
         }
-        statements.extend(insert_task_rows(kind, &unleased).map(|s| (s, Expect::Nothing)));
+        insert_task_rows(conn, &unleased).await?;
     }
-    statements
+    Ok(continuations)
 }
 
-/// `tasks` in one statement, run for their ids (see [`SqlConn::insert_numbered`]).
-fn insert_task_rows<'a>(kind: SqlKind, tasks: &[&TaskRow<'a>]) -> Option<Statement<'a>> {
+/// `tasks` in one statement; the ids [`SqlConn::insert_numbered`] tells.
+async fn insert_task_rows<C: SqlConn>(
+    conn: &mut C,
+    tasks: &[&TaskRow<'_>],
+) -> Result<Vec<i64>, StoreError> {
     if tasks.is_empty() {
-        return None;
+        return Ok(Vec::new());
     }
     let mut params = Vec::with_capacity(tasks.len() * 10);
     for row in tasks {
@@ -441,10 +404,10 @@ fn insert_task_rows<'a>(kind: SqlKind, tasks: &[&TaskRow<'a>]) -> Option<Stateme
             Param::Text(leased.map(|to| to.owner)),
             Param::BigInt(leased.map(|to| to.lease.as_micros() as i64)),
             Param::Time(leased.map(|_| row.now)),
-            Param::Json(row.info.clone()),
+            Param::JsonRef(row.info.as_ref()),
         ]);
     }
-    let lease_ends = kind.pick(
+    let lease_ends = C::KIND.pick(
         "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
     );
@@ -454,14 +417,13 @@ fn insert_task_rows<'a>(kind: SqlKind, tasks: &[&TaskRow<'a>]) -> Option<Stateme
            state_execution_number, timer_index, lease_owner, lease_expires_at, \
            first_attempt_at, info) VALUES {rows}"
     );
-    Some(Statement::ids(sql, params, tasks.len()))
+    conn.insert_numbered(&sql, &params, tasks.len()).await
 }
 
-/// The continuation a leased task row became, as its claim would read it, but for its
-/// id, told by its insert.
-fn leased_task(row: &TaskRow) -> Task {
+/// The continuation a leased task row became, as its claim would read it.
+fn leased_task(row: &TaskRow, id: i64) -> Task {
     Task {
-        id: 0,
+        id,
         task_type: row.task.task_type,
         fire_at: row.task.fire_at,
         process_execution_id: row.process,
@@ -474,9 +436,12 @@ fn leased_task(row: &TaskRow) -> Task {
 }
 
 /// Every event in one statement keeps history off the critical path.
-fn insert_history<'a>(entries: &[(Uuid, &'a HistoryEntry, DateTime<Utc>)]) -> Option<Checked<'a>> {
+async fn insert_history<C: SqlConn>(
+    conn: &mut C,
+    entries: &[(Uuid, &HistoryEntry, DateTime<Utc>)],
+) -> Result<(), StoreError> {
     if entries.is_empty() {
-        return None;
+        return Ok(());
     }
     let mut params = Vec::with_capacity(entries.len() * 4);
     for (id, entry, now) in entries {
@@ -492,5 +457,6 @@ fn insert_history<'a>(entries: &[(Uuid, &'a HistoryEntry, DateTime<Utc>)]) -> Op
         "INSERT INTO xdb_sys_history_events \
            (process_execution_id, event_time, event_type, details) VALUES {rows}"
     );
-    Some((Statement::matched(sql, params), Expect::Nothing))
+    conn.execute(&sql, &params).await?;
+    Ok(())
 }

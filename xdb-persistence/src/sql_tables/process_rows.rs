@@ -12,7 +12,7 @@ use crate::columns::{
     qualified, read_process, read_state, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT,
     STATE_COLUMNS,
 };
-use crate::sql::{json, Param, SqlConn, SqlKind, Statement};
+use crate::sql::{json, Param, SqlConn, SqlKind};
 use crate::tables::{Answer, ListQuery, ProcessRows};
 use crate::StoreError;
 
@@ -28,13 +28,6 @@ pub(crate) async fn insert_executions<C: SqlConn>(
     conn: &mut C,
     executions: &[&ProcessExecution],
 ) -> Result<(), StoreError> {
-    let statement = executions_insert(executions);
-    conn.execute(&statement.sql, &statement.params).await?;
-    Ok(())
-}
-
-/// The insert of `executions`' rows, one statement.
-pub(crate) fn executions_insert<'a>(executions: &[&'a ProcessExecution]) -> Statement<'a> {
     let mut params = Vec::with_capacity(executions.len() * 10);
     for execution in executions {
         params.extend([
@@ -56,7 +49,8 @@ pub(crate) fn executions_insert<'a>(executions: &[&'a ProcessExecution]) -> Stat
            status, start_time, timeout_seconds, running_state_executions, \
            state_execution_sequences, global_attribute_config) VALUES {rows}"
     );
-    Statement::matched(sql, params)
+    conn.execute(&sql, &params).await?;
+    Ok(())
 }
 
 /// An execution row by id: plain, and locked. Parameter: id.

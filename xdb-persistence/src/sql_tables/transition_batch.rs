@@ -6,8 +6,7 @@
 //! and MariaDB's cost is per statement. Transitions ready at the same time (gathered by
 //! [`crate::batches`]) share one transaction instead: one statement locks every
 //! execution row and state row of the batch, one takes every task, and [`PlanRows`]
-//! sends one statement per kind of row for every plan, the take and the writes in one
-//! round trip on MySQL (see [`SqlConn::execute_all`]); one COMMIT ends it. A transition
+//! sends one statement per kind of row for every plan; one COMMIT ends it. A transition
 //! whose rows moved since they were read (the execution's status, running states, state
 //! sequences or graceful completion, or the state's version: what PostgreSQL's
 //! one-statement form checks) drops out with nothing written, and its caller locks,
@@ -24,14 +23,14 @@ use xdb_protocol::ProcessStatus;
 
 use super::first_start_batch::FirstStarts;
 use super::in_list::{in_list, padded};
-use super::plan_rows::{applied, send_checked, Checked, Expect, PlanRows};
+use super::plan_rows::{applied, PlanRows};
 use super::task_rows::delete_tasks_by_ids;
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::continuation::LeaseTo;
 use crate::operations::continuation_call_without_reads;
 use crate::plan_writes::is_plain_transition;
-use crate::sql::{Param, SqlConn, Statement};
+use crate::sql::{Param, SqlConn};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StateCall, StoreError};
@@ -199,9 +198,7 @@ async fn together<C: SqlConn, D>(
         })
         .collect();
     let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
-    // The tasks are taken first: a plan may delete its state's timers, the task taken
-    // among them.
-    let mut statements = take_tasks::<C, D>(kept_jobs());
+    take_tasks(tx, kept_jobs()).await?;
     let mut rows = PlanRows::default();
     for job in kept_jobs() {
         let lease_to = job.lease.map(|lease| LeaseTo {
@@ -209,11 +206,10 @@ async fn together<C: SqlConn, D>(
             lease,
         });
         let info = job.info.clone();
-        rows.write(job.process.id, &job.plan, job.now, lease_to, info);
+        rows.write(tx, job.process.id, &job.plan, job.now, lease_to, info)
+            .await?;
     }
-    statements.extend(rows.statements(C::KIND, tx.tells_inserted_ids()));
-    // Taken, written and checked in one round trip where the dialect can.
-    let mut continuations = send_checked(tx, statements).await?;
+    let mut continuations = rows.send(tx).await?;
     Ok(jobs
         .iter()
         .zip(kept)
@@ -306,28 +302,29 @@ async fn lock_rows<C: SqlConn, D>(
         .collect()
 }
 
-/// The deletes of the tasks of `jobs`, each only while leased to its owner; a task that
-/// is not fails the batch as [`StoreError::Stale`].
-fn take_tasks<'j, C: SqlConn, D: 'j>(jobs: impl Iterator<Item = &'j Job<D>>) -> Vec<Checked<'j>> {
+/// Deletes the tasks of `jobs`, each only while leased to its owner; a task that is not
+/// fails the batch as [`StoreError::Stale`].
+async fn take_tasks<'j, C: SqlConn, D: 'j>(
+    tx: &mut C,
+    jobs: impl Iterator<Item = &'j Job<D>>,
+) -> Result<(), StoreError> {
     let mut by_owner: HashMap<&str, Vec<i64>> = HashMap::new();
     for job in jobs {
         by_owner.entry(&job.owner).or_default().push(job.task.id);
     }
-    by_owner
-        .into_iter()
-        .map(|(owner, ids)| {
-            let mut params = vec![Param::from(owner)];
-            params.extend(ids.iter().map(|id| Param::from(*id)));
-            let list = in_list(&mut params, ids.len());
-            let delete = delete_tasks_by_ids(C::KIND);
-            let sql = format!("{delete} WHERE lease_owner = ? AND id IN ({list})");
-            let expect = Expect::Matched(
-                ids.len() as u64,
-                "a task of the batch is no longer leased to its owner",
-            );
-            (Statement::matched(sql, params), expect)
-        })
-        .collect()
+    for (owner, ids) in by_owner {
+        let mut params = vec![Param::from(owner)];
+        params.extend(ids.iter().map(|id| Param::from(*id)));
+        let list = in_list(&mut params, ids.len());
+        let delete = delete_tasks_by_ids(C::KIND);
+        let sql = format!("{delete} WHERE lease_owner = ? AND id IN ({list})");
+        if tx.execute(&sql, &params).await? != ids.len() as u64 {
+            return Err(StoreError::Stale(
+                "a task of the batch is no longer leased to its owner".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

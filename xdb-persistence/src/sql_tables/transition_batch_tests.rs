@@ -70,9 +70,9 @@ async fn three_claimed<D: TestStore>(store: &D) -> Vec<Job<D>> {
 }
 
 /// The last timer of a state fires: its plan deletes the state's timers, the fired one
-/// among them, and the batch takes that task first, so the transition applies in the
+/// among them, and the batch takes that task before, so the transition applies in the
 /// batch (a batch that deleted the timers first would find its task gone, fail as stale
-/// and send every transition of it the slow way).
+/// and send every transition of it the slow, locked way).
 async fn a_fired_timer_that_deletes_its_states_timers_applies_in_the_batch<D: TestStore>(store: D) {
     let mut jobs = three_claimed(&store).await;
     let mut job = jobs.remove(0);
@@ -216,7 +216,9 @@ async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
     let mut rows = PlanRows::default();
     for job in &jobs {
-        rows.write(job.process.id, &job.plan, job.now, None, None);
+        rows.write(&mut tx, job.process.id, &job.plan, job.now, None, None)
+            .await
+            .unwrap();
     }
     let moved = &jobs[2].state.id;
     tx.execute(
