@@ -55,9 +55,11 @@ fn classify(error: &tokio_postgres::Error) -> StoreError {
         .contains(code)
     {
         StoreError::ConnectionLost(message)
-    } else if *code == SqlState::DIVISION_BY_ZERO {
+    } else if *code == SqlState::DIVISION_BY_ZERO && db.where_().is_none() {
         // A pipeline's write found other rows than it asserts (see `pipeline`): the
-        // store's statements divide by nothing else.
+        // store's statements divide by nothing else. A division in a function the
+        // statement ran (a trigger on the user's table) names it in its context, and
+        // is that function's error.
         StoreError::Stale("rows changed since they were read".into())
     } else if *code == SqlState::NOT_NULL_VIOLATION
         && db.table() == Some("xdb_sys_async_state_executions")

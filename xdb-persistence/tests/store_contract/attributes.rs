@@ -19,6 +19,7 @@ both!(
     a_row_conflicting_on_another_unique_key_fails_the_start,
     rpc_reads_under_lock_and_applies_its_writes,
     bad_identifiers_are_refused_and_change_nothing,
+    a_trigger_failing_on_the_user_table_is_the_apps_error,
 );
 
 fn loading(columns: &[&str], lock_type: LockType) -> AsyncStateConfig {
@@ -391,4 +392,59 @@ async fn bad_identifiers_are_refused_and_change_nothing(dialect: Dialect) {
         .unwrap_err();
     assert!(matches!(error, StoreError::AppDatabase(_)), "{error:?}");
     assert!(worker.seen.lock().unwrap().is_empty());
+}
+
+/// A trigger on the user's table that divides by zero fails the state's writes as the
+/// application's database error, not as rows that moved (PostgreSQL's one-statement
+/// writes assert their row counts with a division by zero of their own): a stale
+/// transition would be decided and tried again, calling the worker again each time.
+async fn a_trigger_failing_on_the_user_table_is_the_apps_error(dialect: Dialect) {
+    let h = harness(dialect).await;
+    h.db.execute_sql(users_table(dialect)).await;
+    let mut request = start_request("p-trigger", "A");
+    request.process_start_config = Some(ProcessStartConfig {
+        global_attribute_config: Some(users_config("u1", vec![value("score", 1)])),
+        ..Default::default()
+    });
+    h.store.start_process(&request).await.unwrap();
+    let (task, call) = claim_call(&*h.store, "w", TaskType::WaitUntil).await;
+    match dialect {
+        Dialect::Postgres => {
+            h.db.execute_sql(
+                "CREATE FUNCTION users_refuse() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN NEW.score := NEW.score / 0; RETURN NEW; END $$",
+            )
+            .await;
+            h.db.execute_sql(
+                "CREATE TRIGGER users_refuse BEFORE UPDATE ON users \
+                 FOR EACH ROW EXECUTE FUNCTION users_refuse()",
+            )
+            .await;
+        }
+        Dialect::MySql => {
+            h.db.execute_sql(
+                "CREATE TRIGGER users_refuse BEFORE UPDATE ON users \
+                 FOR EACH ROW SET NEW.score = NEW.score DIV 0 + 1 / 0",
+            )
+            .await;
+        }
+    }
+    let response = AsyncStateWaitUntilResponse {
+        writes: AttributeWrites {
+            global_attributes: vec![value("score", 2)],
+            local_attributes: vec![],
+        },
+        ..Default::default()
+    };
+    let error = h
+        .store
+        .complete_wait_until(&task, "w", &call, &response)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::AppDatabase(_)), "{error:?}");
+    assert_eq!(
+        sql_text(&h.db, "SELECT CONCAT(score, '') FROM users WHERE id = 'u1'").await,
+        Some("1".into()),
+        "nothing written"
+    );
 }
