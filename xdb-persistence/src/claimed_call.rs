@@ -2,7 +2,7 @@
 //!
 //! Claiming a task can return its process and state rows in the same statement; when
 //! the state loads no attributes, those rows are the whole call, and the handler skips
-//! [`crate::ProcessStore::load_state_call`] (a statement and a round trip per claimed
+//! [`crate::Transitions::load_state_call`] (a statement and a round trip per claimed
 //! state task). Anything else (a closed process, a state that moved on, attributes to
 //! read) is left to `load_state_call`, which also deletes stale tasks.
 

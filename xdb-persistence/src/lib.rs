@@ -55,7 +55,7 @@ pub(crate) fn parse_execution_id(text: &str) -> Result<Uuid, StoreError> {
 }
 
 /// Whether a failed state API attempt may be retried (see
-/// [`ProcessStore::state_api_given_up`]).
+/// [`Transitions::state_api_given_up`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Retry {
     /// As the state's retry policy says.

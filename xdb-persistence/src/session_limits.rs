@@ -28,7 +28,7 @@ use std::time::Duration;
 /// The server ends a session idle inside a transaction for this long.
 pub(crate) const IDLE_IN_TRANSACTION: Duration = Duration::from_secs(70);
 
-/// [`IDLE_IN_TRANSACTION`] for a store that runs no RPC: its transactions never wait on
+/// `IDLE_IN_TRANSACTION` for a store that runs no RPC: its transactions never wait on
 /// anything but the database (a lock wait is not idle), so a few seconds of silence
 /// inside one means its client is gone.
 pub const IDLE_IN_TRANSACTION_WITHOUT_RPC: Duration = Duration::from_secs(5);

@@ -21,7 +21,7 @@ pub struct StateCall {
 /// A due timer whose firing settles its state's commands, decided from the rows as read
 /// (nothing written yet), with the execute call that firing starts: the caller calls the
 /// worker, then commits the firing and the answer as one transition
-/// ([`ProcessStore::complete_fired_execute`]).
+/// ([`Transitions::complete_fired_execute`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FiredTimer {
     pub timer_index: i32,
@@ -46,7 +46,7 @@ pub struct Applied {
     /// [`crate::StoreOptions::continuation_lease`]).
     pub continuation: Option<Task>,
     /// What the continuation's worker call needs, read in the transaction that created
-    /// it, when it could be (see [`crate::continuation`]): the caller skips loading it.
+    /// it, when it could be (see the `continuation` module): the caller skips loading it.
     pub continuation_call: Option<Box<StateCall>>,
 }
 
@@ -99,7 +99,7 @@ impl ServiceInstance {
     }
 }
 
-/// Calls the worker's RPC API on behalf of [`ProcessStore::rpc`], which runs it inside
+/// Calls the worker's RPC API on behalf of [`ProcessApi::rpc`], which runs it inside
 /// the transaction that holds the requested locks.
 #[async_trait]
 pub trait RpcWorker: Send + Sync {
@@ -411,11 +411,11 @@ pub trait Transitions: Send + Sync + 'static {
     /// Reads the rows of due timer `task` (not locked, nothing written): `Some`, with the
     /// execute's call (attributes loaded), when the timer is the last command its state
     /// waits for, so its firing starts the execute. `None`: fire it with
-    /// [`ProcessStore::fire_timer`].
+    /// [`Transitions::fire_timer`].
     async fn fired_timer_call(&self, task: &Task) -> Result<Option<FiredTimer>, StoreError>;
     /// Commits the firing of `fired` and the worker's answer to its execute as one
     /// transition. `Stale` when its rows moved since they were read: the caller then
-    /// fires the timer with [`ProcessStore::fire_timer`], which settles it afresh.
+    /// fires the timer with [`Transitions::fire_timer`], which settles it afresh.
     async fn complete_fired_execute(
         &self,
         task: &Task,

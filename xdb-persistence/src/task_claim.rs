@@ -8,7 +8,7 @@ use xdb_engine::{Task, TaskType};
 /// became claimable between two statements.
 const LOOK_AGAIN: Duration = Duration::from_millis(100);
 
-/// The outcome of [`crate::ProcessStore::claim_task`].
+/// The outcome of [`crate::TaskSource::claim_task`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskClaim {
     /// Leased to the caller: handle it, then it is deleted or rescheduled.

@@ -6,7 +6,7 @@
 //! which the installer creates, with (from v006) the oldest schema version whose services
 //! still work on it. Services call [`check`] at start-up and run on exactly
 //! [`LATEST_VERSION`] or on a newer schema that records them as compatible, so a rolling
-//! upgrade can migrate the schema before it replaces them ([`status`], docs/upgrades.md).
+//! upgrade can migrate the schema before it replaces them (`status`, docs/upgrades.md).
 //!
 //! Migrations are embedded in the binary, one ordered list per dialect; every dialect has
 //! the same versions. PostgreSQL applies each migration and its version bump in one

@@ -8,7 +8,7 @@
 //! - sessions run in UTC (`time_zone = '+00:00'`), strict SQL mode and READ COMMITTED,
 //!   PostgreSQL's default isolation, so locking reads behave alike;
 //! - affected-row counts are *matched* rows (`CLIENT_FOUND_ROWS`), as in PostgreSQL;
-//! - no push notifications: [`ProcessStore::listen`](crate::ProcessStore::listen) is
+//! - no push notifications: [`TaskSource::listen`](crate::TaskSource::listen) is
 //!   `None`, consumers poll (and the services notify each other);
 //! - no `UPDATE … RETURNING`: claiming tasks is a plain read, then `SELECT … FOR UPDATE
 //!   SKIP LOCKED` of those by id, then `UPDATE`, in one transaction (see

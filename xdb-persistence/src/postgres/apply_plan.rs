@@ -17,8 +17,9 @@ use crate::plan_writes::{checked_attribute_writes, closed_outcome, Write};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
 
-/// [`apply_plan`] with the caller's `lead` writes in the same statement, ending the
-/// transaction as `finish` asks where the plan allows it; returns whether it committed.
+/// `Transaction::apply_plan` with the caller's `lead` writes in the same statement,
+/// ending the transaction as `finish` asks where the plan allows it; returns whether it
+/// committed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn apply_plan_then(
     tx: &impl GenericClient,

@@ -20,7 +20,8 @@ pub(crate) struct Tx {
 }
 
 impl Tx {
-    /// Takes a connection from `pool`; nothing is sent until [`Tx::begin_with`].
+    /// Takes a connection from `pool`; nothing is sent until its first statement, with
+    /// BEGIN (see `tables::with_begin`).
     pub async fn on(pool: &Pool) -> Result<Self, StoreError> {
         Ok(Self {
             connection: Some(pool.get().await?),
