@@ -515,7 +515,8 @@ async fn id_reuse_policies(db: Database) {
     let failing = start_park(&env, &worker, "p-abnormal-2", AllowIfPreviousExitAbnormally)
         .await
         .unwrap();
-    // Stopped once idle: a stop racing with a transition can deadlock (see
+    // Stopped once it waits on its commands, so that what it failed from is known (a
+    // stop racing with its transitions succeeds too, see
     // stop_racing_with_state_transitions_succeeds).
     wait_state(&env, &failing, "ParkState", 1, "WAITING_COMMANDS").await;
     env.client
