@@ -198,6 +198,8 @@ async fn together<C: SqlConn, D>(
         })
         .collect();
     let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
+    // Taken before any plan's writes: a plan may delete its state's timers, the task
+    // taken among them.
     take_tasks(tx, kept_jobs()).await?;
     let mut rows = PlanRows::default();
     for job in kept_jobs() {

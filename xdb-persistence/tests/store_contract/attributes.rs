@@ -424,7 +424,7 @@ async fn a_trigger_failing_on_the_user_table_is_the_apps_error(dialect: Dialect)
         Dialect::MySql => {
             h.db.execute_sql(
                 "CREATE TRIGGER users_refuse BEFORE UPDATE ON users \
-                 FOR EACH ROW SET NEW.score = NEW.score DIV 0 + 1 / 0",
+                 FOR EACH ROW SET NEW.score = NEW.score / 0",
             )
             .await;
         }

@@ -102,7 +102,11 @@ fn response(sub_types: &[ErrorSubType]) -> utoipa::openapi::Response {
         "application/json",
         ContentBuilder::new().schema(Some(schema)).build(),
     );
-    if sub_types.contains(&Overloaded) || sub_types.contains(&DatabaseUnavailable) {
+    // As the service sends it: on every 503.
+    if sub_types
+        .iter()
+        .any(|sub_type| sub_type.http_status() == 503)
+    {
         response = response.header("Retry-After", retry_after());
     }
     response.build()
