@@ -7,19 +7,19 @@ use uuid::Uuid;
 use xdb_engine::{HistoryEntry, ProcessExecution, StateExecutionStatus, TransitionPlan};
 use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
-use super::global_attributes;
 use super::notifications::{closed_payload, CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 use super::pipeline::{param, Answer, Answers, Pipeline};
 use super::rows::{task_at, to_json, TASK_COLUMNS};
 use crate::continuation::LeaseTo;
 pub(crate) use crate::plan_writes::commits_with_writes;
-use crate::plan_writes::{checked_attribute_writes, closed_outcome, Write};
+use crate::plan_writes::{closed_outcome, Write};
 pub(crate) use crate::tables::{Announce, Finish};
 use crate::{trace_context, Applied, StoreError};
 
 /// `Transaction::apply_plan` with the caller's `lead` writes in the same statement,
 /// ending the transaction as `finish` asks where the plan allows it; returns whether it
-/// committed.
+/// committed. The plan's attribute writes are left to the caller, to follow
+/// (`plan_rows::write_attributes`): a plan with any never commits here.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn apply_plan_then(
     tx: &impl GenericClient,
@@ -34,10 +34,7 @@ pub(crate) async fn apply_plan_then(
     let commit = finish == Finish::WithWrites && commits_with_writes(plan);
     let (writes, reading) = plan_writes(lead, process, plan, now, announce, lease_to);
     let answers = writes.run(tx, commit).await?;
-    let applied = reading.applied(&answers)?;
-    // After the pipeline: attribute keys are checked as they are written.
-    write_attributes(tx, process, &plan.attribute_writes).await?;
-    Ok((applied, commit))
+    Ok((reading.applied(&answers)?, commit))
 }
 
 /// How to read what a plan's writes answered (see [`plan_writes`]).
@@ -71,8 +68,8 @@ impl WriteAnswers {
 }
 
 /// `plan`'s writes (see [`crate::plan_writes`]), after `lead`'s, as one pipeline (the
-/// attribute writes excepted: [`write_attributes`] follows it), and how to read their
-/// answers.
+/// attribute writes excepted: `plan_rows::write_attributes` follows it), and how to
+/// read their answers.
 pub(crate) fn plan_writes(
     lead: Pipeline,
     process: &ProcessExecution,
@@ -258,11 +255,8 @@ pub(crate) fn plan_writes(
         }
     }
     let closed_outcome = closed_outcome(process, plan);
-    if (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue {
-        push_notify(&mut writes, CHANNEL_TASKS, String::new());
-    }
-    if let Some(outcome) = &closed_outcome {
-        push_notify(&mut writes, CHANNEL_PROCESS_CLOSED, closed_payload(outcome));
+    for (channel, payload) in announcements(plan, announce, closed_outcome.as_ref()) {
+        writes.push(NOTIFY, vec![param(channel), param(payload)], Answer::Count);
     }
     let reading = WriteAnswers {
         continuation,
@@ -272,31 +266,24 @@ pub(crate) fn plan_writes(
     (writes, reading)
 }
 
-pub(crate) async fn write_attributes(
-    tx: &impl GenericClient,
-    process: &ProcessExecution,
-    writes: &xdb_protocol::AttributeWrites,
-) -> Result<(), StoreError> {
-    if let Some(config) = checked_attribute_writes(process, writes)? {
-        global_attributes::update(tx, config, &writes.global_attributes).await?;
+/// Sends a notification: parameters channel, payload.
+pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, $2)";
+
+/// The notifications `plan` sends as `announce` asks, as (channel, payload): new tasks,
+/// and its close with `closed` (the outcome [`closed_outcome`] gave) when it closes.
+pub(crate) fn announcements(
+    plan: &TransitionPlan,
+    announce: Announce,
+    closed: Option<&ProcessExecutionWaitForCompletionResponse>,
+) -> Vec<(&'static str, String)> {
+    let mut sent = Vec::new();
+    if (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue {
+        sent.push((CHANNEL_TASKS, String::new()));
     }
-    if !writes.local_attributes.is_empty() {
-        let statement = tx
-            .prepare_cached(
-                "INSERT INTO xdb_sys_local_attributes (process_execution_id, key, value) \
-                 VALUES ($1, $2, $3) ON CONFLICT (process_execution_id, key) \
-                 DO UPDATE SET value = EXCLUDED.value",
-            )
-            .await?;
-        for attribute in &writes.local_attributes {
-            tx.execute(
-                &statement,
-                &[&process.id, &attribute.key, &to_json(&attribute.value)],
-            )
-            .await?;
-        }
+    if let Some(outcome) = closed {
+        sent.push((CHANNEL_PROCESS_CLOSED, closed_payload(outcome)));
     }
-    Ok(())
+    sent
 }
 
 /// One statement for all of a transition's events keeps history off the critical path.
@@ -308,13 +295,5 @@ fn push_history(writes: &mut Pipeline, id: Uuid, entries: &[HistoryEntry], now: 
          SELECT $1, $2, t, d FROM unnest($3::varchar[], $4::jsonb[]) AS e(t, d)",
         vec![param(id), param(now), param(types), param(details)],
         Answer::Nothing,
-    );
-}
-
-fn push_notify(writes: &mut Pipeline, channel: &'static str, payload: String) {
-    writes.push(
-        "SELECT pg_notify($1, $2)",
-        vec![param(channel), param(payload)],
-        Answer::Count,
     );
 }

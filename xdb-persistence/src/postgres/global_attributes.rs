@@ -2,16 +2,12 @@
 //! statements of [`crate::sql_tables::business_rows`] need no column kinds, and each
 //! column reads back as the `jsonb` that `to_jsonb` made of it.
 
-use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use tokio_postgres::Row;
-use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue};
 
-use super::sql_conn::execute_on;
 use super::tables::PgRows;
 use crate::business_table::{BusinessTable, ColumnKinds};
-use crate::sql::SqlKind;
-use crate::sql_tables::business_rows::{in_user_table, update_statement, updated, BusinessConn};
+use crate::sql_tables::business_rows::BusinessConn;
 use crate::StoreError;
 
 impl BusinessConn for PgRows {
@@ -35,16 +31,4 @@ impl BusinessConn for PgRows {
             })
             .collect()
     }
-}
-
-/// Writes `values` (not empty: see `checked_attribute_writes`) into the existing row.
-pub(crate) async fn update(
-    tx: &impl GenericClient,
-    config: &GlobalAttributeConfig,
-    values: &[GlobalAttributeValue],
-) -> Result<(), StoreError> {
-    let table = BusinessTable::checked(config, SqlKind::Postgres)?;
-    let (sql, params) = update_statement(&table, &ColumnKinds::new(), values)?;
-    let rows = execute_on(tx, &sql, &params).await.map_err(in_user_table)?;
-    updated(&table, rows)
 }

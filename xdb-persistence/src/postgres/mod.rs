@@ -99,7 +99,7 @@ pub struct PostgresStore {
     batches: statement_batches::StatementBatches,
     timekeeping_batches: statement_batches::StatementBatches,
     expired_lease_look: std::sync::Arc<crate::task_claim::ExpiredLeaseLook>,
-    one_statement_transitions: bool,
+    one_statement_forms: bool,
     clock: DatabaseClock,
 }
 
@@ -130,7 +130,7 @@ impl PostgresStore {
             config,
             continuation_lease: options.continuation_lease,
             expired_lease_look: Default::default(),
-            one_statement_transitions: true,
+            one_statement_forms: true,
             clock,
         })
     }
@@ -141,17 +141,21 @@ impl PostgresStore {
         self
     }
 
-    /// Leaves out the one-statement form of task transitions, so that every one takes
-    /// the generic path: for the tests that keep that path tested on PostgreSQL.
-    pub fn without_one_statement_transitions(mut self) -> Self {
-        self.one_statement_transitions = false;
+    /// Leaves out PostgreSQL's faster forms of generic operations: task transitions
+    /// decided as read and applied in one statement, a plan's writes in one statement,
+    /// a task's lock in one statement, a new execution's row sent with the plan's
+    /// writes. Each takes the generic path of `sql_tables` instead: for the tests that
+    /// keep that path tested on PostgreSQL. A first start keeps its one statement, as
+    /// MySQL keeps its batches of them; the claims' forms are tested beside the generic
+    /// ones.
+    pub fn without_one_statement_forms(mut self) -> Self {
+        self.one_statement_forms = false;
         self
     }
 
-    /// Whether usual transitions are decided from the rows as read and applied in one
-    /// statement (see `task_transition::one_statement_transition`).
-    pub(crate) fn one_statement_transitions(&self) -> bool {
-        self.one_statement_transitions
+    /// Whether the faster forms [`Self::without_one_statement_forms`] lists are taken.
+    pub(crate) fn one_statement_forms(&self) -> bool {
+        self.one_statement_forms
     }
 
     /// Whom a transition recorded for `owner` leases its continuation to, if anyone.

@@ -14,13 +14,17 @@ use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 use xdb_protocol::ProcessExecutionStartRequest;
 
-use super::apply_plan::apply_plan_then;
+use super::apply_plan::{announcements, apply_plan_then, NOTIFY};
 use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
-use crate::sql_tables::process_rows::NewExecutionRow;
-use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, Transaction};
+use crate::sql::SqlConn;
+use crate::sql_tables::plan_rows;
+use crate::sql_tables::process_rows::{self, NewExecutionRow};
+use crate::tables::{
+    lock_for_task_in_order, Announce, Dialect, Finish, Lane, PlanWriter, Transaction,
+};
 use crate::{Applied, StateCall, StoreError};
 
 /// Statements on one pooled connection, in a transaction or outside one.
@@ -32,6 +36,9 @@ pub struct PgRows {
     committed: bool,
     /// Writes that go out with the next plan's (or with COMMIT).
     pending: Pipeline,
+    /// Plans, a task's lock and a new execution's row take the generic forms of
+    /// `sql_tables` (see [`PostgresStore::without_one_statement_forms`]).
+    generic: bool,
 }
 
 /// Runs `statement`, with BEGIN written right before it when still pending.
@@ -83,6 +90,7 @@ impl Dialect for PostgresStore {
             begin_pending: true,
             committed: false,
             pending: Pipeline::default(),
+            generic: !self.one_statement_forms(),
         })
     }
 
@@ -92,6 +100,7 @@ impl Dialect for PostgresStore {
             begin_pending: false,
             committed: false,
             pending: Pipeline::default(),
+            generic: !self.one_statement_forms(),
         })
     }
 
@@ -125,7 +134,7 @@ impl Dialect for PostgresStore {
     }
 
     fn transitions_as_read(&self) -> bool {
-        self.one_statement_transitions()
+        self.one_statement_forms()
     }
 }
 
@@ -135,6 +144,9 @@ impl NewExecutionRow for PgRows {
         &mut self,
         execution: &ProcessExecution,
     ) -> Result<(), StoreError> {
+        if self.generic {
+            return process_rows::insert_executions(self, &[execution]).await;
+        }
         self.pending = first_start::insert_execution(std::mem::take(&mut self.pending), execution);
         Ok(())
     }
@@ -150,6 +162,15 @@ impl PlanWriter for PgRows {
         lease_to: Option<LeaseTo<'_>>,
         finish: Finish,
     ) -> Result<(Applied, bool), StoreError> {
+        if self.generic {
+            let applied = plan_rows::apply_plan(self, process, plan, now, lease_to).await?;
+            let closed = applied.closed_outcome.as_deref();
+            for (channel, payload) in announcements(plan, announce, closed) {
+                self.execute(NOTIFY, &[channel.into(), payload.as_str().into()])
+                    .await?;
+            }
+            return Ok((applied, false));
+        }
         let client = self.tx.client();
         let apply = apply_plan_then(
             client,
@@ -163,6 +184,7 @@ impl PlanWriter for PgRows {
         );
         let (applied, committed) = with_begin(client, &mut self.begin_pending, apply).await?;
         self.committed |= committed;
+        plan_rows::write_attributes(self, process, &plan.attribute_writes).await?;
         Ok((applied, committed))
     }
 }
@@ -175,6 +197,9 @@ impl Transaction for PgRows {
         owner: &str,
         state: &StateExecutionId,
     ) -> Result<(ProcessExecution, Option<StateExecution>), StoreError> {
+        if self.generic {
+            return lock_for_task_in_order(self, task, owner, state).await;
+        }
         self.on_client(|client| locks::lock_for_task(client, task, owner, state))
             .await
     }

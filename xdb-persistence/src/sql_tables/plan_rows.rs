@@ -1,6 +1,8 @@
 //! Writes [`TransitionPlan`]s over a [`SqlConn`], written once: the plan writer of
-//! MySQL, and of the batched transitions and first starts (PostgreSQL's own plan
-//! writer sends a plan as one statement, see `postgres::pipeline`).
+//! MySQL, of the batched transitions and first starts, and of PostgreSQL in the tests
+//! that keep the generic forms tested there (its own plan writer sends a plan as one
+//! statement, see `postgres::pipeline`, then ends with [`write_attributes`] as this
+//! one does).
 //!
 //! [`PlanRows`] gathers what the plans of one transaction change, and sends one
 //! statement per kind of row for all of them: the execution rows' updates, the state
@@ -20,6 +22,7 @@ use xdb_engine::{
     HistoryEntry, NewStateExecution, NewTask, ProcessExecution, ProcessUpdate,
     StateExecutionStatus, StateUpdate, Task, TransitionPlan,
 };
+use xdb_protocol::AttributeWrites;
 
 use super::attribute_rows::write_local_attributes;
 use super::business_rows::{self, BusinessConn};
@@ -45,12 +48,21 @@ pub(crate) async fn apply_plan<'a, C: BusinessConn>(
     rows.write(conn, process.id, plan, now, lease_to, info)
         .await?;
     let mut continuations = rows.send(conn).await?;
-    let writes = &plan.attribute_writes;
+    write_attributes(conn, process, &plan.attribute_writes).await?;
+    Ok(applied(process, plan, continuations.remove(&process.id)))
+}
+
+/// Writes a plan's attribute `writes` for `process`, after its other writes: the keys
+/// are checked as they are written. Every dialect's plan writer ends with this.
+pub(crate) async fn write_attributes<C: BusinessConn>(
+    conn: &mut C,
+    process: &ProcessExecution,
+    writes: &AttributeWrites,
+) -> Result<(), StoreError> {
     if let Some(config) = checked_attribute_writes(process, writes)? {
         business_rows::update(conn, config, &writes.global_attributes).await?;
     }
-    write_local_attributes(conn, process.id, &writes.local_attributes).await?;
-    Ok(applied(process, plan, continuations.remove(&process.id)))
+    write_local_attributes(conn, process.id, &writes.local_attributes).await
 }
 
 /// What a committed `plan` of `process` did, its leased `continuation` included.

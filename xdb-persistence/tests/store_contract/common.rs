@@ -32,8 +32,8 @@ tokio::task_local! {
     pub static GENERIC_OPERATIONS_ONLY: bool;
 }
 
-/// A store on `db` set up as `options` say, without the dialect's faster form of task
-/// transitions in the `*_generic` variants.
+/// A store on `db` set up as `options` say, without the dialect's faster forms of
+/// generic operations in the `*_generic` variants.
 pub async fn connect(db: &TestDatabase, options: StoreOptions) -> Arc<dyn ProcessStore> {
     let generic_only = GENERIC_OPERATIONS_ONLY
         .try_with(|only| *only)
@@ -44,7 +44,7 @@ pub async fn connect(db: &TestDatabase, options: StoreOptions) -> Arc<dyn Proces
             PostgresStore::connect_with(db.url(), options)
                 .await
                 .unwrap_or_else(|e| failed(e))
-                .without_one_statement_transitions(),
+                .without_one_statement_forms(),
         ),
         (true, Dialect::MySql) => Arc::new(
             MySqlStore::connect_with(db.url(), options)
