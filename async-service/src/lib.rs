@@ -157,6 +157,7 @@ impl AsyncService {
         let wake = notifications.clone();
         let liveness = liveness::Liveness::start(
             store.clone(),
+            store.clone(),
             instance,
             config.liveness_timeout(),
             // Freed work is claimed at once here (and, on PostgreSQL, by every instance

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
-use xdb_persistence::{ProcessStore, ReleasedLeases, ServiceInstance};
+use xdb_persistence::{InstanceRegistry, ReleasedLeases, ServiceInstance, TaskSource};
 
 /// The heartbeat period without takeovers (`async.liveness_timeout_ms = 0`): the
 /// registration then only serves wake-ups on MySQL.
@@ -101,7 +101,7 @@ impl SelfCheck {
 /// The heartbeat and takeover loop of one instance; [`Liveness::stop`] ends it and
 /// removes the instance's row.
 pub(crate) struct Liveness {
-    store: Arc<dyn ProcessStore>,
+    registry: Arc<dyn InstanceRegistry>,
     instance_id: String,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
@@ -111,15 +111,16 @@ impl Liveness {
     /// Registers `instance` (a failed first heartbeat is retried with the next: until
     /// one goes through nobody takes its leases, and peers reach it by polling), then
     /// heartbeats and, with a `timeout`, releases the leases of instances silent for
-    /// longer, calling `freed` with what it released.
+    /// longer (from `tasks`), calling `freed` with what it released.
     pub(crate) async fn start(
-        store: Arc<dyn ProcessStore>,
+        registry: Arc<dyn InstanceRegistry>,
+        tasks: Arc<dyn TaskSource>,
         instance: ServiceInstance,
         timeout: Option<Duration>,
         freed: Box<dyn Fn(&ReleasedLeases) + Send + Sync>,
     ) -> Self {
         let mut check = timeout.map(SelfCheck::new);
-        let first = store.heartbeat_instance(&instance).await;
+        let first = registry.heartbeat_instance(&instance).await;
         if let Err(error) = &first {
             tracing::warn!(instance = %instance.instance_id, %error, "registering this instance failed; retrying with the next heartbeat");
         }
@@ -129,14 +130,15 @@ impl Liveness {
         let (stop, stopped) = watch::channel(false);
         let instance_id = instance.instance_id.clone();
         let task = tokio::spawn(run(
-            store.clone(),
+            registry.clone(),
+            tasks,
             instance,
             timeout.zip(check),
             freed,
             stopped,
         ));
         Self {
-            store,
+            registry,
             instance_id,
             stop,
             task,
@@ -148,14 +150,15 @@ impl Liveness {
     pub(crate) async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
-        if let Err(error) = self.store.remove_instance(&self.instance_id).await {
+        if let Err(error) = self.registry.remove_instance(&self.instance_id).await {
             tracing::warn!(%error, "removing this instance's registration failed");
         }
     }
 }
 
 async fn run(
-    store: Arc<dyn ProcessStore>,
+    registry: Arc<dyn InstanceRegistry>,
+    tasks: Arc<dyn TaskSource>,
     instance: ServiceInstance,
     mut takeover: Option<(Duration, SelfCheck)>,
     freed: Box<dyn Fn(&ReleasedLeases) + Send + Sync>,
@@ -171,7 +174,7 @@ async fn run(
             _ = ticks.tick() => {}
             _ = stopped.changed() => return,
         }
-        let beat = store.heartbeat_instance(&instance).await;
+        let beat = registry.heartbeat_instance(&instance).await;
         if let Err(error) = &beat {
             tracing::warn!(%error, "heartbeating this instance failed");
         }
@@ -182,7 +185,7 @@ async fn run(
         if !check.may_release(Instant::now()) {
             continue;
         }
-        match store
+        match tasks
             .release_dead_leases(&instance.instance_id, *timeout)
             .await
         {

@@ -110,7 +110,7 @@ impl TcpProxy {
         parsed
             .set_port(Some(self.address.port()))
             .expect("the URL takes a port");
-        if matches!(parsed.scheme(), "mysql" | "mariadb") {
+        if xdb_config::Dialect::from_url(url) == Ok(xdb_config::Dialect::MySql) {
             // mysql_async moves a connection to a local server onto its Unix socket,
             // around the proxy, unless told not to.
             parsed
