@@ -13,7 +13,7 @@ const MYSQL_SOURCE_YAML: &str = include_str!("../debezium-mysql-source.yaml");
 pub enum Connector {
     /// `debezium-postgres` (pgoutput).
     Postgres,
-    /// `debezium-mysql` (binary log; MySQL 8 and MariaDB).
+    /// `debezium-mysql` (binary log; tested on MariaDB 10.11, MySQL 8 untested).
     MySql,
 }
 

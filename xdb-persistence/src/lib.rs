@@ -1,12 +1,16 @@
-//! XDB persistence: every transactional operation of the services behind one trait.
+//! XDB persistence: the services' transactional operations, split by who uses them
+//! ([`ProcessApi`] for the API service, [`TaskSource`] for task sources, [`Transitions`]
+//! for the handlers, [`InstanceRegistry`] for the cluster; [`ProcessStore`] is all four).
 //!
 //! Each operation loads and locks the rows it needs, asks `xdb-engine` for a plan and
 //! applies the plan in the same transaction, together with the user's business-row
-//! writes. This crate owns SQL; it must never decide process semantics itself.
+//! writes. Operations are written once over narrow per-table traits; a dialect supplies
+//! statements, conversions and locking. This crate owns SQL; it must never decide
+//! process semantics itself.
 //!
-//! Two dialects implement [`ProcessStore`]: [`postgres::PostgresStore`] and
-//! [`mysql::MySqlStore`] (tested on MariaDB 10.11; MySQL 8 speaks the same protocol);
-//! [`connect`] picks one by URL scheme.
+//! Two dialects implement them: [`postgres::PostgresStore`] and [`mysql::MySqlStore`]
+//! (tested on MariaDB 10.11 only; MySQL 8 speaks the same protocol but is untested);
+//! [`connect`] picks one by the URL's dialect.
 
 mod batches;
 mod business_table;

@@ -616,8 +616,9 @@ async fn concurrent_starts_of_one_process_id_start_one_execution(db: Database) {
 /// after the start, while waitUntil runs) must still succeed, forty times in a row.
 ///
 /// Stop and the async service's transitions both lock the process row before its task
-/// rows (the lock order of `xdb-persistence`'s `locks.rs`), so neither can deadlock the
-/// other; the other way round, PostgreSQL reported deadlocks and one side got a 500.
+/// rows (the lock order stated in `xdb-persistence`'s `tables.rs`), so neither can
+/// deadlock the other; the other way round, PostgreSQL reported deadlocks and one side
+/// got a 500.
 async fn stop_racing_with_state_transitions_succeeds(db: Database) {
     let mut env = XdbTestEnv::start(db).await;
     let worker = serve(&mut env, &ParkProcess).await;
