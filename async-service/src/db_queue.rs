@@ -287,3 +287,7 @@ async fn handle_preloaded_with_retries(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "db_queue_tests.rs"]
+mod tests;
