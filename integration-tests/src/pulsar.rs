@@ -217,6 +217,23 @@ async fn body(http: &reqwest::Client, url: &str) -> String {
 /// How long a standalone may take to start: about 10 s on an idle 2-core machine.
 const BROKER_START: Duration = Duration::from_secs(180);
 
+/// Starts of a standalone that exits during start-up before the test fails. Pulsar
+/// 4.0.8's standalone does not always come up. After an unclean stop its bookie's
+/// registration may flap for seconds (the lock on `/ledgers/available/<bookie>`
+/// invalidated and taken again in a loop, cf. apache/pulsar#17759), its functions worker
+/// finds no bookie to create its topics on, and the JVM exits (status 1). A first start
+/// beside another test's on a loaded CI machine exited with status 1 too; its log was
+/// deleted with the broker's state, which a failing test now keeps (and whose end each
+/// failed start prints). Whatever runs a broker starts it again then; so do the tests.
+const START_ATTEMPTS: usize = 3;
+
+/// The last lines of the log at `path`, to show why a start failed.
+fn log_tail(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
 impl TestBroker {
     /// A broker without Pulsar IO.
     pub async fn start() -> Self {
@@ -242,11 +259,38 @@ impl TestBroker {
             bookie_port: free_port(),
             functions,
         };
-        broker.spawn_and_wait().await;
+        broker.start_again_until_up().await;
         broker
     }
 
-    async fn spawn_and_wait(&mut self) {
+    /// Starts the standalone, again when it exits during start-up (see
+    /// [`START_ATTEMPTS`]); the attempts it took.
+    async fn start_again_until_up(&mut self) -> usize {
+        let log = self.state.join("standalone.log");
+        for attempt in 1..=START_ATTEMPTS {
+            let Err(status) = self.spawn_and_wait().await else {
+                return attempt;
+            };
+            assert!(
+                attempt < START_ATTEMPTS,
+                "the test broker exited ({status}) during start-up {START_ATTEMPTS} times; \
+                 {} ends with (its artefacts come from scripts/ensure-pulsar.sh):\n{}",
+                log.display(),
+                log_tail(&log)
+            );
+            eprintln!(
+                "the test broker exited ({status}) during start-up; starting it again. \
+                 {} ends with:\n{}",
+                log.display(),
+                log_tail(&log)
+            );
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    /// Starts the standalone and waits until it is healthy; the JVM's exit status when
+    /// it exits first.
+    async fn spawn_and_wait(&mut self) -> Result<(), std::process::ExitStatus> {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../scripts/pulsar-standalone.sh"
@@ -294,18 +338,15 @@ impl TestBroker {
                 || (body(&http, &workers).await.contains("debezium-postgres")
                     && body(&http, &leader).await == "true");
             if healthy && worker_ready {
-                return;
+                return Ok(());
             }
             if let Some(status) = self
                 .child
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten())
             {
-                panic!(
-                    "the test broker exited ({status}) during start-up; see {}/standalone.log \
-                     (its artefacts come from scripts/ensure-pulsar.sh)",
-                    self.state.display()
-                );
+                self.child = None;
+                return Err(status);
             }
             assert!(
                 Instant::now() < deadline,
@@ -335,16 +376,22 @@ impl TestBroker {
     }
 
     /// Kills the broker and starts it again on the same ports and data (topics,
-    /// subscriptions, registered sources and their offsets survive).
-    pub async fn restart(&mut self) {
+    /// subscriptions, registered sources and their offsets survive); the starts it took
+    /// (see [`START_ATTEMPTS`]).
+    pub async fn restart(&mut self) -> usize {
         self.kill();
-        self.spawn_and_wait().await;
+        self.start_again_until_up().await
     }
 }
 
 impl Drop for TestBroker {
     fn drop(&mut self) {
         self.kill();
-        let _ = std::fs::remove_dir_all(&self.state);
+        // A failing test keeps the broker's log and data to look at.
+        if std::thread::panicking() {
+            eprintln!("kept the test broker's state: {}", self.state.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.state);
+        }
     }
 }

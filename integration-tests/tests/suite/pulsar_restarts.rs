@@ -2,11 +2,10 @@
 //! of the test's own (the shared one is not disturbed), with its own Pulsar IO capture.
 
 use std::collections::BTreeMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use pulsar::SubType;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -204,27 +203,6 @@ impl Orchestrator {
     }
 }
 
-/// Restarts the broker (SIGKILL, then the same ports and data). Pulsar 4.0.8's
-/// standalone does not always come back: now and then its bookie's registration flaps
-/// for seconds after an unclean stop (the lock on `/ledgers/available/<bookie>` is
-/// invalidated and taken again in a loop, cf. apache/pulsar#17759), the functions
-/// worker finds no bookie to create its topics on, and the standalone exits during
-/// start-up. It is started again then, as whatever runs the broker would; returns the
-/// attempts it took.
-async fn restart_broker(broker: &mut TestBroker) -> usize {
-    const ATTEMPTS: usize = 3;
-    for attempt in 1..=ATTEMPTS {
-        match AssertUnwindSafe(broker.restart()).catch_unwind().await {
-            Ok(()) => return attempt,
-            Err(_) if attempt < ATTEMPTS => {
-                eprintln!("restarts: the standalone exited while starting again; once more");
-            }
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    }
-    unreachable!()
-}
-
 /// Forty site creations (five states, a timer, a message between threads, a service
 /// failing one call in five so that retries wait on timers too), two async instances,
 /// the sweep for lost events off: the broker is killed and restarted in the middle of
@@ -277,7 +255,8 @@ async fn broker_and_connector_restarts_mid_load_lose_and_repeat_nothing(db: Data
         "restarts: restarting the broker at {:?}",
         test_started.elapsed()
     );
-    let attempts = restart_broker(&mut broker).await;
+    // SIGKILL, then the same ports and data.
+    let attempts = broker.restart().await;
     eprintln!(
         "restarts: broker restarted with {pending} tasks pending, healthy again after {:?} \
          ({attempts} start(s))",
