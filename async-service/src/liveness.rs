@@ -21,11 +21,11 @@
 //! lease, so its late transition is refused as stale.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio::time::MissedTickBehavior;
+use tokio::time::{Instant, MissedTickBehavior};
 use xdb_persistence::{InstanceRegistry, ReleasedLeases, ServiceInstance, TaskSource};
 
 /// The heartbeat period without takeovers (`async.liveness_timeout_ms = 0`): the
