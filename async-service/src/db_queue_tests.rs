@@ -4,7 +4,6 @@
 //! claims no more than it has permits for, and that shutdown waits for tasks in flight.
 //! The scheduling decisions themselves are `scheduling`'s, tested there.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,14 +16,12 @@ use uuid::Uuid;
 use xdb_cluster::PeerNotifier;
 use xdb_engine::decide::StateApi;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{
-    Applied, FiredTimer, OperatorGauges, ReleasedLeases, SetAside, StateCall, StoreError,
-    TaskClaim, TaskSource, Transitions,
-};
+use xdb_persistence::{Applied, FiredTimer, SetAside, StateCall, StoreError, Transitions};
 use xdb_protocol::{AsyncStateExecuteResponse, AsyncStateWaitUntilResponse};
 
 use super::DbQueue;
 use crate::clock::ManualClock;
+use crate::fake_task_source::ScriptedTaskSource;
 use crate::handlers::HandlerContext;
 use crate::leases::LeasedTasks;
 use crate::metric_definitions::AsyncMetrics;
@@ -51,71 +48,6 @@ fn timeout_task(id: i64, fire_at: DateTime<Utc>) -> Task {
         attempt: 1,
         first_attempt_at: None,
         traceparent: None,
-    }
-}
-
-/// A task source whose claims return the batches it was given, in turn, then nothing.
-#[derive(Default)]
-struct ScriptedQueue {
-    batches: Mutex<VecDeque<Vec<Task>>>,
-    /// The limit of every claim, in order.
-    limits: Mutex<Vec<i64>>,
-}
-
-impl ScriptedQueue {
-    fn with(batches: impl IntoIterator<Item = Vec<Task>>) -> Arc<Self> {
-        Arc::new(Self {
-            batches: Mutex::new(batches.into_iter().collect()),
-            limits: Mutex::default(),
-        })
-    }
-
-    fn limits(&self) -> Vec<i64> {
-        self.limits.lock().unwrap().clone()
-    }
-}
-
-#[async_trait]
-impl TaskSource for ScriptedQueue {
-    async fn lease_due(
-        &self,
-        _owner: &str,
-        limit: i64,
-        _lease: Duration,
-        _ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        self.limits.lock().unwrap().push(limit);
-        let batch = self.batches.lock().unwrap().pop_front().unwrap_or_default();
-        assert!(
-            batch.len() as i64 <= limit,
-            "the script claims within the limit"
-        );
-        Ok(batch.into_iter().map(|task| (task, None)).collect())
-    }
-    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        Ok(None)
-    }
-    async fn renew_leases(&self, _: &str, ids: &[i64], _: Duration) -> Result<u64, StoreError> {
-        Ok(ids.len() as u64)
-    }
-    async fn count_backlog(&self, _: i64) -> Result<i64, StoreError> {
-        unreachable!("the claim loop counts nothing")
-    }
-    async fn operator_gauges(&self, _: i32, _: i64) -> Result<OperatorGauges, StoreError> {
-        unreachable!("the claim loop counts nothing")
-    }
-    async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {
-        unreachable!("the database queue claims due tasks, not tasks by id")
-    }
-    async fn release_leases(&self, _: &str) -> Result<u64, StoreError> {
-        unreachable!("the claim loop releases nothing")
-    }
-    async fn release_dead_leases(
-        &self,
-        _: &str,
-        _: Duration,
-    ) -> Result<ReleasedLeases, StoreError> {
-        unreachable!("the claim loop releases nothing")
     }
 }
 
@@ -223,7 +155,7 @@ impl Transitions for RecordedTimeouts {
 /// A claim loop over `tasks` and `transitions`, its wall clock standing at `now`, with
 /// `max_in_flight` permits; and what stops it.
 fn start_loop(
-    tasks: Arc<ScriptedQueue>,
+    tasks: Arc<ScriptedTaskSource>,
     transitions: Arc<RecordedTimeouts>,
     now: DateTime<Utc>,
     max_in_flight: usize,
@@ -264,10 +196,10 @@ async fn stop_loop(run: JoinHandle<()>, stop: watch::Sender<bool>) {
 #[tokio::test(start_paused = true)]
 async fn a_task_read_ahead_is_held_until_the_clock_says_it_is_due() {
     let ahead = chrono::Duration::milliseconds(300);
-    let tasks = ScriptedQueue::with([vec![
+    let tasks = Arc::new(ScriptedTaskSource::with([vec![
         timeout_task(1, t0() + ahead),
         timeout_task(2, t0() - chrono::Duration::seconds(1)),
-    ]]);
+    ]]));
     let (transitions, _open) = RecordedTimeouts::new(None);
     let start = Instant::now();
     let (run, stop) = start_loop(tasks, transitions.clone(), t0(), 8);
@@ -285,7 +217,7 @@ async fn a_task_read_ahead_is_held_until_the_clock_says_it_is_due() {
 
 #[tokio::test(start_paused = true)]
 async fn a_clock_past_a_tasks_due_time_runs_it_at_once() {
-    let tasks = ScriptedQueue::with([vec![timeout_task(1, t0())]]);
+    let tasks = Arc::new(ScriptedTaskSource::with([vec![timeout_task(1, t0())]]));
     let (transitions, _open) = RecordedTimeouts::new(None);
     let start = Instant::now();
     // The database's clock reads later than the time the task was read ahead for.
@@ -300,20 +232,23 @@ async fn a_clock_past_a_tasks_due_time_runs_it_at_once() {
 #[tokio::test(start_paused = true)]
 async fn nothing_is_claimed_while_every_permit_is_taken() {
     let due = t0() - chrono::Duration::seconds(1);
-    let tasks = ScriptedQueue::with([vec![timeout_task(1, due)], vec![timeout_task(2, due)]]);
+    let tasks = Arc::new(ScriptedTaskSource::with([
+        vec![timeout_task(1, due)],
+        vec![timeout_task(2, due)],
+    ]));
     let (transitions, open) = RecordedTimeouts::new(Some(1));
     let start = Instant::now();
     let (run, stop) = start_loop(tasks.clone(), transitions.clone(), t0(), 1);
 
     // Task 1 holds the only permit for several poll intervals: no claim meanwhile.
     tokio::time::sleep(POLL * 4).await;
-    assert_eq!(tasks.limits(), [1]);
+    assert_eq!(tasks.claim_limits(), [1]);
     assert_eq!(transitions.ran_since(start), [(1, Duration::ZERO)]);
 
     // Its permit back, the loop claims at once and runs task 2.
     open.send(true).unwrap();
     tokio::time::sleep(Duration::from_millis(1)).await;
-    assert_eq!(&tasks.limits()[..2], [1, 1]);
+    assert_eq!(&tasks.claim_limits()[..2], [1, 1]);
     assert_eq!(
         transitions.ran_since(start),
         [(1, Duration::ZERO), (2, POLL * 4)]
@@ -323,7 +258,7 @@ async fn nothing_is_claimed_while_every_permit_is_taken() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_waits_for_the_tasks_in_flight() {
-    let tasks = ScriptedQueue::with([vec![timeout_task(1, t0())]]);
+    let tasks = Arc::new(ScriptedTaskSource::with([vec![timeout_task(1, t0())]]));
     let (transitions, open) = RecordedTimeouts::new(Some(1));
     let (run, stop) = start_loop(tasks.clone(), transitions.clone(), t0(), 8);
     tokio::time::sleep(Duration::from_millis(1)).await;
@@ -332,7 +267,7 @@ async fn shutdown_waits_for_the_tasks_in_flight() {
     stop.send(true).unwrap();
     tokio::time::sleep(POLL * 4).await;
     assert!(!run.is_finished(), "the loop waits for task 1");
-    let claims = tasks.limits().len();
+    let claims = tasks.claim_limits().len();
 
     open.send(true).unwrap();
     tokio::time::timeout(Duration::from_secs(5), run)
@@ -340,7 +275,7 @@ async fn shutdown_waits_for_the_tasks_in_flight() {
         .expect("the loop stops once task 1 is done")
         .unwrap();
     assert_eq!(
-        tasks.limits().len(),
+        tasks.claim_limits().len(),
         claims,
         "nothing claimed after shutdown"
     );

@@ -86,69 +86,8 @@ pub(crate) async fn renew_until_shutdown(
 
 #[cfg(test)]
 mod tests {
-    use async_trait::async_trait;
-    use xdb_engine::Task;
-    use xdb_persistence::{OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim};
-
     use super::*;
-
-    /// A task source that records lease renewals; nothing else is asked of it here.
-    #[derive(Default)]
-    struct RenewalRecorder {
-        renewed: Mutex<Vec<Vec<i64>>>,
-    }
-
-    impl RenewalRecorder {
-        fn rounds(&self) -> Vec<Vec<i64>> {
-            self.renewed.lock().unwrap().clone()
-        }
-    }
-
-    #[async_trait]
-    impl TaskSource for RenewalRecorder {
-        async fn renew_leases(
-            &self,
-            _owner: &str,
-            task_ids: &[i64],
-            _lease: Duration,
-        ) -> Result<u64, StoreError> {
-            let mut ids = task_ids.to_vec();
-            ids.sort();
-            self.renewed.lock().unwrap().push(ids);
-            Ok(task_ids.len() as u64)
-        }
-        async fn lease_due(
-            &self,
-            _: &str,
-            _: i64,
-            _: Duration,
-            _: f64,
-        ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-            unreachable!("lease renewal claims nothing")
-        }
-        async fn count_backlog(&self, _: i64) -> Result<i64, StoreError> {
-            unreachable!("lease renewal counts nothing")
-        }
-        async fn operator_gauges(&self, _: i32, _: i64) -> Result<OperatorGauges, StoreError> {
-            unreachable!("lease renewal counts nothing")
-        }
-        async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {
-            unreachable!("lease renewal claims nothing")
-        }
-        async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
-            unreachable!("lease renewal reads no due times")
-        }
-        async fn release_leases(&self, _: &str) -> Result<u64, StoreError> {
-            unreachable!("lease renewal releases nothing")
-        }
-        async fn release_dead_leases(
-            &self,
-            _: &str,
-            _: Duration,
-        ) -> Result<ReleasedLeases, StoreError> {
-            unreachable!("lease renewal releases nothing")
-        }
-    }
+    use crate::fake_task_source::ScriptedTaskSource;
 
     /// Lets the renewal task run until it waits for its next period.
     async fn settle() {
@@ -161,7 +100,7 @@ mod tests {
     async fn held_tasks_are_renewed_every_period_until_released_and_shutdown() {
         let lease = Duration::from_secs(30);
         let period = crate::scheduling::lease_renewal_period(lease);
-        let source = Arc::new(RenewalRecorder::default());
+        let source = Arc::new(ScriptedTaskSource::default());
         let tasks = Arc::new(LeasedTasks::default());
         let (stop, stopped) = watch::channel(false);
         let renewal = tokio::spawn(renew_until_shutdown(
@@ -176,24 +115,24 @@ mod tests {
         // Nothing held: a period passes without a renewal.
         tokio::time::advance(period).await;
         settle().await;
-        assert!(source.rounds().is_empty(), "{:?}", source.rounds());
+        assert!(source.renewals().is_empty(), "{:?}", source.renewals());
 
         let first = tasks.hold(1);
         let _second = tasks.hold(2);
         tokio::time::advance(period).await;
         settle().await;
-        assert_eq!(source.rounds(), vec![vec![1, 2]]);
+        assert_eq!(source.renewals(), vec![vec![1, 2]]);
 
         // A released task (its handling over, or failed) is no longer renewed.
         drop(first);
         tokio::time::advance(period).await;
         settle().await;
-        assert_eq!(source.rounds(), vec![vec![1, 2], vec![2]]);
+        assert_eq!(source.renewals(), vec![vec![1, 2], vec![2]]);
 
         stop.send(true).unwrap();
         renewal.await.unwrap();
         tokio::time::advance(period * 3).await;
-        assert_eq!(source.rounds().len(), 2, "no renewal after shutdown");
+        assert_eq!(source.renewals().len(), 2, "no renewal after shutdown");
     }
 
     #[test]

@@ -9,6 +9,8 @@ mod cli;
 mod clock;
 mod config;
 mod db_queue;
+#[cfg(test)]
+mod fake_task_source;
 mod handlers;
 mod health;
 mod http;

@@ -1,0 +1,88 @@
+//! A small fake of [`TaskSource`] for the task sources' unit tests: claims return the
+//! batches it was given, in turn, then nothing; it records every claim's limit and every
+//! lease renewal, and refuses what no loop under test asks of it.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use xdb_engine::Task;
+use xdb_persistence::{
+    OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource,
+};
+
+#[derive(Default)]
+pub(crate) struct ScriptedTaskSource {
+    batches: Mutex<VecDeque<Vec<Task>>>,
+    /// The limit of every claim, in order.
+    limits: Mutex<Vec<i64>>,
+    /// The ids of every renewal, sorted, in order.
+    renewed: Mutex<Vec<Vec<i64>>>,
+}
+
+impl ScriptedTaskSource {
+    /// A source whose claims return `batches`, one a claim.
+    pub(crate) fn with(batches: impl IntoIterator<Item = Vec<Task>>) -> Self {
+        Self {
+            batches: Mutex::new(batches.into_iter().collect()),
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn claim_limits(&self) -> Vec<i64> {
+        self.limits.lock().unwrap().clone()
+    }
+
+    pub(crate) fn renewals(&self) -> Vec<Vec<i64>> {
+        self.renewed.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl TaskSource for ScriptedTaskSource {
+    async fn lease_due(
+        &self,
+        _owner: &str,
+        limit: i64,
+        _lease: Duration,
+        _ahead: f64,
+    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        self.limits.lock().unwrap().push(limit);
+        let batch = self.batches.lock().unwrap().pop_front().unwrap_or_default();
+        assert!(
+            batch.len() as i64 <= limit,
+            "the script claims within the limit"
+        );
+        Ok(batch.into_iter().map(|task| (task, None)).collect())
+    }
+    async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
+        Ok(None)
+    }
+    async fn renew_leases(&self, _: &str, ids: &[i64], _: Duration) -> Result<u64, StoreError> {
+        let mut ids = ids.to_vec();
+        ids.sort();
+        let renewed = ids.len() as u64;
+        self.renewed.lock().unwrap().push(ids);
+        Ok(renewed)
+    }
+    async fn count_backlog(&self, _: i64) -> Result<i64, StoreError> {
+        unreachable!("no loop under test counts")
+    }
+    async fn operator_gauges(&self, _: i32, _: i64) -> Result<OperatorGauges, StoreError> {
+        unreachable!("no loop under test counts")
+    }
+    async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {
+        unreachable!("the loops under test claim due tasks, not tasks by id")
+    }
+    async fn release_leases(&self, _: &str) -> Result<u64, StoreError> {
+        unreachable!("no loop under test releases")
+    }
+    async fn release_dead_leases(
+        &self,
+        _: &str,
+        _: Duration,
+    ) -> Result<ReleasedLeases, StoreError> {
+        unreachable!("no loop under test releases")
+    }
+}
