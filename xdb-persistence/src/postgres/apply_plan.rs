@@ -275,15 +275,12 @@ pub(crate) fn announcements(
     plan: &TransitionPlan,
     announce: Announce,
     closed: Option<&ProcessExecutionWaitForCompletionResponse>,
-) -> Vec<(&'static str, String)> {
-    let mut sent = Vec::new();
-    if (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue {
-        sent.push((CHANNEL_TASKS, String::new()));
-    }
-    if let Some(outcome) = closed {
-        sent.push((CHANNEL_PROCESS_CLOSED, closed_payload(outcome)));
-    }
-    sent
+) -> impl Iterator<Item = (&'static str, String)> {
+    let tasks =
+        (announce == Announce::NewTasks && plan.has_tasks()) || announce == Announce::TasksDue;
+    let tasks = tasks.then(|| (CHANNEL_TASKS, String::new()));
+    let closed = closed.map(|outcome| (CHANNEL_PROCESS_CLOSED, closed_payload(outcome)));
+    tasks.into_iter().chain(closed)
 }
 
 /// One statement for all of a transition's events keeps history off the critical path.
