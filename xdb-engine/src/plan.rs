@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{json, Value};
 use xdb_protocol::{
     AsyncStateConfig, AttributeWrites, CommandRequest, EncodedObject, ProcessFailure, ProcessStatus,
 };
@@ -179,6 +179,31 @@ impl HistoryEntry {
             event_type,
             details,
         }
+    }
+}
+
+/// Who published messages to an execution's local queues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Publisher {
+    Client,
+    Rpc(String),
+    State(StateExecutionId),
+}
+
+impl HistoryEntry {
+    /// `LOCAL_QUEUE_MESSAGES_PUBLISHED`: `messages` published by `by`, of which
+    /// `inserted` were new (the others repeated an earlier `dedupId`).
+    pub fn published(by: &Publisher, messages: usize, inserted: u64) -> Self {
+        let mut details = json!({
+            "messages": messages,
+            "duplicates": (messages as u64).saturating_sub(inserted),
+        });
+        match by {
+            Publisher::Client => {}
+            Publisher::Rpc(name) => details["rpcName"] = json!(name),
+            Publisher::State(id) => details["stateExecutionId"] = json!(id.to_string()),
+        }
+        Self::new(events::LOCAL_QUEUE_MESSAGES_PUBLISHED, details)
     }
 }
 

@@ -116,10 +116,13 @@ impl HistoryEventType {
             }
             HistoryEventType::TimerFired => "A durable timer of a waiting state fired.",
             HistoryEventType::LocalQueueMessagesPublished => {
-                "A client published messages to the execution's local queues."
+                "Messages were published to the execution's local queues: by a client, an \
+                 RPC or a state's waitUntil or execute (whichever, `details` says)."
             }
             HistoryEventType::LocalQueueMessagesConsumed => {
-                "Messages already queued were handed to a waiting state."
+                "A waiting state took messages of one of its queue commands: one event per \
+                 command completed, whether the messages were queued before the wait began \
+                 or arrived during it."
             }
             HistoryEventType::RpcCompleted => "An RPC answered and its writes committed.",
             HistoryEventType::RetryRequested => {
@@ -222,14 +225,38 @@ pub struct LocalQueueMessagesPublishedDetails {
     pub messages: u64,
     /// Of those, dropped as duplicates of an earlier `dedupId`.
     pub duplicates: u64,
+    /// The state whose waitUntil or execute published them; absent for a client's
+    /// publish and an RPC's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_execution_id: Option<String>,
+    /// The RPC that published them; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpc_name: Option<String>,
 }
 
-/// `LOCAL_QUEUE_MESSAGES_CONSUMED`
+/// `LOCAL_QUEUE_MESSAGES_CONSUMED`: one queue command of a waiting state took its messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalQueueMessagesConsumedDetails {
     /// The waiting state that received them.
     pub state_execution_id: String,
+    /// The queue the command waited on. Absent in events of earlier releases.
+    #[serde(default)]
+    pub queue_name: Option<String>,
+    /// The messages taken, in queue order. Empty in events of earlier releases.
+    #[serde(default)]
+    pub messages: Vec<ConsumedMessage>,
+}
+
+/// One message a state took from its local queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsumedMessage {
+    /// The message's position in the execution's queues (unique per execution).
+    pub sequence_id: i64,
+    /// The `dedupId` it was published with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_id: Option<String>,
 }
 
 /// `RPC_COMPLETED`

@@ -165,6 +165,77 @@ mod tests {
         let types: Vec<TaskType> = plan.new_tasks.iter().map(|t| t.task_type).collect();
         assert_eq!(types, vec![TaskType::Execute]);
         assert!(plan.delete_timers_of.is_empty());
+        // The message was queued before the wait began: its consumption is recorded as
+        // it is when the message arrives during the wait (deliver_messages' tests).
+        let events: Vec<&str> = plan.history.iter().map(|h| h.event_type).collect();
+        assert_eq!(
+            events,
+            [
+                events::WAIT_UNTIL_COMPLETED,
+                events::LOCAL_QUEUE_MESSAGES_CONSUMED
+            ]
+        );
+        assert_eq!(
+            plan.history[1].details,
+            json!({
+                "stateExecutionId": "Verify-1",
+                "queueName": "verify",
+                "messages": [{ "sequenceId": 3, "dedupId": "d" }],
+            })
+        );
+    }
+
+    #[test]
+    fn a_message_published_by_the_answer_itself_is_consumed_once_and_recorded() {
+        let mut r = response(CommandWaitingType::AllOfCompletion);
+        r.command_request.timer_commands.clear();
+        r.command_request.local_queue_commands[0].count = Some(2);
+        let queued = |seq: i64| QueuedMessage {
+            queue_name: "verify".into(),
+            sequence_id: seq,
+            message: xdb_protocol::LocalQueueMessage {
+                queue_name: "verify".into(),
+                dedup_id: None,
+                payload: None,
+            },
+        };
+        let plan = complete_wait_until(
+            &process(1),
+            &state("Verify", 1, StateExecutionStatus::WaitUntilRunning),
+            &r,
+            &[queued(1), queued(2)],
+            &[],
+            Utc::now(),
+        )
+        .unwrap();
+        let consumed: Vec<_> = plan
+            .history
+            .iter()
+            .filter(|h| h.event_type == events::LOCAL_QUEUE_MESSAGES_CONSUMED)
+            .collect();
+        assert_eq!(consumed.len(), 1, "{:?}", plan.history);
+        assert_eq!(
+            consumed[0].details["messages"],
+            json!([{ "sequenceId": 1 }, { "sequenceId": 2 }])
+        );
+        assert_eq!(plan.consume_messages[0].sequence_ids, vec![1, 2]);
+    }
+
+    #[test]
+    fn nothing_queued_records_no_consumption() {
+        let plan = complete_wait_until(
+            &process(1),
+            &state("Verify", 1, StateExecutionStatus::WaitUntilRunning),
+            &response(CommandWaitingType::AnyOfCompletion),
+            &[],
+            &[],
+            Utc::now(),
+        )
+        .unwrap();
+        assert!(plan
+            .history
+            .iter()
+            .all(|h| h.event_type != events::LOCAL_QUEUE_MESSAGES_CONSUMED));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use xdb_protocol::CommandWaitingType;
+use xdb_protocol::{CommandWaitingType, ConsumedMessage};
 
 use crate::model::*;
 use crate::plan::*;
@@ -40,15 +40,15 @@ pub fn deliver_messages(
         if !take_messages(state, request, &mut progress, messages, consumed, plan) {
             continue;
         }
-        plan.history.push(HistoryEntry::new(
-            events::LOCAL_QUEUE_MESSAGES_CONSUMED,
-            json!({ "stateExecutionId": state.id.to_string() }),
-        ));
         apply_progress(state, progress, now, plan);
     }
 }
 
 /// Takes messages for the state's open queue commands; true if any command completed.
+///
+/// Every path that hands messages to a state comes here (a wait that finds them queued,
+/// a publish that finds the state waiting), so the consumption and its
+/// `LOCAL_QUEUE_MESSAGES_CONSUMED` event are written together, once per command.
 pub(crate) fn take_messages(
     state: &StateExecution,
     request: &xdb_protocol::CommandRequest,
@@ -72,6 +72,8 @@ pub(crate) fn take_messages(
             continue;
         }
         consumed.extend(available.iter().map(|m| m.sequence_id));
+        plan.history
+            .push(consumed_entry(state, &command.queue_name, &available));
         plan.consume_messages.push(MessageConsumption {
             queue_name: command.queue_name.clone(),
             sequence_ids: available.iter().map(|m| m.sequence_id).collect(),
@@ -85,6 +87,28 @@ pub(crate) fn take_messages(
         }
     }
     completed_any
+}
+
+fn consumed_entry(
+    state: &StateExecution,
+    queue_name: &str,
+    taken: &[&QueuedMessage],
+) -> HistoryEntry {
+    let messages: Vec<ConsumedMessage> = taken
+        .iter()
+        .map(|m| ConsumedMessage {
+            sequence_id: m.sequence_id,
+            dedup_id: m.message.dedup_id.clone(),
+        })
+        .collect();
+    HistoryEntry::new(
+        events::LOCAL_QUEUE_MESSAGES_CONSUMED,
+        json!({
+            "stateExecutionId": state.id.to_string(),
+            "queueName": queue_name,
+            "messages": messages,
+        }),
+    )
 }
 
 /// Records new progress: moves the state to execute once its request is satisfied.
@@ -168,6 +192,55 @@ mod tests {
         assert_eq!(plan.new_tasks[0].task_type, TaskType::Execute);
         assert_eq!(plan.delete_timers_of.len(), 1);
         assert_eq!(plan.consume_messages[0].sequence_ids, vec![1]);
+        // The message arrived after the wait began: recorded as complete_wait_until
+        // records one queued before it.
+        assert_eq!(plan.history.len(), 1);
+        assert_eq!(
+            plan.history[0].event_type,
+            events::LOCAL_QUEUE_MESSAGES_CONSUMED
+        );
+        assert_eq!(
+            plan.history[0].details,
+            json!({
+                "stateExecutionId": "A-1",
+                "queueName": "q",
+                "messages": [{ "sequenceId": 1, "dedupId": "m1" }],
+            })
+        );
+    }
+
+    #[test]
+    fn all_of_two_queues_records_one_consumption_per_queue() {
+        let mut state = waiting("A", CommandWaitingType::AllOfCompletion, 1);
+        let mut request = state.command_request.take().unwrap();
+        request.timer_commands.clear();
+        request.local_queue_commands.push(LocalQueueCommand {
+            queue_name: "r".into(),
+            count: None,
+        });
+        state.command_progress = Some(CommandProgress::new(&request));
+        state.command_request = Some(request);
+        let mut on_r = message(2);
+        on_r.queue_name = "r".into();
+        on_r.message.queue_name = "r".into();
+        let mut plan = TransitionPlan::default();
+        deliver_messages(
+            &[state],
+            &[message(1), on_r],
+            &mut HashSet::new(),
+            Utc::now(),
+            &mut plan,
+        );
+        let queues: Vec<&serde_json::Value> = plan
+            .history
+            .iter()
+            .map(|h| &h.details["queueName"])
+            .collect();
+        assert_eq!(queues, [&json!("q"), &json!("r")]);
+        assert_eq!(
+            plan.state_updates[0].status,
+            StateExecutionStatus::ExecuteRunning
+        );
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! Client requests that change a running execution: stop, and publishing to its queues.
 
-use serde_json::json;
 use xdb_engine::decide::{self, DecideError};
-use xdb_engine::{events, HistoryEntry, TransitionPlan};
+use xdb_engine::{Publisher, TransitionPlan};
 use xdb_protocol::{
     ProcessExecutionStopRequest, ProcessExecutionWaitForCompletionResponse,
     PublishToLocalQueueRequest,
@@ -51,15 +50,16 @@ pub(crate) async fn publish_to_local_queue<D: Dialect>(
     }
     let now = store.database_clock().now();
     let mut plan = TransitionPlan::default();
-    let inserted =
-        publish_and_deliver(&mut tx, process.id, &request.messages, now, &mut plan).await?;
-    plan.history.push(HistoryEntry::new(
-        events::LOCAL_QUEUE_MESSAGES_PUBLISHED,
-        json!({
-            "messages": request.messages.len(),
-            "duplicates": request.messages.len() as u64 - inserted,
-        }),
-    ));
+    let published = &request.messages;
+    publish_and_deliver(
+        &mut tx,
+        process.id,
+        published,
+        &Publisher::Client,
+        now,
+        &mut plan,
+    )
+    .await?;
     tx.apply_plan(
         &process,
         &plan,

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use xdb_engine::decide;
+use xdb_engine::{decide, Publisher};
 use xdb_protocol::{
     Context, LoadedAttributes, ProcessExecutionRpcRequest, ProcessExecutionRpcResponse,
     ProcessRpcWorkerRequest,
@@ -107,7 +107,8 @@ pub(crate) async fn rpc<D: Dialect>(
     let mut plan = decide::complete_rpc(&process, &request.rpc_name, &response, now)?;
     if !response.publish_to_local_queue.is_empty() {
         let published = &response.publish_to_local_queue;
-        publish_and_deliver(&mut tx, process.id, published, now, &mut plan).await?;
+        let by = Publisher::Rpc(request.rpc_name.clone());
+        publish_and_deliver(&mut tx, process.id, published, &by, now, &mut plan).await?;
     }
     tx.apply_plan(
         &process,

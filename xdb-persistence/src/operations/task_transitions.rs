@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 use xdb_engine::decide;
-use xdb_engine::{ProcessExecution, StateExecution, Task, TransitionPlan};
+use xdb_engine::{HistoryEntry, ProcessExecution, Publisher, StateExecution, Task, TransitionPlan};
 use xdb_protocol::{AsyncStateExecuteResponse, AsyncStateWaitUntilResponse, GlobalAttributeValue};
 
 use super::attributes::lock_business_row_first;
@@ -52,13 +52,12 @@ pub(crate) async fn complete_wait_until<D: Dialect>(
         begin_transition(store, task, owner, call, &response.writes.global_attributes).await?;
     let now = store.database_clock().now();
     let published = !response.publish_to_local_queue.is_empty();
-    if published {
-        tx.insert_messages(
-            process.id,
-            &checked_messages(&response.publish_to_local_queue)?,
-        )
-        .await?;
-    }
+    let inserted = if published {
+        let messages = checked_messages(&response.publish_to_local_queue)?;
+        tx.insert_messages(process.id, &messages).await?
+    } else {
+        0
+    };
     let wants_messages = !response.command_request.local_queue_commands.is_empty();
     let messages = if wants_messages || published {
         tx.queued_messages(process.id).await?
@@ -70,8 +69,14 @@ pub(crate) async fn complete_wait_until<D: Dialect>(
     } else {
         Vec::new()
     };
-    let plan =
+    let mut plan =
         decide::complete_wait_until(&process, &state, response, &messages, &other_waiting, now)?;
+    if published {
+        let by = Publisher::State(state.id.clone());
+        let count = response.publish_to_local_queue.len();
+        plan.history
+            .push(HistoryEntry::published(&by, count, inserted));
+    }
     finish_transition(store, tx, owner, &process, &plan, &state, now).await
 }
 
@@ -150,7 +155,8 @@ async fn complete_decided_execute<D: Dialect>(
     let mut plan = decide(&process, &state, now)?;
     if !response.publish_to_local_queue.is_empty() && !plan.close_execution {
         let published = &response.publish_to_local_queue;
-        publish_and_deliver(&mut tx, process.id, published, now, &mut plan).await?;
+        let by = Publisher::State(state.id.clone());
+        publish_and_deliver(&mut tx, process.id, published, &by, now, &mut plan).await?;
     }
     finish_transition(store, tx, owner, &process, &plan, &state, now).await
 }

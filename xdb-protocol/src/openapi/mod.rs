@@ -224,6 +224,7 @@ mod operations {
         crate::WaitUntilCompletedDetails, crate::ExecuteCompletedDetails,
         crate::StateApiFailureDetails, crate::TimerFiredDetails,
         crate::LocalQueueMessagesPublishedDetails, crate::LocalQueueMessagesConsumedDetails,
+        crate::ConsumedMessage,
         crate::RpcCompletedDetails, crate::ControlDetails, crate::TaskParkedDetails)),
     tags((name = "service", description = "Client → API service"),
          (name = "operate", description = "Operators: why an execution is not progressing, \
