@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use serde_json::json;
+use xdb_integration_tests::rows::HistoryRow;
+use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_samples::email::{EmailKind, EmailOutbox};
 use xdb_samples::sample_router;
@@ -23,8 +25,9 @@ async fn signup_walk_through_by_local_queue(db: Database) {
     )
     .await;
     let outbox = EmailOutbox::new();
+    let faults = WorkerFaults::new();
     let worker = env
-        .start_worker(sample_router(outbox.clone(), REMINDER))
+        .start_worker(faults.wrap(sample_router(outbox.clone(), REMINDER)))
         .await;
     let form = Form {
         email: "ann@example.com".into(),
@@ -93,8 +96,14 @@ async fn signup_walk_through_by_local_queue(db: Database) {
         Some("waiting")
     );
 
-    // 3. The reminder timer fired: reminder email, VerifyState-2 waits again.
-    wait_state(&env, &exec, "VerifyState", 2, "WAITING_COMMANDS").await;
+    // 3. The reminder timer fired: reminder email, VerifyState-2 begins its wait. Its
+    //    waitUntil's answer is held, so that the message below is queued before the wait
+    //    begins (deterministically: the state has no timer yet that could end it first).
+    faults.hold(CallMatch::state("VerifyState", StateApiKind::WaitUntil));
+    eventually("VerifyState-2's waitUntil to be held", SOON, || async {
+        faults.held() == 1
+    })
+    .await;
     assert_eq!(
         outbox.kinds_sent_to("ann@example.com"),
         vec![EmailKind::Verification, EmailKind::Reminder]
@@ -103,21 +112,24 @@ async fn signup_walk_through_by_local_queue(db: Database) {
         env.state_row(&exec, "VerifyState", 1).await.unwrap().status,
         "COMPLETED"
     );
-    let tasks = env.tasks(&exec).await;
-    assert_eq!(tasks.len(), 1, "{tasks:?}");
     assert_eq!(
-        (tasks[0].task_type.as_str(), tasks[0].number),
-        ("TIMER", Some(2))
+        env.state_row(&exec, "VerifyState", 2).await.unwrap().status,
+        "WAIT_UNTIL_RUNNING"
     );
     assert!(env
         .history_types(&exec)
         .await
         .contains(&"TIMER_FIRED".to_string()));
 
-    // 4. Verified by publishing to local queue `verify`.
+    // 4. Verified by publishing to local queue `verify` before the wait began: the
+    //    message waits in the queue, and the wait takes it when it begins.
     publish_verification(&env.client, "ann", "email-link")
         .await
         .expect("publish");
+    let queued = env.messages(&exec).await;
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    assert_eq!(queued[0].consumed_by, None, "queued, not consumed yet");
+    faults.release();
     let done = env
         .client
         .wait_for_process_completion(&pid, Duration::from_secs(10))
@@ -173,6 +185,24 @@ async fn signup_walk_through_by_local_queue(db: Database) {
         3,
         "one execute per state execution: {history:?}"
     );
+    // The wait that found the message queued recorded taking it, as a wait the message
+    // reaches does (signup_message_after_the_wait_began).
+    let events = env.history(&exec).await;
+    let consumed = only_consumption(&events);
+    assert_eq!(
+        consumed.details,
+        json!({
+            "stateExecutionId": "VerifyState-2",
+            "queueName": "verify",
+            "messages": [{ "sequenceId": queued[0].sequence_id, "dedupId": queued[0].dedup_id }],
+        })
+    );
+    let second_wait = events
+        .iter()
+        .rposition(|e| e.event_type == "WAIT_UNTIL_COMPLETED")
+        .unwrap();
+    let position = events.iter().position(|e| e.id == consumed.id).unwrap();
+    assert_eq!(position, second_wait + 1, "{history:?}");
     assert_eq!(
         outbox.kinds_sent_to("ann@example.com"),
         vec![
@@ -188,6 +218,74 @@ async fn signup_walk_through_by_local_queue(db: Database) {
     env.shutdown().await;
 }
 
-both_databases!(signup_walk_through_by_local_queue,);
+/// The execution's one `LOCAL_QUEUE_MESSAGES_CONSUMED` event.
+fn only_consumption(events: &[HistoryRow]) -> &HistoryRow {
+    let consumed: Vec<&HistoryRow> = events
+        .iter()
+        .filter(|e| e.event_type == "LOCAL_QUEUE_MESSAGES_CONSUMED")
+        .collect();
+    assert_eq!(consumed.len(), 1, "{events:?}");
+    consumed[0]
+}
+
+/// The other order: the message arrives while the state waits. The reminder is an hour
+/// away, so only the message can end the wait.
+async fn signup_message_after_the_wait_began(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let outbox = EmailOutbox::new();
+    let worker = env
+        .start_worker(sample_router(outbox.clone(), Duration::from_secs(3600)))
+        .await;
+    let form = Form {
+        email: "bo@example.com".into(),
+        name: None,
+    };
+    let exec = start_user_signup(&env.client, Some(&worker), "bo", &form)
+        .await
+        .expect("start");
+    wait_state(&env, &exec, "VerifyState", 1, "WAITING_COMMANDS").await;
+    publish_verification(&env.client, "bo", "email-link")
+        .await
+        .expect("publish");
+    let done = env
+        .client
+        .wait_for_process_completion(&process_id("bo"), Duration::from_secs(10))
+        .await
+        .expect("wait for completion");
+    assert!(!done.timed_out);
+    let messages = env.messages(&exec).await;
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].consumed_by.as_deref(), Some("VerifyState-1"));
+
+    let events = env.history(&exec).await;
+    let consumed = only_consumption(&events);
+    assert_eq!(
+        consumed.details,
+        json!({
+            "stateExecutionId": "VerifyState-1",
+            "queueName": "verify",
+            "messages": [{ "sequenceId": messages[0].sequence_id, "dedupId": messages[0].dedup_id }],
+        })
+    );
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "PROCESS_STARTED",
+            "EXECUTE_COMPLETED",
+            "WAIT_UNTIL_COMPLETED",
+            "LOCAL_QUEUE_MESSAGES_CONSUMED",
+            "LOCAL_QUEUE_MESSAGES_PUBLISHED",
+            "EXECUTE_COMPLETED",
+            "PROCESS_CLOSED",
+        ]
+    );
+    env.shutdown().await;
+}
+
+both_databases!(
+    signup_walk_through_by_local_queue,
+    signup_message_after_the_wait_began,
+);
 
 pulsar_mode_too!(signup_walk_through_by_local_queue,);
