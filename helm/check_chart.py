@@ -117,6 +117,12 @@ def check_scenario(name: str, values_file: Path | None) -> None:
 
     known_paths = health_paths()
     binaries = {image: image_binaries(path) for image, path in DOCKERFILES.items()}
+    for _, doc in manifests:
+        # The API's internal listener is for pods alone: no Service may route to it.
+        if doc["kind"] == "Service":
+            for port in doc["spec"].get("ports", []):
+                if port.get("targetPort") == "internal":
+                    fail(f"[{name}] Service {doc['metadata']['name']} exposes the internal port")
     image_names = values.get("image", {}).get("names") or {"api": "api-service", "async": "async-service"}
     for _, doc in manifests:
         if doc["kind"] not in ("Deployment", "Job"):
@@ -137,6 +143,13 @@ def check_scenario(name: str, values_file: Path | None) -> None:
                 if "$(POD_IP)" not in advertised or "POD_IP" not in env:
                     fail(f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
                          f"not its pod IP")
+                if section == "API":
+                    # The API's wake-ups arrive on its internal listener, never the
+                    # public one that its Service exposes.
+                    ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+                    if "internal" not in ports or f":{ports['internal']}" not in advertised:
+                        fail(f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
+                             f"not its internal port ({ports})")
             for probe in ("livenessProbe", "readinessProbe"):
                 if doc["kind"] == "Deployment":
                     path = container.get(probe, {}).get("httpGet", {}).get("path")

@@ -213,6 +213,14 @@ def pod_url(pod: Pod) -> str:
     return f"http://{pod.ip}:{port}"
 
 
+def internal_url(pod: Pod) -> str:
+    """Where other pods call this one: the API's internal port, the async pod's only one."""
+    for port in pod.containers[0].spec["ports"]:
+        if port.get("name") == "internal":
+            return f"http://{pod.ip}:{port['containerPort']}"
+    return pod_url(pod)
+
+
 def internal_notifies(pod: Pod) -> int:
     """Requests this API pod answered on its internal notify path (its wake-ups)."""
     text = str(get(pod_url(pod) + "/metrics"))
@@ -293,8 +301,8 @@ def check_registry(release: Release, db: Database) -> None:
     """MySQL: each pod registered the address it advertises, which is its own."""
     expected = {("API", advertised(p, "api")) for p in release.pods_of("api")}
     expected |= {("ASYNC", advertised(p, "async")) for p in release.pods_of("async")}
-    reachable = {("API", pod_url(p)) for p in release.pods_of("api")}
-    reachable |= {("ASYNC", pod_url(p)) for p in release.pods_of("async")}
+    reachable = {("API", internal_url(p)) for p in release.pods_of("api")}
+    reachable |= {("ASYNC", internal_url(p)) for p in release.pods_of("async")}
     if expected != reachable:
         raise ChartRunError(f"pods advertise {sorted(expected)}, not their own addresses")
     wait_until(

@@ -4,9 +4,10 @@
 //! Which role a path needs is decided in one place, [`paths::role_of`]. A request without
 //! an accepted token gets 401; an accepted token without the path's role gets 403 and the
 //! request goes no further, so it changes nothing. Health probes must answer the
-//! orchestrator, the OpenAPI document and the console's assets are public, and the
-//! internal notify path only wakes an instance up to re-read the database, which reveals
-//! and changes nothing: none of them takes a token.
+//! orchestrator, and the OpenAPI document and the console's static assets are the same
+//! for every deployment: none of them takes a token (a browser cannot send one when it
+//! loads a page). `/metrics` takes the `read` role. The internal path is not served on
+//! this listener at all (see `internal_router`).
 
 use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};

@@ -25,7 +25,10 @@ pub struct ApiArgs {
     /// Database connections in the pool (api.pool_size) [env: XDB_API_POOL_SIZE]
     #[arg(long)]
     pub pool_size: Option<usize>,
-    /// URL other instances reach this one at (api.advertise_url) [env: XDB_API_ADVERTISE_URL]
+    /// Internal listener for signed wake-ups, MySQL only (api.internal_listen) [env: XDB_API_INTERNAL_LISTEN]
+    #[arg(long)]
+    pub internal_listen: Option<SocketAddr>,
+    /// URL other instances reach the internal listener at (api.advertise_url) [env: XDB_API_ADVERTISE_URL]
     #[arg(long)]
     pub advertise_url: Option<String>,
     /// Longest wait-for-completion a client may ask for, in seconds (api.max_wait_seconds) [env: XDB_API_MAX_WAIT_SECONDS]
@@ -39,6 +42,10 @@ impl ApiArgs {
         overrides
             .set("api.listen", self.listen.map(|a| a.to_string()))
             .set("api.pool_size", self.pool_size)
+            .set(
+                "api.internal_listen",
+                self.internal_listen.map(|a| a.to_string()),
+            )
             .set("api.advertise_url", self.advertise_url.clone())
             .set("api.max_wait_seconds", self.max_wait_seconds);
     }

@@ -16,14 +16,16 @@ mod metric_definitions;
 mod observe;
 mod routes;
 
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
+use axum::extract::{DefaultBodyLimit, FromRef};
+use axum::routing::{get, post};
 use axum::{middleware, Router};
+use futures::FutureExt;
 use tokio::net::TcpListener;
-use xdb_cluster::{PeerNotifier, Registration};
+use xdb_cluster::{InternalAuth, PeerNotifier, Registration};
 use xdb_config::DatabaseUrl;
 use xdb_persistence::{InstanceRegistry, Notifications, ProcessApi, ServiceInstance, ServiceKind};
 
@@ -52,6 +54,14 @@ pub struct AppState {
     pub metrics: Arc<ApiMetrics>,
     /// The served OpenAPI document and the request validators compiled from it.
     pub contract: Arc<Contract>,
+    /// Signs this instance's calls to async instances and checks theirs (MySQL).
+    pub internal_auth: InternalAuth,
+}
+
+impl FromRef<AppState> for InternalAuth {
+    fn from_ref(state: &AppState) -> Self {
+        state.internal_auth.clone()
+    }
 }
 
 /// The service's routes over `state`, each traced and counted, and `/metrics`.
@@ -68,11 +78,27 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             observe::observe,
         ))
-        .route("/metrics", get(observe::metrics))
+        .route(xdb_protocol::paths::METRICS, get(observe::metrics))
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require_token,
+        ))
+        .with_state(state)
+}
+
+/// The internal listener's routes: async instances' signed wake-ups (MySQL), apart from
+/// the public listener so that no client can reach them.
+pub fn internal_router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            xdb_protocol::paths::INTERNAL_NOTIFY,
+            post(routes::internal_notify),
+        )
+        // Counted on `/metrics` like every route.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            observe::observe,
         ))
         .with_state(state)
 }
@@ -93,12 +119,19 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         },
     )
     .await?;
+    let internal_auth = InternalAuth::resolve(
+        config.security.internal_secret.as_deref(),
+        store.as_ref(),
+        store.database_clock().clone(),
+        config.security.accept_unsigned_internal_calls,
+    )
+    .await?;
     let (notifications, async_peers) = match store.listen(xdb_persistence::Listen::ClosedProcesses)
     {
         Some(notifications) => (notifications, PeerNotifier::disabled()),
         None => (
             Notifications::new(),
-            PeerNotifier::start(store.clone(), ServiceKind::Async),
+            PeerNotifier::start(store.clone(), ServiceKind::Async, internal_auth.clone()),
         ),
     };
     Ok(AppState {
@@ -114,10 +147,14 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         )
         .with_signing_secret(config.security.worker_signing_secret.as_deref()),
         config: Arc::new(config),
+        internal_auth,
     })
 }
 
 /// Serves on `listener` until `shutdown` resolves, then finishes in-flight requests.
+/// Where async instances announce closed executions over HTTP (MySQL), the internal
+/// listener (`api.internal_listen`) serves their signed calls beside it, and this
+/// instance registers its URL.
 pub async fn serve(
     state: AppState,
     listener: TcpListener,
@@ -125,8 +162,11 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     tracing::info!(%address, "XDB API service listening");
-    // Async-service instances announce closed executions to registered API instances.
-    let registration = if state.async_peers.is_enabled() {
+    let shutdown = shutdown.shared();
+    let internal = if state.async_peers.is_enabled() {
+        let listener = TcpListener::bind(state.config.api.internal_listen).await?;
+        let internal_address = listener.local_addr()?;
+        tracing::info!(address = %internal_address, "XDB API service's internal listener");
         let instance = ServiceInstance {
             instance_id: format!("api-{}", uuid::Uuid::new_v4().simple()),
             service: ServiceKind::Api,
@@ -135,18 +175,27 @@ pub async fn serve(
                 .api
                 .advertise_url
                 .clone()
-                .unwrap_or_else(|| format!("http://{address}")),
+                .unwrap_or_else(|| format!("http://{internal_address}")),
             liveness_timeout: None,
         };
-        Some(Registration::start(state.registry.clone(), instance).await)
+        let served = tokio::spawn(
+            axum::serve(listener, internal_router(state.clone()))
+                .with_graceful_shutdown(shutdown.clone())
+                .into_future(),
+        );
+        let registration = Registration::start(state.registry.clone(), instance).await;
+        Some((served, registration))
     } else {
         None
     };
     let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await;
-    if let Some(registration) = registration {
+    if let Some((internal, registration)) = internal {
         registration.stop().await;
+        if let Err(error) = internal.await? {
+            tracing::error!(%error, "the internal listener failed");
+        }
     }
     Ok(served?)
 }

@@ -20,7 +20,8 @@ pub struct AsyncServiceConfig {
     pub queue: QueueSettings,
     /// `[pulsar]`: the broker, topics and subscription of Pulsar mode.
     pub pulsar: PulsarSettings,
-    /// `[security]`: of it, the async service uses the worker-call signing secret.
+    /// `[security]`: of it, the async service uses the worker-call signing secret and
+    /// the internal secret.
     pub security: SecuritySettings,
     /// `[limits]`: value sizes a worker's answer may write or publish.
     pub limits: Limits,

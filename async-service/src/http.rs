@@ -1,14 +1,17 @@
-//! The async service's small HTTP surface: health probes, Prometheus metrics and the
-//! internal wake-up API.
+//! The async service's small HTTP surface: health probes, Prometheus metrics and, where
+//! API instances wake async instances over HTTP (MySQL), the internal wake-up API, whose
+//! calls must be signed ([`xdb_cluster::InternalAuth`]). The listener is internal: in a
+//! cluster nothing outside reaches it.
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use tokio::sync::watch;
+use xdb_cluster::{Authenticated, InternalAuth};
 use xdb_persistence::{Notification, Notifications, TaskSource};
 use xdb_protocol::{paths, InternalNotifyRequest};
 
@@ -29,15 +32,28 @@ pub(crate) struct HttpState {
     /// `async.attempts_alert_threshold`: the attempt from which a state call counts in
     /// `xdb_async_states_past_attempts`.
     pub attempts_alert_threshold: i32,
+    /// Checks the signature of API instances' wake-ups.
+    pub internal_auth: InternalAuth,
 }
 
-pub(crate) fn router(state: HttpState) -> Router {
-    Router::new()
+impl FromRef<HttpState> for InternalAuth {
+    fn from_ref(state: &HttpState) -> Self {
+        state.internal_auth.clone()
+    }
+}
+
+/// The routes; the wake-up path only where it is used (`serve_notify`: MySQL).
+pub(crate) fn router(state: HttpState, serve_notify: bool) -> Router {
+    let router = Router::new()
         .route("/health/live", get(live))
         .route("/health/ready", get(ready))
-        .route("/metrics", get(metrics))
-        .route(paths::INTERNAL_NOTIFY, post(notify))
-        .with_state(state)
+        .route(paths::METRICS, get(metrics));
+    let router = if serve_notify {
+        router.route(paths::INTERNAL_NOTIFY, post(notify))
+    } else {
+        router
+    };
+    router.with_state(state)
 }
 
 /// Alive unless the task source died: a dead Pulsar consumer never recovers by itself,
@@ -93,10 +109,13 @@ async fn metrics(State(state): State<HttpState>) -> impl IntoResponse {
     )
 }
 
+/// A wake-up: new tasks were committed. Signed or (in an upgrade window) unsigned alike,
+/// it only makes this instance read the database sooner.
 async fn notify(
     State(state): State<HttpState>,
-    Json(request): Json<InternalNotifyRequest>,
+    call: Authenticated<Json<InternalNotifyRequest>>,
 ) -> StatusCode {
+    let Json(request) = call.body;
     if request.new_tasks {
         state.notifications.publish(Notification::Tasks);
     }

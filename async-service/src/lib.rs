@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use xdb_cluster::PeerNotifier;
+use xdb_cluster::{InternalAuth, PeerNotifier};
 use xdb_config::QueueMode;
 use xdb_persistence::{Notification, Notifications, ProcessStore, ServiceInstance, ServiceKind};
 
@@ -77,15 +77,23 @@ impl AsyncService {
             },
         )
         .await?;
+        let internal_auth = InternalAuth::resolve(
+            config.security.internal_secret.as_deref(),
+            store.as_ref(),
+            store.database_clock().clone(),
+            config.security.accept_unsigned_internal_calls,
+        )
+        .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
-        // we tell them about closed executions the same way.
+        // we tell them about closed executions the same way, signed.
         let (notifications, api_peers) = match store.listen(xdb_persistence::Listen::NewTasks) {
             Some(notifications) => (notifications, PeerNotifier::disabled()),
             None => (
                 Notifications::new(),
-                PeerNotifier::start(store.clone(), ServiceKind::Api),
+                PeerNotifier::start(store.clone(), ServiceKind::Api, internal_auth.clone()),
             ),
         };
+        let serve_notify = api_peers.is_enabled();
         let listener = tokio::net::TcpListener::bind(config.async_service.listen).await?;
         let address = listener.local_addr()?;
         let owner = config
@@ -177,6 +185,7 @@ impl AsyncService {
             // Validated to fit (at most 1 000 000).
             attempts_alert_threshold: i32::try_from(config.async_service.attempts_alert_threshold)
                 .unwrap_or(i32::MAX),
+            internal_auth,
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();
@@ -186,7 +195,7 @@ impl AsyncService {
         };
         let background = vec![
             tokio::spawn(async move {
-                let served = axum::serve(listener, http::router(http_state))
+                let served = axum::serve(listener, http::router(http_state, serve_notify))
                     .with_graceful_shutdown(async move {
                         let _ = http_shutdown.changed().await;
                     })

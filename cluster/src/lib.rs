@@ -4,13 +4,16 @@
 //! each instance registers the URL of its internal API in `xdb_sys_service_instances`
 //! and heartbeats; the API service tells async-service instances about new tasks and the
 //! async service tells API-service instances about closed executions. Every consumer
-//! still polls, so a lost notification only costs latency. (Async instances register
+//! still polls, so a lost notification only costs latency. Those calls are signed with a
+//! secret the instances share ([`InternalAuth`]). (Async instances register
 //! on every database, more often: their heartbeats are also how peers tell that one
 //! died and take its work over; see the async service's `liveness`.)
 
+mod internal_auth;
 mod peer_notifier;
 mod registration;
 
+pub use internal_auth::{Authenticated, Authenticity, InternalAuth, SIGNATURE_WINDOW_SECONDS};
 pub use peer_notifier::PeerNotifier;
 pub use registration::Registration;
 

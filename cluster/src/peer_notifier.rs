@@ -17,7 +17,9 @@ use xdb_persistence::{InstanceRegistry, ServiceKind};
 use xdb_protocol::limits::MAX_NOTIFY_IDS;
 use xdb_protocol::{paths, InternalNotifyRequest, ProcessExecutionWaitForCompletionResponse};
 
-use crate::LIVENESS_WINDOW;
+use xdb_worker_auth::SIGNATURE_HEADER;
+
+use crate::{InternalAuth, LIVENESS_WINDOW};
 
 /// Re-read the registry at most this often.
 const PEER_CACHE_TTL: Duration = Duration::from_secs(1);
@@ -56,13 +58,18 @@ impl PeerNotifier {
         Self { inner: None }
     }
 
-    /// Notifies live instances of `target`, found in `registry`.
-    pub fn start(registry: Arc<dyn InstanceRegistry>, target: ServiceKind) -> Self {
+    /// Notifies live instances of `target`, found in `registry`, each call signed by
+    /// `auth`.
+    pub fn start(
+        registry: Arc<dyn InstanceRegistry>,
+        target: ServiceKind,
+        auth: InternalAuth,
+    ) -> Self {
         let inner = Arc::new(Inner {
             pending: Mutex::new(Pending::default()),
             wake: Notify::new(),
         });
-        tokio::spawn(send_rounds(Arc::downgrade(&inner), registry, target));
+        tokio::spawn(send_rounds(Arc::downgrade(&inner), registry, target, auth));
         Self { inner: Some(inner) }
     }
 
@@ -151,6 +158,7 @@ async fn send_rounds(
     inner: std::sync::Weak<Inner>,
     registry: Arc<dyn InstanceRegistry>,
     target: ServiceKind,
+    auth: InternalAuth,
 ) {
     let http = reqwest::Client::builder()
         .timeout(NOTIFY_TIMEOUT)
@@ -186,17 +194,32 @@ async fn send_rounds(
         for request in requests(pending) {
             let sends = peers.iter().map(|base| {
                 let url = format!("{}{}", base.trim_end_matches('/'), paths::INTERNAL_NOTIFY);
-                send(&http, url, &request, &ids_only)
+                send(&http, &auth, url, &request, &ids_only)
             });
             futures::future::join_all(sends).await;
         }
     }
 }
 
+/// `request` to `url`, signed.
+fn post(
+    http: &reqwest::Client,
+    auth: &InternalAuth,
+    url: &str,
+    request: &InternalNotifyRequest,
+) -> reqwest::RequestBuilder {
+    let body = serde_json::to_vec(request).expect("a notify request serializes");
+    http.post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(SIGNATURE_HEADER, auth.sign(&body))
+        .body(body)
+}
+
 /// Sends `request` to `url`; to a peer that refuses outcomes (one from before them),
 /// again without them, and only ids for a while after.
 async fn send(
     http: &reqwest::Client,
+    auth: &InternalAuth,
     url: String,
     request: &InternalNotifyRequest,
     ids_only: &Mutex<HashMap<String, Instant>>,
@@ -211,11 +234,19 @@ async fn send(
         .get(&url)
         .is_some_and(|since| since.elapsed() < IDS_ONLY_FOR);
     let first = if old_peer && !request.closed_outcomes.is_empty() {
-        http.post(&url).json(&without_outcomes()).send().await
+        post(http, auth, &url, &without_outcomes()).send().await
     } else {
-        http.post(&url).json(request).send().await
+        post(http, auth, &url, request).send().await
     };
     let refused = match first {
+        Ok(response) if response.status() == StatusCode::UNAUTHORIZED => {
+            tracing::warn!(
+                %url,
+                "a peer refused this instance's signature: do all instances share \
+                 security.internal_secret (or none sets it)? It will poll"
+            );
+            return;
+        }
         Ok(response) => {
             response.status() == StatusCode::BAD_REQUEST && !request.closed_outcomes.is_empty()
         }
@@ -230,7 +261,7 @@ async fn send(
             .lock()
             .expect("never poisoned")
             .insert(url.clone(), Instant::now());
-        if let Err(error) = http.post(&url).json(&without_outcomes()).send().await {
+        if let Err(error) = post(http, auth, &url, &without_outcomes()).send().await {
             tracing::debug!(%url, %error, "waking a peer failed; it will poll");
         }
     }
@@ -372,10 +403,15 @@ mod tests {
     async fn a_peer_that_refuses_outcomes_gets_ids_only() {
         let (url, bodies) = old_peer().await;
         let http = reqwest::Client::new();
+        let auth = InternalAuth::new(
+            b"0123456789abcdef".to_vec(),
+            xdb_persistence::DatabaseClock::with_offset(chrono::TimeDelta::zero()),
+            false,
+        );
         let ids_only = Mutex::new(HashMap::new());
         let request = requests(pending([("a".into(), Some(10))])).remove(0);
-        send(&http, url.clone(), &request, &ids_only).await;
-        send(&http, url, &request, &ids_only).await;
+        send(&http, &auth, url.clone(), &request, &ids_only).await;
+        send(&http, &auth, url, &request, &ids_only).await;
         let bodies = bodies.lock().unwrap().clone();
         let sent: Vec<InternalNotifyRequest> = bodies
             .iter()

@@ -120,6 +120,10 @@ mod tests {
             self.live.lock().unwrap().retain(|id| id != instance_id);
             Ok(())
         }
+
+        async fn internal_secret(&self) -> Result<String, StoreError> {
+            unreachable!("registration reads no secret")
+        }
     }
 
     fn instance() -> ServiceInstance {

@@ -28,9 +28,17 @@ pub fn sample_sum(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64
 
 /// Fetches `base_url/metrics`, asserting it answers 200 in the text format.
 pub async fn scrape(base_url: &str) -> String {
-    let response = reqwest::get(format!("{base_url}/metrics"))
-        .await
-        .expect("GET /metrics");
+    scrape_with(base_url, None).await
+}
+
+/// [`scrape`] with a bearer token (the API service's `/metrics` takes the `read` role
+/// when tokens are configured).
+pub async fn scrape_with(base_url: &str, token: Option<&str>) -> String {
+    let mut request = reqwest::Client::new().get(format!("{base_url}/metrics"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("GET /metrics");
     assert_eq!(response.status(), 200, "GET {base_url}/metrics");
     let content_type = response
         .headers()

@@ -180,11 +180,16 @@ impl Default for PulsarSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct ApiSettings {
     pub listen: SocketAddr,
+    /// The internal listener: wake-ups from async instances, signed (MySQL only; on
+    /// PostgreSQL nothing listens). Default: a free port on loopback, for one host; set
+    /// a reachable address when async instances run elsewhere.
+    pub internal_listen: SocketAddr,
     /// Database connections in the pool.
     pub pool_size: usize,
     /// Largest request body accepted, in bytes.
     pub max_request_bytes: usize,
-    /// URL other instances reach this one at (MySQL only; default: from `listen`).
+    /// URL other instances reach this one's internal listener at (MySQL only; default:
+    /// from `internal_listen`).
     pub advertise_url: Option<String>,
     /// Longest wait-for-completion long poll, in seconds.
     pub max_wait_seconds: u32,
@@ -220,6 +225,7 @@ impl Default for ApiSettings {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8801)),
+            internal_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             pool_size: 16,
             max_request_bytes: 1024 * 1024,
             advertise_url: None,
@@ -310,6 +316,13 @@ pub struct SecuritySettings {
     /// Shared with the workers: every call to a worker is signed with it (header
     /// `X-XDB-Signature`, HMAC-SHA256); unset sends no signature.
     pub worker_signing_secret: Option<String>,
+    /// Shared by every XDB instance: their calls to each other (MySQL's wake-ups) are
+    /// signed with it. Default: the secret the schema installer drew and keeps in the
+    /// database (`xdb_sys_cluster_secrets`), so nothing needs configuring.
+    pub internal_secret: Option<String>,
+    /// Take unsigned internal calls as wake-up hints (their outcomes dropped) instead of
+    /// refusing them: only for the rolling upgrade from a release that did not sign.
+    pub accept_unsigned_internal_calls: bool,
 }
 
 impl SecuritySettings {
@@ -354,6 +367,14 @@ impl std::fmt::Debug for SecuritySettings {
             .field(
                 "worker_signing_secret",
                 &self.worker_signing_secret.as_ref().map(|_| "redacted"),
+            )
+            .field(
+                "internal_secret",
+                &self.internal_secret.as_ref().map(|_| "redacted"),
+            )
+            .field(
+                "accept_unsigned_internal_calls",
+                &self.accept_unsigned_internal_calls,
             )
             .finish()
     }

@@ -80,6 +80,13 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             .is_none_or(|s| s.len() >= xdb_worker_auth::MIN_SECRET_BYTES),
         "security.worker_signing_secret must be at least 16 bytes",
     );
+    check(
+        security
+            .internal_secret
+            .as_deref()
+            .is_none_or(|s| s.len() >= xdb_worker_auth::MIN_SECRET_BYTES),
+        "security.internal_secret must be at least 16 bytes",
+    );
     let telemetry = &settings.telemetry;
     if telemetry.enabled {
         check(

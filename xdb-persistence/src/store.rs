@@ -217,6 +217,9 @@ pub trait InstanceRegistry: Send + Sync + 'static {
         max_age: Duration,
     ) -> Result<Vec<ServiceInstance>, StoreError>;
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError>;
+    /// The secret instances sign their calls to each other with, created with the schema
+    /// (`xdb_sys_cluster_secrets`).
+    async fn internal_secret(&self) -> Result<String, StoreError>;
 }
 
 /// What needs an operator, counted at once for the async service's gauges (each count

@@ -65,12 +65,17 @@ impl std::fmt::Display for Role {
     }
 }
 
-/// The role a request to `path` needs, or `None` for a path no token guards: health,
-/// the OpenAPI document, the console's static assets (they hold no data), the internal
-/// notify path and unknown paths. The one place that decides who may call what.
+/// The API service's Prometheus metrics (counts of what the service did).
+pub const METRICS: &str = "/metrics";
+
+/// The role a request to `path` needs, or `None` for a path no token guards: health
+/// probes (a status, for the orchestrator), the OpenAPI document and the console's static
+/// assets (the same for every deployment; they hold no data), the internal notify path
+/// (served on the internal listener only, and signed) and unknown paths. The one place
+/// that decides who may call what.
 pub fn role_of(path: &str) -> Option<Role> {
     match path {
-        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS => Some(Role::Read),
+        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS | METRICS => Some(Role::Read),
         RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         // The console's reads are all views; a new one is guarded from the start.
@@ -116,6 +121,11 @@ mod tests {
         }
         assert_eq!(role_of(CONSOLE_ATTRIBUTES), Some(Role::Read));
         assert_eq!(role_of(CONSOLE_ASYNC_METRICS), Some(Role::Read));
+        assert_eq!(
+            role_of(METRICS),
+            Some(Role::Read),
+            "what the service did is data"
+        );
     }
 
     #[test]
@@ -159,7 +169,6 @@ mod tests {
             WORKER_RPC,
             "/health/live",
             "/health/ready",
-            "/metrics",
             "/ui/",
             "/ui/app.js",
             // A prefix of a guarded path is not that path.

@@ -91,6 +91,13 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "compatibility",
         sql: include_str!("../postgres/v006_compatibility.sql"),
     },
+    Migration {
+        version: 7,
+        // Additive, like v006: services of schema 5 still work on it.
+        oldest_compatible: 5,
+        name: "cluster_secrets",
+        sql: include_str!("../postgres/v007_cluster_secrets.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -129,6 +136,13 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "compatibility",
         sql: include_str!("../mysql/v006_compatibility.sql"),
+    },
+    Migration {
+        version: 7,
+        // Additive, like v006: services of schema 5 still work on it.
+        oldest_compatible: 5,
+        name: "cluster_secrets",
+        sql: include_str!("../mysql/v007_cluster_secrets.sql"),
     },
 ];
 

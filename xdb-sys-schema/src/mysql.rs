@@ -347,6 +347,7 @@ mod tests {
                 assert!(
                     statement.starts_with("CREATE TABLE IF NOT EXISTS ")
                         || statement.starts_with("CREATE INDEX ")
+                        || statement.starts_with("INSERT IGNORE INTO ")
                         || (statement.starts_with("ALTER TABLE ")
                             && statement.contains(" ADD COLUMN ")
                             && !statement.contains(',')),

@@ -27,13 +27,14 @@ fn latest_oldest_compatible(dialect: Dialect) -> i32 {
 }
 
 /// Turns the database back into what the previous release's installer left: schema
-/// version 5, whose version table has no compatibility columns.
+/// version 5, whose version table has no compatibility columns (and no later table).
 async fn as_written_by_version_5(database: &TestDatabase) {
     database
         .execute_sql(
             "ALTER TABLE xdb_sys_schema_version DROP COLUMN oldest_compatible_version; \
              ALTER TABLE xdb_sys_schema_version DROP COLUMN installed_by; \
              ALTER TABLE xdb_sys_service_instances DROP COLUMN liveness_timeout_ms; \
+             DROP TABLE xdb_sys_cluster_secrets; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;

@@ -21,6 +21,8 @@ use xdb_protocol::paths;
 
 use crate::AppState;
 
+pub(crate) use internal_notify::internal_notify;
+
 pub(crate) fn routes(console: bool) -> Router<AppState> {
     Router::new()
         .route(paths::START, post(start::start))
@@ -43,10 +45,6 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::PAUSE, post(operate::pause))
         .route(paths::RESUME, post(operate::resume))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
-        .route(
-            paths::INTERNAL_NOTIFY,
-            post(internal_notify::internal_notify),
-        )
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))

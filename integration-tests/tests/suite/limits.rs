@@ -267,7 +267,6 @@ async fn arrays_and_wrong_types_for_objects_are_refused(db: Database) {
             json!({"processId": "p", "messages": [["q"]]}),
             "messages[0]",
         ),
-        (paths::INTERNAL_NOTIFY, json!({"newTasks": []}), "newTasks"),
         // Found by schemathesis: the document says int32, serde took any u32 (and the
         // engine then wrapped the timeout into a negative one).
         (

@@ -91,6 +91,7 @@ mod contract;
 mod database_lost;
 mod execution;
 mod injection;
+mod internal_calls;
 mod lifecycle;
 mod limits;
 mod liveness_takeover;

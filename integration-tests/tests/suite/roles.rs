@@ -393,6 +393,14 @@ async fn tokens_are_needed_only_where_a_role_is(db: Database) {
         let response = http.get(format!("{}{path}", api.url)).send().await.unwrap();
         assert_eq!(response.status(), 200, "{path} needs no token");
     }
+    // What the service did is data: its metrics take the read role.
+    let metrics = http
+        .get(format!("{}{}", api.url, paths::METRICS))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status(), 401, "/metrics needs a token");
+    // The internal path is not on this listener (internal_calls.rs).
     let notified = http
         .post(format!("{}{}", api.url, paths::INTERNAL_NOTIFY))
         .json(&serde_json::json!({ "closedProcessExecutionIds": [] }))
@@ -401,8 +409,8 @@ async fn tokens_are_needed_only_where_a_role_is(db: Database) {
         .unwrap();
     assert_eq!(
         notified.status(),
-        200,
-        "the internal notify path needs no token"
+        404,
+        "the public listener has no internal path"
     );
     api.shutdown().await;
     env.shutdown().await;

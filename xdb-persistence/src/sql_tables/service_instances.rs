@@ -99,6 +99,24 @@ where
         Ok(ServiceInstance::all_of(service, pairs))
     }
 
+    async fn internal_secret(&self) -> Result<String, StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        let rows = session
+            .query(
+                "SELECT secret FROM xdb_sys_cluster_secrets WHERE name = 'internal'",
+                &[],
+            )
+            .await?;
+        match rows.first() {
+            Some(row) => D::Session::columns(row, 0).text(),
+            None => Err(StoreError::NotFound(
+                "xdb_sys_cluster_secrets has no 'internal' secret: run `xdb-sys-schema \
+                 install` again, or set security.internal_secret"
+                    .into(),
+            )),
+        }
+    }
+
     async fn remove_instance(&self, instance_id: &str) -> Result<(), StoreError> {
         let mut session = self.session(Lane::Main).await?;
         session

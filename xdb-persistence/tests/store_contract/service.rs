@@ -14,6 +14,7 @@ both!(
     stop_closes_the_execution_and_its_tasks,
     list_pages_newest_first_with_filters,
     the_factory_refuses_unknown_urls,
+    the_schema_holds_one_strong_internal_secret,
 );
 
 async fn concurrent_starts_of_one_id_start_it_once(dialect: Dialect) {
@@ -240,4 +241,18 @@ async fn the_factory_refuses_unknown_urls(dialect: Dialect) {
             .expect("refused");
         assert!(!error.to_string().contains("secret"), "{error}");
     }
+}
+
+async fn the_schema_holds_one_strong_internal_secret(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let secret = h.store.internal_secret().await.unwrap();
+    assert!(secret.len() >= 60, "{} characters", secret.len());
+    assert!(secret.chars().all(|c| c.is_ascii_hexdigit()), "hex digits");
+    assert_eq!(h.store.internal_secret().await.unwrap(), secret, "stable");
+    let other = harness(dialect).await;
+    assert_ne!(
+        other.store.internal_secret().await.unwrap(),
+        secret,
+        "each database draws its own"
+    );
 }

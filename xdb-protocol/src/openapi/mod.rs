@@ -178,6 +178,10 @@ mod operations {
     fn console_attributes() {}
 
     /// Wake a service instance (between XDB's own services)
+    ///
+    /// Served on the instances' internal listeners only (never on the API service's
+    /// public listener), and only on databases without LISTEN/NOTIFY (MySQL). Each call
+    /// must be signed with the cluster's internal secret.
     #[utoipa::path(post, path = "/api/v1/xdb/internal/notify", tag = "internal",
         request_body = InternalNotifyRequest,
         responses((status = 200, body = EmptyResponse, description = "noted")))]

@@ -1,7 +1,8 @@
-//! The two optional credentials: the bearer token clients send to the service paths
-//! (`security.api_tokens`), and the signature XDB puts on every worker call
-//! (`security.worker_signing_secret`). Both are off by default, so each operation accepts
-//! no credentials too.
+//! The credentials: the bearer token clients send to the service paths
+//! (`security.api_tokens`) and the signature XDB puts on every worker call
+//! (`security.worker_signing_secret`), both optional, off by default, so each of those
+//! operations accepts no credentials too; and the signature on the services' calls to
+//! each other, always required.
 
 use serde_json::json;
 use utoipa::openapi::security::SecurityRequirement;
@@ -14,6 +15,8 @@ use crate::paths;
 pub const BEARER: &str = "bearerAuth";
 /// The worker-call signature's security scheme.
 pub const SIGNATURE: &str = "xdbSignature";
+/// The signature on the services' calls to each other (the internal path).
+pub const INTERNAL_SIGNATURE: &str = "xdbInternalSignature";
 
 pub(super) fn apply(doc: &mut OpenApi) {
     let components = doc.components.get_or_insert_with(Default::default);
@@ -47,19 +50,43 @@ pub(super) fn apply(doc: &mut OpenApi) {
                             unknown ones (a future `v2`)."
         })),
     );
+    components.add_security_scheme(
+        INTERNAL_SIGNATURE,
+        from_json::<utoipa::openapi::security::SecurityScheme>(json!({
+            "type": "apiKey",
+            "in": "header",
+            "name": "X-XDB-Signature",
+            "description": "Required on the internal path, which only XDB's own instances \
+                            call, on their internal listeners (`api.internal_listen`, \
+                            `async.listen`; MySQL only). The worker signature's format, \
+                            keyed with the cluster's internal secret \
+                            (`security.internal_secret`, else the one the schema installer \
+                            keeps in `xdb_sys_cluster_secrets`), the timestamp read from \
+                            the database's clock and refused 30 s away from it. A missing \
+                            or wrong signature is answered 401 `UNAUTHORIZED`."
+        })),
+    );
     for (path, item) in doc.paths.paths.iter_mut() {
+        let Some(operation) = item.post.as_mut() else {
+            continue;
+        };
         let scheme = if paths::is_client_path(path) {
             BEARER
         } else if path.starts_with(paths::WORKER_PREFIX) {
             SIGNATURE
+        } else if path == paths::INTERNAL_NOTIFY {
+            // Always required: there is no unsigned alternative.
+            operation.security = Some(vec![SecurityRequirement::new(
+                INTERNAL_SIGNATURE,
+                Vec::<String>::new(),
+            )]);
+            continue;
         } else {
             continue;
         };
-        if let Some(operation) = item.post.as_mut() {
-            operation.security = Some(vec![
-                SecurityRequirement::default(),
-                SecurityRequirement::new(scheme, Vec::<String>::new()),
-            ]);
-        }
+        operation.security = Some(vec![
+            SecurityRequirement::default(),
+            SecurityRequirement::new(scheme, Vec::<String>::new()),
+        ]);
     }
 }

@@ -139,7 +139,16 @@ fn every_request_may_be_invalid_too_large_or_fail_and_service_requests_unauthori
     assert_eq!(rpc[&424], ["WORKER_API_ERROR", "APP_DATABASE_ERROR"]);
     let start = error_sub_types(post(&doc, paths::START));
     assert_eq!(start[&424], ["APP_DATABASE_ERROR"]);
-    assert!(!error_sub_types(post(&doc, paths::INTERNAL_NOTIFY)).contains_key(&401));
+    // The internal path takes no token but a signature: 401 without it, never 403.
+    let internal = error_sub_types(post(&doc, paths::INTERNAL_NOTIFY));
+    assert_eq!(internal[&401], ["UNAUTHORIZED"]);
+    assert!(!internal.contains_key(&403));
+    let security = &post(&doc, paths::INTERNAL_NOTIFY)["security"];
+    assert_eq!(
+        security,
+        &serde_json::json!([{ "xdbInternalSignature": [] }]),
+        "required, with no unsigned alternative"
+    );
     // The console's read is a client path: the same tokens, the same errors as describe.
     let console = error_sub_types(post(&doc, paths::CONSOLE_ATTRIBUTES));
     assert_eq!(console[&401], ["UNAUTHORIZED"]);
