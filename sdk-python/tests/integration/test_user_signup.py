@@ -76,10 +76,12 @@ def only_verify_consumed(events: list[dict[str, Any]], state_execution_id: str) 
     """The position of the history's only consumption: one message of queue ``verify``."""
     at = only_event(events, "LOCAL_QUEUE_MESSAGES_CONSUMED")
     details = events[at]["details"]
-    assert details["stateExecutionId"] == state_execution_id, details
-    assert details["queueName"] == "verify", details
-    assert len(details["messages"]) == 1, details
-    assert isinstance(details["messages"][0]["sequenceId"], int), details
+    assert details.get("stateExecutionId") == state_execution_id, details
+    assert details.get("queueName") == "verify", details
+    messages = details.get("messages")
+    assert isinstance(messages, list), details
+    assert len(messages) == 1, details
+    assert isinstance(messages[0].get("sequenceId"), int), details
     return at
 
 
