@@ -29,6 +29,8 @@ import uvicorn
 from pymysql.constants import CLIENT
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tests.integration.gate import CallGate, GateMiddleware
+
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[3]
@@ -348,16 +350,20 @@ class RecordingMiddleware:
 
 
 class ThreadedWorker:
-    """An ASGI app served by uvicorn from a thread of its own, on a free port."""
+    """An ASGI app served by uvicorn from a thread of its own, on a free port.
+
+    Its ``recording`` sees every call; its ``gate`` holds the calls a test picks.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.recording = Recording()
+        self.gate = CallGate()
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         config = uvicorn.Config(
-            RecordingMiddleware(app, self.recording),
+            RecordingMiddleware(GateMiddleware(app, self.gate), self.recording),
             log_level="warning",
             lifespan="off",
             access_log=False,
