@@ -3,8 +3,9 @@
 # against real PostgreSQL and MariaDB servers (installed and started if missing), the
 # Pulsar-mode scenarios against Apache Pulsar fed by Pulsar IO's Debezium sources, and
 # the Python and TypeScript SDKs' own checks and tests against the services built here,
-# the web console in headless Chromium, the Helm chart's pods run as local processes, and
-# a rolling upgrade from the previous release (its binaries built once and cached).
+# the web console in headless Chromium, the Helm chart's pods run as local processes, a
+# rolling upgrade from the previous release (its binaries built once and cached), and
+# the docs (mdBook build, links).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,8 @@ echo "test: cargo fmt --check"
 cargo fmt --all -- --check
 echo "test: cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "test: docs (the generated configuration page, the mdBook build, relative links and anchors)"
+scripts/check-docs.sh
 echo "test: the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
 scripts/build-previous-release.sh >/dev/null
 echo "test: cargo test"

@@ -12,6 +12,7 @@ mod cli;
 mod database_url;
 mod load;
 mod logging;
+mod reference;
 mod settings;
 mod validate;
 
@@ -20,6 +21,7 @@ pub use cli::ConfigArgs;
 pub use database_url::{DatabaseUrl, DatabaseUrlError, Dialect};
 pub use load::{load, parse_assignment, ConfigError, Overrides, CONFIG_ENV, SECTIONS};
 pub use logging::{init_logging, log_layer};
+pub use reference::{configuration_markdown, REGENERATE_COMMAND};
 pub use settings::{
     ApiSettings, ApiToken, AsyncSettings, DatabaseSettings, LogFormat, LogSettings, PulsarSettings,
     QueueMode, QueueSettings, SecuritySettings, Settings, SubscriptionType, TelemetrySettings,

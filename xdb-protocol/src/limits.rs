@@ -28,7 +28,9 @@ pub mod worker {
 
 /// `[limits]` of the config file (`XDB_LIMITS_<KEY>`). Every request body is also bounded
 /// as a whole by `api.max_request_bytes` (413).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// `ToSchema` documents the setting (docs/configuration.md is generated from it); the
+// OpenAPI document does not include it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// Longest id, in characters: process id and type, execution id, state id, queue

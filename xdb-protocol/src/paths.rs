@@ -34,7 +34,19 @@ pub fn is_client_path(path: &str) -> bool {
 }
 
 /// What a bearer token may do (`security.tokens`); a token may have several roles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The operator's view: describe, list, history, states, the console's reads.

@@ -469,8 +469,8 @@ async fn on_message(
 /// A transition the database refuses is handled again here, every `pulsar.nack_delay_ms`,
 /// while the task stays leased to this instance (a redelivered message would only find
 /// that lease), `pulsar.max_deliveries` times in all; then the message goes to the
-/// dead-letter topic. There, on the last run, a failure applies the state's failure
-/// recovery instead.
+/// dead-letter topic. There, on the last run, a failure parks the task
+/// ([`dead_letters::park`]) until an operator's retry-now or give-up.
 async fn run_task(
     shared: &Shared,
     task_id: i64,

@@ -1,8 +1,8 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
 // worker built with the TypeScript SDK: the list, the execution page with its history
 // and business row, the actions (publish, retry now, pause/resume, stop), the dashboard,
-// the token prompt, and the setting that turns the console off. Writes the README's
-// screenshots to docs/console/.
+// the token prompt, and the setting that turns the console off. Writes the screenshots
+// of docs/operations.md to docs/console/.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";

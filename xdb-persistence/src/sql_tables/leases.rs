@@ -390,7 +390,7 @@ fn micros(kind: SqlKind) -> &'static str {
 /// database clock, so a timer never fires early. Columns: [`TASK_COLUMNS`], `db_now`,
 /// `part`. MariaDB sorts each part's due rows (two ranges of the type index; `IS NULL`
 /// is not an equality to its ORDER BY), reading all of them: a form that reads only the
-/// rows it returns fired the bench's timers later (see BENCHMARKS.md). PostgreSQL
+/// rows it returns fired the bench's timers later (ebcb2b0, reverted in 494a0f0). PostgreSQL
 /// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
 fn due_tasks(kind: SqlKind, lock: bool) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));

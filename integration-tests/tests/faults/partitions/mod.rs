@@ -26,8 +26,8 @@ use xdb_integration_tests::processes::counted_site;
 use xdb_integration_tests::{eventually, Arg, Database, XdbTestEnv};
 use xdb_samples::site_services::{ExternalServices, Operation};
 
-/// What one fault did, printed as one line in the same format for every fault (the
-/// README's reliability table is made from these lines).
+/// What one fault did, printed as one line in the same format for every fault, so runs
+/// compare at a glance.
 pub struct Report {
     pub db: Database,
     pub fault: &'static str,
