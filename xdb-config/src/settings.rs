@@ -196,6 +196,7 @@ pub struct ApiSettings {
     /// The internal listener: wake-ups from async instances, signed (MySQL only; on
     /// PostgreSQL nothing listens). Default: a free port on loopback, for one host; set
     /// a reachable address when async instances run elsewhere.
+    #[schema(value_type = String, format = "host:port")]
     pub internal_listen: SocketAddr,
     /// Database connections in the pool.
     pub pool_size: usize,
