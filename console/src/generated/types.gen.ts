@@ -133,7 +133,12 @@ export type BusinessRow = {
 };
 
 /**
- * Where a state's pending waitUntil or execute call is.
+ * Where a state's pending waitUntil or execute call is:
+ * - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
+ * instance);
+ * - `RUNNING`: an async-service instance holds it: the worker is being called;
+ * - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
+ * - `PAUSED`: held while the execution is paused; due again when it resumes.
  */
 export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED';
 
@@ -1093,7 +1098,13 @@ export type StateExecutionInfo = {
 };
 
 /**
- * Where a state execution is in its life.
+ * Where a state execution is in its life:
+ * - `WAIT_UNTIL_RUNNING`: its waitUntil is due, waiting for a retry, or being called;
+ * - `WAITING_COMMANDS`: its waitUntil answered; it waits for its commands (`waitingFor`);
+ * - `EXECUTE_RUNNING`: its execute is due, waiting for a retry, or being called;
+ * - `COMPLETED`;
+ * - `FAILED`: its waitUntil or execute failed for good;
+ * - `ABORTED`: ended by the process closing.
  */
 export type StateExecutionStatus = 'WAIT_UNTIL_RUNNING' | 'WAITING_COMMANDS' | 'EXECUTE_RUNNING' | 'COMPLETED' | 'FAILED' | 'ABORTED';
 

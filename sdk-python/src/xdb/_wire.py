@@ -26,7 +26,12 @@ class ApiErrorResponse(WireModel):
 
 class CallPhase(StrEnum):
     """
-    Where a state's pending waitUntil or execute call is.
+    Where a state's pending waitUntil or execute call is:
+    - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
+      instance);
+    - `RUNNING`: an async-service instance holds it: the worker is being called;
+    - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
+    - `PAUSED`: held while the execution is paused; due again when it resumes.
     """
 
     SCHEDULED = "SCHEDULED"
@@ -581,7 +586,13 @@ class StateApiName(StrEnum):
 
 class StateExecutionStatus(StrEnum):
     """
-    Where a state execution is in its life.
+    Where a state execution is in its life:
+    - `WAIT_UNTIL_RUNNING`: its waitUntil is due, waiting for a retry, or being called;
+    - `WAITING_COMMANDS`: its waitUntil answered; it waits for its commands (`waitingFor`);
+    - `EXECUTE_RUNNING`: its execute is due, waiting for a retry, or being called;
+    - `COMPLETED`;
+    - `FAILED`: its waitUntil or execute failed for good;
+    - `ABORTED`: ended by the process closing.
     """
 
     WAIT_UNTIL_RUNNING = "WAIT_UNTIL_RUNNING"
