@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The web console's checks: rebuilds its assets (scripts/build-console.sh: npm ci, tsc,
-# eslint, esbuild) and fails if they differ from the committed console/dist (the API
-# service embeds those, so a stale dist would ship an old console); runs its unit tests;
-# then the end-to-end test in headless Chromium (Debian's `chromium`, driven by
-# playwright-core) against the real xdb-server on a fresh PostgreSQL database, with a
-# worker built with the TypeScript SDK. The test writes docs/console/*.png.
+# The web console's checks: fails if its generated wire types differ from
+# xdb-protocol/openapi.json (scripts/generate-wire-types.sh --check); rebuilds its assets
+# (scripts/build-console.sh: npm ci, tsc, eslint, esbuild) and fails if they differ from
+# the committed console/dist (the API service embeds those, so a stale dist would ship an
+# old console); runs its unit tests; then the end-to-end test in headless Chromium
+# (Debian's `chromium`, driven by playwright-core) against the real xdb-server on a fresh
+# PostgreSQL database, with a worker built with the TypeScript SDK. The test writes
+# docs/console/*.png.
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/xdb-ci-target), XDB_TEST_POSTGRES_URL,
 # XDB_CHROMIUM (default /usr/bin/chromium).
@@ -26,6 +28,8 @@ if [ ! -x "${XDB_CHROMIUM:-/usr/bin/chromium}" ]; then
     $sudo_if_needed apt-get install -y -q chromium >/dev/null
 fi
 
+log "wire types up to date (console/src/generated/)"
+scripts/generate-wire-types.sh --check console
 log "building the console"
 XDB_CONSOLE_REBUILD_SDK=1 scripts/build-console.sh
 if ! git diff --exit-code --stat -- console/dist; then

@@ -4,11 +4,13 @@
 # real PostgreSQL and MariaDB servers (installed and started if missing).
 #
 # Works from a clean clone: creates the virtualenv sdk-python/.venv (again whenever
-# sdk-python/pyproject.toml changes), installs the SDK with its dev extras from PyPI,
-# builds xdb-server and the Rust sample binaries (cargo decides what needs rebuilding),
-# and builds the TypeScript SDK (`npm ci && npm run build` in sdk-typescript) when its
-# build is missing or older than its sources: a cross-language test serves its sample
-# worker with node, so Node.js 20 or newer is required.
+# sdk-python/pyproject.toml changes, scripts/ensure-sdk-python-venv.sh), installs the SDK
+# with its dev extras from PyPI, checks that its generated wire types match
+# xdb-protocol/openapi.json (scripts/generate-wire-types.sh --check), builds xdb-server
+# and the Rust sample binaries (cargo decides what needs rebuilding), and builds the
+# TypeScript SDK (`npm ci && npm run build` in sdk-typescript) when its build is missing
+# or older than its sources: a cross-language test serves its sample worker with node,
+# so Node.js 20 or newer is required.
 # Extra arguments go to pytest, e.g. `scripts/test-sdk-python.sh -k signup`.
 # Environment: CARGO_TARGET_DIR (default ~/.cache/xdb-ci-target), XDB_PYTHON (the
 # interpreter to build the virtualenv with; default the newest python3.x >= 3.11 found).
@@ -22,42 +24,11 @@ die() {
 }
 
 readonly SDK=sdk-python
-readonly VENV="$SDK/.venv"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/xdb-ci-target}"
 
-find_python() {
-    local candidate
-    for candidate in ${XDB_PYTHON:-} python3.13 python3.12 python3.11 python3; do
-        command -v "$candidate" >/dev/null 2>&1 || continue
-        if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-            echo "$candidate"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# The virtualenv, rebuilt when the package's requirements change.
-stamp="$(sha256sum "$SDK/pyproject.toml" | cut -d' ' -f1)"
-if [ "$(cat "$VENV/.xdb-stamp" 2>/dev/null)" != "$stamp" ]; then
-    python="$(find_python)" || die "no Python 3.11 or newer found (set XDB_PYTHON)"
-    log "creating $VENV with $("$python" --version)"
-    rm -rf "$VENV"
-    if ! "$python" -m venv "$VENV" 2>/dev/null; then
-        # Debian's python3 needs its venv package for ensurepip.
-        [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 ||
-            die "$python cannot create a virtualenv; install python3-venv"
-        log "installing python3-venv"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq python3-venv >/dev/null ||
-            { apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null; }
-        rm -rf "$VENV"
-        "$python" -m venv "$VENV"
-    fi
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$SDK[dev]"
-    echo "$stamp" >"$VENV/.xdb-stamp"
-fi
+scripts/ensure-sdk-python-venv.sh
+log "wire types up to date (sdk-python/src/xdb/_wire.py)"
+scripts/generate-wire-types.sh --check python
 
 log "ruff check"
 (cd "$SDK" && .venv/bin/ruff check src samples tests)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The TypeScript SDK's checks, from a fresh clone: installs the locked dependencies
-# (npm ci), type-checks (tsc --strict), lints (eslint with typescript-eslint), and runs
-# the unit tests and the integration tests, which start the real xdb-server built from
-# this repository against fresh databases on PostgreSQL and MariaDB (each test file its
-# own database, server and ports). Builds xdb-server first (cargo is incremental, so
-# this is quick when nothing changed) and starts both database servers if needed.
+# The TypeScript SDK's checks, from a fresh clone: installs the locked dependencies (npm
+# ci), checks that its generated wire types match xdb-protocol/openapi.json
+# (scripts/generate-wire-types.sh --check), type-checks (tsc --strict), lints (eslint with
+# typescript-eslint), and runs the unit tests and the integration tests, which start the
+# real xdb-server built from this repository against fresh databases on PostgreSQL and
+# MariaDB (each test file its own database, server and ports). Builds xdb-server first
+# (cargo is incremental, so this is quick when nothing changed) and starts both database
+# servers if needed.
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/xdb-ci-target), XDB_TEST_POSTGRES_URL,
 # XDB_TEST_MYSQL_URL (the servers' admin URLs, as for the Rust integration tests).
@@ -30,6 +32,8 @@ export XDB_SERVER_BIN="$CARGO_TARGET_DIR/debug/xdb-server"
 cd sdk-typescript
 log "npm ci"
 npm ci --no-audit --no-fund --loglevel=error
+log "wire types up to date (src/generated/)"
+../scripts/generate-wire-types.sh --check typescript
 log "tsc"
 rm -rf dist # no test compiled from a file that is gone
 npx tsc -p .

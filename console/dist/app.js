@@ -604,7 +604,7 @@ function executionView(root, processId, processExecutionId) {
         " ",
         h("span", { class: statusClass(d.status), "data-testid": "execution-status" }, d.status),
         states.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
-        d.parkedTasks > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`)
+        (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`)
       ),
       facts([
         ["Process type", d.processType],
@@ -625,7 +625,7 @@ function executionView(root, processId, processExecutionId) {
     replace(
       business,
       h("h2", {}, global ? `Business row: ${global.tableName}` : "Business row"),
-      !global ? h("p", { class: "empty" }, "This process has no global-attribute table.") : global.row === null ? h("p", { class: "empty" }, `No row in ${global.tableName} with ${global.primaryKey.column} = ${formatValue(global.primaryKey.value)}.`) : table(
+      !global ? h("p", { class: "empty" }, "This process has no global-attribute table.") : !global.row ? h("p", { class: "empty" }, `No row in ${global.tableName} with ${global.primaryKey.column} = ${formatValue(global.primaryKey.value)}.`) : table(
         ["Column", "Value"],
         Object.entries(global.row).map(
           ([column, value]) => h(
@@ -909,7 +909,7 @@ function optionalNumber(key, value) {
   return value === void 0 ? {} : { [key]: value };
 }
 function isoInput(ms) {
-  return ms === void 0 ? void 0 : new Date(ms).toISOString().slice(0, 16);
+  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
 }
 async function countStatuses(filter) {
   return Promise.all(
@@ -925,7 +925,7 @@ async function parkedOf(executions) {
     running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
   );
   const parked = /* @__PURE__ */ new Map();
-  for (const d of described) if (d && d.parkedTasks > 0) parked.set(d.processExecutionId, d.parkedTasks);
+  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
   return parked;
 }
 function executionsTable(executions, parked) {

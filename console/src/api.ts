@@ -4,7 +4,7 @@
 // for a token again would not help, so the call fails with a message saying so.
 import type {
   AttributesResponse, ControlRequest, ControlResponse, DescribeResponse, EncodedObject, HistoryResponse,
-  ListFilter, ListResponse, StatesResponse,
+  ListFilter, ListResponse, StatesResponse, StopType,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
@@ -103,7 +103,7 @@ export const api = {
     post<StatesResponse>(`${SERVICE}states`, { processId, processExecutionId }),
   attributes: (processId: string, processExecutionId: string) =>
     post<AttributesResponse>(`${CONSOLE}attributes`, { processId, processExecutionId }),
-  stop: (processId: string, stopType: "TERMINATE" | "FAIL", reason?: string) =>
+  stop: (processId: string, stopType: StopType, reason?: string) =>
     post<object>(`${SERVICE}stop`, { processId, stopType, ...(reason ? { reason } : {}) }),
   retryNow: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}retry-now`, request),
   giveUp: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}give-up`, request),

@@ -1,139 +1,31 @@
-// The parts of the XDB REST contract (xdb-protocol/openapi.json) the console reads.
+// The parts of the XDB REST contract (xdb-protocol/openapi.json) the console reads, under
+// the console's names: the types are generated from the document into
+// generated/types.gen.ts (scripts/generate-wire-types.sh).
+import type * as wire from "./generated/types.gen.js";
 
-export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const;
-export type ProcessStatus = (typeof STATUSES)[number];
+export type ProcessStatus = wire.ProcessStatus;
+export type EncodedObject = wire.EncodedObject;
+export type ListFilter = wire.ProcessExecutionListFilter;
+export type ExecutionSummary = wire.ProcessExecutionSummary;
+export type ListResponse = wire.ProcessExecutionListResponse;
+export type PauseInfo = wire.PauseInfo;
+export type GlobalAttributeValue = wire.GlobalAttributeValue;
+export type DescribeResponse = wire.ProcessExecutionDescribeResponse;
+export type HistoryEvent = wire.HistoryEvent;
+export type HistoryResponse = wire.ProcessExecutionHistoryResponse;
+export type PendingCall = wire.PendingCall;
+export type StateFailure = wire.StateFailure;
+export type TimerWait = wire.TimerWait;
+export type LocalQueueWait = wire.LocalQueueWait;
+export type StateInfo = wire.StateExecutionInfo;
+export type StatesResponse = wire.ProcessExecutionStatesResponse;
+export type AttributesResponse = wire.ProcessExecutionAttributesResponse;
+export type ControlRequest = wire.ProcessExecutionControlRequest;
+export type ControlResponse = wire.ProcessExecutionControlResponse;
+export type StopType = wire.ProcessExecutionStopType;
 
-export interface EncodedObject {
-  encoding: string;
-  data: string;
-}
-
-export interface ListFilter {
-  status?: ProcessStatus;
-  processType?: string;
-  processId?: string;
-  startTimeMinMs?: number;
-  startTimeMaxMs?: number;
-}
-
-export interface ExecutionSummary {
-  processExecutionId: string;
-  processId: string;
-  processType: string;
-  status: ProcessStatus;
-  startTimestampMs: number;
-  closeTimestampMs?: number | null;
-  paused?: boolean;
-}
-
-export interface ListResponse {
-  executions: ExecutionSummary[];
-  nextPageToken?: string | null;
-}
-
-export interface PauseInfo {
-  sinceTimestampMs: number;
-  reason?: string | null;
-  identity?: string | null;
-}
-
-export interface GlobalAttributeValue {
-  column: string;
-  value: unknown;
-}
-
-export interface DescribeResponse {
-  processExecutionId: string;
-  processId: string;
-  processType: string;
-  workerUrl: string;
-  status: ProcessStatus;
-  startTimestampMs: number;
-  closeTimestampMs?: number | null;
-  runningStateExecutions: number;
-  result?: EncodedObject | null;
-  failure?: { reason: string; details?: string | null } | null;
-  globalAttributeConfig?: { tableName: string; primaryKey: GlobalAttributeValue } | null;
-  paused?: PauseInfo | null;
-  parkedTasks: number;
-}
-
-export interface HistoryEvent {
-  eventId: number;
-  eventTimestampMs: number;
-  eventType: string;
-  details: Record<string, unknown>;
-}
-
-export interface HistoryResponse {
-  processExecutionId: string;
-  events: HistoryEvent[];
-  nextAfterEventId?: number | null;
-}
-
-export interface PendingCall {
-  api: "waitUntil" | "execute";
-  attempt: number;
-  phase: "SCHEDULED" | "RUNNING" | "PARKED" | "PAUSED";
-  dueTimestampMs: number;
-  parkedReason?: string | null;
-}
-
-export interface StateFailure {
-  api: string;
-  attempt: number;
-  error: string;
-  timestampMs: number;
-}
-
-export interface TimerWait {
-  delayInSeconds: number;
-  dueTimestampMs?: number | null;
-  status?: string | null;
-}
-
-export interface LocalQueueWait {
-  queueName: string;
-  count: number;
-  queued: number;
-  status?: string | null;
-}
-
-export interface StateInfo {
-  stateExecutionId: string;
-  stateId: string;
-  status: string;
-  startedTimestampMs: number;
-  pendingCall?: PendingCall | null;
-  lastFailure?: StateFailure | null;
-  waitingFor?: { waitingType: string; timers: TimerWait[]; localQueues: LocalQueueWait[] } | null;
-}
-
-export interface StatesResponse {
-  processExecutionId: string;
-  status: ProcessStatus;
-  paused?: PauseInfo | null;
-  states: StateInfo[];
-}
-
-export interface AttributesResponse {
-  processExecutionId: string;
-  globalAttributes?: {
-    tableName: string;
-    primaryKey: GlobalAttributeValue;
-    row: Record<string, unknown> | null;
-  } | null;
-  localAttributes: { key: string; value: EncodedObject }[];
-}
-
-export interface ControlRequest {
-  processId: string;
-  processExecutionId?: string;
-  stateExecutionId?: string;
-  reason?: string;
-  identity?: string;
-}
-
-export interface ControlResponse {
-  stateExecutionIds: string[];
-}
+/** The statuses the filter offers, in its order. */
+export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const satisfies readonly ProcessStatus[];
+// A status the contract gains and STATUSES does not offer fails to compile here.
+type _Holds<T extends true> = T;
+type _EveryStatusOffered = _Holds<[Exclude<ProcessStatus, (typeof STATUSES)[number]>] extends [never] ? true : false>;

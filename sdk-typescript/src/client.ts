@@ -14,31 +14,37 @@ import {
   XdbSdkError,
   XdbTransportError,
 } from "./errors.js";
-import {
-  OPERATE_PATHS,
-  ProcessExecutionControlResponse,
-  ProcessExecutionStatesResponse,
-} from "./operate.js";
+import { OPERATE_PATHS } from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
-  ApiErrorResponse,
-  ProcessExecutionDescribeResponse,
-  ProcessExecutionHistoryResponse,
-  ProcessExecutionListResponse,
-  ProcessExecutionRpcResponse,
-  ProcessExecutionStartResponse,
-  ProcessExecutionWaitForCompletionResponse,
+  ApiErrorResponseSchema,
+  ProcessExecutionControlResponseSchema,
+  ProcessExecutionDescribeResponseSchema,
+  ProcessExecutionHistoryResponseSchema,
+  ProcessExecutionListResponseSchema,
+  ProcessExecutionRpcResponseSchema,
+  ProcessExecutionStartResponseSchema,
+  ProcessExecutionStatesResponseSchema,
+  ProcessExecutionWaitForCompletionResponseSchema,
   SERVICE_PATHS,
   type GlobalAttributeValue,
   type HistoryEvent,
   type HistoryEventType,
   type LocalAttributeValue,
   type LocalQueueMessage,
+  type ProcessExecutionControlResponse,
+  type ProcessExecutionDescribeResponse,
   type ProcessExecutionHistoryRequest,
+  type ProcessExecutionHistoryResponse,
   type ProcessExecutionListRequest,
+  type ProcessExecutionListResponse,
   type ProcessExecutionRpcRequest,
+  type ProcessExecutionRpcResponse,
   type ProcessExecutionStartRequest,
+  type ProcessExecutionStartResponse,
+  type ProcessExecutionStatesResponse,
   type ProcessExecutionStopType,
+  type ProcessExecutionWaitForCompletionResponse,
   type ProcessIdReusePolicy,
   type ProcessStartConfig,
 } from "./protocol.js";
@@ -193,13 +199,13 @@ export class Client {
     return this.call(
       SERVICE_PATHS.describe,
       withOptional({ processId }, "processExecutionId", processExecutionId),
-      ProcessExecutionDescribeResponse,
+      ProcessExecutionDescribeResponseSchema,
     );
   }
 
   /** Lists executions, newest first. */
   async list(request: ProcessExecutionListRequest = {}): Promise<ProcessExecutionListResponse> {
-    return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponse);
+    return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponseSchema);
   }
 
   /**
@@ -215,7 +221,7 @@ export class Client {
       typeof processExecutionIdOrOptions === "string"
         ? { processExecutionId: processExecutionIdOrOptions }
         : (processExecutionIdOrOptions ?? {});
-    return this.call(SERVICE_PATHS.history, historyRequest(processId, options), ProcessExecutionHistoryResponse);
+    return this.call(SERVICE_PATHS.history, historyRequest(processId, options), ProcessExecutionHistoryResponseSchema);
   }
 
   /**
@@ -245,7 +251,7 @@ export class Client {
       const response = await this.call(
         SERVICE_PATHS.waitForCompletion,
         { processId, timeoutSeconds },
-        ProcessExecutionWaitForCompletionResponse,
+        ProcessExecutionWaitForCompletionResponseSchema,
         timeoutSeconds * 1000,
       );
       if (!response.timedOut || Date.now() >= deadline) {
@@ -265,7 +271,7 @@ export class Client {
     return this.call(
       OPERATE_PATHS.states,
       withOptional({ processId }, "processExecutionId", processExecutionId),
-      ProcessExecutionStatesResponse,
+      ProcessExecutionStatesResponseSchema,
     );
   }
 
@@ -305,18 +311,18 @@ export class Client {
   }
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
-    return this.call(path, { processId, ...options }, ProcessExecutionControlResponse);
+    return this.call(path, { processId, ...options }, ProcessExecutionControlResponseSchema);
   }
 
   // ---- plain calls, one per endpoint ----
 
   async start(request: ProcessExecutionStartRequest): Promise<ProcessExecutionStartResponse> {
-    return this.call(SERVICE_PATHS.start, request, ProcessExecutionStartResponse);
+    return this.call(SERVICE_PATHS.start, request, ProcessExecutionStartResponseSchema);
   }
 
   async rpc(request: ProcessExecutionRpcRequest): Promise<ProcessExecutionRpcResponse> {
     // The service waits for the worker: allow the worker's timeout on top of ours.
-    return this.call(SERVICE_PATHS.rpc, request, ProcessExecutionRpcResponse, (request.timeoutSeconds ?? 10) * 1000);
+    return this.call(SERVICE_PATHS.rpc, request, ProcessExecutionRpcResponseSchema, (request.timeoutSeconds ?? 10) * 1000);
   }
 
   /**
@@ -375,7 +381,7 @@ export class Client {
 /** Sorts a non-2xx answer: the service's error body, or plain HTTP. */
 export function errorFromResponse(status: number, text: string, path: string): XdbApiError | XdbHttpError {
   try {
-    const parsed = ApiErrorResponse.safeParse(JSON.parse(text));
+    const parsed = ApiErrorResponseSchema.safeParse(JSON.parse(text));
     if (parsed.success) return new XdbApiError(status, parsed.data, path);
   } catch {
     // not JSON: plain HTTP below

@@ -21,13 +21,16 @@ import { XdbError, XdbSdkError } from "./errors.js";
 import { Persistence, parseWith } from "./persistence.js";
 import type { Process, Rpc } from "./process.js";
 import {
-  AsyncStateExecuteRequest,
-  AsyncStateWaitUntilRequest,
-  ProcessRpcWorkerRequest,
+  AsyncStateExecuteRequestSchema,
+  AsyncStateWaitUntilRequestSchema,
+  ProcessRpcWorkerRequestSchema,
   WORKER_PATHS,
+  type AsyncStateExecuteRequest,
   type AsyncStateExecuteResponse,
+  type AsyncStateWaitUntilRequest,
   type AsyncStateWaitUntilResponse,
   type EncodedObject,
+  type ProcessRpcWorkerRequest,
   type ProcessRpcWorkerResponse,
   type WorkerErrorResponse,
 } from "./protocol.js";
@@ -321,11 +324,11 @@ export class WorkerService {
   private async dispatch(api: Api, json: unknown, trace: { traceparent?: string | undefined; tracestate?: string | undefined }): Promise<unknown> {
     switch (api) {
       case "wait-until":
-        return this.waitUntil(parseRequest(AsyncStateWaitUntilRequest, json), trace);
+        return this.waitUntil(parseRequest(AsyncStateWaitUntilRequestSchema, json), trace);
       case "execute":
-        return this.execute(parseRequest(AsyncStateExecuteRequest, json), trace);
+        return this.execute(parseRequest(AsyncStateExecuteRequestSchema, json), trace);
       case "rpc":
-        return this.rpc(parseRequest(ProcessRpcWorkerRequest, json), trace);
+        return this.rpc(parseRequest(ProcessRpcWorkerRequestSchema, json), trace);
     }
   }
 

@@ -85,9 +85,11 @@ pub enum LockType {
 pub struct GlobalAttributeLoading {
     /// Columns to read from the process's row; empty means none.
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub columns: Vec<String>,
     /// Default `NO_LOCK`.
     #[serde(default)]
+    #[schema(default = LockType::default)]
     pub lock_type: LockType,
 }
 
@@ -97,9 +99,11 @@ pub struct GlobalAttributeLoading {
 pub struct LocalAttributeLoading {
     /// Keys to read; a key never written is left out of the loaded attributes.
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub keys: Vec<String>,
     /// Default `NO_LOCK`.
     #[serde(default)]
+    #[schema(default = LockType::default)]
     pub lock_type: LockType,
 }
 
@@ -153,6 +157,7 @@ pub enum FailureRecoveryPolicy {
 pub struct StateFailureRecoveryOptions {
     /// Default `FAIL_PROCESS_ON_STATE_FAILURE`.
     #[serde(default)]
+    #[schema(default = FailureRecoveryPolicy::default)]
     pub policy: FailureRecoveryPolicy,
     /// The state to proceed to, with `PROCEED_TO_CONFIGURED_STATE`; without one (or one
     /// that is not a valid id) the process fails.
@@ -171,6 +176,7 @@ pub struct StateFailureRecoveryOptions {
 pub struct AsyncStateConfig {
     /// The state has no waitUntil: XDB goes straight to execute (default false).
     #[serde(default)]
+    #[schema(default = false)]
     pub skip_wait_until: bool,
     /// Timeout of one waitUntil call in seconds; 0 or absent means the async service's
     /// `async.default_api_timeout_seconds` (10 by default).

@@ -245,6 +245,7 @@ pub struct LocalQueueMessagesConsumedDetails {
     pub queue_name: Option<String>,
     /// The messages taken, in queue order. Empty in events of earlier releases.
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub messages: Vec<ConsumedMessage>,
 }
 

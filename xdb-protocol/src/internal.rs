@@ -16,18 +16,21 @@ use crate::ProcessExecutionWaitForCompletionResponse;
 pub struct InternalNotifyRequest {
     /// New tasks were committed (for async-service instances).
     #[serde(default)]
+    #[schema(default = false)]
     pub new_tasks: bool,
     /// These executions closed (for API-service instances with waiters); at most
     /// `MAX_NOTIFY_IDS`. Every closed execution is listed here, also those with an
     /// outcome in `closedOutcomes`, for receivers that know only this field.
     #[serde(default)]
     #[schema(max_items = 10000)]
+    #[schema(default = json!([]))]
     pub closed_process_execution_ids: Vec<String>,
     /// The answers for waiters on some of those executions, as their closing
     /// transactions left them, so that waiters need not read them back; at most
     /// `MAX_NOTIFY_IDS`. Large ones are left out (their waiters read them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 10000)]
+    #[schema(default = json!([]))]
     pub closed_outcomes: Vec<ProcessExecutionWaitForCompletionResponse>,
 }
 

@@ -43,20 +43,21 @@ pub struct ProcessExecutionStatesResponse {
     pub states: Vec<StateExecutionInfo>,
 }
 
-/// Where a state execution is in its life.
+/// Where a state execution is in its life:
+/// - `WAIT_UNTIL_RUNNING`: its waitUntil is due, waiting for a retry, or being called;
+/// - `WAITING_COMMANDS`: its waitUntil answered; it waits for its commands (`waitingFor`);
+/// - `EXECUTE_RUNNING`: its execute is due, waiting for a retry, or being called;
+/// - `COMPLETED`;
+/// - `FAILED`: its waitUntil or execute failed for good;
+/// - `ABORTED`: ended by the process closing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StateExecutionStatus {
-    /// Its waitUntil is due, waiting for a retry, or being called.
     WaitUntilRunning,
-    /// Its waitUntil answered; it waits for its commands (`waitingFor`).
     WaitingCommands,
-    /// Its execute is due, waiting for a retry, or being called.
     ExecuteRunning,
     Completed,
-    /// Its waitUntil or execute failed for good.
     Failed,
-    /// Ended by the process closing.
     Aborted,
 }
 
@@ -83,17 +84,18 @@ pub struct StateExecutionInfo {
     pub command_results: Option<CommandResults>,
 }
 
-/// Where a state's pending waitUntil or execute call is.
+/// Where a state's pending waitUntil or execute call is:
+/// - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
+///   instance);
+/// - `RUNNING`: an async-service instance holds it: the worker is being called;
+/// - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
+/// - `PAUSED`: held while the execution is paused; due again when it resumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CallPhase {
-    /// Due at `dueTimestampMs` (in the past: waiting for an async-service instance).
     Scheduled,
-    /// An async-service instance holds it: the worker is being called.
     Running,
-    /// Set aside until someone acts: see `parkedReason`, and `retry-now`.
     Parked,
-    /// Held while the execution is paused; due again when it resumes.
     Paused,
 }
 

@@ -41,6 +41,7 @@ pub struct GlobalAttributeConfig {
     pub primary_key: GlobalAttributeValue,
     /// Columns upserted into the row in the start transaction (the key is added).
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub initial_write: Vec<GlobalAttributeValue>,
 }
 
@@ -60,6 +61,7 @@ pub struct ProcessStartConfig {
     pub global_attribute_config: Option<GlobalAttributeConfig>,
     /// Local attributes written in the start transaction.
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub local_attribute_initial_write: Vec<LocalAttributeValue>,
 }
 
@@ -110,6 +112,7 @@ pub struct ProcessExecutionStopRequest {
     pub process_id: String,
     /// Default `TERMINATE`.
     #[serde(default)]
+    #[schema(default = ProcessExecutionStopType::default)]
     pub stop_type: ProcessExecutionStopType,
     /// Kept as the failure's `details`.
     #[serde(default)]
@@ -163,6 +166,7 @@ pub struct ProcessExecutionDescribeResponse {
     /// Tasks set aside after the database refused them too many times in a row; they
     /// wait for `retry-now` (see `states`).
     #[serde(default)]
+    #[schema(default = 0)]
     pub parked_tasks: u32,
 }
 
@@ -258,6 +262,7 @@ pub struct ProcessExecutionListFilter {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionListRequest {
     #[serde(default)]
+    #[schema(default = json!({}))]
     pub filter: ProcessExecutionListFilter,
     /// Page size (default 100, at most 1000).
     #[serde(default)]
@@ -278,6 +283,7 @@ pub struct ProcessExecutionSummary {
     pub close_timestamp_ms: Option<i64>,
     /// Whether an operator has paused it.
     #[serde(default)]
+    #[schema(default = false)]
     pub paused: bool,
 }
 
@@ -307,6 +313,7 @@ pub struct ProcessExecutionHistoryRequest {
     /// Only events of these types (every type when absent or empty).
     #[serde(default)]
     #[schema(max_items = 10)]
+    #[schema(default = json!([]))]
     pub event_types: Vec<HistoryEventType>,
 }
 

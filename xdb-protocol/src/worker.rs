@@ -72,10 +72,13 @@ pub struct LocalQueueCommand {
 pub struct CommandRequest {
     /// Default `ANY_OF_COMPLETION`.
     #[serde(default)]
+    #[schema(default = CommandWaitingType::default)]
     pub waiting_type: CommandWaitingType,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub timer_commands: Vec<TimerCommand>,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub local_queue_commands: Vec<LocalQueueCommand>,
 }
 
@@ -108,6 +111,7 @@ pub struct LocalQueueResult {
     pub status: LocalQueueCommandStatus,
     /// The messages consumed for this command, in FIFO order.
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub messages: Vec<LocalQueueMessage>,
 }
 
@@ -116,8 +120,10 @@ pub struct LocalQueueResult {
 #[serde(rename_all = "camelCase")]
 pub struct CommandResults {
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub timer_results: Vec<TimerResult>,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub local_queue_results: Vec<LocalQueueResult>,
 }
 
@@ -128,8 +134,10 @@ pub struct CommandResults {
 #[serde(rename_all = "camelCase")]
 pub struct LoadedAttributes {
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub global_attributes: Vec<GlobalAttributeValue>,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub local_attributes: Vec<LocalAttributeValue>,
 }
 
@@ -140,9 +148,11 @@ pub struct LoadedAttributes {
 pub struct AttributeWrites {
     /// Columns of the process's global-attribute row (plain JSON values).
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub global_attributes: Vec<GlobalAttributeValue>,
     /// Local attributes to upsert (payloads).
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub local_attributes: Vec<LocalAttributeValue>,
 }
 
@@ -156,6 +166,7 @@ pub struct AsyncStateWaitUntilRequest {
     #[serde(default)]
     pub state_input: Option<EncodedObject>,
     #[serde(default)]
+    #[schema(default = LoadedAttributes::default)]
     pub attributes: LoadedAttributes,
 }
 
@@ -165,10 +176,13 @@ pub struct AsyncStateWaitUntilRequest {
 pub struct AsyncStateWaitUntilResponse {
     /// Absent: wait for nothing, execute at once.
     #[serde(default)]
+    #[schema(default = CommandRequest::default)]
     pub command_request: CommandRequest,
     #[serde(default)]
+    #[schema(default = AttributeWrites::default)]
     pub writes: AttributeWrites,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
 }
 
@@ -184,8 +198,10 @@ pub struct AsyncStateExecuteRequest {
     pub state_input: Option<EncodedObject>,
     /// What the waitUntil's commands came to; empty for a state without waitUntil.
     #[serde(default)]
+    #[schema(default = CommandResults::default)]
     pub command_results: CommandResults,
     #[serde(default)]
+    #[schema(default = LoadedAttributes::default)]
     pub attributes: LoadedAttributes,
 }
 
@@ -227,6 +243,7 @@ pub struct ThreadCloseDecision {
 pub struct StateDecision {
     /// The states to run next, each a thread (at most 100).
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub next_states: Vec<StateMovement>,
     #[serde(default)]
     pub thread_close_decision: Option<ThreadCloseDecision>,
@@ -238,8 +255,10 @@ pub struct StateDecision {
 pub struct AsyncStateExecuteResponse {
     pub state_decision: StateDecision,
     #[serde(default)]
+    #[schema(default = AttributeWrites::default)]
     pub writes: AttributeWrites,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
 }
 
@@ -254,6 +273,7 @@ pub struct ProcessRpcWorkerRequest {
     #[serde(default)]
     pub input: Option<EncodedObject>,
     #[serde(default)]
+    #[schema(default = LoadedAttributes::default)]
     pub attributes: LoadedAttributes,
 }
 
@@ -266,11 +286,14 @@ pub struct ProcessRpcWorkerResponse {
     #[serde(default)]
     pub output: Option<EncodedObject>,
     #[serde(default)]
+    #[schema(default = AttributeWrites::default)]
     pub writes: AttributeWrites,
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub publish_to_local_queue: Vec<LocalQueueMessage>,
     /// New threads the RPC starts (at most 100).
     #[serde(default)]
+    #[schema(default = json!([]))]
     pub append_next_states: Vec<StateMovement>,
 }
 

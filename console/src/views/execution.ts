@@ -70,7 +70,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         " ",
         h("span", { class: statusClass(d.status), "data-testid": "execution-status" }, d.status),
         states.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
-        d.parkedTasks > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`),
+        (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`),
       ),
       facts([
         ["Process type", d.processType],
@@ -96,7 +96,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
       h("h2", {}, global ? `Business row: ${global.tableName}` : "Business row"),
       !global
         ? h("p", { class: "empty" }, "This process has no global-attribute table.")
-        : global.row === null
+        : !global.row
           ? h("p", { class: "empty" }, `No row in ${global.tableName} with ${global.primaryKey.column} = ${formatValue(global.primaryKey.value)}.`)
           : table(
               ["Column", "Value"],

@@ -27,7 +27,7 @@ export function executionsView(root: HTMLElement): () => void {
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
 
-  const field = (name: string, value: string | undefined, placeholder: string, type = "text") =>
+  const field = (name: string, value: string | null | undefined, placeholder: string, type = "text") =>
     h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
   const status = h(
     "select",
@@ -143,8 +143,8 @@ function optionalNumber(key: "startTimeMinMs" | "startTimeMaxMs", value: number 
   return value === undefined ? {} : { [key]: value };
 }
 
-function isoInput(ms: number | undefined): string | undefined {
-  return ms === undefined ? undefined : new Date(ms).toISOString().slice(0, 16);
+function isoInput(ms: number | null | undefined): string | undefined {
+  return ms === undefined || ms === null ? undefined : new Date(ms).toISOString().slice(0, 16);
 }
 
 /** Executions per status under `filter` (its own status aside), each with whether more exist. */
@@ -164,7 +164,7 @@ async function parkedOf(executions: ExecutionSummary[]): Promise<Map<string, num
     running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => undefined)),
   );
   const parked = new Map<string, number>();
-  for (const d of described) if (d && d.parkedTasks > 0) parked.set(d.processExecutionId, d.parkedTasks);
+  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
   return parked;
 }
 

@@ -341,7 +341,7 @@ class _Base(Generic[H]):
             process_execution_id=execution_id,
             after_event_id=after_event_id,
             page_size=page_size,
-            event_types=types or None,
+            event_types=types,
         )
         read = ProcessExecutionHistoryResponse.model_validate_json
         return Call(HISTORY, body, self.request_timeout, read)

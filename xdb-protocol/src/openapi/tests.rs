@@ -351,3 +351,49 @@ fn the_payload_rule_and_the_defaults_are_stated() {
     let count = &schemas["LocalQueueCommand"]["properties"]["count"]["description"];
     assert!(count.as_str().unwrap().contains("0 means 1"));
 }
+
+/// A property a reader may leave out either admits null (absent reads as null) or states
+/// its `default`, the value the service takes when it is absent: generated SDK types
+/// take their defaults from the document.
+#[test]
+fn every_optional_property_is_nullable_or_states_its_default() {
+    let doc = doc();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut missing = Vec::new();
+    for (name, schema) in schemas {
+        let Some(properties) = schema["properties"].as_object() else {
+            continue;
+        };
+        let required: BTreeSet<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().map(|n| n.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        for (property, property_schema) in properties {
+            let nullable = match &property_schema["type"] {
+                Value::Array(types) => types.contains(&"null".into()),
+                _ => property_schema["oneOf"]
+                    .as_array()
+                    .is_some_and(|branches| branches.iter().any(|b| b["type"] == "null")),
+            };
+            if !required.contains(property.as_str())
+                && !nullable
+                && property_schema.get("default").is_none()
+            {
+                missing.push(format!("{name}.{property}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "add #[schema(default = ...)] (serde's default) to {missing:?}"
+    );
+    let loading = &schemas["GlobalAttributeLoading"]["properties"];
+    assert_eq!(loading["lockType"]["default"], "NO_LOCK");
+    assert_eq!(loading["columns"]["default"], serde_json::json!([]));
+    let wait_until = &schemas["AsyncStateWaitUntilResponse"]["properties"];
+    assert_eq!(
+        wait_until["commandRequest"]["default"],
+        serde_json::json!({"waitingType": "ANY_OF_COMPLETION", "timerCommands": [],
+                           "localQueueCommands": []})
+    );
+}

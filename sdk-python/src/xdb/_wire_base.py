@@ -1,0 +1,43 @@
+"""The base of the generated wire models (``xdb._wire``).
+
+Field names are snake_case in Python and camelCase on the wire. Answers are read
+leniently (unknown fields ignored) so that a newer service keeps working with this SDK.
+An optional field left unset (``None``) is left out of what the SDK sends, as the Rust
+SDK does: absent means the default the contract states, where ``null`` may not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic.alias_generators import to_camel
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: camelCase on the wire, unknown fields ignored."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="ignore",
+    )
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        for name, field in type(self).model_fields.items():
+            if field.is_required() or getattr(self, name) is not None:
+                continue
+            for key in (field.alias, name):
+                if key is not None and key in data and data[key] is None:
+                    del data[key]
+        return data
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object sent over the wire."""
+        return self.model_dump(mode="json")
