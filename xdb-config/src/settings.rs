@@ -4,6 +4,7 @@
 //! See `deploy/xdb.example.toml` for a documented file.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -119,6 +120,9 @@ pub enum QueueMode {
 pub struct PulsarSettings {
     /// Broker URL, `pulsar://host:6650` or `pulsar+ssl://host:6651`; required in Pulsar mode.
     pub service_url: Option<String>,
+    /// `pulsar+ssl://` only: the CA certificate(s) (PEM) the broker's certificate must
+    /// lead to, beside the public web roots; the broker's host name is checked too.
+    pub tls_ca_file: Option<PathBuf>,
     /// Tenant and namespace of the CDC topics.
     pub tenant: String,
     pub namespace: String,
@@ -162,6 +166,7 @@ impl Default for PulsarSettings {
     fn default() -> Self {
         Self {
             service_url: None,
+            tls_ca_file: None,
             tenant: "public".into(),
             namespace: "default".into(),
             topic_prefix: "xdb".into(),
@@ -310,6 +315,14 @@ pub struct SecuritySettings {
     /// Shared with the workers: every call to a worker is signed with it (header
     /// `X-XDB-Signature`, HMAC-SHA256); unset sends no signature.
     pub worker_signing_secret: Option<String>,
+    /// CA certificate(s) (PEM) that `https://` workers' certificates may lead to,
+    /// beside the public web roots: for workers with certificates of a private CA.
+    pub worker_ca_file: Option<PathBuf>,
+    /// A client certificate (PEM chain) XDB shows to `https://` workers that ask for
+    /// one (mutual TLS); set together with `worker_client_key_file`.
+    pub worker_client_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of `worker_client_cert_file`.
+    pub worker_client_key_file: Option<PathBuf>,
 }
 
 impl SecuritySettings {
@@ -355,6 +368,9 @@ impl std::fmt::Debug for SecuritySettings {
                 "worker_signing_secret",
                 &self.worker_signing_secret.as_ref().map(|_| "redacted"),
             )
+            .field("worker_ca_file", &self.worker_ca_file)
+            .field("worker_client_cert_file", &self.worker_client_cert_file)
+            .field("worker_client_key_file", &self.worker_client_key_file)
             .finish()
     }
 }
