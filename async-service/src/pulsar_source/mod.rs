@@ -190,16 +190,23 @@ impl PulsarSource {
                 anyhow::anyhow!("pulsar.tls_ca_file: cannot read {}: {e}", ca_file.display())
             })?;
         }
+        // The client's error does not say why a handshake failed: over TLS, name the
+        // setting that decides which certificates it takes too.
+        let settings_used = if url.starts_with("pulsar+ssl://") {
+            "pulsar.service_url, pulsar.tls_ca_file"
+        } else {
+            "pulsar.service_url"
+        };
         let client = tokio::time::timeout(CONNECT_TIMEOUT, builder.build())
             .await
             .map_err(|_| {
                 anyhow::anyhow!(
-                    "cannot connect to Pulsar at {url} (pulsar.service_url): no answer \
+                    "cannot connect to Pulsar at {url} ({settings_used}): no answer \
                          within {CONNECT_TIMEOUT:?}"
                 )
             })?
             .map_err(|e| {
-                anyhow::anyhow!("cannot connect to Pulsar at {url} (pulsar.service_url): {e}")
+                anyhow::anyhow!("cannot connect to Pulsar at {url} ({settings_used}): {e}")
             })?;
         let consumer_name = context.owner.clone();
         let sub_type = match settings.subscription_type {
