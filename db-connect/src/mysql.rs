@@ -142,3 +142,47 @@ fn with_tls(plain: Opts, tls: &DatabaseTls) -> Opts {
     }
     OptsBuilder::from_opts(plain).ssl_opts(ssl).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(url: &str) -> MySqlTarget {
+        MySqlTarget::new(&DatabaseUrl::parse(url).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_mode_gives_the_driver_its_tls_options() {
+        let disabled = target("mysql://root@h/db?ssl-mode=DISABLED");
+        assert_eq!(disabled.opts().ssl_opts(), None);
+        assert!(disabled.plaintext.is_none());
+
+        // PREFERRED tries TLS (unchecked) first, and keeps plaintext to fall back to.
+        let preferred = target("mariadb://root@h/db");
+        let ssl = preferred.opts().ssl_opts().expect("TLS first");
+        assert!(ssl.accept_invalid_certs());
+        assert_eq!(
+            preferred.plaintext.as_ref().map(|opts| opts.ssl_opts()),
+            Some(None)
+        );
+
+        let required = target("mysql://root@h/db?ssl-mode=required");
+        assert!(required.opts().ssl_opts().unwrap().accept_invalid_certs());
+        assert!(required.plaintext.is_none(), "no plaintext under REQUIRED");
+
+        let system = target("mysql://root@h/db?ssl-mode=VERIFY_IDENTITY&ssl-ca=system");
+        let ssl = system.opts().ssl_opts().unwrap();
+        assert!(!ssl.accept_invalid_certs() && !ssl.skip_domain_validation());
+        assert!(!ssl.disable_built_in_roots(), "the public roots");
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_named() {
+        let url = DatabaseUrl::parse("mysql://root@h/db?ssl-ca=/nowhere/ca.pem").unwrap();
+        let error = MySqlTarget::new(&url).unwrap_err().to_string();
+        assert!(
+            error.starts_with("ssl-ca: cannot read /nowhere/ca.pem"),
+            "{error}"
+        );
+    }
+}

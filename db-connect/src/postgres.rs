@@ -97,3 +97,41 @@ impl PostgresTarget {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio_postgres::config::SslMode;
+
+    use super::*;
+
+    fn target(url: &str) -> Result<PostgresTarget, ConnectError> {
+        PostgresTarget::new(&DatabaseUrl::parse(url).unwrap())
+    }
+
+    #[test]
+    fn tokio_postgres_decides_only_whether_tls_is_used() {
+        for (query, mode) in [
+            ("", SslMode::Prefer),
+            ("?sslmode=disable", SslMode::Disable),
+            ("?sslmode=require", SslMode::Require),
+            ("?sslrootcert=system", SslMode::Require),
+        ] {
+            let target = target(&format!("postgres://u@h/db{query}")).unwrap();
+            assert_eq!(target.config().get_ssl_mode(), mode, "{query}");
+        }
+    }
+
+    #[test]
+    fn unusable_files_and_other_dialects_are_refused() {
+        let error = target("postgres://u@h/db?sslmode=verify-ca&sslrootcert=/nowhere/ca.pem")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.starts_with("sslrootcert: cannot read /nowhere/ca.pem"),
+            "{error}"
+        );
+        let error = target("mysql://u:s3cret@h/db").err().unwrap().to_string();
+        assert!(error.contains("not a PostgreSQL URL") && !error.contains("s3cret"));
+    }
+}
