@@ -27,6 +27,7 @@ KUBERNETES_VERSIONS = ["1.29.0", "1.33.0"]
 SCENARIOS = {
     "default": None,
     "pulsar": CHART / "ci" / "pulsar-values.yaml",
+    "tls": CHART / "ci" / "tls-values.yaml",
 }
 # Image name (values image.names) -> Dockerfile that builds it.
 DOCKERFILES = {
@@ -109,7 +110,7 @@ def check_scenario(name: str, values_file: Path | None) -> None:
         kinds.setdefault(doc["kind"], []).append(doc)
     expected = {"Deployment": 2, "Service": 2, "ConfigMap": 1, "Secret": 1, "Job": 1,
                 "HorizontalPodAutoscaler": 1, "PodDisruptionBudget": 2, "ServiceAccount": 1}
-    if name == "pulsar":
+    if name in ("pulsar", "tls"):
         expected.update({"Secret": 0, "ConfigMap": 2, "Job": 2})
     for kind, count in expected.items():
         if len(kinds.get(kind, [])) != count:
@@ -171,10 +172,69 @@ def check_scenario(name: str, values_file: Path | None) -> None:
             for key in table:
                 if f"{section}.{key}" not in allowed:
                     fail(f"[{name}] xdb.toml sets unknown key {section}.{key}")
-        if parsed["queue"]["mode"] != ("pulsar" if name == "pulsar" else "database"):
+        if parsed["queue"]["mode"] != ("database" if name == "default" else "pulsar"):
             fail(f"[{name}] xdb.toml has queue.mode {parsed['queue']['mode']}")
+        check_tls_files(name, values, parsed, manifests)
     print(f"check-helm: [{name}] {len(manifests)} manifests rendered and validated "
           f"against Kubernetes {', '.join(KUBERNETES_VERSIONS)} -> {out / 'manifests.yaml'}")
+
+
+def secret_mounts(pod_spec: dict, container: dict) -> dict[str, tuple[str, int]]:
+    """Mount path -> (Secret, file mode) of a container's Secret volumes."""
+    volumes = {v["name"]: v["secret"] for v in pod_spec.get("volumes", []) if "secret" in v}
+    return {
+        m["mountPath"]: (volumes[m["name"]]["secretName"], volumes[m["name"]].get("defaultMode", 0o644))
+        for m in container.get("volumeMounts", [])
+        if m["name"] in volumes and m.get("readOnly")
+    }
+
+
+def check_tls_files(name: str, values: dict, toml: dict, manifests: list[tuple[str, dict]]) -> None:
+    """Every TLS file a setting names lies in a read-only Secret mount of the Secret the
+    values name, in every pod that reads the setting; the schema Job mounts the
+    database's. Without tls values, nothing is mounted and no setting is set."""
+    tls = values.get("tls", {})
+    workers, pulsar = tls.get("workers", {}), tls.get("pulsar", {})
+    expected = {
+        ("security", "worker_ca_file"): (workers.get("secret"), workers.get("caKey", "ca.crt")),
+        ("security", "worker_client_cert_file"): (workers.get("secret"), workers.get("clientCertKey")),
+        ("security", "worker_client_key_file"): (workers.get("secret"), workers.get("clientKeyKey")),
+        ("pulsar", "tls_ca_file"): (pulsar.get("secret"), pulsar.get("caKey", "ca.crt")),
+    }
+    for (section, key), (secret, file) in expected.items():
+        path = toml.get(section, {}).get(key)
+        if not (secret and file):
+            if path is not None:
+                fail(f"[{name}] xdb.toml sets {section}.{key} without tls values")
+            continue
+        if path is None or Path(path).name != file:
+            fail(f"[{name}] xdb.toml {section}.{key} = {path!r}, expected the Secret's {file}")
+            continue
+        for _, doc in manifests:
+            if doc["kind"] != "Deployment":
+                continue
+            spec = doc["spec"]["template"]["spec"]
+            mounts = secret_mounts(spec, spec["containers"][0])
+            mounted = mounts.get(str(Path(path).parent))
+            if mounted is None or mounted[0] != secret:
+                fail(f"[{name}] {doc['metadata']['name']} does not mount Secret {secret} "
+                     f"where {section}.{key} points ({path})")
+            elif mounted[1] & 0o222:
+                fail(f"[{name}] {doc['metadata']['name']} mounts {secret} writable")
+    database_secret = tls.get("databaseSecret")
+    for _, doc in manifests:
+        if doc["kind"] not in ("Deployment", "Job") or "xdb" not in doc["metadata"]["name"]:
+            continue
+        spec = doc["spec"]["template"]["spec"]
+        mounts = secret_mounts(spec, spec["containers"][0])
+        database = mounts.get("/etc/xdb/tls/database")
+        if doc["kind"] == "Job" and "schema" not in doc["metadata"]["name"]:
+            continue
+        if database_secret and (database is None or database[0] != database_secret):
+            fail(f"[{name}] {doc['metadata']['name']} does not mount {database_secret} "
+                 f"at /etc/xdb/tls/database")
+        if not database_secret and database is not None:
+            fail(f"[{name}] {doc['metadata']['name']} mounts a database Secret unasked")
 
 
 def check_refusals() -> None:
@@ -184,6 +244,9 @@ def check_refusals() -> None:
         ({"queue": {"mode": "kafka"}}, "queue.mode must be"),
         ({"queue": {"mode": "pulsar"}}, "pulsar.serviceUrl is required"),
         ({"database": {"url": ""}}, "set database.url or database.existingSecret"),
+        ({"tls": {"workers": {"secret": "w", "clientCertKey": "tls.crt"}}},
+         "tls.workers.clientCertKey and tls.workers.clientKeyKey go together"),
+        ({"tls": {"pulsar": {"secret": "p"}}}, "tls.pulsar.secret is for a pulsar+ssl://"),
     ]
     for values, expected in cases:
         try:

@@ -40,7 +40,5 @@ mkdir -p "${BOOK_DIR}"
 
 pages=(README.md BENCHMARKS.md docs/*.md deploy/README.md helm/README.md
     pulsar-io/README.md samples/README.md sdk-python/README.md sdk-typescript/README.md)
-# Pages being written on other branches; drop a line once its page is on main.
-pending=(--exclude 'docs/tls\.md')
 log "relative links and anchors in ${#pages[@]} pages"
-"$VENV/bin/lychee" --offline --include-fragments --no-progress "${pending[@]}" -- "${pages[@]}"
+"$VENV/bin/lychee" --offline --include-fragments --no-progress -- "${pages[@]}"

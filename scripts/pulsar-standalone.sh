@@ -6,6 +6,9 @@
 #
 # Usage: pulsar-standalone.sh STATE_DIR [--broker-port N] [--web-port N]
 #                             [--bookie-port N] [--no-functions-worker]
+#                             [--tls-port N --tls-dir DIR]
+# --tls-port adds a pulsar+ssl:// listener with DIR's server.pem, server.key (PKCS#8)
+# and ca.pem.
 # STATE_DIR holds the data (kept across restarts) and the generated config. The JVM
 # replaces this script's process, so killing the process kills the broker.
 # Environment: XDB_STANDALONE_PULSAR_CACHE (default ~/.cache/xdb-pulsar),
@@ -22,16 +25,18 @@ die() {
     exit 1
 }
 
-[ $# -ge 1 ] || die "usage: $0 STATE_DIR [--broker-port N] [--web-port N] [--bookie-port N] [--no-functions-worker]"
+[ $# -ge 1 ] || die "usage: $0 STATE_DIR [--broker-port N] [--web-port N] [--bookie-port N] [--no-functions-worker] [--tls-port N --tls-dir DIR]"
 state="$1"
 shift
-broker_port=6650 web_port=8080 bookie_port=3181 functions=true
+broker_port=6650 web_port=8080 bookie_port=3181 functions=true tls_port="" tls_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --broker-port) broker_port="$2" && shift 2 ;;
     --web-port) web_port="$2" && shift 2 ;;
     --bookie-port) bookie_port="$2" && shift 2 ;;
     --no-functions-worker) functions=false && shift ;;
+    --tls-port) tls_port="$2" && shift 2 ;;
+    --tls-dir) tls_dir="$(cd "$2" && pwd)" && shift 2 ;;
     *) die "unknown argument $1" ;;
     esac
 done
@@ -44,6 +49,11 @@ ln -sfn "$CACHE/connectors" connectors
 {
     cat "$CONF/standalone.conf"
     printf '\n# pulsar-standalone.sh\nbrokerServicePort=%s\nwebServicePort=%s\n' "$broker_port" "$web_port"
+    if [ -n "$tls_port" ]; then
+        [ -n "$tls_dir" ] || die "--tls-port needs --tls-dir"
+        printf 'brokerServicePortTls=%s\ntlsCertificateFilePath=%s\ntlsKeyFilePath=%s\ntlsTrustCertsFilePath=%s\n' \
+            "$tls_port" "$tls_dir/server.pem" "$tls_dir/server.key" "$tls_dir/ca.pem"
+    fi
 } >standalone.conf
 sed "s/^workerPort: .*/workerPort: $web_port/" "$CONF/functions_worker.yml" >functions_worker.yml
 worker_args=(--functions-worker-conf "$state/functions_worker.yml")

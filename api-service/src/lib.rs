@@ -142,9 +142,17 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         store,
         closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),
         notifications,
-        workers: xdb_worker_client::WorkerClient::new(
+        workers: xdb_worker_client::WorkerClient::with_tls(
             config.api.max_request_bytes.max(4 * 1024 * 1024),
-        )
+            &xdb_worker_client::WorkerTls {
+                ca_file: config.security.worker_ca_file.clone(),
+                client_certificate: config
+                    .security
+                    .worker_client_cert_file
+                    .clone()
+                    .zip(config.security.worker_client_key_file.clone()),
+            },
+        )?
         .with_signing_secret(config.security.worker_signing_secret.as_deref()),
         config: Arc::new(config),
         internal_auth,

@@ -109,9 +109,17 @@ impl AsyncService {
             metrics: metrics.clone(),
             store: store.clone(),
             tasks: store.clone(),
-            workers: xdb_worker_client::WorkerClient::new(
+            workers: xdb_worker_client::WorkerClient::with_tls(
                 config.async_service.max_worker_response_bytes,
-            )
+                &xdb_worker_client::WorkerTls {
+                    ca_file: config.security.worker_ca_file.clone(),
+                    client_certificate: config
+                        .security
+                        .worker_client_cert_file
+                        .clone()
+                        .zip(config.security.worker_client_key_file.clone()),
+                },
+            )?
             .with_signing_secret(config.security.worker_signing_secret.as_deref()),
             owner: owner.clone(),
             default_api_timeout_seconds: config.async_service.default_api_timeout_seconds,

@@ -132,8 +132,16 @@ pub fn parse_pgbench(stdout: &str) -> Option<Ceiling> {
 }
 
 async fn mysql(url: &str, options: &CeilingOptions) -> anyhow::Result<Ceiling> {
-    let pool = mysql_async::Pool::new(mysql_async::Opts::from_url(url)?);
-    let mut conn = pool.get_conn().await?;
+    let url = xdb_config::DatabaseUrl::parse(url)
+        .map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
+    let target = xdb_db_connect::MySqlTarget::new(&url)?;
+    let ((pool, mut conn), _) = target
+        .first_connection(|opts| async move {
+            let pool = mysql_async::Pool::new(opts);
+            let conn = pool.get_conn().await?;
+            Ok((pool, conn))
+        })
+        .await?;
     conn.query_drop("CREATE TABLE ceiling_keyed (id INT PRIMARY KEY, v BIGINT NOT NULL DEFAULT 0)")
         .await?;
     conn.query_drop(

@@ -105,6 +105,14 @@ pub struct EnvOptions {
     pub max_wait_seconds: u32,
     /// `async.park_after_refusals` of the async instances.
     pub park_after_refusals: u32,
+    /// The server to create the test database on: an admin URL of a server the test
+    /// started itself (TLS parameters included). Default: the shared server of the
+    /// environment's [`Database`].
+    pub server_url: Option<String>,
+    /// `security.worker_ca_file` of both services.
+    pub worker_ca_file: Option<std::path::PathBuf>,
+    /// `security.worker_client_cert_file` and `worker_client_key_file` of both services.
+    pub worker_client_certificate: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Default for EnvOptions {
@@ -125,7 +133,20 @@ impl Default for EnvOptions {
             limits: Default::default(),
             max_wait_seconds: 300,
             park_after_refusals: 10,
+            server_url: None,
+            worker_ca_file: None,
+            worker_client_certificate: None,
         }
+    }
+}
+
+impl EnvOptions {
+    /// Sets the `security.worker_*_file` settings of a service's config.
+    fn worker_tls(&self, security: &mut xdb_config::SecuritySettings) {
+        security.worker_ca_file = self.worker_ca_file.clone();
+        let (cert, key) = self.worker_client_certificate.clone().unzip();
+        security.worker_client_cert_file = cert;
+        security.worker_client_key_file = key;
     }
 }
 
@@ -170,7 +191,15 @@ impl XdbTestEnv {
 
     pub async fn start_with(database: Database, options: EnvOptions) -> Self {
         crate::init_tracing();
-        let db = TestDatabase::create(database).await;
+        let db = match &options.server_url {
+            Some(url) => TestDatabase::create_on(url).await,
+            None => TestDatabase::create(database).await,
+        };
+        assert_eq!(
+            db.dialect(),
+            database,
+            "EnvOptions::server_url names another dialect"
+        );
         for sql in business_tables_sql(database) {
             db.execute_sql(sql).await;
         }
@@ -252,6 +281,7 @@ impl XdbTestEnv {
         config.async_service.poll_interval_ms = self.options.poll_interval_ms;
         config.async_service.default_api_timeout_seconds = 5;
         config.security.worker_signing_secret = self.options.worker_signing_secret.clone();
+        self.options.worker_tls(&mut config.security);
         config.limits = self.options.limits.clone();
         config.async_service.max_in_flight = self.options.max_in_flight;
         config.async_service.park_after_refusals = self.options.park_after_refusals;
@@ -444,6 +474,7 @@ async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptio
     config.security.api_tokens = options.api_tokens.clone();
     config.security.worker_url_prefixes = options.worker_url_prefixes.clone();
     config.security.worker_signing_secret = options.worker_signing_secret.clone();
+    options.worker_tls(&mut config.security);
     config.limits = options.limits.clone();
     config.api.max_wait_seconds = options.max_wait_seconds;
     let state = xdb_api_service::connect(config)

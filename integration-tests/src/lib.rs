@@ -10,6 +10,8 @@
 //! - [`metrics`]: reading samples out of a `/metrics` scrape.
 //! - [`worker_faults`]: a layer over a worker's router that delays, fails or holds
 //!   state calls and records them.
+//! - [`tls`]: a CA of the test's own, PostgreSQL and MariaDB servers that take TLS
+//!   connections only, and HTTPS workers.
 //! - [`tcp_proxy`]: a TCP proxy that blackholes, resets or heals the path between a
 //!   service and the database or a worker (network partitions).
 //!
@@ -26,6 +28,7 @@ pub mod rows;
 pub mod skewed;
 pub mod sql;
 pub mod tcp_proxy;
+pub mod tls;
 pub mod worker_faults;
 
 use std::future::Future;

@@ -197,6 +197,8 @@ pub struct TestBroker {
     web_port: u16,
     bookie_port: u16,
     functions: bool,
+    /// A pulsar+ssl:// listener's port and the directory of its certificate files.
+    tls: Option<(u16, PathBuf)>,
 }
 
 fn free_port() -> u16 {
@@ -245,7 +247,20 @@ impl TestBroker {
         Self::launch(true).await
     }
 
+    /// A broker without Pulsar IO that also listens for `pulsar+ssl://` with `server`'s
+    /// certificate (signed by `ca`): [`TestBroker::tls_url`].
+    pub async fn start_with_tls(ca: &crate::tls::TestCa, server: &crate::tls::Issued) -> Self {
+        Self::launch_with(false, Some((ca, server))).await
+    }
+
     async fn launch(functions: bool) -> Self {
+        Self::launch_with(functions, None).await
+    }
+
+    async fn launch_with(
+        functions: bool,
+        tls: Option<(&crate::tls::TestCa, &crate::tls::Issued)>,
+    ) -> Self {
         let broker_port = free_port();
         let state = std::env::temp_dir().join(format!(
             "xdb-test-pulsar-{broker_port}-{}",
@@ -258,7 +273,16 @@ impl TestBroker {
             web_port: free_port(),
             bookie_port: free_port(),
             functions,
+            tls: None,
         };
+        if let Some((ca, server)) = tls {
+            let dir = broker.state.join("tls");
+            std::fs::create_dir_all(&dir).expect("the broker's TLS directory");
+            std::fs::write(dir.join("server.pem"), &server.cert_pem).expect("the certificate");
+            std::fs::write(dir.join("server.key"), &server.key_pem).expect("the key");
+            std::fs::copy(ca.ca_file(), dir.join("ca.pem")).expect("the CA certificate");
+            broker.tls = Some((free_port(), dir));
+        }
         broker.start_again_until_up().await;
         broker
     }
@@ -304,6 +328,12 @@ impl TestBroker {
             .env("XDB_STANDALONE_PULSAR_HEAP", "512m");
         if !self.functions {
             command.arg("--no-functions-worker");
+        }
+        if let Some((port, dir)) = &self.tls {
+            command
+                .args(["--tls-port", &port.to_string()])
+                .arg("--tls-dir")
+                .arg(dir);
         }
         std::fs::create_dir_all(&self.state).expect("the broker's state directory");
         let log = std::fs::OpenOptions::new()
@@ -360,6 +390,12 @@ impl TestBroker {
     /// `pulsar://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("pulsar://127.0.0.1:{}", self.broker_port)
+    }
+
+    /// `pulsar+ssl://127.0.0.1:<port>` of a broker started with TLS.
+    pub fn tls_url(&self) -> String {
+        let (port, _) = self.tls.as_ref().expect("a broker started with TLS");
+        format!("pulsar+ssl://127.0.0.1:{port}")
     }
 
     /// `http://127.0.0.1:<port>`.

@@ -167,10 +167,16 @@ impl RunningCapture {
         sql: &str,
         slot: &str,
     ) -> Result<Vec<tokio_postgres::Row>, CaptureError> {
-        let (client, connection) =
-            tokio_postgres::connect(&self.database_url, tokio_postgres::NoTls)
-                .await
-                .map_err(|e| CaptureError::Database(e.to_string()))?;
+        let target = xdb_config::DatabaseUrl::parse(&self.database_url)
+            .map_err(|e| CaptureError::Database(format!("invalid database URL: {e}")))
+            .and_then(|url| {
+                xdb_db_connect::PostgresTarget::new(&url)
+                    .map_err(|e| CaptureError::Database(e.to_string()))
+            })?;
+        let (client, connection) = target
+            .connect()
+            .await
+            .map_err(|e| CaptureError::Database(e.to_string()))?;
         let connection = tokio::spawn(connection);
         let rows = client
             .query(sql, &[&slot])

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 /// The MySQL driver the harness uses, for tests that read a MySQL test database.
 pub use mysql_async;
 use mysql_async::prelude::Queryable;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::Client;
 use xdb_config::DatabaseUrl;
+use xdb_db_connect::{ConnectError, MySqlTarget, PostgresTarget};
 pub use xdb_sys_schema::Dialect;
 
 /// Environment variable naming the PostgreSQL server tests create their databases on.
@@ -45,6 +46,9 @@ pub struct TestDatabase {
     url: String,
     admin_url: String,
     dialect: Dialect,
+    /// MySQL: the options that connected (TLS or, for `PREFERRED` against a server
+    /// without TLS, plaintext), for [`TestDatabase::mysql_pool`].
+    mysql_opts: Option<mysql_async::Opts>,
 }
 
 impl TestDatabase {
@@ -63,7 +67,22 @@ impl TestDatabase {
     /// Panics, naming the env var and `scripts/ensure-postgres.sh`, when the server is
     /// unreachable; panics if the schema install fails.
     pub async fn create_postgres() -> TestDatabase {
-        let database = Self::create_postgres_without_schema().await;
+        Self::with_schema(Self::create_postgres_without_schema().await).await
+    }
+
+    /// Creates a fresh database with the XDB system tables on the server `admin_url`
+    /// names (PostgreSQL or MySQL, TLS parameters included), where that user may
+    /// `CREATE DATABASE`: for tests that start servers of their own.
+    pub async fn create_on(admin_url: &str) -> TestDatabase {
+        let database = match Dialect::from_url(admin_url) {
+            Ok(Dialect::Postgres) => Self::create_postgres_on(admin_url.to_string()).await,
+            Ok(Dialect::MySql) => Self::create_mysql_on(admin_url.to_string()).await,
+            Err(error) => panic!("the test server's URL: {error}"),
+        };
+        Self::with_schema(database).await
+    }
+
+    async fn with_schema(database: TestDatabase) -> TestDatabase {
         if let Err(error) = xdb_sys_schema::install(&database.url).await {
             panic!(
                 "installing the XDB schema into test database {} failed: {}",
@@ -76,7 +95,10 @@ impl TestDatabase {
 
     /// Creates a fresh, empty database (no XDB schema); for tests of the installer itself.
     pub async fn create_postgres_without_schema() -> TestDatabase {
-        let admin_url = server_url(POSTGRES_URL_ENV, DEFAULT_POSTGRES_URL);
+        Self::create_postgres_on(server_url(POSTGRES_URL_ENV, DEFAULT_POSTGRES_URL)).await
+    }
+
+    async fn create_postgres_on(admin_url: String) -> TestDatabase {
         let admin = connect_admin(&admin_url).await;
         let name = unique_name();
         // The name is generated from hex digits only, so it needs no quoting.
@@ -95,6 +117,7 @@ impl TestDatabase {
             url,
             admin_url,
             dialect: Dialect::Postgres,
+            mysql_opts: None,
         }
     }
 
@@ -104,21 +127,16 @@ impl TestDatabase {
     /// Panics, naming the env var and `scripts/ensure-mariadb.sh`, when the server is
     /// unreachable; panics if the schema install fails.
     pub async fn create_mysql() -> TestDatabase {
-        let database = Self::create_mysql_without_schema().await;
-        if let Err(error) = xdb_sys_schema::install(&database.url).await {
-            panic!(
-                "installing the XDB schema into test database {} failed: {}",
-                database.name,
-                error_chain(&error)
-            );
-        }
-        database
+        Self::with_schema(Self::create_mysql_without_schema().await).await
     }
 
     /// Creates a fresh, empty MariaDB/MySQL database (no XDB schema).
     pub async fn create_mysql_without_schema() -> TestDatabase {
-        let admin_url = server_url(MYSQL_URL_ENV, DEFAULT_MYSQL_URL);
-        let mut admin = connect_mysql_admin(&admin_url).await;
+        Self::create_mysql_on(server_url(MYSQL_URL_ENV, DEFAULT_MYSQL_URL)).await
+    }
+
+    async fn create_mysql_on(admin_url: String) -> TestDatabase {
+        let (mut admin, admin_opts) = connect_mysql_admin(&admin_url).await;
         let name = unique_name();
         // The name is generated from hex digits only, so it needs no quoting.
         if let Err(error) = admin
@@ -134,11 +152,13 @@ impl TestDatabase {
         }
         let _ = admin.disconnect().await;
         let url = with_database(&admin_url, &name);
+        let opts = mysql_async::OptsBuilder::from_opts(admin_opts).db_name(Some(&name));
         TestDatabase {
             name,
             url,
             admin_url,
             dialect: Dialect::MySql,
+            mysql_opts: Some(opts.into()),
         }
     }
 
@@ -185,7 +205,7 @@ impl TestDatabase {
             self.name
         );
         match connect_mysql(&self.url).await {
-            Ok(conn) => conn,
+            Ok((conn, _)) => conn,
             Err(error) => panic!(
                 "cannot connect to test database {}: {}",
                 self.name,
@@ -204,14 +224,11 @@ impl TestDatabase {
             "TestDatabase::mysql_pool() is for MySQL; use client() for {}",
             self.name
         );
-        match mysql_opts(&self.url) {
-            Ok(opts) => mysql_async::Pool::new(opts),
-            Err(error) => panic!(
-                "bad URL of test database {}: {}",
-                self.name,
-                error_chain(&error)
-            ),
-        }
+        let opts = self
+            .mysql_opts
+            .clone()
+            .expect("a MySQL database has its options");
+        mysql_async::Pool::new(in_utc(opts))
     }
 
     /// Runs `sql` (one or more statements) as a fixture; panics with the SQL on failure.
@@ -301,7 +318,7 @@ async fn drop_postgres(admin_url: &str, name: &str) -> Result<(), String> {
 /// Kills the database's sessions (a pool left open, a transaction holding a metadata
 /// lock) so that the drop cannot wait on them, then drops it.
 async fn drop_mysql(admin_url: &str, name: &str) -> Result<(), String> {
-    let mut admin = connect_mysql(admin_url)
+    let (mut admin, _) = connect_mysql(admin_url)
         .await
         .map_err(|e| error_chain(&e))?;
     let sessions: Vec<u64> = admin
@@ -339,9 +356,9 @@ fn unique_name() -> String {
 }
 
 /// Connects to the MySQL admin database or panics loudly with what to do about it.
-async fn connect_mysql_admin(admin_url: &str) -> mysql_async::Conn {
+async fn connect_mysql_admin(admin_url: &str) -> (mysql_async::Conn, mysql_async::Opts) {
     match connect_mysql(admin_url).await {
-        Ok(conn) => conn,
+        Ok(connected) => connected,
         Err(error) => panic!(
             "\n\n*** MariaDB/MySQL test server not reachable ***\n\
              tried {MYSQL_URL_ENV}={} : {}\n\
@@ -354,26 +371,32 @@ async fn connect_mysql_admin(admin_url: &str) -> mysql_async::Conn {
     }
 }
 
-/// Connection options of `url` (`mysql://` or `mariadb://`), every session in UTC.
-fn mysql_opts(url: &str) -> Result<mysql_async::OptsBuilder, mysql_async::Error> {
-    let url =
-        DatabaseUrl::parse(url).map_err(|error| mysql_async::Error::Other(Box::new(error)))?;
-    let opts = mysql_async::Opts::from_url(&url.driver_url())?;
-    Ok(mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET time_zone = '+00:00'"]))
+/// `opts` with every session in UTC.
+fn in_utc(opts: mysql_async::Opts) -> mysql_async::OptsBuilder {
+    mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET time_zone = '+00:00'"])
 }
 
-/// One MySQL connection in UTC, failing after [`CONNECT_TIMEOUT`].
-async fn connect_mysql(url: &str) -> Result<mysql_async::Conn, mysql_async::Error> {
-    let opts = mysql_opts(url)?;
-    match tokio::time::timeout(CONNECT_TIMEOUT, mysql_async::Conn::new(opts)).await {
-        Ok(result) => result,
-        Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
-            std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no answer within {CONNECT_TIMEOUT:?}"),
-            ),
-        ))),
-    }
+/// One MySQL connection in UTC (TLS as `url` says), failing after [`CONNECT_TIMEOUT`],
+/// and the options that connected.
+async fn connect_mysql(url: &str) -> Result<(mysql_async::Conn, mysql_async::Opts), ConnectError> {
+    let target = DatabaseUrl::parse(url)
+        .map_err(|error| error.to_string())
+        .and_then(|url| MySqlTarget::new(&url).map_err(|error| error.to_string()))
+        .unwrap_or_else(|error| panic!("the test server's URL: {error}"));
+    target
+        .first_connection(|opts| async move {
+            match tokio::time::timeout(CONNECT_TIMEOUT, mysql_async::Conn::new(in_utc(opts))).await
+            {
+                Ok(result) => result,
+                Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no answer within {CONNECT_TIMEOUT:?}"),
+                    ),
+                ))),
+            }
+        })
+        .await
 }
 
 /// Connects to the admin database or panics loudly with what to do about it.
@@ -392,15 +415,14 @@ async fn connect_admin(admin_url: &str) -> Client {
     }
 }
 
-async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> {
-    let mut config: Config = url.parse()?;
-    config.connect_timeout(CONNECT_TIMEOUT);
-    let (client, connection) = config.connect(NoTls).await?;
-    tokio::spawn(async move {
-        // Errors here are mostly the server closing a dropped database's connections.
-        let _ = connection.await;
-    });
-    Ok(client)
+/// One PostgreSQL connection (TLS as `url` says), driven by a spawned task.
+async fn connect(url: &str) -> Result<Client, ConnectError> {
+    let mut target = DatabaseUrl::parse(url)
+        .map_err(|error| error.to_string())
+        .and_then(|url| PostgresTarget::new(&url).map_err(|error| error.to_string()))
+        .unwrap_or_else(|error| panic!("the test server's URL: {error}"));
+    target.config_mut().connect_timeout(CONNECT_TIMEOUT);
+    target.connect_spawned().await
 }
 
 /// `url` with its database replaced by `database`, keeping any `?params`.

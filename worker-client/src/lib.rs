@@ -1,7 +1,12 @@
 //! Calls the user's worker over HTTP, turning every way it can fail into one error type.
 //!
 //! Used by the async service (state APIs) and the API service (RPC).
+//!
+//! `https://` workers are checked against the public web roots and, when configured,
+//! a CA of the user's own ([`WorkerTls`]); XDB can show them a client certificate
+//! (mutual TLS). reqwest's rustls backend, on ring like every TLS client of XDB.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,6 +28,26 @@ pub enum WorkerCallError {
     InvalidBody(String),
 }
 
+/// TLS to `https://` workers beyond the defaults (`security.worker_*_file`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerTls {
+    /// CA certificate(s) (PEM) a worker's certificate may lead to, beside the public
+    /// web roots.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate chain (PEM) and its private key (PEM), shown to workers
+    /// that ask for one.
+    pub client_certificate: Option<(PathBuf, PathBuf)>,
+}
+
+/// Why the worker client cannot be built: a file of [`WorkerTls`] is unusable. The
+/// message names the setting.
+#[derive(Debug, Error)]
+#[error("{setting}: {problem}")]
+pub struct WorkerTlsError {
+    setting: &'static str,
+    problem: String,
+}
+
 /// A pooled HTTP client for worker calls.
 #[derive(Clone)]
 pub struct WorkerClient {
@@ -34,16 +59,56 @@ pub struct WorkerClient {
 
 impl WorkerClient {
     pub fn new(max_response_bytes: usize) -> Self {
-        let http = reqwest::Client::builder()
+        Self::with_tls(max_response_bytes, &WorkerTls::default())
+            .expect("the HTTP client builds without files")
+    }
+
+    /// [`WorkerClient::new`] with a CA and a client certificate for `https://` workers.
+    pub fn with_tls(max_response_bytes: usize, tls: &WorkerTls) -> Result<Self, WorkerTlsError> {
+        let mut builder = reqwest::Client::builder()
             .pool_max_idle_per_host(64)
-            .tcp_nodelay(true)
+            .tcp_nodelay(true);
+        if let Some(path) = &tls.ca_file {
+            let setting = "security.worker_ca_file";
+            let pem = read(setting, path)?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|error| problem(setting, format!("{}: {error}", path.display())))?;
+            if certificates.is_empty() {
+                return Err(problem(
+                    setting,
+                    format!("{} holds no PEM certificate", path.display()),
+                ));
+            }
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        if let Some((cert_file, key_file)) = &tls.client_certificate {
+            let setting = "security.worker_client_cert_file";
+            // reqwest reads the key and the chain from one PEM buffer.
+            let mut pem = read("security.worker_client_key_file", key_file)?;
+            pem.push(b'\n');
+            pem.extend(read(setting, cert_file)?);
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|error| {
+                problem(
+                    setting,
+                    format!(
+                        "{} with key {}: {error}",
+                        cert_file.display(),
+                        key_file.display()
+                    ),
+                )
+            })?;
+            builder = builder.identity(identity);
+        }
+        let http = builder
             .build()
-            .expect("the HTTP client builds");
-        Self {
+            .map_err(|error| problem("security.worker_*_file", error.to_string()))?;
+        Ok(Self {
             http,
             max_response_bytes,
             signing_secret: None,
-        }
+        })
     }
 
     /// Signs every call with `secret`, which the workers share, so they can refuse
@@ -97,14 +162,14 @@ impl WorkerClient {
             let mut response = post
                 .send()
                 .await
-                .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?;
+                .map_err(|e| WorkerCallError::Unreachable(with_causes(&e)))?;
             let status = response.status();
             tracing::Span::current().record("http.response.status_code", status.as_u16());
             let mut body = Vec::new();
             while let Some(chunk) = response
                 .chunk()
                 .await
-                .map_err(|e| WorkerCallError::Unreachable(e.to_string()))?
+                .map_err(|e| WorkerCallError::Unreachable(with_causes(&e)))?
             {
                 body.extend_from_slice(&chunk);
                 if body.len() > self.max_response_bytes {
@@ -160,6 +225,31 @@ fn explain(error: &serde_json::Error) -> String {
     } else {
         text
     }
+}
+
+/// reqwest's message with its causes: "error sending request" alone does not say that
+/// a certificate was refused, or why.
+fn with_causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+fn read(setting: &'static str, path: &std::path::Path) -> Result<Vec<u8>, WorkerTlsError> {
+    std::fs::read(path)
+        .map_err(|error| problem(setting, format!("cannot read {}: {error}", path.display())))
+}
+
+fn problem(setting: &'static str, problem: String) -> WorkerTlsError {
+    WorkerTlsError { setting, problem }
 }
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 //!
 //! Every binary, tool and test harness reads the dialect from here instead of looking at
 //! the URL's text itself. Parsing needs no driver; each driver still reads the URL
-//! itself ([`DatabaseUrl::driver_url`]) for hosts, options and TLS.
+//! itself ([`DatabaseUrl::driver_url`]) for hosts and options, but not for TLS, which
+//! is parsed here ([`DatabaseUrl::tls`], see `database_tls.rs`).
 
-use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+
+use crate::database_tls::{self, DatabaseTls, TlsUse};
 
 /// The SQL dialect of a database: what XDB's statements and system tables are written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,6 +54,8 @@ pub enum DatabaseUrlError {
     BadKeyValue,
     /// The URL names no database where one is needed.
     NoDatabase(Dialect),
+    /// A TLS parameter (`sslmode`, `ssl-ca`, …) that cannot be used, or a missing one.
+    Tls { parameter: String, problem: String },
 }
 
 impl fmt::Display for DatabaseUrlError {
@@ -90,6 +94,7 @@ impl fmt::Display for DatabaseUrlError {
                 f,
                 "a MySQL URL must name the database, e.g. mysql://user@host:3306/dbname"
             ),
+            Self::Tls { parameter, problem } => write!(f, "{parameter}: {problem}"),
         }
     }
 }
@@ -108,6 +113,7 @@ pub struct DatabaseUrl {
     key_value: bool,
     database: Option<String>,
     redacted: String,
+    tls: DatabaseTls,
 }
 
 impl DatabaseUrl {
@@ -154,13 +160,49 @@ impl DatabaseUrl {
         &self.text
     }
 
-    /// The URL as the dialect's driver reads it: `mariadb://` is spelled `mysql://`
-    /// (mysql_async knows only that scheme); anything else as given.
-    pub fn driver_url(&self) -> Cow<'_, str> {
-        match self.text.split_once("://") {
-            Some((_, rest)) if self.mariadb_scheme => Cow::Owned(format!("mysql://{rest}")),
-            _ => Cow::Borrowed(&self.text),
+    /// What the URL asks of TLS (its defaults when it says nothing).
+    pub fn tls(&self) -> &DatabaseTls {
+        &self.tls
+    }
+
+    /// The URL as the dialect's driver reads it, without the TLS parameters XDB reads
+    /// itself ([`DatabaseUrl::tls`]): `mariadb://` is spelled `mysql://` (mysql_async
+    /// knows only that scheme), and PostgreSQL's `sslmode` is the one of
+    /// `disable`/`prefer`/`require` tokio-postgres knows; the rest as given.
+    pub fn driver_url(&self) -> String {
+        let is_tls = |key: &str| database_tls::is_tls_parameter(self.dialect, key);
+        let driver_sslmode = match (self.dialect, self.tls.use_tls) {
+            (Dialect::Postgres, TlsUse::Disable) => Some("sslmode=disable"),
+            (Dialect::Postgres, TlsUse::Require) => Some("sslmode=require"),
+            _ => None,
+        };
+        if self.key_value {
+            let mut pairs: Vec<&str> = key_value_pairs(&self.text)
+                .expect("parsed before")
+                .into_iter()
+                .filter(|pair| !is_tls(pair.key))
+                .map(|pair| pair.text)
+                .collect();
+            pairs.extend(driver_sslmode);
+            return pairs.join(" ");
         }
+        let (scheme, rest) = self.text.split_once("://").expect("parsed as a URL");
+        let scheme = if self.mariadb_scheme { "mysql" } else { scheme };
+        let fragment_start = rest.find('#').unwrap_or(rest.len());
+        let (rest, fragment) = rest.split_at(fragment_start);
+        let (base, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let mut kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .filter(|pair| !is_tls(pair.split_once('=').map_or(*pair, |(key, _)| key)))
+            .collect();
+        kept.extend(driver_sslmode);
+        let query = if kept.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", kept.join("&"))
+        };
+        format!("{scheme}://{base}{query}{fragment}")
     }
 
     /// The URL with its password replaced by `***`, for logs and messages.
@@ -216,6 +258,7 @@ impl fmt::Debug for DatabaseUrl {
             .field("dialect", &self.dialect)
             .field("mariadb_scheme", &self.mariadb_scheme)
             .field("database", &self.database)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -283,6 +326,16 @@ fn parse_url(text: &str, scheme: &str, rest: &str) -> Result<DatabaseUrl, Databa
     }
     redacted.push_str(hosts);
     redacted.push_str(&tail[..path_end]);
+    // Only XDB's own parameters are decoded here; the driver decodes the others.
+    let decoded = query_pairs(query)
+        .map(
+            |(key, value)| match database_tls::is_tls_parameter(dialect, key) {
+                true => Ok((key, percent_decode(value)?)),
+                false => Ok((key, value.to_string())),
+            },
+        )
+        .collect::<Result<Vec<_>, DatabaseUrlError>>()?;
+    let tls = database_tls::parse(dialect, decoded.into_iter())?;
     if !query.is_empty() {
         let query: Vec<String> = query_pairs(query)
             .map(|(key, value)| match key {
@@ -301,6 +354,7 @@ fn parse_url(text: &str, scheme: &str, rest: &str) -> Result<DatabaseUrl, Databa
         key_value: false,
         database,
         redacted,
+        tls,
     })
 }
 
@@ -326,6 +380,10 @@ fn parse_key_value(text: &str) -> Result<DatabaseUrl, DatabaseUrlError> {
         })
         .collect::<Vec<_>>()
         .join(" ");
+    let tls = database_tls::parse(
+        Dialect::Postgres,
+        pairs.iter().map(|pair| (pair.key, pair.value.clone())),
+    )?;
     Ok(DatabaseUrl {
         text: text.to_string(),
         dialect: Dialect::Postgres,
@@ -333,6 +391,7 @@ fn parse_key_value(text: &str) -> Result<DatabaseUrl, DatabaseUrlError> {
         key_value: true,
         database,
         redacted,
+        tls,
     })
 }
 
@@ -506,6 +565,33 @@ mod tests {
         let url = parse("postgres://u:pw@h/app");
         assert_eq!(url.driver_url(), "postgres://u:pw@h/app");
         assert_eq!(url.as_str(), "postgres://u:pw@h/app");
+    }
+
+    #[test]
+    fn the_driver_never_sees_the_tls_parameters_xdb_reads() {
+        let cases = [
+            (
+                "postgres://u@h/db?sslmode=verify-full&sslrootcert=/ca.pem&connect_timeout=3",
+                "postgres://u@h/db?connect_timeout=3&sslmode=require",
+            ),
+            (
+                "postgres://u@h/db?sslcert=/c&sslkey=/k&sslmode=disable#x",
+                "postgres://u@h/db?sslmode=disable#x",
+            ),
+            ("postgres://u@h/db?sslmode=prefer", "postgres://u@h/db"),
+            (
+                "host=h sslmode=verify-ca sslrootcert='/a b' dbname=db",
+                "host=h dbname=db sslmode=require",
+            ),
+            (
+                "mariadb://root@h/db?ssl-mode=VERIFY_IDENTITY&ssl-ca=/ca.pem&pool_max=3",
+                "mysql://root@h/db?pool_max=3",
+            ),
+            ("mysql://root@h/db?ssl-mode=DISABLED", "mysql://root@h/db"),
+        ];
+        for (text, driver) in cases {
+            assert_eq!(parse(text).driver_url(), driver, "{text}");
+        }
     }
 
     #[test]

@@ -149,7 +149,8 @@ pub fn load(
     let settings: Settings = figment
         .extract()
         .map_err(|error| ConfigError::Parse(error.into_iter().map(|e| describe(&e)).collect()))?;
-    let problems = validate::problems(&settings, service);
+    let mut problems = validate::problems(&settings, service);
+    problems.extend(crate::tls_files::problems(&settings, service));
     if problems.is_empty() {
         Ok(settings)
     } else {

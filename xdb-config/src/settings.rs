@@ -6,6 +6,7 @@
 //! it for operators, and say the unit.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -127,6 +128,10 @@ pub enum QueueMode {
 pub struct PulsarSettings {
     /// Broker URL, `pulsar://host:6650` or `pulsar+ssl://host:6651`; required in Pulsar mode.
     pub service_url: Option<String>,
+    /// `pulsar+ssl://` only: the CA certificate(s) (PEM) the broker's certificate must
+    /// lead to, beside the public web roots; the broker's host name is checked too.
+    #[schema(value_type = Option<String>)]
+    pub tls_ca_file: Option<PathBuf>,
     /// Tenant of the CDC topics.
     pub tenant: String,
     /// Namespace of the CDC topics.
@@ -173,6 +178,7 @@ impl Default for PulsarSettings {
     fn default() -> Self {
         Self {
             service_url: None,
+            tls_ca_file: None,
             tenant: "public".into(),
             namespace: "default".into(),
             topic_prefix: "xdb".into(),
@@ -341,6 +347,17 @@ pub struct SecuritySettings {
     /// Take unsigned internal calls as wake-up hints (their outcomes dropped) instead of
     /// refusing them: only for the rolling upgrade from a release that did not sign.
     pub accept_unsigned_internal_calls: bool,
+    /// CA certificate(s) (PEM) that `https://` workers' certificates may lead to,
+    /// beside the public web roots: for workers with certificates of a private CA.
+    #[schema(value_type = Option<String>)]
+    pub worker_ca_file: Option<PathBuf>,
+    /// A client certificate (PEM chain) XDB shows to `https://` workers that ask for
+    /// one (mutual TLS); set together with `worker_client_key_file`.
+    #[schema(value_type = Option<String>)]
+    pub worker_client_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of `worker_client_cert_file`.
+    #[schema(value_type = Option<String>)]
+    pub worker_client_key_file: Option<PathBuf>,
 }
 
 impl SecuritySettings {
@@ -394,6 +411,9 @@ impl std::fmt::Debug for SecuritySettings {
                 "accept_unsigned_internal_calls",
                 &self.accept_unsigned_internal_calls,
             )
+            .field("worker_ca_file", &self.worker_ca_file)
+            .field("worker_client_cert_file", &self.worker_client_cert_file)
+            .field("worker_client_key_file", &self.worker_client_key_file)
             .finish()
     }
 }

@@ -87,6 +87,11 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             .is_none_or(|s| s.len() >= xdb_worker_auth::MIN_SECRET_BYTES),
         "security.internal_secret must be at least 16 bytes",
     );
+    check(
+        security.worker_client_cert_file.is_some() == security.worker_client_key_file.is_some(),
+        "security.worker_client_cert_file and security.worker_client_key_file go together: \
+         set both for mutual TLS with workers, or neither",
+    );
     let telemetry = &settings.telemetry;
     if telemetry.enabled {
         check(
@@ -219,10 +224,17 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
                     "pulsar.service_url is required when queue.mode = \"pulsar\" \
                      (e.g. pulsar://pulsar:6650)",
                 ),
-                Some(url) => check(
-                    url.starts_with("pulsar://") || url.starts_with("pulsar+ssl://"),
-                    "pulsar.service_url must start with pulsar:// or pulsar+ssl://",
-                ),
+                Some(url) => {
+                    check(
+                        url.starts_with("pulsar://") || url.starts_with("pulsar+ssl://"),
+                        "pulsar.service_url must start with pulsar:// or pulsar+ssl://",
+                    );
+                    check(
+                        p.tls_ca_file.is_none() || url.starts_with("pulsar+ssl://"),
+                        "pulsar.tls_ca_file is for a pulsar+ssl:// service_url; \
+                         pulsar:// is plaintext",
+                    );
+                }
             }
             for (key, value) in [
                 ("pulsar.tenant", &p.tenant),

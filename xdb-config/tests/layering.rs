@@ -478,3 +478,44 @@ fn database_urls_are_parsed_at_start_up() {
         Ok(())
     });
 }
+
+#[test]
+fn tls_files_are_read_at_start_up_and_named_by_their_setting() {
+    Jail::expect_with(|jail| {
+        jail.create_file("garbage.pem", "not PEM at all\n")?;
+        let garbage = jail.directory().join("garbage.pem");
+        jail.set_env(
+            "XDB_DATABASE_URL",
+            format!(
+                "mysql://u:s3cret@db/app?ssl-mode=VERIFY_IDENTITY&ssl-ca={}",
+                garbage.display()
+            ),
+        );
+        jail.set_env("XDB_SECURITY_WORKER_CA_FILE", garbage.display().to_string());
+        jail.set_env("XDB_SECURITY_WORKER_CLIENT_CERT_FILE", "/nowhere/xdb.pem");
+        jail.set_env("XDB_QUEUE_MODE", "pulsar");
+        jail.set_env("XDB_PULSAR_SERVICE_URL", "pulsar://broker:6650");
+        jail.set_env("XDB_PULSAR_TLS_CA_FILE", garbage.display().to_string());
+        let error = load(Service::Async, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "database.url: ssl-ca: ",
+            "holds no PEM certificate",
+            "security.worker_ca_file: ",
+            "security.worker_client_cert_file and security.worker_client_key_file go together",
+            "security.worker_client_cert_file: cannot read /nowhere/xdb.pem",
+            "pulsar.tls_ca_file is for a pulsar+ssl:// service_url",
+            "pulsar.tls_ca_file: ",
+        ] {
+            assert!(error.contains(expected), "`{expected}` not in: {error}");
+        }
+        assert!(!error.contains("s3cret"), "{error}");
+        // The API service reads no Pulsar setting.
+        let error = load(Service::Api, None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("pulsar.tls_ca_file: "), "{error}");
+        Ok(())
+    });
+}

@@ -377,11 +377,11 @@ pub async fn install(database_url: &str) -> Result<InstallOutcome, SchemaError> 
     let url = DatabaseUrl::parse(database_url)?;
     match url.dialect() {
         Dialect::Postgres => {
-            let mut client = connect_postgres(url.as_str()).await?;
+            let mut client = connect_postgres(&url).await?;
             install_postgres(&mut client).await
         }
         Dialect::MySql => {
-            let conn = mysql::connect(&url.driver_url(), DEFAULT_CONNECT_TIMEOUT).await?;
+            let conn = mysql::connect(&url, DEFAULT_CONNECT_TIMEOUT).await?;
             mysql::install_and_disconnect(conn).await
         }
     }
@@ -393,11 +393,11 @@ pub async fn check(database_url: &str) -> Result<SchemaStatus, SchemaError> {
     let url = DatabaseUrl::parse(database_url)?;
     match url.dialect() {
         Dialect::Postgres => {
-            let client = connect_postgres(url.as_str()).await?;
+            let client = connect_postgres(&url).await?;
             check_postgres(&client).await
         }
         Dialect::MySql => {
-            let mut conn = mysql::connect(&url.driver_url(), DEFAULT_CONNECT_TIMEOUT).await?;
+            let mut conn = mysql::connect(&url, DEFAULT_CONNECT_TIMEOUT).await?;
             let status = check_mysql(&mut conn).await;
             // Best effort: the server closes the session anyway when the socket goes.
             let _ = conn.disconnect().await;
@@ -406,25 +406,18 @@ pub async fn check(database_url: &str) -> Result<SchemaStatus, SchemaError> {
     }
 }
 
-/// Opens one plain (non-TLS) PostgreSQL connection, driven by a spawned task that ends
-/// when the client is dropped.
-async fn connect_postgres(database_url: &str) -> Result<tokio_postgres::Client, SchemaError> {
-    let mut config: tokio_postgres::Config = database_url
-        .parse()
-        .map_err(|e: tokio_postgres::Error| SchemaError::InvalidUrl(e.to_string()))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+/// Opens one PostgreSQL connection (TLS as the URL says), driven by a spawned task that
+/// ends when the client is dropped.
+async fn connect_postgres(url: &DatabaseUrl) -> Result<tokio_postgres::Client, SchemaError> {
+    let mut target = xdb_db_connect::PostgresTarget::new(url)
+        .map_err(|error| SchemaError::InvalidUrl(error.to_string()))?;
+    if target.config().get_connect_timeout().is_none() {
+        target.config_mut().connect_timeout(DEFAULT_CONNECT_TIMEOUT);
     }
-    let (client, connection) = config
-        .connect(tokio_postgres::NoTls)
+    target
+        .connect_spawned()
         .await
-        .map_err(|e| SchemaError::Connect(Box::new(e)))?;
-    tokio::spawn(async move {
-        if let Err(error) = connection.await {
-            tracing::warn!(%error, "xdb-sys-schema: database connection closed with an error");
-        }
-    });
-    Ok(client)
+        .map_err(|error| SchemaError::Connect(Box::new(error)))
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Opts, OptsBuilder};
+use mysql_async::Conn;
+use xdb_config::DatabaseUrl;
+use xdb_db_connect::MySqlTarget;
 
 use crate::status::THIS_RELEASE;
 use crate::{
@@ -56,28 +58,19 @@ ON DUPLICATE KEY UPDATE version = VALUES(version),
     oldest_compatible_version = VALUES(oldest_compatible_version),
     installed_by = VALUES(installed_by), updated_at = VALUES(updated_at)";
 
-/// Opens one plain connection to `database_url` (`mysql://` or `mariadb://`), in UTC and
-/// strict SQL mode, failing after `timeout` when the server does not answer.
-pub(crate) async fn connect(database_url: &str, timeout: Duration) -> Result<Conn, SchemaError> {
-    let url = database_url.trim();
-    let url = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
-            format!("mysql://{rest}")
-        }
-        _ => url.to_owned(),
-    };
-    let opts = Opts::from_url(&url).map_err(|e| SchemaError::InvalidUrl(e.to_string()))?;
-    if opts.db_name().is_none_or(str::is_empty) {
-        return Err(SchemaError::InvalidUrl(
-            "a MySQL URL must name the database, e.g. mysql://user@host:3306/dbname".into(),
-        ));
-    }
-    let opts = OptsBuilder::from_opts(opts).setup(vec![
-        "SET time_zone = '+00:00'",
-        "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
-         NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
-    ]);
-    match tokio::time::timeout(timeout, Conn::new(opts)).await {
+/// Opens one connection to `url` (TLS as it says), in UTC and strict SQL mode, failing
+/// after `timeout` when the server does not answer.
+pub(crate) async fn connect(url: &DatabaseUrl, timeout: Duration) -> Result<Conn, SchemaError> {
+    url.require_database()?;
+    let target = MySqlTarget::new(url).map_err(|e| SchemaError::InvalidUrl(e.to_string()))?;
+    let connect = target.connect(|opts| {
+        opts.setup(vec![
+            "SET time_zone = '+00:00'",
+            "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,\
+             NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+        ])
+    });
+    match tokio::time::timeout(timeout, connect).await {
         Ok(Ok(conn)) => Ok(conn),
         Ok(Err(error)) => Err(SchemaError::Connect(Box::new(error))),
         Err(_) => Err(SchemaError::Connect(

@@ -183,18 +183,31 @@ impl PulsarSource {
         let topics = Topics::new(settings, database_url)?;
         // The client retries a lost connection for minutes; at start-up an unreachable
         // broker is a configuration problem to report at once.
-        let client =
-            tokio::time::timeout(CONNECT_TIMEOUT, Pulsar::builder(url, TokioExecutor).build())
-                .await
-                .map_err(|_| {
-                    anyhow::anyhow!(
-                        "cannot connect to Pulsar at {url} (pulsar.service_url): no answer \
+        let mut builder = Pulsar::builder(url, TokioExecutor);
+        if let Some(ca_file) = &settings.tls_ca_file {
+            // Beside the public web roots; the broker's host name is checked too.
+            builder = builder.with_certificate_chain_file(ca_file).map_err(|e| {
+                anyhow::anyhow!("pulsar.tls_ca_file: cannot read {}: {e}", ca_file.display())
+            })?;
+        }
+        // The client's error does not say why a handshake failed: over TLS, name the
+        // setting that decides which certificates it takes too.
+        let settings_used = if url.starts_with("pulsar+ssl://") {
+            "pulsar.service_url, pulsar.tls_ca_file"
+        } else {
+            "pulsar.service_url"
+        };
+        let client = tokio::time::timeout(CONNECT_TIMEOUT, builder.build())
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "cannot connect to Pulsar at {url} ({settings_used}): no answer \
                          within {CONNECT_TIMEOUT:?}"
-                    )
-                })?
-                .map_err(|e| {
-                    anyhow::anyhow!("cannot connect to Pulsar at {url} (pulsar.service_url): {e}")
-                })?;
+                )
+            })?
+            .map_err(|e| {
+                anyhow::anyhow!("cannot connect to Pulsar at {url} ({settings_used}): {e}")
+            })?;
         let consumer_name = context.owner.clone();
         let sub_type = match settings.subscription_type {
             SubscriptionType::Shared => SubType::Shared,

@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Opts, OptsBuilder};
+use mysql_async::Conn;
 use xdb_config::DatabaseUrl;
+use xdb_db_connect::MySqlTarget;
 
 use crate::cpu::Task;
 
@@ -216,13 +217,13 @@ pub(super) async fn drop_database(admin_url: &str, name: &str) -> anyhow::Result
     result
 }
 
-/// One connection, giving up after 10 s; `mariadb://` is taken as `mysql://`.
+/// One connection (TLS as `url` says), giving up after 10 s; `mariadb://` is taken as
+/// `mysql://`.
 pub async fn connect(url: &str) -> anyhow::Result<Conn> {
     let url =
         DatabaseUrl::parse(url).map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
-    let opts =
-        OptsBuilder::from_opts(Opts::from_url(&url.driver_url()).context("invalid MySQL URL")?);
-    tokio::time::timeout(Duration::from_secs(10), Conn::new(opts))
+    let target = MySqlTarget::new(&url)?;
+    tokio::time::timeout(Duration::from_secs(10), target.connect(|opts| opts))
         .await
         .map_err(|_| anyhow::anyhow!("no answer from MySQL within 10 s"))?
         .map_err(anyhow::Error::from)

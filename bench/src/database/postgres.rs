@@ -3,7 +3,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::Client;
+use xdb_config::DatabaseUrl;
+use xdb_db_connect::PostgresTarget;
 
 use crate::cpu::Task;
 
@@ -162,15 +164,14 @@ pub struct TableStatistics {
     pub index_scans: i64,
 }
 
-/// Connects to `url`, giving up after 10 s unless the URL sets a connect timeout.
+/// Connects to `url` (TLS as it says), giving up after 10 s unless the URL sets a
+/// connect timeout.
 pub async fn connect(url: &str) -> anyhow::Result<Client> {
-    let mut config: Config = url.parse().context("invalid PostgreSQL URL")?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+    let url = DatabaseUrl::parse(url)
+        .map_err(|error| anyhow::anyhow!("invalid PostgreSQL URL: {error}"))?;
+    let mut target = PostgresTarget::new(&url)?;
+    if target.config().get_connect_timeout().is_none() {
+        target.config_mut().connect_timeout(Duration::from_secs(10));
     }
-    let (client, connection) = config.connect(NoTls).await?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(client)
+    Ok(target.connect_spawned().await?)
 }

@@ -100,6 +100,7 @@ app.kubernetes.io/component: {{ .component }}
     name: {{ include "xdb.fullname" . }}-config
 - name: tmp
   emptyDir: {}
+{{ include "xdb.tlsVolumes" . }}
 {{- end -}}
 
 {{- define "xdb.configMount" -}}
@@ -108,6 +109,34 @@ app.kubernetes.io/component: {{ .component }}
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{ include "xdb.tlsMounts" . }}
+{{- end -}}
+
+{{/* The TLS Secrets (values tls.*): name, Secret, mount path. */}}
+{{- define "xdb.tlsSecrets" -}}
+{{- $secrets := list -}}
+{{- with .Values.tls.databaseSecret }}{{ $secrets = append $secrets (list "tls-database" . "/etc/xdb/tls/database") }}{{ end -}}
+{{- with .Values.tls.workers.secret }}{{ $secrets = append $secrets (list "tls-workers" . "/etc/xdb/tls/workers") }}{{ end -}}
+{{- with .Values.tls.pulsar.secret }}{{ $secrets = append $secrets (list "tls-pulsar" . "/etc/xdb/tls/pulsar") }}{{ end -}}
+{{- toJson $secrets -}}
+{{- end -}}
+
+{{- define "xdb.tlsVolumes" -}}
+{{- range (include "xdb.tlsSecrets" . | fromJsonArray) }}
+- name: {{ index . 0 }}
+  secret:
+    secretName: {{ index . 1 }}
+    # Readable by the pods' group (podSecurityContext.fsGroup), never written.
+    defaultMode: 0440
+{{- end }}
+{{- end -}}
+
+{{- define "xdb.tlsMounts" -}}
+{{- range (include "xdb.tlsSecrets" . | fromJsonArray) }}
+- name: {{ index . 0 }}
+  mountPath: {{ index . 2 }}
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/* Fails the render on values that cannot work, with a message naming the key. */}}
@@ -133,6 +162,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- fail (printf "%s.roles: %q is not a role (read, operate, client)" $key .) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- $workers := .Values.tls.workers -}}
+{{- if and $workers.secret (ne (not $workers.clientCertKey) (not $workers.clientKeyKey)) -}}
+{{- fail "tls.workers.clientCertKey and tls.workers.clientKeyKey go together: set both for mutual TLS, or neither" -}}
+{{- end -}}
+{{- if and .Values.tls.pulsar.secret (not (hasPrefix "pulsar+ssl://" (toString .Values.pulsar.serviceUrl))) -}}
+{{- fail "tls.pulsar.secret is for a pulsar+ssl:// pulsar.serviceUrl" -}}
 {{- end -}}
 {{- if not (has .Values.queue.mode (list "database" "pulsar")) -}}
 {{- fail (printf "queue.mode must be \"database\" or \"pulsar\", not %q" .Values.queue.mode) -}}

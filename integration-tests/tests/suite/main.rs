@@ -110,4 +110,5 @@ mod service_api;
 mod signup;
 mod site_creation;
 mod threads;
+mod tls;
 mod wait_outcomes;

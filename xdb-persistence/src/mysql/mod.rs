@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts, Transaction, TxOpts};
+use xdb_db_connect::MySqlTarget;
 
 use crate::db_clock::{ClockSource, DatabaseClock, Sample};
 use crate::error::invalid_database_url;
@@ -103,19 +104,30 @@ impl MySqlStore {
         } = options;
         let url = xdb_config::DatabaseUrl::parse(url).map_err(invalid_database_url)?;
         let database: Arc<str> = url.require_database().map_err(invalid_database_url)?.into();
-        let opts = Opts::from_url(&url.driver_url()).map_err(invalid_database_url)?;
-        let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);
+        let target = MySqlTarget::new(&url).map_err(invalid_database_url)?;
+        // Fail at start-up, not on the first request; `PREFERRED` settles here whether
+        // every connection uses TLS.
+        let ((pool, mut conn), opts) = target
+            .first_connection(|opts| async move {
+                let pool = build_pool(&opts, pool_size.max(1), idle_in_transaction);
+                match tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn()).await {
+                    Ok(Ok(conn)) => Ok((pool, conn)),
+                    Ok(Err(error)) => Err(error),
+                    Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
+                        std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("no answer within {CONNECT_TIMEOUT:?}"),
+                        ),
+                    ))),
+                }
+            })
+            .await
+            .map_err(|error| {
+                StoreError::Database(format!("cannot connect to the database: {error}"))
+            })?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&opts, timekeeping_connections, idle_in_transaction);
-        // Fail at start-up, not on the first request.
-        let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, pool.get_conn())
-            .await
-            .map_err(|_| {
-                StoreError::Database(format!(
-                    "cannot connect to the database within {CONNECT_TIMEOUT:?}"
-                ))
-            })??;
         let server: Option<(String, u8)> = conn
             .query_first("SELECT VERSION(), @@innodb_autoinc_lock_mode")
             .await?;

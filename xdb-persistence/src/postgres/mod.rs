@@ -21,11 +21,10 @@ mod task_queue;
 mod task_transition;
 mod transaction;
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use xdb_db_connect::PostgresTarget;
 
 pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
 
@@ -94,7 +93,8 @@ fn limit_dead_sessions(config: &mut tokio_postgres::Config, idle_in_transaction:
 pub struct PostgresStore {
     pool: Pool,
     timekeeping: Pool,
-    config: tokio_postgres::Config,
+    /// The server, its session options and TLS, for connections outside the pools.
+    target: PostgresTarget,
     continuation_lease: Option<std::time::Duration>,
     batches: statement_batches::StatementBatches,
     timekeeping_batches: statement_batches::StatementBatches,
@@ -112,22 +112,32 @@ impl PostgresStore {
 
     /// Connects to `database_url` set up as `options` say.
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
-        let mut config = tokio_postgres::Config::from_str(url).map_err(invalid_database_url)?;
-        prefer_index_scans(&mut config);
-        limit_dead_sessions(&mut config, options.idle_in_transaction);
-        let pool = build_pool(&config, options.pool_size.max(1), options.pool_wait)?;
+        let url = xdb_config::DatabaseUrl::parse(url).map_err(invalid_database_url)?;
+        let mut target = PostgresTarget::new(&url).map_err(invalid_database_url)?;
+        prefer_index_scans(target.config_mut());
+        limit_dead_sessions(target.config_mut(), options.idle_in_transaction);
+        let pool = build_pool(&target, options.pool_size.max(1), options.pool_wait)?;
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
-        let timekeeping = build_pool(&config, options.timekeeping_connections(), None)?;
-        // Fail at start-up, not on the first request.
-        drop(pool.get().await?);
+        let timekeeping = build_pool(&target, options.timekeeping_connections(), None)?;
+        // Fail at start-up, not on the first request; a TLS refusal names its setting.
+        match pool.get().await {
+            Ok(connection) => drop(connection),
+            Err(deadpool_postgres::PoolError::Backend(error)) => {
+                return Err(StoreError::Database(format!(
+                    "cannot connect to the database: {}",
+                    target.explain(&error)
+                )))
+            }
+            Err(error) => return Err(error.into()),
+        }
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
             batches: statement_batches::StatementBatches::start(pool.clone()),
             timekeeping_batches: statement_batches::StatementBatches::start(timekeeping.clone()),
             pool,
             timekeeping,
-            config,
+            target,
             continuation_lease: options.continuation_lease,
             expired_lease_look: Default::default(),
             one_statement_forms: true,
@@ -194,7 +204,7 @@ impl PostgresStore {
 
     /// Starts a listener for this database's XDB notifications.
     pub fn listen(&self, what: crate::Listen) -> crate::Notifications {
-        notifications::spawn(self.config.clone(), what)
+        notifications::spawn(self.target.clone(), what)
     }
 }
 
@@ -236,13 +246,13 @@ async fn read_clock(client: &tokio_postgres::Client) -> Result<i64, StoreError> 
 }
 
 fn build_pool(
-    config: &tokio_postgres::Config,
+    target: &PostgresTarget,
     size: usize,
     wait: Option<std::time::Duration>,
 ) -> Result<Pool, StoreError> {
     let manager = Manager::from_config(
-        config.clone(),
-        NoTls,
+        target.config().clone(),
+        target.tls(),
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -258,6 +268,8 @@ fn build_pool(
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
     use super::*;
 
     #[test]

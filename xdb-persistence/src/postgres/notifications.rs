@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::broadcast;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+use xdb_db_connect::PostgresTarget;
 
 use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
@@ -25,14 +26,14 @@ const MAX_CLOSED_OUTCOME_BYTES: usize = 7_900;
 
 /// Starts the listener feeding a new hub; it reconnects by itself and stops when every
 /// handle to the hub is gone.
-pub(crate) fn spawn(config: tokio_postgres::Config, what: Listen) -> Notifications {
+pub(crate) fn spawn(target: PostgresTarget, what: Listen) -> Notifications {
     let hub = Notifications::new();
     let weak = hub.sender().downgrade();
     tokio::spawn(async move {
         let mut first = true;
         loop {
             let Some(sender) = weak.upgrade() else { return };
-            if let Err(error) = listen(&config, what, &sender, first).await {
+            if let Err(error) = listen(&target, what, &sender, first).await {
                 tracing::warn!(error = %error, "notification listener lost its connection; reconnecting");
             }
             drop(sender);
@@ -43,13 +44,16 @@ pub(crate) fn spawn(config: tokio_postgres::Config, what: Listen) -> Notificatio
     hub
 }
 
+/// A lost or refused connection: the listener logs it and connects again.
+type ListenError = Box<dyn std::error::Error + Send + Sync>;
+
 async fn listen(
-    config: &tokio_postgres::Config,
+    target: &PostgresTarget,
     what: Listen,
     sender: &broadcast::Sender<Notification>,
     first: bool,
-) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+) -> Result<(), ListenError> {
+    let (client, mut connection) = target.connect().await?;
     let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
     let channel = match what {
         Listen::NewTasks => CHANNEL_TASKS,
@@ -70,7 +74,7 @@ async fn listen(
             }
             message = messages.next() => match message {
                 None => return Ok(()),
-                Some(Err(error)) => return Err(error),
+                Some(Err(error)) => return Err(error.into()),
                 Some(Ok(AsyncMessage::Notification(n))) => {
                     let notification = if n.channel() == CHANNEL_PROCESS_CLOSED {
                         closed(n.payload())
