@@ -31,8 +31,9 @@ pub enum Error {
     },
     #[error("cannot unpack {archive}: {reason}")]
     Unpack { archive: PathBuf, reason: String },
+    /// A setting or this machine's set-up does not fit; the text names what to change.
     #[error("{0}")]
-    Unreachable(String),
+    Config(String),
     #[error(
         "{data_dir} holds a PostgreSQL {found} cluster; xdb dev runs PostgreSQL {expected}. \
          Use another --data-dir (or remove this one)"

@@ -38,7 +38,7 @@ impl ServerUser {
 
     fn lookup(name: &str) -> Result<ServerUser, Error> {
         let missing = || {
-            Error::Unreachable(format!(
+            Error::Config(format!(
                 "PostgreSQL refuses to run as root, so xdb dev runs it as user `{name}`, \
                  which does not exist here; name another unprivileged user with {USER_ENV}"
             ))
@@ -61,7 +61,7 @@ impl ServerUser {
             return Err(missing());
         }
         if entry.pw_uid == 0 {
-            return Err(Error::Unreachable(format!(
+            return Err(Error::Config(format!(
                 "{USER_ENV} names `{name}`, which is root; PostgreSQL refuses to run as root"
             )));
         }
@@ -89,7 +89,7 @@ impl ServerUser {
                 mode & 0o001 != 0
             };
             if !searchable {
-                return Err(Error::Unreachable(format!(
+                return Err(Error::Config(format!(
                     "PostgreSQL refuses to run as root, so xdb dev runs it as user `{}`, \
                      who cannot reach {} ({} is not searchable by it). Choose a directory \
                      it can reach with {setting} (as root the default is under /var), or \
