@@ -237,8 +237,9 @@ impl EmbeddedPostgres {
     }
 
     /// Stops the server (fast shutdown) and removes an ephemeral data directory.
-    pub async fn stop(self) -> Result<(), Error> {
-        let stopped = self.server.stop().await;
+    /// Blocks until the server has exited.
+    pub fn stop(self) -> Result<(), Error> {
+        let stopped = self.server.stop();
         drop(self.ephemeral);
         stopped
     }

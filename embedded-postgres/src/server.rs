@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::process::{Child, Command};
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, Command};
 
 use crate::error::Error;
 use crate::platform::POSTGRES_MAJOR;
@@ -26,6 +27,9 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running server. Stop it with [`RunningServer::stop`]; dropping it sends the
 /// server a fast shutdown without waiting.
+///
+/// A `std` child, not a tokio one: `xdb dev` stops the server after its runtime, so
+/// every session of the services has ended by then.
 #[derive(Debug)]
 pub struct RunningServer {
     child: Child,
@@ -123,26 +127,32 @@ impl RunningServer {
     }
 
     /// Fast shutdown (SIGINT): open sessions end, the server checkpoints and exits.
-    pub async fn stop(mut self) -> Result<(), Error> {
+    /// Blocks until it has exited, so it also works once the async runtime is gone.
+    pub fn stop(mut self) -> Result<(), Error> {
         self.signal(libc::SIGINT);
-        match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(self.failure("stopping PostgreSQL", e.to_string())),
-            Err(_) => {
-                let _ = self.child.start_kill();
-                Err(self.failure(
-                    "stopping PostgreSQL",
-                    format!("still running after {STOP_TIMEOUT:?}; killed"),
-                ))
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(None) => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Err(self.failure(
+                        "stopping PostgreSQL",
+                        format!("still running after {STOP_TIMEOUT:?}; killed"),
+                    ));
+                }
+                Err(e) => return Err(self.failure("stopping PostgreSQL", e.to_string())),
             }
         }
     }
 
     fn signal(&self, signal: libc::c_int) {
-        if let Some(pid) = self.child.id() {
-            // SAFETY: kill has no memory preconditions; the pid is our own child's.
-            unsafe { libc::kill(pid as libc::pid_t, signal) };
-        }
+        // SAFETY: kill has no memory preconditions; the pid is our own child's.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
     }
 }
 
@@ -182,11 +192,13 @@ async fn init_cluster(
         user.take_ownership(&staging)?;
     }
     tracing::info!(cluster = %cluster.display(), "creating the PostgreSQL cluster (first start)");
-    let output = server_command(installation, "initdb", user)
+    let mut initdb = server_command(installation, "initdb", user);
+    initdb
         .arg("-D")
         .arg(&staging)
         .args(["-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C"])
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    let output = tokio::process::Command::from(initdb)
         .output()
         .await
         .map_err(Error::io(
@@ -212,7 +224,6 @@ fn server_command(installation: &Path, program: &str, user: Option<&ServerUser>)
         .env_remove("PGDATA")
         .env_remove("PGPORT")
         .env("LC_ALL", "C")
-        .kill_on_drop(false)
         .process_group(0);
     if let Some(user) = user {
         command.uid(user.uid).gid(user.gid);

@@ -24,6 +24,8 @@ use crate::exit::Exit;
 pub const DEV_DATABASE: &str = "xdb";
 /// Quiet services; the samples' emails and the database's start are worth seeing.
 const DEV_LOG_LEVEL: &str = "warn,xdb_samples=info,xdb_embedded_postgres=info";
+/// How long tasks still running after the services stopped may take to finish.
+const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs `xdb dev` until Ctrl-C; errors are printed on stderr.
 pub fn run(args: &DevArgs) -> Exit {
@@ -39,8 +41,17 @@ pub fn run(args: &DevArgs) -> Exit {
     };
     // The embedded server is spawned from this (the main) thread, so its
     // parent-death signal is tied to the process, not to a pool thread.
-    match runtime.block_on(dev(args)) {
-        Ok(()) => Exit::Ok,
+    let mut postgres = None;
+    let outcome = runtime.block_on(dev(args, &mut postgres));
+    // The database stops last, once the runtime is gone: no session of the services
+    // (their notification listeners included) is left to lose its connection.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    let stopped = postgres.map_or(Ok(()), EmbeddedPostgres::stop);
+    match outcome.and(stopped.map_err(anyhow::Error::from)) {
+        Ok(()) => {
+            println!("xdb dev: stopped");
+            Exit::Ok
+        }
         Err(error) => {
             eprintln!("xdb dev: {error:#}");
             Exit::ApiError
@@ -48,17 +59,15 @@ pub fn run(args: &DevArgs) -> Exit {
     }
 }
 
-async fn dev(args: &DevArgs) -> anyhow::Result<()> {
+/// Starts everything, prints the banner, runs until Ctrl-C and stops all but the
+/// embedded database, which it leaves in `postgres` for [`run`] to stop.
+async fn dev(args: &DevArgs, postgres: &mut Option<EmbeddedPostgres>) -> anyhow::Result<()> {
     let began = Instant::now();
     // Logging before the database exists, so its download and first start show.
     let placeholder = DatabaseUrl::parse("postgres://127.0.0.1/xdb").expect("a valid URL");
     xdb_config::init_logging(&settings(args, &placeholder)?.log);
-    let (database, postgres) = match &args.database_url {
-        Some(url) => {
-            let url =
-                DatabaseUrl::parse(url).map_err(|e| anyhow::anyhow!("--database-url: {e}"))?;
-            (url, None)
-        }
+    let database = match &args.database_url {
+        Some(url) => DatabaseUrl::parse(url).map_err(|e| anyhow::anyhow!("--database-url: {e}"))?,
         None => {
             let data_dir = if args.ephemeral {
                 None
@@ -71,23 +80,13 @@ async fn dev(args: &DevArgs) -> anyhow::Result<()> {
             };
             let mut options = Options::from_env(data_dir);
             options.port = args.postgres_port;
-            let postgres = xdb_embedded_postgres::start(&options).await?;
-            postgres.ensure_database(DEV_DATABASE).await?;
-            let url = DatabaseUrl::parse(&postgres.url(DEV_DATABASE))
-                .expect("the embedded server's URL parses");
-            (url, Some(postgres))
+            let started = postgres.insert(xdb_embedded_postgres::start(&options).await?);
+            started.ensure_database(DEV_DATABASE).await?;
+            DatabaseUrl::parse(&started.url(DEV_DATABASE))
+                .expect("the embedded server's URL parses")
         }
     };
-    let started = start_services(args, &database).await;
-    let (services, worker) = match started {
-        Ok(started) => started,
-        Err(error) => {
-            if let Some(postgres) = postgres {
-                let _ = postgres.stop().await;
-            }
-            return Err(error);
-        }
-    };
+    let (services, worker) = start_services(args, &database).await?;
     let running = banner::Running {
         api: services.api_address(),
         worker: worker.address(),
@@ -101,12 +100,7 @@ async fn dev(args: &DevArgs) -> anyhow::Result<()> {
 
     let served = services.run_until(xdb_cluster::shutdown_signal()).await;
     let worker_stopped = worker.stop().await;
-    let database_stopped = match postgres {
-        Some(postgres) => postgres.stop().await.map_err(anyhow::Error::from),
-        None => Ok(()),
-    };
-    println!("xdb dev: stopped");
-    served.and(worker_stopped).and(database_stopped)
+    served.and(worker_stopped)
 }
 
 async fn start_services(

@@ -263,6 +263,12 @@ impl DevRun {
             "{}",
             self.output()
         );
+        // The database stops after every session of the services has ended.
+        assert!(
+            !self.output().contains("lost its connection"),
+            "{}",
+            self.output()
+        );
         let port = self.api.rsplit(':').next().unwrap().to_string();
         assert!(
             std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err(),
