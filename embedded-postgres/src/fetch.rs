@@ -33,7 +33,7 @@ pub async fn cached_jar(
         .await
         .map_err(Error::io("cannot create", parent))?;
     tracing::info!(%url, "downloading the PostgreSQL binaries (once)");
-    let partial = parent.join(format!(".download-{}", std::process::id()));
+    let partial = parent.join(crate::staging_name("download"));
     let result = download(&url, cache_dir, &partial, platform.jar_sha256).await;
     if let Err(error) = result {
         let _ = tokio::fs::remove_file(&partial).await;

@@ -95,6 +95,14 @@ pub fn default_data_dir() -> PathBuf {
         .join("dev")
 }
 
+/// A name for a temporary file or directory beside its final place, unique to this
+/// call: two starts in one process (tests, or two threads) never share one.
+pub(crate) fn staging_name(what: &str) -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".{what}-{}-{call}", std::process::id())
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }

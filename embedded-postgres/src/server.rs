@@ -185,7 +185,7 @@ async fn init_cluster(
     cluster: &Path,
     user: Option<&ServerUser>,
 ) -> Result<(), Error> {
-    let staging = data_dir.join(format!(".initdb-{}", std::process::id()));
+    let staging = data_dir.join(crate::staging_name("initdb"));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging).map_err(Error::io("cannot create", &staging))?;
     if let Some(user) = user {

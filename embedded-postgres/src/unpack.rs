@@ -19,7 +19,7 @@ pub fn installation(platform: &Platform, cache_dir: &Path, jar: &Path) -> Result
     if target.join("bin").join("postgres").is_file() {
         return Ok(target);
     }
-    let staging = cache_dir.join(format!(".unpack-{}", std::process::id()));
+    let staging = cache_dir.join(crate::staging_name("unpack"));
     let _ = std::fs::remove_dir_all(&staging);
     let unpacked = unpack(platform, jar, &staging).and_then(|()| {
         match std::fs::rename(&staging, &target) {
