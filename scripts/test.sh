@@ -37,6 +37,10 @@ echo "test: web console (assets up to date, unit tests, end-to-end in headless C
 scripts/test-console.sh
 echo "test: Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
 scripts/test-sdk-python.sh
+echo "test: SDK packages (wheel, sdist and npm tarball installed from the artefacts alone, the READMEs' example run against xdb dev)"
+scripts/test-packages.sh
+echo "test: the demo (scripts/demo.sh --exit, on the embedded PostgreSQL of xdb dev)"
+scripts/demo.sh --exit
 echo "test: fault injection (kills, restarts, worker faults, double delivery, network partitions)"
 cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
 echo "test: API fuzzing (schemathesis against the served OpenAPI document)"

@@ -10,7 +10,7 @@ use crate::format::parse_duration;
 #[command(
     name = "xdb",
     bin_name = "xdb",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("XDB_COMMIT"), ")"),
     about = "Command-line client of the XDB service API: start, inspect and drive process executions",
     after_help = concat!(
         "Examples:\n",
@@ -193,6 +193,18 @@ pub enum Command {
         "1 other API error, 3 unreachable."
     ))]
     Resume(PauseArgs),
+    /// Run XDB for development: an embedded PostgreSQL, the API and async services, the
+    /// console and the samples' worker, until Ctrl-C
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb dev                         # data kept in the user's data dir\n",
+        "  xdb dev --ephemeral             # a throwaway database\n",
+        "  xdb dev --database-url postgres://postgres@127.0.0.1:5432/mydb\n\n",
+        "The PostgreSQL binaries are downloaded once from Maven Central and cached\n",
+        "(XDB_DEV_CACHE_DIR; XDB_DEV_MAVEN_REPOSITORY names a mirror). Started as root,\n",
+        "PostgreSQL runs as user nobody (XDB_DEV_POSTGRES_USER names another)."
+    ))]
+    Dev(crate::dev::DevArgs),
     /// Print a shell completion script
     #[command(after_help = concat!(
         "Examples:\n",

@@ -6,6 +6,7 @@ pub mod exit;
 pub mod args;
 pub mod command_args;
 pub mod commands;
+pub mod dev;
 pub mod format;
 pub mod operate;
 pub mod payload;
@@ -41,6 +42,9 @@ pub fn run(cli: Cli) -> Exit {
     if let Command::Completions { shell } = cli.command {
         clap_complete::generate(shell, &mut Cli::command(), "xdb", &mut std::io::stdout());
         return Exit::Ok;
+    }
+    if let Command::Dev(args) = &cli.command {
+        return dev::run(args);
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -115,7 +119,7 @@ pub fn run(cli: Cli) -> Exit {
                 )
                 .await
             }
-            Command::Completions { .. } => unreachable!("handled above"),
+            Command::Completions { .. } | Command::Dev(_) => unreachable!("handled above"),
         }
     });
     match outcome {

@@ -8,6 +8,7 @@
 pub mod email;
 pub mod site_creation;
 pub mod site_services;
+pub mod sql;
 pub mod timer;
 pub mod user_signup;
 

@@ -11,8 +11,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
-use xdb_api_service::{ApiArgs, ApiServiceConfig};
-use xdb_async_service::{AsyncService, AsyncServiceConfig};
+use xdb_api_service::ApiArgs;
 use xdb_config::{ConfigArgs, Service};
 
 #[derive(Parser)]
@@ -54,23 +53,9 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("xdb-server: {error}");
             std::process::exit(2)
         });
-    let mut api_config = ApiServiceConfig::from_settings(&settings);
-    let async_config = AsyncServiceConfig::from_settings(&settings);
-    if cli.install_schema {
-        let outcome = xdb_sys_schema::install(&api_config.database_url).await?;
-        tracing::info!(%outcome, "schema");
-    }
-    let listener = tokio::net::TcpListener::bind(api_config.api.listen).await?;
-    let async_service = AsyncService::start(async_config).await?;
-    // The console's dashboard reads the async half's metrics through the API half.
-    if api_config.api.console_async_metrics_url.is_none() {
-        api_config.api.console_async_metrics_url =
-            Some(format!("http://{}/metrics", async_service.address()));
-    }
-    let state = xdb_api_service::connect(api_config).await?;
-    let served = xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await;
-    let stopped = async_service.shutdown().await;
+    let services = xdb_server::start(&settings, cli.install_schema).await?;
+    let served = services.run_until(xdb_cluster::shutdown_signal()).await;
     // Off the runtime's threads: the exporter blocks while it sends the last spans.
     tokio::task::spawn_blocking(move || telemetry.shutdown()).await?;
-    served.and(stopped)
+    served
 }
