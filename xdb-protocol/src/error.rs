@@ -16,6 +16,8 @@ pub enum ErrorSubType {
     Forbidden,
     /// 404: no such process or execution.
     ProcessNotFound,
+    /// 404: no process type of this name is registered, or it has no such revision.
+    DefinitionNotFound,
     /// 409: the id-reuse policy refused a new execution.
     ProcessAlreadyStarted,
     /// 409: the execution is closed and accepts no more work.
@@ -24,6 +26,8 @@ pub enum ErrorSubType {
     ProcessClosedDuringRpc,
     /// 409: an operator's control does not apply to the execution as it is now.
     ControlNotApplicable,
+    /// 409: a definition would remove states that running executions wait in.
+    DefinitionIncompatible,
     /// 413: the request body is over the service's size limit.
     PayloadTooLarge,
     /// 424: the worker failed, timed out or answered garbage.
@@ -42,15 +46,17 @@ pub enum ErrorSubType {
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 14] = [
+    pub const ALL: [ErrorSubType; 16] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
         ErrorSubType::Forbidden,
         ErrorSubType::ProcessNotFound,
+        ErrorSubType::DefinitionNotFound,
         ErrorSubType::ProcessAlreadyStarted,
         ErrorSubType::ProcessNotRunning,
         ErrorSubType::ProcessClosedDuringRpc,
         ErrorSubType::ControlNotApplicable,
+        ErrorSubType::DefinitionIncompatible,
         ErrorSubType::PayloadTooLarge,
         ErrorSubType::WorkerApiError,
         ErrorSubType::AppDatabaseError,
@@ -64,11 +70,12 @@ impl ErrorSubType {
             ErrorSubType::InvalidRequest => 400,
             ErrorSubType::Unauthorized => 401,
             ErrorSubType::Forbidden => 403,
-            ErrorSubType::ProcessNotFound => 404,
+            ErrorSubType::ProcessNotFound | ErrorSubType::DefinitionNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted
             | ErrorSubType::ProcessNotRunning
             | ErrorSubType::ProcessClosedDuringRpc
-            | ErrorSubType::ControlNotApplicable => 409,
+            | ErrorSubType::ControlNotApplicable
+            | ErrorSubType::DefinitionIncompatible => 409,
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
@@ -83,10 +90,12 @@ impl ErrorSubType {
             ErrorSubType::Unauthorized => "UNAUTHORIZED",
             ErrorSubType::Forbidden => "FORBIDDEN",
             ErrorSubType::ProcessNotFound => "PROCESS_NOT_FOUND",
+            ErrorSubType::DefinitionNotFound => "DEFINITION_NOT_FOUND",
             ErrorSubType::ProcessAlreadyStarted => "PROCESS_ALREADY_STARTED",
             ErrorSubType::ProcessNotRunning => "PROCESS_NOT_RUNNING",
             ErrorSubType::ProcessClosedDuringRpc => "PROCESS_CLOSED_DURING_RPC",
             ErrorSubType::ControlNotApplicable => "CONTROL_NOT_APPLICABLE",
+            ErrorSubType::DefinitionIncompatible => "DEFINITION_INCOMPATIBLE",
             ErrorSubType::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
@@ -111,12 +120,16 @@ impl ErrorSubType {
             }
             ErrorSubType::Forbidden => {
                 "The bearer token is accepted, but none of its roles (`security.tokens`: \
-                 read, operate, client) allows this path. `message` names the role the path \
+                 read, operate, client, deploy) allows this path. `message` names the role the path \
                  needs. Nothing was changed."
             }
             ErrorSubType::ProcessNotFound => {
                 "No process has this process id, or it has no execution with this \
                  processExecutionId."
+            }
+            ErrorSubType::DefinitionNotFound => {
+                "No process type of this name is registered (`definitions/register`), or it \
+                 has no revision of this number."
             }
             ErrorSubType::ProcessAlreadyStarted => {
                 "The process id has an execution that the start's `idReusePolicy` does not \
@@ -140,6 +153,11 @@ impl ErrorSubType {
                  parked, no state is failing, an attempt is being called right now, it is \
                  already paused, or it is not paused. `message` says which. Nothing was \
                  changed."
+            }
+            ErrorSubType::DefinitionIncompatible => {
+                "A registration would remove states that running executions of the process \
+                 type wait in; `message` names the states and how many executions. Nothing \
+                 was registered: drain them first, or register with `force: true`."
             }
             ErrorSubType::PayloadTooLarge => {
                 "The request body is over the service's `api.max_request_bytes` (1 MiB by \

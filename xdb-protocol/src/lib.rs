@@ -10,6 +10,7 @@
 
 pub mod common;
 pub mod console;
+pub mod definitions;
 pub mod error;
 pub mod history;
 pub mod internal;
@@ -22,6 +23,7 @@ pub mod worker;
 
 pub use common::*;
 pub use console::*;
+pub use definitions::*;
 pub use error::*;
 pub use history::*;
 pub use internal::*;

@@ -20,6 +20,12 @@ pub const GIVE_UP: &str = "/api/v1/xdb/service/process-execution/give-up";
 pub const PAUSE: &str = "/api/v1/xdb/service/process-execution/pause";
 pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
 
+/// Prefix of every path of the service API (executions and definitions).
+pub const SERVICE_API_PREFIX: &str = "/api/v1/xdb/service/";
+pub const DEFINITIONS_REGISTER: &str = "/api/v1/xdb/service/definitions/register";
+pub const DEFINITIONS_LIST: &str = "/api/v1/xdb/service/definitions/list";
+pub const DEFINITIONS_DESCRIBE: &str = "/api/v1/xdb/service/definitions/describe";
+
 /// Prefix of the web console's own reads: client paths like the service's (the same
 /// bearer tokens), kept apart because they serve a page, not an SDK.
 pub const CONSOLE_PREFIX: &str = "/api/v1/xdb/console/";
@@ -30,7 +36,7 @@ pub const CONSOLE_ASYNC_METRICS: &str = "/ui/metrics/async";
 
 /// Whether `path` is a client path: protected by the bearer tokens when any are set.
 pub fn is_client_path(path: &str) -> bool {
-    path.starts_with(SERVICE_PREFIX) || path.starts_with(CONSOLE_PREFIX)
+    path.starts_with(SERVICE_API_PREFIX) || path.starts_with(CONSOLE_PREFIX)
 }
 
 /// What a bearer token may do (`security.tokens`); a token may have several roles.
@@ -55,11 +61,13 @@ pub enum Role {
     Operate,
     /// What an application does: start, publish to a local queue, RPC, wait.
     Client,
+    /// What a worker deployment does: register its process definitions.
+    Deploy,
 }
 
 impl Role {
     /// Every role, as a token with `security.api_tokens` has them.
-    pub const ALL: [Role; 3] = [Role::Read, Role::Operate, Role::Client];
+    pub const ALL: [Role; 4] = [Role::Read, Role::Operate, Role::Client, Role::Deploy];
 
     /// The name in the configuration and in error messages.
     pub fn as_str(self) -> &'static str {
@@ -67,6 +75,7 @@ impl Role {
             Role::Read => "read",
             Role::Operate => "operate",
             Role::Client => "client",
+            Role::Deploy => "deploy",
         }
     }
 }
@@ -87,9 +96,11 @@ pub const METRICS: &str = "/metrics";
 /// that decides who may call what.
 pub fn role_of(path: &str) -> Option<Role> {
     match path {
-        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS | METRICS => Some(Role::Read),
+        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS | METRICS | DEFINITIONS_LIST
+        | DEFINITIONS_DESCRIBE => Some(Role::Read),
         RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
+        DEFINITIONS_REGISTER => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
         _ if path.starts_with(CONSOLE_PREFIX) => Some(Role::Read),
         _ => None,
@@ -150,11 +161,27 @@ mod tests {
             paths.sort();
             paths
         };
-        let tail = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
+        // The last two segments: executions' and definitions' paths share last ones.
+        let tail = |path: &str| {
+            let mut segments = path.rsplit('/');
+            let last = segments.next().unwrap_or_default();
+            match segments.next() {
+                Some("definitions") => format!("definitions/{last}"),
+                _ => last.to_string(),
+            }
+        };
         let names = |role| of(role).iter().map(|p| tail(p)).collect::<Vec<_>>();
         assert_eq!(
             names(Role::Read),
-            ["attributes", "describe", "history", "list", "states"]
+            [
+                "attributes",
+                "definitions/describe",
+                "definitions/list",
+                "describe",
+                "history",
+                "list",
+                "states"
+            ]
         );
         assert_eq!(
             names(Role::Operate),
@@ -169,6 +196,7 @@ mod tests {
                 "wait-for-completion"
             ]
         );
+        assert_eq!(names(Role::Deploy), ["definitions/register"]);
     }
 
     #[test]

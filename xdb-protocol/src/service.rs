@@ -71,7 +71,10 @@ pub struct ProcessStartConfig {
 pub struct ProcessExecutionStartRequest {
     pub process_id: String,
     pub process_type: String,
-    /// Base URL of the worker that hosts this process type.
+    /// Base URL of the worker that hosts this process type. Absent or empty: the URL of
+    /// the deployment that registered the process type (400 when none did).
+    #[serde(default)]
+    #[schema(default = "")]
     pub worker_url: String,
     /// The first state; absent means the process starts with no state running (RPCs
     /// may start threads later).
@@ -80,7 +83,9 @@ pub struct ProcessExecutionStartRequest {
     /// The first state's input; absent means none (read as JSON `null`).
     #[serde(default)]
     pub start_state_input: Option<EncodedObject>,
-    /// The first state's options; absent: every default of `AsyncStateConfig`.
+    /// The first state's options; absent: the registered definition's options for the
+    /// state (`skipWaitUntil` from whether it has a waitUntil), or every default of
+    /// `AsyncStateConfig` when the process type is not registered.
     #[serde(default)]
     pub start_state_config: Option<AsyncStateConfig>,
     /// Absent: every default of `ProcessStartConfig`.

@@ -97,6 +97,26 @@ export type AsyncStateWaitUntilResponse = {
 };
 
 /**
+ * One declared attribute: a column of the business table, or a local attribute's key.
+ */
+export type AttributeDefinition = {
+    name: string;
+    /**
+     * Default `ANY`.
+     */
+    type?: AttributeType;
+};
+
+/**
+ * The type of a declared attribute. Checked at registration against the column's SQL
+ * type (`information_schema`): `STRING` fits text, character and enum columns;
+ * `INTEGER` integer and decimal columns; `NUMBER` any numeric column; `BOOLEAN` boolean,
+ * bit and tinyint columns; `TIMESTAMP` date and time columns; `JSON` json columns (and
+ * MariaDB's `longtext` JSON alias); `ANY` every column.
+ */
+export type AttributeType = 'STRING' | 'INTEGER' | 'NUMBER' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'ANY';
+
+/**
  * Writes a worker asks for, applied in the transaction that records its answer: all of
  * them or, if the business table refuses one, none (the attempt fails).
  */
@@ -233,6 +253,60 @@ export type ControlDetails = {
 };
 
 /**
+ * `POST .../definitions/describe`: one process type's definition and its revisions.
+ */
+export type DefinitionDescribeRequest = {
+    processType: string;
+    /**
+     * Absent: the current revision.
+     */
+    revision?: number | null;
+};
+
+export type DefinitionDescribeResponse = {
+    definition: ProcessDefinition;
+    revision: DefinitionRevision;
+    /**
+     * Every revision of the type, newest first (the history of its changes).
+     */
+    revisions: Array<DefinitionRevision>;
+};
+
+/**
+ * One revision of a registered definition, without its content.
+ */
+export type DefinitionRevision = {
+    /**
+     * SHA-256 of the definition's canonical JSON, hex.
+     */
+    contentHash: string;
+    deployment: WorkerDeployment;
+    processType: string;
+    /**
+     * Milliseconds since the Unix epoch.
+     */
+    registeredAtMs: number;
+    /**
+     * 1 for the first registration of the type, one more for each change.
+     */
+    revision: number;
+};
+
+/**
+ * `POST .../definitions/list`: the current revision of every registered process type.
+ */
+export type DefinitionsListRequest = {
+    [key: string]: unknown;
+};
+
+export type DefinitionsListResponse = {
+    /**
+     * By process type.
+     */
+    definitions: Array<DefinitionRevision>;
+};
+
+/**
  * The answer of calls that return nothing (stop, publish, internal notify): an empty
  * JSON object, so that a client can always parse the body.
  */
@@ -279,12 +353,14 @@ export type EncodedObject = {
  * |---|---|---|
  * | `INVALID_REQUEST` | 400 | The request is malformed or breaks a rule: not a JSON object, a field of the wrong type, unknown or over its limit, a plain value where a payload (`{"encoding": "json", "data": "<JSON text>"}`) belongs. `message` names the field. Nothing was changed. |
  * | `UNAUTHORIZED` | 401 | The service requires `Authorization: Bearer <token>` (`security.api_tokens`) and the request had none or a token it does not accept. |
- * | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client) allows this path. `message` names the role the path needs. Nothing was changed. |
+ * | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client, deploy) allows this path. `message` names the role the path needs. Nothing was changed. |
  * | `PROCESS_NOT_FOUND` | 404 | No process has this process id, or it has no execution with this processExecutionId. |
+ * | `DEFINITION_NOT_FOUND` | 404 | No process type of this name is registered (`definitions/register`), or it has no revision of this number. |
  * | `PROCESS_ALREADY_STARTED` | 409 | The process id has an execution that the start's `idReusePolicy` does not allow replacing. Nothing was started. |
  * | `PROCESS_NOT_RUNNING` | 409 | The process's current execution is closed (completed, failed, timed out or terminated) and accepts no more work. Nothing was changed; for an RPC, the worker was not called. |
  * | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
  * | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
+ * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -293,7 +369,7 @@ export type EncodedObject = {
  * | `DATABASE_UNAVAILABLE` | 503 | The service lost its connection to its database, or could not open one (the database is down, restarting, or cut off). A read can be sent again after the `Retry-After` header's seconds. A write may or may not have taken effect, as the connection can drop while the database commits: read what it changes (describe the process) before sending it again. |
  *
  */
-export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
+export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'DEFINITION_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'DEFINITION_INCOMPATIBLE' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
 
 /**
  * `EXECUTE_COMPLETED`
@@ -356,6 +432,25 @@ export type GlobalAttributeValue = {
      * as serialized.
      */
     value: unknown;
+};
+
+/**
+ * The business table whose row holds a process's global attributes.
+ */
+export type GlobalAttributesDefinition = {
+    /**
+     * The columns the process reads or writes; each must exist with a compatible type.
+     */
+    columns?: Array<AttributeDefinition>;
+    /**
+     * The primary-key column.
+     */
+    primaryKeyColumn: string;
+    /**
+     * The table, optionally schema-qualified (`schema.table`); it must exist when the
+     * definition is registered.
+     */
+    tableName: string;
 };
 
 /**
@@ -605,6 +700,28 @@ export type ProcessClosedDetails = {
 };
 
 /**
+ * A process type as its worker declares it.
+ */
+export type ProcessDefinition = {
+    globalAttributes?: null | GlobalAttributesDefinition;
+    localAttributes?: Array<AttributeDefinition>;
+    /**
+     * The local queues its states wait on; a publish to any other is refused.
+     */
+    localQueues?: Array<string>;
+    processType: string;
+    rpcs?: Array<RpcDefinition>;
+    /**
+     * The states a start may name; empty: any of `states`.
+     */
+    startStates?: Array<string>;
+    /**
+     * At least one state, ids unique.
+     */
+    states: Array<StateDefinition>;
+};
+
+/**
  * `POST /api/v1/xdb/console/process-execution/attributes`: the attributes of the
  * current (or a given) execution of a process.
  */
@@ -802,9 +919,10 @@ export type ProcessExecutionStartRequest = {
     startStateId?: string | null;
     startStateInput?: null | EncodedObject;
     /**
-     * Base URL of the worker that hosts this process type.
+     * Base URL of the worker that hosts this process type. Absent or empty: the URL of
+     * the deployment that registered the process type (400 when none did).
      */
-    workerUrl: string;
+    workerUrl?: string;
 };
 
 /**
@@ -995,6 +1113,42 @@ export type PublishToLocalQueueRequest = {
 };
 
 /**
+ * `POST .../definitions/register`: idempotent; a definition equal to the current one
+ * (same content hash, same deployment) writes nothing.
+ */
+export type RegisterDefinitionsRequest = {
+    /**
+     * 1 to 100 process types, each named once.
+     */
+    definitions: Array<ProcessDefinition>;
+    deployment: WorkerDeployment;
+    /**
+     * Register even when running executions wait in states the new definition removes
+     * (they then fail at their next call). Default false: such a registration is
+     * refused with 409 `DEFINITION_INCOMPATIBLE`, naming the count.
+     */
+    force?: boolean;
+};
+
+export type RegisterDefinitionsResponse = {
+    /**
+     * In the order of the request's definitions.
+     */
+    registered: Array<RegisteredDefinition>;
+};
+
+export type RegisteredDefinition = {
+    /**
+     * Whether this registration wrote a new revision (false: it was current already).
+     */
+    changed: boolean;
+    /**
+     * The current revision after the registration.
+     */
+    revision: DefinitionRevision;
+};
+
+/**
  * Backoff retry for a state's waitUntil or execute calls. An attempt fails when the
  * worker answers a non-2xx status (4xx and 5xx alike), times out, cannot be reached, or
  * answers a body XDB cannot use (not the response schema, an invalid decision, writes
@@ -1045,6 +1199,21 @@ export type RpcCompletedDetails = {
 };
 
 /**
+ * One RPC of a process type, with the loading policy that guards it.
+ */
+export type RpcDefinition = {
+    globalAttributeLoading?: null | GlobalAttributeLoading;
+    /**
+     * A JSON Schema of the RPC's input; absent: any input.
+     */
+    inputSchema?: {
+        [key: string]: unknown;
+    } | null;
+    localAttributeLoading?: null | LocalAttributeLoading;
+    name: string;
+};
+
+/**
  * `STATE_API_FAILED` and `STATE_FAILED`; also the input (as a JSON payload) of the state
  * a failure recovery proceeds to.
  */
@@ -1078,6 +1247,26 @@ export type StateDecision = {
      */
     nextStates?: Array<StateMovement>;
     threadCloseDecision?: null | ThreadCloseDecision;
+};
+
+/**
+ * One async state of a process type.
+ */
+export type StateDefinition = {
+    config?: null | AsyncStateConfig;
+    /**
+     * Whether the worker implements waitUntil for it; without one, a start or a
+     * movement must say `skipWaitUntil`.
+     */
+    hasWaitUntil: boolean;
+    id: string;
+    /**
+     * A JSON Schema (draft 2020-12) of the state's input, as the SDK derives it from the
+     * input type; absent: any input.
+     */
+    inputSchema?: {
+        [key: string]: unknown;
+    } | null;
 };
 
 export type StateExecutionInfo = {
@@ -1245,6 +1434,24 @@ export type WaitingFor = {
      */
     timers: Array<TimerWait>;
     waitingType: CommandWaitingType;
+};
+
+/**
+ * A deployment of a worker: where its code runs and which build it is.
+ */
+export type WorkerDeployment = {
+    /**
+     * Stable across versions, e.g. the service's name.
+     */
+    name: string;
+    /**
+     * The build, e.g. a release number or a commit.
+     */
+    version: string;
+    /**
+     * Base URL of the worker, as a start's `workerUrl` would name it.
+     */
+    workerUrl: string;
 };
 
 /**

@@ -24,6 +24,24 @@ class ApiErrorResponse(WireModel):
     """
 
 
+class AttributeType(StrEnum):
+    """
+    The type of a declared attribute. Checked at registration against the column's SQL
+    type (`information_schema`): `STRING` fits text, character and enum columns;
+    `INTEGER` integer and decimal columns; `NUMBER` any numeric column; `BOOLEAN` boolean,
+    bit and tinyint columns; `TIMESTAMP` date and time columns; `JSON` json columns (and
+    MariaDB's `longtext` JSON alias); `ANY` every column.
+    """
+
+    STRING = "STRING"
+    INTEGER = "INTEGER"
+    NUMBER = "NUMBER"
+    BOOLEAN = "BOOLEAN"
+    TIMESTAMP = "TIMESTAMP"
+    JSON = "JSON"
+    ANY = "ANY"
+
+
 class CallPhase(StrEnum):
     """
     Where a state's pending waitUntil or execute call is:
@@ -102,6 +120,18 @@ class ControlDetails(WireModel):
     """The state executions it acted on."""
 
 
+class DefinitionDescribeRequest(WireModel):
+    """`POST .../definitions/describe`: one process type's definition and its revisions."""
+
+    process_type: str
+    revision: int | None = None
+    """Absent: the current revision."""
+
+
+class DefinitionsListRequest(WireModel):
+    """`POST .../definitions/list`: the current revision of every registered process type."""
+
+
 class EmptyResponse(WireModel):
     """
     The answer of calls that return nothing (stop, publish, internal notify): an empty
@@ -148,12 +178,14 @@ class ErrorSubType(StrEnum):
     |---|---|---|
     | `INVALID_REQUEST` | 400 | The request is malformed or breaks a rule: not a JSON object, a field of the wrong type, unknown or over its limit, a plain value where a payload (`{"encoding": "json", "data": "<JSON text>"}`) belongs. `message` names the field. Nothing was changed. |
     | `UNAUTHORIZED` | 401 | The service requires `Authorization: Bearer <token>` (`security.api_tokens`) and the request had none or a token it does not accept. |
-    | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client) allows this path. `message` names the role the path needs. Nothing was changed. |
+    | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client, deploy) allows this path. `message` names the role the path needs. Nothing was changed. |
     | `PROCESS_NOT_FOUND` | 404 | No process has this process id, or it has no execution with this processExecutionId. |
+    | `DEFINITION_NOT_FOUND` | 404 | No process type of this name is registered (`definitions/register`), or it has no revision of this number. |
     | `PROCESS_ALREADY_STARTED` | 409 | The process id has an execution that the start's `idReusePolicy` does not allow replacing. Nothing was started. |
     | `PROCESS_NOT_RUNNING` | 409 | The process's current execution is closed (completed, failed, timed out or terminated) and accepts no more work. Nothing was changed; for an RPC, the worker was not called. |
     | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
     | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
+    | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
     | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
     | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
     | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -167,10 +199,12 @@ class ErrorSubType(StrEnum):
     UNAUTHORIZED = "UNAUTHORIZED"
     FORBIDDEN = "FORBIDDEN"
     PROCESS_NOT_FOUND = "PROCESS_NOT_FOUND"
+    DEFINITION_NOT_FOUND = "DEFINITION_NOT_FOUND"
     PROCESS_ALREADY_STARTED = "PROCESS_ALREADY_STARTED"
     PROCESS_NOT_RUNNING = "PROCESS_NOT_RUNNING"
     PROCESS_CLOSED_DURING_RPC = "PROCESS_CLOSED_DURING_RPC"
     CONTROL_NOT_APPLICABLE = "CONTROL_NOT_APPLICABLE"
+    DEFINITION_INCOMPATIBLE = "DEFINITION_INCOMPATIBLE"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     WORKER_API_ERROR = "WORKER_API_ERROR"
     APP_DATABASE_ERROR = "APP_DATABASE_ERROR"
@@ -685,6 +719,17 @@ class WaitingFor(WireModel):
     waiting_type: CommandWaitingType
 
 
+class WorkerDeployment(WireModel):
+    """A deployment of a worker: where its code runs and which build it is."""
+
+    name: str
+    """Stable across versions, e.g. the service's name."""
+    version: str
+    """The build, e.g. a release number or a commit."""
+    worker_url: str
+    """Base URL of the worker, as a start's `workerUrl` would name it."""
+
+
 class WorkerErrorResponse(WireModel):
     """
     The body a worker answers with a non-2xx status. XDB treats every non-2xx alike (a
@@ -700,6 +745,14 @@ class WorkerErrorResponse(WireModel):
     `UNKNOWN_RPC`, `INVALID_REQUEST` (400), `UNAUTHORIZED` (401) and `USER_CODE_ERROR`
     (500).
     """
+
+
+class AttributeDefinition(WireModel):
+    """One declared attribute: a column of the business table, or a local attribute's key."""
+
+    name: str
+    type: AttributeType = AttributeType.ANY
+    """Default `ANY`."""
 
 
 class AttributeWrites(WireModel):
@@ -740,6 +793,24 @@ class CommandRequest(WireModel):
     """Default `ANY_OF_COMPLETION`."""
 
 
+class DefinitionRevision(WireModel):
+    """One revision of a registered definition, without its content."""
+
+    content_hash: str
+    """SHA-256 of the definition's canonical JSON, hex."""
+    deployment: WorkerDeployment
+    process_type: str
+    registered_at_ms: int
+    """Milliseconds since the Unix epoch."""
+    revision: int
+    """1 for the first registration of the type, one more for each change."""
+
+
+class DefinitionsListResponse(WireModel):
+    definitions: list[DefinitionRevision]
+    """By process type."""
+
+
 class GlobalAttributeConfig(WireModel):
     """The global-attribute row of a process: one row of a user table."""
 
@@ -758,6 +829,20 @@ class GlobalAttributeLoading(WireModel):
     """Columns to read from the process's row; empty means none."""
     lock_type: LockType = LockType.NO_LOCK
     """Default `NO_LOCK`."""
+
+
+class GlobalAttributesDefinition(WireModel):
+    """The business table whose row holds a process's global attributes."""
+
+    columns: list[AttributeDefinition] = Field([], validate_default=True)
+    """The columns the process reads or writes; each must exist with a compatible type."""
+    primary_key_column: str
+    """The primary-key column."""
+    table_name: str
+    """
+    The table, optionally schema-qualified (`schema.table`); it must exist when the
+    definition is registered.
+    """
 
 
 class LoadedAttributes(WireModel):
@@ -932,6 +1017,23 @@ class ProcessStartConfig(WireModel):
     """
 
 
+class RegisteredDefinition(WireModel):
+    changed: bool
+    """Whether this registration wrote a new revision (false: it was current already)."""
+    revision: DefinitionRevision
+    """The current revision after the registration."""
+
+
+class RpcDefinition(WireModel):
+    """One RPC of a process type, with the loading policy that guards it."""
+
+    global_attribute_loading: GlobalAttributeLoading | None = None
+    input_schema: dict[str, Any] | None = None
+    """A JSON Schema of the RPC's input; absent: any input."""
+    local_attribute_loading: LocalAttributeLoading | None = None
+    name: str
+
+
 class StateApiFailureDetails(WireModel):
     """
     `STATE_API_FAILED` and `STATE_FAILED`; also the input (as a JSON payload) of the state
@@ -1030,6 +1132,11 @@ class ProcessExecutionListResponse(WireModel):
     """Absent on the last page."""
 
 
+class RegisterDefinitionsResponse(WireModel):
+    registered: list[RegisteredDefinition]
+    """In the order of the request's definitions."""
+
+
 class StateExecutionInfo(WireModel):
     command_results: CommandResults | None = None
     last_failure: StateFailure | None = None
@@ -1102,11 +1209,33 @@ class AsyncStateExecuteResponse(WireModel):
     )
 
 
+class DefinitionDescribeResponse(WireModel):
+    definition: ProcessDefinition
+    revision: DefinitionRevision
+    revisions: list[DefinitionRevision]
+    """Every revision of the type, newest first (the history of its changes)."""
+
+
 class ExecuteCompletedDetails(WireModel):
     """`EXECUTE_COMPLETED`"""
 
     decision: StateDecision
     state_execution_id: str
+
+
+class ProcessDefinition(WireModel):
+    """A process type as its worker declares it."""
+
+    global_attributes: GlobalAttributesDefinition | None = None
+    local_attributes: list[AttributeDefinition] = Field([], validate_default=True)
+    local_queues: list[str] = []
+    """The local queues its states wait on; a publish to any other is refused."""
+    process_type: str
+    rpcs: list[RpcDefinition] = Field([], validate_default=True)
+    start_states: list[str] = []
+    """The states a start may name; empty: any of `states`."""
+    states: list[StateDefinition]
+    """At least one state, ids unique."""
 
 
 class ProcessExecutionStartRequest(WireModel):
@@ -1122,8 +1251,11 @@ class ProcessExecutionStartRequest(WireModel):
     may start threads later).
     """
     start_state_input: EncodedObject | None = None
-    worker_url: str
-    """Base URL of the worker that hosts this process type."""
+    worker_url: str = ""
+    """
+    Base URL of the worker that hosts this process type. Absent or empty: the URL of
+    the deployment that registered the process type (400 when none did).
+    """
 
 
 class ProcessRpcWorkerResponse(WireModel):
@@ -1141,6 +1273,23 @@ class ProcessRpcWorkerResponse(WireModel):
     )
 
 
+class RegisterDefinitionsRequest(WireModel):
+    """
+    `POST .../definitions/register`: idempotent; a definition equal to the current one
+    (same content hash, same deployment) writes nothing.
+    """
+
+    definitions: list[ProcessDefinition]
+    """1 to 100 process types, each named once."""
+    deployment: WorkerDeployment
+    force: bool = False
+    """
+    Register even when running executions wait in states the new definition removes
+    (they then fail at their next call). Default false: such a registration is
+    refused with 409 `DEFINITION_INCOMPATIBLE`, naming the count.
+    """
+
+
 class StateDecision(WireModel):
     """
     What follows an execute: exactly one of next states (several run as parallel threads)
@@ -1152,6 +1301,23 @@ class StateDecision(WireModel):
     next_states: list[StateMovement] = Field([], validate_default=True)
     """The states to run next, each a thread (at most 100)."""
     thread_close_decision: ThreadCloseDecision | None = None
+
+
+class StateDefinition(WireModel):
+    """One async state of a process type."""
+
+    config: AsyncStateConfig | None = None
+    has_wait_until: bool
+    """
+    Whether the worker implements waitUntil for it; without one, a start or a
+    movement must say `skipWaitUntil`.
+    """
+    id: str
+    input_schema: dict[str, Any] | None = None
+    """
+    A JSON Schema (draft 2020-12) of the state's input, as the SDK derives it from the
+    input type; absent: any input.
+    """
 
 
 class StateFailureRecoveryOptions(WireModel):
@@ -1177,6 +1343,8 @@ class StateMovement(WireModel):
 
 AsyncStateConfig.model_rebuild()
 AsyncStateExecuteResponse.model_rebuild()
+DefinitionDescribeResponse.model_rebuild()
 ExecuteCompletedDetails.model_rebuild()
+ProcessDefinition.model_rebuild()
 ProcessRpcWorkerResponse.model_rebuild()
 StateDecision.model_rebuild()

@@ -12,6 +12,31 @@ export const ApiErrorResponseSchema = z.object({
 });
 
 /**
+ * The type of a declared attribute. Checked at registration against the column's SQL
+ * type (`information_schema`): `STRING` fits text, character and enum columns;
+ * `INTEGER` integer and decimal columns; `NUMBER` any numeric column; `BOOLEAN` boolean,
+ * bit and tinyint columns; `TIMESTAMP` date and time columns; `JSON` json columns (and
+ * MariaDB's `longtext` JSON alias); `ANY` every column.
+ */
+export const AttributeTypeSchema = z.enum([
+    'STRING',
+    'INTEGER',
+    'NUMBER',
+    'BOOLEAN',
+    'TIMESTAMP',
+    'JSON',
+    'ANY'
+]);
+
+/**
+ * One declared attribute: a column of the business table, or a local attribute's key.
+ */
+export const AttributeDefinitionSchema = z.object({
+    name: z.string(),
+    type: AttributeTypeSchema.optional().default('ANY')
+});
+
+/**
  * Where a state's pending waitUntil or execute call is:
  * - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
  * instance);
@@ -68,6 +93,19 @@ export const ControlDetailsSchema = z.object({
 });
 
 /**
+ * `POST .../definitions/describe`: one process type's definition and its revisions.
+ */
+export const DefinitionDescribeRequestSchema = z.object({
+    processType: z.string(),
+    revision: z.int().nullish()
+});
+
+/**
+ * `POST .../definitions/list`: the current revision of every registered process type.
+ */
+export const DefinitionsListRequestSchema = z.record(z.string(), z.unknown());
+
+/**
  * The answer of calls that return nothing (stop, publish, internal notify): an empty
  * JSON object, so that a client can always parse the body.
  */
@@ -104,12 +142,14 @@ export const EncodedObjectSchema = z.object({
  * |---|---|---|
  * | `INVALID_REQUEST` | 400 | The request is malformed or breaks a rule: not a JSON object, a field of the wrong type, unknown or over its limit, a plain value where a payload (`{"encoding": "json", "data": "<JSON text>"}`) belongs. `message` names the field. Nothing was changed. |
  * | `UNAUTHORIZED` | 401 | The service requires `Authorization: Bearer <token>` (`security.api_tokens`) and the request had none or a token it does not accept. |
- * | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client) allows this path. `message` names the role the path needs. Nothing was changed. |
+ * | `FORBIDDEN` | 403 | The bearer token is accepted, but none of its roles (`security.tokens`: read, operate, client, deploy) allows this path. `message` names the role the path needs. Nothing was changed. |
  * | `PROCESS_NOT_FOUND` | 404 | No process has this process id, or it has no execution with this processExecutionId. |
+ * | `DEFINITION_NOT_FOUND` | 404 | No process type of this name is registered (`definitions/register`), or it has no revision of this number. |
  * | `PROCESS_ALREADY_STARTED` | 409 | The process id has an execution that the start's `idReusePolicy` does not allow replacing. Nothing was started. |
  * | `PROCESS_NOT_RUNNING` | 409 | The process's current execution is closed (completed, failed, timed out or terminated) and accepts no more work. Nothing was changed; for an RPC, the worker was not called. |
  * | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
  * | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
+ * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -123,10 +163,12 @@ export const ErrorSubTypeSchema = z.enum([
     'UNAUTHORIZED',
     'FORBIDDEN',
     'PROCESS_NOT_FOUND',
+    'DEFINITION_NOT_FOUND',
     'PROCESS_ALREADY_STARTED',
     'PROCESS_NOT_RUNNING',
     'PROCESS_CLOSED_DURING_RPC',
     'CONTROL_NOT_APPLICABLE',
+    'DEFINITION_INCOMPATIBLE',
     'PAYLOAD_TOO_LARGE',
     'WORKER_API_ERROR',
     'APP_DATABASE_ERROR',
@@ -169,6 +211,15 @@ export const BusinessRowSchema = z.object({
 export const GlobalAttributeConfigSchema = z.object({
     initialWrite: z.array(GlobalAttributeValueSchema).optional().default([]),
     primaryKey: GlobalAttributeValueSchema,
+    tableName: z.string()
+});
+
+/**
+ * The business table whose row holds a process's global attributes.
+ */
+export const GlobalAttributesDefinitionSchema = z.object({
+    columns: z.array(AttributeDefinitionSchema).optional().default([]),
+    primaryKeyColumn: z.string(),
     tableName: z.string()
 });
 
@@ -657,6 +708,16 @@ export const RpcCompletedDetailsSchema = z.object({
 });
 
 /**
+ * One RPC of a process type, with the loading policy that guards it.
+ */
+export const RpcDefinitionSchema = z.object({
+    globalAttributeLoading: GlobalAttributeLoadingSchema.nullish(),
+    inputSchema: z.record(z.string(), z.unknown()).nullish(),
+    localAttributeLoading: LocalAttributeLoadingSchema.nullish(),
+    name: z.string()
+});
+
+/**
  * Which state API an event is about.
  */
 export const StateApiNameSchema = z.enum(['waitUntil', 'execute']);
@@ -847,6 +908,39 @@ export const ProcessExecutionStatesResponseSchema = z.object({
 });
 
 /**
+ * A deployment of a worker: where its code runs and which build it is.
+ */
+export const WorkerDeploymentSchema = z.object({
+    name: z.string(),
+    version: z.string(),
+    workerUrl: z.string()
+});
+
+/**
+ * One revision of a registered definition, without its content.
+ */
+export const DefinitionRevisionSchema = z.object({
+    contentHash: z.string(),
+    deployment: WorkerDeploymentSchema,
+    processType: z.string(),
+    registeredAtMs: z.int(),
+    revision: z.int()
+});
+
+export const DefinitionsListResponseSchema = z.object({
+    definitions: z.array(DefinitionRevisionSchema)
+});
+
+export const RegisteredDefinitionSchema = z.object({
+    changed: z.boolean(),
+    revision: DefinitionRevisionSchema
+});
+
+export const RegisterDefinitionsResponseSchema = z.object({
+    registered: z.array(RegisteredDefinitionSchema)
+});
+
+/**
  * The body a worker answers with a non-2xx status. XDB treats every non-2xx alike (a
  * failed attempt; for an RPC, 424 `WORKER_API_ERROR` with `detail` as `workerError`), so
  * the body is for people: any body is accepted, this one is shown best.
@@ -880,12 +974,31 @@ export const AsyncStateExecuteResponseSchema = z.object({
     writes: AttributeWritesSchema.optional().default({ globalAttributes: [], localAttributes: [] })
 });
 
+export const DefinitionDescribeResponseSchema = z.object({
+    definition: z.lazy((): any => ProcessDefinitionSchema),
+    revision: DefinitionRevisionSchema,
+    revisions: z.array(DefinitionRevisionSchema)
+});
+
 /**
  * `EXECUTE_COMPLETED`
  */
 export const ExecuteCompletedDetailsSchema = z.object({
     decision: z.lazy((): any => StateDecisionSchema),
     stateExecutionId: z.string()
+});
+
+/**
+ * A process type as its worker declares it.
+ */
+export const ProcessDefinitionSchema = z.object({
+    globalAttributes: GlobalAttributesDefinitionSchema.nullish(),
+    localAttributes: z.array(AttributeDefinitionSchema).optional().default([]),
+    localQueues: z.array(z.string()).optional().default([]),
+    processType: z.string(),
+    rpcs: z.array(RpcDefinitionSchema).optional().default([]),
+    startStates: z.array(z.string()).optional().default([]),
+    states: z.array(z.lazy((): any => StateDefinitionSchema))
 });
 
 /**
@@ -898,7 +1011,7 @@ export const ProcessExecutionStartRequestSchema = z.object({
     startStateConfig: AsyncStateConfigSchema.nullish(),
     startStateId: z.string().nullish(),
     startStateInput: EncodedObjectSchema.nullish(),
-    workerUrl: z.string()
+    workerUrl: z.string().optional().default('')
 });
 
 /**
@@ -913,6 +1026,16 @@ export const ProcessRpcWorkerResponseSchema = z.object({
 });
 
 /**
+ * `POST .../definitions/register`: idempotent; a definition equal to the current one
+ * (same content hash, same deployment) writes nothing.
+ */
+export const RegisterDefinitionsRequestSchema = z.object({
+    definitions: z.array(ProcessDefinitionSchema),
+    deployment: WorkerDeploymentSchema,
+    force: z.boolean().optional().default(false)
+});
+
+/**
  * What follows an execute: exactly one of next states (several run as parallel threads)
  * or a thread close decision. A decision with neither, or with both, is an unusable
  * answer: the attempt fails and is retried by the state's retry policy, as a worker
@@ -921,6 +1044,16 @@ export const ProcessRpcWorkerResponseSchema = z.object({
 export const StateDecisionSchema = z.object({
     nextStates: z.array(z.lazy((): any => StateMovementSchema)).optional().default([]),
     threadCloseDecision: ThreadCloseDecisionSchema.nullish()
+});
+
+/**
+ * One async state of a process type.
+ */
+export const StateDefinitionSchema = z.object({
+    config: AsyncStateConfigSchema.nullish(),
+    hasWaitUntil: z.boolean(),
+    id: z.string(),
+    inputSchema: z.record(z.string(), z.unknown()).nullish()
 });
 
 /**

@@ -33,6 +33,8 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
             &[ProcessNotFound, ProcessNotRunning, ControlNotApplicable]
         }
         paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
+        paths::DEFINITIONS_REGISTER => &[DefinitionIncompatible, AppDatabaseError],
+        paths::DEFINITIONS_DESCRIBE => &[DefinitionNotFound],
         // Not signed with the cluster's internal secret.
         paths::INTERNAL_NOTIFY => &[Unauthorized],
         paths::RPC => &[

@@ -43,6 +43,9 @@ pub mod operation_ids {
     pub const RESUME: &str = "resume";
     pub const INTERNAL_NOTIFY: &str = "internal_notify";
     pub const CONSOLE_ATTRIBUTES: &str = "console_attributes";
+    pub const DEFINITIONS_REGISTER: &str = "definitions_register";
+    pub const DEFINITIONS_LIST: &str = "definitions_list";
+    pub const DEFINITIONS_DESCRIBE: &str = "definitions_describe";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -177,6 +180,31 @@ mod operations {
                    description = "the attributes")))]
     fn console_attributes() {}
 
+    /// Register a worker deployment's process definitions
+    ///
+    /// Idempotent: a definition equal to the current one writes nothing. Each process
+    /// type's table and columns are checked against the database first; a definition
+    /// that removes states running executions wait in is refused unless `force`. Once a
+    /// type is registered, starts, publishes and RPCs are checked against it, and a
+    /// start may leave out `workerUrl` (the deployment's is used).
+    #[utoipa::path(post, path = "/api/v1/xdb/service/definitions/register", tag = "definitions",
+        request_body = RegisterDefinitionsRequest,
+        responses((status = 200, body = RegisterDefinitionsResponse,
+                   description = "registered (or current already)")))]
+    fn definitions_register() {}
+
+    /// The current definition of every registered process type
+    #[utoipa::path(post, path = "/api/v1/xdb/service/definitions/list", tag = "definitions",
+        request_body = DefinitionsListRequest,
+        responses((status = 200, body = DefinitionsListResponse, description = "the definitions")))]
+    fn definitions_list() {}
+
+    /// One process type's definition and the history of its revisions
+    #[utoipa::path(post, path = "/api/v1/xdb/service/definitions/describe", tag = "definitions",
+        request_body = DefinitionDescribeRequest,
+        responses((status = 200, body = DefinitionDescribeResponse, description = "the definition")))]
+    fn definitions_describe() {}
+
     /// Wake a service instance (between XDB's own services)
     ///
     /// Served on the instances' internal listeners only (never on the API service's
@@ -220,6 +248,8 @@ mod operations {
           operations::wait_for_completion, operations::states, operations::retry_now,
           operations::give_up, operations::pause, operations::resume,
           operations::console_attributes,
+          operations::definitions_register, operations::definitions_list,
+          operations::definitions_describe,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
@@ -233,6 +263,9 @@ mod operations {
     tags((name = "service", description = "Client → API service"),
          (name = "operate", description = "Operators: why an execution is not progressing, \
                                            and the controls that unstick it"),
+         (name = "definitions", description = "Worker deployments register the process \
+                                               types they host; the service checks requests \
+                                               against them"),
          (name = "console", description = "The web console's reads beside the service \
                                            API (served at `/ui`)"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \

@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 13] = [
+const SERVICE_PATHS: [&str; 16] = [
     paths::STATES,
     paths::RETRY_NOW,
     paths::GIVE_UP,
@@ -29,6 +29,9 @@ const SERVICE_PATHS: [&str; 13] = [
     paths::PUBLISH_TO_LOCAL_QUEUE,
     paths::RPC,
     paths::WAIT_FOR_COMPLETION,
+    paths::DEFINITIONS_REGISTER,
+    paths::DEFINITIONS_LIST,
+    paths::DEFINITIONS_DESCRIBE,
 ];
 const WORKER_PATHS: [&str; 3] = [
     paths::WORKER_WAIT_UNTIL,
