@@ -206,6 +206,19 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::definitions::DefinitionsCommand,
     },
+    /// Worker deployments: which serves each process type, rollbacks, moving executions
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb deployments list\n",
+        "  xdb deployments set-current orders@1.4.2          # roll back (deploy role)\n",
+        "  xdb deployments move --type OrderProcess --to orders@1.5.0 --from orders@1.4.2\n\n",
+        "A deployment current for no type and running nothing is drained.\n",
+        "Exit codes: 0 done, 5 no such deployment, 1 refused, 3 unreachable."
+    ))]
+    Deployments {
+        #[command(subcommand)]
+        command: crate::deployments::DeploymentsCommand,
+    },
     /// Run XDB for development: an embedded PostgreSQL, the API and async services, the
     /// console and the samples' worker, until Ctrl-C
     #[command(after_help = concat!(

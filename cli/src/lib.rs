@@ -7,6 +7,7 @@ pub mod args;
 pub mod command_args;
 pub mod commands;
 pub mod definitions;
+pub mod deployments;
 pub mod dev;
 pub mod format;
 pub mod operate;
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> Exit {
         match &cli.command {
             Command::Start(a) => commands::start(&client, output, a).await,
             Command::Definitions { command } => definitions::run(&client, output, command).await,
+            Command::Deployments { command } => deployments::run(&client, output, command).await,
             Command::Describe(a) => commands::describe(&client, output, a).await,
             Command::List(a) => commands::list(&client, output, a).await,
             Command::History(a) => commands::history(&client, output, a).await,

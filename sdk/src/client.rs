@@ -346,6 +346,38 @@ impl Client {
             .await
     }
 
+    /// Every worker deployment, the types it is current for and its running executions.
+    pub async fn list_deployments(&self) -> Result<DeploymentsListResponse, ClientError> {
+        self.call(
+            paths::DEPLOYMENTS_LIST,
+            &DeploymentsListRequest {},
+            self.request_timeout,
+        )
+        .await
+    }
+
+    /// Makes a deployment current again for every type it registered (the `deploy` role).
+    pub async fn set_current_deployment(
+        &self,
+        request: &DeploymentSetCurrentRequest,
+    ) -> Result<RegisterDefinitionsResponse, ClientError> {
+        self.call(
+            paths::DEPLOYMENTS_SET_CURRENT,
+            request,
+            self.request_timeout,
+        )
+        .await
+    }
+
+    /// Moves running executions of a type to another deployment (the `operate` role).
+    pub async fn move_executions(
+        &self,
+        request: &ExecutionsMoveRequest,
+    ) -> Result<ExecutionsMoveResponse, ClientError> {
+        self.call(paths::DEPLOYMENTS_MOVE, request, self.request_timeout)
+            .await
+    }
+
     pub async fn stop(&self, request: &ProcessExecutionStopRequest) -> Result<(), ClientError> {
         self.call_no_body(paths::STOP, request).await
     }

@@ -27,6 +27,14 @@ pub trait Process: Send + Sync + Sized + 'static {
         short_type_name::<Self>()
     }
 
+    /// Whether running executions stay on the deployment they started on when another
+    /// deployment of this type becomes current (`Pinned`, the default), or move to it at
+    /// their next call (`MoveToCurrent`). Applies once the worker registers its
+    /// definitions ([`crate::WorkerService::register_with`]).
+    fn versioning_policy(&self) -> xdb_protocol::VersioningPolicy {
+        xdb_protocol::VersioningPolicy::Pinned
+    }
+
     /// The states, and which one (if any) runs when the process starts.
     fn state_schema(&self) -> StateSchema;
 

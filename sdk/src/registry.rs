@@ -66,6 +66,7 @@ pub struct ProcessDefinition {
     persistence: Arc<PersistenceSchema>,
     communication: Arc<CommunicationSchema>,
     rpcs: HashMap<String, RegisteredRpc>,
+    versioning_policy: proto::VersioningPolicy,
 }
 
 impl ProcessDefinition {
@@ -115,6 +116,7 @@ impl ProcessDefinition {
             );
         }
         Self {
+            versioning_policy: process.versioning_policy(),
             persistence: Arc::new(process.persistence_schema()),
             communication: Arc::new(process.communication_schema()),
             process_type,
@@ -285,6 +287,7 @@ impl ProcessDefinition {
                 .iter()
                 .map(any)
                 .collect(),
+            versioning_policy: self.versioning_policy,
         }
     }
 

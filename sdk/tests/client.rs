@@ -229,9 +229,9 @@ async fn operator_calls_post_their_requests_and_read_the_answers() {
 }
 
 #[tokio::test]
-async fn typed_start_without_worker_url_is_refused() {
+async fn typed_start_without_worker_url_leaves_it_to_the_registered_deployment() {
     let (url, seen) = fake_service().await;
-    let err = Client::new(url)
+    let execution = Client::new(url)
         .start_process::<common::CounterProcess>(
             "p-1",
             None,
@@ -239,7 +239,12 @@ async fn typed_start_without_worker_url_is_refused() {
             ProcessStartOptions::new().global_attribute_pk_value("c"),
         )
         .await
-        .unwrap_err();
-    assert!(err.to_string().contains("worker URL"));
-    assert!(seen.lock().unwrap().is_empty());
+        .unwrap();
+    assert_eq!(execution, "e-9");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0].0, paths::START);
+    assert_eq!(
+        seen[0].1["workerUrl"], "",
+        "the service routes an empty worker URL"
+    );
 }

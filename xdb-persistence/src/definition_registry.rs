@@ -2,7 +2,8 @@
 
 use async_trait::async_trait;
 use xdb_protocol::{
-    DefinitionRevision, ProcessDefinition, RegisterDefinitionsRequest, RegisteredDefinition,
+    DefinitionRevision, DeploymentRef, DeploymentSummary, ExecutionsMoveRequest, ProcessDefinition,
+    RegisterDefinitionsRequest, RegisteredDefinition,
 };
 
 use crate::StoreError;
@@ -73,6 +74,23 @@ pub trait DefinitionRegistry: Send + Sync + 'static {
         schema: Option<&str>,
         table: &str,
     ) -> Result<Vec<TableColumn>, StoreError>;
+    /// Every (process type, worker URL) pair any revision registered.
+    async fn registered_worker_urls(&self) -> Result<Vec<(String, String)>, StoreError>;
+    /// Every deployment with the types it serves and its running executions.
+    async fn deployments(&self) -> Result<Vec<DeploymentSummary>, StoreError>;
+    /// Makes `deployment` current for every type it registered (a new revision of each
+    /// from its last definition); `None` when it registered nothing.
+    async fn set_current_deployment(
+        &self,
+        deployment: &DeploymentRef,
+        force: bool,
+    ) -> Result<Option<RegisterOutcome>, StoreError>;
+    /// Moves the running executions `request` selects; the count moved, or which
+    /// deployment did not register the type.
+    async fn move_executions(
+        &self,
+        request: &ExecutionsMoveRequest,
+    ) -> Result<Result<i64, String>, StoreError>;
     /// The type of a process id's latest execution, if it has one.
     async fn process_type_of(&self, process_id: &str) -> Result<Option<String>, StoreError>;
 }

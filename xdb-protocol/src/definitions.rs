@@ -60,7 +60,7 @@ pub struct StateDefinition {
     /// movement must say `skipWaitUntil`.
     pub has_wait_until: bool,
     /// The state's options (timeouts, retry policies, failure recovery, loading), applied
-    /// to a start that gives none.
+    /// to a start that gives none; their `skipWaitUntil` follows `hasWaitUntil`.
     #[serde(default)]
     pub config: Option<AsyncStateConfig>,
     /// A JSON Schema (draft 2020-12) of the state's input, as the SDK derives it from the
@@ -112,6 +112,10 @@ pub struct ProcessDefinition {
     #[serde(default)]
     #[schema(default = json!([]))]
     pub local_attributes: Vec<AttributeDefinition>,
+    /// Default `PINNED`.
+    #[serde(default)]
+    #[schema(default = VersioningPolicy::default)]
+    pub versioning_policy: VersioningPolicy,
 }
 
 /// A deployment of a worker: where its code runs and which build it is.
@@ -202,4 +206,86 @@ pub struct DefinitionDescribeResponse {
     pub definition: ProcessDefinition,
     /// Every revision of the type, newest first (the history of its changes).
     pub revisions: Vec<DefinitionRevision>,
+}
+
+/// What happens to a type's running executions when another deployment becomes current
+/// for it (registers it, or is made current): `PINNED` (the default) keeps each on the
+/// worker URL it started with until it closes; `MOVE_TO_CURRENT` moves them in that same
+/// transaction, so each runs its next call on the current deployment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VersioningPolicy {
+    #[default]
+    Pinned,
+    MoveToCurrent,
+}
+
+/// `POST .../deployments/list`: every deployment that registered definitions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentsListRequest {}
+
+/// A deployment, the process types it registered and the executions running on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentSummary {
+    pub deployment: WorkerDeployment,
+    /// Every type it registered, by name.
+    pub process_types: Vec<String>,
+    /// The types it is the current deployment of: starts naming no worker go there.
+    pub current_for: Vec<String>,
+    /// Running executions whose worker URL is this deployment's.
+    pub running_executions: i64,
+    /// Current for no type and running nothing: it can be shut down.
+    pub drained: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentsListResponse {
+    /// By name, then newest registration first.
+    pub deployments: Vec<DeploymentSummary>,
+}
+
+/// A deployment by name and version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentRef {
+    pub name: String,
+    pub version: String,
+}
+
+/// `POST .../deployments/set-current`: makes a deployment current for every type it
+/// registered, as a new revision of each (its last definition of the type); the others
+/// then drain. Refused like a registration when it would strand running executions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentSetCurrentRequest {
+    pub deployment: DeploymentRef,
+    #[serde(default)]
+    #[schema(default = false)]
+    pub force: bool,
+}
+
+/// `POST .../deployments/move`: moves running executions of a type to a deployment that
+/// registered it; each runs its next call there (a call in flight finishes where it is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionsMoveRequest {
+    pub process_type: String,
+    pub to: DeploymentRef,
+    /// Only executions running on this deployment; absent: on any other.
+    #[serde(default)]
+    pub from: Option<DeploymentRef>,
+    /// Only these process ids (at most 1000); empty: every execution selected above.
+    #[serde(default)]
+    #[schema(default = json!([]), max_items = 1000)]
+    pub process_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionsMoveResponse {
+    /// Executions moved.
+    pub moved: i64,
 }

@@ -25,6 +25,9 @@ pub const SERVICE_API_PREFIX: &str = "/api/v1/xdb/service/";
 pub const DEFINITIONS_REGISTER: &str = "/api/v1/xdb/service/definitions/register";
 pub const DEFINITIONS_LIST: &str = "/api/v1/xdb/service/definitions/list";
 pub const DEFINITIONS_DESCRIBE: &str = "/api/v1/xdb/service/definitions/describe";
+pub const DEPLOYMENTS_LIST: &str = "/api/v1/xdb/service/deployments/list";
+pub const DEPLOYMENTS_SET_CURRENT: &str = "/api/v1/xdb/service/deployments/set-current";
+pub const DEPLOYMENTS_MOVE: &str = "/api/v1/xdb/service/deployments/move";
 
 /// Prefix of the web console's own reads: client paths like the service's (the same
 /// bearer tokens), kept apart because they serve a page, not an SDK.
@@ -103,10 +106,11 @@ pub fn role_of(path: &str) -> Option<Role> {
         | CONSOLE_ASYNC_METRICS
         | METRICS
         | DEFINITIONS_LIST
-        | DEFINITIONS_DESCRIBE => Some(Role::Read),
-        RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP => Some(Role::Operate),
+        | DEFINITIONS_DESCRIBE
+        | DEPLOYMENTS_LIST => Some(Role::Read),
+        RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP | DEPLOYMENTS_MOVE => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
-        DEFINITIONS_REGISTER => Some(Role::Deploy),
+        DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
         _ if path.starts_with(CONSOLE_PREFIX) => Some(Role::Read),
         _ => None,
@@ -172,7 +176,7 @@ mod tests {
             let mut segments = path.rsplit('/');
             let last = segments.next().unwrap_or_default();
             match segments.next() {
-                Some("definitions") => format!("definitions/{last}"),
+                Some(group @ ("definitions" | "deployments")) => format!("{group}/{last}"),
                 _ => last.to_string(),
             }
         };
@@ -183,6 +187,7 @@ mod tests {
                 "attributes",
                 "definitions/describe",
                 "definitions/list",
+                "deployments/list",
                 "describe",
                 "history",
                 "list",
@@ -191,7 +196,14 @@ mod tests {
         );
         assert_eq!(
             names(Role::Operate),
-            ["give-up", "pause", "resume", "retry-now", "stop"]
+            [
+                "deployments/move",
+                "give-up",
+                "pause",
+                "resume",
+                "retry-now",
+                "stop"
+            ]
         );
         assert_eq!(
             names(Role::Client),
@@ -202,7 +214,10 @@ mod tests {
                 "wait-for-completion"
             ]
         );
-        assert_eq!(names(Role::Deploy), ["definitions/register"]);
+        assert_eq!(
+            names(Role::Deploy),
+            ["definitions/register", "deployments/set-current"]
+        );
     }
 
     #[test]

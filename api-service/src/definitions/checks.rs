@@ -83,16 +83,6 @@ pub(crate) fn check_definition(field: &str, definition: &ProcessDefinition) -> R
         &format!("{field}.states"),
         definition.states.iter().map(|s| s.id.as_str()),
     )?;
-    for (i, state) in definition.states.iter().enumerate() {
-        if let Some(config) = &state.config {
-            if config.skip_wait_until == state.has_wait_until {
-                return Err(format!(
-                    "{field}.states[{i}].config.skipWaitUntil: must be {} when hasWaitUntil is {}",
-                    !state.has_wait_until, state.has_wait_until
-                ));
-            }
-        }
-    }
     for (i, start) in definition.start_states.iter().enumerate() {
         if !states.contains(start.as_str()) {
             return Err(format!(

@@ -204,13 +204,6 @@ fn a_definition_breaking_its_own_rules_is_named() {
     let table =
         broken(&|d| d.global_attributes.as_mut().unwrap().table_name = "orders; drop".into());
     assert!(table.contains("globalAttributes.tableName"), "{table}");
-    let skip = broken(&|d| {
-        d.states[1].config = Some(AsyncStateConfig::default()).map(|mut c| {
-            c.skip_wait_until = true;
-            c
-        })
-    });
-    assert!(skip.contains("states[1].config.skipWaitUntil"), "{skip}");
 }
 
 #[test]

@@ -25,6 +25,8 @@ pub(crate) struct Snapshot {
     by_type: HashMap<String, Arc<Compiled>>,
     /// Worker URLs of the registering deployments, without a trailing slash.
     worker_urls: HashSet<String>,
+    /// (type, worker URL without a trailing slash) of every revision ever registered.
+    registered_at: HashSet<(String, String)>,
 }
 
 impl Snapshot {
@@ -58,6 +60,24 @@ impl Snapshot {
             .collect();
         types.sort_unstable();
         Some(types)
+    }
+
+    /// Whether `worker_url` is a deployment `process_type` was registered by but that is
+    /// no longer current for it (one being drained).
+    pub fn is_former_deployment(&self, process_type: &str, worker_url: &str) -> bool {
+        let url = worker_url.trim_end_matches('/');
+        let current = self.by_type.get(process_type).is_some_and(|c| {
+            c.stored
+                .revision
+                .deployment
+                .worker_url
+                .trim_end_matches('/')
+                == url
+        });
+        !current
+            && self
+                .registered_at
+                .contains(&(process_type.to_string(), url.to_string()))
     }
 
     fn fresh(&self) -> bool {
@@ -133,6 +153,12 @@ impl Definitions {
                     .to_string(),
             );
             next.by_type.insert(process_type, compiled);
+        }
+        if !next.by_type.is_empty() {
+            for (process_type, url) in self.registry.registered_worker_urls().await? {
+                let url = url.trim_end_matches('/').to_string();
+                next.registered_at.insert((process_type, url));
+            }
         }
         let next = Arc::new(next);
         *self.current.write().expect("the definitions lock") = next.clone();

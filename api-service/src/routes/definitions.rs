@@ -30,6 +30,15 @@ pub(crate) async fn register(
         .registry()
         .register_definitions(&request, &hashes)
         .await?;
+    Ok(Json(registered_or_incompatible(&state, outcome)?))
+}
+
+/// The answer to a registration (or a deployment made current): what was registered, or
+/// 409 naming the states and executions it would strand.
+pub(super) fn registered_or_incompatible(
+    state: &AppState,
+    outcome: RegisterOutcome,
+) -> Result<RegisterDefinitionsResponse, ApiError> {
     match outcome {
         RegisterOutcome::Registered(registered) => {
             state.definitions.invalidate();
@@ -42,7 +51,7 @@ pub(crate) async fn register(
                     "process definition registered"
                 );
             }
-            Ok(Json(RegisterDefinitionsResponse { registered }))
+            Ok(RegisterDefinitionsResponse { registered })
         }
         RegisterOutcome::Incompatible {
             process_type,

@@ -3,6 +3,7 @@
 mod attributes;
 mod console;
 mod definitions;
+mod deployments;
 mod describe;
 mod health;
 mod history;
@@ -48,6 +49,12 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::DEFINITIONS_REGISTER, post(definitions::register))
         .route(paths::DEFINITIONS_LIST, post(definitions::list))
         .route(paths::DEFINITIONS_DESCRIBE, post(definitions::describe))
+        .route(paths::DEPLOYMENTS_LIST, post(deployments::list))
+        .route(
+            paths::DEPLOYMENTS_SET_CURRENT,
+            post(deployments::set_current),
+        )
+        .route(paths::DEPLOYMENTS_MOVE, post(deployments::move_executions))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))

@@ -32,6 +32,18 @@ async fn resolve_definition(
 ) -> Result<(), ApiError> {
     let snapshot = state.definitions.snapshot().await?;
     if let Some(compiled) = snapshot.get(&request.process_type) {
+        if snapshot.is_former_deployment(&request.process_type, &request.worker_url) {
+            let current = &compiled.stored.revision.deployment;
+            return Err(ApiError::invalid(format!(
+                "workerUrl: {} is a former deployment of process type '{}', draining; \
+                 the current one is {} {} at {} (leave workerUrl out to start there)",
+                request.worker_url,
+                request.process_type,
+                current.name,
+                current.version,
+                current.worker_url
+            )));
+        }
         return crate::definitions::resolve_start(compiled, request).map_err(ApiError::invalid);
     }
     if request.worker_url.is_empty() {

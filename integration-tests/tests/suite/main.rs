@@ -90,6 +90,7 @@ mod console;
 mod contract;
 mod database_lost;
 mod definitions;
+mod deployments;
 mod execution;
 mod injection;
 mod internal_calls;

@@ -132,6 +132,28 @@ class DefinitionsListRequest(WireModel):
     """`POST .../definitions/list`: the current revision of every registered process type."""
 
 
+class DeploymentRef(WireModel):
+    """A deployment by name and version."""
+
+    name: str
+    version: str
+
+
+class DeploymentSetCurrentRequest(WireModel):
+    """
+    `POST .../deployments/set-current`: makes a deployment current for every type it
+    registered, as a new revision of each (its last definition of the type); the others
+    then drain. Refused like a registration when it would strand running executions.
+    """
+
+    deployment: DeploymentRef
+    force: bool = False
+
+
+class DeploymentsListRequest(WireModel):
+    """`POST .../deployments/list`: every deployment that registered definitions."""
+
+
 class EmptyResponse(WireModel):
     """
     The answer of calls that return nothing (stop, publish, internal notify): an empty
@@ -211,6 +233,24 @@ class ErrorSubType(StrEnum):
     INTERNAL_ERROR = "INTERNAL_ERROR"
     OVERLOADED = "OVERLOADED"
     DATABASE_UNAVAILABLE = "DATABASE_UNAVAILABLE"
+
+
+class ExecutionsMoveRequest(WireModel):
+    """
+    `POST .../deployments/move`: moves running executions of a type to a deployment that
+    registered it; each runs its next call there (a call in flight finishes where it is).
+    """
+
+    from_: DeploymentRef | None = None
+    process_ids: list[str] = []
+    """Only these process ids (at most 1000); empty: every execution selected above."""
+    process_type: str
+    to: DeploymentRef
+
+
+class ExecutionsMoveResponse(WireModel):
+    moved: int
+    """Executions moved."""
 
 
 class FailureRecoveryPolicy(StrEnum):
@@ -709,6 +749,18 @@ class TimerWait(WireModel):
     status: TimerStatus | None = None
 
 
+class VersioningPolicy(StrEnum):
+    """
+    What happens to a type's running executions when another deployment becomes current
+    for it (registers it, or is made current): `PINNED` (the default) keeps each on the
+    worker URL it started with until it closes; `MOVE_TO_CURRENT` moves them in that same
+    transaction, so each runs its next call on the current deployment.
+    """
+
+    PINNED = "PINNED"
+    MOVE_TO_CURRENT = "MOVE_TO_CURRENT"
+
+
 class WaitingFor(WireModel):
     """What a waiting state's commands wait for."""
 
@@ -809,6 +861,25 @@ class DefinitionRevision(WireModel):
 class DefinitionsListResponse(WireModel):
     definitions: list[DefinitionRevision]
     """By process type."""
+
+
+class DeploymentSummary(WireModel):
+    """A deployment, the process types it registered and the executions running on it."""
+
+    current_for: list[str]
+    """The types it is the current deployment of: starts naming no worker go there."""
+    deployment: WorkerDeployment
+    drained: bool
+    """Current for no type and running nothing: it can be shut down."""
+    process_types: list[str]
+    """Every type it registered, by name."""
+    running_executions: int
+    """Running executions whose worker URL is this deployment's."""
+
+
+class DeploymentsListResponse(WireModel):
+    deployments: list[DeploymentSummary]
+    """By name, then newest registration first."""
 
 
 class GlobalAttributeConfig(WireModel):
@@ -1236,6 +1307,8 @@ class ProcessDefinition(WireModel):
     """The states a start may name; empty: any of `states`."""
     states: list[StateDefinition]
     """At least one state, ids unique."""
+    versioning_policy: VersioningPolicy = VersioningPolicy.PINNED
+    """Default `PINNED`."""
 
 
 class ProcessExecutionStartRequest(WireModel):

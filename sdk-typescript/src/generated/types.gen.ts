@@ -307,6 +307,61 @@ export type DefinitionsListResponse = {
 };
 
 /**
+ * A deployment by name and version.
+ */
+export type DeploymentRef = {
+    name: string;
+    version: string;
+};
+
+/**
+ * `POST .../deployments/set-current`: makes a deployment current for every type it
+ * registered, as a new revision of each (its last definition of the type); the others
+ * then drain. Refused like a registration when it would strand running executions.
+ */
+export type DeploymentSetCurrentRequest = {
+    deployment: DeploymentRef;
+    force?: boolean;
+};
+
+/**
+ * A deployment, the process types it registered and the executions running on it.
+ */
+export type DeploymentSummary = {
+    /**
+     * The types it is the current deployment of: starts naming no worker go there.
+     */
+    currentFor: Array<string>;
+    deployment: WorkerDeployment;
+    /**
+     * Current for no type and running nothing: it can be shut down.
+     */
+    drained: boolean;
+    /**
+     * Every type it registered, by name.
+     */
+    processTypes: Array<string>;
+    /**
+     * Running executions whose worker URL is this deployment's.
+     */
+    runningExecutions: number;
+};
+
+/**
+ * `POST .../deployments/list`: every deployment that registered definitions.
+ */
+export type DeploymentsListRequest = {
+    [key: string]: unknown;
+};
+
+export type DeploymentsListResponse = {
+    /**
+     * By name, then newest registration first.
+     */
+    deployments: Array<DeploymentSummary>;
+};
+
+/**
  * The answer of calls that return nothing (stop, publish, internal notify): an empty
  * JSON object, so that a client can always parse the body.
  */
@@ -377,6 +432,27 @@ export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'P
 export type ExecuteCompletedDetails = {
     decision: StateDecision;
     stateExecutionId: string;
+};
+
+/**
+ * `POST .../deployments/move`: moves running executions of a type to a deployment that
+ * registered it; each runs its next call there (a call in flight finishes where it is).
+ */
+export type ExecutionsMoveRequest = {
+    from?: null | DeploymentRef;
+    /**
+     * Only these process ids (at most 1000); empty: every execution selected above.
+     */
+    processIds?: Array<string>;
+    processType: string;
+    to: DeploymentRef;
+};
+
+export type ExecutionsMoveResponse = {
+    /**
+     * Executions moved.
+     */
+    moved: number;
 };
 
 /**
@@ -719,6 +795,10 @@ export type ProcessDefinition = {
      * At least one state, ids unique.
      */
     states: Array<StateDefinition>;
+    /**
+     * Default `PINNED`.
+     */
+    versioningPolicy?: VersioningPolicy;
 };
 
 /**
@@ -1409,6 +1489,14 @@ export type TimerWait = {
     dueTimestampMs?: number | null;
     status?: null | TimerStatus;
 };
+
+/**
+ * What happens to a type's running executions when another deployment becomes current
+ * for it (registers it, or is made current): `PINNED` (the default) keeps each on the
+ * worker URL it started with until it closes; `MOVE_TO_CURRENT` moves them in that same
+ * transaction, so each runs its next call on the current deployment.
+ */
+export type VersioningPolicy = 'PINNED' | 'MOVE_TO_CURRENT';
 
 /**
  * `WAIT_UNTIL_COMPLETED`

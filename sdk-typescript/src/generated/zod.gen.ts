@@ -106,6 +106,29 @@ export const DefinitionDescribeRequestSchema = z.object({
 export const DefinitionsListRequestSchema = z.record(z.string(), z.unknown());
 
 /**
+ * A deployment by name and version.
+ */
+export const DeploymentRefSchema = z.object({
+    name: z.string(),
+    version: z.string()
+});
+
+/**
+ * `POST .../deployments/set-current`: makes a deployment current for every type it
+ * registered, as a new revision of each (its last definition of the type); the others
+ * then drain. Refused like a registration when it would strand running executions.
+ */
+export const DeploymentSetCurrentRequestSchema = z.object({
+    deployment: DeploymentRefSchema,
+    force: z.boolean().optional().default(false)
+});
+
+/**
+ * `POST .../deployments/list`: every deployment that registered definitions.
+ */
+export const DeploymentsListRequestSchema = z.record(z.string(), z.unknown());
+
+/**
  * The answer of calls that return nothing (stop, publish, internal notify): an empty
  * JSON object, so that a client can always parse the body.
  */
@@ -176,6 +199,21 @@ export const ErrorSubTypeSchema = z.enum([
     'OVERLOADED',
     'DATABASE_UNAVAILABLE'
 ]);
+
+/**
+ * `POST .../deployments/move`: moves running executions of a type to a deployment that
+ * registered it; each runs its next call there (a call in flight finishes where it is).
+ */
+export const ExecutionsMoveRequestSchema = z.object({
+    from: DeploymentRefSchema.nullish(),
+    processIds: z.array(z.string()).optional().default([]),
+    processType: z.string(),
+    to: DeploymentRefSchema
+});
+
+export const ExecutionsMoveResponseSchema = z.object({
+    moved: z.int()
+});
 
 /**
  * What happens when a state API exhausts its retry policy: `FAIL_PROCESS_ON_STATE_FAILURE`
@@ -873,6 +911,14 @@ export const TimerWaitSchema = z.object({
 });
 
 /**
+ * What happens to a type's running executions when another deployment becomes current
+ * for it (registers it, or is made current): `PINNED` (the default) keeps each on the
+ * worker URL it started with until it closes; `MOVE_TO_CURRENT` moves them in that same
+ * transaction, so each runs its next call on the current deployment.
+ */
+export const VersioningPolicySchema = z.enum(['PINNED', 'MOVE_TO_CURRENT']);
+
+/**
  * `WAIT_UNTIL_COMPLETED`
  */
 export const WaitUntilCompletedDetailsSchema = z.object({
@@ -929,6 +975,21 @@ export const DefinitionRevisionSchema = z.object({
 
 export const DefinitionsListResponseSchema = z.object({
     definitions: z.array(DefinitionRevisionSchema)
+});
+
+/**
+ * A deployment, the process types it registered and the executions running on it.
+ */
+export const DeploymentSummarySchema = z.object({
+    currentFor: z.array(z.string()),
+    deployment: WorkerDeploymentSchema,
+    drained: z.boolean(),
+    processTypes: z.array(z.string()),
+    runningExecutions: z.int()
+});
+
+export const DeploymentsListResponseSchema = z.object({
+    deployments: z.array(DeploymentSummarySchema)
 });
 
 export const RegisteredDefinitionSchema = z.object({
@@ -998,7 +1059,8 @@ export const ProcessDefinitionSchema = z.object({
     processType: z.string(),
     rpcs: z.array(RpcDefinitionSchema).optional().default([]),
     startStates: z.array(z.string()).optional().default([]),
-    states: z.array(z.lazy((): any => StateDefinitionSchema))
+    states: z.array(z.lazy((): any => StateDefinitionSchema)),
+    versioningPolicy: VersioningPolicySchema.optional().default('PINNED')
 });
 
 /**

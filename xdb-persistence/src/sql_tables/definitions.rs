@@ -5,8 +5,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use xdb_protocol::{
-    DefinitionRevision, ProcessDefinition, RegisterDefinitionsRequest, RegisteredDefinition,
-    WorkerDeployment,
+    DefinitionRevision, DeploymentRef, DeploymentSummary, ExecutionsMoveRequest, ProcessDefinition,
+    RegisterDefinitionsRequest, RegisteredDefinition, VersioningPolicy, WorkerDeployment,
 };
 
 use crate::columns::ColumnReader;
@@ -110,7 +110,7 @@ fn read_stored(row: &mut impl ColumnReader) -> Result<StoredDefinition, StoreErr
 /// Registers one definition in `tx`: nothing when the current revision is equal, a
 /// refusal when it removes states executions wait in (unless forced), else a new
 /// revision.
-async fn register_one<T: Transaction + SqlConn>(
+pub(super) async fn register_one<T: Transaction + SqlConn>(
     tx: &mut T,
     deployment: &WorkerDeployment,
     definition: &ProcessDefinition,
@@ -158,6 +158,15 @@ async fn register_one<T: Transaction + SqlConn>(
         .first()
         .ok_or_else(|| StoreError::Database("the new revision is not readable".into()))?;
     let revision = read_revision(&mut T::columns(row, 0))?;
+    if definition.versioning_policy == VersioningPolicy::MoveToCurrent {
+        let moved =
+            super::deployments::move_to_current(tx, definition, &deployment.worker_url).await?;
+        tracing::info!(
+            process_type,
+            moved,
+            "running executions moved to the current deployment"
+        );
+    }
     Ok(Ok(RegisteredDefinition {
         revision,
         changed: true,
@@ -296,6 +305,41 @@ where
                 })
             })
             .collect()
+    }
+
+    async fn registered_worker_urls(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        let rows = session
+            .query(
+                "SELECT DISTINCT process_type, worker_url FROM xdb_sys_process_definitions",
+                &[],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let mut columns = D::Session::columns(row, 0);
+                Ok((columns.text()?, columns.text()?))
+            })
+            .collect()
+    }
+
+    async fn deployments(&self) -> Result<Vec<DeploymentSummary>, StoreError> {
+        super::deployments::deployments(self).await
+    }
+
+    async fn set_current_deployment(
+        &self,
+        deployment: &DeploymentRef,
+        force: bool,
+    ) -> Result<Option<RegisterOutcome>, StoreError> {
+        retrying_conflicts(|| super::deployments::set_current(self, deployment, force)).await
+    }
+
+    async fn move_executions(
+        &self,
+        request: &ExecutionsMoveRequest,
+    ) -> Result<Result<i64, String>, StoreError> {
+        retrying_conflicts(|| super::deployments::move_executions(self, request)).await
     }
 
     async fn process_type_of(&self, process_id: &str) -> Result<Option<String>, StoreError> {

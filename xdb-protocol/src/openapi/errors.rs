@@ -34,7 +34,8 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
         }
         paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
         paths::DEFINITIONS_REGISTER => &[DefinitionIncompatible, AppDatabaseError],
-        paths::DEFINITIONS_DESCRIBE => &[DefinitionNotFound],
+        paths::DEFINITIONS_DESCRIBE | paths::DEPLOYMENTS_MOVE => &[DefinitionNotFound],
+        paths::DEPLOYMENTS_SET_CURRENT => &[DefinitionNotFound, DefinitionIncompatible],
         // Not signed with the cluster's internal secret.
         paths::INTERNAL_NOTIFY => &[Unauthorized],
         paths::RPC => &[

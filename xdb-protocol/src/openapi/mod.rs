@@ -46,6 +46,9 @@ pub mod operation_ids {
     pub const DEFINITIONS_REGISTER: &str = "definitions_register";
     pub const DEFINITIONS_LIST: &str = "definitions_list";
     pub const DEFINITIONS_DESCRIBE: &str = "definitions_describe";
+    pub const DEPLOYMENTS_LIST: &str = "deployments_list";
+    pub const DEPLOYMENTS_SET_CURRENT: &str = "deployments_set_current";
+    pub const DEPLOYMENTS_MOVE: &str = "deployments_move";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -205,6 +208,31 @@ mod operations {
         responses((status = 200, body = DefinitionDescribeResponse, description = "the definition")))]
     fn definitions_describe() {}
 
+    /// Every worker deployment, the types it serves and the executions running on it
+    ///
+    /// A deployment current for no type and running no execution is drained.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/deployments/list", tag = "definitions",
+        request_body = DeploymentsListRequest,
+        responses((status = 200, body = DeploymentsListResponse, description = "the deployments")))]
+    fn deployments_list() {}
+
+    /// Make a deployment current again
+    ///
+    /// For every type it registered, its last definition becomes a new revision, so
+    /// starts naming no worker go to it (a rollback, or the end of a canary).
+    #[utoipa::path(post, path = "/api/v1/xdb/service/deployments/set-current", tag = "definitions",
+        request_body = DeploymentSetCurrentRequest,
+        responses((status = 200, body = RegisterDefinitionsResponse, description = "current")))]
+    fn deployments_set_current() {}
+
+    /// Move running executions to another deployment
+    ///
+    /// Each moved execution runs its next worker call on the deployment it is moved to.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/deployments/move", tag = "definitions",
+        request_body = ExecutionsMoveRequest,
+        responses((status = 200, body = ExecutionsMoveResponse, description = "moved")))]
+    fn deployments_move() {}
+
     /// Wake a service instance (between XDB's own services)
     ///
     /// Served on the instances' internal listeners only (never on the API service's
@@ -249,7 +277,8 @@ mod operations {
           operations::give_up, operations::pause, operations::resume,
           operations::console_attributes,
           operations::definitions_register, operations::definitions_list,
-          operations::definitions_describe,
+          operations::definitions_describe, operations::deployments_list,
+          operations::deployments_set_current, operations::deployments_move,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(

@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 16] = [
+const SERVICE_PATHS: [&str; 19] = [
     paths::STATES,
     paths::RETRY_NOW,
     paths::GIVE_UP,
@@ -32,6 +32,9 @@ const SERVICE_PATHS: [&str; 16] = [
     paths::DEFINITIONS_REGISTER,
     paths::DEFINITIONS_LIST,
     paths::DEFINITIONS_DESCRIBE,
+    paths::DEPLOYMENTS_LIST,
+    paths::DEPLOYMENTS_SET_CURRENT,
+    paths::DEPLOYMENTS_MOVE,
 ];
 const WORKER_PATHS: [&str; 3] = [
     paths::WORKER_WAIT_UNTIL,
