@@ -26,10 +26,11 @@ pub enum HistoryEventType {
     Paused,
     Resumed,
     TaskParked,
+    ProcessReset,
 }
 
 impl HistoryEventType {
-    pub const ALL: [HistoryEventType; 15] = [
+    pub const ALL: [HistoryEventType; 16] = [
         HistoryEventType::ProcessStarted,
         HistoryEventType::ProcessClosed,
         HistoryEventType::WaitUntilCompleted,
@@ -45,6 +46,7 @@ impl HistoryEventType {
         HistoryEventType::Paused,
         HistoryEventType::Resumed,
         HistoryEventType::TaskParked,
+        HistoryEventType::ProcessReset,
     ];
 
     /// The name on the wire (and in `xdb_sys_history`).
@@ -65,6 +67,7 @@ impl HistoryEventType {
             HistoryEventType::Paused => "PAUSED",
             HistoryEventType::Resumed => "RESUMED",
             HistoryEventType::TaskParked => "TASK_PARKED",
+            HistoryEventType::ProcessReset => "PROCESS_RESET",
         }
     }
 
@@ -91,6 +94,7 @@ impl HistoryEventType {
             | HistoryEventType::Paused
             | HistoryEventType::Resumed => "ControlDetails",
             HistoryEventType::TaskParked => "TaskParkedDetails",
+            HistoryEventType::ProcessReset => "ProcessResetDetails",
         }
     }
 
@@ -143,6 +147,13 @@ impl HistoryEventType {
                 "The database refused a task's transition too many times in a row; the task \
                  is set aside until `retry-now`."
             }
+            HistoryEventType::ProcessReset => {
+                "An operator reset the execution to a state (`reset`): its open state \
+                 executions were aborted, their calls, timers and waits cancelled (queued \
+                 messages stay), and the named state started with the given input. On a \
+                 closed execution, the reset starts a new execution (this event follows its \
+                 `PROCESS_STARTED`, with `resetFrom`)."
+            }
         }
     }
 }
@@ -158,6 +169,26 @@ pub struct ProcessStartedDetails {
     /// The execution `TERMINATE_IF_RUNNING` terminated, if one was running.
     #[serde(default)]
     pub terminated_previous: Option<String>,
+    /// Set when a reset of the closed execution of this id started this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_from: Option<String>,
+}
+
+/// `PROCESS_RESET`: where the execution was reset to, and what the reset closed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessResetDetails {
+    /// The state execution the reset started (`stateId-number`).
+    pub state_execution_id: String,
+    /// The state executions the reset aborted (none for a closed execution).
+    pub closed_state_execution_ids: Vec<String>,
+    /// The closed execution this one was reset from; absent for a running one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_from: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub identity: Option<String>,
 }
 
 /// `PROCESS_CLOSED`

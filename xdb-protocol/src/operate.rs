@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    CommandResults, CommandWaitingType, LocalQueueCommandStatus, ProcessStatus, StateApiName,
-    TimerStatus,
+    AsyncStateConfig, CommandResults, CommandWaitingType, EncodedObject, LocalQueueCommandStatus,
+    ProcessStatus, StateApiName, TimerStatus,
 };
 
 /// `POST .../states`: the state executions of the current (or a given) execution.
@@ -222,3 +222,41 @@ pub struct TaskParkedDetails {
 
 /// The identity and reason a control may carry are kept short.
 pub const MAX_CONTROL_TEXT: usize = 1000;
+
+/// `POST .../reset`: restarts an execution from a named state. A running execution's
+/// open state executions are aborted (their calls, timers and waits cancelled; queued
+/// local-queue messages stay) and the state starts with `stateInput`; a closed one is
+/// continued by a new execution of the same process id, linked to it (`resetFrom`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionResetRequest {
+    pub process_id: String,
+    /// An execution of the process id; absent: the latest.
+    #[serde(default)]
+    pub process_execution_id: Option<String>,
+    /// The state to continue from.
+    pub state_id: String,
+    #[serde(default)]
+    pub state_input: Option<EncodedObject>,
+    /// The state's options; absent: those its registered definition declares, else
+    /// the defaults.
+    #[serde(default)]
+    pub state_config: Option<AsyncStateConfig>,
+    /// Why; kept in the history event.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Who asks (a person or a tool); kept in the history event.
+    #[serde(default)]
+    pub identity: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessExecutionResetResponse {
+    /// The execution that continues: the same one when it was running, else the new one.
+    pub process_execution_id: String,
+    /// Whether a new execution was started (the reset one was closed).
+    pub new_execution: bool,
+    /// The state execution the reset started (`stateId-number`).
+    pub state_execution_id: String,
+}

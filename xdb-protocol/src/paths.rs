@@ -19,6 +19,7 @@ pub const RETRY_NOW: &str = "/api/v1/xdb/service/process-execution/retry-now";
 pub const GIVE_UP: &str = "/api/v1/xdb/service/process-execution/give-up";
 pub const PAUSE: &str = "/api/v1/xdb/service/process-execution/pause";
 pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
+pub const RESET: &str = "/api/v1/xdb/service/process-execution/reset";
 
 /// Prefix of every path of the service API (executions and definitions).
 pub const SERVICE_API_PREFIX: &str = "/api/v1/xdb/service/";
@@ -60,7 +61,7 @@ pub fn is_client_path(path: &str) -> bool {
 pub enum Role {
     /// The operator's view: describe, list, history, states, the console's reads.
     Read,
-    /// The operator's controls: retry-now, give-up, pause, resume, and stop.
+    /// The operator's controls: retry-now, give-up, pause, resume, reset, and stop.
     Operate,
     /// What an application does: start, publish to a local queue, RPC, wait.
     Client,
@@ -108,7 +109,9 @@ pub fn role_of(path: &str) -> Option<Role> {
         | DEFINITIONS_LIST
         | DEFINITIONS_DESCRIBE
         | DEPLOYMENTS_LIST => Some(Role::Read),
-        RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP | DEPLOYMENTS_MOVE => Some(Role::Operate),
+        RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE => {
+            Some(Role::Operate)
+        }
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
@@ -200,6 +203,7 @@ mod tests {
                 "deployments/move",
                 "give-up",
                 "pause",
+                "reset",
                 "resume",
                 "retry-now",
                 "stop"

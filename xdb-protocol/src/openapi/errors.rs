@@ -32,6 +32,7 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
         paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => {
             &[ProcessNotFound, ProcessNotRunning, ControlNotApplicable]
         }
+        paths::RESET => &[ProcessNotFound, ControlNotApplicable],
         paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
         paths::DEFINITIONS_REGISTER => &[DefinitionIncompatible, AppDatabaseError],
         paths::DEFINITIONS_DESCRIBE | paths::DEPLOYMENTS_MOVE => &[DefinitionNotFound],

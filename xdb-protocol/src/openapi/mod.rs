@@ -41,6 +41,7 @@ pub mod operation_ids {
     pub const GIVE_UP: &str = "give_up";
     pub const PAUSE: &str = "pause";
     pub const RESUME: &str = "resume";
+    pub const RESET: &str = "reset";
     pub const INTERNAL_NOTIFY: &str = "internal_notify";
     pub const CONSOLE_ATTRIBUTES: &str = "console_attributes";
     pub const DEFINITIONS_REGISTER: &str = "definitions_register";
@@ -172,6 +173,26 @@ mod operations {
                    description = "resumed")))]
     fn resume() {}
 
+    /// Reset an execution to a state
+    ///
+    /// Restarts the execution from `stateId` with `stateInput` (Temporal's reset). On a
+    /// running execution, in one transaction: its open state executions are aborted,
+    /// their calls, timers and waits cancelled (messages queued in its local queues
+    /// stay), and the state starts; the process timeout keeps running. On a closed one
+    /// (completed, failed, timed out, terminated), a new execution of the same process id
+    /// starts at the state, linked to the old one (`resetFrom` in its `PROCESS_STARTED`
+    /// and `PROCESS_RESET` events), with the old one's local attributes and the same
+    /// business row; the old history is left as it was. A `PROCESS_RESET` event records
+    /// the reset. `stateConfig` absent: the state's options as its registered definition
+    /// declares them, else the defaults. 400 for a state the registered definition does
+    /// not have; 409 `CONTROL_NOT_APPLICABLE` for a closed execution that is not the
+    /// latest of its process id while the latest still runs.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/reset", tag = "operate",
+        request_body = ProcessExecutionResetRequest,
+        responses((status = 200, body = ProcessExecutionResetResponse,
+                   description = "the execution that continues from the state")))]
+    fn reset() {}
+
     /// An execution's local attributes and its business row (for the web console)
     ///
     /// Every local attribute the execution keeps, and every column of the row of the
@@ -274,7 +295,7 @@ mod operations {
     paths(operations::start, operations::stop, operations::describe, operations::list,
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::states, operations::retry_now,
-          operations::give_up, operations::pause, operations::resume,
+          operations::give_up, operations::pause, operations::resume, operations::reset,
           operations::console_attributes,
           operations::definitions_register, operations::definitions_list,
           operations::definitions_describe, operations::deployments_list,
@@ -288,7 +309,8 @@ mod operations {
         crate::StateApiFailureDetails, crate::TimerFiredDetails,
         crate::LocalQueueMessagesPublishedDetails, crate::LocalQueueMessagesConsumedDetails,
         crate::ConsumedMessage,
-        crate::RpcCompletedDetails, crate::ControlDetails, crate::TaskParkedDetails)),
+        crate::RpcCompletedDetails, crate::ControlDetails, crate::TaskParkedDetails,
+        crate::ProcessResetDetails)),
     tags((name = "service", description = "Client → API service"),
          (name = "operate", description = "Operators: why an execution is not progressing, \
                                            and the controls that unstick it"),

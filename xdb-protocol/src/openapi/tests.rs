@@ -15,8 +15,9 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 19] = [
+const SERVICE_PATHS: [&str; 20] = [
     paths::STATES,
+    paths::RESET,
     paths::RETRY_NOW,
     paths::GIVE_UP,
     paths::PAUSE,
