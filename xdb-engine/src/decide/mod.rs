@@ -6,6 +6,7 @@ mod complete_rpc;
 mod complete_wait_until;
 mod deliver_messages;
 mod fire_timer;
+mod reset;
 mod start_process;
 mod state_api_failed;
 
@@ -15,6 +16,7 @@ pub use complete_rpc::complete_rpc;
 pub use complete_wait_until::complete_wait_until;
 pub use deliver_messages::deliver_messages;
 pub use fire_timer::{fire_last_timer, fire_timer, fire_timer_then_execute, only_this_timer_left};
+pub use reset::{reset, ResetPlan, ResetRequest};
 pub use start_process::{start_process, validate_start_request, PreviousExecution, StartPlan};
 pub use state_api_failed::{state_api_failed, state_api_given_up, FailureOutcome, StateApi};
 
