@@ -104,6 +104,12 @@ impl<D: Dialect> ProcessApi for D {
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
         retrying_conflicts(|| operations::control(self, Control::Resume, request)).await
     }
+    async fn reset(
+        &self,
+        request: &ProcessExecutionResetRequest,
+    ) -> Result<ProcessExecutionResetResponse, StoreError> {
+        retrying_conflicts(|| operations::reset(self, request)).await
+    }
 }
 
 #[async_trait]

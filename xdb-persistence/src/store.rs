@@ -209,6 +209,12 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError>;
+    /// Restarts an execution from a named state: in place when it runs, else as a new
+    /// execution of its process id.
+    async fn reset(
+        &self,
+        request: &ProcessExecutionResetRequest,
+    ) -> Result<ProcessExecutionResetResponse, StoreError>;
 }
 
 /// The instance registry: which service instances run, for wake-ups where the database

@@ -287,6 +287,9 @@ pub trait OperatorRows: Send {
     fn unpark(&mut self, id: i64, due: Option<DateTime<Utc>>) -> impl Answer<bool>;
     /// Deletes task `id` if no instance holds it, or its set-aside copy.
     fn delete_unheld_task(&mut self, id: i64) -> impl Answer<()>;
+    /// Deletes task `id`, held by an instance or not, and its set-aside copy: a reset
+    /// cancels it (a holder's transition then finds it gone, and applies nothing).
+    fn delete_task(&mut self, id: i64) -> impl Answer<()>;
     /// Deletes every set-aside task of a closed execution.
     fn delete_parked(&mut self, process: Uuid) -> impl Answer<()>;
     /// How many of the execution's tasks are set aside as [`ParkReason::Refused`].

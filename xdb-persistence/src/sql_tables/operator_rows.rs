@@ -204,6 +204,16 @@ impl<C: SqlConn> OperatorRows for C {
         Ok(())
     }
 
+    async fn delete_task(&mut self, id: i64) -> Result<(), StoreError> {
+        for sql in [
+            "DELETE FROM xdb_sys_tasks WHERE id = ?",
+            "DELETE FROM xdb_sys_parked_tasks WHERE id = ?",
+        ] {
+            self.execute(sql, &[id.into()]).await?;
+        }
+        Ok(())
+    }
+
     async fn delete_parked(&mut self, process: Uuid) -> Result<(), StoreError> {
         self.execute(
             "DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = ?",
