@@ -193,6 +193,19 @@ pub enum Command {
         "1 other API error, 3 unreachable."
     ))]
     Resume(PauseArgs),
+    /// Restart an execution from a named state (a closed one continues as a new execution)
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb reset order-42 --state Charge --input '{\"amount\": 10}' --reason 'bad deploy'\n",
+        "  xdb reset order-42 --execution 0190... --state Ship\n\n",
+        "A running execution: its open states are aborted (their calls, timers and waits\n",
+        "cancelled; queued local-queue messages stay) and the state starts. A closed one\n",
+        "(completed, failed, timed out, terminated) is continued by a new execution of the\n",
+        "same process id, linked to it (resetFrom), with its local attributes.\n",
+        "Exit codes: 0 reset, 5 not found, 7 the latest execution still runs\n",
+        "(CONTROL_NOT_APPLICABLE), 1 other API error (e.g. an unknown state), 3 unreachable."
+    ))]
+    Reset(ResetArgs),
     /// Process definitions registered by worker deployments
     #[command(after_help = concat!(
         "Examples:\n",
@@ -375,6 +388,29 @@ mod tests {
         assert!(
             matches!(cli.command, Command::Resume(PauseArgs { ref control, .. }) if control.identity == "ann")
         );
+        let cli = parse(&[
+            "reset",
+            "p1",
+            "--state",
+            "Charge",
+            "--input",
+            "{\"a\":1}",
+            "--reason",
+            "r",
+        ])
+        .unwrap();
+        let Command::Reset(r) = cli.command else {
+            panic!("not reset")
+        };
+        assert_eq!(
+            (
+                r.state.as_str(),
+                r.input.as_deref(),
+                r.control.reason.as_deref()
+            ),
+            ("Charge", Some("{\"a\":1}"), Some("r"))
+        );
+        assert!(parse(&["reset", "p1"]).is_err(), "--state is required");
         // pause and resume act on the whole execution.
         assert!(parse(&["pause", "p1", "--state", "S-1"]).is_err());
         let cli = parse(&["states", "p1", "--execution", "e1"]).unwrap();

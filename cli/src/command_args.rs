@@ -239,6 +239,24 @@ pub struct StateControlArgs {
     pub control: ControlOpts,
 }
 
+/// `reset`: restart an execution from a named state.
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    pub process_id: String,
+    /// The state to continue from
+    #[arg(long, value_name = "STATE_ID")]
+    pub state: String,
+    /// The state's input, as JSON text
+    #[arg(long)]
+    pub input: Option<String>,
+    /// The state's options, as an AsyncStateConfig in JSON; absent: as its registered
+    /// definition declares them, else the defaults
+    #[arg(long)]
+    pub state_config: Option<String>,
+    #[command(flatten)]
+    pub control: ControlOpts,
+}
+
 /// `pause` and `resume`: the whole execution.
 #[derive(Debug, Args)]
 pub struct PauseArgs {

@@ -176,3 +176,19 @@ pub async fn control(
     });
     Ok(Exit::Ok)
 }
+
+pub async fn reset(client: &Client, output: Output, a: &ResetArgs) -> Outcome {
+    let response = client.reset(&reset_request(a)?).await?;
+    print(output, &response, || {
+        let how = if response.new_execution {
+            "as new execution"
+        } else {
+            "execution"
+        };
+        format!(
+            "reset {} to {} ({how} {})\n",
+            a.process_id, response.state_execution_id, response.process_execution_id
+        )
+    });
+    Ok(Exit::Ok)
+}

@@ -123,6 +123,7 @@ pub fn run(cli: Cli) -> Exit {
                 )
                 .await
             }
+            Command::Reset(a) => commands::reset(&client, output, a).await,
             Command::Completions { .. } | Command::Dev(_) => unreachable!("handled above"),
         }
     });

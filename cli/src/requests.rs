@@ -190,6 +190,25 @@ pub fn control_request(
     }
 }
 
+pub fn reset_request(a: &ResetArgs) -> Result<ProcessExecutionResetRequest, String> {
+    let state_config = match &a.state_config {
+        Some(text) => Some(
+            serde_json::from_value(parse_json("--state-config", text)?)
+                .map_err(|e| format!("--state-config is not an AsyncStateConfig: {e}"))?,
+        ),
+        None => None,
+    };
+    Ok(ProcessExecutionResetRequest {
+        process_id: a.process_id.clone(),
+        process_execution_id: a.control.execution.clone(),
+        state_id: a.state.clone(),
+        state_input: encode_payload("--input", a.input.as_deref())?,
+        state_config,
+        reason: a.control.reason.clone(),
+        identity: Some(a.control.identity.clone()).filter(|i| !i.trim().is_empty()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -473,6 +473,16 @@ impl Client {
             .await
     }
 
+    /// Restarts an execution from a named state: a running one in place (its open
+    /// states aborted, their calls, timers and waits cancelled), a closed one as a new
+    /// execution of its process id; answers the execution that continues.
+    pub async fn reset(
+        &self,
+        request: &ProcessExecutionResetRequest,
+    ) -> Result<ProcessExecutionResetResponse, ClientError> {
+        self.call(paths::RESET, request, self.request_timeout).await
+    }
+
     /// One long poll; the HTTP timeout covers the requested wait plus a margin.
     pub async fn wait_for_completion(
         &self,

@@ -484,3 +484,46 @@ fn names<'a>(items: impl Iterator<Item = &'a str>) -> String {
 #[cfg(test)]
 #[path = "checks_tests.rs"]
 mod tests;
+
+/// Checks a reset against its process type's definition: the state must be one of its
+/// states, its input must fit the state's schema, and a reset without `stateConfig`
+/// gets the state's declared options (as a start does).
+pub(crate) fn resolve_reset(
+    compiled: &Compiled,
+    request: &mut xdb_protocol::ProcessExecutionResetRequest,
+) -> Result<(), String> {
+    let definition = compiled.definition();
+    let state_id = &request.state_id;
+    let state = definition
+        .states
+        .iter()
+        .find(|s| &s.id == state_id)
+        .ok_or_else(|| {
+            format!(
+                "stateId: process type '{}' has no state '{state_id}' (it has: {})",
+                definition.process_type,
+                names(definition.states.iter().map(|s| s.id.as_str()))
+            )
+        })?;
+    match &request.state_config {
+        None => {
+            let mut config = state.config.clone().unwrap_or_default();
+            config.skip_wait_until = !state.has_wait_until;
+            request.state_config = Some(config);
+        }
+        Some(AsyncStateConfig {
+            skip_wait_until: false,
+            ..
+        }) if !state.has_wait_until => {
+            return Err(format!(
+                "stateConfig.skipWaitUntil: state '{state_id}' has no waitUntil, so the \
+                 reset must say skipWaitUntil: true (or leave stateConfig out)"
+            ));
+        }
+        Some(_) => {}
+    }
+    if let Some(validator) = compiled.state_inputs.get(state_id) {
+        check_input("stateInput", request.state_input.as_ref(), validator)?;
+    }
+    Ok(())
+}

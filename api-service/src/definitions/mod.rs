@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use xdb_persistence::{DefinitionRegistry, StoreError};
 
 pub(crate) use checks::{
-    check_columns, check_definition, check_publish, content_hash, resolve_rpc, resolve_start,
-    Compiled,
+    check_columns, check_definition, check_publish, content_hash, resolve_reset, resolve_rpc,
+    resolve_start, Compiled,
 };
 
 /// How old the known definitions may be before a request reads them again.

@@ -46,6 +46,7 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::GIVE_UP, post(operate::give_up))
         .route(paths::PAUSE, post(operate::pause))
         .route(paths::RESUME, post(operate::resume))
+        .route(paths::RESET, post(operate::reset))
         .route(paths::DEFINITIONS_REGISTER, post(definitions::register))
         .route(paths::DEFINITIONS_LIST, post(definitions::list))
         .route(paths::DEFINITIONS_DESCRIBE, post(definitions::describe))

@@ -3,8 +3,8 @@
 use axum::extract::State;
 use axum::Json;
 use xdb_protocol::{
-    ProcessExecutionControlRequest, ProcessExecutionControlResponse, ProcessExecutionStatesRequest,
-    ProcessExecutionStatesResponse,
+    ProcessExecutionControlRequest, ProcessExecutionControlResponse, ProcessExecutionResetRequest,
+    ProcessExecutionResetResponse, ProcessExecutionStatesRequest, ProcessExecutionStatesResponse,
 };
 
 use crate::json::ApiJson;
@@ -48,6 +48,22 @@ pub(crate) async fn resume(
     ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
 ) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
     let response = state.store.resume(&request).await?;
+    state.async_peers.new_tasks();
+    Ok(Json(response))
+}
+
+/// Restarts an execution from a named state; a registered definition checks the state
+/// and supplies its options when the request leaves them out.
+pub(crate) async fn reset(
+    State(state): State<AppState>,
+    ApiJson(mut request): ApiJson<ProcessExecutionResetRequest>,
+) -> Result<Json<ProcessExecutionResetResponse>, ApiError> {
+    if let Some(compiled) =
+        crate::definitions::definition_of_process(&state.definitions, &request.process_id).await?
+    {
+        crate::definitions::resolve_reset(&compiled, &mut request).map_err(ApiError::invalid)?;
+    }
+    let response = state.store.reset(&request).await?;
     state.async_peers.new_tasks();
     Ok(Json(response))
 }
