@@ -104,6 +104,7 @@ mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;
 mod pulsar_takeover;
+mod reset;
 mod resilience;
 mod roles;
 mod rpc;
