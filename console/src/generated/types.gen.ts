@@ -571,9 +571,10 @@ export type HistoryEvent = {
  * - `PAUSED`: An operator paused the execution: nothing of it is called until it resumes. `details`: `ControlDetails`.
  * - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
  * - `TASK_PARKED`: The database refused a task's transition too many times in a row; the task is set aside until `retry-now`. `details`: `TaskParkedDetails`.
+ * - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
  *
  */
-export type HistoryEventType = 'PROCESS_STARTED' | 'PROCESS_CLOSED' | 'WAIT_UNTIL_COMPLETED' | 'EXECUTE_COMPLETED' | 'STATE_API_FAILED' | 'STATE_FAILED' | 'TIMER_FIRED' | 'LOCAL_QUEUE_MESSAGES_PUBLISHED' | 'LOCAL_QUEUE_MESSAGES_CONSUMED' | 'RPC_COMPLETED' | 'RETRY_REQUESTED' | 'GIVE_UP_REQUESTED' | 'PAUSED' | 'RESUMED' | 'TASK_PARKED';
+export type HistoryEventType = 'PROCESS_STARTED' | 'PROCESS_CLOSED' | 'WAIT_UNTIL_COMPLETED' | 'EXECUTE_COMPLETED' | 'STATE_API_FAILED' | 'STATE_FAILED' | 'TIMER_FIRED' | 'LOCAL_QUEUE_MESSAGES_PUBLISHED' | 'LOCAL_QUEUE_MESSAGES_CONSUMED' | 'RPC_COMPLETED' | 'RETRY_REQUESTED' | 'GIVE_UP_REQUESTED' | 'PAUSED' | 'RESUMED' | 'TASK_PARKED' | 'PROCESS_RESET';
 
 /**
  * `POST /api/v1/xdb/internal/notify`: wakes a service instance where the database
@@ -964,6 +965,49 @@ export type ProcessExecutionListResponse = {
 };
 
 /**
+ * `POST .../reset`: restarts an execution from a named state. A running execution's
+ * open state executions are aborted (their calls, timers and waits cancelled; queued
+ * local-queue messages stay) and the state starts with `stateInput`; a closed one is
+ * continued by a new execution of the same process id, linked to it (`resetFrom`).
+ */
+export type ProcessExecutionResetRequest = {
+    /**
+     * Who asks (a person or a tool); kept in the history event.
+     */
+    identity?: string | null;
+    /**
+     * An execution of the process id; absent: the latest.
+     */
+    processExecutionId?: string | null;
+    processId: string;
+    /**
+     * Why; kept in the history event.
+     */
+    reason?: string | null;
+    stateConfig?: null | AsyncStateConfig;
+    /**
+     * The state to continue from.
+     */
+    stateId: string;
+    stateInput?: null | EncodedObject;
+};
+
+export type ProcessExecutionResetResponse = {
+    /**
+     * Whether a new execution was started (the reset one was closed).
+     */
+    newExecution: boolean;
+    /**
+     * The execution that continues: the same one when it was running, else the new one.
+     */
+    processExecutionId: string;
+    /**
+     * The state execution the reset started (`stateId-number`).
+     */
+    stateExecutionId: string;
+};
+
+/**
  * `POST .../rpc`: a synchronous call into the worker for the current execution, in one
  * transaction: the attributes are loaded (and locked), the worker is called once (never
  * retried), and its writes, messages and new threads commit with its answer.
@@ -1116,6 +1160,26 @@ export type ProcessFailure = {
 export type ProcessIdReusePolicy = 'ALLOW_IF_NO_RUNNING' | 'ALLOW_IF_PREVIOUS_EXIT_ABNORMALLY' | 'DISALLOW_REUSE' | 'TERMINATE_IF_RUNNING';
 
 /**
+ * `PROCESS_RESET`: where the execution was reset to, and what the reset closed.
+ */
+export type ProcessResetDetails = {
+    /**
+     * The state executions the reset aborted (none for a closed execution).
+     */
+    closedStateExecutionIds: Array<string>;
+    identity?: string | null;
+    reason?: string | null;
+    /**
+     * The closed execution this one was reset from; absent for a running one.
+     */
+    resetFrom?: string | null;
+    /**
+     * The state execution the reset started (`stateId-number`).
+     */
+    stateExecutionId: string;
+};
+
+/**
  * `POST {workerUrl}/api/v1/xdb/worker/process/rpc`: a client's RPC, called while the
  * API service holds the loaded attributes' locks.
  */
@@ -1163,6 +1227,10 @@ export type ProcessStartConfig = {
  */
 export type ProcessStartedDetails = {
     processType: string;
+    /**
+     * Set when a reset of the closed execution of this id started this one.
+     */
+    resetFrom?: string | null;
     /**
      * Absent when the process started with no state.
      */

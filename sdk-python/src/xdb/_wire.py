@@ -313,6 +313,7 @@ class HistoryEventType(StrEnum):
     - `PAUSED`: An operator paused the execution: nothing of it is called until it resumes. `details`: `ControlDetails`.
     - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
     - `TASK_PARKED`: The database refused a task's transition too many times in a row; the task is set aside until `retry-now`. `details`: `TaskParkedDetails`.
+    - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
 
     """
 
@@ -331,6 +332,7 @@ class HistoryEventType(StrEnum):
     PAUSED = "PAUSED"
     RESUMED = "RESUMED"
     TASK_PARKED = "TASK_PARKED"
+    PROCESS_RESET = "PROCESS_RESET"
 
 
 class LocalAttributeValue(WireModel):
@@ -508,6 +510,15 @@ class ProcessExecutionHistoryResponse(WireModel):
     process_execution_id: str
 
 
+class ProcessExecutionResetResponse(WireModel):
+    new_execution: bool
+    """Whether a new execution was started (the reset one was closed)."""
+    process_execution_id: str
+    """The execution that continues: the same one when it was running, else the new one."""
+    state_execution_id: str
+    """The state execution the reset started (`stateId-number`)."""
+
+
 class ProcessExecutionRpcResponse(WireModel):
     output: EncodedObject | None = None
 
@@ -576,10 +587,25 @@ class ProcessIdReusePolicy(StrEnum):
     TERMINATE_IF_RUNNING = "TERMINATE_IF_RUNNING"
 
 
+class ProcessResetDetails(WireModel):
+    """`PROCESS_RESET`: where the execution was reset to, and what the reset closed."""
+
+    closed_state_execution_ids: list[str]
+    """The state executions the reset aborted (none for a closed execution)."""
+    identity: str | None = None
+    reason: str | None = None
+    reset_from: str | None = None
+    """The closed execution this one was reset from; absent for a running one."""
+    state_execution_id: str
+    """The state execution the reset started (`stateId-number`)."""
+
+
 class ProcessStartedDetails(WireModel):
     """`PROCESS_STARTED`"""
 
     process_type: str
+    reset_from: str | None = None
+    """Set when a reset of the closed execution of this id started this one."""
     start_state_id: str | None = None
     """Absent when the process started with no state."""
     terminated_previous: str | None = None
@@ -1309,6 +1335,27 @@ class ProcessDefinition(WireModel):
     """At least one state, ids unique."""
     versioning_policy: VersioningPolicy = VersioningPolicy.PINNED
     """Default `PINNED`."""
+
+
+class ProcessExecutionResetRequest(WireModel):
+    """
+    `POST .../reset`: restarts an execution from a named state. A running execution's
+    open state executions are aborted (their calls, timers and waits cancelled; queued
+    local-queue messages stay) and the state starts with `stateInput`; a closed one is
+    continued by a new execution of the same process id, linked to it (`resetFrom`).
+    """
+
+    identity: str | None = None
+    """Who asks (a person or a tool); kept in the history event."""
+    process_execution_id: str | None = None
+    """An execution of the process id; absent: the latest."""
+    process_id: str
+    reason: str | None = None
+    """Why; kept in the history event."""
+    state_config: AsyncStateConfig | None = None
+    state_id: str
+    """The state to continue from."""
+    state_input: EncodedObject | None = None
 
 
 class ProcessExecutionStartRequest(WireModel):

@@ -1,7 +1,8 @@
 """The operator's calls of both clients.
 
 Why an execution is not progressing (``states``), and the controls that unstick it
-(``retry_now``, ``give_up``, ``pause``, ``resume``). Each control is recorded in the
+(``retry_now``, ``give_up``, ``pause``, ``resume``), and ``reset``, which restarts an
+execution from a named state. Each control is recorded in the
 execution's history with its ``reason`` and ``identity``; one that does not apply to the
 execution as it is now raises :class:`~xdb.errors.ControlNotApplicableError`, and one on
 a closed execution :class:`~xdb.errors.ProcessNotRunningError`.
@@ -11,15 +12,20 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from xdb import encoding
 from xdb.call import Call
 from xdb.protocol import (
     GIVE_UP,
     PAUSE,
+    RESET,
     RESUME,
     RETRY_NOW,
     STATES,
+    AsyncStateConfig,
     ProcessExecutionControlRequest,
     ProcessExecutionControlResponse,
+    ProcessExecutionResetRequest,
+    ProcessExecutionResetResponse,
     ProcessExecutionStatesRequest,
     ProcessExecutionStatesResponse,
 )
@@ -59,6 +65,28 @@ class _OperatorRequests:
         )
         read = ProcessExecutionControlResponse.model_validate_json
         return Call(path, body, self.request_timeout, read)
+
+    def _reset(
+        self,
+        process_id: str,
+        state_id: str,
+        state_input: object,
+        state_config: AsyncStateConfig | None,
+        execution_id: str | None,
+        reason: str | None,
+        identity: str | None,
+    ) -> Call[ProcessExecutionResetResponse]:
+        body = ProcessExecutionResetRequest(
+            process_id=process_id,
+            process_execution_id=execution_id,
+            state_id=state_id,
+            state_input=encoding.encode_optional("reset state input", state_input),
+            state_config=state_config,
+            reason=reason,
+            identity=identity,
+        )
+        read = ProcessExecutionResetResponse.model_validate_json
+        return Call(RESET, body, self.request_timeout, read)
 
 
 class AsyncOperatorCalls(_OperatorRequests):
@@ -146,6 +174,36 @@ class AsyncOperatorCalls(_OperatorRequests):
             self._control(RESUME, process_id, process_execution_id, None, reason, identity)
         )
 
+    async def reset(
+        self,
+        process_id: str,
+        state_id: str,
+        state_input: object = None,
+        *,
+        state_config: AsyncStateConfig | None = None,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionResetResponse:
+        """Restarts the execution from ``state_id`` with ``state_input``.
+
+        A running execution's open states are aborted (their calls, timers and waits
+        cancelled); a closed one is continued by a new execution of the process id,
+        linked to it. The answer names the execution that continues. Without
+        ``state_config``, the state's registered options apply, else the defaults.
+        """
+        return await self._send(
+            self._reset(
+                process_id,
+                state_id,
+                state_input,
+                state_config,
+                process_execution_id,
+                reason,
+                identity,
+            )
+        )
+
 
 class OperatorCalls(_OperatorRequests):
     """The operator's calls of :class:`~xdb.Client`, as :class:`AsyncOperatorCalls`."""
@@ -215,4 +273,28 @@ class OperatorCalls(_OperatorRequests):
         """Resumes a paused execution: what fell due meanwhile runs now."""
         return self._send(
             self._control(RESUME, process_id, process_execution_id, None, reason, identity)
+        )
+
+    def reset(
+        self,
+        process_id: str,
+        state_id: str,
+        state_input: object = None,
+        *,
+        state_config: AsyncStateConfig | None = None,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+    ) -> ProcessExecutionResetResponse:
+        """Restarts the execution from ``state_id``, as :meth:`AsyncOperatorCalls.reset`."""
+        return self._send(
+            self._reset(
+                process_id,
+                state_id,
+                state_input,
+                state_config,
+                process_execution_id,
+                reason,
+                identity,
+            )
         )

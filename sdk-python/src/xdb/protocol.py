@@ -60,6 +60,8 @@ from xdb._wire import (
     ProcessExecutionListFilter,
     ProcessExecutionListRequest,
     ProcessExecutionListResponse,
+    ProcessExecutionResetRequest,
+    ProcessExecutionResetResponse,
     ProcessExecutionRpcRequest,
     ProcessExecutionRpcResponse,
     ProcessExecutionStartRequest,
@@ -73,6 +75,7 @@ from xdb._wire import (
     ProcessExecutionWaitForCompletionResponse,
     ProcessFailure,
     ProcessIdReusePolicy,
+    ProcessResetDetails,
     ProcessRpcWorkerRequest,
     ProcessRpcWorkerResponse,
     ProcessStartConfig,
@@ -119,6 +122,7 @@ RETRY_NOW = f"{SERVICE_PREFIX}/retry-now"
 GIVE_UP = f"{SERVICE_PREFIX}/give-up"
 PAUSE = f"{SERVICE_PREFIX}/pause"
 RESUME = f"{SERVICE_PREFIX}/resume"
+RESET = f"{SERVICE_PREFIX}/reset"
 OPENAPI = "/api/v1/xdb/openapi.json"
 
 # Paths of the worker API (XDB calls them on the worker URL given at start).
@@ -134,6 +138,7 @@ __all__ = [
     "OPENAPI",
     "PAUSE",
     "PUBLISH_TO_LOCAL_QUEUE",
+    "RESET",
     "RESUME",
     "RETRY_NOW",
     "RPC",
@@ -195,6 +200,8 @@ __all__ = [
     "ProcessExecutionListFilter",
     "ProcessExecutionListRequest",
     "ProcessExecutionListResponse",
+    "ProcessExecutionResetRequest",
+    "ProcessExecutionResetResponse",
     "ProcessExecutionRpcRequest",
     "ProcessExecutionRpcResponse",
     "ProcessExecutionStartRequest",
@@ -208,6 +215,7 @@ __all__ = [
     "ProcessExecutionWaitForCompletionResponse",
     "ProcessFailure",
     "ProcessIdReusePolicy",
+    "ProcessResetDetails",
     "ProcessRpcWorkerRequest",
     "ProcessRpcWorkerResponse",
     "ProcessStartConfig",

@@ -64,6 +64,7 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.give_up("p", process_execution_id="0190e0a4-0000-7000-8000-000000000000"),
         client.pause("p", reason="maintenance", identity="ops"),
         client.resume("p"),
+        client.reset("p", "Pay", {"amount": 1}, reason="bad deploy", identity="ops"),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):

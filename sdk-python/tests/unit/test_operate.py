@@ -30,9 +30,11 @@ from xdb.protocol import (
     GIVE_UP,
     LIST,
     PAUSE,
+    RESET,
     RESUME,
     RETRY_NOW,
     STATES,
+    AsyncStateConfig,
     CommandWaitingType,
     ProcessExecutionDescribeResponse,
     ProcessExecutionListResponse,
@@ -231,6 +233,53 @@ async def test_pause_and_resume_send_the_execution_reason_and_identity() -> None
         ),
         (RESUME, {"processId": "p", "reason": "done"}),
     ]
+
+
+async def test_reset_sends_the_state_its_input_and_why() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, json.loads(request.content)))
+        return httpx.Response(
+            200,
+            json={
+                "processExecutionId": "e-2",
+                "newExecution": True,
+                "stateExecutionId": "Pay-1",
+            },
+        )
+
+    client = async_client(handler)
+    answer = await client.reset(
+        "p",
+        "Pay",
+        {"amount": 10},
+        state_config=AsyncStateConfig(skip_wait_until=True),
+        process_execution_id="e-1",
+        reason="bad deploy",
+        identity="ops",
+    )
+    assert (answer.process_execution_id, answer.new_execution) == ("e-2", True)
+    assert answer.state_execution_id == "Pay-1"
+    await client.reset("p", "Pay")
+    await client.aclose()
+    assert seen == [
+        (
+            RESET,
+            {
+                "processId": "p",
+                "processExecutionId": "e-1",
+                "stateId": "Pay",
+                "stateInput": {"encoding": "json", "data": '{"amount":10}'},
+                "stateConfig": {"skipWaitUntil": True},
+                "reason": "bad deploy",
+                "identity": "ops",
+            },
+        ),
+        (RESET, {"processId": "p", "stateId": "Pay"}),
+    ]
+    with sync_client(handler) as sync:
+        assert sync.reset("p", "Pay").process_execution_id == "e-2"
 
 
 async def test_refusals_map_to_typed_errors() -> None:

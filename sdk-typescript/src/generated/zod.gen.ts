@@ -289,6 +289,7 @@ export const HistoryEventSchema = z.object({
  * - `PAUSED`: An operator paused the execution: nothing of it is called until it resumes. `details`: `ControlDetails`.
  * - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
  * - `TASK_PARKED`: The database refused a task's transition too many times in a row; the task is set aside until `retry-now`. `details`: `TaskParkedDetails`.
+ * - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
  *
  */
 export const HistoryEventTypeSchema = z.enum([
@@ -306,7 +307,8 @@ export const HistoryEventTypeSchema = z.enum([
     'GIVE_UP_REQUESTED',
     'PAUSED',
     'RESUMED',
-    'TASK_PARKED'
+    'TASK_PARKED',
+    'PROCESS_RESET'
 ]);
 
 /**
@@ -499,6 +501,12 @@ export const ProcessExecutionHistoryResponseSchema = z.object({
     processExecutionId: z.string()
 });
 
+export const ProcessExecutionResetResponseSchema = z.object({
+    newExecution: z.boolean(),
+    processExecutionId: z.string(),
+    stateExecutionId: z.string()
+});
+
 /**
  * `POST .../rpc`: a synchronous call into the worker for the current execution, in one
  * transaction: the attributes are loaded (and locked), the worker is called once (never
@@ -584,6 +592,17 @@ export const ProcessIdReusePolicySchema = z.enum([
 ]);
 
 /**
+ * `PROCESS_RESET`: where the execution was reset to, and what the reset closed.
+ */
+export const ProcessResetDetailsSchema = z.object({
+    closedStateExecutionIds: z.array(z.string()),
+    identity: z.string().nullish(),
+    reason: z.string().nullish(),
+    resetFrom: z.string().nullish(),
+    stateExecutionId: z.string()
+});
+
+/**
  * `POST {workerUrl}/api/v1/xdb/worker/process/rpc`: a client's RPC, called while the
  * API service holds the loaded attributes' locks.
  */
@@ -610,6 +629,7 @@ export const ProcessStartConfigSchema = z.object({
  */
 export const ProcessStartedDetailsSchema = z.object({
     processType: z.string(),
+    resetFrom: z.string().nullish(),
     startStateId: z.string().nullish(),
     terminatedPrevious: z.string().nullish()
 });
@@ -1061,6 +1081,22 @@ export const ProcessDefinitionSchema = z.object({
     startStates: z.array(z.string()).optional().default([]),
     states: z.array(z.lazy((): any => StateDefinitionSchema)),
     versioningPolicy: VersioningPolicySchema.optional().default('PINNED')
+});
+
+/**
+ * `POST .../reset`: restarts an execution from a named state. A running execution's
+ * open state executions are aborted (their calls, timers and waits cancelled; queued
+ * local-queue messages stay) and the state starts with `stateInput`; a closed one is
+ * continued by a new execution of the same process id, linked to it (`resetFrom`).
+ */
+export const ProcessExecutionResetRequestSchema = z.object({
+    identity: z.string().nullish(),
+    processExecutionId: z.string().nullish(),
+    processId: z.string(),
+    reason: z.string().nullish(),
+    stateConfig: AsyncStateConfigSchema.nullish(),
+    stateId: z.string(),
+    stateInput: EncodedObjectSchema.nullish()
 });
 
 /**
