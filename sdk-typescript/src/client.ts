@@ -22,11 +22,13 @@ import {
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
   ProcessExecutionListResponseSchema,
+  ProcessExecutionResetResponseSchema,
   ProcessExecutionRpcResponseSchema,
   ProcessExecutionStartResponseSchema,
   ProcessExecutionStatesResponseSchema,
   ProcessExecutionWaitForCompletionResponseSchema,
   SERVICE_PATHS,
+  type AsyncStateConfig,
   type GlobalAttributeValue,
   type HistoryEvent,
   type HistoryEventType,
@@ -38,6 +40,7 @@ import {
   type ProcessExecutionHistoryResponse,
   type ProcessExecutionListRequest,
   type ProcessExecutionListResponse,
+  type ProcessExecutionResetResponse,
   type ProcessExecutionRpcRequest,
   type ProcessExecutionRpcResponse,
   type ProcessExecutionStartRequest,
@@ -112,6 +115,12 @@ export interface ControlOptions {
   readonly reason?: string;
   /** Who asks (a person or a tool); kept in the history event. */
   readonly identity?: string;
+}
+
+/** Options of `reset`: besides those of every control, the state's options. */
+export interface ResetOptions extends Omit<ControlOptions, "stateExecutionId"> {
+  /** The state's options; default: those its registered definition declares, else the defaults. */
+  readonly stateConfig?: AsyncStateConfig;
 }
 
 /** What `waitForCompletion` returns: the service's answer, with the result decoded. */
@@ -308,6 +317,23 @@ export class Client {
     options: Omit<ControlOptions, "stateExecutionId"> = {},
   ): Promise<ProcessExecutionControlResponse> {
     return this.control(OPERATE_PATHS.resume, processId, options);
+  }
+
+  /**
+   * Restarts the execution from `stateId` with `input`. A running execution's open
+   * states are aborted (their calls, timers and waits cancelled); a closed one is
+   * continued by a new execution of the process id, linked to it (`resetFrom`). The
+   * answer names the execution that continues.
+   */
+  async reset(
+    processId: string,
+    stateId: string,
+    input?: unknown,
+    options: ResetOptions = {},
+  ): Promise<ProcessExecutionResetResponse> {
+    const stateInput = encodeOptional(`input of reset state ${JSON.stringify(stateId)}`, input);
+    const body = withOptional({ processId, stateId, ...options }, "stateInput", stateInput);
+    return this.call(OPERATE_PATHS.reset, body, ProcessExecutionResetResponseSchema);
   }
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {

@@ -25,4 +25,5 @@ export const OPERATE_PATHS = {
   giveUp: "/api/v1/xdb/service/process-execution/give-up",
   pause: "/api/v1/xdb/service/process-execution/pause",
   resume: "/api/v1/xdb/service/process-execution/resume",
+  reset: "/api/v1/xdb/service/process-execution/reset",
 } as const;

@@ -114,7 +114,8 @@ describe("client requests", () => {
       ],
     };
     const acted = () => Response.json({ stateExecutionIds: ["A-1"] });
-    const fake = fakeFetch(() => Response.json(view), acted, acted, acted, acted);
+    const reset = () => Response.json({ processExecutionId: "e2", newExecution: true, stateExecutionId: "B-1" });
+    const fake = fakeFetch(() => Response.json(view), acted, acted, acted, acted, reset);
     const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
     const states = await client.states("p", "e1");
     assert.equal(states.paused?.reason, "deploy");
@@ -124,6 +125,9 @@ describe("client requests", () => {
     await client.giveUp("p", { identity: "ops" });
     await client.pause("p", { processExecutionId: "e1", reason: "deploy" });
     await client.resume("p");
+    const answer = await client.reset("p", "B", { n: 1 }, { reason: "bad deploy", stateConfig: { skipWaitUntil: true } });
+    assert.equal(answer.processExecutionId, "e2");
+    assert.equal(answer.newExecution, true);
     assert.deepEqual(
       fake.sent.map((s) => [new URL(s.url).pathname, s.body]),
       [
@@ -132,6 +136,16 @@ describe("client requests", () => {
         [OPERATE_PATHS.giveUp, { processId: "p", identity: "ops" }],
         [OPERATE_PATHS.pause, { processId: "p", processExecutionId: "e1", reason: "deploy" }],
         [OPERATE_PATHS.resume, { processId: "p" }],
+        [
+          OPERATE_PATHS.reset,
+          {
+            processId: "p",
+            stateId: "B",
+            reason: "bad deploy",
+            stateConfig: { skipWaitUntil: true },
+            stateInput: { encoding: "json", data: '{"n":1}' },
+          },
+        ],
       ],
     );
   });
