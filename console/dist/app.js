@@ -76,6 +76,7 @@ var api = {
   giveUp: (request) => post(`${SERVICE}give-up`, request),
   pause: (request) => post(`${SERVICE}pause`, request),
   resume: (request) => post(`${SERVICE}resume`, request),
+  reset: (request) => post(`${SERVICE}reset`, request),
   publish: (processId, queueName, payload, dedupId) => post(`${SERVICE}publish-to-local-queue`, {
     processId,
     messages: [{ queueName, ...payload ? { payload } : {}, ...dedupId ? { dedupId } : {} }]
@@ -461,6 +462,24 @@ function summarizeDetails(details) {
   return parts.join(" · ");
 }
 
+// src/views/routes.ts
+function executionHref(processId, processExecutionId) {
+  const id = encodeURIComponent(processId);
+  return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
+}
+function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, "").split("/");
+  try {
+    if (parts[0] === "dashboard") return { page: "dashboard" };
+    if (parts[0] === "execution" && parts[1]) {
+      const processId = decodeURIComponent(parts[1]);
+      return parts[2] ? { page: "execution", processId, processExecutionId: decodeURIComponent(parts[2]) } : { page: "execution", processId };
+    }
+  } catch {
+  }
+  return { page: "executions" };
+}
+
 // src/views/actions.ts
 function actionButtons(execution, states, done) {
   const processId = execution.processId;
@@ -488,6 +507,55 @@ function actionButtons(execution, states, done) {
     ...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? []))
   ];
   const paused = Boolean(states.paused);
+  const resetButton = button("Reset", "action-reset", true, async () => {
+    const stateIds = [...new Set(states.states.map((s) => s.stateId))];
+    const closed = execution.status !== "RUNNING";
+    const values = await ask(
+      `Reset ${processId} to a state?`,
+      closed ? "A new execution of this process id starts at the state, linked to this one." : "Its open states are aborted (their calls, timers and waits cancelled) and the state starts.",
+      [
+        { name: "state", label: "State", value: stateIds[0] ?? "", placeholder: "state id" },
+        { name: "input", label: "State input (JSON, optional)", kind: "textarea", placeholder: '{"amount": 10}' },
+        {
+          name: "skipWaitUntil",
+          label: "Skip waitUntil (default: as the registered definition says)",
+          kind: "select",
+          value: "default",
+          options: ["default", "yes", "no"]
+        },
+        reasonField
+      ],
+      "Reset",
+      { danger: true }
+    );
+    if (!values) return;
+    const input = values("input").trim();
+    if (input) {
+      try {
+        JSON.parse(input);
+      } catch {
+        notify("The state input is not JSON.", "error");
+        return;
+      }
+    }
+    const skip = values("skipWaitUntil");
+    const reason = values("reason").trim();
+    await run("Reset", async () => {
+      const answer = await api.reset({
+        processId,
+        processExecutionId,
+        stateId: values("state").trim(),
+        ...input ? { stateInput: { encoding: "json", data: input } } : {},
+        ...skip === "default" ? {} : { stateConfig: { skipWaitUntil: skip === "yes" } },
+        ...reason ? { reason } : {},
+        identity: "console"
+      });
+      if (answer.newExecution) location.hash = executionHref(processId, answer.processExecutionId);
+    });
+  });
+  if (execution.status !== "RUNNING") {
+    return h("div", { class: "actions", "data-testid": "actions" }, resetButton);
+  }
   return h(
     "div",
     { class: "actions", "data-testid": "actions" },
@@ -496,6 +564,7 @@ function actionButtons(execution, states, done) {
     control("Retry now", "action-retry-now", "Calls waiting for their retry backoff run now; parked tasks are released.", api.retryNow),
     control("Give up", "action-give-up", "Failing states go to their failure recovery without their remaining attempts.", api.giveUp, true),
     paused ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume) : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
         "Publish to a local queue",
@@ -572,7 +641,7 @@ function executionView(root, processId, processExecutionId) {
       if (stopped) return;
       const now = Date.now();
       renderSummary(described, states);
-      replace(actions, described.status === "RUNNING" ? actionButtons(described, states, () => void load()) : null);
+      replace(actions, actionButtons(described, states, () => void load()));
       renderAttributes(attributes);
       replace(
         statesSection,
@@ -766,24 +835,6 @@ function stateRow(s, now) {
 
 // src/types.ts
 var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
-
-// src/views/routes.ts
-function executionHref(processId, processExecutionId) {
-  const id = encodeURIComponent(processId);
-  return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
-}
-function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, "").split("/");
-  try {
-    if (parts[0] === "dashboard") return { page: "dashboard" };
-    if (parts[0] === "execution" && parts[1]) {
-      const processId = decodeURIComponent(parts[1]);
-      return parts[2] ? { page: "execution", processId, processExecutionId: decodeURIComponent(parts[2]) } : { page: "execution", processId };
-    }
-  } catch {
-  }
-  return { page: "executions" };
-}
 
 // src/views/executions.ts
 var PAGE_SIZE = 25;

@@ -4,7 +4,7 @@
 // for a token again would not help, so the call fails with a message saying so.
 import type {
   AttributesResponse, ControlRequest, ControlResponse, DescribeResponse, EncodedObject, HistoryResponse,
-  ListFilter, ListResponse, StatesResponse, StopType,
+  ListFilter, ListResponse, ResetRequest, ResetResponse, StatesResponse, StopType,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
@@ -109,6 +109,7 @@ export const api = {
   giveUp: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}give-up`, request),
   pause: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}pause`, request),
   resume: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}resume`, request),
+  reset: (request: ResetRequest) => post<ResetResponse>(`${SERVICE}reset`, request),
   publish: (processId: string, queueName: string, payload: EncodedObject | undefined, dedupId?: string) =>
     post<object>(`${SERVICE}publish-to-local-queue`, {
       processId,

@@ -22,6 +22,8 @@ export type StatesResponse = wire.ProcessExecutionStatesResponse;
 export type AttributesResponse = wire.ProcessExecutionAttributesResponse;
 export type ControlRequest = wire.ProcessExecutionControlRequest;
 export type ControlResponse = wire.ProcessExecutionControlResponse;
+export type ResetRequest = wire.ProcessExecutionResetRequest;
+export type ResetResponse = wire.ProcessExecutionResetResponse;
 export type StopType = wire.ProcessExecutionStopType;
 
 /** The statuses the filter offers, in its order. */

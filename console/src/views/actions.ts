@@ -1,9 +1,11 @@
 // The operator's actions on one execution, each confirmed in a dialog first: stop
-// (terminate or fail), retry now, give up, pause/resume, publish to a local queue.
+// (terminate or fail), retry now, give up, pause/resume, publish to a local queue, and
+// reset to a state (the one action a closed execution has).
 import { api, ApiError } from "../api.js";
 import { h } from "../dom.js";
 import type { DescribeResponse, StatesResponse } from "../types.js";
 import { ask, notify } from "./dialog.js";
+import { executionHref } from "./routes.js";
 
 /** The action buttons for `execution`; `done` refreshes the page after one succeeds. */
 export function actionButtons(execution: DescribeResponse, states: StatesResponse, done: () => void): HTMLElement {
@@ -35,6 +37,57 @@ export function actionButtons(execution: DescribeResponse, states: StatesRespons
     ...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? [])),
   ];
   const paused = Boolean(states.paused);
+  const resetButton = button("Reset", "action-reset", true, async () => {
+    const stateIds = [...new Set(states.states.map((s) => s.stateId))];
+    const closed = execution.status !== "RUNNING";
+    const values = await ask(
+      `Reset ${processId} to a state?`,
+      closed
+        ? "A new execution of this process id starts at the state, linked to this one."
+        : "Its open states are aborted (their calls, timers and waits cancelled) and the state starts.",
+      [
+        { name: "state", label: "State", value: stateIds[0] ?? "", placeholder: "state id" },
+        { name: "input", label: "State input (JSON, optional)", kind: "textarea", placeholder: '{"amount": 10}' },
+        {
+          name: "skipWaitUntil",
+          label: "Skip waitUntil (default: as the registered definition says)",
+          kind: "select",
+          value: "default",
+          options: ["default", "yes", "no"],
+        },
+        reasonField,
+      ],
+      "Reset",
+      { danger: true },
+    );
+    if (!values) return;
+    const input = values("input").trim();
+    if (input) {
+      try {
+        JSON.parse(input);
+      } catch {
+        notify("The state input is not JSON.", "error");
+        return;
+      }
+    }
+    const skip = values("skipWaitUntil");
+    const reason = values("reason").trim();
+    await run("Reset", async () => {
+      const answer = await api.reset({
+        processId,
+        processExecutionId,
+        stateId: values("state").trim(),
+        ...(input ? { stateInput: { encoding: "json", data: input } } : {}),
+        ...(skip === "default" ? {} : { stateConfig: { skipWaitUntil: skip === "yes" } }),
+        ...(reason ? { reason } : {}),
+        identity: "console",
+      });
+      if (answer.newExecution) location.hash = executionHref(processId, answer.processExecutionId);
+    });
+  });
+  if (execution.status !== "RUNNING") {
+    return h("div", { class: "actions", "data-testid": "actions" }, resetButton);
+  }
   return h(
     "div",
     { class: "actions", "data-testid": "actions" },
@@ -45,6 +98,7 @@ export function actionButtons(execution: DescribeResponse, states: StatesRespons
     paused
       ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume)
       : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
         "Publish to a local queue",

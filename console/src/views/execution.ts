@@ -37,7 +37,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
       if (stopped) return;
       const now = Date.now();
       renderSummary(described, states);
-      replace(actions, described.status === "RUNNING" ? actionButtons(described, states, () => void load()) : null);
+      replace(actions, actionButtons(described, states, () => void load()));
       renderAttributes(attributes);
       replace(
         statesSection,
