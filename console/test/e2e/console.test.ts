@@ -141,6 +141,18 @@ describe("web console", () => {
     await page.locator("[data-testid=execution-status]", { hasText: "TERMINATED" }).waitFor();
     await page.getByTestId("action-terminate").waitFor({ state: "detached" });
     assert.equal((await client.describe("charge-bob")).status, "TERMINATED");
+    const terminated = (await client.describe("charge-bob")).processExecutionId;
+
+    // A closed execution keeps one action: reset, which opens the new execution it starts.
+    await page.getByTestId("action-reset").click();
+    await page.getByTestId("field-reason").fill("provider fixed");
+    await page.getByTestId("confirm").click();
+    await page.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=PROCESS_RESET]").waitFor();
+    const reopened = await client.describe("charge-bob");
+    assert.equal(reopened.status, "RUNNING");
+    assert.notEqual(reopened.processExecutionId, terminated);
+    await client.stop("charge-bob");
   });
 
   it("shows both services' numbers on the dashboard", async () => {
