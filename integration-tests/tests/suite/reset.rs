@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, XdbTestEnv};
-use xdb_protocol::paths;
+use xdb_protocol::{paths, ProcessExecutionResetRequest};
 use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::{ProcessStartOptions, WorkerService};
 
@@ -228,9 +228,12 @@ async fn a_reset_racing_the_current_states_answer_applies_once(db: Database) {
         faults.held() == 1
     })
     .await;
-    let (status, body) = call(&env, paths::RESET, reset_body("racing", "RecoveryState")).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["processExecutionId"], exec.as_str(), "{body}");
+    // Through the Rust SDK's client this time.
+    let request: ProcessExecutionResetRequest =
+        serde_json::from_value(reset_body("racing", "RecoveryState")).unwrap();
+    let answer = env.client.reset(&request).await.unwrap();
+    assert_eq!(answer.process_execution_id, exec);
+    assert!(!answer.new_execution);
     faults.release();
     let done = env
         .client
