@@ -338,11 +338,13 @@ async fn worker_calls_and_answers_match_the_served_document(db: Database) {
         .await;
     assert_eq!(listed["executions"].as_array().unwrap().len(), 2);
     // Retry-now, give-up and parking need failing or refused states: the operate tests
-    // write those events (their details are checked there).
+    // write those events (their details are checked there); the reset tests write
+    // PROCESS_RESET and check its details.
     let elsewhere = [
         HistoryEventType::RetryRequested,
         HistoryEventType::GiveUpRequested,
         HistoryEventType::TaskParked,
+        HistoryEventType::ProcessReset,
     ];
     let all: BTreeSet<String> = HistoryEventType::ALL
         .iter()
