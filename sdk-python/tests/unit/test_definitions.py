@@ -298,7 +298,7 @@ def test_history_events_name_their_state_execution() -> None:
             event_id=1, event_timestamp_ms=0, event_type="STATE_API_FAILED", details=details
         )
 
-    failed = event({"api": "EXECUTE", "attempt": 1, "error": "x", "stateExecutionId": "A-1"})
+    failed = event({"api": "execute", "attempt": 1, "error": "x", "stateExecutionId": "A-1"})
     assert state_execution_id_of(failed) == "A-1"
     assert state_execution_ids_of(failed) == ["A-1"]
     control = event({"stateExecutionIds": ["A-1", "B-2"]})

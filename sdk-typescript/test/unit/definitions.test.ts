@@ -227,7 +227,7 @@ describe("definitions calls", () => {
 describe("history events", () => {
   const event = (eventType: HistoryEventType, details: Record<string, unknown>) => ({ eventId: 1, eventTimestampMs: 0, eventType, details });
   it("name the state execution they are about", () => {
-    const failed = event("STATE_API_FAILED", { api: "EXECUTE", attempt: 1, error: "x", stateExecutionId: "Take-1" });
+    const failed = event("STATE_API_FAILED", { api: "execute", attempt: 1, error: "x", stateExecutionId: "Take-1" });
     assert.equal(stateExecutionIdOf(failed), "Take-1");
     assert.deepEqual(stateExecutionIdsOf(failed), ["Take-1"]);
     const control = event("RETRY_REQUESTED", { stateExecutionIds: ["Take-1", "Ship-2"] });
