@@ -174,9 +174,12 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
             options=ProcessStartOptions(id_reuse_policy=ProcessIdReusePolicy.DISALLOW_REUSE),
         )
 
-    # Registered definitions: a process type no other test starts, so that its checks
-    # change nothing for them.
-    deployment = WorkerDeployment(name="contract", version=run, worker_url=worker.url)
+    # Registered definitions: a process type no other test starts, and a worker URL no
+    # start names (a URL that registered types takes starts of those types only), so
+    # that its checks change nothing for the other tests on this server.
+    deployment = WorkerDeployment(
+        name="contract", version=run, worker_url=f"http://127.0.0.1:9/contract-{run}"
+    )
     registered = await client.register_definitions(deployment, [RegisteredOrderProcess])
     assert registered.registered[0].revision.process_type == "RegisteredOrderProcess"
     await client.list_definitions()
