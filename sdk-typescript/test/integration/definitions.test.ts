@@ -56,6 +56,13 @@ class RegisteredOrderProcess implements Process {
   };
 }
 
+/** `value` without the object fields that are `null`, at any depth. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+}
+
 for (const dialect of DIALECTS) {
   describe(`registered definitions on ${dialect}`, () => {
     let env: TestEnv;
@@ -91,7 +98,7 @@ for (const dialect of DIALECTS) {
       const listed = await client.listDefinitions();
       assert.deepEqual(listed.definitions.map((d) => d.processType).sort(), ["RegisteredOrderProcess", "UserSignupProcess"]);
       const described = await client.describeDefinition(RegisteredOrderProcess);
-      assert.deepEqual(described.definition, exportDefinition(orders));
+      assert.deepEqual(withoutNulls(described.definition), exportDefinition(orders)); // absent fields come back as null
       assert.deepEqual(described.revisions.map((r) => r.revision), [1]);
       await assert.rejects(client.describeDefinition("NoSuchProcess"), (e: unknown) => isApiError(e, "DEFINITION_NOT_FOUND"));
 
