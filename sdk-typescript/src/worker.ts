@@ -13,9 +13,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 
+import type { Client } from "./client.js";
 import { CommandResults } from "./command.js";
 import { Communication } from "./communication.js";
 import { definitionOf, ProcessDefinition } from "./definition.js";
+import { exportDefinition } from "./definitions.js";
 import { decode, encodeOptional } from "./encoding.js";
 import { XdbError, XdbSdkError } from "./errors.js";
 import { Persistence, parseWith } from "./persistence.js";
@@ -31,7 +33,10 @@ import {
   type AsyncStateWaitUntilResponse,
   type EncodedObject,
   type ProcessRpcWorkerRequest,
+  type ProcessDefinitionWire,
   type ProcessRpcWorkerResponse,
+  type RegisterDefinitionsResponse,
+  type WorkerDeployment,
   type WorkerErrorResponse,
 } from "./protocol.js";
 import { DEFAULT_MAX_SKEW_SECONDS, SIGNATURE_HEADER, verify } from "./signature.js";
@@ -156,6 +161,31 @@ export class WorkerService {
   /** The definition of `processType`, if hosted. */
   definition(processType: string): ProcessDefinition | undefined {
     return this.processes.get(processType);
+  }
+
+  /** The wire definitions of the hosted processes, as `registerDefinitions` sends them. */
+  processDefinitions(): ProcessDefinitionWire[] {
+    return [...this.processes.values()].map((definition) => exportDefinition(definition));
+  }
+
+  /**
+   * Registers the hosted processes with XDB as deployed by `deployment`. Call it when the
+   * worker starts serving, with `deployment.workerUrl` the URL XDB reaches this worker at:
+   * starts that name no worker URL then go there, and XDB checks starts, publishes and RPCs
+   * against the definitions. Idempotent (unchanged definitions answer `changed: false`).
+   * Throws the client's errors (`XdbApiError`: `FORBIDDEN` without role `deploy`,
+   * `DEFINITION_INCOMPATIBLE`, `INVALID_REQUEST` for a definition the database does not
+   * fit). A worker that never registers keeps working, with starts naming its URL.
+   */
+  async registerDefinitions(
+    client: Client,
+    deployment: WorkerDeployment,
+    options: { force?: boolean } = {},
+  ): Promise<RegisterDefinitionsResponse> {
+    if (this.processes.size === 0) {
+      throw new XdbSdkError("NOT_ALLOWED", "the worker hosts no process to register");
+    }
+    return client.registerDefinitions(deployment, this.processDefinitions(), options);
   }
 
   /** Whether `path` is one of the worker API paths this service answers. */

@@ -17,6 +17,8 @@ from xdb._wire import (
     AsyncStateExecuteResponse,
     AsyncStateWaitUntilRequest,
     AsyncStateWaitUntilResponse,
+    AttributeDefinition,
+    AttributeType,
     AttributeWrites,
     BusinessRow,
     CallPhase,
@@ -25,6 +27,11 @@ from xdb._wire import (
     ConsumedMessage,
     Context,
     ControlDetails,
+    DefinitionDescribeRequest,
+    DefinitionDescribeResponse,
+    DefinitionRevision,
+    DefinitionsListRequest,
+    DefinitionsListResponse,
     EmptyResponse,
     EncodedObject,
     ErrorSubType,
@@ -32,6 +39,7 @@ from xdb._wire import (
     FailureRecoveryPolicy,
     GlobalAttributeConfig,
     GlobalAttributeLoading,
+    GlobalAttributesDefinition,
     GlobalAttributeValue,
     HistoryEvent,
     HistoryEventType,
@@ -79,10 +87,15 @@ from xdb._wire import (
     ProcessStartedDetails,
     ProcessStatus,
     PublishToLocalQueueRequest,
+    RegisterDefinitionsRequest,
+    RegisterDefinitionsResponse,
+    RegisteredDefinition,
     RetryPolicy,
     RpcCompletedDetails,
+    RpcDefinition,
     StateApiFailureDetails,
     StateApiName,
+    StateDefinition,
     StateExecutionInfo,
     StateExecutionStatus,
     StateFailure,
@@ -98,9 +111,11 @@ from xdb._wire import (
     TimerWait,
     WaitingFor,
     WaitUntilCompletedDetails,
+    WorkerDeployment,
     WorkerErrorResponse,
 )
 from xdb._wire import CommandResults as CommandResultsWire
+from xdb._wire import ProcessDefinition as ProcessDefinitionWire
 from xdb._wire import StateDecision as StateDecisionWire
 from xdb._wire_base import WireModel
 
@@ -121,12 +136,22 @@ PAUSE = f"{SERVICE_PREFIX}/pause"
 RESUME = f"{SERVICE_PREFIX}/resume"
 OPENAPI = "/api/v1/xdb/openapi.json"
 
+# Paths of the registered definitions (a worker deployment registers; clients read).
+DEFINITIONS_PREFIX = "/api/v1/xdb/service/definitions"
+DEFINITIONS_REGISTER = f"{DEFINITIONS_PREFIX}/register"
+DEFINITIONS_LIST = f"{DEFINITIONS_PREFIX}/list"
+DEFINITIONS_DESCRIBE = f"{DEFINITIONS_PREFIX}/describe"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
 WORKER_RPC = "/api/v1/xdb/worker/process/rpc"
 
 __all__ = [
+    "DEFINITIONS_DESCRIBE",
+    "DEFINITIONS_LIST",
+    "DEFINITIONS_PREFIX",
+    "DEFINITIONS_REGISTER",
     "DESCRIBE",
     "GIVE_UP",
     "HISTORY",
@@ -151,6 +176,8 @@ __all__ = [
     "AsyncStateExecuteResponse",
     "AsyncStateWaitUntilRequest",
     "AsyncStateWaitUntilResponse",
+    "AttributeDefinition",
+    "AttributeType",
     "AttributeWrites",
     "BusinessRow",
     "CallPhase",
@@ -160,6 +187,11 @@ __all__ = [
     "ConsumedMessage",
     "Context",
     "ControlDetails",
+    "DefinitionDescribeRequest",
+    "DefinitionDescribeResponse",
+    "DefinitionRevision",
+    "DefinitionsListRequest",
+    "DefinitionsListResponse",
     "EmptyResponse",
     "EncodedObject",
     "ErrorSubType",
@@ -168,6 +200,7 @@ __all__ = [
     "GlobalAttributeConfig",
     "GlobalAttributeLoading",
     "GlobalAttributeValue",
+    "GlobalAttributesDefinition",
     "HistoryEvent",
     "HistoryEventType",
     "LoadedAttributes",
@@ -184,6 +217,7 @@ __all__ = [
     "PauseInfo",
     "PendingCall",
     "ProcessClosedDetails",
+    "ProcessDefinitionWire",
     "ProcessExecutionAttributesRequest",
     "ProcessExecutionAttributesResponse",
     "ProcessExecutionControlRequest",
@@ -214,11 +248,16 @@ __all__ = [
     "ProcessStartedDetails",
     "ProcessStatus",
     "PublishToLocalQueueRequest",
+    "RegisterDefinitionsRequest",
+    "RegisterDefinitionsResponse",
+    "RegisteredDefinition",
     "RetryPolicy",
     "RpcCompletedDetails",
+    "RpcDefinition",
     "StateApiFailureDetails",
     "StateApiName",
     "StateDecisionWire",
+    "StateDefinition",
     "StateExecutionInfo",
     "StateExecutionStatus",
     "StateFailure",
@@ -235,5 +274,6 @@ __all__ = [
     "WaitUntilCompletedDetails",
     "WaitingFor",
     "WireModel",
+    "WorkerDeployment",
     "WorkerErrorResponse",
 ]

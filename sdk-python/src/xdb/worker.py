@@ -7,7 +7,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
@@ -23,6 +23,7 @@ from xdb.command import CommandRequest, CommandResults
 from xdb.communication import Communication
 from xdb.context import TRACEPARENT, TRACESTATE, Context, TraceContext
 from xdb.decision import StateDecision
+from xdb.definitions import export_definition
 from xdb.errors import EncodingError
 from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
@@ -41,6 +42,14 @@ from xdb.protocol import (
     WorkerErrorResponse,
 )
 from xdb.state import AsyncState
+
+if TYPE_CHECKING:
+    from xdb.client import AsyncClient
+    from xdb.protocol import (
+        ProcessDefinitionWire,
+        RegisterDefinitionsResponse,
+        WorkerDeployment,
+    )
 
 log = logging.getLogger("xdb.worker")
 
@@ -102,6 +111,30 @@ class WorkerService:
     def definition(self, process_type: str) -> ProcessDefinition | None:
         """The definition of a hosted process type."""
         return self._definitions.get(process_type)
+
+    def process_definitions(self) -> list[ProcessDefinitionWire]:
+        """The wire definitions of the hosted processes, as they are registered."""
+        return [export_definition(d) for d in self._definitions.values()]
+
+    async def register_definitions(
+        self, client: AsyncClient, deployment: WorkerDeployment, *, force: bool = False
+    ) -> RegisterDefinitionsResponse:
+        """Registers the hosted processes with XDB as deployed by ``deployment``.
+
+        Call it when the worker starts serving (e.g. in your app's lifespan), with
+        ``deployment.worker_url`` the URL XDB reaches this worker at: starts that name no
+        worker URL then go there, and XDB checks starts, publishes and RPCs against the
+        definitions. Idempotent (unchanged definitions answer ``changed=False``). Raises
+        the client's errors: :class:`~xdb.errors.ForbiddenError` without role ``deploy``,
+        :class:`~xdb.errors.DefinitionIncompatibleError`,
+        :class:`~xdb.errors.InvalidRequestError` for a definition the database does not
+        fit. A worker that never registers keeps working, with starts naming its URL.
+        """
+        if not self._definitions:
+            raise ValueError("the worker hosts no process to register")
+        return await client.register_definitions(
+            deployment, self.process_definitions(), force=force
+        )
 
     def routes(self) -> list[Route]:
         """Starlette routes for the worker paths, to add to your own app's routes."""
