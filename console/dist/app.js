@@ -1,5 +1,6 @@
 // src/api.ts
 var SERVICE = "/api/v1/xdb/service/process-execution/";
+var DEFINITIONS = "/api/v1/xdb/service/definitions/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -63,11 +64,12 @@ async function getText(path) {
 var api = {
   list: (filter, pageSize, nextPageToken) => post(`${SERVICE}list`, { filter, pageSize, ...nextPageToken ? { nextPageToken } : {} }),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
-  history: (processId, processExecutionId, pageSize, afterEventId) => post(`${SERVICE}history`, {
+  history: (processId, processExecutionId, pageSize, afterEventId, eventTypes) => post(`${SERVICE}history`, {
     processId,
     processExecutionId,
     pageSize,
-    ...afterEventId !== void 0 ? { afterEventId } : {}
+    ...afterEventId !== void 0 ? { afterEventId } : {},
+    ...eventTypes ? { eventTypes } : {}
   }),
   states: (processId, processExecutionId) => post(`${SERVICE}states`, { processId, processExecutionId }),
   attributes: (processId, processExecutionId) => post(`${CONSOLE}attributes`, { processId, processExecutionId }),
@@ -79,7 +81,10 @@ var api = {
   publish: (processId, queueName, payload, dedupId) => post(`${SERVICE}publish-to-local-queue`, {
     processId,
     messages: [{ queueName, ...payload ? { payload } : {}, ...dedupId ? { dedupId } : {} }]
-  })
+  }),
+  rpc: (processId, rpcName, input) => post(`${SERVICE}rpc`, { processId, rpcName, ...input ? { input } : {} }),
+  definitions: () => post(`${DEFINITIONS}list`, {}),
+  definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} })
 };
 
 // src/dom.ts
