@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { formatLoading, formatRecovery, formatRetryPolicy } from "../../src/format.js";
 import { countStates, deriveEdges, END, layoutGraph, START, stateIdOf, transitionsOf } from "../../src/graph.js";
 import type { HistoryEvent, ProcessDefinition, StateInfo, StatesResponse } from "../../src/types.js";
+import { definitionHref, parseRoute } from "../../src/views/routes.js";
 
 let eventId = 0;
 function event(eventType: string, details: Record<string, unknown>): HistoryEvent {
@@ -176,7 +177,7 @@ describe("state graph", () => {
   });
 });
 
-describe("definition formatting", () => {
+describe("definition formatting and routes", () => {
   it("states retry policies with their defaults", () => {
     assert.equal(formatRetryPolicy(undefined), "unlimited attempts, 1 s ×2 up to 1m 40s (default)");
     assert.equal(
@@ -191,5 +192,13 @@ describe("definition formatting", () => {
     assert.equal(formatRecovery(DEFINITION.states[3]?.config), "proceed to Ship");
     assert.equal(formatLoading(["form", "status"], "EXCLUSIVE_LOCK"), "form, status (EXCLUSIVE_LOCK)");
     assert.equal(formatLoading(undefined, "NO_LOCK"), "nothing");
+  });
+
+  it("routes to the definitions and to one process type at a revision", () => {
+    assert.deepEqual(parseRoute("#/definitions"), { page: "definitions" });
+    assert.deepEqual(parseRoute(definitionHref("Order Process")), { page: "definition", processType: "Order Process" });
+    assert.deepEqual(parseRoute(definitionHref("Order", 3)), { page: "definition", processType: "Order", revision: 3 });
+    assert.deepEqual(parseRoute("#/definition/Order/x"), { page: "definition", processType: "Order" });
+    assert.deepEqual(parseRoute("#/definition/"), { page: "executions" });
   });
 });
