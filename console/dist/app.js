@@ -86,6 +86,14 @@ var api = {
   definitions: () => post(`${DEFINITIONS}list`, {}),
   definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} })
 };
+async function definitionOrNothing(processType) {
+  try {
+    return await api.definition(processType);
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 403 || error.status === 405)) return void 0;
+    throw error;
+  }
+}
 
 // src/dom.ts
 function h(tag, attrs = {}, ...children) {
@@ -574,11 +582,13 @@ function route(from, to, bottom) {
 }
 
 // src/views/dialog.ts
+var datalists = 0;
 function ask(title, message, fields, confirmLabel, options = {}) {
   const cancellable = options.cancellable ?? true;
   return new Promise((resolve) => {
     const inputs = /* @__PURE__ */ new Map();
     const rows = fields.map((field) => {
+      let suggestions;
       let input;
       if (field.kind === "textarea") {
         input = h("textarea", { name: field.name, rows: 4, placeholder: field.placeholder }, field.value ?? "");
@@ -589,17 +599,26 @@ function ask(title, message, fields, confirmLabel, options = {}) {
           (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option))
         );
       } else {
+        const list = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : void 0;
         input = h("input", {
           name: field.name,
           type: field.kind ?? "text",
           value: field.value ?? "",
           placeholder: field.placeholder,
-          autocomplete: "off"
+          autocomplete: "off",
+          list
         });
+        if (list) {
+          suggestions = h(
+            "datalist",
+            { id: list, "data-testid": `suggestions-${field.name}` },
+            (field.suggestions ?? []).map((option) => h("option", { value: option }))
+          );
+        }
       }
       input.setAttribute("data-testid", `field-${field.name}`);
       inputs.set(field.name, input);
-      return h("label", {}, h("span", {}, field.label), input);
+      return h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
     const finish = (confirmed) => {
@@ -1074,7 +1093,7 @@ function drawBox(b, count) {
 }
 
 // src/views/actions.ts
-function actionButtons(execution, states, done) {
+function actionButtons(execution, states, definition, done) {
   const processId = execution.processId;
   const processExecutionId = execution.processExecutionId;
   const run = async (what, action) => {
@@ -1096,9 +1115,11 @@ function actionButtons(execution, states, done) {
       () => call({ processId, processExecutionId, ...values("reason").trim() ? { reason: values("reason").trim() } : {} })
     );
   });
-  const queues = [
-    ...new Set(states.states.flatMap((s2) => s2.waitingFor?.localQueues.map((q) => q.queueName) ?? []))
-  ];
+  const waitedOn = [...new Set(states.states.flatMap((s2) => s2.waitingFor?.localQueues.map((q) => q.queueName) ?? []))];
+  const declaredQueues = definition?.definition.localQueues ?? [];
+  const queues = [.../* @__PURE__ */ new Set([...waitedOn, ...declaredQueues])];
+  const rpcs = (definition?.definition.rpcs ?? []).map((r) => r.name);
+  const declaredBy = definition ? `${execution.processType} revision ${definition.revision.revision} declares` : `${execution.processType} is not registered: any name goes`;
   const paused = Boolean(states.paused);
   return h(
     "div",
@@ -1111,33 +1132,43 @@ function actionButtons(execution, states, done) {
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
         "Publish to a local queue",
-        `A message for ${processId}; a state waiting on the queue receives it at once.`,
+        `A message for ${processId}; a state waiting on the queue receives it at once. ` + (definition ? `${declaredBy} ${declaredQueues.length > 0 ? declaredQueues.join(", ") : "no queue"}.` : `${declaredBy}.`),
         [
-          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name" },
+          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name", suggestions: queues },
           { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
           { name: "dedupId", label: "Dedup id (optional)" }
         ],
         "Publish"
       );
       if (!values) return;
-      const payload = values("payload").trim();
-      if (payload) {
-        try {
-          JSON.parse(payload);
-        } catch {
-          notify("The payload is not JSON.", "error");
-          return;
-        }
-      }
+      const payload = jsonPayload(values("payload"));
+      if (payload === null) return;
       await run(
         "Publish",
-        () => api.publish(
-          processId,
-          values("queue").trim(),
-          payload ? { encoding: "json", data: payload } : void 0,
-          values("dedupId").trim() || void 0
-        )
+        () => api.publish(processId, values("queue").trim(), payload, values("dedupId").trim() || void 0)
       );
+    }),
+    button("Call RPC", "action-rpc", false, async () => {
+      const values = await ask(
+        "Call an RPC",
+        `Calls the worker once for ${processId}, in one transaction with what it writes. ` + (definition ? `${declaredBy} ${rpcs.length > 0 ? rpcs.join(", ") : "no RPC"}.` : `${declaredBy}.`),
+        [
+          { name: "rpc", label: "RPC", value: rpcs[0] ?? "", placeholder: "rpc name", suggestions: rpcs },
+          { name: "input", label: "Input (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' }
+        ],
+        "Call"
+      );
+      if (!values) return;
+      const input = jsonPayload(values("input"));
+      if (input === null) return;
+      const rpcName = values("rpc").trim();
+      try {
+        const response = await api.rpc(processId, rpcName, input);
+        notify(`RPC ${rpcName}: ${response.output ? formatPayload(response.output) : "done"}`);
+      } catch (error) {
+        notify(`RPC ${rpcName} failed: ${error instanceof Error ? error.message : String(error)}`, "error");
+      }
+      done();
     })
   );
   async function stop(stopType) {
@@ -1152,6 +1183,17 @@ function actionButtons(execution, states, done) {
     if (!values) return;
     await run(label, () => api.stop(processId, stopType, values("reason").trim() || void 0));
   }
+}
+function jsonPayload(text) {
+  const data = text.trim();
+  if (!data) return void 0;
+  try {
+    JSON.parse(data);
+  } catch {
+    notify("The payload is not JSON.", "error");
+    return null;
+  }
+  return { encoding: "json", data };
 }
 function button(label, testId, danger, onClick) {
   return h("button", { type: "button", class: danger ? "danger" : "", "data-testid": testId, onclick: () => void onClick() }, label);
@@ -1172,19 +1214,22 @@ function executionView(root, processId, processExecutionId) {
   let timer;
   let stopped = false;
   let executionId = processExecutionId;
+  let definition;
   async function load() {
     try {
       const described = await api.describe(processId, executionId);
       executionId = described.processExecutionId;
-      const [states, attributes, history] = await Promise.all([
+      definition ??= definitionOrNothing(described.processType).catch(() => void 0);
+      const [states, attributes, history, registered] = await Promise.all([
         api.states(processId, executionId),
         api.attributes(processId, executionId),
-        api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1))
+        api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1)),
+        definition
       ]);
       if (stopped) return;
       const now = Date.now();
-      renderSummary(described, states);
-      replace(actions, described.status === "RUNNING" ? actionButtons(described, states, () => void load()) : null);
+      renderSummary(described, states, registered);
+      replace(actions, described.status === "RUNNING" ? actionButtons(described, states, registered, () => void load()) : null);
       renderAttributes(attributes);
       replace(
         statesSection,
@@ -1201,7 +1246,7 @@ function executionView(root, processId, processExecutionId) {
       if (!stopped) replace(summary, h("p", { class: "error", role: "alert" }, `Could not load ${processId}: ${String(error)}`));
     }
   }
-  function renderSummary(d, states) {
+  function renderSummary(d, states, registered) {
     const refresh = h("input", { type: "checkbox", checked: autoRefresh, "data-testid": "auto-refresh" });
     refresh.addEventListener("change", () => {
       autoRefresh = refresh.checked;
@@ -1219,7 +1264,10 @@ function executionView(root, processId, processExecutionId) {
         (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`)
       ),
       facts([
-        ["Process type", d.processType],
+        [
+          "Process type",
+          registered ? h("a", { href: definitionHref(d.processType), "data-testid": "process-type-link" }, d.processType) : [d.processType, h("span", { class: "small" }, " (not registered)")]
+        ],
         ["Execution id", h("span", { class: "mono" }, d.processExecutionId)],
         ["Started (UTC)", formatTime(d.startTimestampMs)],
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
