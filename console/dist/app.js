@@ -786,7 +786,13 @@ function definitionView(root, processType, revision) {
       replace(summary, h("h1", {}, processType), h("p", { class: "error", role: "alert", "data-testid": "definition-error" }, text));
       return;
     }
-    const sample = await sampleExecutions(processType, closedHistories);
+    let sample;
+    try {
+      sample = await sampleExecutions(processType, closedHistories);
+    } catch (error) {
+      if (!stopped) replace(graphSection, h("h2", {}, "State graph"), h("p", { class: "error", role: "alert" }, `Could not read the executions: ${String(error)}`));
+      return;
+    }
     if (stopped) return;
     renderSummary(described);
     if (shownHash !== described.revision.contentHash) {

@@ -98,7 +98,13 @@ export function definitionView(root: HTMLElement, processType: string, revision?
       replace(summary, h("h1", {}, processType), h("p", { class: "error", role: "alert", "data-testid": "definition-error" }, text));
       return;
     }
-    const sample = await sampleExecutions(processType, closedHistories);
+    let sample: Sample;
+    try {
+      sample = await sampleExecutions(processType, closedHistories);
+    } catch (error) {
+      if (!stopped) replace(graphSection, h("h2", {}, "State graph"), h("p", { class: "error", role: "alert" }, `Could not read the executions: ${String(error)}`));
+      return;
+    }
     if (stopped) return;
     renderSummary(described);
     if (shownHash !== described.revision.contentHash) {
