@@ -688,6 +688,9 @@ function notify(text, kind = "ok") {
   if (kind === "ok") setTimeout(() => notice.remove(), 5e3);
 }
 
+// src/types.ts
+var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
+
 // src/views/routes.ts
 function executionHref(processId, processExecutionId) {
   const id = encodeURIComponent(processId);
@@ -716,8 +719,187 @@ function parseRoute(hash) {
   return { page: "executions" };
 }
 
-// src/views/definitions.ts
+// src/views/executions.ts
+var PAGE_SIZE = 25;
+var COUNT_PAGE = 1e3;
 var REFRESH_MS2 = 5e3;
+var state = {
+  filter: {},
+  /** Tokens of the pages before the current one; the current page's token last. */
+  pages: [],
+  autoRefresh: true
+};
+function filterExecutions(filter) {
+  state.filter = filter;
+  state.pages = [];
+}
+function executionsView(root) {
+  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
+  const results = h("div", { class: "results" });
+  const pager = h("div", { class: "pager" });
+  let timer;
+  let stopped = false;
+  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
+  const status = h(
+    "select",
+    { name: "status", "data-testid": "filter-status" },
+    h("option", { value: "" }, "any status"),
+    STATUSES.map((s2) => h("option", { value: s2, selected: state.filter.status === s2 }, s2))
+  );
+  const processType = field("processType", state.filter.processType, "process type");
+  const processId = field("processId", state.filter.processId, "process id");
+  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
+  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
+  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+  const apply = () => {
+    state.filter = {
+      ...status.value ? { status: status.value } : {},
+      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
+      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
+      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
+      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
+    };
+    state.pages = [];
+    void load();
+  };
+  const form = h(
+    "div",
+    { class: "filters" },
+    status,
+    processType,
+    processId,
+    h("label", {}, "from ", from),
+    h("label", {}, "to ", to),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("label", { class: "refresh" }, refresh, " auto-refresh")
+  );
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") apply();
+  });
+  refresh.addEventListener("change", () => {
+    state.autoRefresh = refresh.checked;
+    schedule();
+  });
+  async function load() {
+    try {
+      const token2 = state.pages.at(-1);
+      const [page, countsByStatus] = await Promise.all([
+        api.list(state.filter, PAGE_SIZE, token2),
+        countStatuses(state.filter)
+      ]);
+      const parked = await parkedOf(page.executions);
+      if (stopped) return;
+      replace(counts, countsByStatus.map(([s2, count, more]) => countChip(s2, formatCount(count, more))));
+      replace(results, executionsTable(page.executions, parked));
+      replace(
+        pager,
+        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
+        h("span", {}, `page ${state.pages.length + 1}`),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: !page.nextPageToken,
+            "data-testid": "next-page",
+            onclick: () => page_(1, page.nextPageToken ?? void 0)
+          },
+          "Older →"
+        )
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
+    }
+  }
+  function page_(direction, token2) {
+    if (direction === 1) state.pages.push(token2);
+    else state.pages.pop();
+    void load();
+  }
+  function countChip(s2, text) {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: `chip ${statusClass(s2)}${state.filter.status === s2 ? " selected" : ""}`,
+        "data-testid": `count-${s2}`,
+        onclick: () => {
+          status.value = state.filter.status === s2 ? "" : s2;
+          apply();
+        }
+      },
+      `${s2} `,
+      h("strong", {}, text)
+    );
+  }
+  function schedule() {
+    if (timer) clearInterval(timer);
+    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
+  }
+  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
+  void load().catch((error) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+function optionalNumber(key, value) {
+  return value === void 0 ? {} : { [key]: value };
+}
+function isoInput(ms) {
+  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
+}
+async function countStatuses(filter) {
+  return Promise.all(
+    STATUSES.map(async (s2) => {
+      const page = await api.list({ ...filter, status: s2 }, COUNT_PAGE);
+      return [s2, page.executions.length, Boolean(page.nextPageToken)];
+    })
+  );
+}
+async function parkedOf(executions) {
+  const running = executions.filter((e) => e.status === "RUNNING");
+  const described = await Promise.all(
+    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
+  );
+  const parked = /* @__PURE__ */ new Map();
+  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
+  return parked;
+}
+function executionsTable(executions, parked) {
+  const rows = executions.map((e) => {
+    const parkedTasks = parked.get(e.processExecutionId);
+    return h(
+      "tr",
+      {
+        class: e.paused || parkedTasks ? "attention" : "",
+        "data-testid": "execution-row",
+        "data-process-id": e.processId
+      },
+      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
+      h("td", {}, e.processType),
+      h(
+        "td",
+        {},
+        h("span", { class: statusClass(e.status) }, e.status),
+        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
+      ),
+      h("td", {}, formatTime(e.startTimestampMs)),
+      h("td", {}, formatTime(e.closeTimestampMs)),
+      h("td", { class: "mono small" }, e.processExecutionId)
+    );
+  });
+  return table(
+    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    rows,
+    "No executions match.",
+    "executions-table"
+  );
+}
+
+// src/views/definitions.ts
+var REFRESH_MS3 = 5e3;
 var HISTORY_SAMPLE = 50;
 var RUNNING_SAMPLE = 100;
 var HISTORY_EVENTS = 1e3;
@@ -760,7 +942,7 @@ function definitionsView(root) {
     results
   );
   void load().catch((error) => notify(String(error), "error"));
-  const timer = setInterval(() => void load(), REFRESH_MS2);
+  const timer = setInterval(() => void load(), REFRESH_MS3);
   return () => {
     stopped = true;
     clearInterval(timer);
@@ -820,7 +1002,12 @@ function definitionView(root, processType, revision) {
         ["Registered (UTC)", formatTime(r.registeredAtMs)],
         ["Content hash", h("span", { class: "mono small" }, r.contentHash)],
         ["Start states", (d.definition.startStates ?? []).length > 0 ? (d.definition.startStates ?? []).join(", ") : "any state"]
-      ])
+      ]),
+      h(
+        "a",
+        { href: "#/executions", "data-testid": "executions-of-type", onclick: () => filterExecutions({ processType: r.processType }) },
+        `Executions of ${r.processType} →`
+      )
     );
   }
   function renderGraph(definition, sample) {
@@ -866,7 +1053,7 @@ function definitionView(root, processType, revision) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS3) : void 0;
   }
   replace(
     root,
@@ -1207,7 +1394,7 @@ function button(label, testId, danger, onClick) {
 
 // src/views/execution.ts
 var HISTORY_PAGE = 20;
-var REFRESH_MS3 = 3e3;
+var REFRESH_MS4 = 3e3;
 function executionView(root, processId, processExecutionId) {
   const summary = h("section", { class: "summary" });
   const actions = h("div");
@@ -1360,7 +1547,7 @@ function executionView(root, processId, processExecutionId) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS3) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS4) : void 0;
   }
   replace(
     root,
@@ -1427,184 +1614,6 @@ function stateRow(s2, now) {
       s2.lastFailure ? [`${s2.lastFailure.api} attempt ${s2.lastFailure.attempt}: `, h("span", { class: "error" }, s2.lastFailure.error), h("div", { class: "small" }, formatTime(s2.lastFailure.timestampMs))] : "—"
     ),
     h("td", {}, waiting ? [h("div", { class: "small" }, waiting.waitingType), ...waits] : "—")
-  );
-}
-
-// src/types.ts
-var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
-
-// src/views/executions.ts
-var PAGE_SIZE = 25;
-var COUNT_PAGE = 1e3;
-var REFRESH_MS4 = 5e3;
-var state = {
-  filter: {},
-  /** Tokens of the pages before the current one; the current page's token last. */
-  pages: [],
-  autoRefresh: true
-};
-function executionsView(root) {
-  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
-  const results = h("div", { class: "results" });
-  const pager = h("div", { class: "pager" });
-  let timer;
-  let stopped = false;
-  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
-  const status = h(
-    "select",
-    { name: "status", "data-testid": "filter-status" },
-    h("option", { value: "" }, "any status"),
-    STATUSES.map((s2) => h("option", { value: s2, selected: state.filter.status === s2 }, s2))
-  );
-  const processType = field("processType", state.filter.processType, "process type");
-  const processId = field("processId", state.filter.processId, "process id");
-  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
-  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
-  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
-  const apply = () => {
-    state.filter = {
-      ...status.value ? { status: status.value } : {},
-      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
-      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
-      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
-      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
-    };
-    state.pages = [];
-    void load();
-  };
-  const form = h(
-    "div",
-    { class: "filters" },
-    status,
-    processType,
-    processId,
-    h("label", {}, "from ", from),
-    h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
-    h("label", { class: "refresh" }, refresh, " auto-refresh")
-  );
-  form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
-  });
-  refresh.addEventListener("change", () => {
-    state.autoRefresh = refresh.checked;
-    schedule();
-  });
-  async function load() {
-    try {
-      const token2 = state.pages.at(-1);
-      const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token2),
-        countStatuses(state.filter)
-      ]);
-      const parked = await parkedOf(page.executions);
-      if (stopped) return;
-      replace(counts, countsByStatus.map(([s2, count, more]) => countChip(s2, formatCount(count, more))));
-      replace(results, executionsTable(page.executions, parked));
-      replace(
-        pager,
-        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
-        h("span", {}, `page ${state.pages.length + 1}`),
-        h(
-          "button",
-          {
-            type: "button",
-            disabled: !page.nextPageToken,
-            "data-testid": "next-page",
-            onclick: () => page_(1, page.nextPageToken ?? void 0)
-          },
-          "Older →"
-        )
-      );
-    } catch (error) {
-      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
-    }
-  }
-  function page_(direction, token2) {
-    if (direction === 1) state.pages.push(token2);
-    else state.pages.pop();
-    void load();
-  }
-  function countChip(s2, text) {
-    return h(
-      "button",
-      {
-        type: "button",
-        class: `chip ${statusClass(s2)}${state.filter.status === s2 ? " selected" : ""}`,
-        "data-testid": `count-${s2}`,
-        onclick: () => {
-          status.value = state.filter.status === s2 ? "" : s2;
-          apply();
-        }
-      },
-      `${s2} `,
-      h("strong", {}, text)
-    );
-  }
-  function schedule() {
-    if (timer) clearInterval(timer);
-    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS4) : void 0;
-  }
-  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
-  void load().catch((error) => notify(String(error), "error"));
-  schedule();
-  return () => {
-    stopped = true;
-    if (timer) clearInterval(timer);
-  };
-}
-function optionalNumber(key, value) {
-  return value === void 0 ? {} : { [key]: value };
-}
-function isoInput(ms) {
-  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
-}
-async function countStatuses(filter) {
-  return Promise.all(
-    STATUSES.map(async (s2) => {
-      const page = await api.list({ ...filter, status: s2 }, COUNT_PAGE);
-      return [s2, page.executions.length, Boolean(page.nextPageToken)];
-    })
-  );
-}
-async function parkedOf(executions) {
-  const running = executions.filter((e) => e.status === "RUNNING");
-  const described = await Promise.all(
-    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
-  );
-  const parked = /* @__PURE__ */ new Map();
-  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
-  return parked;
-}
-function executionsTable(executions, parked) {
-  const rows = executions.map((e) => {
-    const parkedTasks = parked.get(e.processExecutionId);
-    return h(
-      "tr",
-      {
-        class: e.paused || parkedTasks ? "attention" : "",
-        "data-testid": "execution-row",
-        "data-process-id": e.processId
-      },
-      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
-      h("td", {}, e.processType),
-      h(
-        "td",
-        {},
-        h("span", { class: statusClass(e.status) }, e.status),
-        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
-        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
-      ),
-      h("td", {}, formatTime(e.startTimestampMs)),
-      h("td", {}, formatTime(e.closeTimestampMs)),
-      h("td", { class: "mono small" }, e.processExecutionId)
-    );
-  });
-  return table(
-    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
-    rows,
-    "No executions match.",
-    "executions-table"
   );
 }
 

@@ -13,6 +13,7 @@ import type {
   DefinitionDescribeResponse, DefinitionRevision, ExecutionSummary, HistoryEvent, ProcessDefinition, StatesResponse,
 } from "../types.js";
 import { notify } from "./dialog.js";
+import { filterExecutions } from "./executions.js";
 import { definitionHref } from "./routes.js";
 
 const REFRESH_MS = 5000;
@@ -134,6 +135,11 @@ export function definitionView(root: HTMLElement, processType: string, revision?
         ["Content hash", h("span", { class: "mono small" }, r.contentHash)],
         ["Start states", (d.definition.startStates ?? []).length > 0 ? (d.definition.startStates ?? []).join(", ") : "any state"],
       ]),
+      h(
+        "a",
+        { href: "#/executions", "data-testid": "executions-of-type", onclick: () => filterExecutions({ processType: r.processType }) },
+        `Executions of ${r.processType} →`,
+      ),
     );
   }
 
