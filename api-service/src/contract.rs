@@ -230,7 +230,7 @@ fn describe(error: &ValidationError<'_>, steps: &[Step]) -> String {
         ValidationErrorKind::Pattern { pattern } => {
             use xdb_protocol::openapi::{HTTP_URL, SQL_IDENTIFIER, SQL_TABLE_NAME};
             let expected = match pattern.as_str() {
-                HTTP_URL => "must be an http:// or https:// URL without whitespace",
+                HTTP_URL => "must be an http:// or https:// URL without whitespace (or empty)",
                 SQL_IDENTIFIER => {
                     "must be a SQL identifier (letters, digits and _, not starting with a digit)"
                 }

@@ -10,6 +10,7 @@ mod cli;
 mod closed_waiters;
 mod config;
 mod contract;
+mod definitions;
 mod error;
 mod json;
 mod metric_definitions;
@@ -32,6 +33,7 @@ use xdb_persistence::{InstanceRegistry, Notifications, ProcessApi, ServiceInstan
 pub use cli::{ApiArgs, ApiServiceArgs};
 pub use config::ApiServiceConfig;
 pub use contract::Contract;
+pub use definitions::Definitions;
 pub use error::ApiError;
 pub use metric_definitions::ApiMetrics;
 
@@ -40,6 +42,8 @@ pub use metric_definitions::ApiMetrics;
 pub struct AppState {
     /// The process API: all the handlers ask of the database.
     pub store: Arc<dyn ProcessApi>,
+    /// Registered process definitions, which requests are checked against.
+    pub definitions: Arc<definitions::Definitions>,
     /// Where this instance registers for closed-execution notices (MySQL).
     pub registry: Arc<dyn InstanceRegistry>,
     pub notifications: Notifications,
@@ -139,6 +143,10 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         async_peers,
         metrics: Arc::new(ApiMetrics::new().with_database_clock(store.database_clock().clone())),
         registry: store.clone(),
+        definitions: Arc::new(definitions::Definitions::new(
+            store.clone(),
+            database_url.dialect() == xdb_config::Dialect::MySql,
+        )),
         store,
         closed_waiters: closed_waiters::ClosedWaiters::start(&notifications),
         notifications,

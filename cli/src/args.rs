@@ -193,6 +193,19 @@ pub enum Command {
         "1 other API error, 3 unreachable."
     ))]
     Resume(PauseArgs),
+    /// Process definitions registered by worker deployments
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb definitions list\n",
+        "  xdb definitions show OrderProcess\n",
+        "  xdb definitions register --file orders-v2.json   # needs the deploy role\n\n",
+        "Exit codes: 0 done, 5 no such process type, 1 refused (e.g. DEFINITION_INCOMPATIBLE),\n",
+        "3 unreachable."
+    ))]
+    Definitions {
+        #[command(subcommand)]
+        command: crate::definitions::DefinitionsCommand,
+    },
     /// Run XDB for development: an embedded PostgreSQL, the API and async services, the
     /// console and the samples' worker, until Ctrl-C
     #[command(after_help = concat!(

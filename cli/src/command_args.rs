@@ -14,8 +14,9 @@ pub struct StartArgs {
     /// The process type, as the worker registers it
     #[arg(long = "type", short = 't')]
     pub process_type: String,
-    /// Base URL of the worker hosting the process type
-    #[arg(long, env = "XDB_WORKER_URL")]
+    /// Base URL of the worker hosting the process type; absent: the URL of the deployment
+    /// that registered the type
+    #[arg(long, env = "XDB_WORKER_URL", default_value = "")]
     pub worker_url: String,
     /// The first state's id; absent: no state runs until an RPC starts one
     #[arg(long)]

@@ -62,7 +62,12 @@ pub const EXIT_CODES_HELP: &str = exit_codes_text!();
 /// The exit code of a failed service call.
 pub fn exit_for(error: &ClientError) -> Exit {
     match error {
-        ClientError::Api { error, .. } if error.sub_type == ErrorSubType::ProcessNotFound => {
+        ClientError::Api { error, .. }
+            if matches!(
+                error.sub_type,
+                ErrorSubType::ProcessNotFound | ErrorSubType::DefinitionNotFound
+            ) =>
+        {
             Exit::NotFound
         }
         ClientError::Api { error, .. } if error.sub_type == ErrorSubType::ControlNotApplicable => {

@@ -6,6 +6,7 @@ pub mod exit;
 pub mod args;
 pub mod command_args;
 pub mod commands;
+pub mod definitions;
 pub mod dev;
 pub mod format;
 pub mod operate;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Exit {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Start(a) => commands::start(&client, output, a).await,
+            Command::Definitions { command } => definitions::run(&client, output, command).await,
             Command::Describe(a) => commands::describe(&client, output, a).await,
             Command::List(a) => commands::list(&client, output, a).await,
             Command::History(a) => commands::history(&client, output, a).await,

@@ -147,7 +147,8 @@ impl Client {
 
     /// Starts process `P` as `process_id`, filling type, starting state (input and
     /// config) and global-attribute table from `P`'s definition. `worker_url` defaults
-    /// to the client's. Returns the process execution id.
+    /// to the client's; with neither, the service routes the start to the deployment
+    /// that registered the process type. Returns the process execution id.
     pub async fn start_process<P: Process + Default>(
         &self,
         process_id: &str,
@@ -169,11 +170,9 @@ impl Client {
         input: impl Serialize,
         options: ProcessStartOptions,
     ) -> Result<String, ClientError> {
-        let worker_url = worker_url.or(self.worker_url.as_deref()).ok_or_else(|| {
-            XdbError::NotAllowed(
-                "no worker URL: pass one or configure the client with with_worker_url".into(),
-            )
-        })?;
+        let worker_url = worker_url
+            .or(self.worker_url.as_deref())
+            .unwrap_or_default();
         let input = encoding::encode_optional("start state input", &input)?;
         let request = build_start_request(definition, process_id, worker_url, input, options)?;
         Ok(self.start(&request).await?.process_execution_id)
@@ -316,6 +315,35 @@ impl Client {
         request: &ProcessExecutionStartRequest,
     ) -> Result<ProcessExecutionStartResponse, ClientError> {
         self.call(paths::START, request, self.request_timeout).await
+    }
+
+    /// Registers a worker deployment's process definitions (the `deploy` role); see
+    /// `WorkerService::register_with` for a worker's own registration.
+    pub async fn register_definitions(
+        &self,
+        request: &RegisterDefinitionsRequest,
+    ) -> Result<RegisterDefinitionsResponse, ClientError> {
+        self.call(paths::DEFINITIONS_REGISTER, request, self.request_timeout)
+            .await
+    }
+
+    /// The current definition of every registered process type.
+    pub async fn list_definitions(&self) -> Result<DefinitionsListResponse, ClientError> {
+        self.call(
+            paths::DEFINITIONS_LIST,
+            &DefinitionsListRequest {},
+            self.request_timeout,
+        )
+        .await
+    }
+
+    /// One process type's definition and its revisions.
+    pub async fn describe_definition(
+        &self,
+        request: &DefinitionDescribeRequest,
+    ) -> Result<DefinitionDescribeResponse, ClientError> {
+        self.call(paths::DEFINITIONS_DESCRIBE, request, self.request_timeout)
+            .await
     }
 
     pub async fn stop(&self, request: &ProcessExecutionStopRequest) -> Result<(), ClientError> {

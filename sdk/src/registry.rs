@@ -223,6 +223,71 @@ impl ProcessDefinition {
         }
     }
 
+    /// What the service is told of this process type when the worker registers it
+    /// (`Client::register_definitions`): states with their configs, queues, RPCs with
+    /// the loading they get when a caller names none, the table and attributes. Rust
+    /// types carry no JSON Schema, so inputs are not declared.
+    pub fn wire_definition(&self) -> proto::ProcessDefinition {
+        let states = self
+            .state_order
+            .iter()
+            .map(|id| proto::StateDefinition {
+                id: id.clone(),
+                has_wait_until: self.states[id].has_wait_until(),
+                config: self.state_config(id).ok(),
+                input_schema: None,
+            })
+            .collect();
+        let mut rpcs: Vec<proto::RpcDefinition> = self
+            .rpcs
+            .iter()
+            .map(|(name, rpc)| proto::RpcDefinition {
+                name: name.clone(),
+                global_attribute_loading: rpc
+                    .options
+                    .global_attribute_loading
+                    .clone()
+                    .or_else(|| default_global_loading(&self.persistence)),
+                local_attribute_loading: rpc
+                    .options
+                    .local_attribute_loading
+                    .clone()
+                    .or_else(|| default_local_loading(&self.persistence)),
+                input_schema: None,
+            })
+            .collect();
+        rpcs.sort_by(|a, b| a.name.cmp(&b.name));
+        let any = |name: &String| proto::AttributeDefinition {
+            name: name.clone(),
+            attribute_type: proto::AttributeType::Any,
+        };
+        proto::ProcessDefinition {
+            process_type: self.process_type.clone(),
+            states,
+            start_states: Vec::new(),
+            local_queues: self.communication.local_queues().to_vec(),
+            rpcs,
+            global_attributes: self.persistence.table().map(|table| {
+                proto::GlobalAttributesDefinition {
+                    table_name: table.table_name.clone(),
+                    primary_key_column: table.primary_key_column.clone(),
+                    columns: self
+                        .persistence
+                        .global_attributes()
+                        .iter()
+                        .map(any)
+                        .collect(),
+                }
+            }),
+            local_attributes: self
+                .persistence
+                .local_attributes()
+                .iter()
+                .map(any)
+                .collect(),
+        }
+    }
+
     fn unknown_state(&self, state_id: &str) -> XdbError {
         XdbError::UnknownState {
             process_type: self.process_type.clone(),

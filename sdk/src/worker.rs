@@ -121,6 +121,37 @@ impl WorkerService {
         self
     }
 
+    /// The definitions of every hosted process type, as the service receives them, by
+    /// type.
+    pub fn wire_definitions(&self) -> Vec<xdb_protocol::ProcessDefinition> {
+        let mut types: Vec<&String> = self.processes.keys().collect();
+        types.sort();
+        types
+            .into_iter()
+            .map(|t| self.processes[t].wire_definition())
+            .collect()
+    }
+
+    /// Registers the hosted process types with the service as `deployment`, so the
+    /// service checks requests against them and routes starts that name no worker URL
+    /// here. Idempotent: call it each time the worker starts (the client's token needs
+    /// the `deploy` role). Refused with `DEFINITION_INCOMPATIBLE` when a state running
+    /// executions wait in was removed, unless `force`.
+    pub async fn register_with(
+        &self,
+        client: &crate::Client,
+        deployment: xdb_protocol::WorkerDeployment,
+        force: bool,
+    ) -> Result<xdb_protocol::RegisterDefinitionsResponse, crate::ClientError> {
+        client
+            .register_definitions(&xdb_protocol::RegisterDefinitionsRequest {
+                deployment,
+                definitions: self.wire_definitions(),
+                force,
+            })
+            .await
+    }
+
     /// The definition of `process_type`, if hosted.
     pub fn definition(&self, process_type: &str) -> Option<&Arc<ProcessDefinition>> {
         self.processes.get(process_type)

@@ -332,7 +332,7 @@ pub struct SecuritySettings {
     /// set the API is open. Several allow rotating a token without downtime.
     pub api_tokens: Vec<String>,
     /// `[[security.tokens]]`: bearer tokens with the roles they grant (read, operate,
-    /// client). Combined with `api_tokens`; any token at all closes the API to others.
+    /// client, deploy). Combined with `api_tokens`; any token at all closes the API to others.
     pub tokens: Vec<ApiToken>,
     /// URL prefixes a start request's `workerUrl` must begin with (e.g.
     /// `http://workers.internal:8080/`); empty allows any http(s) URL.

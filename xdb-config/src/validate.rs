@@ -302,7 +302,7 @@ fn token_problems(security: &SecuritySettings) -> Vec<String> {
         }
         if entry.roles.is_empty() {
             problems.push(format!(
-                "{label}.roles must name at least one of read, operate, client"
+                "{label}.roles must name at least one of read, operate, client, deploy"
             ));
         }
     }

@@ -20,6 +20,7 @@ mod conflict_retry;
 mod continuation;
 mod controls;
 mod db_clock;
+mod definition_registry;
 mod error;
 mod fired_timer;
 #[cfg(test)]
@@ -44,6 +45,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 pub use db_clock::DatabaseClock;
+pub use definition_registry::*;
 pub use error::StoreError;
 pub use notifications::{Listen, Notification, Notifications};
 pub use store::*;

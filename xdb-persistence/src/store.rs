@@ -8,7 +8,7 @@ use xdb_engine::decide::StateApi;
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 use xdb_protocol::*;
 
-use crate::StoreError;
+use crate::{DefinitionRegistry, StoreError};
 
 /// Everything a worker call for one state needs, read in one go.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,11 +114,18 @@ pub trait RpcWorker: Send + Sync {
 /// Every storage operation, for a caller that uses them all (the services' wiring and
 /// the contract tests); each user depends on the part it needs.
 pub trait ProcessStore:
-    ProcessApi + TaskSource + Transitions + InstanceRegistry + DatabaseTime
+    ProcessApi + TaskSource + Transitions + InstanceRegistry + DefinitionRegistry + DatabaseTime
 {
 }
-impl<S: ProcessApi + TaskSource + Transitions + InstanceRegistry + DatabaseTime + ?Sized>
-    ProcessStore for S
+impl<
+        S: ProcessApi
+            + TaskSource
+            + Transitions
+            + InstanceRegistry
+            + DefinitionRegistry
+            + DatabaseTime
+            + ?Sized,
+    > ProcessStore for S
 {
 }
 

@@ -98,6 +98,13 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "cluster_secrets",
         sql: include_str!("../postgres/v007_cluster_secrets.sql"),
     },
+    Migration {
+        version: 8,
+        // Additive: services of schema 5 still work on it (they register nothing).
+        oldest_compatible: 5,
+        name: "process_definitions",
+        sql: include_str!("../postgres/v008_process_definitions.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -143,6 +150,13 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "cluster_secrets",
         sql: include_str!("../mysql/v007_cluster_secrets.sql"),
+    },
+    Migration {
+        version: 8,
+        // Additive: services of schema 5 still work on it (they register nothing).
+        oldest_compatible: 5,
+        name: "process_definitions",
+        sql: include_str!("../mysql/v008_process_definitions.sql"),
     },
 ];
 

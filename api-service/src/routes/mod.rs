@@ -2,6 +2,7 @@
 
 mod attributes;
 mod console;
+mod definitions;
 mod describe;
 mod health;
 mod history;
@@ -44,6 +45,9 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::GIVE_UP, post(operate::give_up))
         .route(paths::PAUSE, post(operate::pause))
         .route(paths::RESUME, post(operate::resume))
+        .route(paths::DEFINITIONS_REGISTER, post(definitions::register))
+        .route(paths::DEFINITIONS_LIST, post(definitions::list))
+        .route(paths::DEFINITIONS_DESCRIBE, post(definitions::describe))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))

@@ -26,6 +26,12 @@ pub(crate) async fn publish_to_local_queue(
         &state.config.limits,
     )
     .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
+    if let Some(definition) =
+        crate::definitions::definition_of_process(&state.definitions, &request.process_id).await?
+    {
+        crate::definitions::check_publish(definition.definition(), &request.messages)
+            .map_err(ApiError::invalid)?;
+    }
     state.store.publish_to_local_queue(&request).await?;
     state.async_peers.new_tasks();
     Ok(Json(EmptyResponse {}))

@@ -53,7 +53,7 @@ impl RpcWorker for HttpRpcWorker<'_> {
 
 pub(crate) async fn rpc(
     State(state): State<AppState>,
-    ApiJson(request): ApiJson<ProcessExecutionRpcRequest>,
+    ApiJson(mut request): ApiJson<ProcessExecutionRpcRequest>,
 ) -> Result<Json<ProcessExecutionRpcResponse>, ApiError> {
     let seconds = request
         .timeout_seconds
@@ -62,6 +62,11 @@ pub(crate) async fn rpc(
         return Err(ApiError::invalid(format!(
             "timeoutSeconds: must be between 1 and {MAX_RPC_TIMEOUT_SECONDS}"
         )));
+    }
+    if let Some(definition) =
+        crate::definitions::definition_of_process(&state.definitions, &request.process_id).await?
+    {
+        crate::definitions::resolve_rpc(&definition, &mut request).map_err(ApiError::invalid)?;
     }
     let worker = HttpRpcWorker(&state.workers, &state.config.limits);
     match state

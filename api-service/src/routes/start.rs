@@ -7,8 +7,9 @@ use crate::{ApiError, AppState};
 
 pub(crate) async fn start(
     State(state): State<AppState>,
-    ApiJson(request): ApiJson<ProcessExecutionStartRequest>,
+    ApiJson(mut request): ApiJson<ProcessExecutionStartRequest>,
 ) -> Result<Json<ProcessExecutionStartResponse>, ApiError> {
+    resolve_definition(&state, &mut request).await?;
     check_worker_url(
         &state.config.security.worker_url_prefixes,
         &request.worker_url,
@@ -20,6 +21,35 @@ pub(crate) async fn start(
     Ok(Json(ProcessExecutionStartResponse {
         process_execution_id: id.to_string(),
     }))
+}
+
+/// Checks the start against its process type's registered definition and fills what it
+/// leaves to it; without one, the start must name its worker, and a worker that
+/// registered other types refuses it here rather than at its first call.
+async fn resolve_definition(
+    state: &AppState,
+    request: &mut ProcessExecutionStartRequest,
+) -> Result<(), ApiError> {
+    let snapshot = state.definitions.snapshot().await?;
+    if let Some(compiled) = snapshot.get(&request.process_type) {
+        return crate::definitions::resolve_start(compiled, request).map_err(ApiError::invalid);
+    }
+    if request.worker_url.is_empty() {
+        return Err(ApiError::invalid(format!(
+            "workerUrl: required, as process type '{}' is not registered (register the \
+             worker's definitions, or name its URL)",
+            request.process_type
+        )));
+    }
+    if let Some(types) = snapshot.types_at(&request.worker_url) {
+        return Err(ApiError::invalid(format!(
+            "processType: the worker at {} registered no process type '{}' (it registered: {})",
+            request.worker_url,
+            request.process_type,
+            types.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// Attribute values written at start, held to `limits.max_attribute_value_bytes`.
@@ -42,7 +72,7 @@ fn check_values(request: &ProcessExecutionStartRequest, limits: &Limits) -> Resu
 /// The worker URL policy (`security.worker_url_prefixes`): XDB calls the worker URL of
 /// every state and RPC of the process, so a client must not be able to point it at an
 /// arbitrary host.
-fn check_worker_url(prefixes: &[String], worker_url: &str) -> Result<(), ApiError> {
+pub(crate) fn check_worker_url(prefixes: &[String], worker_url: &str) -> Result<(), ApiError> {
     if prefixes.is_empty() || prefixes.iter().any(|p| worker_url.starts_with(p.as_str())) {
         return Ok(());
     }

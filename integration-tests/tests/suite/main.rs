@@ -89,6 +89,7 @@ mod common;
 mod console;
 mod contract;
 mod database_lost;
+mod definitions;
 mod execution;
 mod injection;
 mod internal_calls;

@@ -34,6 +34,7 @@ macro_rules! on_both_databases {
 
 mod attribute_rows;
 pub(crate) mod business_rows;
+mod definitions;
 pub(crate) mod first_start_batch;
 mod history_rows;
 pub(crate) mod in_list;

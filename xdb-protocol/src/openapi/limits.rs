@@ -14,8 +14,9 @@ use crate::limits::{worker, Limits, ID_CHARS_CEILING};
 
 /// No control characters (Unicode `Cc`), as `xdb_engine::validation::check_id` demands.
 pub const NO_CONTROL_CHARACTERS: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
-/// An http(s) URL without whitespace or control characters.
-pub const HTTP_URL: &str = "^https?://[^\\s\\x00-\\x1f\\x7f-\\x9f]*$";
+/// An http(s) URL without whitespace or control characters, or nothing (a start that
+/// leaves its worker to the registered deployment).
+pub const HTTP_URL: &str = "^(https?://[^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
 /// A SQL identifier: letters, digits and `_`, not starting with a digit.
 pub const SQL_IDENTIFIER: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
 /// A table name, optionally schema-qualified.
