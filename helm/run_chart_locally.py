@@ -392,8 +392,8 @@ def check_definitions(release: Release, worker: Worker, log: Callable[[str], Non
             raise
     if time.monotonic() - started > JOB_BACKOFF_SECONDS:
         raise ChartRunError("the refused registration was tried more than once")
-    said = release.job_log(bad_job["metadata"]["name"]).strip()
-    log(f"a refused registration failed its Job at once: {said[:200]}")
+    said = release.job_log(bad_job["metadata"]["name"]).strip().splitlines()[-1]
+    log(f"a refused registration failed its Job at once: {said}")
 
     # The registration is in effect: a start that names no worker URL goes to the
     # registered deployment. Other API pods read definitions at most once a second, and
