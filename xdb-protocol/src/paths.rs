@@ -96,7 +96,13 @@ pub const METRICS: &str = "/metrics";
 /// that decides who may call what.
 pub fn role_of(path: &str) -> Option<Role> {
     match path {
-        DESCRIBE | LIST | HISTORY | STATES | CONSOLE_ASYNC_METRICS | METRICS | DEFINITIONS_LIST
+        DESCRIBE
+        | LIST
+        | HISTORY
+        | STATES
+        | CONSOLE_ASYNC_METRICS
+        | METRICS
+        | DEFINITIONS_LIST
         | DEFINITIONS_DESCRIBE => Some(Role::Read),
         RETRY_NOW | GIVE_UP | PAUSE | RESUME | STOP => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
