@@ -1604,6 +1604,7 @@ function stateRow(s2, now) {
         h("strong", { "data-testid": "state-attempt" }, String(call.attempt)),
         " ",
         h("span", { class: `phase phase-${call.phase.toLowerCase()}`, "data-testid": "state-phase" }, call.phase),
+        call.parkedKind === "NON_RETRYABLE_WORKER_ERROR" ? h("div", { class: "small" }, "worker error, not retried") : null,
         call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null
       ] : "—"
     ),

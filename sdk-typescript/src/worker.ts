@@ -5,8 +5,11 @@
  * signature when a secret is set, runs user code in the call's trace context, and answers
  * with the wire response or a JSON error body (`{detail, errorType}`):
  *
- * - 400: the call names an unknown process type, state or RPC, its body or input does not
- *   decode, or it asks for a waitUntil the state does not have;
+ * - 400: the call names an unknown process type, state or RPC (`UNKNOWN_*`), its input
+ *   does not decode (`UNDECODABLE_INPUT`), or it asks for a waitUntil the state does not
+ *   have (`NOT_IMPLEMENTED`): XDB parks such a call after one attempt, for an operator's
+ *   retry-now (after a deploy) or give-up; a body that does not decode is
+ *   `INVALID_REQUEST`, retried;
  * - 401: a signature is required and missing, old or wrong (`UNAUTHORIZED`);
  * - 500: user code threw (`USER_CODE_ERROR`); XDB retries per the state's retry policy.
  */
@@ -43,11 +46,19 @@ import { DEFAULT_MAX_SKEW_SECONDS, SIGNATURE_HEADER, verify } from "./signature.
 import type { AsyncState, WorkerContext } from "./state.js";
 import { runWithTraceContext } from "./trace.js";
 
-/** `errorType` values of the worker's error bodies. */
+/**
+ * `errorType` values of the worker's error bodies (the protocol's `WorkerErrorType`, plus
+ * the host's own 404/405/413). XDB parks a waitUntil or execute answered with
+ * `UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT` or
+ * `NOT_IMPLEMENTED` after one attempt: it can never succeed as the worker stands. The
+ * others are failed attempts, retried by the state's retry policy.
+ */
 export const WorkerErrorType = {
   UNKNOWN_PROCESS_TYPE: "UNKNOWN_PROCESS_TYPE",
   UNKNOWN_STATE: "UNKNOWN_STATE",
   UNKNOWN_RPC: "UNKNOWN_RPC",
+  UNDECODABLE_INPUT: "UNDECODABLE_INPUT",
+  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
   INVALID_REQUEST: "INVALID_REQUEST",
   USER_CODE_ERROR: "USER_CODE_ERROR",
   UNAUTHORIZED: "UNAUTHORIZED",
@@ -243,7 +254,7 @@ export class WorkerService {
     const definition = this.process(request.processType);
     const state = this.state(definition, request.stateId);
     if (typeof state.waitUntil !== "function") {
-      throw new WorkerCallError(400, "INVALID_REQUEST", `state ${JSON.stringify(request.stateId)} does not implement waitUntil`);
+      throw new WorkerCallError(400, "NOT_IMPLEMENTED", `state ${JSON.stringify(request.stateId)} does not implement waitUntil`);
     }
     const input = decodeInput(state, request.stateId, request.stateInput);
     const { persistence, communication } = scope(definition, request.attributes, false);
@@ -299,7 +310,7 @@ export class WorkerService {
     }
     const what = `input of rpc ${JSON.stringify(request.rpcName)}`;
     const { handler, options } = rpc as Rpc<unknown, unknown>;
-    const input = badRequestOnThrow(() => {
+    const input = undecodableOnThrow(() => {
       const raw = decode<unknown>(what, request.input);
       return options.inputSchema ? parseWith(options.inputSchema, what, raw) : raw;
     });
@@ -438,17 +449,18 @@ function parseRequest<S extends z.ZodType>(schema: S, json: unknown): z.infer<S>
   return result.data;
 }
 
-function badRequestOnThrow<T>(fn: () => T): T {
+/** Decodes an input: a failure is `UNDECODABLE_INPUT`. */
+function undecodableOnThrow<T>(fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    throw new WorkerCallError(400, "INVALID_REQUEST", error instanceof Error ? error.message : String(error));
+    throw new WorkerCallError(400, "UNDECODABLE_INPUT", error instanceof Error ? error.message : String(error));
   }
 }
 
 function decodeInput(state: AsyncState<never>, stateId: string, input: EncodedObject | null | undefined): unknown {
   const what = `input of state ${JSON.stringify(stateId)}`;
-  return badRequestOnThrow(() => {
+  return undecodableOnThrow(() => {
     const raw = decode<unknown>(what, input);
     return state.inputSchema ? parseWith(state.inputSchema as { parse(v: unknown): unknown }, what, raw) : raw;
   });

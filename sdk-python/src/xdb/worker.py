@@ -56,10 +56,15 @@ log = logging.getLogger("xdb.worker")
 T = TypeVar("T")
 Req = TypeVar("Req", bound=BaseModel)
 
-# errorType values of the worker's error bodies.
+# errorType values of the worker's error bodies (the protocol's WorkerErrorType). XDB
+# parks a waitUntil or execute answered with one of the first five after one attempt (it
+# can never succeed as the worker stands); the others are failed attempts, retried by the
+# state's retry policy.
 ERROR_UNKNOWN_PROCESS_TYPE = "UNKNOWN_PROCESS_TYPE"
 ERROR_UNKNOWN_STATE = "UNKNOWN_STATE"
 ERROR_UNKNOWN_RPC = "UNKNOWN_RPC"
+ERROR_UNDECODABLE_INPUT = "UNDECODABLE_INPUT"
+ERROR_NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
 ERROR_INVALID_REQUEST = "INVALID_REQUEST"
 ERROR_USER_CODE = "USER_CODE_ERROR"
 ERROR_UNAUTHORIZED = "UNAUTHORIZED"
@@ -68,8 +73,9 @@ ERROR_UNAUTHORIZED = "UNAUTHORIZED"
 class WorkerCallError(Exception):
     """A failed worker call: the HTTP status and error body the worker answers with.
 
-    4xx means the call itself is wrong (unknown state, undecodable input); 5xx means
-    user code failed, and XDB retries per the state's retry policy.
+    4xx means the call itself is wrong (unknown state, undecodable input, no waitUntil):
+    XDB parks it for an operator; 5xx means user code failed, and XDB retries per the
+    state's retry policy.
     """
 
     def __init__(self, status: int, error_type: str, detail: str) -> None:
@@ -158,7 +164,7 @@ class WorkerService:
         state = self._state(definition, req.state_id)
         if not state.has_wait_until():
             raise WorkerCallError(
-                400, ERROR_INVALID_REQUEST, f"state {req.state_id!r} does not implement waitUntil"
+                400, ERROR_NOT_IMPLEMENTED, f"state {req.state_id!r} does not implement waitUntil"
             )
         value = _decode_input(f"input of state {req.state_id!r}", req, state.input_type())
         ctx = Context.from_wire(req.context, trace)
@@ -328,7 +334,7 @@ def _decode_input(what: str, req: Any, type_: Any) -> Any:
     try:
         return encoding.decode(what, obj, type_)
     except EncodingError as e:
-        raise WorkerCallError(400, ERROR_INVALID_REQUEST, str(e)) from e
+        raise WorkerCallError(400, ERROR_UNDECODABLE_INPUT, str(e)) from e
 
 
 def _user_error(e: BaseException) -> WorkerCallError:
