@@ -4,7 +4,11 @@ Renders the chart as `helm install` does (check_chart.py's rendering), then foll
 Helm's install order: pre-install hooks by weight (a hook Job runs to completion before
 anything else exists), the release's objects, then post-install hooks. Deployments get
 `spec.replicas` pods (or, when a HorizontalPodAutoscaler targets them, its
-minReplicas); every ClusterIP Service gets a proxy (local_services.py). Images map to
+minReplicas); every ClusterIP Service gets a proxy (local_services.py). A Job's pods run
+one after another as the Job controller runs them: a failed pod is replaced after a
+back-off, up to `backoffLimit`, within `activeDeadlineSeconds`, and a `podFailurePolicy`
+rule on the container's exit code ends the Job at once (`FailJob`) or does not count the
+failure (`Ignore`); rules on pod conditions (disruptions) never match here. Images map to
 the binaries cargo builds: values `image.names` -> the Dockerfile that builds the image
 (check_chart.DOCKERFILES) -> the binaries it installs -> `$CARGO_TARGET_DIR/debug/<bin>`.
 """
@@ -95,6 +99,8 @@ class Release:
         self.proxies: dict[str, ServiceProxy] = {}
         self.next_address = first_pod_address
         self.failures: list[str] = []
+        # Job name -> its last pod, once the Job ended (its log stays in the pod's directory).
+        self.finished_jobs: dict[str, Pod] = {}
         self.lock = threading.Lock()
 
     def fail(self, message: str) -> None:
@@ -149,7 +155,8 @@ class Release:
         spec = job["spec"]
         deadline = time.monotonic() + float(spec.get("activeDeadlineSeconds", 3600))
         attempts = int(spec.get("backoffLimit", 6)) + 1
-        for attempt in range(attempts):
+        attempt = failed = 0
+        while attempt < attempts:
             suffix = "".join(secrets.choice(POD_NAME_ALPHABET) for _ in range(5))
             pod = self.new_pod(f"{job['metadata']['name']}-{suffix}", spec["template"])
             pod.start()
@@ -166,6 +173,7 @@ class Release:
                 ) from None
             pod.stopped.set()
             self.pods.remove(pod)
+            self.finished_jobs[job["metadata"]["name"]] = pod
             if code == 0:
                 log(f"  {pod.name} completed\n{container.log_tail(5)}")
                 return
@@ -173,14 +181,30 @@ class Release:
                 f"  {pod.name} failed ({code}), attempt {attempt + 1} of {attempts}\n"
                 f"{container.log_tail()}"
             )
-            if attempt + 1 < attempts:
-                pod.stopped.wait(
-                    min(JOB_BACKOFF_SECONDS * 2**attempt, max(0.0, deadline - time.monotonic()))
+            action = pod_failure_action(spec, container.name, code)
+            if action == "FailJob":
+                raise ChartRunError(
+                    f"Job {job['metadata']['name']} failed: exit code {code} of "
+                    f"{container.name} matches a FailJob rule of its podFailurePolicy"
                 )
+            if action != "Ignore":
+                attempt += 1
+            if attempt < attempts:
+                pod.stopped.wait(
+                    min(JOB_BACKOFF_SECONDS * 2**failed, max(0.0, deadline - time.monotonic()))
+                )
+            failed += 1
         raise ChartRunError(
             f"Job {job['metadata']['name']} failed {attempts} times "
             f"(backoffLimit {spec.get('backoffLimit', 6)})"
         )
+
+    def job_log(self, name: str) -> str:
+        """The log of the last pod of a Job that ended."""
+        pod = self.finished_jobs.get(name)
+        if pod is None:
+            raise ChartRunError(f"Job {name} has not run")
+        return pod.containers[0].log_path.read_text(errors="replace")
 
     def install(self, log: Callable[[str], None]) -> None:
         """Pre-install hooks, the release's objects and pods, post-install hooks."""
@@ -260,6 +284,22 @@ class Release:
             pod.kill()
         for proxy in self.proxies.values():
             proxy.close()
+
+
+def pod_failure_action(spec: Manifest, container: str, code: int) -> str:
+    """The action of the first podFailurePolicy rule a container's exit code matches
+    (FailJob, Ignore, Count), as the Job controller applies it; "Count" when none does."""
+    for rule in (spec.get("podFailurePolicy") or {}).get("rules") or []:
+        codes = rule.get("onExitCodes")
+        if codes is None:
+            continue  # onPodConditions: a disruption, which never happens here
+        if codes.get("containerName") not in (None, container):
+            continue
+        if codes["operator"] not in ("In", "NotIn"):
+            raise ChartRunError(f"podFailurePolicy operator {codes['operator']!r} is not known")
+        if (code in codes["values"]) == (codes["operator"] == "In"):
+            return str(rule["action"])
+    return "Count"
 
 
 def unready(pod: Pod) -> str:

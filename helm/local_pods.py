@@ -9,15 +9,18 @@ and its termination (endpoints dropped, preStop hook, SIGTERM,
 terminationGracePeriodSeconds, SIGKILL). A reference to an object that does not exist,
 or a field this runner cannot honour, fails loudly: it never guesses.
 
-There are no containers here, so two documented rewrites stand in for the pod's own
-filesystem and network namespace; nothing else is changed:
+There are no containers here, so three documented rewrites stand in for the pod's own
+filesystem, network namespace and cluster DNS; nothing else is changed:
 - a volume's files are written under the pod's directory, and each `mountPath` named in
   the command, args or env (`XDB_CONFIG=/etc/xdb/xdb.toml`) becomes
   `<pod dir><mountPath>`;
 - every pod has its own loopback address (127.0.0.2, 127.0.0.3, ...: Linux routes all of
   127/8 to lo), which is its `status.podIP`; a wildcard listen address `0.0.0.0:` in a
   mounted file, the env or the args (which inside a pod means the pod's own interfaces)
-  becomes the pod's address, so every pod keeps the manifest's ports.
+  becomes the pod's address, so every pod keeps the manifest's ports;
+- a Service's DNS name as a URL's host in the command, args or env (`http://xdb-api:8801`,
+  also `<name>.<namespace>`, `.svc`, `.svc.cluster.local`) becomes the address of that
+  Service's proxy, as the cluster's DNS would resolve it to the Service's ClusterIP.
 """
 
 from __future__ import annotations
@@ -275,6 +278,8 @@ class Pod:
         self.threads: list[threading.Thread] = []
         self.mounts: dict[str, Path] = {}
         self.links = [] if self.spec.get("enableServiceLinks") is False else links
+        # Cluster DNS answers for every Service, Service links or not.
+        self.services = list(links)
         self.containers = [Container(self, c) for c in self.spec["containers"]]
         self.env: dict[str, dict[str, str]] = {}
         # As in Kubernetes, before the rewrites: what the pod would advertise there.
@@ -316,14 +321,25 @@ class Pod:
         raise ChartRunError(f"{self.name}/{container['name']}: no port named {port!r}")
 
     def rewrite(self, text: str) -> str:
-        """The two documented rewrites: mount paths, and the wildcard listen address."""
+        """The documented rewrites: mount paths, the wildcard listen address, Service names."""
         if self.mounts:
             # One pass, longest path first: a rewritten path is never rewritten again.
             paths = sorted((p.rstrip("/") for p in self.mounts), key=len, reverse=True)
             targets = {p.rstrip("/"): str(t) for p, t in self.mounts.items()}
             pattern = r"(?<![\w./-])(" + "|".join(map(re.escape, paths)) + r")(?=/|$|[\s\"'])"
             text = re.sub(pattern, lambda m: targets[m.group(1)], text)
-        return re.sub(r"\b0\.0\.0\.0(?=:\d)", self.ip, text)
+        text = re.sub(r"\b0\.0\.0\.0(?=:\d)", self.ip, text)
+        return self.resolve_services(text)
+
+    def resolve_services(self, text: str) -> str:
+        """Cluster DNS: a URL's host naming a Service becomes its proxy's address."""
+        if not self.services:
+            return text
+        hosts = {link.name: link.host for link in self.services}
+        names = "|".join(map(re.escape, sorted(hosts, key=len, reverse=True)))
+        namespace = re.escape(self.cluster.namespace)
+        pattern = rf"(?<=://)({names})(?:\.{namespace}(?:\.svc(?:\.cluster\.local)?)?)?(?=[:/]|$)"
+        return re.sub(pattern, lambda m: hosts[m.group(1)], text)
 
     def field_ref(self, path: str) -> str:
         values = {

@@ -5,9 +5,16 @@ database URL pointing at a database of the run's own), this renders helm/xdb as
 `helm install` would and installs it onto this machine (chart_release.py): the schema
 hook Job first, then the Deployments' pods (two API, two async), each pod a set of local
 processes with exactly the manifest's command, env, config file and probes
-(local_pods.py says how, and which two rewrites stand in for a container). Then, with
-the sample worker (xdb-sample-worker, the user sign-up process):
+(local_pods.py says how, and which rewrites stand in for a container), then the
+post-install hook Jobs. Then, with the sample worker (xdb-sample-worker, the user
+sign-up process):
 
+0. the definitions Job (definitions.register, with the sample worker's request
+   helm/xdb/ci/signup-definitions.json, its workerUrl the local worker's) registered the
+   sign-up through the API Service: the API's answer in its log names the type and the
+   file's deployment, changed; run again as post-upgrade, it changes nothing; a request
+   the API refuses fails its Job at the first attempt (podFailurePolicy); a start that
+   names no worker URL reaches the registered worker;
 1. a sign-up started through the API Service is waited for on the *other* API pod, and
    woken there when it completes (on MariaDB through the instance registry: every pod
    must have registered the pod address it advertises, and the waiting pod must be
@@ -43,8 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chart_release import Release, built_images, render
-from check_chart import CHART, DOCKERFILES, ROOT, load_values
+from chart_release import JOB_BACKOFF_SECONDS, Release, built_images, render
+from check_chart import CHART, DOCKERFILES, ROOT, SIGNUP_DEFINITIONS, load_values
 from local_pods import ChartRunError, Image, Pod
 from pulsar_mode import PulsarRun
 
@@ -311,6 +318,105 @@ def check_registry(release: Release, db: Database) -> None:
     log(f"registry: {sorted(url for _, url in expected)}")
 
 
+def definitions_values(worker_url: str, token_name: str | None) -> dict[str, Any]:
+    """definitions.* of the run: the sample worker's request file, given as an operator
+    gives it (--set-file), with the local worker's URL; a token where the API checks them."""
+    request = json.loads(SIGNUP_DEFINITIONS.read_text())
+    request["deployment"]["workerUrl"] = worker_url
+    settings: dict[str, Any] = {"register": True, "requestJson": json.dumps(request, indent=2)}
+    if token_name:
+        settings["tokenName"] = token_name
+    return {"definitions": settings}
+
+
+def job_answer(release: Release, job: str) -> dict[str, Any]:
+    """The API's JSON answer the CLI printed (--output json) in a Job's last pod's log."""
+    text = release.job_log(job)
+    try:
+        answer: dict[str, Any] = json.loads(text[text.index("{") :])
+    except ValueError:
+        raise ChartRunError(f"Job {job} printed no JSON answer:\n{text[-2000:]}") from None
+    return answer
+
+
+def check_definitions(release: Release, worker: Worker, log: Callable[[str], None]) -> None:
+    """The post-install definitions Job registered the sample's definitions (step 0)."""
+    job_name = f"{release.name}-definitions"
+    job = next(
+        m for m in release.manifests if m["kind"] == "Job" and m["metadata"]["name"] == job_name
+    )
+    config_map = next(
+        m
+        for m in release.manifests
+        if m["kind"] == "ConfigMap" and m["metadata"]["name"] == job_name
+    )
+    request = json.loads(config_map["data"]["request.json"])
+    types = [d["processType"] for d in request["definitions"]]
+    answer = job_answer(release, job_name)
+    registered = answer.get("registered") or []
+    revisions = [r["revision"] for r in registered]
+    if (
+        [r["processType"] for r in revisions] != types
+        or any(r["deployment"] != request["deployment"] for r in revisions)
+        or not all(r["changed"] for r in registered)
+    ):
+        raise ChartRunError(f"the post-install registration answered {answer}, not {types} changed")
+    log(f"definitions Job: 200, registered {types} revision {[r['revision'] for r in revisions]}")
+
+    # post-upgrade with the same values: the same request, nothing written.
+    release.run_job(job, log)
+    again = job_answer(release, job_name).get("registered") or []
+    if any(r["changed"] for r in again) or [r["revision"] for r in again] != revisions:
+        raise ChartRunError(f"registering the same definitions again answered {again}")
+    log("definitions Job again (post-upgrade, same values): 200, unchanged")
+
+    # A request the API refuses ends the Job at its first attempt (podFailurePolicy):
+    # retrying cannot help. Its own ConfigMap and Job, as another release's would be.
+    refused = copy.deepcopy(request)
+    refused["definitions"][0]["globalAttributes"]["tableName"] = "no_such_table"
+    bad_map = copy.deepcopy(config_map)
+    bad_map["metadata"]["name"] = f"{job_name}-refused"
+    bad_map["data"] = {"request.json": json.dumps(refused)}
+    release.cluster.objects.append(bad_map)
+    bad_job = copy.deepcopy(job)
+    bad_job["metadata"]["name"] = f"{job_name}-refused"
+    for volume in bad_job["spec"]["template"]["spec"]["volumes"]:
+        if volume.get("configMap", {}).get("name") == job_name:
+            volume["configMap"]["name"] = bad_map["metadata"]["name"]
+    started = time.monotonic()
+    try:
+        release.run_job(bad_job, log)
+        raise ChartRunError("a registration of a table that does not exist completed")
+    except ChartRunError as error:
+        if "FailJob" not in str(error):
+            raise
+    if time.monotonic() - started > JOB_BACKOFF_SECONDS:
+        raise ChartRunError("the refused registration was tried more than once")
+    said = release.job_log(bad_job["metadata"]["name"]).strip().splitlines()[-1]
+    log(f"a refused registration failed its Job at once: {said}")
+
+    # The registration is in effect: a start that names no worker URL goes to the
+    # registered deployment. Other API pods read definitions at most once a second, and
+    # a refused start writes nothing, so it is sent again until one is accepted.
+    service = release.proxies[f"{release.name}-api"]
+    user = f"routed-{uuid.uuid4().hex[:8]}"
+    body = start_body(user, worker.url)
+    del body["workerUrl"]
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            post(service.url(), f"{SERVICE}/start", body)
+            break
+        except ChartRunError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    wait_until(
+        f"the worker to remind {user}", lambda: "REMINDER" in worker.kinds(user), 30, release
+    )
+    log(f"a start naming no worker URL reached the registered worker ({worker.url})")
+
+
 def check_wake_across_replicas(release: Release, db: Database, worker: Worker) -> None:
     service = release.proxies[f"{release.name}-api"]
     user = f"wake-{uuid.uuid4().hex[:8]}"
@@ -469,11 +575,13 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
     pulsar = PulsarRun(db.name, db.url, worker_url) if mode == "pulsar" else None
     if pulsar is None:
         values = merge(load_values(None), {"database": {"url": db.url}})
+        values = merge(values, definitions_values(worker_url, None))
         SESSION.update(patience=1.0, headers={})
     else:
         if pulsar_home is None:
             raise ChartRunError("Pulsar mode needs --pulsar-home (scripts/test-chart.sh)")
         values = merge(pulsar.values, pulsar.overrides)
+        values = merge(values, definitions_values(worker_url, "deployer"))
         SESSION.update(patience=6.0, headers={"Authorization": f"Bearer {pulsar.token}"})
     images = built_images(values, target)
 
@@ -502,6 +610,7 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
         log(f"[{mode}] {len(release.pods)} pods ready; every probe passed")
         if db.dialect == "mysql":
             check_registry(release, db)
+        check_definitions(release, worker, lambda m: log(f"[{mode}] {m}"))
         check_wake_across_replicas(release, db, worker)
         check_async_pod_deletion(release, db, worker)
         waiters = open_waits(release, worker)

@@ -118,7 +118,7 @@ impl Transitions for RecordedTimeouts {
         _: &str,
         _: &StateCall,
         _: StateApi,
-        _: &str,
+        _: &xdb_engine::decide::AttemptFailure,
     ) -> Result<Applied, StoreError> {
         unreachable!("only process timeouts are claimed here")
     }

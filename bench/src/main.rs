@@ -131,6 +131,10 @@ struct Cli {
     /// MySQL/MariaDB server where the throw-away bench database is created.
     #[arg(long, env = "XDB_BENCH_MYSQL_URL", default_value = DEFAULT_MYSQL_ADMIN_URL)]
     mysql_url: String,
+    /// Register the worker's process definitions before measuring, so every start, RPC
+    /// and publish is checked against them.
+    #[arg(long)]
+    register_definitions: bool,
 }
 
 #[tokio::main]
@@ -195,6 +199,7 @@ async fn main() -> anyhow::Result<()> {
                 pgbench: cli.pgbench.clone(),
             },
             pulsar: (mode == QueueMode::Pulsar).then(|| pulsar_target.clone()),
+            register_definitions: cli.register_definitions,
         };
         // Dropping the run on Ctrl-C stops the services and drops the database.
         let report = tokio::select! {

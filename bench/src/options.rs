@@ -115,6 +115,10 @@ pub struct BenchOptions {
     /// Pulsar CDC mode: the async service consumes Debezium's change events from this
     /// broker; `None` runs the database queue.
     pub pulsar: Option<PulsarTarget>,
+    /// Register the worker's process definitions first, so that every request is
+    /// checked against them (off: the services as a worker that never registers sees
+    /// them, and services older than definitions).
+    pub register_definitions: bool,
 }
 
 impl BenchOptions {
@@ -169,6 +173,7 @@ pub(crate) fn test_options() -> BenchOptions {
             pgbench: "pgbench".into(),
         },
         pulsar: None,
+        register_definitions: false,
     }
 }
 

@@ -132,6 +132,9 @@ async fn measure(
     async_service.ensure_running()?;
     let processes = Processes::new(options.timer_delay);
     let worker = Worker::start(&processes).await?;
+    if options.register_definitions {
+        worker.register_definitions(&service_url).await?;
+    }
     let driver = Driver::new(&service_url, worker.url(), processes);
 
     let api_rss = Sampler::start(api.pid(), RSS_INTERVAL);

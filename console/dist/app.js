@@ -1,5 +1,6 @@
 // src/api.ts
 var SERVICE = "/api/v1/xdb/service/process-execution/";
+var DEFINITIONS = "/api/v1/xdb/service/definitions/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -63,11 +64,12 @@ async function getText(path) {
 var api = {
   list: (filter, pageSize, nextPageToken) => post(`${SERVICE}list`, { filter, pageSize, ...nextPageToken ? { nextPageToken } : {} }),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
-  history: (processId, processExecutionId, pageSize, afterEventId) => post(`${SERVICE}history`, {
+  history: (processId, processExecutionId, pageSize, afterEventId, eventTypes) => post(`${SERVICE}history`, {
     processId,
     processExecutionId,
     pageSize,
-    ...afterEventId !== void 0 ? { afterEventId } : {}
+    ...afterEventId !== void 0 ? { afterEventId } : {},
+    ...eventTypes ? { eventTypes } : {}
   }),
   states: (processId, processExecutionId) => post(`${SERVICE}states`, { processId, processExecutionId }),
   attributes: (processId, processExecutionId) => post(`${CONSOLE}attributes`, { processId, processExecutionId }),
@@ -80,8 +82,19 @@ var api = {
   publish: (processId, queueName, payload, dedupId) => post(`${SERVICE}publish-to-local-queue`, {
     processId,
     messages: [{ queueName, ...payload ? { payload } : {}, ...dedupId ? { dedupId } : {} }]
-  })
+  }),
+  rpc: (processId, rpcName, input) => post(`${SERVICE}rpc`, { processId, rpcName, ...input ? { input } : {} }),
+  definitions: () => post(`${DEFINITIONS}list`, {}),
+  definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} })
 };
+async function definitionOrNothing(processType) {
+  try {
+    return await api.definition(processType);
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 403 || error.status === 405)) return void 0;
+    throw error;
+  }
+}
 
 // src/dom.ts
 function h(tag, attrs = {}, ...children) {
@@ -120,6 +133,16 @@ function table(head, rows, empty, testId) {
     h("tbody", {}, rows)
   );
 }
+var SVG_NS = "http://www.w3.org/2000/svg";
+function s(tag, attrs = {}, ...children) {
+  const element = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (typeof value === "function") element.addEventListener(key.slice(2).toLowerCase(), value);
+    else if (value !== false && value !== null && value !== void 0) element.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(element, children);
+  return element;
+}
 
 // src/metrics.ts
 var LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
@@ -141,8 +164,8 @@ function parsePrometheus(text) {
   return samples;
 }
 function total(samples, name, where = () => true) {
-  const matching = samples.filter((s) => s.name === name && where(s.labels));
-  return matching.length === 0 ? void 0 : matching.reduce((sum, s) => sum + s.value, 0);
+  const matching = samples.filter((s2) => s2.name === name && where(s2.labels));
+  return matching.length === 0 ? void 0 : matching.reduce((sum, s2) => sum + s2.value, 0);
 }
 function rate(before, after, seconds) {
   if (before === void 0 || after === void 0 || seconds <= 0) return void 0;
@@ -151,10 +174,10 @@ function rate(before, after, seconds) {
 }
 function quantile(samples, name, q) {
   const buckets = /* @__PURE__ */ new Map();
-  for (const s of samples) {
-    if (s.name !== `${name}_bucket` || s.labels.le === void 0) continue;
-    const le = s.labels.le === "+Inf" ? Infinity : Number(s.labels.le);
-    buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+  for (const s2 of samples) {
+    if (s2.name !== `${name}_bucket` || s2.labels.le === void 0) continue;
+    const le = s2.labels.le === "+Inf" ? Infinity : Number(s2.labels.le);
+    buckets.set(le, (buckets.get(le) ?? 0) + s2.value);
   }
   const sorted = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
   const count = sorted.at(-1)?.[1] ?? 0;
@@ -303,12 +326,270 @@ function dashboardView(root) {
   };
 }
 
+// src/format.ts
+function pad(n, width = 2) {
+  return String(n).padStart(width, "0");
+}
+function formatTime(ms) {
+  if (ms === null || ms === void 0) return "—";
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+}
+function formatDuration(ms) {
+  const abs = Math.abs(ms);
+  if (abs < 1e3) return `${Math.round(abs)} ms`;
+  const s2 = Math.floor(abs / 1e3);
+  if (s2 < 60) return `${s2} s`;
+  const m = Math.floor(s2 / 60);
+  if (m < 60) return `${m}m ${s2 % 60}s`;
+  const hours = Math.floor(m / 60);
+  if (hours < 24) return `${hours}h ${m % 60}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+function formatRelative(at, now) {
+  const delta = at - now;
+  if (Math.abs(delta) < 1e3) return "now";
+  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
+}
+function statusClass(status) {
+  return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
+}
+function formatPayload(payload) {
+  if (!payload) return "—";
+  if (payload.encoding === "json") {
+    try {
+      return JSON.stringify(JSON.parse(payload.data), null, 2);
+    } catch {
+      return payload.data;
+    }
+  }
+  return `${payload.encoding}: ${payload.data}`;
+}
+function formatValue(value) {
+  if (value === null || value === void 0) return "NULL";
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2);
+}
+function parseUtcInput(value) {
+  const trimmed = value.trim();
+  if (!trimmed) return void 0;
+  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
+  return Number.isNaN(ms) ? void 0 : ms;
+}
+function formatCount(count, more) {
+  return more ? `${count}+` : String(count);
+}
+function summarizeDetails(details) {
+  const parts = [];
+  for (const [key, value] of Object.entries(details)) {
+    if (value === null || value === void 0) continue;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
+  }
+  return parts.join(" · ");
+}
+function formatRetryPolicy(policy) {
+  const attempts = policy?.maximumAttempts ? `${policy.maximumAttempts} attempts` : "unlimited attempts";
+  const initial = policy?.initialIntervalSeconds || 1;
+  const coefficient = Math.max(1, policy?.backoffCoefficient ?? 2);
+  const maximum = policy?.maximumIntervalSeconds ?? 100;
+  const within = policy?.maximumAttemptsDurationSeconds ? `, within ${formatDuration(policy.maximumAttemptsDurationSeconds * 1e3)}` : "";
+  const backoff = coefficient === 1 || initial >= maximum ? `every ${formatDuration(Math.min(initial, maximum) * 1e3)}` : `${formatDuration(initial * 1e3)} ×${coefficient} up to ${formatDuration(maximum * 1e3)}`;
+  return `${attempts}, ${backoff}${within}${policy ? "" : " (default)"}`;
+}
+function formatRecovery(config) {
+  const recovery = config?.stateFailureRecoveryOptions;
+  if (recovery?.policy === "PROCEED_TO_CONFIGURED_STATE") {
+    return recovery.stateFailureProceedStateId ? `proceed to ${recovery.stateFailureProceedStateId}` : "proceed (no state: fails)";
+  }
+  return "fail the process";
+}
+function formatLoading(names, lockType) {
+  const what = names && names.length > 0 ? names.join(", ") : "nothing";
+  return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
+}
+
+// src/graph.ts
+var START = "(start)";
+var END = "(end)";
+function stateIdOf(stateExecutionId) {
+  return stateExecutionId.replace(/-\d+$/, "");
+}
+function transitionsOf(events) {
+  const found = [];
+  for (const event of events) {
+    if (event.eventType === "PROCESS_STARTED") {
+      const start2 = event.details.startStateId;
+      if (typeof start2 === "string" && start2) found.push({ from: START, to: start2 });
+    } else if (event.eventType === "EXECUTE_COMPLETED") {
+      const id = event.details.stateExecutionId;
+      const decision = event.details.decision;
+      if (typeof id !== "string" || !decision) continue;
+      const from = stateIdOf(id);
+      for (const next of decision.nextStates ?? []) found.push({ from, to: next.stateId });
+      if (decision.threadCloseDecision) found.push({ from, to: END });
+    }
+  }
+  return found;
+}
+function deriveEdges(histories, definition) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const events of histories) {
+    for (const { from, to } of transitionsOf(events)) {
+      const key = JSON.stringify([from, to]);
+      const edge = seen.get(key) ?? { from, to, kind: "seen", count: 0 };
+      edge.count += 1;
+      seen.set(key, edge);
+    }
+  }
+  const edges = [...seen.values()].sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+  for (const state2 of definition?.states ?? []) {
+    const recovery = state2.config?.stateFailureRecoveryOptions;
+    const to = recovery?.stateFailureProceedStateId;
+    if (recovery?.policy === "PROCEED_TO_CONFIGURED_STATE" && to) {
+      edges.push({ from: state2.id, to, kind: "recovery", count: 0 });
+    }
+  }
+  return edges;
+}
+function emptyCount() {
+  return { running: 0, waiting: 0, parked: 0, backingOff: 0 };
+}
+function countStates(responses, now) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const response of responses) {
+    if (response.status !== "RUNNING") continue;
+    for (const s2 of response.states) {
+      const running = s2.status === "WAIT_UNTIL_RUNNING" || s2.status === "EXECUTE_RUNNING";
+      if (!running && s2.status !== "WAITING_COMMANDS") continue;
+      const count = counts.get(s2.stateId) ?? emptyCount();
+      if (running) count.running += 1;
+      else count.waiting += 1;
+      const call = s2.pendingCall;
+      if (call?.phase === "PARKED") count.parked += 1;
+      else if (call?.phase === "SCHEDULED" && call.attempt > 1 && call.dueTimestampMs > now) count.backingOff += 1;
+      counts.set(s2.stateId, count);
+    }
+  }
+  return counts;
+}
+var BOX_WIDTH = 190;
+var BOX_HEIGHT = 70;
+var TERMINAL = 26;
+var GAP_X = 90;
+var GAP_Y = 30;
+var MARGIN_TOP = 44;
+var MARGIN_BOTTOM = 60;
+var MARGIN_X = 16;
+var ARCH_Y = 0;
+function layoutGraph(states, startStates, edges) {
+  const declared = new Set(states);
+  const order = [...states];
+  for (const e of edges) {
+    for (const id of [e.from, e.to]) if (id !== START && id !== END && !order.includes(id)) order.push(id);
+  }
+  const hasStart = edges.some((e) => e.from === START) || startStates.length > 0;
+  const hasEnd = edges.some((e) => e.to === END);
+  const out = /* @__PURE__ */ new Map();
+  for (const e of edges) out.set(e.from, [...out.get(e.from) ?? [], e.to]);
+  const entry = [.../* @__PURE__ */ new Set([...startStates, ...edges.filter((e) => e.from === START).map((e) => e.to)])];
+  if (entry.length === 0 && order[0] !== void 0) entry.push(order[0]);
+  const layer = /* @__PURE__ */ new Map();
+  const first = hasStart ? 1 : 0;
+  const queue = [];
+  for (const id of entry) {
+    if (!layer.has(id)) {
+      layer.set(id, first);
+      queue.push(id);
+    }
+  }
+  while (queue.length > 0) {
+    const id = queue.shift();
+    for (const next of out.get(id) ?? []) {
+      if (next === END || next === START || layer.has(next)) continue;
+      layer.set(next, (layer.get(id) ?? first) + 1);
+      queue.push(next);
+    }
+  }
+  const reached = [...layer.values()];
+  const unreachedLayer = (reached.length > 0 ? Math.max(...reached) : first - 1) + 1;
+  for (const id of order) if (!layer.has(id)) layer.set(id, unreachedLayer);
+  const endLayer = 1 + Math.max(first - 1, ...edges.filter((e) => e.to === END).map((e) => layer.get(e.from) ?? first));
+  const columns = [];
+  const place = (box) => (columns[box.layer] ??= []).push({ ...box, x: 0, y: 0 });
+  if (hasStart) place({ id: START, kind: "start", declared: true, layer: 0, width: TERMINAL, height: TERMINAL });
+  for (const id of order) {
+    place({ id, kind: "state", declared: declared.has(id), layer: layer.get(id) ?? first, width: BOX_WIDTH, height: BOX_HEIGHT });
+  }
+  if (hasEnd) place({ id: END, kind: "end", declared: true, layer: endLayer, width: TERMINAL, height: TERMINAL });
+  const columnHeight = (column) => column.reduce((sum, b) => sum + b.height, 0) + GAP_Y * Math.max(0, column.length - 1);
+  const tallest = Math.max(0, ...columns.map((c) => c ? columnHeight(c) : 0));
+  let x = MARGIN_X;
+  const boxes = [];
+  for (const column of columns) {
+    if (!column) continue;
+    const width2 = Math.max(...column.map((b) => b.width));
+    let y = MARGIN_TOP + (tallest - columnHeight(column)) / 2;
+    for (const box of column) {
+      box.x = x + (width2 - box.width) / 2;
+      box.y = y;
+      y += box.height + GAP_Y;
+      boxes.push(box);
+    }
+    x += width2 + GAP_X;
+  }
+  const width = x - GAP_X + MARGIN_X + 40;
+  const bottom = MARGIN_TOP + tallest;
+  const byId = new Map(boxes.map((b) => [b.id, b]));
+  const arrows = [];
+  for (const edge of edges) {
+    const from = byId.get(edge.from);
+    const to = byId.get(edge.to);
+    if (from && to) arrows.push({ ...edge, ...route(from, to, bottom) });
+  }
+  const goesBack = arrows.some((a) => (byId.get(a.to)?.layer ?? 0) < (byId.get(a.from)?.layer ?? 0));
+  return { width: Math.max(width, 200), height: bottom + (goesBack ? MARGIN_BOTTOM : MARGIN_X), boxes, arrows };
+}
+function route(from, to, bottom) {
+  let points;
+  if (from === to) {
+    const left = from.x + from.width * 0.3;
+    const right = from.x + from.width * 0.7;
+    points = [[left, from.y], [left, from.y - 40], [right, from.y - 40], [right, from.y]];
+  } else if (to.layer > from.layer) {
+    const start2 = [from.x + from.width, from.y + from.height / 2];
+    const end = [to.x, to.y + to.height / 2];
+    const bend = (end[0] - start2[0]) / 2;
+    const over = to.layer - from.layer > 1 ? [ARCH_Y, ARCH_Y] : [start2[1], end[1]];
+    points = [start2, [start2[0] + bend, over[0]], [end[0] - bend, over[1]], end];
+  } else if (to.layer === from.layer) {
+    const start2 = [from.x + from.width, from.y + from.height / 2];
+    const end = [to.x + to.width, to.y + to.height / 2];
+    points = [start2, [start2[0] + 45, start2[1]], [end[0] + 45, end[1]], end];
+  } else {
+    const start2 = [from.x + from.width / 2, from.y + from.height];
+    const end = [to.x + to.width / 2, to.y + to.height];
+    const below = bottom + 40;
+    points = [start2, [start2[0], below], [end[0], below], end];
+  }
+  const [p0, p1, p2, p3] = points;
+  const f = (n) => String(Math.round(n * 10) / 10);
+  return {
+    path: `M ${f(p0[0])} ${f(p0[1])} C ${f(p1[0])} ${f(p1[1])}, ${f(p2[0])} ${f(p2[1])}, ${f(p3[0])} ${f(p3[1])}`,
+    // The curve's midpoint (t = 1/2).
+    labelX: (p0[0] + 3 * p1[0] + 3 * p2[0] + p3[0]) / 8,
+    labelY: (p0[1] + 3 * p1[1] + 3 * p2[1] + p3[1]) / 8
+  };
+}
+
 // src/views/dialog.ts
+var datalists = 0;
 function ask(title, message, fields, confirmLabel, options = {}) {
   const cancellable = options.cancellable ?? true;
   return new Promise((resolve) => {
     const inputs = /* @__PURE__ */ new Map();
     const rows = fields.map((field) => {
+      let suggestions;
       let input;
       if (field.kind === "textarea") {
         input = h("textarea", { name: field.name, rows: 4, placeholder: field.placeholder }, field.value ?? "");
@@ -319,17 +600,26 @@ function ask(title, message, fields, confirmLabel, options = {}) {
           (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option))
         );
       } else {
+        const list = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : void 0;
         input = h("input", {
           name: field.name,
           type: field.kind ?? "text",
           value: field.value ?? "",
           placeholder: field.placeholder,
-          autocomplete: "off"
+          autocomplete: "off",
+          list
         });
+        if (list) {
+          suggestions = h(
+            "datalist",
+            { id: list, "data-testid": `suggestions-${field.name}` },
+            (field.suggestions ?? []).map((option) => h("option", { value: option }))
+          );
+        }
       }
       input.setAttribute("data-testid", `field-${field.name}`);
       inputs.set(field.name, input);
-      return h("label", {}, h("span", {}, field.label), input);
+      return h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
     const finish = (confirmed) => {
@@ -399,78 +689,28 @@ function notify(text, kind = "ok") {
   if (kind === "ok") setTimeout(() => notice.remove(), 5e3);
 }
 
-// src/format.ts
-function pad(n, width = 2) {
-  return String(n).padStart(width, "0");
-}
-function formatTime(ms) {
-  if (ms === null || ms === void 0) return "—";
-  const d = new Date(ms);
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-}
-function formatDuration(ms) {
-  const abs = Math.abs(ms);
-  if (abs < 1e3) return `${Math.round(abs)} ms`;
-  const s = Math.floor(abs / 1e3);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const hours = Math.floor(m / 60);
-  if (hours < 24) return `${hours}h ${m % 60}m`;
-  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
-}
-function formatRelative(at, now) {
-  const delta = at - now;
-  if (Math.abs(delta) < 1e3) return "now";
-  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
-}
-function statusClass(status) {
-  return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
-}
-function formatPayload(payload) {
-  if (!payload) return "—";
-  if (payload.encoding === "json") {
-    try {
-      return JSON.stringify(JSON.parse(payload.data), null, 2);
-    } catch {
-      return payload.data;
-    }
-  }
-  return `${payload.encoding}: ${payload.data}`;
-}
-function formatValue(value) {
-  if (value === null || value === void 0) return "NULL";
-  if (typeof value === "string") return value;
-  return JSON.stringify(value, null, 2);
-}
-function parseUtcInput(value) {
-  const trimmed = value.trim();
-  if (!trimmed) return void 0;
-  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
-  return Number.isNaN(ms) ? void 0 : ms;
-}
-function formatCount(count, more) {
-  return more ? `${count}+` : String(count);
-}
-function summarizeDetails(details) {
-  const parts = [];
-  for (const [key, value] of Object.entries(details)) {
-    if (value === null || value === void 0) continue;
-    const text = typeof value === "string" ? value : JSON.stringify(value);
-    parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
-  }
-  return parts.join(" · ");
-}
+// src/types.ts
+var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
 
 // src/views/routes.ts
 function executionHref(processId, processExecutionId) {
   const id = encodeURIComponent(processId);
   return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
 }
+function definitionHref(processType, revision) {
+  const type = encodeURIComponent(processType);
+  return revision === void 0 ? `#/definition/${type}` : `#/definition/${type}/${revision}`;
+}
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/");
   try {
     if (parts[0] === "dashboard") return { page: "dashboard" };
+    if (parts[0] === "definitions") return { page: "definitions" };
+    if (parts[0] === "definition" && parts[1]) {
+      const processType = decodeURIComponent(parts[1]);
+      const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : void 0;
+      return revision === void 0 ? { page: "definition", processType } : { page: "definition", processType, revision };
+    }
     if (parts[0] === "execution" && parts[1]) {
       const processId = decodeURIComponent(parts[1]);
       return parts[2] ? { page: "execution", processId, processExecutionId: decodeURIComponent(parts[2]) } : { page: "execution", processId };
@@ -480,8 +720,574 @@ function parseRoute(hash) {
   return { page: "executions" };
 }
 
+// src/views/executions.ts
+var PAGE_SIZE = 25;
+var COUNT_PAGE = 1e3;
+var REFRESH_MS2 = 5e3;
+var state = {
+  filter: {},
+  /** Tokens of the pages before the current one; the current page's token last. */
+  pages: [],
+  autoRefresh: true
+};
+function filterExecutions(filter) {
+  state.filter = filter;
+  state.pages = [];
+}
+function executionsView(root) {
+  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
+  const results = h("div", { class: "results" });
+  const pager = h("div", { class: "pager" });
+  let timer;
+  let stopped = false;
+  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
+  const status = h(
+    "select",
+    { name: "status", "data-testid": "filter-status" },
+    h("option", { value: "" }, "any status"),
+    STATUSES.map((s2) => h("option", { value: s2, selected: state.filter.status === s2 }, s2))
+  );
+  const processType = field("processType", state.filter.processType, "process type");
+  const processId = field("processId", state.filter.processId, "process id");
+  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
+  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
+  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+  const apply = () => {
+    state.filter = {
+      ...status.value ? { status: status.value } : {},
+      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
+      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
+      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
+      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
+    };
+    state.pages = [];
+    void load();
+  };
+  const form = h(
+    "div",
+    { class: "filters" },
+    status,
+    processType,
+    processId,
+    h("label", {}, "from ", from),
+    h("label", {}, "to ", to),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("label", { class: "refresh" }, refresh, " auto-refresh")
+  );
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") apply();
+  });
+  refresh.addEventListener("change", () => {
+    state.autoRefresh = refresh.checked;
+    schedule();
+  });
+  async function load() {
+    try {
+      const token2 = state.pages.at(-1);
+      const [page, countsByStatus] = await Promise.all([
+        api.list(state.filter, PAGE_SIZE, token2),
+        countStatuses(state.filter)
+      ]);
+      const parked = await parkedOf(page.executions);
+      if (stopped) return;
+      replace(counts, countsByStatus.map(([s2, count, more]) => countChip(s2, formatCount(count, more))));
+      replace(results, executionsTable(page.executions, parked));
+      replace(
+        pager,
+        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
+        h("span", {}, `page ${state.pages.length + 1}`),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: !page.nextPageToken,
+            "data-testid": "next-page",
+            onclick: () => page_(1, page.nextPageToken ?? void 0)
+          },
+          "Older →"
+        )
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
+    }
+  }
+  function page_(direction, token2) {
+    if (direction === 1) state.pages.push(token2);
+    else state.pages.pop();
+    void load();
+  }
+  function countChip(s2, text) {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: `chip ${statusClass(s2)}${state.filter.status === s2 ? " selected" : ""}`,
+        "data-testid": `count-${s2}`,
+        onclick: () => {
+          status.value = state.filter.status === s2 ? "" : s2;
+          apply();
+        }
+      },
+      `${s2} `,
+      h("strong", {}, text)
+    );
+  }
+  function schedule() {
+    if (timer) clearInterval(timer);
+    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
+  }
+  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
+  void load().catch((error) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+function optionalNumber(key, value) {
+  return value === void 0 ? {} : { [key]: value };
+}
+function isoInput(ms) {
+  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
+}
+async function countStatuses(filter) {
+  return Promise.all(
+    STATUSES.map(async (s2) => {
+      const page = await api.list({ ...filter, status: s2 }, COUNT_PAGE);
+      return [s2, page.executions.length, Boolean(page.nextPageToken)];
+    })
+  );
+}
+async function parkedOf(executions) {
+  const running = executions.filter((e) => e.status === "RUNNING");
+  const described = await Promise.all(
+    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
+  );
+  const parked = /* @__PURE__ */ new Map();
+  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
+  return parked;
+}
+function executionsTable(executions, parked) {
+  const rows = executions.map((e) => {
+    const parkedTasks = parked.get(e.processExecutionId);
+    return h(
+      "tr",
+      {
+        class: e.paused || parkedTasks ? "attention" : "",
+        "data-testid": "execution-row",
+        "data-process-id": e.processId
+      },
+      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
+      h("td", {}, e.processType),
+      h(
+        "td",
+        {},
+        h("span", { class: statusClass(e.status) }, e.status),
+        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
+      ),
+      h("td", {}, formatTime(e.startTimestampMs)),
+      h("td", {}, formatTime(e.closeTimestampMs)),
+      h("td", { class: "mono small" }, e.processExecutionId)
+    );
+  });
+  return table(
+    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    rows,
+    "No executions match.",
+    "executions-table"
+  );
+}
+
+// src/views/definitions.ts
+var REFRESH_MS3 = 5e3;
+var HISTORY_SAMPLE = 50;
+var RUNNING_SAMPLE = 100;
+var HISTORY_EVENTS = 1e3;
+var CONCURRENCY = 6;
+function definitionsView(root) {
+  const results = h("div", { class: "results" });
+  let stopped = false;
+  async function load() {
+    try {
+      const { definitions } = await api.definitions();
+      if (stopped) return;
+      replace(
+        results,
+        table(
+          ["Process type", "Revision", "Deployment", "Version", "Worker URL", "Registered (UTC)"],
+          definitions.map(
+            (d) => h(
+              "tr",
+              { "data-testid": "definition-row", "data-process-type": d.processType },
+              h("td", {}, h("a", { href: definitionHref(d.processType) }, d.processType)),
+              h("td", {}, String(d.revision)),
+              h("td", {}, d.deployment.name),
+              h("td", {}, d.deployment.version),
+              h("td", { class: "mono small" }, d.deployment.workerUrl),
+              h("td", {}, formatTime(d.registeredAtMs))
+            )
+          ),
+          "No process type is registered. A worker deployment registers its process types with definitions/register (role deploy).",
+          "definitions-table"
+        )
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list the definitions: ${String(error)}`));
+    }
+  }
+  replace(
+    root,
+    h("h1", {}, "Definitions"),
+    h("p", { class: "small" }, "The process types worker deployments registered, each at its current revision."),
+    results
+  );
+  void load().catch((error) => notify(String(error), "error"));
+  const timer = setInterval(() => void load(), REFRESH_MS3);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+function definitionView(root, processType, revision) {
+  const summary = h("section", { class: "summary" });
+  const graphSection = h("section", { class: "panel wide", "data-testid": "state-graph-panel" });
+  const definitionSection = h("div");
+  const revisionsSection = h("section", { class: "panel wide" });
+  const closedHistories = /* @__PURE__ */ new Map();
+  let autoRefresh = true;
+  let timer;
+  let stopped = false;
+  let shownHash;
+  async function load() {
+    let described;
+    try {
+      described = await api.definition(processType, revision);
+    } catch (error) {
+      if (stopped) return;
+      const text = error instanceof ApiError && error.status === 404 ? `${processType} is not registered${revision === void 0 ? "" : ` at revision ${revision}`}.` : `Could not load ${processType}: ${String(error)}`;
+      replace(summary, h("h1", {}, processType), h("p", { class: "error", role: "alert", "data-testid": "definition-error" }, text));
+      return;
+    }
+    let sample;
+    try {
+      sample = await sampleExecutions(processType, closedHistories);
+    } catch (error) {
+      if (!stopped) replace(graphSection, h("h2", {}, "State graph"), h("p", { class: "error", role: "alert" }, `Could not read the executions: ${String(error)}`));
+      return;
+    }
+    if (stopped) return;
+    renderSummary(described);
+    if (shownHash !== described.revision.contentHash) {
+      shownHash = described.revision.contentHash;
+      replace(definitionSection, definitionPanels(described.definition));
+      renderRevisions(described);
+    }
+    renderGraph(described.definition, sample);
+  }
+  function renderSummary(d) {
+    const r = d.revision;
+    const current = d.revisions[0]?.revision;
+    replace(
+      summary,
+      h(
+        "h1",
+        {},
+        r.processType,
+        h("span", { class: "badge badge-revision", "data-testid": "definition-revision" }, `revision ${r.revision}`),
+        current !== void 0 && current !== r.revision && h("a", { href: definitionHref(r.processType), class: "small" }, `current is ${current}`)
+      ),
+      facts([
+        ["Deployment", `${r.deployment.name} ${r.deployment.version}`],
+        ["Worker URL", h("span", { class: "mono" }, r.deployment.workerUrl)],
+        ["Registered (UTC)", formatTime(r.registeredAtMs)],
+        ["Content hash", h("span", { class: "mono small" }, r.contentHash)],
+        ["Start states", (d.definition.startStates ?? []).length > 0 ? (d.definition.startStates ?? []).join(", ") : "any state"]
+      ]),
+      h(
+        "a",
+        { href: "#/executions", "data-testid": "executions-of-type", onclick: () => filterExecutions({ processType: r.processType }) },
+        `Executions of ${r.processType} →`
+      )
+    );
+  }
+  function renderGraph(definition, sample) {
+    const edges = deriveEdges(sample.histories, definition);
+    const layout = layoutGraph(
+      definition.states.map((st) => st.id),
+      definition.startStates ?? [],
+      edges
+    );
+    const counts = countStates(sample.states, Date.now());
+    const refresh = h("input", { type: "checkbox", checked: autoRefresh, "data-testid": "auto-refresh" });
+    refresh.addEventListener("change", () => {
+      autoRefresh = refresh.checked;
+      schedule();
+    });
+    replace(
+      graphSection,
+      h("h2", {}, "State graph"),
+      h("div", { class: "graph" }, drawGraph(layout, counts)),
+      h(
+        "p",
+        { class: "small", "data-testid": "graph-sample" },
+        `Arrows: the transitions in the histories of the latest ${sample.historiesRead} executions of this type`,
+        sample.moreExecutions ? ` (of more; at most ${HISTORY_SAMPLE} are read)` : "",
+        `, numbered by how often each was taken; dashed: a declared failure recovery. Counts: the state executions of `,
+        sample.moreRunning ? `the latest ${sample.statesRead} running executions (of more; at most ${RUNNING_SAMPLE} are read)` : `the ${sample.statesRead} running executions`,
+        "; parked and backing off (waiting for a retry) are counted among the running."
+      ),
+      h("label", { class: "refresh" }, refresh, " auto-refresh")
+    );
+  }
+  function renderRevisions(d) {
+    replace(
+      revisionsSection,
+      h("h2", {}, "Revisions"),
+      table(
+        ["Revision", "Deployment", "Version", "Worker URL", "Registered (UTC)", "Content hash"],
+        d.revisions.map((r) => revisionRow(r, r.revision === d.revision.revision)),
+        "No revisions.",
+        "revisions-table"
+      )
+    );
+  }
+  function schedule() {
+    if (timer) clearInterval(timer);
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS3) : void 0;
+  }
+  replace(
+    root,
+    h("p", {}, h("a", { href: "#/definitions" }, "← Definitions")),
+    summary,
+    graphSection,
+    definitionSection,
+    revisionsSection
+  );
+  void load().catch((error) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+async function sampleExecutions(processType, closed) {
+  const [recent, running] = await Promise.all([
+    api.list({ processType }, HISTORY_SAMPLE),
+    api.list({ processType, status: "RUNNING" }, RUNNING_SAMPLE)
+  ]);
+  const histories = await mapLimited(recent.executions, CONCURRENCY, async (e) => {
+    const known = closed.get(e.processExecutionId);
+    if (known) return known;
+    const page = await api.history(e.processId, e.processExecutionId, HISTORY_EVENTS, void 0, ["PROCESS_STARTED", "EXECUTE_COMPLETED"]).catch(() => void 0);
+    if (page && e.status !== "RUNNING") closed.set(e.processExecutionId, page.events);
+    return page?.events;
+  });
+  const states = await mapLimited(
+    running.executions,
+    CONCURRENCY,
+    (e) => api.states(e.processId, e.processExecutionId).catch(() => void 0)
+  );
+  const read = (items) => items.filter((item) => item !== void 0);
+  return {
+    histories: read(histories),
+    historiesRead: read(histories).length,
+    moreExecutions: Boolean(recent.nextPageToken),
+    states: read(states),
+    statesRead: read(states).length,
+    moreRunning: Boolean(running.nextPageToken)
+  };
+}
+async function mapLimited(items, limit, work) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+function revisionRow(r, shown) {
+  return h(
+    "tr",
+    { "data-testid": "revision-row", class: shown ? "key" : "" },
+    h("td", {}, h("a", { href: definitionHref(r.processType, r.revision) }, String(r.revision))),
+    h("td", {}, r.deployment.name),
+    h("td", {}, r.deployment.version),
+    h("td", { class: "mono small" }, r.deployment.workerUrl),
+    h("td", {}, formatTime(r.registeredAtMs)),
+    h("td", { class: "mono small" }, r.contentHash.slice(0, 12))
+  );
+}
+function definitionPanels(d) {
+  const starts = new Set(d.startStates ?? []);
+  const states = h(
+    "section",
+    { class: "panel wide" },
+    h("h2", {}, "States"),
+    table(
+      ["State", "waitUntil", "Start", "waitUntil retries", "execute retries", "Timeouts", "On failure", "Loads"],
+      d.states.map((st) => {
+        const c = st.config;
+        const timeouts = [
+          c?.waitUntilApiTimeoutSeconds ? `waitUntil ${c.waitUntilApiTimeoutSeconds} s` : "",
+          c?.executeApiTimeoutSeconds ? `execute ${c.executeApiTimeoutSeconds} s` : ""
+        ].filter(Boolean);
+        return h(
+          "tr",
+          { "data-testid": "definition-state", "data-state-id": st.id },
+          h("td", {}, st.id),
+          h("td", { "data-testid": "state-wait-until" }, st.hasWaitUntil ? "yes" : "no"),
+          h("td", {}, starts.size === 0 || starts.has(st.id) ? "yes" : "no"),
+          h("td", { class: "small" }, st.hasWaitUntil ? formatRetryPolicy(c?.waitUntilApiRetryPolicy) : "—"),
+          h("td", { class: "small", "data-testid": "state-execute-retry" }, formatRetryPolicy(c?.executeApiRetryPolicy)),
+          h("td", { class: "small" }, timeouts.length > 0 ? timeouts.join(", ") : "default"),
+          h("td", { class: "small" }, formatRecovery(c)),
+          h(
+            "td",
+            { class: "small" },
+            formatLoading(c?.globalAttributeLoading?.columns, c?.globalAttributeLoading?.lockType),
+            c?.localAttributeLoading?.keys?.length ? h("div", {}, `local: ${formatLoading(c.localAttributeLoading.keys, c.localAttributeLoading.lockType)}`) : null
+          )
+        );
+      }),
+      "No states.",
+      "definition-states"
+    )
+  );
+  const queues = h(
+    "section",
+    { class: "panel", "data-testid": "definition-queues" },
+    h("h2", {}, "Local queues"),
+    (d.localQueues ?? []).length > 0 ? h("ul", { class: "plain" }, (d.localQueues ?? []).map((q) => h("li", { class: "mono" }, q))) : h("p", { class: "empty" }, "None: a publish to this type is refused.")
+  );
+  const rpcs = h(
+    "section",
+    { class: "panel" },
+    h("h2", {}, "RPCs"),
+    table(
+      ["RPC", "Loads (lock)", "Local attributes (lock)"],
+      (d.rpcs ?? []).map(
+        (r) => h(
+          "tr",
+          { "data-testid": "definition-rpc", "data-rpc": r.name },
+          h("td", { class: "mono" }, r.name),
+          h("td", { class: "small" }, formatLoading(r.globalAttributeLoading?.columns, r.globalAttributeLoading?.lockType)),
+          h("td", { class: "small" }, formatLoading(r.localAttributeLoading?.keys, r.localAttributeLoading?.lockType))
+        )
+      ),
+      "No RPCs.",
+      "definition-rpcs"
+    )
+  );
+  const global = d.globalAttributes;
+  const attributes = h(
+    "section",
+    { class: "panel", "data-testid": "definition-table" },
+    h("h2", {}, global ? `Table: ${global.tableName}` : "Business table"),
+    global ? table(
+      ["Column", "Type"],
+      [
+        h("tr", { class: "key" }, h("th", { scope: "row" }, global.primaryKeyColumn), h("td", {}, "primary key")),
+        ...(global.columns ?? []).map((c) => h("tr", {}, h("th", { scope: "row" }, c.name), h("td", {}, c.type ?? "ANY")))
+      ],
+      ""
+    ) : h("p", { class: "empty" }, "No global-attribute table.")
+  );
+  const locals = h(
+    "section",
+    { class: "panel" },
+    h("h2", {}, "Local attributes"),
+    table(
+      ["Key", "Type"],
+      (d.localAttributes ?? []).map((a) => h("tr", {}, h("th", { scope: "row" }, a.name), h("td", {}, a.type ?? "ANY"))),
+      "None."
+    )
+  );
+  return [states, h("div", { class: "side-by-side" }, queues, rpcs), h("div", { class: "side-by-side" }, attributes, locals)];
+}
+var MAX_LABEL = 24;
+function drawGraph(layout, counts) {
+  const marker = (id, cls) => s(
+    "marker",
+    { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+    s("path", { d: "M 0 0 L 10 5 L 0 10 z", class: cls })
+  );
+  const arrows = layout.arrows.map(
+    (a) => s(
+      "g",
+      { class: `arrow arrow-${a.kind}`, "data-testid": "graph-arrow", "data-from": a.from, "data-to": a.to, "data-count": a.count },
+      s("title", {}, a.kind === "recovery" ? `${a.from} → ${a.to}: failure recovery` : `${a.from} → ${a.to}: ${a.count} times`),
+      s("path", { d: a.path, "marker-end": `url(#${a.kind === "recovery" ? "head-recovery" : "head"})` }),
+      a.kind === "seen" && s("text", { x: a.labelX, y: a.labelY - 4, "text-anchor": "middle", class: "arrow-label" }, `${a.count}`)
+    )
+  );
+  const boxes = layout.boxes.map((b) => drawBox(b, counts.get(b.id) ?? emptyCount()));
+  return s(
+    "svg",
+    {
+      class: "state-graph",
+      "data-testid": "state-graph",
+      width: layout.width,
+      height: layout.height,
+      viewBox: `0 0 ${layout.width} ${layout.height}`,
+      role: "img",
+      "aria-label": "State graph"
+    },
+    s("defs", {}, marker("head", "head"), marker("head-recovery", "head head-recovery")),
+    arrows,
+    boxes
+  );
+}
+function drawBox(b, count) {
+  if (b.kind !== "state") {
+    const r = b.width / 2;
+    return s(
+      "g",
+      { class: `terminal terminal-${b.kind}`, "data-testid": `graph-${b.kind}` },
+      s("title", {}, b.kind === "start" ? "start" : "end: the thread closed (complete, fail or dead end)"),
+      s("circle", { cx: b.x + r, cy: b.y + r, r }),
+      b.kind === "end" && s("circle", { cx: b.x + r, cy: b.y + r, r: r - 5, class: "inner" })
+    );
+  }
+  const label = b.id.length > MAX_LABEL ? `${b.id.slice(0, MAX_LABEL - 1)}…` : b.id;
+  const live = count.running + count.waiting;
+  const marks = [];
+  let markX = b.x + 10;
+  for (const [kind, value, text] of [
+    ["parked", count.parked, "parked"],
+    ["backing-off", count.backingOff, "backing off"]
+  ]) {
+    if (value === 0) continue;
+    marks.push(s("text", { x: markX, y: b.y + 58, class: `mark mark-${kind}`, "data-testid": "graph-count", "data-kind": kind }, `${value} ${text}`));
+    markX += 86;
+  }
+  return s(
+    "g",
+    {
+      class: `node${b.declared ? "" : " undeclared"}${live > 0 ? " live" : ""}${count.parked > 0 ? " has-parked" : ""}`,
+      "data-testid": "graph-state",
+      "data-state-id": b.id
+    },
+    s("title", {}, b.declared ? b.id : `${b.id} (not in this revision of the definition)`),
+    s("rect", { x: b.x, y: b.y, width: b.width, height: b.height, rx: 6 }),
+    s("text", { x: b.x + 10, y: b.y + 20, class: "node-label" }, label),
+    live === 0 ? s("text", { x: b.x + 10, y: b.y + 40, class: "count idle" }, "idle") : s(
+      "text",
+      { x: b.x + 10, y: b.y + 40, class: "count" },
+      count.running > 0 && s("tspan", { "data-testid": "graph-count", "data-kind": "running" }, `${count.running} running`),
+      count.running > 0 && count.waiting > 0 && " · ",
+      count.waiting > 0 && s("tspan", { "data-testid": "graph-count", "data-kind": "waiting" }, `${count.waiting} waiting`)
+    ),
+    marks
+  );
+}
+
 // src/views/actions.ts
-function actionButtons(execution, states, done) {
+function actionButtons(execution, states, definition, done) {
   const processId = execution.processId;
   const processExecutionId = execution.processExecutionId;
   const run = async (what, action) => {
@@ -503,12 +1309,14 @@ function actionButtons(execution, states, done) {
       () => call({ processId, processExecutionId, ...values("reason").trim() ? { reason: values("reason").trim() } : {} })
     );
   });
-  const queues = [
-    ...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? []))
-  ];
+  const waitedOn = [...new Set(states.states.flatMap((s2) => s2.waitingFor?.localQueues.map((q) => q.queueName) ?? []))];
+  const declaredQueues = definition?.definition.localQueues ?? [];
+  const queues = [.../* @__PURE__ */ new Set([...waitedOn, ...declaredQueues])];
+  const rpcs = (definition?.definition.rpcs ?? []).map((r) => r.name);
+  const declaredBy = definition ? `${execution.processType} revision ${definition.revision.revision} declares` : `${execution.processType} is not registered: any name goes`;
   const paused = Boolean(states.paused);
   const resetButton = button("Reset", "action-reset", true, async () => {
-    const stateIds = [...new Set(states.states.map((s) => s.stateId))];
+    const stateIds = [...new Set(states.states.map((s2) => s2.stateId))];
     const closed = execution.status !== "RUNNING";
     const values = await ask(
       `Reset ${processId} to a state?`,
@@ -568,33 +1376,43 @@ function actionButtons(execution, states, done) {
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
         "Publish to a local queue",
-        `A message for ${processId}; a state waiting on the queue receives it at once.`,
+        `A message for ${processId}; a state waiting on the queue receives it at once. ` + (definition ? `${declaredBy} ${declaredQueues.length > 0 ? declaredQueues.join(", ") : "no queue"}.` : `${declaredBy}.`),
         [
-          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name" },
+          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name", suggestions: queues },
           { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
           { name: "dedupId", label: "Dedup id (optional)" }
         ],
         "Publish"
       );
       if (!values) return;
-      const payload = values("payload").trim();
-      if (payload) {
-        try {
-          JSON.parse(payload);
-        } catch {
-          notify("The payload is not JSON.", "error");
-          return;
-        }
-      }
+      const payload = jsonPayload(values("payload"));
+      if (payload === null) return;
       await run(
         "Publish",
-        () => api.publish(
-          processId,
-          values("queue").trim(),
-          payload ? { encoding: "json", data: payload } : void 0,
-          values("dedupId").trim() || void 0
-        )
+        () => api.publish(processId, values("queue").trim(), payload, values("dedupId").trim() || void 0)
       );
+    }),
+    button("Call RPC", "action-rpc", false, async () => {
+      const values = await ask(
+        "Call an RPC",
+        `Calls the worker once for ${processId}, in one transaction with what it writes. ` + (definition ? `${declaredBy} ${rpcs.length > 0 ? rpcs.join(", ") : "no RPC"}.` : `${declaredBy}.`),
+        [
+          { name: "rpc", label: "RPC", value: rpcs[0] ?? "", placeholder: "rpc name", suggestions: rpcs },
+          { name: "input", label: "Input (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' }
+        ],
+        "Call"
+      );
+      if (!values) return;
+      const input = jsonPayload(values("input"));
+      if (input === null) return;
+      const rpcName = values("rpc").trim();
+      try {
+        const response = await api.rpc(processId, rpcName, input);
+        notify(`RPC ${rpcName}: ${response.output ? formatPayload(response.output) : "done"}`);
+      } catch (error) {
+        notify(`RPC ${rpcName} failed: ${error instanceof Error ? error.message : String(error)}`, "error");
+      }
+      done();
     })
   );
   async function stop(stopType) {
@@ -610,13 +1428,24 @@ function actionButtons(execution, states, done) {
     await run(label, () => api.stop(processId, stopType, values("reason").trim() || void 0));
   }
 }
+function jsonPayload(text) {
+  const data = text.trim();
+  if (!data) return void 0;
+  try {
+    JSON.parse(data);
+  } catch {
+    notify("The payload is not JSON.", "error");
+    return null;
+  }
+  return { encoding: "json", data };
+}
 function button(label, testId, danger, onClick) {
   return h("button", { type: "button", class: danger ? "danger" : "", "data-testid": testId, onclick: () => void onClick() }, label);
 }
 
 // src/views/execution.ts
 var HISTORY_PAGE = 20;
-var REFRESH_MS2 = 3e3;
+var REFRESH_MS4 = 3e3;
 function executionView(root, processId, processExecutionId) {
   const summary = h("section", { class: "summary" });
   const actions = h("div");
@@ -629,26 +1458,29 @@ function executionView(root, processId, processExecutionId) {
   let timer;
   let stopped = false;
   let executionId = processExecutionId;
+  let definition;
   async function load() {
     try {
       const described = await api.describe(processId, executionId);
       executionId = described.processExecutionId;
-      const [states, attributes, history] = await Promise.all([
+      definition ??= definitionOrNothing(described.processType).catch(() => void 0);
+      const [states, attributes, history, registered] = await Promise.all([
         api.states(processId, executionId),
         api.attributes(processId, executionId),
-        api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1))
+        api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1)),
+        definition
       ]);
       if (stopped) return;
       const now = Date.now();
-      renderSummary(described, states);
-      replace(actions, actionButtons(described, states, () => void load()));
+      renderSummary(described, states, registered);
+      replace(actions, actionButtons(described, states, registered, () => void load()));
       renderAttributes(attributes);
       replace(
         statesSection,
         h("h2", {}, "State executions"),
         table(
           ["State", "Status", "Call", "Next attempt", "Last failure", "Waiting for"],
-          states.states.map((s) => stateRow(s, now)),
+          states.states.map((s2) => stateRow(s2, now)),
           "No state executions.",
           "states-table"
         )
@@ -658,7 +1490,7 @@ function executionView(root, processId, processExecutionId) {
       if (!stopped) replace(summary, h("p", { class: "error", role: "alert" }, `Could not load ${processId}: ${String(error)}`));
     }
   }
-  function renderSummary(d, states) {
+  function renderSummary(d, states, registered) {
     const refresh = h("input", { type: "checkbox", checked: autoRefresh, "data-testid": "auto-refresh" });
     refresh.addEventListener("change", () => {
       autoRefresh = refresh.checked;
@@ -676,7 +1508,10 @@ function executionView(root, processId, processExecutionId) {
         (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`)
       ),
       facts([
-        ["Process type", d.processType],
+        [
+          "Process type",
+          registered ? h("a", { href: definitionHref(d.processType), "data-testid": "process-type-link" }, d.processType) : [d.processType, h("span", { class: "small" }, " (not registered)")]
+        ],
         ["Execution id", h("span", { class: "mono" }, d.processExecutionId)],
         ["Started (UTC)", formatTime(d.startTimestampMs)],
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
@@ -763,7 +1598,7 @@ function executionView(root, processId, processExecutionId) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS4) : void 0;
   }
   replace(
     root,
@@ -781,9 +1616,9 @@ function executionView(root, processId, processExecutionId) {
     if (timer) clearInterval(timer);
   };
 }
-function stateRow(s, now) {
-  const call = s.pendingCall;
-  const waiting = s.waitingFor;
+function stateRow(s2, now) {
+  const call = s2.pendingCall;
+  const waiting = s2.waitingFor;
   const waits = [];
   for (const timer of waiting?.timers ?? []) {
     const due = timer.dueTimestampMs;
@@ -809,9 +1644,9 @@ function stateRow(s, now) {
   }
   return h(
     "tr",
-    { "data-testid": "state-row", "data-state-id": s.stateId, class: call?.phase === "PARKED" || call?.phase === "PAUSED" ? "attention" : "" },
-    h("td", {}, s.stateId, h("div", { class: "mono small" }, s.stateExecutionId)),
-    h("td", {}, h("span", { class: statusClass(s.status) }, s.status)),
+    { "data-testid": "state-row", "data-state-id": s2.stateId, class: call?.phase === "PARKED" || call?.phase === "PAUSED" ? "attention" : "" },
+    h("td", {}, s2.stateId, h("div", { class: "mono small" }, s2.stateExecutionId)),
+    h("td", {}, h("span", { class: statusClass(s2.status) }, s2.status)),
     h(
       "td",
       {},
@@ -820,6 +1655,7 @@ function stateRow(s, now) {
         h("strong", { "data-testid": "state-attempt" }, String(call.attempt)),
         " ",
         h("span", { class: `phase phase-${call.phase.toLowerCase()}`, "data-testid": "state-phase" }, call.phase),
+        call.parkedKind === "NON_RETRYABLE_WORKER_ERROR" ? h("div", { class: "small" }, "worker error, not retried") : null,
         call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null
       ] : "—"
     ),
@@ -827,202 +1663,27 @@ function stateRow(s, now) {
     h(
       "td",
       { "data-testid": "state-last-failure" },
-      s.lastFailure ? [`${s.lastFailure.api} attempt ${s.lastFailure.attempt}: `, h("span", { class: "error" }, s.lastFailure.error), h("div", { class: "small" }, formatTime(s.lastFailure.timestampMs))] : "—"
+      s2.lastFailure ? [`${s2.lastFailure.api} attempt ${s2.lastFailure.attempt}: `, h("span", { class: "error" }, s2.lastFailure.error), h("div", { class: "small" }, formatTime(s2.lastFailure.timestampMs))] : "—"
     ),
     h("td", {}, waiting ? [h("div", { class: "small" }, waiting.waitingType), ...waits] : "—")
   );
 }
 
-// src/types.ts
-var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
-
-// src/views/executions.ts
-var PAGE_SIZE = 25;
-var COUNT_PAGE = 1e3;
-var REFRESH_MS3 = 5e3;
-var state = {
-  filter: {},
-  /** Tokens of the pages before the current one; the current page's token last. */
-  pages: [],
-  autoRefresh: true
-};
-function executionsView(root) {
-  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
-  const results = h("div", { class: "results" });
-  const pager = h("div", { class: "pager" });
-  let timer;
-  let stopped = false;
-  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
-  const status = h(
-    "select",
-    { name: "status", "data-testid": "filter-status" },
-    h("option", { value: "" }, "any status"),
-    STATUSES.map((s) => h("option", { value: s, selected: state.filter.status === s }, s))
-  );
-  const processType = field("processType", state.filter.processType, "process type");
-  const processId = field("processId", state.filter.processId, "process id");
-  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
-  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
-  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
-  const apply = () => {
-    state.filter = {
-      ...status.value ? { status: status.value } : {},
-      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
-      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
-      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
-      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
-    };
-    state.pages = [];
-    void load();
-  };
-  const form = h(
-    "div",
-    { class: "filters" },
-    status,
-    processType,
-    processId,
-    h("label", {}, "from ", from),
-    h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
-    h("label", { class: "refresh" }, refresh, " auto-refresh")
-  );
-  form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
-  });
-  refresh.addEventListener("change", () => {
-    state.autoRefresh = refresh.checked;
-    schedule();
-  });
-  async function load() {
-    try {
-      const token2 = state.pages.at(-1);
-      const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token2),
-        countStatuses(state.filter)
-      ]);
-      const parked = await parkedOf(page.executions);
-      if (stopped) return;
-      replace(counts, countsByStatus.map(([s, count, more]) => countChip(s, formatCount(count, more))));
-      replace(results, executionsTable(page.executions, parked));
-      replace(
-        pager,
-        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
-        h("span", {}, `page ${state.pages.length + 1}`),
-        h(
-          "button",
-          {
-            type: "button",
-            disabled: !page.nextPageToken,
-            "data-testid": "next-page",
-            onclick: () => page_(1, page.nextPageToken ?? void 0)
-          },
-          "Older →"
-        )
-      );
-    } catch (error) {
-      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
-    }
-  }
-  function page_(direction, token2) {
-    if (direction === 1) state.pages.push(token2);
-    else state.pages.pop();
-    void load();
-  }
-  function countChip(s, text) {
-    return h(
-      "button",
-      {
-        type: "button",
-        class: `chip ${statusClass(s)}${state.filter.status === s ? " selected" : ""}`,
-        "data-testid": `count-${s}`,
-        onclick: () => {
-          status.value = state.filter.status === s ? "" : s;
-          apply();
-        }
-      },
-      `${s} `,
-      h("strong", {}, text)
-    );
-  }
-  function schedule() {
-    if (timer) clearInterval(timer);
-    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS3) : void 0;
-  }
-  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
-  void load().catch((error) => notify(String(error), "error"));
-  schedule();
-  return () => {
-    stopped = true;
-    if (timer) clearInterval(timer);
-  };
-}
-function optionalNumber(key, value) {
-  return value === void 0 ? {} : { [key]: value };
-}
-function isoInput(ms) {
-  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
-}
-async function countStatuses(filter) {
-  return Promise.all(
-    STATUSES.map(async (s) => {
-      const page = await api.list({ ...filter, status: s }, COUNT_PAGE);
-      return [s, page.executions.length, Boolean(page.nextPageToken)];
-    })
-  );
-}
-async function parkedOf(executions) {
-  const running = executions.filter((e) => e.status === "RUNNING");
-  const described = await Promise.all(
-    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
-  );
-  const parked = /* @__PURE__ */ new Map();
-  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
-  return parked;
-}
-function executionsTable(executions, parked) {
-  const rows = executions.map((e) => {
-    const parkedTasks = parked.get(e.processExecutionId);
-    return h(
-      "tr",
-      {
-        class: e.paused || parkedTasks ? "attention" : "",
-        "data-testid": "execution-row",
-        "data-process-id": e.processId
-      },
-      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
-      h("td", {}, e.processType),
-      h(
-        "td",
-        {},
-        h("span", { class: statusClass(e.status) }, e.status),
-        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
-        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
-      ),
-      h("td", {}, formatTime(e.startTimestampMs)),
-      h("td", {}, formatTime(e.closeTimestampMs)),
-      h("td", { class: "mono small" }, e.processExecutionId)
-    );
-  });
-  return table(
-    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
-    rows,
-    "No executions match.",
-    "executions-table"
-  );
-}
-
 // src/main.ts
 var leave;
-function route() {
+function route2() {
   const root = document.getElementById("app");
   if (!root) return;
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll("nav a[data-page]")) {
-    link.classList.toggle("active", link.dataset.page === current.page);
+    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page;
+    link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
   else if (current.page === "dashboard") leave = dashboardView(root);
+  else if (current.page === "definitions") leave = definitionsView(root);
+  else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else leave = executionsView(root);
 }
 function start() {
@@ -1051,6 +1712,7 @@ function start() {
         "nav",
         {},
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
+        h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard")
       ),
       forget
@@ -1058,8 +1720,8 @@ function start() {
   }
   window.addEventListener("hashchange", () => {
     forget.hidden = !token();
-    route();
+    route2();
   });
-  route();
+  route2();
 }
 start();

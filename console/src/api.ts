@@ -3,11 +3,13 @@
 // and sent on every later call. A 403 is a token without the role the call needs: asking
 // for a token again would not help, so the call fails with a message saying so.
 import type {
-  AttributesResponse, ControlRequest, ControlResponse, DescribeResponse, EncodedObject, HistoryResponse,
-  ListFilter, ListResponse, ResetRequest, ResetResponse, StatesResponse, StopType,
+  AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse,
+  DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse, ResetRequest,
+  ResetResponse, RpcResponse, StatesResponse, StopType,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
+const DEFINITIONS = "/api/v1/xdb/service/definitions/";
 const CONSOLE = "/api/v1/xdb/console/process-execution/";
 const TOKEN_KEY = "xdb.console.token";
 
@@ -92,12 +94,13 @@ export const api = {
     post<ListResponse>(`${SERVICE}list`, { filter, pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
   describe: (processId: string, processExecutionId?: string) =>
     post<DescribeResponse>(`${SERVICE}describe`, { processId, ...(processExecutionId ? { processExecutionId } : {}) }),
-  history: (processId: string, processExecutionId: string, pageSize: number, afterEventId?: number) =>
+  history: (processId: string, processExecutionId: string, pageSize: number, afterEventId?: number, eventTypes?: HistoryEventType[]) =>
     post<HistoryResponse>(`${SERVICE}history`, {
       processId,
       processExecutionId,
       pageSize,
       ...(afterEventId !== undefined ? { afterEventId } : {}),
+      ...(eventTypes ? { eventTypes } : {}),
     }),
   states: (processId: string, processExecutionId: string) =>
     post<StatesResponse>(`${SERVICE}states`, { processId, processExecutionId }),
@@ -115,4 +118,21 @@ export const api = {
       processId,
       messages: [{ queueName, ...(payload ? { payload } : {}), ...(dedupId ? { dedupId } : {}) }],
     }),
+  rpc: (processId: string, rpcName: string, input: EncodedObject | undefined) =>
+    post<RpcResponse>(`${SERVICE}rpc`, { processId, rpcName, ...(input ? { input } : {}) }),
+  definitions: () => post<DefinitionsListResponse>(`${DEFINITIONS}list`, {}),
+  definition: (processType: string, revision?: number) =>
+    post<DefinitionDescribeResponse>(`${DEFINITIONS}describe`, { processType, ...(revision !== undefined ? { revision } : {}) }),
 };
+
+/** The current definition of `processType`, or undefined when the type is not registered
+ * (404), the service has no definitions, or the token may not read them: callers then
+ * fall back to what they can do without one. */
+export async function definitionOrNothing(processType: string): Promise<DefinitionDescribeResponse | undefined> {
+  try {
+    return await api.definition(processType);
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 403 || error.status === 405)) return undefined;
+    throw error;
+  }
+}

@@ -54,3 +54,20 @@ export function table(head: string[], rows: HTMLTableRowElement[], empty: string
     h("tbody", {}, rows),
   );
 }
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element `tag` with `attrs` and `children`, as `h` builds HTML ones. */
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Child | Child[])[]
+): SVGElementTagNameMap[K] {
+  const element = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (typeof value === "function") element.addEventListener(key.slice(2).toLowerCase(), value);
+    else if (value !== false && value !== null && value !== undefined) element.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(element, children);
+  return element;
+}

@@ -1,5 +1,5 @@
 // Pure formatting of what the API answers: times, durations, statuses and payloads.
-import type { EncodedObject } from "./types.js";
+import type { AsyncStateConfig, EncodedObject, RetryPolicy } from "./types.js";
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, "0");
@@ -82,4 +82,33 @@ export function summarizeDetails(details: Record<string, unknown>): string {
     parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
   }
   return parts.join(" · ");
+}
+
+/** A retry policy as the async service applies it (absent fields at their defaults). */
+export function formatRetryPolicy(policy: RetryPolicy | null | undefined): string {
+  const attempts = policy?.maximumAttempts ? `${policy.maximumAttempts} attempts` : "unlimited attempts";
+  const initial = policy?.initialIntervalSeconds || 1;
+  const coefficient = Math.max(1, policy?.backoffCoefficient ?? 2);
+  const maximum = policy?.maximumIntervalSeconds ?? 100;
+  const within = policy?.maximumAttemptsDurationSeconds ? `, within ${formatDuration(policy.maximumAttemptsDurationSeconds * 1000)}` : "";
+  const backoff =
+    coefficient === 1 || initial >= maximum
+      ? `every ${formatDuration(Math.min(initial, maximum) * 1000)}`
+      : `${formatDuration(initial * 1000)} ×${coefficient} up to ${formatDuration(maximum * 1000)}`;
+  return `${attempts}, ${backoff}${within}${policy ? "" : " (default)"}`;
+}
+
+/** A state's failure recovery: fail the process, or proceed to a state. */
+export function formatRecovery(config: AsyncStateConfig | null | undefined): string {
+  const recovery = config?.stateFailureRecoveryOptions;
+  if (recovery?.policy === "PROCEED_TO_CONFIGURED_STATE") {
+    return recovery.stateFailureProceedStateId ? `proceed to ${recovery.stateFailureProceedStateId}` : "proceed (no state: fails)";
+  }
+  return "fail the process";
+}
+
+/** What a call loads before it runs, and the lock it takes: `form, status (SHARED_LOCK)`. */
+export function formatLoading(names: string[] | undefined, lockType: string | undefined): string {
+  const what = names && names.length > 0 ? names.join(", ") : "nothing";
+  return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
 }

@@ -2,6 +2,7 @@
 import { forgetToken, onTokenNeeded, token } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dashboardView } from "./views/dashboard.js";
+import { definitionView, definitionsView } from "./views/definitions.js";
 import { askToken } from "./views/dialog.js";
 import { executionView } from "./views/execution.js";
 import { executionsView } from "./views/executions.js";
@@ -15,10 +16,13 @@ function route(): void {
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll<HTMLAnchorElement>("nav a[data-page]")) {
-    link.classList.toggle("active", link.dataset.page === current.page);
+    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page;
+    link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
   else if (current.page === "dashboard") leave = dashboardView(root);
+  else if (current.page === "definitions") leave = definitionsView(root);
+  else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else leave = executionsView(root);
 }
 
@@ -48,6 +52,7 @@ function start(): void {
         "nav",
         {},
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
+        h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
       ),
       forget,

@@ -25,6 +25,17 @@ export type ControlResponse = wire.ProcessExecutionControlResponse;
 export type ResetRequest = wire.ProcessExecutionResetRequest;
 export type ResetResponse = wire.ProcessExecutionResetResponse;
 export type StopType = wire.ProcessExecutionStopType;
+export type HistoryEventType = wire.HistoryEventType;
+export type RpcResponse = wire.ProcessExecutionRpcResponse;
+export type StateDecision = wire.StateDecision;
+export type RetryPolicy = wire.RetryPolicy;
+export type AsyncStateConfig = wire.AsyncStateConfig;
+export type DefinitionRevision = wire.DefinitionRevision;
+export type DefinitionsListResponse = wire.DefinitionsListResponse;
+export type DefinitionDescribeResponse = wire.DefinitionDescribeResponse;
+export type ProcessDefinition = wire.ProcessDefinition;
+export type StateDefinition = wire.StateDefinition;
+export type RpcDefinition = wire.RpcDefinition;
 
 /** The statuses the filter offers, in its order. */
 export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const satisfies readonly ProcessStatus[];

@@ -5,6 +5,9 @@
 //!   handles it (so calls are outstanding when a test kills an async instance).
 //! - [`WorkerFaults::fail`]: calls matching a [`CallMatch`] are answered HTTP 500 (a
 //!   worker error) without reaching the worker, until [`WorkerFaults::stop_failing`].
+//! - [`WorkerFaults::refuse`]: calls matching a [`CallMatch`] are answered with a
+//!   status and a typed error body (`errorType`) without reaching the worker, until
+//!   [`WorkerFaults::stop_failing`].
 //! - [`WorkerFaults::hold`]: calls matching a [`CallMatch`] reach the worker, but their
 //!   answer is held back until [`WorkerFaults::release`] (a reply still in flight).
 
@@ -76,6 +79,8 @@ impl CallMatch {
 struct Rules {
     delay: Option<Duration>,
     fail: Vec<CallMatch>,
+    /// Status and `errorType` to answer matching calls with.
+    refuse: Vec<(CallMatch, u16, String)>,
     hold: Vec<CallMatch>,
 }
 
@@ -162,8 +167,18 @@ impl WorkerFaults {
         self.rules().fail.push(selector);
     }
 
+    /// Calls matching `selector` are answered `status` with a [`WorkerErrorResponse`]
+    /// of `error_type`, as an SDK answers, until [`Self::stop_failing`].
+    pub fn refuse(&self, selector: CallMatch, status: u16, error_type: &str) {
+        self.rules()
+            .refuse
+            .push((selector, status, error_type.to_owned()));
+    }
+
     pub fn stop_failing(&self) {
-        self.rules().fail.clear();
+        let mut rules = self.rules();
+        rules.fail.clear();
+        rules.refuse.clear();
     }
 
     /// Answers to calls matching `selector` are held until [`Self::release`].
@@ -240,16 +255,33 @@ async fn intercept(State(faults): State<WorkerFaults>, request: Request, next: N
         .push(call.clone());
     let inner = &faults.inner;
     let _in_flight = CountGuard::enter(&inner.in_flight);
-    let (delay, fail, hold) = {
+    let (delay, fail, refuse, hold) = {
         let rules = faults.rules();
         (
             rules.delay,
             rules.fail.iter().any(|m| m.matches(&call)),
+            rules
+                .refuse
+                .iter()
+                .find(|(m, _, _)| m.matches(&call))
+                .map(|(_, status, error_type)| (*status, error_type.clone())),
             rules.hold.iter().any(|m| m.matches(&call)),
         )
     };
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
+    }
+    if let Some((status, error_type)) = refuse {
+        inner.failed.fetch_add(1, Ordering::SeqCst);
+        let body = WorkerErrorResponse {
+            detail: format!(
+                "injected {error_type} for {} attempt {}",
+                call.state_id, call.attempt
+            ),
+            error_type: Some(error_type),
+        };
+        let status = StatusCode::from_u16(status).expect("a valid status");
+        return (status, axum::Json(body)).into_response();
     }
     if fail {
         inner.failed.fetch_add(1, Ordering::SeqCst);

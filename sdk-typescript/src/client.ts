@@ -6,6 +6,7 @@
 import type { z } from "zod";
 
 import { definitionOf, type ProcessDefinition } from "./definition.js";
+import { exportDefinitions, type DefinitionSource } from "./definitions.js";
 import { decode, encode, encodeOptional, toJsonValue } from "./encoding.js";
 import {
   XdbApiError,
@@ -18,6 +19,9 @@ import { OPERATE_PATHS } from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   ApiErrorResponseSchema,
+  DEFINITIONS_PATHS,
+  DefinitionDescribeResponseSchema,
+  DefinitionsListResponseSchema,
   ProcessExecutionControlResponseSchema,
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
@@ -27,8 +31,12 @@ import {
   ProcessExecutionStartResponseSchema,
   ProcessExecutionStatesResponseSchema,
   ProcessExecutionWaitForCompletionResponseSchema,
+  RegisterDefinitionsResponseSchema,
   SERVICE_PATHS,
   type AsyncStateConfig,
+  type DefinitionDescribeRequest,
+  type DefinitionDescribeResponse,
+  type DefinitionsListResponse,
   type GlobalAttributeValue,
   type HistoryEvent,
   type HistoryEventType,
@@ -50,6 +58,9 @@ import {
   type ProcessExecutionWaitForCompletionResponse,
   type ProcessIdReusePolicy,
   type ProcessStartConfig,
+  type RegisterDefinitionsRequest,
+  type RegisterDefinitionsResponse,
+  type WorkerDeployment,
 } from "./protocol.js";
 import type { InputArgs } from "./state.js";
 import { currentTraceContext, traceHeaders, type TraceContext } from "./trace.js";
@@ -79,7 +90,10 @@ export interface ClientOptions {
 
 /** Options of `startProcess`. */
 export interface ProcessStartOptions {
-  /** The worker hosting the process; default: the client's `workerUrl`. */
+  /**
+   * The worker hosting the process; default: the client's `workerUrl`. Neither: the URL of
+   * the deployment that registered the process type (the service answers 400 if none did).
+   */
   readonly workerUrl?: string;
   /** Selects the execution's row of the global-attribute table; required when the process declares one. */
   readonly globalAttributePkValue?: unknown;
@@ -269,6 +283,56 @@ export class Client {
     }
   }
 
+  // ---- registered definitions ----
+
+  /**
+   * Registers the definitions of `definitions` (processes, the SDK's definitions, or wire
+   * definitions from `exportDefinition`) as deployed by `deployment`. Idempotent: a
+   * definition equal to the current one answers `changed: false` and writes nothing.
+   * Needs a token with role `deploy`. Throws `XdbApiError` with `DEFINITION_INCOMPATIBLE`
+   * (409) when running executions wait in states a definition removes (unless `force`),
+   * `INVALID_REQUEST` when a definition does not fit the database (a missing table or
+   * column, a column of another type), `FORBIDDEN` without the role.
+   */
+  async registerDefinitions(
+    deployment: WorkerDeployment,
+    definitions: readonly DefinitionSource[],
+    options: { force?: boolean } = {},
+  ): Promise<RegisterDefinitionsResponse> {
+    if (definitions.length === 0) {
+      throw new XdbSdkError("NOT_ALLOWED", "registerDefinitions needs at least one process");
+    }
+    const request: RegisterDefinitionsRequest = {
+      deployment,
+      definitions: exportDefinitions(definitions),
+      force: options.force ?? false,
+    };
+    return this.call(DEFINITIONS_PATHS.register, request, RegisterDefinitionsResponseSchema);
+  }
+
+  /** The current revision of every registered process type. */
+  async listDefinitions(): Promise<DefinitionsListResponse> {
+    return this.call(DEFINITIONS_PATHS.list, {}, DefinitionsListResponseSchema);
+  }
+
+  /**
+   * A registered process type's definition (the current revision, or `revision`) and its
+   * revisions, newest first. Throws `XdbApiError` with `DEFINITION_NOT_FOUND` (404) when the
+   * type or the revision is not registered.
+   */
+  async describeDefinition(
+    process: string | Process | (new () => Process),
+    revision?: number,
+  ): Promise<DefinitionDescribeResponse> {
+    const processType = typeof process === "string" ? process : definitionOf(process).processType;
+    const request: DefinitionDescribeRequest = { processType };
+    if (revision !== undefined) request.revision = revision;
+    // The generated schema checks `definition` lazily (it is recursive), so its inferred
+    // type leaves it optional; the schema still requires it.
+    const answer = await this.call(DEFINITIONS_PATHS.describe, request, DefinitionDescribeResponseSchema);
+    return answer as DefinitionDescribeResponse;
+  }
+
   // ---- the operator's calls ----
 
   /**
@@ -426,10 +490,6 @@ export function buildStartRequest(
   options: ProcessStartOptions,
 ): ProcessExecutionStartRequest {
   const { processType, persistence } = definition;
-  const workerUrl = options.workerUrl;
-  if (!workerUrl) {
-    throw new XdbSdkError("NOT_ALLOWED", "no worker URL: pass workerUrl, or give the client one");
-  }
   const undeclared = (kind: string, name: string): XdbSdkError =>
     new XdbSdkError("UNDECLARED", `${kind} ${JSON.stringify(name)} is not declared in the schema of process ${processType}`);
   const initialWrite: GlobalAttributeValue[] = Object.entries(options.initialGlobalAttributes ?? {}).map(
@@ -469,7 +529,9 @@ export function buildStartRequest(
   if (options.timeoutSeconds !== undefined) config.timeoutSeconds = Math.ceil(options.timeoutSeconds);
   if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
 
-  const request: ProcessExecutionStartRequest = { processId, processType, workerUrl, processStartConfig: config };
+  const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
+  // None: the service routes the start to the deployment that registered the type.
+  if (options.workerUrl) request.workerUrl = options.workerUrl;
   const startInput = encodeOptional("start state input", input);
   if (definition.startingStateId !== undefined) {
     request.startStateId = definition.startingStateId;

@@ -6,14 +6,18 @@
  * - Host it: `new WorkerService().register(process)` and mount `nodeHandler()` (node:http,
  *   Express) or `fetchHandler()` in your own service.
  * - Drive it: `Client` calls the XDB service (start, RPC, wait, ...).
+ * - Register it: `await worker.registerDefinitions(client, deployment)` tells XDB the
+ *   hosted processes' definitions, so it checks requests and routes starts.
  */
 export * from "./client.js";
 export * from "./command.js";
 export * from "./communication.js";
 export * from "./decision.js";
 export * from "./definition.js";
+export * from "./definitions.js";
 export * from "./encoding.js";
 export * from "./errors.js";
+export * from "./history.js";
 export * from "./operate.js";
 export * from "./persistence.js";
 export * from "./process.js";
@@ -24,15 +28,24 @@ export * from "./trace.js";
 export * from "./worker.js";
 export * as protocol from "./protocol.js";
 export {
+  DEFINITIONS_PATHS,
   OPENAPI_PATH,
   SERVICE_PATHS,
+  StateApiFailureDetailsSchema,
   WORKER_PATHS,
   type Context,
+  type DefinitionDescribeResponse,
+  type DefinitionRevision,
+  type DefinitionsListResponse,
   type ErrorSubType,
   type HistoryEventType,
   type LockType,
   type PauseInfo,
+  type ProcessDefinitionWire,
   type ProcessIdReusePolicy,
   type ProcessStatus,
+  type RegisterDefinitionsResponse,
   type RetryPolicy,
+  type StateApiFailureDetails,
+  type WorkerDeployment,
 } from "./protocol.js";

@@ -16,6 +16,8 @@ export type {
   AsyncStateExecuteResponse,
   AsyncStateWaitUntilRequest,
   AsyncStateWaitUntilResponse,
+  AttributeDefinition,
+  AttributeType,
   AttributeWrites,
   BusinessRow,
   CallPhase,
@@ -23,6 +25,11 @@ export type {
   ConsumedMessage,
   Context,
   ControlDetails,
+  DefinitionDescribeRequest,
+  DefinitionDescribeResponse,
+  DefinitionRevision,
+  DefinitionsListRequest,
+  DefinitionsListResponse,
   EmptyResponse,
   EncodedObject,
   ErrorSubType,
@@ -31,6 +38,7 @@ export type {
   GlobalAttributeConfig,
   GlobalAttributeLoading,
   GlobalAttributeValue,
+  GlobalAttributesDefinition,
   HistoryEvent,
   HistoryEventType,
   LoadedAttributes,
@@ -80,10 +88,15 @@ export type {
   ProcessStartedDetails,
   ProcessStatus,
   PublishToLocalQueueRequest,
+  RegisterDefinitionsRequest,
+  RegisterDefinitionsResponse,
+  RegisteredDefinition,
   RetryPolicy,
   RpcCompletedDetails,
+  RpcDefinition,
   StateApiFailureDetails,
   StateApiName,
+  StateDefinition,
   StateExecutionInfo,
   StateExecutionStatus,
   StateFailure,
@@ -99,15 +112,19 @@ export type {
   TimerWait,
   WaitUntilCompletedDetails,
   WaitingFor,
+  WorkerDeployment,
   WorkerErrorResponse,
   CommandRequest as CommandRequestWire,
   CommandResults as CommandResultsWire,
+  ProcessDefinition as ProcessDefinitionWire,
   StateDecision as StateDecisionWire,
 } from "./generated/types.gen.js";
 export {
   ApiErrorResponseSchema,
   AsyncStateExecuteRequestSchema,
   AsyncStateWaitUntilRequestSchema,
+  DefinitionDescribeResponseSchema,
+  DefinitionsListResponseSchema,
   ProcessExecutionControlResponseSchema,
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
@@ -118,6 +135,8 @@ export {
   ProcessExecutionStatesResponseSchema,
   ProcessExecutionWaitForCompletionResponseSchema,
   ProcessRpcWorkerRequestSchema,
+  RegisterDefinitionsResponseSchema,
+  StateApiFailureDetailsSchema,
 } from "./generated/zod.gen.js";
 
 /** The worker API paths, relative to a worker's base URL. */
@@ -137,6 +156,13 @@ export const SERVICE_PATHS = {
   publishToLocalQueue: "/api/v1/xdb/service/process-execution/publish-to-local-queue",
   rpc: "/api/v1/xdb/service/process-execution/rpc",
   waitForCompletion: "/api/v1/xdb/service/process-execution/wait-for-completion",
+} as const;
+
+/** The registered definitions' paths: a worker deployment registers (role `deploy`); clients read. */
+export const DEFINITIONS_PATHS = {
+  register: "/api/v1/xdb/service/definitions/register",
+  list: "/api/v1/xdb/service/definitions/list",
+  describe: "/api/v1/xdb/service/definitions/describe",
 } as const;
 
 /** Where the service serves its OpenAPI document. */

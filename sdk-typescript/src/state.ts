@@ -32,8 +32,12 @@ export type StateOptions = Omit<AsyncStateConfig, "skipWaitUntil">;
 export interface AsyncState<I = void> {
   /** Timeouts, retry policies, failure recovery and loading policies of this state. */
   readonly options?: StateOptions;
-  /** Checks the decoded input before `waitUntil`/`execute` see it (a bad input is a 400). */
-  readonly inputSchema?: Parser<I>;
+  /**
+   * Checks the decoded input before `waitUntil`/`execute` see it (a bad input is a 400).
+   * A zod schema also gives the state's registered definition its input's JSON Schema.
+   * (Any parser in `AsyncState<never>`, the type `StateSchema` holds states of any input as.)
+   */
+  readonly inputSchema?: [I] extends [never] ? Parser<unknown> : Parser<I>;
   /** What XDB waits for before `execute`; a state without it goes straight to `execute`. */
   waitUntil?(
     ctx: WorkerContext,

@@ -5,17 +5,22 @@
  * signature when a secret is set, runs user code in the call's trace context, and answers
  * with the wire response or a JSON error body (`{detail, errorType}`):
  *
- * - 400: the call names an unknown process type, state or RPC, its body or input does not
- *   decode, or it asks for a waitUntil the state does not have;
+ * - 400: the call names an unknown process type, state or RPC (`UNKNOWN_*`), its input
+ *   does not decode (`UNDECODABLE_INPUT`), or it asks for a waitUntil the state does not
+ *   have (`NOT_IMPLEMENTED`): XDB parks such a call after one attempt, for an operator's
+ *   retry-now (after a deploy) or give-up; a body that does not decode is
+ *   `INVALID_REQUEST`, retried;
  * - 401: a signature is required and missing, old or wrong (`UNAUTHORIZED`);
  * - 500: user code threw (`USER_CODE_ERROR`); XDB retries per the state's retry policy.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 
+import type { Client } from "./client.js";
 import { CommandResults } from "./command.js";
 import { Communication } from "./communication.js";
 import { definitionOf, ProcessDefinition } from "./definition.js";
+import { exportDefinition } from "./definitions.js";
 import { decode, encodeOptional } from "./encoding.js";
 import { XdbError, XdbSdkError } from "./errors.js";
 import { Persistence, parseWith } from "./persistence.js";
@@ -31,18 +36,29 @@ import {
   type AsyncStateWaitUntilResponse,
   type EncodedObject,
   type ProcessRpcWorkerRequest,
+  type ProcessDefinitionWire,
   type ProcessRpcWorkerResponse,
+  type RegisterDefinitionsResponse,
+  type WorkerDeployment,
   type WorkerErrorResponse,
 } from "./protocol.js";
 import { DEFAULT_MAX_SKEW_SECONDS, SIGNATURE_HEADER, verify } from "./signature.js";
 import type { AsyncState, WorkerContext } from "./state.js";
 import { runWithTraceContext } from "./trace.js";
 
-/** `errorType` values of the worker's error bodies. */
+/**
+ * `errorType` values of the worker's error bodies (the protocol's `WorkerErrorType`, plus
+ * the host's own 404/405/413). XDB parks a waitUntil or execute answered with
+ * `UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT` or
+ * `NOT_IMPLEMENTED` after one attempt: it can never succeed as the worker stands. The
+ * others are failed attempts, retried by the state's retry policy.
+ */
 export const WorkerErrorType = {
   UNKNOWN_PROCESS_TYPE: "UNKNOWN_PROCESS_TYPE",
   UNKNOWN_STATE: "UNKNOWN_STATE",
   UNKNOWN_RPC: "UNKNOWN_RPC",
+  UNDECODABLE_INPUT: "UNDECODABLE_INPUT",
+  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
   INVALID_REQUEST: "INVALID_REQUEST",
   USER_CODE_ERROR: "USER_CODE_ERROR",
   UNAUTHORIZED: "UNAUTHORIZED",
@@ -158,6 +174,31 @@ export class WorkerService {
     return this.processes.get(processType);
   }
 
+  /** The wire definitions of the hosted processes, as `registerDefinitions` sends them. */
+  processDefinitions(): ProcessDefinitionWire[] {
+    return [...this.processes.values()].map((definition) => exportDefinition(definition));
+  }
+
+  /**
+   * Registers the hosted processes with XDB as deployed by `deployment`. Call it when the
+   * worker starts serving, with `deployment.workerUrl` the URL XDB reaches this worker at:
+   * starts that name no worker URL then go there, and XDB checks starts, publishes and RPCs
+   * against the definitions. Idempotent (unchanged definitions answer `changed: false`).
+   * Throws the client's errors (`XdbApiError`: `FORBIDDEN` without role `deploy`,
+   * `DEFINITION_INCOMPATIBLE`, `INVALID_REQUEST` for a definition the database does not
+   * fit). A worker that never registers keeps working, with starts naming its URL.
+   */
+  async registerDefinitions(
+    client: Client,
+    deployment: WorkerDeployment,
+    options: { force?: boolean } = {},
+  ): Promise<RegisterDefinitionsResponse> {
+    if (this.processes.size === 0) {
+      throw new XdbSdkError("NOT_ALLOWED", "the worker hosts no process to register");
+    }
+    return client.registerDefinitions(deployment, this.processDefinitions(), options);
+  }
+
   /** Whether `path` is one of the worker API paths this service answers. */
   handles(path: string): boolean {
     return routeOf(path) !== undefined;
@@ -213,7 +254,7 @@ export class WorkerService {
     const definition = this.process(request.processType);
     const state = this.state(definition, request.stateId);
     if (typeof state.waitUntil !== "function") {
-      throw new WorkerCallError(400, "INVALID_REQUEST", `state ${JSON.stringify(request.stateId)} does not implement waitUntil`);
+      throw new WorkerCallError(400, "NOT_IMPLEMENTED", `state ${JSON.stringify(request.stateId)} does not implement waitUntil`);
     }
     const input = decodeInput(state, request.stateId, request.stateInput);
     const { persistence, communication } = scope(definition, request.attributes, false);
@@ -269,7 +310,7 @@ export class WorkerService {
     }
     const what = `input of rpc ${JSON.stringify(request.rpcName)}`;
     const { handler, options } = rpc as Rpc<unknown, unknown>;
-    const input = badRequestOnThrow(() => {
+    const input = undecodableOnThrow(() => {
       const raw = decode<unknown>(what, request.input);
       return options.inputSchema ? parseWith(options.inputSchema, what, raw) : raw;
     });
@@ -408,17 +449,18 @@ function parseRequest<S extends z.ZodType>(schema: S, json: unknown): z.infer<S>
   return result.data;
 }
 
-function badRequestOnThrow<T>(fn: () => T): T {
+/** Decodes an input: a failure is `UNDECODABLE_INPUT`. */
+function undecodableOnThrow<T>(fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    throw new WorkerCallError(400, "INVALID_REQUEST", error instanceof Error ? error.message : String(error));
+    throw new WorkerCallError(400, "UNDECODABLE_INPUT", error instanceof Error ? error.message : String(error));
   }
 }
 
 function decodeInput(state: AsyncState<never>, stateId: string, input: EncodedObject | null | undefined): unknown {
   const what = `input of state ${JSON.stringify(stateId)}`;
-  return badRequestOnThrow(() => {
+  return undecodableOnThrow(() => {
     const raw = decode<unknown>(what, input);
     return state.inputSchema ? parseWith(state.inputSchema as { parse(v: unknown): unknown }, what, raw) : raw;
   });

@@ -43,11 +43,15 @@ pub enum XdbError {
     NotAllowed(String),
 }
 
-/// Why a worker call failed, sorted by who is at fault: the caller (HTTP 400) or user code
-/// (HTTP 500).
+/// Why a worker call failed, sorted by who is at fault: the call, which can never succeed
+/// as the worker stands (HTTP 400: an input that does not decode, a waitUntil the state
+/// does not have), or user code (HTTP 500).
 #[derive(Debug)]
 pub(crate) enum InvokeError {
-    BadRequest(String),
+    /// `UNDECODABLE_INPUT`.
+    UndecodableInput(String),
+    /// `NOT_IMPLEMENTED`.
+    NotImplemented(String),
     User(BoxError),
 }
 
@@ -57,7 +61,7 @@ impl InvokeError {
     pub(crate) fn from_user(err: BoxError) -> Self {
         match err.downcast_ref::<XdbError>() {
             Some(XdbError::WaitUntilNotImplemented { .. }) => {
-                InvokeError::BadRequest(err.to_string())
+                InvokeError::NotImplemented(err.to_string())
             }
             _ => InvokeError::User(err),
         }

@@ -104,7 +104,7 @@ where
         communication: &mut Communication,
     ) -> std::result::Result<Option<EncodedObject>, InvokeError> {
         let input: I = encoding::decode(&format!("input of rpc {:?}", self.name), input)
-            .map_err(|e| InvokeError::BadRequest(e.to_string()))?;
+            .map_err(|e| InvokeError::UndecodableInput(e.to_string()))?;
         let output = self
             .handler
             .call(process, ctx, input, persistence, communication)

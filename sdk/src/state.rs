@@ -122,7 +122,7 @@ impl<S: AsyncState> TypedState<S> {
 
     fn decode_input(input: Option<&EncodedObject>) -> std::result::Result<S::Input, InvokeError> {
         encoding::decode(&format!("input of state {:?}", S::id()), input)
-            .map_err(|e| InvokeError::BadRequest(e.to_string()))
+            .map_err(|e| InvokeError::UndecodableInput(e.to_string()))
     }
 }
 
@@ -148,7 +148,7 @@ impl<S: AsyncState> ErasedState for TypedState<S> {
         communication: &mut Communication,
     ) -> std::result::Result<CommandRequest, InvokeError> {
         if !S::HAS_WAIT_UNTIL {
-            return Err(InvokeError::BadRequest(
+            return Err(InvokeError::NotImplemented(
                 XdbError::WaitUntilNotImplemented { state_id: S::id() }.to_string(),
             ));
         }

@@ -32,7 +32,11 @@ pub const ERROR_UNKNOWN_PROCESS_TYPE: &str = "UNKNOWN_PROCESS_TYPE";
 pub const ERROR_UNKNOWN_STATE: &str = "UNKNOWN_STATE";
 /// `errorType`: the request names an RPC the process does not register.
 pub const ERROR_UNKNOWN_RPC: &str = "UNKNOWN_RPC";
-/// `errorType`: the body or an input could not be decoded, or the call makes no sense.
+/// `errorType`: the state's (or RPC's) input could not be decoded into its type.
+pub const ERROR_UNDECODABLE_INPUT: &str = "UNDECODABLE_INPUT";
+/// `errorType`: waitUntil was called for a state that has none.
+pub const ERROR_NOT_IMPLEMENTED: &str = "NOT_IMPLEMENTED";
+/// `errorType`: the request body could not be decoded.
 pub const ERROR_INVALID_REQUEST: &str = "INVALID_REQUEST";
 /// `errorType`: user code failed, or returned something the SDK cannot send.
 pub const ERROR_USER_CODE: &str = "USER_CODE_ERROR";
@@ -71,7 +75,10 @@ impl WorkerCallError {
 impl From<InvokeError> for WorkerCallError {
     fn from(err: InvokeError) -> Self {
         match err {
-            InvokeError::BadRequest(detail) => Self::bad_request(ERROR_INVALID_REQUEST, detail),
+            InvokeError::UndecodableInput(detail) => {
+                Self::bad_request(ERROR_UNDECODABLE_INPUT, detail)
+            }
+            InvokeError::NotImplemented(detail) => Self::bad_request(ERROR_NOT_IMPLEMENTED, detail),
             InvokeError::User(err) => Self::user(err),
         }
     }

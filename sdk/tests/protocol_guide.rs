@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use xdb_sdk::encoding::{encode, encode_optional};
-use xdb_sdk::protocol::ErrorSubType;
+use xdb_sdk::protocol::{ErrorSubType, WorkerErrorType};
 
 const GUIDE: &str = include_str!("../../docs/worker-protocol.md");
 
@@ -47,5 +47,29 @@ fn the_guide_lists_every_error_sub_type_with_its_status() {
     for sub_type in ErrorSubType::ALL {
         let row = format!("| `{}` | {} |", sub_type.as_str(), sub_type.http_status());
         assert!(GUIDE.contains(&row), "the guide's table has {row}");
+    }
+}
+
+/// The guide's table of worker answers says, for every `errorType`, its status and
+/// whether XDB parks the call at once or retries it, as the protocol decides.
+#[test]
+fn the_guide_says_which_worker_error_types_are_retried() {
+    for kind in WorkerErrorType::ALL {
+        let start = format!("| `{}`:", kind.as_str());
+        let row = GUIDE
+            .lines()
+            .find(|line| line.starts_with(&start))
+            .unwrap_or_else(|| panic!("the guide's table has a row for {kind}"));
+        assert!(row.contains(&format!("| {} |", kind.status())), "{row}");
+        assert_eq!(
+            row.contains("**parks at once**"),
+            !kind.retryable(),
+            "{row}"
+        );
+        assert_eq!(
+            row.contains("retried by the policy"),
+            kind.retryable(),
+            "{row}"
+        );
     }
 }

@@ -179,7 +179,12 @@ async fn bad_requests_are_400_with_a_json_body() {
         (
             paths::WORKER_EXECUTE,
             execute_request("StartState", Some(r#"{"n":"x"}"#), json!({})),
-            "INVALID_REQUEST",
+            "UNDECODABLE_INPUT",
+        ),
+        (
+            paths::WORKER_EXECUTE,
+            execute_request("StartState", Some("not json"), json!({})),
+            "UNDECODABLE_INPUT",
         ),
         (
             paths::WORKER_EXECUTE,
@@ -189,7 +194,7 @@ async fn bad_requests_are_400_with_a_json_body() {
         (
             paths::WORKER_WAIT_UNTIL,
             execute_request("StartState", Some(r#"{"n":1}"#), json!({})),
-            "INVALID_REQUEST",
+            "NOT_IMPLEMENTED",
         ),
         (
             paths::WORKER_EXECUTE,

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use thiserror::Error;
 use tracing::Instrument;
-use xdb_protocol::WorkerErrorResponse;
+use xdb_protocol::{WorkerErrorResponse, WorkerErrorType};
 
 #[derive(Debug, Error)]
 pub enum WorkerCallError {
@@ -22,8 +22,14 @@ pub enum WorkerCallError {
     Timeout(Duration),
     #[error("worker unreachable: {0}")]
     Unreachable(String),
+    /// A non-2xx answer. `non_retryable`: its body named an `errorType` that says the
+    /// call can never succeed as the worker stands (see [`WorkerErrorType::retryable`]).
     #[error("worker answered HTTP {status}: {detail}")]
-    Status { status: u16, detail: String },
+    Status {
+        status: u16,
+        detail: String,
+        non_retryable: Option<WorkerErrorType>,
+    },
     #[error("worker answered an invalid body: {0}")]
     InvalidBody(String),
 }
@@ -180,15 +186,7 @@ impl WorkerClient {
                 }
             }
             if !status.is_success() {
-                let detail = serde_json::from_slice::<WorkerErrorResponse>(&body)
-                    .map(|e| e.detail)
-                    .unwrap_or_else(|_| {
-                        String::from_utf8_lossy(&body).chars().take(1000).collect()
-                    });
-                return Err(WorkerCallError::Status {
-                    status: status.as_u16(),
-                    detail,
-                });
+                return Err(status_error(status.as_u16(), &body));
             }
             // Valid JSON, but no database can store it (PostgreSQL refuses it in text and
             // JSON): an unusable answer, failed like any other.
@@ -207,6 +205,38 @@ impl WorkerClient {
             span.record("otel.status_code", "ERROR");
         }
         result
+    }
+}
+
+impl WorkerCallError {
+    /// The worker's non-retryable `errorType` and its detail, when it answered one.
+    pub fn non_retryable(&self) -> Option<(WorkerErrorType, &str)> {
+        match self {
+            WorkerCallError::Status {
+                non_retryable: Some(kind),
+                detail,
+                ..
+            } => Some((*kind, detail)),
+            _ => None,
+        }
+    }
+}
+
+/// A non-2xx answer, classified once here: only a [`WorkerErrorResponse`] body naming a
+/// non-retryable `errorType` is non-retryable. Any other body (text, another JSON, an
+/// unknown or absent `errorType`) and any other status stay a failed attempt.
+fn status_error(status: u16, body: &[u8]) -> WorkerCallError {
+    match serde_json::from_slice::<WorkerErrorResponse>(body) {
+        Ok(answer) => WorkerCallError::Status {
+            status,
+            non_retryable: answer.non_retryable(),
+            detail: answer.detail,
+        },
+        Err(_) => WorkerCallError::Status {
+            status,
+            detail: String::from_utf8_lossy(body).chars().take(1000).collect(),
+            non_retryable: None,
+        },
     }
 }
 
@@ -256,7 +286,41 @@ fn problem(setting: &'static str, problem: String) -> WorkerTlsError {
 mod tests {
     use xdb_protocol::ProcessRpcWorkerResponse;
 
-    use super::explain;
+    use xdb_protocol::WorkerErrorType;
+
+    use super::{explain, status_error};
+
+    #[test]
+    fn only_a_typed_non_retryable_answer_is_non_retryable() {
+        let never = status_error(
+            400,
+            br#"{"detail": "no state X", "errorType": "UNKNOWN_STATE"}"#,
+        );
+        assert_eq!(
+            never.non_retryable(),
+            Some((WorkerErrorType::UnknownState, "no state X"))
+        );
+        assert_eq!(never.to_string(), "worker answered HTTP 400: no state X");
+        for (status, body) in [
+            (
+                400,
+                &br#"{"detail": "bad", "errorType": "INVALID_REQUEST"}"#[..],
+            ),
+            (
+                500,
+                br#"{"detail": "boom", "errorType": "USER_CODE_ERROR"}"#,
+            ),
+            (401, br#"{"detail": "sig", "errorType": "UNAUTHORIZED"}"#),
+            (400, br#"{"detail": "x", "errorType": "SOMETHING_NEW"}"#),
+            (400, br#"{"detail": "x"}"#),
+            (400, b"UNKNOWN_STATE"),
+            (502, b"<html>bad gateway</html>"),
+            (400, br#"{"errorType": "UNKNOWN_STATE"}"#),
+        ] {
+            let error = status_error(status, body);
+            assert_eq!(error.non_retryable(), None, "{status} {body:?}");
+        }
+    }
 
     fn decode(body: &str) -> String {
         explain(&serde_json::from_str::<ProcessRpcWorkerResponse>(body).unwrap_err())

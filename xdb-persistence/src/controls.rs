@@ -55,8 +55,9 @@ fn targeted(view: &TaskView, target: &ControlTarget) -> bool {
     }
 }
 
+/// Parked for an operator: refused by the database, or a non-retryable worker error.
 fn refused(view: &TaskView) -> bool {
-    matches!(view.parked, Some((ParkReason::Refused, _)))
+    matches!(view.parked, Some((reason, _)) if reason.awaits_operator())
 }
 
 /// A state call waiting for the end of its backoff: a failed attempt's retry.
@@ -254,6 +255,22 @@ mod tests {
         ];
         let picked = give_up(&tasks, &all()).unwrap();
         assert_eq!(picked.iter().map(|v| v.task.id).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn a_call_parked_for_a_non_retryable_answer_is_retried_now_or_given_up() {
+        let mut never = task(1, TaskType::Execute, "A-1", 2, 0);
+        never.parked = Some((
+            ParkReason::NonRetryable,
+            Some("UNKNOWN_STATE: no state A".into()),
+        ));
+        let tasks = vec![never];
+        let ids = |views: Vec<&TaskView>| views.iter().map(|v| v.task.id).collect::<Vec<_>>();
+        assert_eq!(ids(retry_now(&tasks, &all(), now()).unwrap()), [1]);
+        assert_eq!(ids(give_up(&tasks, &only("A-1")).unwrap()), [1]);
+        // A pause neither holds it again nor releases it on resume.
+        assert!(to_hold(&tasks).is_empty());
+        assert!(to_release(&tasks).is_empty());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use std::time::Duration;
-use xdb_engine::decide::StateApi;
+use xdb_engine::decide::{AttemptFailure, StateApi};
 use xdb_engine::Task;
 
 use uuid::Uuid;
@@ -145,9 +145,9 @@ impl<D: Dialect> Transitions for D {
         owner: &str,
         call: &StateCall,
         api: StateApi,
-        error: &str,
+        failure: &AttemptFailure,
     ) -> Result<Applied, StoreError> {
-        operations::state_api_failed(self, task, owner, call, api, error, Retry::ByPolicy).await
+        operations::state_api_failed(self, task, owner, call, api, failure, Retry::ByPolicy).await
     }
     async fn state_api_given_up(
         &self,
@@ -157,7 +157,8 @@ impl<D: Dialect> Transitions for D {
         api: StateApi,
         error: &str,
     ) -> Result<Applied, StoreError> {
-        operations::state_api_failed(self, task, owner, call, api, error, Retry::Never).await
+        let failure = AttemptFailure::retryable(error);
+        operations::state_api_failed(self, task, owner, call, api, &failure, Retry::Never).await
     }
     async fn fire_timer(&self, task: &Task, owner: &str) -> Result<Applied, StoreError> {
         operations::fire_timer(self, task, owner).await

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use uuid::Uuid;
-use xdb_engine::decide::StateApi;
+use xdb_engine::decide::{AttemptFailure, StateApi};
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 use xdb_protocol::*;
 
@@ -403,14 +403,15 @@ pub trait Transitions: Send + Sync + 'static {
         call: &StateCall,
         response: &AsyncStateExecuteResponse,
     ) -> Result<Applied, StoreError>;
-    /// A worker call failed: schedules a retry or applies the failure recovery.
+    /// A worker call failed: schedules a retry or applies the failure recovery; or, for
+    /// an answer that can never succeed, parks the task for an operator.
     async fn state_api_failed(
         &self,
         task: &Task,
         owner: &str,
         call: &StateCall,
         api: StateApi,
-        error: &str,
+        failure: &AttemptFailure,
     ) -> Result<Applied, StoreError>;
     /// The task could not be handled at all (Pulsar mode: its message went to the
     /// dead-letter topic): applies the state's failure recovery, as when its retries

@@ -208,6 +208,10 @@ pub enum ParkReason {
     /// The database refused its transition too many times in a row; it goes back on
     /// retry-now.
     Refused,
+    /// The worker answered its call with an error that can never succeed
+    /// ([`xdb_protocol::WorkerErrorType`]); it goes back on retry-now (after a deploy
+    /// fixed the worker), or give-up applies the state's failure recovery.
+    NonRetryable,
 }
 
 impl ParkReason {
@@ -215,13 +219,24 @@ impl ParkReason {
         match self {
             ParkReason::Paused => "PAUSED",
             ParkReason::Refused => "REFUSED",
+            // `reason` is a VARCHAR(16).
+            ParkReason::NonRetryable => "NON_RETRYABLE",
         }
     }
 
+    /// Set aside until an operator acts (retry-now, give-up), not by a pause.
+    pub fn awaits_operator(self) -> bool {
+        !matches!(self, ParkReason::Paused)
+    }
+
     pub fn parse(text: &str) -> Option<Self> {
-        [ParkReason::Paused, ParkReason::Refused]
-            .into_iter()
-            .find(|r| r.as_str() == text)
+        [
+            ParkReason::Paused,
+            ParkReason::Refused,
+            ParkReason::NonRetryable,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
     }
 }
 
@@ -292,7 +307,8 @@ pub trait OperatorRows: Send {
     fn delete_task(&mut self, id: i64) -> impl Answer<()>;
     /// Deletes every set-aside task of a closed execution.
     fn delete_parked(&mut self, process: Uuid) -> impl Answer<()>;
-    /// How many of the execution's tasks are set aside as [`ParkReason::Refused`].
+    /// How many of the execution's tasks wait for an operator: set aside as
+    /// [`ParkReason::Refused`] or [`ParkReason::NonRetryable`].
     fn count_refused(&mut self, process: Uuid) -> impl Answer<u64>;
 }
 

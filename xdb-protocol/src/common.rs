@@ -111,7 +111,12 @@ pub struct LocalAttributeLoading {
 /// worker answers a non-2xx status (4xx and 5xx alike), times out, cannot be reached, or
 /// answers a body XDB cannot use (not the response schema, an invalid decision, writes
 /// over the limits or refused by the business table); nothing of a failed attempt is
-/// written. Absent, or every field absent: retry forever, 1 s after the first failure,
+/// written. One answer is not retried, whatever the policy: a `WorkerErrorResponse`
+/// whose `errorType` says the call can never succeed (`UNKNOWN_PROCESS_TYPE`,
+/// `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT`, `NOT_IMPLEMENTED`; see
+/// `WorkerErrorType`) parks the call after one attempt (`TASK_PARKED`), until an
+/// operator's `retry-now` (after a deploy fixed the worker) or `give-up` (the failure
+/// recovery below). Absent, or every field absent: retry forever, 1 s after the first failure,
 /// doubling up to 100 s between attempts. With unlimited attempts a state whose worker
 /// keeps failing keeps its process RUNNING (and retrying) until the worker recovers, the
 /// process is stopped, or the process's own `timeoutSeconds` passes. When the policy

@@ -123,8 +123,10 @@ pub struct ProcessDefinition {
 #[serde(rename_all = "camelCase")]
 pub struct WorkerDeployment {
     /// Stable across versions, e.g. the service's name.
+    #[schema(min_length = 1, max_length = 255)]
     pub name: String,
     /// The build, e.g. a release number or a commit.
+    #[schema(min_length = 1, max_length = 255)]
     pub version: String,
     /// Base URL of the worker, as a start's `workerUrl` would name it.
     pub worker_url: String,
@@ -251,7 +253,9 @@ pub struct DeploymentsListResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentRef {
+    #[schema(min_length = 1, max_length = 255)]
     pub name: String,
+    #[schema(min_length = 1, max_length = 255)]
     pub version: String,
 }
 

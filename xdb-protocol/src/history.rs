@@ -144,8 +144,10 @@ impl HistoryEventType {
                 "An operator resumed the execution: what fell due meanwhile runs now."
             }
             HistoryEventType::TaskParked => {
-                "The database refused a task's transition too many times in a row; the task \
-                 is set aside until `retry-now`."
+                "A task is set aside until `retry-now` or `give-up`: the database refused \
+                 its transition too many times in a row (`REFUSED`), or the worker answered \
+                 its call with an error that can never succeed \
+                 (`NON_RETRYABLE_WORKER_ERROR`)."
             }
             HistoryEventType::ProcessReset => {
                 "An operator reset the execution to a state (`reset`): its open state \
@@ -237,6 +239,11 @@ pub struct StateApiFailureDetails {
     pub attempt: u32,
     /// How it failed: the worker's status and detail, a timeout, an unusable answer.
     pub error: String,
+    /// The worker's `errorType` when it answered one that can never succeed (see
+    /// `WorkerErrorType`): the attempt was not retried, and its call is parked
+    /// (`TASK_PARKED`).
+    #[serde(default)]
+    pub non_retryable_error_type: Option<String>,
 }
 
 /// `TIMER_FIRED`

@@ -109,9 +109,13 @@ pub struct PendingCall {
     /// When the attempt is (or was) due, ms since the Unix epoch: after a failed attempt,
     /// the end of its backoff.
     pub due_timestamp_ms: i64,
-    /// Why it was parked (`PARKED` only).
+    /// Why it was parked (`PARKED` only): the database's last refusal, or for
+    /// `NON_RETRYABLE_WORKER_ERROR` the worker's `errorType: detail`.
     #[serde(default)]
     pub parked_reason: Option<String>,
+    /// What parked it (`PARKED` only).
+    #[serde(default)]
+    pub parked_kind: Option<TaskParkedReason>,
 }
 
 /// A failed attempt of a state's waitUntil or execute.
@@ -204,8 +208,24 @@ pub struct ControlDetails {
     pub state_execution_ids: Vec<String>,
 }
 
-/// `TASK_PARKED`: the database refused a task's transition too many times in a row; the
-/// task waits for `retry-now`.
+/// Why a task was parked:
+/// - `REFUSED`: the database refused its transition too many times in a row;
+/// - `NON_RETRYABLE_WORKER_ERROR`: the worker answered a waitUntil or execute with an
+///   `errorType` that can never succeed (see `WorkerErrorType`), after one attempt.
+///
+/// Either waits for `retry-now` (runs it again) or `give-up` (the state's failure
+/// recovery).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskParkedReason {
+    #[default]
+    Refused,
+    NonRetryableWorkerError,
+}
+
+/// `TASK_PARKED`: a task was set aside until an operator acts (`retry-now`, `give-up`):
+/// the database refused its transition too many times in a row, or the worker answered
+/// that the call can never succeed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskParkedDetails {
@@ -214,10 +234,18 @@ pub struct TaskParkedDetails {
     pub state_execution_id: Option<String>,
     /// `WAIT_UNTIL`, `EXECUTE`, `TIMER` or `PROCESS_TIMEOUT`.
     pub task_type: String,
-    /// How many times in a row the database refused it.
+    /// Absent in events of older releases: `REFUSED`.
+    #[serde(default)]
+    #[schema(default = TaskParkedReason::default)]
+    pub reason: TaskParkedReason,
+    /// How many times in a row the database refused it (0 for
+    /// `NON_RETRYABLE_WORKER_ERROR`).
     pub refusals: u32,
-    /// The last refusal.
+    /// The last refusal, or the worker's `detail`.
     pub error: String,
+    /// `NON_RETRYABLE_WORKER_ERROR`: the worker's `errorType`.
+    #[serde(default)]
+    pub worker_error_type: Option<String>,
 }
 
 /// The identity and reason a control may carry are kept short.

@@ -297,17 +297,189 @@ pub struct ProcessRpcWorkerResponse {
     pub append_next_states: Vec<StateMovement>,
 }
 
-/// The body a worker answers with a non-2xx status. XDB treats every non-2xx alike (a
-/// failed attempt; for an RPC, 424 `WORKER_API_ERROR` with `detail` as `workerError`), so
-/// the body is for people: any body is accepted, this one is shown best.
+/// The body a worker answers with a non-2xx status. Any body is accepted (it is shown as
+/// text when it is not this one), but only this one can say that a call can never
+/// succeed: see `WorkerErrorType`. For a waitUntil or execute, a non-retryable
+/// `errorType` parks the state's call after one attempt (`TASK_PARKED`, reason
+/// `NON_RETRYABLE_WORKER_ERROR`); every other non-2xx answer is a failed attempt under
+/// the state's retry policy. For an RPC, any non-2xx answer is 424 `WORKER_API_ERROR`
+/// with `detail` as `workerError`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerErrorResponse {
     /// What failed, shown in the history (`STATE_API_FAILED`) and to RPC callers.
     pub detail: String,
-    /// A machine-readable kind; the SDKs send `UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`,
-    /// `UNKNOWN_RPC`, `INVALID_REQUEST` (400), `UNAUTHORIZED` (401) and `USER_CODE_ERROR`
-    /// (500).
+    /// A machine-readable kind, one of `WorkerErrorType`'s names (any other text is
+    /// accepted, and treated as `USER_CODE_ERROR`): `UNKNOWN_PROCESS_TYPE`,
+    /// `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT`, `NOT_IMPLEMENTED` (400, never
+    /// retried), `INVALID_REQUEST` (400), `UNAUTHORIZED` (401), `USER_CODE_ERROR` (500).
     #[serde(default)]
     pub error_type: Option<String>,
+}
+
+impl WorkerErrorResponse {
+    /// The kind the worker named, when it named a non-retryable one: the call can never
+    /// succeed as the worker stands.
+    pub fn non_retryable(&self) -> Option<WorkerErrorType> {
+        self.error_type
+            .as_deref()
+            .and_then(WorkerErrorType::parse)
+            .filter(|kind| !kind.retryable())
+    }
+}
+
+/// The `errorType`s a worker answers with (in [`WorkerErrorResponse`]; a string on the
+/// wire, so kinds a later SDK adds still parse). Whether XDB retries a waitUntil or
+/// execute that failed so is this table (`retryable()` in Rust):
+///
+/// | errorType | status | retried |
+/// |---|---|---|
+/// | `UNKNOWN_PROCESS_TYPE` | 400 | no: the worker hosts no such process type |
+/// | `UNKNOWN_STATE` | 400 | no: the process type has no such state |
+/// | `UNKNOWN_RPC` | 400 | no: the process type has no such RPC |
+/// | `UNDECODABLE_INPUT` | 400 | no: the state's (or RPC's) input cannot be decoded into its type |
+/// | `NOT_IMPLEMENTED` | 400 | no: waitUntil called for a state that has none |
+/// | `INVALID_REQUEST` | 400 | yes: the request body itself is malformed (a proxy, or an XDB and SDK version mismatch) |
+/// | `UNAUTHORIZED` | 401 | yes: the signature is missing, wrong or too old (clock skew, a secret being rotated) |
+/// | `USER_CODE_ERROR` | 500 | yes: the user's code failed |
+///
+/// Not retried means: the call is parked at once, after one attempt, until an operator's
+/// `retry-now` (once a deploy fixed the worker) or `give-up` (the state's failure
+/// recovery). A status or a timeout alone never makes a call non-retryable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum WorkerErrorType {
+    UnknownProcessType,
+    UnknownState,
+    UnknownRpc,
+    UndecodableInput,
+    NotImplemented,
+    InvalidRequest,
+    Unauthorized,
+    UserCodeError,
+}
+
+impl WorkerErrorType {
+    pub const ALL: [WorkerErrorType; 8] = [
+        WorkerErrorType::UnknownProcessType,
+        WorkerErrorType::UnknownState,
+        WorkerErrorType::UnknownRpc,
+        WorkerErrorType::UndecodableInput,
+        WorkerErrorType::NotImplemented,
+        WorkerErrorType::InvalidRequest,
+        WorkerErrorType::Unauthorized,
+        WorkerErrorType::UserCodeError,
+    ];
+
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerErrorType::UnknownProcessType => "UNKNOWN_PROCESS_TYPE",
+            WorkerErrorType::UnknownState => "UNKNOWN_STATE",
+            WorkerErrorType::UnknownRpc => "UNKNOWN_RPC",
+            WorkerErrorType::UndecodableInput => "UNDECODABLE_INPUT",
+            WorkerErrorType::NotImplemented => "NOT_IMPLEMENTED",
+            WorkerErrorType::InvalidRequest => "INVALID_REQUEST",
+            WorkerErrorType::Unauthorized => "UNAUTHORIZED",
+            WorkerErrorType::UserCodeError => "USER_CODE_ERROR",
+        }
+    }
+
+    /// The kind named `text` exactly; `None` for any other text.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+
+    /// Whether another attempt of the same call may succeed: `false` for the kinds that
+    /// say the worker cannot serve the call at all as it stands (see the table above).
+    pub fn retryable(self) -> bool {
+        !matches!(
+            self,
+            WorkerErrorType::UnknownProcessType
+                | WorkerErrorType::UnknownState
+                | WorkerErrorType::UnknownRpc
+                | WorkerErrorType::UndecodableInput
+                | WorkerErrorType::NotImplemented
+        )
+    }
+
+    /// The status an SDK answers with.
+    pub fn status(self) -> u16 {
+        match self {
+            WorkerErrorType::Unauthorized => 401,
+            WorkerErrorType::UserCodeError => 500,
+            _ => 400,
+        }
+    }
+}
+
+impl std::fmt::Display for WorkerErrorType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(error_type: Option<&str>) -> WorkerErrorResponse {
+        WorkerErrorResponse {
+            detail: "d".into(),
+            error_type: error_type.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn only_the_kinds_that_can_never_succeed_are_non_retryable() {
+        let never: Vec<&str> = WorkerErrorType::ALL
+            .into_iter()
+            .filter(|k| !k.retryable())
+            .map(WorkerErrorType::as_str)
+            .collect();
+        assert_eq!(
+            never,
+            [
+                "UNKNOWN_PROCESS_TYPE",
+                "UNKNOWN_STATE",
+                "UNKNOWN_RPC",
+                "UNDECODABLE_INPUT",
+                "NOT_IMPLEMENTED"
+            ]
+        );
+        for kind in never {
+            assert!(answer(Some(kind)).non_retryable().is_some(), "{kind}");
+        }
+        for retried in [
+            None,
+            Some("INVALID_REQUEST"),
+            Some("UNAUTHORIZED"),
+            Some("USER_CODE_ERROR"),
+            Some("unknown_state"),
+            Some("SOMETHING_NEW"),
+            Some(""),
+        ] {
+            assert_eq!(answer(retried).non_retryable(), None, "{retried:?}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_match_serde() {
+        for kind in WorkerErrorType::ALL {
+            assert_eq!(WorkerErrorType::parse(kind.as_str()), Some(kind));
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::json!(kind.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_error_type_still_parses() {
+        let body: WorkerErrorResponse =
+            serde_json::from_str(r#"{"detail": "x", "errorType": "FROM_THE_FUTURE"}"#).unwrap();
+        assert_eq!(body.error_type.as_deref(), Some("FROM_THE_FUTURE"));
+        let body: WorkerErrorResponse = serde_json::from_str(r#"{"detail": "x"}"#).unwrap();
+        assert_eq!(body.error_type, None);
+    }
 }

@@ -15,6 +15,9 @@ use crate::definitions::{check_columns, check_definition, content_hash};
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
+/// Longest deployment name or version (their columns' size).
+const MAX_DEPLOYMENT_CHARS: usize = 255;
+
 /// Most process types in one registration.
 const MAX_DEFINITIONS: usize = 100;
 
@@ -78,13 +81,21 @@ pub(super) fn registered_or_incompatible(
 /// What the request says by itself: sizes, names, the deployment, each definition.
 fn check_request(state: &AppState, request: &RegisterDefinitionsRequest) -> Result<(), ApiError> {
     let deployment = &request.deployment;
+    if deployment.worker_url.trim().is_empty() {
+        return Err(ApiError::invalid("deployment.workerUrl: must not be empty"));
+    }
     for (field, value) in [
         ("deployment.name", &deployment.name),
         ("deployment.version", &deployment.version),
-        ("deployment.workerUrl", &deployment.worker_url),
     ] {
         if value.trim().is_empty() {
             return Err(ApiError::invalid(format!("{field}: must not be empty")));
+        }
+        if value.chars().count() > MAX_DEPLOYMENT_CHARS || value.chars().any(char::is_control) {
+            return Err(ApiError::invalid(format!(
+                "{field}: at most {MAX_DEPLOYMENT_CHARS} characters, none of them control \
+                 characters"
+            )));
         }
     }
     super::start::check_worker_url(

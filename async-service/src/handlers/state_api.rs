@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use xdb_engine::decide::StateApi;
+use xdb_engine::decide::{AttemptFailure, StateApi};
 use xdb_engine::{Task, TaskType};
 use xdb_persistence::{Applied, StateCall, StoreError};
 use xdb_protocol::{
@@ -17,16 +17,32 @@ use super::HandlerContext;
 
 /// Why an attempt of a state's worker call failed before anything was recorded: the
 /// worker failed, timed out or answered something unusable (its writes over the
-/// limits, say). The attempt fails, and is retried by the state's policy.
+/// limits, say). The attempt fails, and is retried by the state's policy, unless the
+/// worker answered that the call can never succeed.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct AttemptFailed(String);
+#[error("{}", .0.error)]
+pub(super) struct AttemptFailed(pub(super) AttemptFailure);
+
+impl AttemptFailed {
+    fn retryable(error: impl Into<String>) -> Self {
+        Self(AttemptFailure::retryable(error))
+    }
+}
+
+impl From<WorkerCallError> for AttemptFailed {
+    fn from(error: WorkerCallError) -> Self {
+        Self(match error.non_retryable() {
+            Some((kind, detail)) => AttemptFailure::non_retryable(error.to_string(), kind, detail),
+            None => AttemptFailure::retryable(error.to_string()),
+        })
+    }
+}
 
 /// What recording an attempt's answer did.
 enum Recorded {
     Done(Result<Applied, StoreError>),
     /// The worker's answer cannot be used: the attempt failed.
-    AttemptFailed(String),
+    AttemptFailed(AttemptFailure),
 }
 
 pub(super) async fn handle(
@@ -57,7 +73,7 @@ pub(super) async fn handle(
                     .complete_wait_until(task, &context.owner, &call, &response)
                     .await,
             ),
-            Err(failure) => Recorded::AttemptFailed(failure.to_string()),
+            Err(failure) => Recorded::AttemptFailed(failure.0),
         },
         StateApi::Execute => match call_execute(context, task, &call).await {
             Ok(response) => Recorded::Done(
@@ -66,7 +82,7 @@ pub(super) async fn handle(
                     .complete_execute(task, &context.owner, &call, &response)
                     .await,
             ),
-            Err(failure) => Recorded::AttemptFailed(failure.to_string()),
+            Err(failure) => Recorded::AttemptFailed(failure.0),
         },
     };
     match outcome {
@@ -74,10 +90,11 @@ pub(super) async fn handle(
         // The engine refused the answer (a next state the process does not have, say), or
         // the user's table refused its writes: failures of this attempt too.
         Recorded::Done(Err(StoreError::Decide(error))) => {
-            failed(context, task, &call, api, &error.to_string()).await
+            let failure = AttemptFailure::retryable(error.to_string());
+            failed(context, task, &call, api, &failure).await
         }
         Recorded::Done(Err(StoreError::AppDatabase(error))) => {
-            failed(context, task, &call, api, &error).await
+            failed(context, task, &call, api, &AttemptFailure::retryable(error)).await
         }
         Recorded::Done(other) => other,
     }
@@ -108,7 +125,7 @@ async fn call_wait_until(
     );
     let response = timed(context, call, StateApi::WaitUntil, answer)
         .await
-        .map_err(|error| AttemptFailed(error.to_string()))?;
+        .map_err(AttemptFailed::from)?;
     check_writes(context, &response)?;
     Ok(response)
 }
@@ -146,7 +163,7 @@ pub(super) async fn call_execute(
     );
     let response = timed(context, call, StateApi::Execute, answer)
         .await
-        .map_err(|error| AttemptFailed(error.to_string()))?;
+        .map_err(AttemptFailed::from)?;
     check_writes(context, &response)?;
     Ok(response)
 }
@@ -155,7 +172,7 @@ pub(super) async fn call_execute(
 fn check_writes(context: &HandlerContext, answer: &impl WorkerWrites) -> Result<(), AttemptFailed> {
     let (writes, published) = answer.writes();
     xdb_engine::validation::check_worker_writes(writes, published, &context.limits)
-        .map_err(|e| AttemptFailed(format!("the worker's answer is unusable: {e}")))
+        .map_err(|e| AttemptFailed::retryable(format!("the worker's answer is unusable: {e}")))
 }
 
 /// The writes and publications of a state API's answer.
@@ -206,19 +223,30 @@ pub(super) async fn failed(
     task: &Task,
     call: &StateCall,
     api: StateApi,
-    error: &str,
+    failure: &AttemptFailure,
 ) -> Result<Applied, StoreError> {
-    tracing::info!(
-        process_execution_id = %call.process.id,
-        state = %call.state.id,
-        api = api.as_str(),
-        attempt = task.attempt,
-        error,
-        "state API attempt failed"
-    );
+    match &failure.non_retryable {
+        Some(never) => tracing::warn!(
+            process_execution_id = %call.process.id,
+            state = %call.state.id,
+            api = api.as_str(),
+            attempt = task.attempt,
+            error = failure.error,
+            error_type = never.error_type.as_str(),
+            "state API attempt failed for good; parking it for an operator"
+        ),
+        None => tracing::info!(
+            process_execution_id = %call.process.id,
+            state = %call.state.id,
+            api = api.as_str(),
+            attempt = task.attempt,
+            error = failure.error,
+            "state API attempt failed"
+        ),
+    }
     context
         .store
-        .state_api_failed(task, &context.owner, call, api, error)
+        .state_api_failed(task, &context.owner, call, api, failure)
         .await
 }
 

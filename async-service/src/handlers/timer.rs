@@ -2,7 +2,7 @@
 //! the state's execute first and commit the firing with the answer (one transition
 //! instead of two).
 
-use xdb_engine::decide::StateApi;
+use xdb_engine::decide::{AttemptFailure, StateApi};
 use xdb_engine::Task;
 use xdb_persistence::{Applied, StoreError};
 
@@ -30,12 +30,19 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
             {
                 Err(StoreError::Stale(reason)) => return fire_afresh(context, task, &reason).await,
                 // The answer's writes were refused by the user's table.
-                Err(StoreError::AppDatabase(error)) => error,
-                Err(StoreError::Decide(error)) => error.to_string(),
+                Err(StoreError::AppDatabase(error)) => AttemptFailure::retryable(error),
+                Err(StoreError::Decide(error)) => AttemptFailure::retryable(error.to_string()),
                 other => return other,
             }
         }
-        Err(error) => error.to_string(),
+        // An answer that can never succeed parks the state's call; the timer task
+        // cannot stand for it there (operators act on state calls), so the firing is
+        // written on its own and the execute task it starts meets the answer again,
+        // and is parked.
+        Err(error) if error.0.non_retryable.is_some() => {
+            return fire_afresh(context, task, &error.0.error).await;
+        }
+        Err(error) => error.0,
     };
     // The timer task stands for the execute until the firing is written: a retry by the
     // state's policy reschedules it (its attempt counted up), and giving up applies the

@@ -56,6 +56,7 @@ impl Processes {
 /// dropped.
 pub struct Worker {
     url: String,
+    service: WorkerService,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -67,7 +68,7 @@ impl Worker {
             .context("cannot bind the worker's port")?;
         let addr: SocketAddr = listener.local_addr()?;
         let recorder = processes.recorder.clone();
-        let app = WorkerService::new()
+        let service = WorkerService::new()
             .register(BenchProcess)
             .register(TimerProcess {
                 delay: processes.timer_delay,
@@ -79,8 +80,8 @@ impl Worker {
             .register(WaitingProcess {
                 recorder,
                 delay: FAR_TIMER,
-            })
-            .router();
+            });
+        let app = service.router();
         let task = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 eprintln!("xdb-bench: the worker stopped: {error}");
@@ -88,8 +89,24 @@ impl Worker {
         });
         Ok(Worker {
             url: format!("http://{addr}"),
+            service,
             task,
         })
+    }
+
+    /// Registers the served process types with the API service at `service_url`, so its
+    /// requests go through the definitions' checks.
+    pub async fn register_definitions(&self, service_url: &str) -> anyhow::Result<()> {
+        let deployment = xdb_sdk::protocol::WorkerDeployment {
+            name: "xdb-bench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            worker_url: self.url.clone(),
+        };
+        self.service
+            .register_with(&xdb_sdk::Client::new(service_url), deployment, false)
+            .await
+            .context("cannot register the bench's process definitions")?;
+        Ok(())
     }
 
     /// The URL to give XDB as the process's worker.

@@ -1,14 +1,23 @@
 // The operator's actions on one execution, each confirmed in a dialog first: stop
-// (terminate or fail), retry now, give up, pause/resume, publish to a local queue, and
-// reset to a state (the one action a closed execution has).
+// (terminate or fail), retry now, give up, pause/resume, publish to a local queue, call
+// an RPC, and reset to a state (the one action a closed execution has). The publish and
+// RPC dialogs offer the queues and RPCs the process type's registered definition
+// declares, and take any name when the type is not registered.
 import { api, ApiError } from "../api.js";
+import { formatPayload } from "../format.js";
 import { h } from "../dom.js";
-import type { DescribeResponse, StatesResponse } from "../types.js";
+import type { DefinitionDescribeResponse, DescribeResponse, EncodedObject, StatesResponse } from "../types.js";
 import { ask, notify } from "./dialog.js";
 import { executionHref } from "./routes.js";
 
-/** The action buttons for `execution`; `done` refreshes the page after one succeeds. */
-export function actionButtons(execution: DescribeResponse, states: StatesResponse, done: () => void): HTMLElement {
+/** The action buttons for `execution`, whose type's registered definition is `definition`
+ * (undefined: not registered); `done` refreshes the page after one succeeds. */
+export function actionButtons(
+  execution: DescribeResponse,
+  states: StatesResponse,
+  definition: DefinitionDescribeResponse | undefined,
+  done: () => void,
+): HTMLElement {
   const processId = execution.processId;
   const processExecutionId = execution.processExecutionId;
   const run = async (what: string, action: () => Promise<unknown>) => {
@@ -33,9 +42,13 @@ export function actionButtons(execution: DescribeResponse, states: StatesRespons
         call({ processId, processExecutionId, ...(values("reason").trim() ? { reason: values("reason").trim() } : {}) }),
       );
     });
-  const queues = [
-    ...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? [])),
-  ];
+  const waitedOn = [...new Set(states.states.flatMap((s) => s.waitingFor?.localQueues.map((q) => q.queueName) ?? []))];
+  const declaredQueues = definition?.definition.localQueues ?? [];
+  const queues = [...new Set([...waitedOn, ...declaredQueues])];
+  const rpcs = (definition?.definition.rpcs ?? []).map((r) => r.name);
+  const declaredBy = definition
+    ? `${execution.processType} revision ${definition.revision.revision} declares`
+    : `${execution.processType} is not registered: any name goes`;
   const paused = Boolean(states.paused);
   const resetButton = button("Reset", "action-reset", true, async () => {
     const stateIds = [...new Set(states.states.map((s) => s.stateId))];
@@ -102,32 +115,44 @@ export function actionButtons(execution: DescribeResponse, states: StatesRespons
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
         "Publish to a local queue",
-        `A message for ${processId}; a state waiting on the queue receives it at once.`,
+        `A message for ${processId}; a state waiting on the queue receives it at once. ` +
+          (definition ? `${declaredBy} ${declaredQueues.length > 0 ? declaredQueues.join(", ") : "no queue"}.` : `${declaredBy}.`),
         [
-          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name" },
+          { name: "queue", label: "Queue", value: queues[0] ?? "", placeholder: "queue name", suggestions: queues },
           { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
           { name: "dedupId", label: "Dedup id (optional)" },
         ],
         "Publish",
       );
       if (!values) return;
-      const payload = values("payload").trim();
-      if (payload) {
-        try {
-          JSON.parse(payload);
-        } catch {
-          notify("The payload is not JSON.", "error");
-          return;
-        }
-      }
+      const payload = jsonPayload(values("payload"));
+      if (payload === null) return;
       await run("Publish", () =>
-        api.publish(
-          processId,
-          values("queue").trim(),
-          payload ? { encoding: "json", data: payload } : undefined,
-          values("dedupId").trim() || undefined,
-        ),
+        api.publish(processId, values("queue").trim(), payload, values("dedupId").trim() || undefined),
       );
+    }),
+    button("Call RPC", "action-rpc", false, async () => {
+      const values = await ask(
+        "Call an RPC",
+        `Calls the worker once for ${processId}, in one transaction with what it writes. ` +
+          (definition ? `${declaredBy} ${rpcs.length > 0 ? rpcs.join(", ") : "no RPC"}.` : `${declaredBy}.`),
+        [
+          { name: "rpc", label: "RPC", value: rpcs[0] ?? "", placeholder: "rpc name", suggestions: rpcs },
+          { name: "input", label: "Input (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
+        ],
+        "Call",
+      );
+      if (!values) return;
+      const input = jsonPayload(values("input"));
+      if (input === null) return;
+      const rpcName = values("rpc").trim();
+      try {
+        const response = await api.rpc(processId, rpcName, input);
+        notify(`RPC ${rpcName}: ${response.output ? formatPayload(response.output) : "done"}`);
+      } catch (error) {
+        notify(`RPC ${rpcName} failed: ${error instanceof Error ? error.message : String(error)}`, "error");
+      }
+      done();
     }),
   );
 
@@ -145,6 +170,19 @@ export function actionButtons(execution: DescribeResponse, states: StatesRespons
     if (!values) return;
     await run(label, () => api.stop(processId, stopType, values("reason").trim() || undefined));
   }
+}
+
+/** `text` as a JSON payload: undefined when empty, null (after saying so) when not JSON. */
+function jsonPayload(text: string): EncodedObject | undefined | null {
+  const data = text.trim();
+  if (!data) return undefined;
+  try {
+    JSON.parse(data);
+  } catch {
+    notify("The payload is not JSON.", "error");
+    return null;
+  }
+  return { encoding: "json", data };
 }
 
 function button(label: string, testId: string, danger: boolean, onClick: () => Promise<void>): HTMLButtonElement {

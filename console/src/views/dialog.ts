@@ -8,8 +8,12 @@ export interface Field {
   kind?: "text" | "password" | "textarea" | "select";
   value?: string;
   options?: string[];
+  /** Offered in a list under a text field, which still takes any text. */
+  suggestions?: string[];
   placeholder?: string;
 }
+
+let datalists = 0;
 
 /**
  * Shows `title` and `message` with `fields`; resolves with the fields' values (by name)
@@ -26,6 +30,7 @@ export function ask(
   return new Promise((resolve) => {
     const inputs = new Map<string, HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>();
     const rows = fields.map((field) => {
+      let suggestions: HTMLDataListElement | undefined;
       let input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
       if (field.kind === "textarea") {
         input = h("textarea", { name: field.name, rows: 4, placeholder: field.placeholder }, field.value ?? "");
@@ -36,17 +41,26 @@ export function ask(
           (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option)),
         );
       } else {
+        const list = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : undefined;
         input = h("input", {
           name: field.name,
           type: field.kind ?? "text",
           value: field.value ?? "",
           placeholder: field.placeholder,
           autocomplete: "off",
+          list,
         });
+        if (list) {
+          suggestions = h(
+            "datalist",
+            { id: list, "data-testid": `suggestions-${field.name}` },
+            (field.suggestions ?? []).map((option) => h("option", { value: option })),
+          );
+        }
       }
       input.setAttribute("data-testid", `field-${field.name}`);
       inputs.set(field.name, input);
-      return h("label", {}, h("span", {}, field.label), input);
+      return h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
     const finish = (confirmed: boolean) => {

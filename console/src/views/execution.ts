@@ -1,12 +1,15 @@
 // One execution: its status, the business row it drives beside its local attributes,
 // its state executions (attempts, failures, next attempt, what each waits for), its
 // history a page at a time, and the operator's actions.
-import { api } from "../api.js";
+import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { formatPayload, formatRelative, formatTime, formatValue, statusClass, summarizeDetails } from "../format.js";
-import type { AttributesResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse } from "../types.js";
+import type {
+  AttributesResponse, DefinitionDescribeResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse,
+} from "../types.js";
 import { actionButtons } from "./actions.js";
 import { notify } from "./dialog.js";
+import { definitionHref } from "./routes.js";
 
 const HISTORY_PAGE = 20;
 const REFRESH_MS = 3000;
@@ -24,20 +27,24 @@ export function executionView(root: HTMLElement, processId: string, processExecu
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
   let executionId = processExecutionId;
+  /** The registered definition of the execution's type, read once (undefined: none). */
+  let definition: Promise<DefinitionDescribeResponse | undefined> | undefined;
 
   async function load(): Promise<void> {
     try {
       const described = await api.describe(processId, executionId);
       executionId = described.processExecutionId;
-      const [states, attributes, history] = await Promise.all([
+      definition ??= definitionOrNothing(described.processType).catch(() => undefined);
+      const [states, attributes, history, registered] = await Promise.all([
         api.states(processId, executionId),
         api.attributes(processId, executionId),
         api.history(processId, executionId, HISTORY_PAGE, historyPages.at(-1)),
+        definition,
       ]);
       if (stopped) return;
       const now = Date.now();
-      renderSummary(described, states);
-      replace(actions, actionButtons(described, states, () => void load()));
+      renderSummary(described, states, registered);
+      replace(actions, actionButtons(described, states, registered, () => void load()));
       renderAttributes(attributes);
       replace(
         statesSection,
@@ -55,7 +62,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
     }
   }
 
-  function renderSummary(d: DescribeResponse, states: StatesResponse): void {
+  function renderSummary(d: DescribeResponse, states: StatesResponse, registered: DefinitionDescribeResponse | undefined): void {
     const refresh = h("input", { type: "checkbox", checked: autoRefresh, "data-testid": "auto-refresh" });
     refresh.addEventListener("change", () => {
       autoRefresh = refresh.checked;
@@ -73,7 +80,12 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`),
       ),
       facts([
-        ["Process type", d.processType],
+        [
+          "Process type",
+          registered
+            ? h("a", { href: definitionHref(d.processType), "data-testid": "process-type-link" }, d.processType)
+            : [d.processType, h("span", { class: "small" }, " (not registered)")],
+        ],
         ["Execution id", h("span", { class: "mono" }, d.processExecutionId)],
         ["Started (UTC)", formatTime(d.startTimestampMs)],
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
@@ -230,6 +242,9 @@ function stateRow(s: StateInfo, now: number): HTMLTableRowElement {
             h("strong", { "data-testid": "state-attempt" }, String(call.attempt)),
             " ",
             h("span", { class: `phase phase-${call.phase.toLowerCase()}`, "data-testid": "state-phase" }, call.phase),
+            call.parkedKind === "NON_RETRYABLE_WORKER_ERROR"
+              ? h("div", { class: "small" }, "worker error, not retried")
+              : null,
             call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null,
           ]
         : "—",

@@ -20,6 +20,12 @@ const state = {
   autoRefresh: true,
 };
 
+/** Sets the list's filter for its next visit, from its first page. */
+export function filterExecutions(filter: ListFilter): void {
+  state.filter = filter;
+  state.pages = [];
+}
+
 export function executionsView(root: HTMLElement): () => void {
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });

@@ -1,8 +1,11 @@
-// Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard.
+// Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard,
+// #/definitions, #/definition/<process type>/<revision>.
 
 export type Route =
   | { page: "executions" }
   | { page: "dashboard" }
+  | { page: "definitions" }
+  | { page: "definition"; processType: string; revision?: number }
   | { page: "execution"; processId: string; processExecutionId?: string };
 
 export function executionHref(processId: string, processExecutionId?: string): string {
@@ -10,11 +13,23 @@ export function executionHref(processId: string, processExecutionId?: string): s
   return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
 }
 
+/** The page of a process type: its current definition, or `revision` of it. */
+export function definitionHref(processType: string, revision?: number): string {
+  const type = encodeURIComponent(processType);
+  return revision === undefined ? `#/definition/${type}` : `#/definition/${type}/${revision}`;
+}
+
 /** The route a location hash names; anything unknown is the executions list. */
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/");
   try {
     if (parts[0] === "dashboard") return { page: "dashboard" };
+    if (parts[0] === "definitions") return { page: "definitions" };
+    if (parts[0] === "definition" && parts[1]) {
+      const processType = decodeURIComponent(parts[1]);
+      const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : undefined;
+      return revision === undefined ? { page: "definition", processType } : { page: "definition", processType, revision };
+    }
     if (parts[0] === "execution" && parts[1]) {
       const processId = decodeURIComponent(parts[1]);
       return parts[2]

@@ -1,8 +1,9 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
 // worker built with the TypeScript SDK: the list, the execution page with its history
 // and business row, the actions (publish, retry now, pause/resume, stop), the dashboard,
-// the token prompt, and the setting that turns the console off. Writes the screenshots
-// of docs/operations.md to docs/console/.
+// the registered definitions with a process type's state graph and the dialogs that offer
+// its queues and RPCs, the token prompt, and the setting that turns the console off.
+// Writes the screenshots of docs/operations.md to docs/console/.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ import { Client, WorkerService } from "@xdb/sdk";
 import type { Browser, Page } from "playwright-core";
 
 import { REPO_ROOT, TestDatabase, TestWorker, XdbServer, eventually, launchBrowser } from "./harness.js";
-import { ChargeProcess, SignupProcess } from "./processes.js";
+import { ChargeProcess, ORDER_DEFINITION, OrderProcess, SignupProcess } from "./processes.js";
 
 const SOON = 30_000;
 const TOKEN = "console-e2e-token-0123456789";
@@ -22,6 +23,9 @@ describe("web console", () => {
   let db: TestDatabase;
   let server: XdbServer;
   let worker: TestWorker;
+  /** The deployment that registers its process type (a worker URL that registered some
+   * types may start no other). */
+  let shop: TestWorker;
   let browser: Browser;
   let page: Page;
   let client: Client;
@@ -35,6 +39,7 @@ describe("web console", () => {
       .register(new ChargeProcess())
       .nodeHandler();
     worker = await TestWorker.start(handler);
+    shop = await TestWorker.start(new WorkerService({ onError: () => undefined }).register(new OrderProcess()).nodeHandler());
     client = new Client({ serviceUrl: server.url, workerUrl: worker.url });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
@@ -61,6 +66,7 @@ describe("web console", () => {
     for (const other of others) await other.stop();
     await server?.stop();
     await worker?.stop();
+    await shop?.stop();
     await db?.drop();
   });
 
@@ -161,6 +167,89 @@ describe("web console", () => {
     await dashboard.locator(".card", { hasText: "API requests/s" }).waitFor();
     await dashboard.locator(".card", { hasText: "Backlog (due tasks)" }).waitFor();
     await dashboard.locator(".card", { hasText: "Timer lateness p99" }).waitFor();
+  });
+
+  it("lists the registered process types and draws one's state graph with live counts", async () => {
+    const registered = await fetch(`${server.url}/api/v1/xdb/service/definitions/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        deployment: { name: "shop-worker", version: "1.4.0", workerUrl: shop.url },
+        definitions: [ORDER_DEFINITION],
+      }),
+    });
+    assert.equal(registered.status, 200, await registered.clone().text());
+    const orders = new Client({ serviceUrl: server.url, workerUrl: shop.url });
+    for (const id of ["order-1", "order-2", "order-3"]) {
+      await orders.startProcess(OrderProcess, id, undefined, {
+        globalAttributePkValue: id,
+        initialGlobalAttributes: { form: { item: "lamp" } },
+      });
+    }
+    await client.publishToLocalQueue("order-1", "shipped", { by: "warehouse" });
+    await eventually("order-1 to complete", SOON, async () => (await client.describe("order-1")).status === "COMPLETED");
+
+    await page.goto(`${server.url}/ui/#/definitions`);
+    const row = page.locator('[data-testid=definition-row][data-process-type="OrderProcess"]');
+    await row.filter({ hasText: "shop-worker" }).filter({ hasText: "1.4.0" }).waitFor();
+    await row.locator("a").click();
+    await page.getByTestId("definition-revision").filter({ hasText: "revision 1" }).waitFor();
+    const graph = page.getByTestId("state-graph");
+    await graph.locator('[data-testid=graph-state][data-state-id="ReserveState"]').waitFor();
+    const ship = graph.locator('[data-testid=graph-state][data-state-id="ShipState"]');
+    // Three histories show the reservation deciding the shipping; one shipped order closed.
+    await graph.locator('[data-testid=graph-arrow][data-from="ReserveState"][data-to="ShipState"][data-count="3"]').waitFor();
+    await graph.locator('[data-testid=graph-arrow][data-from="ShipState"][data-to="(end)"][data-count="1"]').waitFor();
+    // The two orders not shipped wait in ShipState.
+    await ship.locator("[data-testid=graph-count][data-kind=waiting]", { hasText: "2 waiting" }).waitFor();
+    assert.equal(await graph.locator('[data-testid=graph-state][data-state-id="ReserveState"] [data-testid=graph-count]').count(), 0);
+    await page.getByTestId("graph-sample").filter({ hasText: "latest 3 executions" }).waitFor();
+    const states = page.getByTestId("definition-states");
+    assert.equal(await states.locator('[data-state-id="ShipState"] [data-testid=state-wait-until]').textContent(), "yes");
+    assert.equal(await states.locator('[data-state-id="ReserveState"] [data-testid=state-wait-until]').textContent(), "no");
+    await states.locator('[data-state-id="ReserveState"] [data-testid=state-execute-retry]', { hasText: "5 attempts" }).waitFor();
+    await page.getByTestId("definition-rpcs").locator("tr", { hasText: "EXCLUSIVE_LOCK" }).waitFor();
+    await page.getByTestId("revisions-table").locator("[data-testid=revision-row]", { hasText: "1.4.0" }).waitFor();
+    // The earlier tests' notices go by themselves; the screenshot waits for that.
+    await eventually("the earlier notices to go", SOON, async () => (await page.getByTestId("notice-ok").count()) === 0);
+    await page.screenshot({ path: join(SCREENSHOTS, "state-graph.png") });
+
+    await page.getByTestId("executions-of-type").click();
+    assert.equal(await page.getByTestId("filter-processType").inputValue(), "OrderProcess");
+    await eventually("the orders alone", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+  });
+
+  it("offers the declared queues and RPCs in the dialogs, and any name for a type not registered", async () => {
+    await page.goto(`${server.url}/ui/#/execution/order-2`);
+    await page.getByTestId("process-type-link").filter({ hasText: "OrderProcess" }).waitFor();
+    await page.getByTestId("action-publish").click();
+    assert.equal(await page.getByTestId("field-queue").inputValue(), "shipped");
+    assert.deepEqual(await page.locator("[data-testid=suggestions-queue] option").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value)), ["shipped"]);
+    await page.getByTestId("dialog").filter({ hasText: "OrderProcess revision 1 declares shipped" }).waitFor();
+    await page.getByTestId("cancel").click();
+
+    await page.getByTestId("action-rpc").click();
+    assert.equal(await page.getByTestId("field-rpc").inputValue(), "expedite");
+    assert.deepEqual(await page.locator("[data-testid=suggestions-rpc] option").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value)), ["expedite"]);
+    await page.getByTestId("field-input").fill('{"by": "console"}');
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("notice-ok").filter({ hasText: "RPC expedite" }).filter({ hasText: "expedited" }).waitFor();
+    // The message the RPC published lets the order ship.
+    await page.locator("[data-testid=execution-status]", { hasText: "COMPLETED" }).waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=RPC_COMPLETED]").waitFor();
+
+    // SignupProcess is not registered: the dialogs take any name.
+    await page.goto(`${server.url}/ui/#/execution/signup-cy`);
+    await page.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
+    assert.equal(await page.getByTestId("process-type-link").count(), 0);
+    await page.getByTestId("action-rpc").click();
+    await page.getByTestId("dialog").filter({ hasText: "SignupProcess is not registered" }).waitFor();
+    assert.equal(await page.locator("[data-testid=suggestions-rpc]").count(), 0);
+    assert.equal(await page.getByTestId("field-rpc").inputValue(), "");
+    await page.getByTestId("cancel").click();
+
+    await page.goto(`${server.url}/ui/#/definition/SignupProcess`);
+    await page.getByTestId("definition-error").filter({ hasText: "SignupProcess is not registered" }).waitFor();
   });
 
   it("says the token lacks the role instead of asking for another one", async () => {

@@ -1,10 +1,14 @@
 // The processes the browser test runs, built with the TypeScript SDK: a sign-up that
-// waits on a timer or a message and writes its business row, and a state that fails on
-// every attempt with an hour between attempts, so only an operator moves it.
+// waits on a timer or a message and writes its business row, a state that fails on
+// every attempt with an hour between attempts, so only an operator moves it, and an order
+// whose definition the test registers: it reserves, then waits to be shipped (a message,
+// or its RPC `expedite`, which publishes one).
 import {
-  Command, CommandRequest, CommunicationSchema, PersistenceSchema, StateDecision, StateSchema,
-  type AsyncState, type CommandResults, type Persistence, type Process, type WorkerContext,
+  Command, CommandRequest, CommunicationSchema, PersistenceSchema, StateDecision, StateSchema, rpc,
+  type AsyncState, type CommandResults, type Communication, type Persistence, type Process, type WorkerContext,
 } from "@xdb/sdk";
+
+import type { ProcessDefinition } from "../../src/types.js";
 
 class VerifyState implements AsyncState {
   waitUntil() {
@@ -48,3 +52,65 @@ export class ChargeProcess implements Process {
     return PersistenceSchema.withTable("user", "user_id").globalAttributes("form", "status");
   }
 }
+
+class ReserveState implements AsyncState {
+  execute(_ctx: WorkerContext, _input: void, _results: CommandResults, persistence: Persistence) {
+    persistence.setGlobalAttribute("status", "waiting");
+    return StateDecision.singleNextState(ShipState);
+  }
+}
+
+class ShipState implements AsyncState {
+  waitUntil() {
+    return CommandRequest.anyOf(Command.localQueue("shipped"));
+  }
+  execute(_ctx: WorkerContext, _input: void, _results: CommandResults, persistence: Persistence) {
+    persistence.setGlobalAttribute("status", "verified");
+    return StateDecision.gracefulCompleteProcess("shipped");
+  }
+}
+
+export class OrderProcess implements Process {
+  stateSchema() {
+    return StateSchema.withStartingState(new ReserveState(), new ShipState());
+  }
+  persistenceSchema() {
+    return PersistenceSchema.withTable("user", "user_id").globalAttributes("form", "status");
+  }
+  communicationSchema() {
+    return CommunicationSchema.localQueues("shipped");
+  }
+  readonly rpcs = {
+    expedite: rpc((_ctx: WorkerContext, input: { by?: string } | undefined, _p: Persistence, communication: Communication) => {
+      communication.publishToLocalQueue("shipped", { by: input?.by ?? "rpc" });
+      return "expedited";
+    }),
+  };
+}
+
+/** OrderProcess as its deployment registers it (`definitions/register`). */
+export const ORDER_DEFINITION: ProcessDefinition = {
+  processType: "OrderProcess",
+  states: [
+    {
+      id: "ReserveState",
+      hasWaitUntil: false,
+      config: {
+        skipWaitUntil: true,
+        executeApiRetryPolicy: { initialIntervalSeconds: 2, backoffCoefficient: 2, maximumIntervalSeconds: 60, maximumAttempts: 5 },
+      },
+    },
+    { id: "ShipState", hasWaitUntil: true },
+  ],
+  startStates: ["ReserveState"],
+  localQueues: ["shipped"],
+  rpcs: [{ name: "expedite", globalAttributeLoading: { columns: ["status"], lockType: "EXCLUSIVE_LOCK" } }],
+  globalAttributes: {
+    tableName: "user",
+    primaryKeyColumn: "user_id",
+    columns: [
+      { name: "form", type: "JSON" },
+      { name: "status", type: "STRING" },
+    ],
+  },
+};

@@ -139,6 +139,23 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
+{{/* The definitions Job's token as a JSON array [Secret, key], or [] when it has none:
+     definitions.tokenName (a security.tokens entry) or definitions.tokenSecret. */}}
+{{- define "xdb.definitionsToken" -}}
+{{- $d := .Values.definitions -}}
+{{- $found := list -}}
+{{- if $d.tokenName -}}
+{{- range .Values.security.tokens -}}
+{{- if eq (toString .name) (toString $d.tokenName) -}}
+{{- $found = list .secret (.secretKey | default .name) -}}
+{{- end -}}
+{{- end -}}
+{{- else if $d.tokenSecret -}}
+{{- $found = list $d.tokenSecret $d.tokenSecretKey -}}
+{{- end -}}
+{{- toJson $found -}}
+{{- end -}}
+
 {{/* Fails the render on values that cannot work, with a message naming the key. */}}
 {{- define "xdb.validate" -}}
 {{- $names := dict -}}
@@ -155,11 +172,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- fail (printf "%s.secret must name the Secret holding the token" $key) -}}
 {{- end -}}
 {{- if not $token.roles -}}
-{{- fail (printf "%s.roles must list at least one of read, operate, client" $key) -}}
+{{- fail (printf "%s.roles must list at least one of read, operate, client, deploy" $key) -}}
 {{- end -}}
 {{- range $token.roles -}}
-{{- if not (has (toString .) (list "read" "operate" "client")) -}}
-{{- fail (printf "%s.roles: %q is not a role (read, operate, client)" $key .) -}}
+{{- if not (has (toString .) (list "read" "operate" "client" "deploy")) -}}
+{{- fail (printf "%s.roles: %q is not a role (read, operate, client, deploy)" $key .) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -189,6 +206,43 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- if and (hasKey $configs "database.server.name") (ne (toString (index $configs "database.server.name")) (toString .Values.pulsar.topicPrefix)) -}}
 {{- fail "pulsar.debezium.configs.database.server.name must equal pulsar.topicPrefix (the chart sets it from pulsar.topicPrefix; leave it out)" -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.definitions -}}
+{{- if .register -}}
+{{- if not .requestJson -}}
+{{- fail "definitions.requestJson is empty: give the registration request, e.g. --set-file definitions.requestJson=definitions.json" -}}
+{{- end -}}
+{{- $request := fromJson (toString .requestJson) -}}
+{{- if hasKey $request "Error" -}}
+{{- fail (printf "definitions.requestJson is not a JSON object: %s" (index $request "Error")) -}}
+{{- end -}}
+{{- $deployment := $request.deployment | default dict -}}
+{{- if not (kindIs "map" $deployment) -}}{{- $deployment = dict -}}{{- end -}}
+{{- if not (and $deployment.name $deployment.version $deployment.workerUrl) -}}
+{{- fail "definitions.requestJson needs a deployment with name, version and workerUrl" -}}
+{{- end -}}
+{{- if not (and (kindIs "slice" $request.definitions) $request.definitions) -}}
+{{- fail "definitions.requestJson needs at least one process definition in definitions" -}}
+{{- end -}}
+{{- if and .tokenName .tokenSecret -}}
+{{- fail "set definitions.tokenName or definitions.tokenSecret, not both" -}}
+{{- end -}}
+{{- if .tokenName -}}
+{{- $entry := dict -}}
+{{- range $.Values.security.tokens -}}
+{{- if eq (toString .name) (toString $.Values.definitions.tokenName) -}}{{- $entry = . -}}{{- end -}}
+{{- end -}}
+{{- if not $entry -}}
+{{- fail (printf "definitions.tokenName: no security.tokens entry is named %q" .tokenName) -}}
+{{- end -}}
+{{- if not (has "deploy" ($entry.roles | default list)) -}}
+{{- fail (printf "definitions.tokenName: security.tokens entry %q lacks the deploy role that registering needs" .tokenName) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (or $.Values.security.apiTokensSecret $.Values.security.tokens) (not (or .tokenName .tokenSecret)) -}}
+{{- fail "definitions.register: the API checks tokens (security.apiTokensSecret or security.tokens), so the Job needs one with the deploy role: set definitions.tokenName or definitions.tokenSecret" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

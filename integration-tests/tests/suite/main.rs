@@ -97,6 +97,7 @@ mod internal_calls;
 mod lifecycle;
 mod limits;
 mod liveness_takeover;
+mod non_retryable;
 mod observability;
 mod operate;
 mod overload;

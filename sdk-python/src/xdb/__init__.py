@@ -8,6 +8,8 @@
 - Drive it: :class:`AsyncClient` (or the blocking :class:`Client`) calls the service,
   including the operator's calls (``states``, ``retry_now``, ``give_up``, ``pause``,
   ``resume``).
+- Register it: ``await worker.register_definitions(client, WorkerDeployment(...))`` tells
+  XDB the hosted processes' definitions, so it checks requests and routes starts.
 """
 
 from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
@@ -15,12 +17,15 @@ from xdb.command import CommandRequest, CommandResults, LocalQueueCommand, Timer
 from xdb.communication import Communication
 from xdb.context import Context, TraceContext, current_trace_context, trace_context
 from xdb.decision import NextState, StateDecision
+from xdb.definitions import export_definition
 from xdb.errors import (
     ApiError,
     AppDatabaseError,
     ClientError,
     ControlNotApplicableError,
     DatabaseUnavailableError,
+    DefinitionIncompatibleError,
+    DefinitionNotFoundError,
     EncodingError,
     ForbiddenError,
     HttpError,
@@ -39,6 +44,7 @@ from xdb.errors import (
     WorkerApiError,
     XdbError,
 )
+from xdb.history import state_execution_id_of, state_execution_ids_of
 from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
@@ -54,11 +60,14 @@ from xdb.protocol import (
     ProcessExecutionStopType,
     ProcessIdReusePolicy,
     ProcessStatus,
+    RegisterDefinitionsResponse,
     RetryPolicy,
+    StateApiFailureDetails,
     StateApiName,
     StateExecutionStatus,
     StateFailureRecoveryOptions,
     TimerStatus,
+    WorkerDeployment,
 )
 from xdb.rpc import RpcMethod, RpcOptions, rpc
 from xdb.schema import (
@@ -88,6 +97,8 @@ __all__ = [
     "Context",
     "ControlNotApplicableError",
     "DatabaseUnavailableError",
+    "DefinitionIncompatibleError",
+    "DefinitionNotFoundError",
     "EncodingError",
     "ErrorSubType",
     "FailureRecoveryPolicy",
@@ -118,10 +129,12 @@ __all__ = [
     "ProcessNotRunningError",
     "ProcessStartOptions",
     "ProcessStatus",
+    "RegisterDefinitionsResponse",
     "RetryPolicy",
     "RpcMethod",
     "RpcOptions",
     "SchemaError",
+    "StateApiFailureDetails",
     "StateApiName",
     "StateDecision",
     "StateExecutionStatus",
@@ -134,10 +147,14 @@ __all__ = [
     "UnauthorizedError",
     "WorkerApiError",
     "WorkerCallError",
+    "WorkerDeployment",
     "WorkerService",
     "XdbError",
     "current_trace_context",
     "decode_payload",
+    "export_definition",
     "rpc",
+    "state_execution_id_of",
+    "state_execution_ids_of",
     "trace_context",
 ]

@@ -312,7 +312,7 @@ class HistoryEventType(StrEnum):
     - `GIVE_UP_REQUESTED`: An operator gave up on failing states (`give-up`): each goes to its failure recovery (a `STATE_FAILED` follows). `details`: `ControlDetails`.
     - `PAUSED`: An operator paused the execution: nothing of it is called until it resumes. `details`: `ControlDetails`.
     - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
-    - `TASK_PARKED`: The database refused a task's transition too many times in a row; the task is set aside until `retry-now`. `details`: `TaskParkedDetails`.
+    - `TASK_PARKED`: A task is set aside until `retry-now` or `give-up`: the database refused its transition too many times in a row (`REFUSED`), or the worker answered its call with an error that can never succeed (`NON_RETRYABLE_WORKER_ERROR`). `details`: `TaskParkedDetails`.
     - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
 
     """
@@ -643,7 +643,12 @@ class RetryPolicy(WireModel):
     worker answers a non-2xx status (4xx and 5xx alike), times out, cannot be reached, or
     answers a body XDB cannot use (not the response schema, an invalid decision, writes
     over the limits or refused by the business table); nothing of a failed attempt is
-    written. Absent, or every field absent: retry forever, 1 s after the first failure,
+    written. One answer is not retried, whatever the policy: a `WorkerErrorResponse`
+    whose `errorType` says the call can never succeed (`UNKNOWN_PROCESS_TYPE`,
+    `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT`, `NOT_IMPLEMENTED`; see
+    `WorkerErrorType`) parks the call after one attempt (`TASK_PARKED`), until an
+    operator's `retry-now` (after a deploy fixed the worker) or `give-up` (the failure
+    recovery below). Absent, or every field absent: retry forever, 1 s after the first failure,
     doubling up to 100 s between attempts. With unlimited attempts a state whose worker
     keeps failing keeps its process RUNNING (and retrying) until the worker recovers, the
     process is stopped, or the process's own `timeoutSeconds` passes. When the policy
@@ -714,20 +719,19 @@ class StateFailure(WireModel):
     """Milliseconds since the Unix epoch."""
 
 
-class TaskParkedDetails(WireModel):
+class TaskParkedReason(StrEnum):
     """
-    `TASK_PARKED`: the database refused a task's transition too many times in a row; the
-    task waits for `retry-now`.
+    Why a task was parked:
+    - `REFUSED`: the database refused its transition too many times in a row;
+    - `NON_RETRYABLE_WORKER_ERROR`: the worker answered a waitUntil or execute with an
+      `errorType` that can never succeed (see `WorkerErrorType`), after one attempt.
+
+    Either waits for `retry-now` (runs it again) or `give-up` (the state's failure
+    recovery).
     """
 
-    error: str
-    """The last refusal."""
-    refusals: int
-    """How many times in a row the database refused it."""
-    state_execution_id: str | None = None
-    """Absent for a process-timeout task."""
-    task_type: str
-    """`WAIT_UNTIL`, `EXECUTE`, `TIMER` or `PROCESS_TIMEOUT`."""
+    REFUSED = "REFUSED"
+    NON_RETRYABLE_WORKER_ERROR = "NON_RETRYABLE_WORKER_ERROR"
 
 
 class ThreadCloseType(StrEnum):
@@ -810,19 +814,56 @@ class WorkerDeployment(WireModel):
 
 class WorkerErrorResponse(WireModel):
     """
-    The body a worker answers with a non-2xx status. XDB treats every non-2xx alike (a
-    failed attempt; for an RPC, 424 `WORKER_API_ERROR` with `detail` as `workerError`), so
-    the body is for people: any body is accepted, this one is shown best.
+    The body a worker answers with a non-2xx status. Any body is accepted (it is shown as
+    text when it is not this one), but only this one can say that a call can never
+    succeed: see `WorkerErrorType`. For a waitUntil or execute, a non-retryable
+    `errorType` parks the state's call after one attempt (`TASK_PARKED`, reason
+    `NON_RETRYABLE_WORKER_ERROR`); every other non-2xx answer is a failed attempt under
+    the state's retry policy. For an RPC, any non-2xx answer is 424 `WORKER_API_ERROR`
+    with `detail` as `workerError`.
     """
 
     detail: str
     """What failed, shown in the history (`STATE_API_FAILED`) and to RPC callers."""
     error_type: str | None = None
     """
-    A machine-readable kind; the SDKs send `UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`,
-    `UNKNOWN_RPC`, `INVALID_REQUEST` (400), `UNAUTHORIZED` (401) and `USER_CODE_ERROR`
-    (500).
+    A machine-readable kind, one of `WorkerErrorType`'s names (any other text is
+    accepted, and treated as `USER_CODE_ERROR`): `UNKNOWN_PROCESS_TYPE`,
+    `UNKNOWN_STATE`, `UNKNOWN_RPC`, `UNDECODABLE_INPUT`, `NOT_IMPLEMENTED` (400, never
+    retried), `INVALID_REQUEST` (400), `UNAUTHORIZED` (401), `USER_CODE_ERROR` (500).
     """
+
+
+class WorkerErrorType(StrEnum):
+    """
+    The `errorType`s a worker answers with (in [`WorkerErrorResponse`]; a string on the
+    wire, so kinds a later SDK adds still parse). Whether XDB retries a waitUntil or
+    execute that failed so is this table (`retryable()` in Rust):
+
+    | errorType | status | retried |
+    |---|---|---|
+    | `UNKNOWN_PROCESS_TYPE` | 400 | no: the worker hosts no such process type |
+    | `UNKNOWN_STATE` | 400 | no: the process type has no such state |
+    | `UNKNOWN_RPC` | 400 | no: the process type has no such RPC |
+    | `UNDECODABLE_INPUT` | 400 | no: the state's (or RPC's) input cannot be decoded into its type |
+    | `NOT_IMPLEMENTED` | 400 | no: waitUntil called for a state that has none |
+    | `INVALID_REQUEST` | 400 | yes: the request body itself is malformed (a proxy, or an XDB and SDK version mismatch) |
+    | `UNAUTHORIZED` | 401 | yes: the signature is missing, wrong or too old (clock skew, a secret being rotated) |
+    | `USER_CODE_ERROR` | 500 | yes: the user's code failed |
+
+    Not retried means: the call is parked at once, after one attempt, until an operator's
+    `retry-now` (once a deploy fixed the worker) or `give-up` (the state's failure
+    recovery). A status or a timeout alone never makes a call non-retryable.
+    """
+
+    UNKNOWN_PROCESS_TYPE = "UNKNOWN_PROCESS_TYPE"
+    UNKNOWN_STATE = "UNKNOWN_STATE"
+    UNKNOWN_RPC = "UNKNOWN_RPC"
+    UNDECODABLE_INPUT = "UNDECODABLE_INPUT"
+    NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
+    INVALID_REQUEST = "INVALID_REQUEST"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    USER_CODE_ERROR = "USER_CODE_ERROR"
 
 
 class AttributeDefinition(WireModel):
@@ -971,8 +1012,12 @@ class PendingCall(WireModel):
     When the attempt is (or was) due, ms since the Unix epoch: after a failed attempt,
     the end of its backoff.
     """
+    parked_kind: TaskParkedReason | None = None
     parked_reason: str | None = None
-    """Why it was parked (`PARKED` only)."""
+    """
+    Why it was parked (`PARKED` only): the database's last refusal, or for
+    `NON_RETRYABLE_WORKER_ERROR` the worker's `errorType: detail`.
+    """
     phase: CallPhase
 
 
@@ -1142,7 +1187,37 @@ class StateApiFailureDetails(WireModel):
     """The attempt that failed (1-based)."""
     error: str
     """How it failed: the worker's status and detail, a timeout, an unusable answer."""
+    non_retryable_error_type: str | None = None
+    """
+    The worker's `errorType` when it answered one that can never succeed (see
+    `WorkerErrorType`): the attempt was not retried, and its call is parked
+    (`TASK_PARKED`).
+    """
     state_execution_id: str
+
+
+class TaskParkedDetails(WireModel):
+    """
+    `TASK_PARKED`: a task was set aside until an operator acts (`retry-now`, `give-up`):
+    the database refused its transition too many times in a row, or the worker answered
+    that the call can never succeed.
+    """
+
+    error: str
+    """The last refusal, or the worker's `detail`."""
+    reason: TaskParkedReason = TaskParkedReason.REFUSED
+    """Absent in events of older releases: `REFUSED`."""
+    refusals: int
+    """
+    How many times in a row the database refused it (0 for
+    `NON_RETRYABLE_WORKER_ERROR`).
+    """
+    state_execution_id: str | None = None
+    """Absent for a process-timeout task."""
+    task_type: str
+    """`WAIT_UNTIL`, `EXECUTE`, `TIMER` or `PROCESS_TIMEOUT`."""
+    worker_error_type: str | None = None
+    """`NON_RETRYABLE_WORKER_ERROR`: the worker's `errorType`."""
 
 
 class ThreadCloseDecision(WireModel):

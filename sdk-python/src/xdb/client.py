@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from xdb import encoding
 from xdb.call import Call
 from xdb.context import current_trace_context
+from xdb.definitions import DefinitionSource, export_definitions
 from xdb.errors import (
     InvalidResponseError,
     SchemaError,
@@ -28,6 +29,9 @@ from xdb.errors import (
 from xdb.operate import AsyncOperatorCalls, OperatorCalls
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
+    DEFINITIONS_DESCRIBE,
+    DEFINITIONS_LIST,
+    DEFINITIONS_REGISTER,
     DESCRIBE,
     HISTORY,
     LIST,
@@ -36,6 +40,10 @@ from xdb.protocol import (
     START,
     STOP,
     WAIT_FOR_COMPLETION,
+    DefinitionDescribeRequest,
+    DefinitionDescribeResponse,
+    DefinitionsListRequest,
+    DefinitionsListResponse,
     EncodedObject,
     GlobalAttributeConfig,
     GlobalAttributeValue,
@@ -63,6 +71,9 @@ from xdb.protocol import (
     ProcessStartConfig,
     ProcessStatus,
     PublishToLocalQueueRequest,
+    RegisterDefinitionsRequest,
+    RegisterDefinitionsResponse,
+    WorkerDeployment,
 )
 from xdb.rpc import RpcMethod
 
@@ -92,6 +103,8 @@ class ProcessStartOptions:
     id_reuse_policy: ProcessIdReusePolicy | None = None
     timeout: timedelta | float | None = None
     worker_url: str | None = None
+    """The worker hosting the process; default the client's. Neither: the URL of the
+    deployment that registered the process type (the service answers 400 if none did)."""
 
 
 def build_start_request(
@@ -286,9 +299,8 @@ class _Base(Generic[H]):
         options: ProcessStartOptions | None,
     ) -> Call[str]:
         options = options or ProcessStartOptions()
-        worker_url = options.worker_url or self.worker_url
-        if worker_url is None:
-            raise SchemaError("no worker URL: pass one in the options or to the client")
+        # Empty: the service routes the start to the deployment that registered the type.
+        worker_url = options.worker_url or self.worker_url or ""
         definition = ProcessDefinition.of(process)
         request = build_start_request(definition, process_id, worker_url, input, options)
 
@@ -409,6 +421,33 @@ class _Base(Generic[H]):
         )
         read = ProcessExecutionWaitForCompletionResponse.model_validate_json
         return Call(WAIT_FOR_COMPLETION, body, seconds + self.request_timeout, read)
+
+    def _register_definitions(
+        self,
+        deployment: WorkerDeployment,
+        definitions: Iterable[DefinitionSource],
+        force: bool,
+    ) -> Call[RegisterDefinitionsResponse]:
+        body = RegisterDefinitionsRequest(
+            deployment=deployment, definitions=export_definitions(definitions), force=force
+        )
+        if not body.definitions:
+            raise SchemaError("register_definitions needs at least one process")
+        read = RegisterDefinitionsResponse.model_validate_json
+        return Call(DEFINITIONS_REGISTER, body, self.request_timeout, read)
+
+    def _list_definitions(self) -> Call[DefinitionsListResponse]:
+        read = DefinitionsListResponse.model_validate_json
+        return Call(DEFINITIONS_LIST, DefinitionsListRequest(), self.request_timeout, read)
+
+    def _describe_definition(
+        self, process_type: str | type[Process], revision: int | None
+    ) -> Call[DefinitionDescribeResponse]:
+        if isinstance(process_type, type):
+            process_type = ProcessDefinition.of(process_type).process_type
+        body = DefinitionDescribeRequest(process_type=process_type, revision=revision)
+        read = DefinitionDescribeResponse.model_validate_json
+        return Call(DEFINITIONS_DESCRIBE, body, self.request_timeout, read)
 
 
 class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
@@ -578,6 +617,39 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
             if not _poll_again(response, deadline):
                 return response
 
+    async def register_definitions(
+        self,
+        deployment: WorkerDeployment,
+        definitions: Iterable[DefinitionSource],
+        *,
+        force: bool = False,
+    ) -> RegisterDefinitionsResponse:
+        """Registers the definitions of ``definitions`` as deployed by ``deployment``.
+
+        Takes processes (instances or classes), :class:`ProcessDefinition` s or wire
+        definitions (:func:`xdb.definitions.export_definition`). Idempotent: a definition
+        equal to the current one answers ``changed=False`` and writes nothing. Needs a token
+        with role ``deploy``. Raises :class:`~xdb.errors.DefinitionIncompatibleError` when
+        running executions wait in states a definition removes (unless ``force``), and
+        :class:`~xdb.errors.InvalidRequestError` when a definition does not fit the
+        database (a missing table or column, a column of another type).
+        """
+        return await self._send(self._register_definitions(deployment, definitions, force))
+
+    async def list_definitions(self) -> DefinitionsListResponse:
+        """The current revision of every registered process type."""
+        return await self._send(self._list_definitions())
+
+    async def describe_definition(
+        self, process_type: str | type[Process], revision: int | None = None
+    ) -> DefinitionDescribeResponse:
+        """A registered process type's definition (current or ``revision``) and its revisions.
+
+        Raises :class:`~xdb.errors.DefinitionNotFoundError` when the type (or revision) is
+        not registered.
+        """
+        return await self._send(self._describe_definition(process_type, revision))
+
 
 class Client(_Base[httpx.Client], OperatorCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
@@ -732,3 +804,23 @@ class Client(_Base[httpx.Client], OperatorCalls):
             response = self._send(self._wait(process_id, deadline))
             if not _poll_again(response, deadline):
                 return response
+
+    def register_definitions(
+        self,
+        deployment: WorkerDeployment,
+        definitions: Iterable[DefinitionSource],
+        *,
+        force: bool = False,
+    ) -> RegisterDefinitionsResponse:
+        """Registers definitions; see :meth:`AsyncClient.register_definitions`."""
+        return self._send(self._register_definitions(deployment, definitions, force))
+
+    def list_definitions(self) -> DefinitionsListResponse:
+        """The current revision of every registered process type."""
+        return self._send(self._list_definitions())
+
+    def describe_definition(
+        self, process_type: str | type[Process], revision: int | None = None
+    ) -> DefinitionDescribeResponse:
+        """A registered process type's definition; see :meth:`AsyncClient.describe_definition`."""
+        return self._send(self._describe_definition(process_type, revision))

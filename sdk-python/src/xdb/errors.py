@@ -78,7 +78,7 @@ class UnauthorizedError(ApiError):
 class ForbiddenError(ApiError):
     """403: the token is accepted, but its roles do not cover this call.
 
-    ``message`` names the role it needs (read, operate or client). Nothing changed; use
+    ``message`` names the role it needs (read, operate, client or deploy). Nothing changed; use
     another token.
     """
 
@@ -89,6 +89,12 @@ class ProcessNotFoundError(ApiError):
     """404: no such process id or execution."""
 
     sub_type_of_class = ErrorSubType.PROCESS_NOT_FOUND
+
+
+class DefinitionNotFoundError(ApiError):
+    """404: no process type of this name is registered, or it has no such revision."""
+
+    sub_type_of_class = ErrorSubType.DEFINITION_NOT_FOUND
 
 
 class ProcessAlreadyStartedError(ApiError):
@@ -116,6 +122,16 @@ class ControlNotApplicableError(ApiError):
     """409: an operator's control does not apply to the execution as it is now."""
 
     sub_type_of_class = ErrorSubType.CONTROL_NOT_APPLICABLE
+
+
+class DefinitionIncompatibleError(ApiError):
+    """409: a registration would remove states that running executions wait in.
+
+    ``message`` names the states and how many executions; nothing was registered. Let
+    them finish first, or register with ``force=True``.
+    """
+
+    sub_type_of_class = ErrorSubType.DEFINITION_INCOMPATIBLE
 
 
 class PayloadTooLargeError(ApiError):
@@ -165,10 +181,12 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         UnauthorizedError,
         ForbiddenError,
         ProcessNotFoundError,
+        DefinitionNotFoundError,
         ProcessAlreadyStartedError,
         ProcessNotRunningError,
         ProcessClosedDuringRpcError,
         ControlNotApplicableError,
+        DefinitionIncompatibleError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,

@@ -17,6 +17,8 @@ from xdb._wire import (
     AsyncStateExecuteResponse,
     AsyncStateWaitUntilRequest,
     AsyncStateWaitUntilResponse,
+    AttributeDefinition,
+    AttributeType,
     AttributeWrites,
     BusinessRow,
     CallPhase,
@@ -25,6 +27,11 @@ from xdb._wire import (
     ConsumedMessage,
     Context,
     ControlDetails,
+    DefinitionDescribeRequest,
+    DefinitionDescribeResponse,
+    DefinitionRevision,
+    DefinitionsListRequest,
+    DefinitionsListResponse,
     EmptyResponse,
     EncodedObject,
     ErrorSubType,
@@ -32,6 +39,7 @@ from xdb._wire import (
     FailureRecoveryPolicy,
     GlobalAttributeConfig,
     GlobalAttributeLoading,
+    GlobalAttributesDefinition,
     GlobalAttributeValue,
     HistoryEvent,
     HistoryEventType,
@@ -82,10 +90,15 @@ from xdb._wire import (
     ProcessStartedDetails,
     ProcessStatus,
     PublishToLocalQueueRequest,
+    RegisterDefinitionsRequest,
+    RegisterDefinitionsResponse,
+    RegisteredDefinition,
     RetryPolicy,
     RpcCompletedDetails,
+    RpcDefinition,
     StateApiFailureDetails,
     StateApiName,
+    StateDefinition,
     StateExecutionInfo,
     StateExecutionStatus,
     StateFailure,
@@ -101,9 +114,11 @@ from xdb._wire import (
     TimerWait,
     WaitingFor,
     WaitUntilCompletedDetails,
+    WorkerDeployment,
     WorkerErrorResponse,
 )
 from xdb._wire import CommandResults as CommandResultsWire
+from xdb._wire import ProcessDefinition as ProcessDefinitionWire
 from xdb._wire import StateDecision as StateDecisionWire
 from xdb._wire_base import WireModel
 
@@ -125,12 +140,22 @@ RESUME = f"{SERVICE_PREFIX}/resume"
 RESET = f"{SERVICE_PREFIX}/reset"
 OPENAPI = "/api/v1/xdb/openapi.json"
 
+# Paths of the registered definitions (a worker deployment registers; clients read).
+DEFINITIONS_PREFIX = "/api/v1/xdb/service/definitions"
+DEFINITIONS_REGISTER = f"{DEFINITIONS_PREFIX}/register"
+DEFINITIONS_LIST = f"{DEFINITIONS_PREFIX}/list"
+DEFINITIONS_DESCRIBE = f"{DEFINITIONS_PREFIX}/describe"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
 WORKER_RPC = "/api/v1/xdb/worker/process/rpc"
 
 __all__ = [
+    "DEFINITIONS_DESCRIBE",
+    "DEFINITIONS_LIST",
+    "DEFINITIONS_PREFIX",
+    "DEFINITIONS_REGISTER",
     "DESCRIBE",
     "GIVE_UP",
     "HISTORY",
@@ -156,6 +181,8 @@ __all__ = [
     "AsyncStateExecuteResponse",
     "AsyncStateWaitUntilRequest",
     "AsyncStateWaitUntilResponse",
+    "AttributeDefinition",
+    "AttributeType",
     "AttributeWrites",
     "BusinessRow",
     "CallPhase",
@@ -165,6 +192,11 @@ __all__ = [
     "ConsumedMessage",
     "Context",
     "ControlDetails",
+    "DefinitionDescribeRequest",
+    "DefinitionDescribeResponse",
+    "DefinitionRevision",
+    "DefinitionsListRequest",
+    "DefinitionsListResponse",
     "EmptyResponse",
     "EncodedObject",
     "ErrorSubType",
@@ -173,6 +205,7 @@ __all__ = [
     "GlobalAttributeConfig",
     "GlobalAttributeLoading",
     "GlobalAttributeValue",
+    "GlobalAttributesDefinition",
     "HistoryEvent",
     "HistoryEventType",
     "LoadedAttributes",
@@ -189,6 +222,7 @@ __all__ = [
     "PauseInfo",
     "PendingCall",
     "ProcessClosedDetails",
+    "ProcessDefinitionWire",
     "ProcessExecutionAttributesRequest",
     "ProcessExecutionAttributesResponse",
     "ProcessExecutionControlRequest",
@@ -222,11 +256,16 @@ __all__ = [
     "ProcessStartedDetails",
     "ProcessStatus",
     "PublishToLocalQueueRequest",
+    "RegisterDefinitionsRequest",
+    "RegisterDefinitionsResponse",
+    "RegisteredDefinition",
     "RetryPolicy",
     "RpcCompletedDetails",
+    "RpcDefinition",
     "StateApiFailureDetails",
     "StateApiName",
     "StateDecisionWire",
+    "StateDefinition",
     "StateExecutionInfo",
     "StateExecutionStatus",
     "StateFailure",
@@ -243,5 +282,6 @@ __all__ = [
     "WaitUntilCompletedDetails",
     "WaitingFor",
     "WireModel",
+    "WorkerDeployment",
     "WorkerErrorResponse",
 ]

@@ -7,7 +7,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
@@ -23,6 +23,7 @@ from xdb.command import CommandRequest, CommandResults
 from xdb.communication import Communication
 from xdb.context import TRACEPARENT, TRACESTATE, Context, TraceContext
 from xdb.decision import StateDecision
+from xdb.definitions import export_definition
 from xdb.errors import EncodingError
 from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
@@ -42,15 +43,28 @@ from xdb.protocol import (
 )
 from xdb.state import AsyncState
 
+if TYPE_CHECKING:
+    from xdb.client import AsyncClient
+    from xdb.protocol import (
+        ProcessDefinitionWire,
+        RegisterDefinitionsResponse,
+        WorkerDeployment,
+    )
+
 log = logging.getLogger("xdb.worker")
 
 T = TypeVar("T")
 Req = TypeVar("Req", bound=BaseModel)
 
-# errorType values of the worker's error bodies.
+# errorType values of the worker's error bodies (the protocol's WorkerErrorType). XDB
+# parks a waitUntil or execute answered with one of the first five after one attempt (it
+# can never succeed as the worker stands); the others are failed attempts, retried by the
+# state's retry policy.
 ERROR_UNKNOWN_PROCESS_TYPE = "UNKNOWN_PROCESS_TYPE"
 ERROR_UNKNOWN_STATE = "UNKNOWN_STATE"
 ERROR_UNKNOWN_RPC = "UNKNOWN_RPC"
+ERROR_UNDECODABLE_INPUT = "UNDECODABLE_INPUT"
+ERROR_NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
 ERROR_INVALID_REQUEST = "INVALID_REQUEST"
 ERROR_USER_CODE = "USER_CODE_ERROR"
 ERROR_UNAUTHORIZED = "UNAUTHORIZED"
@@ -59,8 +73,9 @@ ERROR_UNAUTHORIZED = "UNAUTHORIZED"
 class WorkerCallError(Exception):
     """A failed worker call: the HTTP status and error body the worker answers with.
 
-    4xx means the call itself is wrong (unknown state, undecodable input); 5xx means
-    user code failed, and XDB retries per the state's retry policy.
+    4xx means the call itself is wrong (unknown state, undecodable input, no waitUntil):
+    XDB parks it for an operator; 5xx means user code failed, and XDB retries per the
+    state's retry policy.
     """
 
     def __init__(self, status: int, error_type: str, detail: str) -> None:
@@ -103,6 +118,30 @@ class WorkerService:
         """The definition of a hosted process type."""
         return self._definitions.get(process_type)
 
+    def process_definitions(self) -> list[ProcessDefinitionWire]:
+        """The wire definitions of the hosted processes, as they are registered."""
+        return [export_definition(d) for d in self._definitions.values()]
+
+    async def register_definitions(
+        self, client: AsyncClient, deployment: WorkerDeployment, *, force: bool = False
+    ) -> RegisterDefinitionsResponse:
+        """Registers the hosted processes with XDB as deployed by ``deployment``.
+
+        Call it when the worker starts serving (e.g. in your app's lifespan), with
+        ``deployment.worker_url`` the URL XDB reaches this worker at: starts that name no
+        worker URL then go there, and XDB checks starts, publishes and RPCs against the
+        definitions. Idempotent (unchanged definitions answer ``changed=False``). Raises
+        the client's errors: :class:`~xdb.errors.ForbiddenError` without role ``deploy``,
+        :class:`~xdb.errors.DefinitionIncompatibleError`,
+        :class:`~xdb.errors.InvalidRequestError` for a definition the database does not
+        fit. A worker that never registers keeps working, with starts naming its URL.
+        """
+        if not self._definitions:
+            raise ValueError("the worker hosts no process to register")
+        return await client.register_definitions(
+            deployment, self.process_definitions(), force=force
+        )
+
     def routes(self) -> list[Route]:
         """Starlette routes for the worker paths, to add to your own app's routes."""
         return [
@@ -125,7 +164,7 @@ class WorkerService:
         state = self._state(definition, req.state_id)
         if not state.has_wait_until():
             raise WorkerCallError(
-                400, ERROR_INVALID_REQUEST, f"state {req.state_id!r} does not implement waitUntil"
+                400, ERROR_NOT_IMPLEMENTED, f"state {req.state_id!r} does not implement waitUntil"
             )
         value = _decode_input(f"input of state {req.state_id!r}", req, state.input_type())
         ctx = Context.from_wire(req.context, trace)
@@ -295,7 +334,7 @@ def _decode_input(what: str, req: Any, type_: Any) -> Any:
     try:
         return encoding.decode(what, obj, type_)
     except EncodingError as e:
-        raise WorkerCallError(400, ERROR_INVALID_REQUEST, str(e)) from e
+        raise WorkerCallError(400, ERROR_UNDECODABLE_INPUT, str(e)) from e
 
 
 def _user_error(e: BaseException) -> WorkerCallError:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pydantic import BaseModel
+
 from xdb import (
     AsyncState,
     AsyncStateConfig,
@@ -143,3 +145,62 @@ class StuckProcess(Process):
 
     def get_state_schema(self) -> StateSchema:
         return StateSchema.with_starting_state(FailAlways())
+
+
+class Order(BaseModel):
+    """The input of an order: its JSON Schema is in the registered definition."""
+
+    item: str
+    quantity: int = 1
+
+
+class PlaceOrder(AsyncState[Order]):
+    """Records the quantity, then ships the item."""
+
+    def get_state_options(self) -> AsyncStateConfig:
+        return AsyncStateConfig(execute_api_retry_policy=RetryPolicy(maximum_attempts=5))
+
+    async def execute(
+        self,
+        ctx: Context,
+        input: Order,
+        command_results: CommandResults,
+        persistence: Persistence,
+        communication: Communication,
+    ) -> StateDecision:
+        persistence.set_local_attribute("quantity", input.quantity)
+        return StateDecision.single_next_state(ShipOrder, input.item)
+
+
+class ShipOrder(AsyncState[str]):
+    """Completes with what it shipped."""
+
+    async def execute(
+        self,
+        ctx: Context,
+        input: str,
+        command_results: CommandResults,
+        persistence: Persistence,
+        communication: Communication,
+    ) -> StateDecision:
+        quantity = persistence.get_local_attribute("quantity", int)
+        return StateDecision.graceful_complete_process(f"shipped {quantity} x {input}")
+
+
+class RegisteredOrderProcess(Process):
+    """A process whose worker registers its definition; its starts name no worker URL."""
+
+    def get_state_schema(self) -> StateSchema:
+        return StateSchema.with_starting_state(PlaceOrder(), ShipOrder())
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.create(PersistenceField.local_attribute_def("quantity", int))
+
+    def get_communication_schema(self) -> CommunicationSchema:
+        return CommunicationSchema.create(CommunicationMethod.local_queue_def("cancel"))
+
+    @rpc()
+    def quantity(
+        self, ctx: Context, input: None, persistence: Persistence, communication: Communication
+    ) -> int | None:
+        return persistence.get_local_attribute("quantity", int)

@@ -10,11 +10,17 @@ import pytest
 from samples.user_signup import Form, UserSignupProcess, process_id, start_signup
 from tests.contract import Contract
 from tests.integration.harness import Recording, ThreadedWorker, XdbServer, await_until
-from tests.integration.processes import EchoProcess, FlakyProcess, StuckProcess
+from tests.integration.processes import (
+    EchoProcess,
+    FlakyProcess,
+    RegisteredOrderProcess,
+    StuckProcess,
+)
 from xdb import (
     AsyncClient,
     CallPhase,
     ControlNotApplicableError,
+    DefinitionNotFoundError,
     HistoryEventType,
     ProcessAlreadyStartedError,
     ProcessIdReusePolicy,
@@ -24,6 +30,7 @@ from xdb import (
     ProcessStatus,
     StateApiName,
     StateExecutionStatus,
+    WorkerDeployment,
 )
 from xdb.protocol import OPENAPI, StateExecutionInfo
 
@@ -166,6 +173,19 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
             EchoProcess,
             options=ProcessStartOptions(id_reuse_policy=ProcessIdReusePolicy.DISALLOW_REUSE),
         )
+
+    # Registered definitions: a process type no other test starts, and a worker URL no
+    # start names (a URL that registered types takes starts of those types only), so
+    # that its checks change nothing for the other tests on this server.
+    deployment = WorkerDeployment(
+        name="contract", version=run, worker_url=f"http://127.0.0.1:9/contract-{run}"
+    )
+    registered = await client.register_definitions(deployment, [RegisteredOrderProcess])
+    assert registered.registered[0].revision.process_type == "RegisteredOrderProcess"
+    await client.list_definitions()
+    await client.describe_definition(RegisteredOrderProcess)
+    with pytest.raises(DefinitionNotFoundError):
+        await client.describe_definition(f"NoSuchProcess{run}")
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}

@@ -259,10 +259,6 @@ async def test_transport_failures_and_bad_answers() -> None:
     with pytest.raises(InvalidResponseError, match="describe"):
         await client.describe_process("p")
     await client.aclose()
-    client = async_client(lambda r: httpx.Response(200))
-    with pytest.raises(SchemaError, match="no worker URL"):
-        await AsyncClient("http://xdb").start_process("p", ShopProcess)
-    await client.aclose()
 
 
 def test_the_sync_client_makes_the_same_calls() -> None:

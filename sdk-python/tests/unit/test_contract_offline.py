@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from tests.contract import Contract
-from tests.unit.sample_processes import Order, ShopProcess
+from tests.unit.sample_processes import NoTableProcess, Order, ShopProcess
 from tests.unit.test_worker import execute_body
-from xdb import AsyncClient, ProcessStartOptions, WorkerService, protocol
+from xdb import AsyncClient, ProcessStartOptions, WorkerDeployment, WorkerService, protocol
 from xdb.protocol import WireModel
 
 DOCUMENT = Path(__file__).resolve().parents[3] / "xdb-protocol" / "openapi.json"
@@ -65,6 +65,12 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.pause("p", reason="maintenance", identity="ops"),
         client.resume("p"),
         client.reset("p", "Pay", {"amount": 1}, reason="bad deploy", identity="ops"),
+        client.register_definitions(
+            WorkerDeployment(name="shop", version="1", worker_url="http://worker:1/xdb"),
+            [ShopProcess, NoTableProcess],
+        ),
+        client.list_definitions(),
+        client.describe_definition(ShopProcess, revision=2),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):
@@ -103,7 +109,11 @@ async def test_worker_answers_validate(contract: Contract) -> None:
 def test_every_wire_model_field_is_in_the_document(contract: Contract) -> None:
     """A field the SDK sends or reads that the document does not know means drift."""
     schemas = contract.document["components"]["schemas"]
-    renamed = {"CommandResultsWire": "CommandResults", "StateDecisionWire": "StateDecision"}
+    renamed = {
+        "CommandResultsWire": "CommandResults",
+        "ProcessDefinitionWire": "ProcessDefinition",
+        "StateDecisionWire": "StateDecision",
+    }
     checked = 0
     for name in dir(protocol):
         model = getattr(protocol, name)

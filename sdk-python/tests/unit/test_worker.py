@@ -145,8 +145,15 @@ def test_rpc_answers_output_writes_and_new_threads() -> None:
     [
         (WORKER_EXECUTE, {"processType": "Nope"}, 400, "UNKNOWN_PROCESS_TYPE", "'Nope'"),
         (WORKER_EXECUTE, {"stateId": "Nope"}, 400, "UNKNOWN_STATE", "no state 'Nope'"),
-        (WORKER_WAIT_UNTIL, {}, 400, "INVALID_REQUEST", "does not implement waitUntil"),
-        (WORKER_EXECUTE, {"stateInput": None}, 400, "INVALID_REQUEST", "input of state"),
+        (WORKER_WAIT_UNTIL, {}, 400, "NOT_IMPLEMENTED", "does not implement waitUntil"),
+        (WORKER_EXECUTE, {"stateInput": None}, 400, "UNDECODABLE_INPUT", "input of state"),
+        (
+            WORKER_EXECUTE,
+            {"stateInput": {"encoding": "json", "data": "not json"}},
+            400,
+            "UNDECODABLE_INPUT",
+            "input of state",
+        ),
         (
             WORKER_EXECUTE,
             {"stateInput": {"encoding": "json", "data": '{"item":"boom"}'}},

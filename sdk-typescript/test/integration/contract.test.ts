@@ -80,12 +80,13 @@ for (const dialect of DIALECTS) {
     const clientSide: Exchange[] = [];
     const workerSide: Exchange[] = [];
     let workerUrl: string;
+    let service: WorkerService;
     let closeWorker: () => Promise<void>;
 
     before(async () => {
       env = await TestEnv.start(dialect, "contract");
       document = (await (await fetch(`${env.server.url}${OPENAPI_PATH}`)).json()) as OpenApiDocument;
-      const service = new WorkerService({ onError: () => undefined }).register(
+      service = new WorkerService({ onError: () => undefined }).register(
         new UserSignupProcess(() => undefined, { seconds: 1 }),
         new CounterProcess(),
         new StuckProcess(),
@@ -145,6 +146,14 @@ for (const dialect of DIALECTS) {
       // The operator's calls on a stuck process: states, pause, resume, retry-now, give-up.
       await client.startProcess(StuckProcess, "stuck");
       await unstick(client, "stuck");
+
+      // Registered definitions, last: the sign-up's starts above stay unchecked by them.
+      const deployment = { name: "contract", version: "1", workerUrl };
+      const registered = await service.registerDefinitions(client, deployment);
+      assert.equal(registered.registered.length, 3);
+      await client.listDefinitions();
+      await client.describeDefinition(UserSignupProcess);
+      await assert.rejects(client.describeDefinition("NoSuchProcess"), (e: unknown) => isApiError(e, "DEFINITION_NOT_FOUND"));
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),

@@ -201,7 +201,7 @@ describe("client requests", () => {
   it("checks typed calls before sending anything", async () => {
     const fake = fakeFetch();
     const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
-    await assert.rejects(client.startProcess(UserSignupProcess, "p", undefined, { globalAttributePkValue: "u" }), XdbSdkError);
+    await assert.rejects(client.startProcess(UserSignupProcess, "p", undefined, { globalAttributePkValue: "u", initialGlobalAttributes: { nope: 1 } }), XdbSdkError);
     // @ts-expect-error -- not an RPC of the process: refused by the compiler and at run time
     await assert.rejects(client.invokeRpc(UserSignupProcess, "p", "nope", 1), XdbSdkError);
     assert.equal(fake.sent.length, 0);

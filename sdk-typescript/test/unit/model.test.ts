@@ -245,7 +245,8 @@ describe("start requests", () => {
     const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
     assert.throws(() => buildStartRequest(signup, "p", undefined, { ...base, initialGlobalAttributes: { stauts: 1 } }), sdkError("UNDECLARED"));
     assert.throws(() => buildStartRequest(signup, "p", undefined, { workerUrl: "http://w:1" }), /globalAttributePkValue is required/);
-    assert.throws(() => buildStartRequest(signup, "p", undefined, { globalAttributePkValue: "u1" }), /no worker URL/);
+    // No worker URL: left to the service, which routes the start to the registered deployment.
+    assert.equal(buildStartRequest(signup, "p", undefined, { globalAttributePkValue: "u1" }).workerUrl, undefined);
     assert.throws(() => buildStartRequest(signup, "p", undefined, { ...base, initialLocalAttributes: { x: 1 } }), sdkError("UNDECLARED"));
     assert.throws(() => new ProcessDefinition({ stateSchema: () => StateSchema.noStartingState() }), /needs a processType/);
     const noStart = new ProcessDefinition({ processType: "no-start", stateSchema: () => StateSchema.noStartingState(new First()) });

@@ -147,9 +147,10 @@ describe("worker dispatch", () => {
       [WORKER_PATHS.rpc, { context: context(), processType: "Shop", rpcName: "nope" }, "UNKNOWN_RPC"],
       [WORKER_PATHS.execute, "{not json", "INVALID_REQUEST"],
       [WORKER_PATHS.execute, { processType: "Shop", stateId: "Pick" }, "INVALID_REQUEST"],
-      [WORKER_PATHS.execute, { ...request("Pick", {}), stateInput: { encoding: "xml", data: "<a/>" } }, "INVALID_REQUEST"],
-      [WORKER_PATHS.waitUntil, request("Ship", {}), "INVALID_REQUEST"],
-      [WORKER_PATHS.rpc, { context: context(), processType: "Shop", rpcName: "strict", input: encode("i", "two") }, "INVALID_REQUEST"],
+      [WORKER_PATHS.execute, { ...request("Pick", {}), stateInput: { encoding: "xml", data: "<a/>" } }, "UNDECODABLE_INPUT"],
+      [WORKER_PATHS.execute, { ...request("Pick", {}), stateInput: { encoding: "json", data: "not json" } }, "UNDECODABLE_INPUT"],
+      [WORKER_PATHS.waitUntil, request("Ship", {}), "NOT_IMPLEMENTED"],
+      [WORKER_PATHS.rpc, { context: context(), processType: "Shop", rpcName: "strict", input: encode("i", "two") }, "UNDECODABLE_INPUT"],
     ];
     for (const [path, body, errorType] of cases) {
       const answer = await call(worker, path, body);

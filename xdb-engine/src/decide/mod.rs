@@ -18,7 +18,9 @@ pub use deliver_messages::deliver_messages;
 pub use fire_timer::{fire_last_timer, fire_timer, fire_timer_then_execute, only_this_timer_left};
 pub use reset::{reset, ResetPlan, ResetRequest};
 pub use start_process::{start_process, validate_start_request, PreviousExecution, StartPlan};
-pub use state_api_failed::{state_api_failed, state_api_given_up, FailureOutcome, StateApi};
+pub use state_api_failed::{
+    state_api_failed, state_api_given_up, AttemptFailure, FailureOutcome, NonRetryable, StateApi,
+};
 
 use chrono::{DateTime, Utc};
 use serde_json::json;

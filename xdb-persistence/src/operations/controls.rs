@@ -9,7 +9,7 @@ use xdb_engine::validation::ValidationError;
 use xdb_engine::{HistoryEntry, ProcessExecution, Task, TaskType, TransitionPlan};
 use xdb_protocol::{
     ControlDetails, HistoryEventType, PauseInfo, ProcessExecutionControlRequest,
-    ProcessExecutionControlResponse, TaskParkedDetails,
+    ProcessExecutionControlResponse, TaskParkedDetails, TaskParkedReason,
 };
 
 use crate::controls;
@@ -254,8 +254,10 @@ pub(crate) async fn set_aside<D: Dialect>(
             let details = TaskParkedDetails {
                 state_execution_id: task.state.as_ref().map(ToString::to_string),
                 task_type: task.task_type.as_str().to_owned(),
+                reason: TaskParkedReason::Refused,
                 refusals: *refusals,
                 error: error.clone(),
+                worker_error_type: None,
             };
             let plan = TransitionPlan {
                 history: vec![HistoryEntry::new(

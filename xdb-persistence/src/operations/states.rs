@@ -6,8 +6,8 @@ use xdb_engine::{ProcessExecution, StateExecution, StateExecutionStatus, TaskTyp
 use xdb_protocol::{
     CallPhase, HistoryEvent, HistoryEventType, LocalQueueCommandStatus, LocalQueueWait,
     PendingCall, ProcessExecutionStatesRequest, ProcessExecutionStatesResponse,
-    StateApiFailureDetails, StateApiName, StateExecutionInfo, StateFailure, TimerStatus, TimerWait,
-    WaitingFor,
+    StateApiFailureDetails, StateApiName, StateExecutionInfo, StateFailure, TaskParkedReason,
+    TimerStatus, TimerWait, WaitingFor,
 };
 
 use crate::tables::{
@@ -109,11 +109,20 @@ fn pending_call(view: &TaskView) -> Option<PendingCall> {
         TaskType::Execute => StateApiName::Execute,
         TaskType::Timer | TaskType::ProcessTimeout => return None,
     };
-    let (phase, parked_reason) = match (&view.parked, &view.lease_owner) {
-        (Some((ParkReason::Paused, _)), _) => (CallPhase::Paused, None),
-        (Some((ParkReason::Refused, error)), _) => (CallPhase::Parked, error.clone()),
-        (None, Some(_)) => (CallPhase::Running, None),
-        (None, None) => (CallPhase::Scheduled, None),
+    let (phase, parked_reason, parked_kind) = match (&view.parked, &view.lease_owner) {
+        (Some((ParkReason::Paused, _)), _) => (CallPhase::Paused, None, None),
+        (Some((ParkReason::Refused, error)), _) => (
+            CallPhase::Parked,
+            error.clone(),
+            Some(TaskParkedReason::Refused),
+        ),
+        (Some((ParkReason::NonRetryable, error)), _) => (
+            CallPhase::Parked,
+            error.clone(),
+            Some(TaskParkedReason::NonRetryableWorkerError),
+        ),
+        (None, Some(_)) => (CallPhase::Running, None, None),
+        (None, None) => (CallPhase::Scheduled, None, None),
     };
     Some(PendingCall {
         api,
@@ -121,6 +130,7 @@ fn pending_call(view: &TaskView) -> Option<PendingCall> {
         phase,
         due_timestamp_ms: view.task.fire_at.timestamp_millis(),
         parked_reason,
+        parked_kind,
     })
 }
 
@@ -259,9 +269,32 @@ mod tests {
         let call = a.pending_call.as_ref().unwrap();
         assert_eq!((call.attempt, call.phase), (3, CallPhase::Parked));
         assert_eq!(call.parked_reason.as_deref(), Some("check constraint"));
+        assert_eq!(call.parked_kind, Some(TaskParkedReason::Refused));
         assert_eq!(call.due_timestamp_ms, at(7).timestamp_millis());
         let last = a.last_failure.as_ref().unwrap();
         assert_eq!((last.attempt, last.error.as_str()), (2, "HTTP 500"));
+    }
+
+    #[test]
+    fn a_call_parked_for_a_non_retryable_answer_says_so() {
+        let process = process(xdb_protocol::ProcessStatus::Running);
+        let states = [state("A-1", StateExecutionStatus::WaitUntilRunning)];
+        let mut parked = task(7, TaskType::WaitUntil, "A-1", 2);
+        parked.parked = Some((
+            ParkReason::NonRetryable,
+            Some("NOT_IMPLEMENTED: no waitUntil".into()),
+        ));
+        let view = states_view(&process, &states, &[parked], &[], &[]);
+        let call = view.states[0].pending_call.as_ref().unwrap();
+        assert_eq!((call.attempt, call.phase), (2, CallPhase::Parked));
+        assert_eq!(
+            call.parked_kind,
+            Some(TaskParkedReason::NonRetryableWorkerError)
+        );
+        assert_eq!(
+            call.parked_reason.as_deref(),
+            Some("NOT_IMPLEMENTED: no waitUntil")
+        );
     }
 
     #[test]

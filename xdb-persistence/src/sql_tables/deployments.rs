@@ -50,46 +50,49 @@ pub(crate) fn summarize(
     current: &HashMap<String, i64>,
     running: &HashMap<String, i64>,
 ) -> Vec<DeploymentSummary> {
-    let mut by_deployment: BTreeMap<
-        (String, String),
-        (WorkerDeployment, i64, BTreeSet<String>, BTreeSet<String>),
-    > = BTreeMap::new();
+    /// One deployment as its registrations are read.
+    struct Gathered {
+        deployment: WorkerDeployment,
+        newest: i64,
+        types: BTreeSet<String>,
+        current_for: BTreeSet<String>,
+    }
+    let mut by_deployment: BTreeMap<(String, String), Gathered> = BTreeMap::new();
     for pair in registered {
         let key = (
             pair.deployment.name.clone(),
             pair.deployment.version.clone(),
         );
-        let entry = by_deployment.entry(key).or_insert_with(|| {
-            (
-                pair.deployment.clone(),
-                pair.last_revision,
-                BTreeSet::new(),
-                BTreeSet::new(),
-            )
+        let entry = by_deployment.entry(key).or_insert_with(|| Gathered {
+            deployment: pair.deployment.clone(),
+            newest: pair.last_revision,
+            types: BTreeSet::new(),
+            current_for: BTreeSet::new(),
         });
         // The URL of the deployment's newest registration.
-        if pair.last_revision >= entry.1 {
-            entry.0 = pair.deployment.clone();
-            entry.1 = pair.last_revision;
+        if pair.last_revision >= entry.newest {
+            entry.deployment = pair.deployment.clone();
+            entry.newest = pair.last_revision;
         }
-        entry.2.insert(pair.process_type.clone());
+        entry.types.insert(pair.process_type.clone());
         if current.get(&pair.process_type) == Some(&pair.last_revision) {
-            entry.3.insert(pair.process_type.clone());
+            entry.current_for.insert(pair.process_type.clone());
         }
     }
     let mut summaries: Vec<(i64, DeploymentSummary)> = by_deployment
         .into_values()
-        .map(|(deployment, newest, types, current_for)| {
+        .map(|gathered| {
+            let deployment = gathered.deployment;
             let running_executions = running.get(&deployment.worker_url).copied().unwrap_or(0);
-            let drained = current_for.is_empty() && running_executions == 0;
+            let drained = gathered.current_for.is_empty() && running_executions == 0;
             let summary = DeploymentSummary {
                 deployment,
-                process_types: types.into_iter().collect(),
-                current_for: current_for.into_iter().collect(),
+                process_types: gathered.types.into_iter().collect(),
+                current_for: gathered.current_for.into_iter().collect(),
                 running_executions,
                 drained,
             };
-            (newest, summary)
+            (gathered.newest, summary)
         })
         .collect();
     summaries.sort_by(|(a_newest, a), (b_newest, b)| {

@@ -227,7 +227,7 @@ impl<C: SqlConn> OperatorRows for C {
         let rows = self
             .query(
                 "SELECT count(*) FROM xdb_sys_parked_tasks \
-                 WHERE process_execution_id = ? AND reason = 'REFUSED'",
+                 WHERE process_execution_id = ? AND reason <> 'PAUSED'",
                 &[process.into()],
             )
             .await?;

@@ -241,7 +241,7 @@ fn backlog(kind: SqlKind) -> &'static str {
     )
 }
 
-/// Paused running executions, tasks parked as refused and state tasks at or past an
+/// Paused running executions, tasks parked for an operator (refused, non-retryable) and state tasks at or past an
 /// attempt, each up to a cap. Parameters: cap, cap, attempt, cap. Paused executions are
 /// read from PostgreSQL's partial index of paused ones, and from MySQL's index on the
 /// generated `is_paused` (it has no partial indexes); an execution keeps its pause when
@@ -253,7 +253,7 @@ fn operator_counts(kind: SqlKind) -> String {
          (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
             WHERE {paused} AND status = 'RUNNING' LIMIT ?) paused), \
          (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
-            WHERE reason = 'REFUSED' LIMIT ?) refused), \
+            WHERE reason <> 'PAUSED' LIMIT ?) refused), \
          (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \
             WHERE task_type IN ('WAIT_UNTIL', 'EXECUTE') AND attempt >= ? LIMIT ?) failing)"
     )

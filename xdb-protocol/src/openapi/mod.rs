@@ -304,6 +304,7 @@ mod operations {
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
         crate::ApiErrorResponse, crate::ErrorSubType, crate::WorkerErrorResponse,
+        crate::WorkerErrorType, crate::TaskParkedReason,
         crate::HistoryEventType, crate::ProcessStartedDetails, crate::ProcessClosedDetails,
         crate::WaitUntilCompletedDetails, crate::ExecuteCompletedDetails,
         crate::StateApiFailureDetails, crate::TimerFiredDetails,

@@ -350,7 +350,9 @@ fn the_payload_rule_and_the_defaults_are_stated() {
         ("RetryPolicy", "retry forever"),
         ("RetryPolicy", "keeps its process RUNNING"),
         ("StateDecision", "neither"),
-        ("WorkerErrorResponse", "every non-2xx alike"),
+        ("WorkerErrorResponse", "can never\nsucceed"),
+        ("WorkerErrorType", "`NOT_IMPLEMENTED`"),
+        ("RetryPolicy", "parks the call after one attempt"),
     ] {
         let text = schemas[schema]["description"].as_str().unwrap_or_default();
         assert!(text.contains(phrase), "{schema}: {phrase:?} in {text:?}");

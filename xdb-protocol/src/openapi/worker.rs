@@ -47,9 +47,13 @@ pub(super) fn apply(doc: &mut OpenApi) {
         for (status, text) in [
             (
                 "400",
-                "The worker refuses the call: a process type, state or RPC it does not \
-                 host, or a body it cannot read. XDB treats it as a failure (see \
-                 `default`).",
+                "The worker refuses the call. With a non-retryable `errorType` \
+                 (`UNKNOWN_PROCESS_TYPE`, `UNKNOWN_STATE`, `UNKNOWN_RPC`, \
+                 `UNDECODABLE_INPUT`, `NOT_IMPLEMENTED`: see `WorkerErrorType`) the call can \
+                 never succeed as the worker stands: a waitUntil or execute is parked after \
+                 this one attempt (`TASK_PARKED`, reason `NON_RETRYABLE_WORKER_ERROR`) until \
+                 an operator's retry-now or give-up. Otherwise (`INVALID_REQUEST`, a body \
+                 the worker cannot read, or no `errorType`) a failure (see `default`).",
             ),
             (
                 "401",
@@ -68,9 +72,9 @@ pub(super) fn apply(doc: &mut OpenApi) {
 }
 
 /// What XDB does with a failed worker call, whatever the status.
-const FAILURE: &str = "Any other status. XDB does not distinguish worker statuses: every \
-    non-2xx answer (4xx and 5xx alike), a timeout, a refused connection or a 2xx body it \
-    cannot use fails the call, and nothing the call asked for is written. A waitUntil or \
+const FAILURE: &str = "Any other status. Apart from the non-retryable `errorType`s of a \
+    400 answer, XDB does not distinguish worker statuses: every non-2xx answer (4xx and 5xx \
+    alike), a timeout, a refused connection or a 2xx body it cannot use fails the call, and nothing the call asked for is written. A waitUntil or \
     execute attempt is retried by the state's retry policy (by default forever, backing \
     off up to 100 s), recorded as `STATE_API_FAILED` in the history; when the policy gives \
     up, the state's failure recovery applies (`STATE_FAILED`). An RPC is not retried: the \

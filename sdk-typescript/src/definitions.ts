@@ -1,0 +1,115 @@
+/**
+ * Registered process definitions: a process as the service's wire `ProcessDefinition`.
+ *
+ * A worker deployment registers the processes it hosts (`definitions/register`, role
+ * `deploy`) so that the service checks starts, publishes and RPCs before writing anything,
+ * and routes starts that name no worker URL to the deployment. `exportDefinition` builds
+ * the wire form of one process. Nothing here does IO.
+ */
+import { toJSONSchema, type z } from "zod";
+
+import { definitionOf, ProcessDefinition } from "./definition.js";
+import type { Process } from "./process.js";
+import type {
+  AttributeDefinition,
+  ProcessDefinitionWire,
+  RpcDefinition,
+  StateDefinition,
+} from "./protocol.js";
+import type { Parser } from "./state.js";
+
+/**
+ * What `registerDefinitions` takes: processes (instances, or classes with a no-argument
+ * constructor), the SDK's `ProcessDefinition`s, or wire definitions as they are sent.
+ */
+export type DefinitionSource = Process | ProcessDefinition | (new () => Process) | ProcessDefinitionWire;
+
+/**
+ * The wire `ProcessDefinition` of `process`, as a worker registers it:
+ *
+ * - `states`: each state's id, whether it has a `waitUntil`, its config as the SDK sends
+ *   it at a start or a move (`skipWaitUntil` when it has no `waitUntil`, default loading
+ *   filled in), and the JSON Schema of its `inputSchema` when that is a zod schema zod can
+ *   describe (otherwise none: any input);
+ * - `startStates`: empty (a start may name any state);
+ * - `localQueues`: the communication schema's queues;
+ * - `rpcs`: name, the loading the client sends for it, the input's JSON Schema;
+ * - `globalAttributes`: the table, its key and the declared columns;
+ *   `localAttributes`: the declared keys. The persistence schema declares names, not
+ *   types, so every attribute's type is `ANY`.
+ */
+export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
+  const definition = definitionOf(process);
+  const states: StateDefinition[] = definition.stateIds().map((id) => {
+    const state = definition.state(id)!;
+    const out: StateDefinition = {
+      id,
+      hasWaitUntil: typeof state.waitUntil === "function",
+      config: definition.stateConfig(id),
+    };
+    const schema = inputJsonSchema(state.inputSchema);
+    if (schema) out.inputSchema = schema;
+    return out;
+  });
+  const rpcs: RpcDefinition[] = definition.rpcNames().map((name) => {
+    const { globalAttributeLoading, localAttributeLoading } = definition.rpcRequestOptions(name);
+    const out: RpcDefinition = { name };
+    if (globalAttributeLoading) out.globalAttributeLoading = globalAttributeLoading;
+    if (localAttributeLoading) out.localAttributeLoading = localAttributeLoading;
+    const schema = inputJsonSchema(definition.rpc(name)?.options.inputSchema);
+    if (schema) out.inputSchema = schema;
+    return out;
+  });
+  const { persistence } = definition;
+  const wire: ProcessDefinitionWire = {
+    processType: definition.processType,
+    states,
+    startStates: [],
+    localQueues: [...definition.communication.localQueueNames],
+    rpcs,
+    localAttributes: persistence.localAttributeKeys.map(anyAttribute),
+  };
+  if (persistence.table) {
+    wire.globalAttributes = {
+      tableName: persistence.table.tableName,
+      primaryKeyColumn: persistence.table.primaryKeyColumn,
+      columns: persistence.globalAttributeColumns.map(anyAttribute),
+    };
+  }
+  return wire;
+}
+
+/** The wire definitions of `sources`; wire definitions are taken as they are. */
+export function exportDefinitions(sources: readonly DefinitionSource[]): ProcessDefinitionWire[] {
+  return sources.map((source) => (isWireDefinition(source) ? source : exportDefinition(source)));
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of the values `parser` accepts, when it is a zod schema
+ * zod can describe; `undefined` for any other parser (it still checks inputs in the worker).
+ */
+export function inputJsonSchema(parser: Parser<unknown> | undefined): Record<string, unknown> | undefined {
+  if (!isZodSchema(parser)) return undefined;
+  try {
+    return toJSONSchema(parser, { target: "draft-2020-12", io: "input", unrepresentable: "throw" });
+  } catch {
+    return undefined; // a custom check, a bigint: zod cannot say what it accepts
+  }
+}
+
+function isZodSchema(parser: unknown): parser is z.ZodType {
+  return typeof parser === "object" && parser !== null && "_zod" in parser;
+}
+
+function isWireDefinition(source: DefinitionSource): source is ProcessDefinitionWire {
+  return (
+    !(source instanceof ProcessDefinition) &&
+    typeof source === "object" &&
+    Array.isArray((source as { states?: unknown }).states) &&
+    typeof (source as { stateSchema?: unknown }).stateSchema !== "function"
+  );
+}
+
+function anyAttribute(name: string): AttributeDefinition {
+  return { name, type: "ANY" };
+}

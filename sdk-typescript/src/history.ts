@@ -1,0 +1,26 @@
+/**
+ * Reading history events: which state execution an event is about. The events are the
+ * service's (`HistoryEvent`, `details` shaped by `eventType`); these read the state
+ * execution id from the details that carry one. Nothing here does IO.
+ */
+import type { HistoryEvent } from "./protocol.js";
+
+/**
+ * The state execution (`stateId-number`) `event` is about, where it has one: set for
+ * `WAIT_UNTIL_COMPLETED`, `EXECUTE_COMPLETED`, `STATE_API_FAILED`, `STATE_FAILED`,
+ * `TIMER_FIRED` and `LOCAL_QUEUE_MESSAGES_CONSUMED`; for `LOCAL_QUEUE_MESSAGES_PUBLISHED`
+ * when a state published; for `TASK_PARKED` unless the task was the process timeout.
+ * An operator's control names the state executions it acted on: `stateExecutionIdsOf`.
+ */
+export function stateExecutionIdOf(event: HistoryEvent): string | undefined {
+  const value = event.details.stateExecutionId;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Every state execution `event` is about: its own, or those a control acted on. */
+export function stateExecutionIdsOf(event: HistoryEvent): string[] {
+  const single = stateExecutionIdOf(event);
+  if (single !== undefined) return [single];
+  const many = event.details.stateExecutionIds;
+  return Array.isArray(many) ? many.filter((v): v is string => typeof v === "string") : [];
+}
