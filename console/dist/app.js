@@ -1,6 +1,7 @@
 // src/api.ts
 var SERVICE = "/api/v1/xdb/service/process-execution/";
 var DEFINITIONS = "/api/v1/xdb/service/definitions/";
+var DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -85,7 +86,10 @@ var api = {
   }),
   rpc: (processId, rpcName, input) => post(`${SERVICE}rpc`, { processId, rpcName, ...input ? { input } : {} }),
   definitions: () => post(`${DEFINITIONS}list`, {}),
-  definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} })
+  definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} }),
+  deployments: () => post(`${DEPLOYMENTS}list`, {}),
+  setCurrentDeployment: (deployment, force = false) => post(`${DEPLOYMENTS}set-current`, { deployment: { name: deployment.name, version: deployment.version }, force }),
+  moveExecutions: (processType, to) => post(`${DEPLOYMENTS}move`, { processType, to: { name: to.name, version: to.version }, processIds: [] })
 };
 async function definitionOrNothing(processType) {
   try {
@@ -706,6 +710,7 @@ function parseRoute(hash) {
   try {
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
+    if (parts[0] === "deployments") return { page: "deployments" };
     if (parts[0] === "definition" && parts[1]) {
       const processType = decodeURIComponent(parts[1]);
       const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : void 0;
@@ -1286,6 +1291,159 @@ function drawBox(b, count) {
   );
 }
 
+// src/deployments.ts
+function deploymentLabel(d) {
+  return `${d.name}@${d.version}`;
+}
+function same(a, b) {
+  return a.name === b.name && a.version === b.version;
+}
+function currentForAll(d) {
+  return d.processTypes.every((t) => d.currentFor.includes(t));
+}
+function movePlan(deployments, processType, target) {
+  const sources = deployments.filter(
+    (d) => !same(d.deployment, target) && d.processTypes.includes(processType) && d.runningExecutions > 0
+  );
+  return {
+    sources,
+    running: sources.reduce((sum, d) => sum + d.runningExecutions, 0),
+    exact: sources.every((d) => d.processTypes.length === 1)
+  };
+}
+function moveMessage(plan, processType, target) {
+  if (plan.sources.length === 0) {
+    return `No other deployment of ${processType} runs executions now; running executions of ${processType} found at the move go to ${deploymentLabel(target)}.`;
+  }
+  const count = `${plan.exact ? "" : "up to "}${plan.running} running execution${plan.running === 1 ? "" : "s"}`;
+  const from = plan.sources.map((d) => `${deploymentLabel(d.deployment)} (${d.runningExecutions})`).join(", ");
+  return `Moves ${count} of ${processType} from ${from} to ${deploymentLabel(target)}; each runs its next worker call there (a call in flight finishes where it is).` + (plan.exact ? "" : " The counts cover every type those deployments run.");
+}
+
+// src/views/deployments.ts
+var REFRESH_MS4 = 5e3;
+function deploymentsView(root) {
+  const results = h("div", { class: "results" });
+  let stopped = false;
+  async function load() {
+    try {
+      const { deployments } = await api.deployments();
+      if (stopped) return;
+      replace(
+        results,
+        deployments.length === 0 ? h("p", { class: "empty", "data-testid": "deployments-empty" }, "No deployment registered definitions yet (definitions/register, role deploy).") : deployments.map((d) => panel(d, deployments))
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list the deployments: ${String(error)}`));
+    }
+  }
+  async function run(what, action) {
+    try {
+      notify(`${what}: ${await action()}`);
+    } catch (error) {
+      const text = error instanceof ApiError && error.subType === "DEFINITION_INCOMPATIBLE" ? `${what} refused: ${error.message}` : `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+      notify(text, "error");
+    }
+    await load();
+  }
+  function panel(d, all) {
+    const label = deploymentLabel(d.deployment);
+    const makeCurrent = h(
+      "button",
+      {
+        type: "button",
+        "data-testid": "make-current",
+        disabled: currentForAll(d),
+        title: currentForAll(d) ? "Already current for every type it registered" : void 0,
+        onclick: () => void confirmMakeCurrent()
+      },
+      "Make current"
+    );
+    async function confirmMakeCurrent() {
+      const values = await ask(
+        `Make ${label} current?`,
+        `Starts of ${d.processTypes.join(", ")} go to ${d.deployment.workerUrl}; its last definition of each type becomes a new revision. Running executions stay where they are (or move, for a MOVE_TO_CURRENT type).`,
+        [],
+        "Make current"
+      );
+      if (!values) return;
+      await run(`Make ${label} current`, async () => {
+        const answer = await api.setCurrentDeployment(d.deployment);
+        return `${answer.registered.filter((r) => r.changed).length} type(s) changed`;
+      });
+    }
+    const rows = d.processTypes.map((type) => {
+      const current = d.currentFor.includes(type);
+      return h(
+        "tr",
+        { "data-testid": "deployment-type-row", "data-process-type": type },
+        h("td", {}, h("a", { href: definitionHref(type) }, type)),
+        h("td", { "data-testid": "type-current" }, current ? "current" : "—"),
+        h(
+          "td",
+          {},
+          h(
+            "button",
+            {
+              type: "button",
+              "data-testid": "move-here",
+              onclick: () => void confirmMove(type)
+            },
+            "Move executions here"
+          )
+        )
+      );
+    });
+    async function confirmMove(type) {
+      const plan = movePlan(all, type, d.deployment);
+      const values = await ask(`Move executions of ${type} to ${label}?`, moveMessage(plan, type, d.deployment), [], "Move", {
+        danger: true
+      });
+      if (!values) return;
+      await run(`Move ${type} to ${label}`, async () => {
+        const { moved } = await api.moveExecutions(type, d.deployment);
+        return `${moved} moved`;
+      });
+    }
+    return h(
+      "section",
+      { class: "panel wide", "data-testid": "deployment", "data-deployment": label },
+      h(
+        "h2",
+        {},
+        d.deployment.name,
+        " ",
+        h("span", { class: "mono" }, d.deployment.version),
+        d.currentFor.length > 0 && h("span", { class: "badge badge-current", "data-testid": "badge-current" }, "current"),
+        d.drained && h("span", { class: "badge badge-drained", "data-testid": "badge-drained" }, "drained")
+      ),
+      facts([
+        ["Worker URL", h("span", { class: "mono", "data-testid": "deployment-url" }, d.deployment.workerUrl)],
+        ["Current for", h("span", { "data-testid": "deployment-current-for" }, d.currentFor.length > 0 ? d.currentFor.join(", ") : "nothing")],
+        ["Running executions", h("span", { "data-testid": "deployment-running" }, String(d.runningExecutions))]
+      ]),
+      table(["Process type", "Current here", ""], rows, "No process type.", "deployment-types"),
+      h("div", { class: "actions" }, makeCurrent)
+    );
+  }
+  replace(
+    root,
+    h("h1", {}, "Deployments"),
+    h(
+      "p",
+      { class: "small" },
+      "Each worker deployment that registered definitions. Starts go to a type's current deployment; running executions stay on theirs until they close (PINNED) or move. A deployment current for nothing and running nothing is drained: it can be shut down."
+    ),
+    results
+  );
+  void load().catch((error) => notify(String(error), "error"));
+  const timer = setInterval(() => void load(), REFRESH_MS4);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
 // src/views/actions.ts
 function actionButtons(execution, states, definition, done) {
   const processId = execution.processId;
@@ -1445,7 +1603,7 @@ function button(label, testId, danger, onClick) {
 
 // src/views/execution.ts
 var HISTORY_PAGE = 20;
-var REFRESH_MS4 = 3e3;
+var REFRESH_MS5 = 3e3;
 function executionView(root, processId, processExecutionId) {
   const summary = h("section", { class: "summary" });
   const actions = h("div");
@@ -1598,7 +1756,7 @@ function executionView(root, processId, processExecutionId) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS4) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS5) : void 0;
   }
   replace(
     root,
@@ -1683,6 +1841,7 @@ function route2() {
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
   else if (current.page === "dashboard") leave = dashboardView(root);
   else if (current.page === "definitions") leave = definitionsView(root);
+  else if (current.page === "deployments") leave = deploymentsView(root);
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else leave = executionsView(root);
 }
@@ -1713,6 +1872,7 @@ function start() {
         {},
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
+        h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard")
       ),
       forget

@@ -3,13 +3,15 @@
 // and sent on every later call. A 403 is a token without the role the call needs: asking
 // for a token again would not help, so the call fails with a message saying so.
 import type {
-  AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse,
+  AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse, DeploymentRef,
+  DeploymentsListResponse, ExecutionsMoveResponse, RegisterDefinitionsResponse,
   DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse, ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
 const DEFINITIONS = "/api/v1/xdb/service/definitions/";
+const DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 const CONSOLE = "/api/v1/xdb/console/process-execution/";
 const TOKEN_KEY = "xdb.console.token";
 
@@ -123,6 +125,11 @@ export const api = {
   definitions: () => post<DefinitionsListResponse>(`${DEFINITIONS}list`, {}),
   definition: (processType: string, revision?: number) =>
     post<DefinitionDescribeResponse>(`${DEFINITIONS}describe`, { processType, ...(revision !== undefined ? { revision } : {}) }),
+  deployments: () => post<DeploymentsListResponse>(`${DEPLOYMENTS}list`, {}),
+  setCurrentDeployment: (deployment: DeploymentRef, force = false) =>
+    post<RegisterDefinitionsResponse>(`${DEPLOYMENTS}set-current`, { deployment: { name: deployment.name, version: deployment.version }, force }),
+  moveExecutions: (processType: string, to: DeploymentRef) =>
+    post<ExecutionsMoveResponse>(`${DEPLOYMENTS}move`, { processType, to: { name: to.name, version: to.version }, processIds: [] }),
 };
 
 /** The current definition of `processType`, or undefined when the type is not registered

@@ -3,6 +3,7 @@ import { forgetToken, onTokenNeeded, token } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dashboardView } from "./views/dashboard.js";
 import { definitionView, definitionsView } from "./views/definitions.js";
+import { deploymentsView } from "./views/deployments.js";
 import { askToken } from "./views/dialog.js";
 import { executionView } from "./views/execution.js";
 import { executionsView } from "./views/executions.js";
@@ -22,6 +23,7 @@ function route(): void {
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
   else if (current.page === "dashboard") leave = dashboardView(root);
   else if (current.page === "definitions") leave = definitionsView(root);
+  else if (current.page === "deployments") leave = deploymentsView(root);
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else leave = executionsView(root);
 }
@@ -53,6 +55,7 @@ function start(): void {
         {},
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
+        h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
       ),
       forget,

@@ -22,6 +22,9 @@ import {
   DEFINITIONS_PATHS,
   DefinitionDescribeResponseSchema,
   DefinitionsListResponseSchema,
+  DEPLOYMENTS_PATHS,
+  DeploymentsListResponseSchema,
+  ExecutionsMoveResponseSchema,
   ProcessExecutionControlResponseSchema,
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
@@ -37,6 +40,11 @@ import {
   type DefinitionDescribeRequest,
   type DefinitionDescribeResponse,
   type DefinitionsListResponse,
+  type DeploymentRef,
+  type DeploymentSetCurrentRequest,
+  type DeploymentsListResponse,
+  type ExecutionsMoveRequest,
+  type ExecutionsMoveResponse,
   type GlobalAttributeValue,
   type HistoryEvent,
   type HistoryEventType,
@@ -333,6 +341,54 @@ export class Client {
     return answer as DefinitionDescribeResponse;
   }
 
+  // ---- deployments ----
+
+  /**
+   * Every deployment that registered definitions: its process types, the types it is
+   * current for, its running executions, and whether it is drained (current for nothing,
+   * running nothing: it can be shut down). Needs role `read`.
+   */
+  async listDeployments(): Promise<DeploymentsListResponse> {
+    return this.call(DEPLOYMENTS_PATHS.list, {}, DeploymentsListResponseSchema);
+  }
+
+  /**
+   * Makes deployment `name`@`version` current again for every type it registered (a roll
+   * back): its last definition of each type becomes a new revision. Needs role `deploy`.
+   * Throws `XdbApiError` with `DEFINITION_NOT_FOUND` (404) for an unknown deployment,
+   * `DEFINITION_INCOMPATIBLE` (409) when running executions wait in states it lacks
+   * (unless `force`).
+   */
+  async setCurrentDeployment(
+    name: string,
+    version: string,
+    options: { force?: boolean } = {},
+  ): Promise<RegisterDefinitionsResponse> {
+    const request: DeploymentSetCurrentRequest = { deployment: { name, version }, force: options.force ?? false };
+    return this.call(DEPLOYMENTS_PATHS.setCurrent, request, RegisterDefinitionsResponseSchema);
+  }
+
+  /**
+   * Moves running executions of `process` to deployment `to`: all of them, those on
+   * `options.from`, or the named `options.processIds`; each runs its next worker call
+   * there. Needs role `operate`. Throws `XdbApiError` with `DEFINITION_NOT_FOUND` (404)
+   * when `to` (or `from`) did not register the type.
+   */
+  async moveExecutions(
+    process: string | Process | (new () => Process),
+    to: DeploymentRef,
+    options: { from?: DeploymentRef; processIds?: readonly string[] } = {},
+  ): Promise<ExecutionsMoveResponse> {
+    const processType = typeof process === "string" ? process : definitionOf(process).processType;
+    const request: ExecutionsMoveRequest = {
+      processType,
+      to: deploymentRef(to),
+      processIds: [...(options.processIds ?? [])],
+    };
+    if (options.from) request.from = deploymentRef(options.from);
+    return this.call(DEPLOYMENTS_PATHS.move, request, ExecutionsMoveResponseSchema);
+  }
+
   // ---- the operator's calls ----
 
   /**
@@ -563,4 +619,9 @@ function describeCause(error: unknown): string {
     return `${error.message}${cause}`;
   }
   return String(error);
+}
+
+/** A deployment by name and version (a `WorkerDeployment` carries its URL too: left out). */
+function deploymentRef(deployment: DeploymentRef): DeploymentRef {
+  return { name: deployment.name, version: deployment.version };
 }

@@ -13,15 +13,19 @@ import type {
   ProcessExecutionRpcRequest,
   StateDecisionWire,
   StateMovement,
+  VersioningPolicy,
 } from "./protocol.js";
 import { CommunicationSchema, PersistenceSchema } from "./schema.js";
 import { stateIdOfInstance, type AsyncState } from "./state.js";
+
+const VERSIONING_POLICIES: readonly VersioningPolicy[] = ["PINNED", "MOVE_TO_CURRENT"];
 
 export class ProcessDefinition {
   readonly processType: string;
   readonly startingStateId: string | undefined;
   readonly persistence: PersistenceSchema;
   readonly communication: CommunicationSchema;
+  readonly versioningPolicy: VersioningPolicy;
   private readonly states = new Map<string, AsyncState<never>>();
   private readonly rpcs = new Map<string, AnyRpc>();
 
@@ -51,6 +55,13 @@ export class ProcessDefinition {
     this.startingStateId = schema.startingState ? stateIdOfInstance(schema.startingState) : undefined;
     this.persistence = process.persistenceSchema?.() ?? PersistenceSchema.none();
     this.communication = process.communicationSchema?.() ?? CommunicationSchema.none();
+    this.versioningPolicy = process.versioningPolicy ?? "PINNED";
+    if (!VERSIONING_POLICIES.includes(this.versioningPolicy)) {
+      throw new XdbSdkError(
+        "NOT_ALLOWED",
+        `process ${this.processType}: versioningPolicy ${JSON.stringify(this.versioningPolicy)} is not one of ${VERSIONING_POLICIES.join(", ")}`,
+      );
+    }
     for (const [name, rpc] of Object.entries(process.rpcs ?? {})) {
       this.rpcs.set(name, rpc);
     }

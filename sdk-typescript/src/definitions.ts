@@ -36,7 +36,8 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  * - `rpcs`: name, the loading the client sends for it, the input's JSON Schema;
  * - `globalAttributes`: the table, its key and the declared columns;
  *   `localAttributes`: the declared keys. The persistence schema declares names, not
- *   types, so every attribute's type is `ANY`.
+ *   types, so every attribute's type is `ANY`;
+ * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`.
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
   const definition = definitionOf(process);
@@ -68,6 +69,7 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
     localQueues: [...definition.communication.localQueueNames],
     rpcs,
     localAttributes: persistence.localAttributeKeys.map(anyAttribute),
+    versioningPolicy: definition.versioningPolicy,
   };
   if (persistence.table) {
     wire.globalAttributes = {

@@ -29,6 +29,7 @@ export * from "./worker.js";
 export * as protocol from "./protocol.js";
 export {
   DEFINITIONS_PATHS,
+  DEPLOYMENTS_PATHS,
   OPENAPI_PATH,
   SERVICE_PATHS,
   StateApiFailureDetailsSchema,
@@ -37,7 +38,11 @@ export {
   type DefinitionDescribeResponse,
   type DefinitionRevision,
   type DefinitionsListResponse,
+  type DeploymentRef,
+  type DeploymentSummary,
+  type DeploymentsListResponse,
   type ErrorSubType,
+  type ExecutionsMoveResponse,
   type HistoryEventType,
   type LockType,
   type PauseInfo,
@@ -47,5 +52,6 @@ export {
   type RegisterDefinitionsResponse,
   type RetryPolicy,
   type StateApiFailureDetails,
+  type VersioningPolicy,
   type WorkerDeployment,
 } from "./protocol.js";

@@ -4,7 +4,7 @@
  */
 import type { Communication } from "./communication.js";
 import type { Persistence } from "./persistence.js";
-import type { GlobalAttributeLoading, LocalAttributeLoading, LockType } from "./protocol.js";
+import type { GlobalAttributeLoading, LocalAttributeLoading, LockType, VersioningPolicy } from "./protocol.js";
 import type { CommunicationSchema, PersistenceSchema } from "./schema.js";
 import type { AsyncState, Parser, WorkerContext } from "./state.js";
 
@@ -83,6 +83,12 @@ export interface Process {
   communicationSchema?(): CommunicationSchema;
   /** RPCs by name, callable by clients while an execution runs. */
   readonly rpcs?: Readonly<Record<string, AnyRpc>>;
+  /**
+   * What happens to running executions when another deployment of the type becomes
+   * current: `PINNED` (the default: they stay on the deployment they started on) or
+   * `MOVE_TO_CURRENT` (they move to it). See docs/definitions.md.
+   */
+  readonly versioningPolicy?: VersioningPolicy;
 }
 
 /** The RPC map of process `P`. */

@@ -30,9 +30,16 @@ export type {
   DefinitionRevision,
   DefinitionsListRequest,
   DefinitionsListResponse,
+  DeploymentRef,
+  DeploymentSetCurrentRequest,
+  DeploymentSummary,
+  DeploymentsListRequest,
+  DeploymentsListResponse,
   EmptyResponse,
   EncodedObject,
   ErrorSubType,
+  ExecutionsMoveRequest,
+  ExecutionsMoveResponse,
   ExecuteCompletedDetails,
   FailureRecoveryPolicy,
   GlobalAttributeConfig,
@@ -110,6 +117,7 @@ export type {
   TimerResult,
   TimerStatus,
   TimerWait,
+  VersioningPolicy,
   WaitUntilCompletedDetails,
   WaitingFor,
   WorkerDeployment,
@@ -125,6 +133,8 @@ export {
   AsyncStateWaitUntilRequestSchema,
   DefinitionDescribeResponseSchema,
   DefinitionsListResponseSchema,
+  DeploymentsListResponseSchema,
+  ExecutionsMoveResponseSchema,
   ProcessExecutionControlResponseSchema,
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
@@ -163,6 +173,16 @@ export const DEFINITIONS_PATHS = {
   register: "/api/v1/xdb/service/definitions/register",
   list: "/api/v1/xdb/service/definitions/list",
   describe: "/api/v1/xdb/service/definitions/describe",
+} as const;
+
+/**
+ * The deployments' paths: operators list them (role `read`), make one current again
+ * (`deploy`) and move running executions between them (`operate`).
+ */
+export const DEPLOYMENTS_PATHS = {
+  list: "/api/v1/xdb/service/deployments/list",
+  setCurrent: "/api/v1/xdb/service/deployments/set-current",
+  move: "/api/v1/xdb/service/deployments/move",
 } as const;
 
 /** Where the service serves its OpenAPI document. */

@@ -1,10 +1,11 @@
 // Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard,
-// #/definitions, #/definition/<process type>/<revision>.
+// #/definitions, #/definition/<process type>/<revision>, #/deployments.
 
 export type Route =
   | { page: "executions" }
   | { page: "dashboard" }
   | { page: "definitions" }
+  | { page: "deployments" }
   | { page: "definition"; processType: string; revision?: number }
   | { page: "execution"; processId: string; processExecutionId?: string };
 
@@ -25,6 +26,7 @@ export function parseRoute(hash: string): Route {
   try {
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
+    if (parts[0] === "deployments") return { page: "deployments" };
     if (parts[0] === "definition" && parts[1]) {
       const processType = decodeURIComponent(parts[1]);
       const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : undefined;

@@ -2,7 +2,9 @@
 // worker built with the TypeScript SDK: the list, the execution page with its history
 // and business row, the actions (publish, retry now, pause/resume, stop), the dashboard,
 // the registered definitions with a process type's state graph and the dialogs that offer
-// its queues and RPCs, the token prompt, and the setting that turns the console off.
+// its queues and RPCs, the deployments (a second deployment registered, executions moved to
+// it, the first made current again), the token prompt, and the setting that turns the
+// console off.
 // Writes the screenshots of docs/operations.md to docs/console/.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -26,6 +28,8 @@ describe("web console", () => {
   /** The deployment that registers its process type (a worker URL that registered some
    * types may start no other). */
   let shop: TestWorker;
+  /** The shop's next version, at a URL of its own. */
+  let shopNext: TestWorker | undefined;
   let browser: Browser;
   let page: Page;
   let client: Client;
@@ -67,6 +71,7 @@ describe("web console", () => {
     await server?.stop();
     await worker?.stop();
     await shop?.stop();
+    await shopNext?.stop();
     await db?.drop();
   });
 
@@ -250,6 +255,54 @@ describe("web console", () => {
 
     await page.goto(`${server.url}/ui/#/definition/SignupProcess`);
     await page.getByTestId("definition-error").filter({ hasText: "SignupProcess is not registered" }).waitFor();
+  });
+
+  it("shows the deployments, moves executions to one and makes another current", async () => {
+    shopNext = await TestWorker.start(new WorkerService({ onError: () => undefined }).register(new OrderProcess()).nodeHandler());
+    const registered = await fetch(`${server.url}/api/v1/xdb/service/definitions/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        deployment: { name: "shop-worker", version: "1.5.0", workerUrl: shopNext.url },
+        definitions: [ORDER_DEFINITION],
+      }),
+    });
+    assert.equal(registered.status, 200, await registered.clone().text());
+
+    await page.goto(`${server.url}/ui/#/deployments`);
+    const older = page.locator('[data-testid=deployment][data-deployment="shop-worker@1.4.0"]');
+    const newer = page.locator('[data-testid=deployment][data-deployment="shop-worker@1.5.0"]');
+    // order-3 still waits for its shipment on 1.4.0; 1.5.0 takes the new starts.
+    await newer.getByTestId("badge-current").waitFor();
+    await newer.getByTestId("deployment-url").filter({ hasText: shopNext.url }).waitFor();
+    await newer.getByTestId("deployment-current-for").filter({ hasText: "OrderProcess" }).waitFor();
+    assert.equal(await newer.getByTestId("deployment-running").textContent(), "0");
+    await older.getByTestId("deployment-current-for").filter({ hasText: "nothing" }).waitFor();
+    assert.equal(await older.getByTestId("deployment-running").textContent(), "1");
+    assert.equal(await older.getByTestId("badge-current").count(), 0);
+    assert.equal(await older.getByTestId("badge-drained").count(), 0);
+    assert.equal(await newer.getByTestId("make-current").isDisabled(), true);
+    await eventually("the earlier notices to go", SOON, async () => (await page.getByTestId("notice-ok").count()) === 0);
+    await page.screenshot({ path: join(SCREENSHOTS, "deployments.png") });
+
+    // Move order-3 to 1.5.0: the dialog counts it first.
+    await newer.locator('[data-testid=deployment-type-row][data-process-type="OrderProcess"] [data-testid=move-here]').click();
+    await page.getByTestId("dialog").filter({ hasText: "Moves 1 running execution of OrderProcess from shop-worker@1.4.0 (1)" }).waitFor();
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("notice-ok").filter({ hasText: "1 moved" }).waitFor();
+    await older.getByTestId("badge-drained").waitFor();
+    assert.equal(await newer.getByTestId("deployment-running").textContent(), "1");
+    assert.equal((await client.describe("order-3")).workerUrl, shopNext.url);
+
+    // Roll back: 1.4.0 current again, once confirmed.
+    await older.getByTestId("make-current").click();
+    await page.getByTestId("dialog").filter({ hasText: "Make shop-worker@1.4.0 current?" }).waitFor();
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("notice-ok").filter({ hasText: "Make shop-worker@1.4.0 current" }).waitFor();
+    await older.getByTestId("badge-current").waitFor();
+    await older.getByTestId("deployment-current-for").filter({ hasText: "OrderProcess" }).waitFor();
+    await newer.getByTestId("deployment-current-for").filter({ hasText: "nothing" }).waitFor();
+    assert.equal(await older.getByTestId("make-current").isDisabled(), true);
   });
 
   it("says the token lacks the role instead of asking for another one", async () => {

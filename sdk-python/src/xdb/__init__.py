@@ -9,7 +9,9 @@
   including the operator's calls (``states``, ``retry_now``, ``give_up``, ``pause``,
   ``resume``).
 - Register it: ``await worker.register_definitions(client, WorkerDeployment(...))`` tells
-  XDB the hosted processes' definitions, so it checks requests and routes starts.
+  XDB the hosted processes' definitions, so it checks requests and routes starts;
+  ``list_deployments``, ``set_current_deployment`` and ``move_executions`` on a client
+  roll back and move executions between deployments (``docs/definitions.md``).
 """
 
 from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
@@ -50,7 +52,11 @@ from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
     AsyncStateConfig,
     CallPhase,
+    DeploymentRef,
+    DeploymentsListResponse,
+    DeploymentSummary,
     ErrorSubType,
+    ExecutionsMoveResponse,
     FailureRecoveryPolicy,
     GlobalAttributeLoading,
     HistoryEventType,
@@ -67,6 +73,7 @@ from xdb.protocol import (
     StateExecutionStatus,
     StateFailureRecoveryOptions,
     TimerStatus,
+    VersioningPolicy,
     WorkerDeployment,
 )
 from xdb.rpc import RpcMethod, RpcOptions, rpc
@@ -99,8 +106,12 @@ __all__ = [
     "DatabaseUnavailableError",
     "DefinitionIncompatibleError",
     "DefinitionNotFoundError",
+    "DeploymentRef",
+    "DeploymentSummary",
+    "DeploymentsListResponse",
     "EncodingError",
     "ErrorSubType",
+    "ExecutionsMoveResponse",
     "FailureRecoveryPolicy",
     "ForbiddenError",
     "GlobalAttributeLoading",
@@ -145,6 +156,7 @@ __all__ = [
     "TraceContext",
     "TransportError",
     "UnauthorizedError",
+    "VersioningPolicy",
     "WorkerApiError",
     "WorkerCallError",
     "WorkerDeployment",

@@ -1,6 +1,8 @@
 """The base of the generated wire models (``xdb._wire``).
 
-Field names are snake_case in Python and camelCase on the wire. Answers are read
+Field names are snake_case in Python and camelCase on the wire; a name the generator
+suffixed with ``_`` because it is a Python keyword (``from_``) is the keyword on the
+wire. Answers are read
 leniently (unknown fields ignored) so that a newer service keeps working with this SDK.
 An optional field left unset (``None``) is left out of what the SDK sends, as the Rust
 SDK does: absent means the default the contract states, where ``null`` may not.
@@ -14,11 +16,15 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 from pydantic.alias_generators import to_camel
 
 
+def _wire_name(name: str) -> str:
+    return to_camel(name.rstrip("_"))
+
+
 class WireModel(BaseModel):
     """Base of every wire model: camelCase on the wire, unknown fields ignored."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel,
+        alias_generator=_wire_name,
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,

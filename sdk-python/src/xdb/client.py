@@ -32,6 +32,9 @@ from xdb.protocol import (
     DEFINITIONS_DESCRIBE,
     DEFINITIONS_LIST,
     DEFINITIONS_REGISTER,
+    DEPLOYMENTS_LIST,
+    DEPLOYMENTS_MOVE,
+    DEPLOYMENTS_SET_CURRENT,
     DESCRIBE,
     HISTORY,
     LIST,
@@ -44,7 +47,13 @@ from xdb.protocol import (
     DefinitionDescribeResponse,
     DefinitionsListRequest,
     DefinitionsListResponse,
+    DeploymentRef,
+    DeploymentSetCurrentRequest,
+    DeploymentsListRequest,
+    DeploymentsListResponse,
     EncodedObject,
+    ExecutionsMoveRequest,
+    ExecutionsMoveResponse,
     GlobalAttributeConfig,
     GlobalAttributeValue,
     HistoryEvent,
@@ -213,6 +222,12 @@ def _list_filter(
         start_time_min_ms=start_time_min_ms,
         start_time_max_ms=start_time_max_ms,
     )
+
+
+def _deployment_ref(deployment: DeploymentRef | WorkerDeployment) -> DeploymentRef:
+    if isinstance(deployment, WorkerDeployment):
+        return DeploymentRef(name=deployment.name, version=deployment.version)
+    return deployment
 
 
 def _deadline(timeout: timedelta | float) -> float:
@@ -449,6 +464,37 @@ class _Base(Generic[H]):
         read = DefinitionDescribeResponse.model_validate_json
         return Call(DEFINITIONS_DESCRIBE, body, self.request_timeout, read)
 
+    def _list_deployments(self) -> Call[DeploymentsListResponse]:
+        read = DeploymentsListResponse.model_validate_json
+        return Call(DEPLOYMENTS_LIST, DeploymentsListRequest(), self.request_timeout, read)
+
+    def _set_current_deployment(
+        self, name: str, version: str, force: bool
+    ) -> Call[RegisterDefinitionsResponse]:
+        body = DeploymentSetCurrentRequest(
+            deployment=DeploymentRef(name=name, version=version), force=force
+        )
+        read = RegisterDefinitionsResponse.model_validate_json
+        return Call(DEPLOYMENTS_SET_CURRENT, body, self.request_timeout, read)
+
+    def _move_executions(
+        self,
+        process_type: str | type[Process],
+        to: DeploymentRef | WorkerDeployment,
+        from_: DeploymentRef | WorkerDeployment | None,
+        process_ids: Iterable[str],
+    ) -> Call[ExecutionsMoveResponse]:
+        if not isinstance(process_type, str):
+            process_type = ProcessDefinition.of(process_type).process_type
+        body = ExecutionsMoveRequest(
+            process_type=process_type,
+            to=_deployment_ref(to),
+            from_=_deployment_ref(from_) if from_ is not None else None,
+            process_ids=list(process_ids),
+        )
+        read = ExecutionsMoveResponse.model_validate_json
+        return Call(DEPLOYMENTS_MOVE, body, self.request_timeout, read)
+
 
 class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
@@ -650,6 +696,42 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
         """
         return await self._send(self._describe_definition(process_type, revision))
 
+    async def list_deployments(self) -> DeploymentsListResponse:
+        """Every deployment that registered definitions, with its running executions.
+
+        Each names its types, the types it is current for, and whether it is drained
+        (current for nothing, running nothing: it can be shut down). Needs role ``read``.
+        """
+        return await self._send(self._list_deployments())
+
+    async def set_current_deployment(
+        self, name: str, version: str, force: bool = False
+    ) -> RegisterDefinitionsResponse:
+        """Makes deployment ``name``@``version`` current again for every type it registered.
+
+        A roll back: its last definition of each type becomes a new revision. Needs role
+        ``deploy``. Raises :class:`~xdb.errors.DefinitionNotFoundError` for an unknown
+        deployment and :class:`~xdb.errors.DefinitionIncompatibleError` when running
+        executions wait in states it lacks (unless ``force``).
+        """
+        return await self._send(self._set_current_deployment(name, version, force))
+
+    async def move_executions(
+        self,
+        process_type: str | type[Process],
+        to: DeploymentRef | WorkerDeployment,
+        from_: DeploymentRef | WorkerDeployment | None = None,
+        process_ids: Iterable[str] = (),
+    ) -> ExecutionsMoveResponse:
+        """Moves running executions of ``process_type`` to deployment ``to``.
+
+        All of them, those on ``from_``, or the named ``process_ids``; each runs its next
+        worker call there. Needs role ``operate``. Returns how many moved. Raises
+        :class:`~xdb.errors.DefinitionNotFoundError` when ``to`` (or ``from_``) did not
+        register the type.
+        """
+        return await self._send(self._move_executions(process_type, to, from_, process_ids))
+
 
 class Client(_Base[httpx.Client], OperatorCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
@@ -824,3 +906,23 @@ class Client(_Base[httpx.Client], OperatorCalls):
     ) -> DefinitionDescribeResponse:
         """A registered process type's definition; see :meth:`AsyncClient.describe_definition`."""
         return self._send(self._describe_definition(process_type, revision))
+
+    def list_deployments(self) -> DeploymentsListResponse:
+        """Every deployment with its types, current-for types and running executions."""
+        return self._send(self._list_deployments())
+
+    def set_current_deployment(
+        self, name: str, version: str, force: bool = False
+    ) -> RegisterDefinitionsResponse:
+        """Makes deployment ``name``@``version`` current again for every type it registered."""
+        return self._send(self._set_current_deployment(name, version, force))
+
+    def move_executions(
+        self,
+        process_type: str | type[Process],
+        to: DeploymentRef | WorkerDeployment,
+        from_: DeploymentRef | WorkerDeployment | None = None,
+        process_ids: Iterable[str] = (),
+    ) -> ExecutionsMoveResponse:
+        """Moves running executions of ``process_type`` to ``to``; see the async client."""
+        return self._send(self._move_executions(process_type, to, from_, process_ids))

@@ -56,7 +56,8 @@ def export_definition(
     - ``rpcs``: name, the loading the client sends when the caller gives none, and the
       input's JSON Schema;
     - ``global_attributes``: the table, its key and the declared columns with their
-      types; ``local_attributes``: the declared keys with theirs.
+      types; ``local_attributes``: the declared keys with theirs;
+    - ``versioning_policy``: the process's ``versioning_policy``.
     """
     definition = (
         process if isinstance(process, ProcessDefinition) else ProcessDefinition.of(process)
@@ -102,6 +103,7 @@ def export_definition(
         rpcs=rpcs,
         global_attributes=global_attributes,
         local_attributes=_attributes(schema.local_attributes),
+        versioning_policy=definition.versioning_policy,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from xdb import encoding
 from xdb.decision import NextState, StateDecision
@@ -16,6 +16,7 @@ from xdb.protocol import (
     StateDecisionWire,
     StateMovement,
     ThreadCloseDecision,
+    VersioningPolicy,
 )
 from xdb.rpc import RpcMethod
 from xdb.schema import CommunicationSchema, PersistenceSchema, StateSchema
@@ -28,7 +29,13 @@ class Process:
     Override the ``get_*`` methods; declare RPCs as methods decorated with :func:`xdb.rpc`.
     A client builds the definition from the class with no constructor arguments, so give
     constructor parameters defaults (or pass the instance to the client).
+
+    ``versioning_policy`` says what happens to running executions when another
+    deployment of the type becomes current: ``PINNED`` (they stay on the deployment they
+    started on) or ``MOVE_TO_CURRENT`` (they move to it); see ``docs/definitions.md``.
     """
+
+    versioning_policy: ClassVar[VersioningPolicy | str] = VersioningPolicy.PINNED
 
     def get_process_type(self) -> str:
         """The process type, unique in a worker; the class name unless overridden."""
@@ -65,6 +72,13 @@ class ProcessDefinition:
         )
         self.persistence = process.get_persistence_schema()
         self.communication = process.get_communication_schema()
+        try:
+            self.versioning_policy = VersioningPolicy(process.versioning_policy)
+        except ValueError:
+            raise SchemaError(
+                f"{self.process_type}: versioning_policy {process.versioning_policy!r} is "
+                f"not one of {', '.join(p.value for p in VersioningPolicy)}"
+            ) from None
         self.rpcs: dict[str, RpcMethod[Any, Any, Any]] = {}
         for klass in reversed(type(process).__mro__):
             for value in vars(klass).values():

@@ -32,10 +32,17 @@ from xdb._wire import (
     DefinitionRevision,
     DefinitionsListRequest,
     DefinitionsListResponse,
+    DeploymentRef,
+    DeploymentSetCurrentRequest,
+    DeploymentsListRequest,
+    DeploymentsListResponse,
+    DeploymentSummary,
     EmptyResponse,
     EncodedObject,
     ErrorSubType,
     ExecuteCompletedDetails,
+    ExecutionsMoveRequest,
+    ExecutionsMoveResponse,
     FailureRecoveryPolicy,
     GlobalAttributeConfig,
     GlobalAttributeLoading,
@@ -112,6 +119,7 @@ from xdb._wire import (
     TimerResult,
     TimerStatus,
     TimerWait,
+    VersioningPolicy,
     WaitingFor,
     WaitUntilCompletedDetails,
     WorkerDeployment,
@@ -146,6 +154,12 @@ DEFINITIONS_REGISTER = f"{DEFINITIONS_PREFIX}/register"
 DEFINITIONS_LIST = f"{DEFINITIONS_PREFIX}/list"
 DEFINITIONS_DESCRIBE = f"{DEFINITIONS_PREFIX}/describe"
 
+# Paths of the deployments (operators list them, make one current, move executions).
+DEPLOYMENTS_PREFIX = "/api/v1/xdb/service/deployments"
+DEPLOYMENTS_LIST = f"{DEPLOYMENTS_PREFIX}/list"
+DEPLOYMENTS_SET_CURRENT = f"{DEPLOYMENTS_PREFIX}/set-current"
+DEPLOYMENTS_MOVE = f"{DEPLOYMENTS_PREFIX}/move"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
@@ -156,6 +170,10 @@ __all__ = [
     "DEFINITIONS_LIST",
     "DEFINITIONS_PREFIX",
     "DEFINITIONS_REGISTER",
+    "DEPLOYMENTS_LIST",
+    "DEPLOYMENTS_MOVE",
+    "DEPLOYMENTS_PREFIX",
+    "DEPLOYMENTS_SET_CURRENT",
     "DESCRIBE",
     "GIVE_UP",
     "HISTORY",
@@ -197,10 +215,17 @@ __all__ = [
     "DefinitionRevision",
     "DefinitionsListRequest",
     "DefinitionsListResponse",
+    "DeploymentRef",
+    "DeploymentSetCurrentRequest",
+    "DeploymentSummary",
+    "DeploymentsListRequest",
+    "DeploymentsListResponse",
     "EmptyResponse",
     "EncodedObject",
     "ErrorSubType",
     "ExecuteCompletedDetails",
+    "ExecutionsMoveRequest",
+    "ExecutionsMoveResponse",
     "FailureRecoveryPolicy",
     "GlobalAttributeConfig",
     "GlobalAttributeLoading",
@@ -279,6 +304,7 @@ __all__ = [
     "TimerResult",
     "TimerStatus",
     "TimerWait",
+    "VersioningPolicy",
     "WaitUntilCompletedDetails",
     "WaitingFor",
     "WireModel",

@@ -186,6 +186,13 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     await client.describe_definition(RegisteredOrderProcess)
     with pytest.raises(DefinitionNotFoundError):
         await client.describe_definition(f"NoSuchProcess{run}")
+    # Deployments: the same deployment made current again, and a move of no execution.
+    await client.list_deployments()
+    await client.set_current_deployment("contract", run)
+    moved = await client.move_executions(
+        RegisteredOrderProcess, deployment, from_=deployment, process_ids=[f"none-{run}"]
+    )
+    assert moved.moved == 0
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}

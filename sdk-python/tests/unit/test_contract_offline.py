@@ -12,7 +12,14 @@ import pytest
 from tests.contract import Contract
 from tests.unit.sample_processes import NoTableProcess, Order, ShopProcess
 from tests.unit.test_worker import execute_body
-from xdb import AsyncClient, ProcessStartOptions, WorkerDeployment, WorkerService, protocol
+from xdb import (
+    AsyncClient,
+    DeploymentRef,
+    ProcessStartOptions,
+    WorkerDeployment,
+    WorkerService,
+    protocol,
+)
 from xdb.protocol import WireModel
 
 DOCUMENT = Path(__file__).resolve().parents[3] / "xdb-protocol" / "openapi.json"
@@ -71,6 +78,14 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         ),
         client.list_definitions(),
         client.describe_definition(ShopProcess, revision=2),
+        client.list_deployments(),
+        client.set_current_deployment("shop", "1", force=True),
+        client.move_executions(
+            ShopProcess,
+            DeploymentRef(name="shop", version="2"),
+            from_=DeploymentRef(name="shop", version="1"),
+            process_ids=["p"],
+        ),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):

@@ -18,9 +18,11 @@ from xdb import (
     Client,
     DefinitionIncompatibleError,
     DefinitionNotFoundError,
+    DeploymentRef,
     ErrorSubType,
     ProcessDefinition,
     SchemaError,
+    VersioningPolicy,
     WorkerDeployment,
     WorkerService,
     export_definition,
@@ -33,6 +35,9 @@ from xdb.protocol import (
     DEFINITIONS_DESCRIBE,
     DEFINITIONS_LIST,
     DEFINITIONS_REGISTER,
+    DEPLOYMENTS_LIST,
+    DEPLOYMENTS_MOVE,
+    DEPLOYMENTS_SET_CURRENT,
     START,
     AttributeType,
     HistoryEvent,
@@ -305,3 +310,88 @@ def test_history_events_name_their_state_execution() -> None:
     assert state_execution_id_of(control) is None
     assert state_execution_ids_of(control) == ["A-1", "B-2"]
     assert state_execution_ids_of(event({"processType": "P"})) == []
+
+
+SUMMARY = {
+    "deployment": {"name": "shop", "version": "2", "workerUrl": "http://worker-2:8000"},
+    "processTypes": ["ShopProcess"],
+    "currentFor": ["ShopProcess"],
+    "runningExecutions": 3,
+    "drained": False,
+}
+
+
+async def test_deployments_calls_send_their_requests() -> None:
+    seen: list[tuple[str, Any]] = []
+    answers = {
+        DEPLOYMENTS_LIST: httpx.Response(200, json={"deployments": [SUMMARY]}),
+        DEPLOYMENTS_SET_CURRENT: httpx.Response(
+            200, json={"registered": [{"revision": REVISION, "changed": True}]}
+        ),
+        DEPLOYMENTS_MOVE: httpx.Response(200, json={"moved": 2}),
+    }
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler_for(seen, answers)))
+    async with AsyncClient("http://xdb", http_client=http) as client:
+        listed = await client.list_deployments()
+        rolled_back = await client.set_current_deployment("shop", "1.2.3")
+        moved = await client.move_executions(
+            ShopProcess, DeploymentRef(name="shop", version="2"), from_=DEPLOYMENT
+        )
+        await client.move_executions("ShopProcess", DEPLOYMENT, process_ids=["p-1", "p-2"])
+    [summary] = listed.deployments
+    assert (summary.deployment.version, summary.current_for, summary.running_executions) == (
+        "2",
+        ["ShopProcess"],
+        3,
+    )
+    assert summary.drained is False
+    assert rolled_back.registered[0].changed is True
+    assert moved.moved == 2
+    shop_2 = {"name": "shop", "version": "2"}
+    shop_1 = {"name": "shop", "version": "1.2.3"}
+    assert seen == [
+        (DEPLOYMENTS_LIST, {}),
+        (DEPLOYMENTS_SET_CURRENT, {"deployment": shop_1, "force": False}),
+        (
+            DEPLOYMENTS_MOVE,
+            {"processType": "ShopProcess", "to": shop_2, "from": shop_1, "processIds": []},
+        ),
+        (
+            DEPLOYMENTS_MOVE,
+            {"processType": "ShopProcess", "to": shop_1, "processIds": ["p-1", "p-2"]},
+        ),
+    ]
+
+
+def test_the_blocking_client_has_the_deployments_calls() -> None:
+    seen: list[tuple[str, Any]] = []
+    answers = {
+        DEPLOYMENTS_LIST: httpx.Response(200, json={"deployments": []}),
+        DEPLOYMENTS_SET_CURRENT: httpx.Response(
+            404, json={"subType": "DEFINITION_NOT_FOUND", "message": "no deployment shop@9"}
+        ),
+        DEPLOYMENTS_MOVE: httpx.Response(200, json={"moved": 0}),
+    }
+    http = httpx.Client(transport=httpx.MockTransport(handler_for(seen, answers)))
+    with Client("http://xdb", http_client=http) as client:
+        assert client.list_deployments().deployments == []
+        with pytest.raises(DefinitionNotFoundError, match="shop@9"):
+            client.set_current_deployment("shop", "9", force=True)
+        assert client.move_executions("ShopProcess", DEPLOYMENT).moved == 0
+    assert seen[1] == (
+        DEPLOYMENTS_SET_CURRENT,
+        {"deployment": {"name": "shop", "version": "9"}, "force": True},
+    )
+
+
+def test_a_process_declares_its_versioning_policy() -> None:
+    class Moving(NoTableProcess):
+        versioning_policy = "MOVE_TO_CURRENT"
+
+    class Unknown(NoTableProcess):
+        versioning_policy = "SOMETIMES"
+
+    assert export_definition(NoTableProcess).versioning_policy is VersioningPolicy.PINNED
+    assert export_definition(Moving()).to_wire()["versioningPolicy"] == "MOVE_TO_CURRENT"
+    with pytest.raises(SchemaError, match="SOMETIMES"):
+        export_definition(Unknown())

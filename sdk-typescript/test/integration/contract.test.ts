@@ -154,6 +154,9 @@ for (const dialect of DIALECTS) {
       await client.listDefinitions();
       await client.describeDefinition(UserSignupProcess);
       await assert.rejects(client.describeDefinition("NoSuchProcess"), (e: unknown) => isApiError(e, "DEFINITION_NOT_FOUND"));
+      await client.listDeployments();
+      await client.setCurrentDeployment("contract", "1");
+      await client.moveExecutions(UserSignupProcess, deployment, { from: deployment, processIds: [processId("bob")] });
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),

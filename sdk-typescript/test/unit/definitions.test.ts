@@ -7,7 +7,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { z } from "zod";
 
 import {
-  Client, CommandRequest, CommunicationSchema, DEFINITIONS_PATHS, PersistenceSchema, ProcessDefinition, SERVICE_PATHS,
+  Client, CommandRequest, CommunicationSchema, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, PersistenceSchema, ProcessDefinition, SERVICE_PATHS,
   StateApiFailureDetailsSchema, StateDecision, StateSchema, WorkerService, XdbApiError, XdbSdkError, exportDefinition,
   inputJsonSchema, isApiError, rpc, stateExecutionIdOf, stateExecutionIdsOf,
   type AsyncState, type HistoryEventType, type Process, type StateApiFailureDetails, type WorkerDeployment,
@@ -221,6 +221,60 @@ describe("definitions calls", () => {
     await client.startProcess(new Bare(), "p");
     assert.equal(fake.sent[0]?.url, SERVICE_PATHS.start);
     assert.equal((fake.sent[0]?.body as { workerUrl?: string }).workerUrl, undefined);
+  });
+});
+
+describe("deployments calls", () => {
+  const summary = {
+    deployment: { name: "shop", version: "2", workerUrl: "http://worker-2:8000" },
+    processTypes: ["ShopProcess"],
+    currentFor: ["ShopProcess"],
+    runningExecutions: 3,
+    drained: false,
+  };
+
+  it("lists deployments, makes one current and moves executions", async () => {
+    const fake = fakeFetch(
+      () => Response.json({ deployments: [summary] }),
+      () => Response.json({ registered: [{ revision, changed: true }] }),
+      () => Response.json({ moved: 2 }),
+      () => Response.json({ moved: 0 }),
+      () => Response.json({ subType: "DEFINITION_NOT_FOUND", message: "no deployment shop@9" }, { status: 404 }),
+    );
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    const [listed] = (await client.listDeployments()).deployments;
+    assert.deepEqual([listed?.deployment.version, listed?.currentFor, listed?.runningExecutions, listed?.drained], [
+      "2", ["ShopProcess"], 3, false,
+    ]);
+    assert.equal((await client.setCurrentDeployment("shop", "1.2.3")).registered[0]?.changed, true);
+    assert.equal((await client.moveExecutions(ShopProcess, { name: "shop", version: "2" }, { from: deployment })).moved, 2);
+    assert.equal((await client.moveExecutions("ShopProcess", deployment, { processIds: ["p-1", "p-2"] })).moved, 0);
+    await assert.rejects(
+      client.setCurrentDeployment("shop", "9", { force: true }),
+      (e) => isApiError(e, "DEFINITION_NOT_FOUND") && e.status === 404,
+    );
+    const shop1 = { name: "shop", version: "1.2.3" };
+    const shop2 = { name: "shop", version: "2" };
+    assert.deepEqual(fake.sent.map((s) => [s.url, s.body]), [
+      [DEPLOYMENTS_PATHS.list, {}],
+      [DEPLOYMENTS_PATHS.setCurrent, { deployment: shop1, force: false }],
+      [DEPLOYMENTS_PATHS.move, { processType: "ShopProcess", to: shop2, processIds: [], from: shop1 }],
+      [DEPLOYMENTS_PATHS.move, { processType: "ShopProcess", to: shop1, processIds: ["p-1", "p-2"] }],
+      [DEPLOYMENTS_PATHS.setCurrent, { deployment: { name: "shop", version: "9" }, force: true }],
+    ]);
+  });
+
+  it("exports a process's versioning policy, PINNED unless it says otherwise", () => {
+    class Moving extends Bare {
+      readonly versioningPolicy = "MOVE_TO_CURRENT" as const;
+    }
+    assert.equal(exportDefinition(new Bare()).versioningPolicy, "PINNED");
+    assert.equal(exportDefinition(new Moving()).versioningPolicy, "MOVE_TO_CURRENT");
+    const unknown = { processType: "odd", versioningPolicy: "SOMETIMES", stateSchema: () => StateSchema.noStartingState(new Ship()) };
+    assert.throws(
+      () => exportDefinition(unknown as unknown as Process),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /SOMETIMES/.test(e.message),
+    );
   });
 });
 
