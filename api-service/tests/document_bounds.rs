@@ -139,6 +139,8 @@ fn the_engine_writes_the_event_types_the_document_lists() {
         HistoryEventType::Paused.as_str(),
         HistoryEventType::Resumed.as_str(),
         HistoryEventType::TaskParked.as_str(),
+        // Written by the reset's plan (`xdb-engine/src/decide/reset.rs`).
+        HistoryEventType::ProcessReset.as_str(),
     ];
     let listed: Vec<&str> = HistoryEventType::ALL.iter().map(|t| t.as_str()).collect();
     assert_eq!(written.as_slice(), listed.as_slice());
