@@ -167,6 +167,8 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
         await client.describe_process(f"no-such-process-{run}")
     with pytest.raises(ProcessNotFoundError):
         await client.pause(f"no-such-process-{run}")
+    with pytest.raises(ProcessNotFoundError):
+        await client.reset(f"no-such-process-{run}", "AnyState")
     with pytest.raises(ProcessAlreadyStartedError):
         await client.start_process(
             echo,

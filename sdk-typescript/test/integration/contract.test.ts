@@ -157,6 +157,8 @@ for (const dialect of DIALECTS) {
       await client.listDeployments();
       await client.setCurrentDeployment("contract", "1");
       await client.moveExecutions(UserSignupProcess, deployment, { from: deployment, processIds: [processId("bob")] });
+      // Reset (its effects are the service's suite's): a process that does not exist.
+      await assert.rejects(client.reset("nobody", "SubmitState"), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),
