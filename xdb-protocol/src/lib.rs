@@ -8,6 +8,7 @@
 //! This crate holds data only: no IO, no validation beyond what serde enforces; the
 //! [`Limits`] are numbers that the document states and the services enforce.
 
+pub mod canonical_json;
 pub mod common;
 pub mod console;
 pub mod definitions;

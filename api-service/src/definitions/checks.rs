@@ -7,6 +7,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use xdb_engine::validation::{check_identifier, split_table_name};
 use xdb_persistence::{StoredDefinition, TableColumn};
+use xdb_protocol::canonical_json::with_sorted_keys;
 use xdb_protocol::{
     AsyncStateConfig, AttributeType, EncodedObject, GlobalAttributesDefinition, LocalQueueMessage,
     LockType, ProcessDefinition, ProcessExecutionRpcRequest, ProcessExecutionStartRequest,
@@ -56,20 +57,8 @@ fn compile(field: &str, schema: &Value) -> Result<jsonschema::Validator, String>
 /// equal hash, whatever order a worker wrote its schemas' keys in.
 pub(crate) fn content_hash(definition: &ProcessDefinition) -> String {
     let value = serde_json::to_value(definition).expect("a definition serializes");
-    let canonical = serde_json::to_vec(&sorted(value)).expect("JSON serializes");
+    let canonical = serde_json::to_vec(&with_sorted_keys(value)).expect("JSON serializes");
     hex::encode(Sha256::digest(&canonical))
-}
-
-fn sorted(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
-        other => other,
-    }
 }
 
 /// The rules a definition keeps by itself: names present and unique, start states and
@@ -263,49 +252,19 @@ pub(crate) fn resolve_start(
         request.worker_url = compiled.stored.revision.deployment.worker_url.clone();
     }
     if let Some(state_id) = &request.start_state_id {
-        let state = definition
-            .states
-            .iter()
-            .find(|s| &s.id == state_id)
-            .ok_or_else(|| {
-                format!(
-                    "startStateId: process type '{}' has no state '{state_id}' (it has: {})",
-                    definition.process_type,
-                    names(definition.states.iter().map(|s| s.id.as_str()))
-                )
-            })?;
-        if !definition.start_states.is_empty() && !definition.start_states.contains(state_id) {
-            return Err(format!(
-                "startStateId: '{state_id}' is not a start state of process type '{}' \
-                 (start states: {})",
-                definition.process_type,
-                names(definition.start_states.iter().map(String::as_str))
-            ));
-        }
-        match &request.start_state_config {
-            None => {
-                let mut config = state.config.clone().unwrap_or_default();
-                config.skip_wait_until = !state.has_wait_until;
-                request.start_state_config = Some(config);
-            }
-            Some(AsyncStateConfig {
-                skip_wait_until: false,
-                ..
-            }) if !state.has_wait_until => {
-                return Err(format!(
-                    "startStateConfig.skipWaitUntil: state '{state_id}' has no waitUntil, so \
-                     the start must say skipWaitUntil: true (or leave startStateConfig out)"
-                ));
-            }
-            Some(_) => {}
-        }
-        if let Some(validator) = compiled.state_inputs.get(state_id) {
-            check_input(
-                "startStateInput",
-                request.start_state_input.as_ref(),
-                validator,
-            )?;
-        }
+        resolve_state(
+            compiled,
+            state_id,
+            &mut request.start_state_config,
+            request.start_state_input.as_ref(),
+            &StateFields {
+                id: "startStateId",
+                config: "startStateConfig",
+                input: "startStateInput",
+                request: "start",
+                start_states_only: true,
+            },
+        )?;
     }
     if let (Some(declared), Some(config)) = (
         &definition.global_attributes,
@@ -445,6 +404,75 @@ fn lock_rank(lock: LockType) -> u8 {
 
 /// Validates a JSON payload (absent: `null`) against a declared input schema; payloads
 /// of another encoding pass untouched, as XDB never reads them.
+/// The request fields that name a state to run, its options and its input.
+struct StateFields {
+    id: &'static str,
+    config: &'static str,
+    input: &'static str,
+    /// What the request is, for messages ("start", "reset").
+    request: &'static str,
+    /// Whether the state must be one of the declared start states.
+    start_states_only: bool,
+}
+
+/// Checks a state a request would run: declared (and a start state where that is asked),
+/// its options coherent with the declaration, its input fitting the declared schema. A
+/// request without options gets the state's declared ones, as a worker's own start would.
+fn resolve_state(
+    compiled: &Compiled,
+    state_id: &str,
+    config: &mut Option<AsyncStateConfig>,
+    input: Option<&EncodedObject>,
+    fields: &StateFields,
+) -> Result<(), String> {
+    let definition = compiled.definition();
+    let state = definition
+        .states
+        .iter()
+        .find(|s| s.id == state_id)
+        .ok_or_else(|| {
+            format!(
+                "{}: process type '{}' has no state '{state_id}' (it has: {})",
+                fields.id,
+                definition.process_type,
+                names(definition.states.iter().map(|s| s.id.as_str()))
+            )
+        })?;
+    if fields.start_states_only
+        && !definition.start_states.is_empty()
+        && !definition.start_states.iter().any(|s| s == state_id)
+    {
+        return Err(format!(
+            "{}: '{state_id}' is not a start state of process type '{}' (start states: {})",
+            fields.id,
+            definition.process_type,
+            names(definition.start_states.iter().map(String::as_str))
+        ));
+    }
+    match config {
+        None => {
+            let mut declared = state.config.clone().unwrap_or_default();
+            declared.skip_wait_until = !state.has_wait_until;
+            *config = Some(declared);
+        }
+        Some(AsyncStateConfig {
+            skip_wait_until: false,
+            ..
+        }) if !state.has_wait_until => {
+            return Err(format!(
+                "{}.skipWaitUntil: state '{state_id}' has no waitUntil, so the {} must say \
+                 skipWaitUntil: true (or leave {} out)",
+                fields.config, fields.request, fields.config
+            ));
+        }
+        Some(_) => {}
+    }
+    if let Some(validator) = compiled.state_inputs.get(state_id) {
+        check_input(fields.input, input, validator)?;
+    }
+    Ok(())
+}
+
 fn check_input(
     field: &str,
     input: Option<&EncodedObject>,
@@ -492,38 +520,17 @@ pub(crate) fn resolve_reset(
     compiled: &Compiled,
     request: &mut xdb_protocol::ProcessExecutionResetRequest,
 ) -> Result<(), String> {
-    let definition = compiled.definition();
-    let state_id = &request.state_id;
-    let state = definition
-        .states
-        .iter()
-        .find(|s| &s.id == state_id)
-        .ok_or_else(|| {
-            format!(
-                "stateId: process type '{}' has no state '{state_id}' (it has: {})",
-                definition.process_type,
-                names(definition.states.iter().map(|s| s.id.as_str()))
-            )
-        })?;
-    match &request.state_config {
-        None => {
-            let mut config = state.config.clone().unwrap_or_default();
-            config.skip_wait_until = !state.has_wait_until;
-            request.state_config = Some(config);
-        }
-        Some(AsyncStateConfig {
-            skip_wait_until: false,
-            ..
-        }) if !state.has_wait_until => {
-            return Err(format!(
-                "stateConfig.skipWaitUntil: state '{state_id}' has no waitUntil, so the \
-                 reset must say skipWaitUntil: true (or leave stateConfig out)"
-            ));
-        }
-        Some(_) => {}
-    }
-    if let Some(validator) = compiled.state_inputs.get(state_id) {
-        check_input("stateInput", request.state_input.as_ref(), validator)?;
-    }
-    Ok(())
+    resolve_state(
+        compiled,
+        &request.state_id,
+        &mut request.state_config,
+        request.state_input.as_ref(),
+        &StateFields {
+            id: "stateId",
+            config: "stateConfig",
+            input: "stateInput",
+            request: "reset",
+            start_states_only: false,
+        },
+    )
 }

@@ -337,7 +337,7 @@ pub fn document(limits: &Limits, max_wait_seconds: u32) -> serde_json::Value {
     limits::apply(&mut doc, limits, max_wait_seconds);
     let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
     links::apply(&mut doc);
-    sorted(doc)
+    crate::canonical_json::with_sorted_keys(doc)
 }
 
 /// [`document`] as pretty JSON.
@@ -349,22 +349,6 @@ pub fn document_json(limits: &Limits, max_wait_seconds: u32) -> String {
 /// The document with the default limits, as pretty JSON (the committed `openapi.json`).
 pub fn openapi_json() -> String {
     document_json(&Limits::default(), DEFAULT_MAX_WAIT_SECONDS)
-}
-
-/// `value` with every object's keys in order, so the text is the same whether or not
-/// serde_json keeps insertion order (its `preserve_order` feature, which any crate of a
-/// build may turn on).
-fn sorted(value: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
-        other => other,
-    }
 }
 
 /// Reads a document fragment written as JSON into utoipa's type (whose structs cannot be
