@@ -18,6 +18,7 @@ pub mod limits;
 pub mod openapi;
 pub mod operate;
 pub mod paths;
+pub mod query;
 pub mod service;
 pub mod worker;
 
@@ -29,5 +30,6 @@ pub use history::*;
 pub use internal::*;
 pub use limits::Limits;
 pub use operate::*;
+pub use query::*;
 pub use service::*;
 pub use worker::*;
