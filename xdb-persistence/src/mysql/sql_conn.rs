@@ -19,6 +19,8 @@ fn mysql_value(param: &Param<'_>) -> Value {
         Param::Int(value) => Value::from(*value),
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),
+        Param::Bool(value) => value.map_or(Value::NULL, |b| Value::Int(i64::from(b))),
+        Param::Double(value) => value.map_or(Value::NULL, Value::Double),
         Param::Json(value) => value.as_ref().map_or(Value::NULL, |v| json_text(v).into()),
         Param::JsonRef(value) => value.map_or(Value::NULL, |v| json_text(v).into()),
         Param::Cell(value, kind) => to_mysql(value, *kind),
