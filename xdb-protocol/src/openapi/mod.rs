@@ -14,6 +14,7 @@ mod errors;
 mod history;
 mod limits;
 mod links;
+mod operators;
 mod security;
 mod worker;
 
@@ -348,6 +349,7 @@ pub fn document(limits: &Limits, max_wait_seconds: u32) -> serde_json::Value {
     limits::apply(&mut doc, limits, max_wait_seconds);
     let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
     links::apply(&mut doc);
+    operators::apply(&mut doc);
     sorted(doc)
 }
 
