@@ -43,6 +43,21 @@ impl<Q: Queryable + AffectedRows + Sync> SqlConn for MySqlRows<Q> {
         Ok(self.conn.exec(sql, mysql_params(params)).await?)
     }
 
+    async fn query_once(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, StoreError> {
+        // Prepared, run and closed: a filter's text leaves the connection's statement
+        // cache as it found it, rather than pushing out the statements used all along.
+        let statement = self.conn.prep(sql).await?;
+        let rows = self.conn.exec(&statement, mysql_params(params)).await;
+        let closed = self.conn.close(statement).await;
+        let rows = rows?;
+        closed?;
+        Ok(rows)
+    }
+
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
         self.conn.exec_drop(sql, mysql_params(params)).await?;
         Ok(self.conn.affected())
