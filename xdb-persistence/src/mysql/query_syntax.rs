@@ -42,6 +42,22 @@ fn json_at(column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
     )
 }
 
+/// The process id (XDB's binary collation) converted to the key column's character set
+/// and collation, so that MySQL compares them at all (two collations of one coercibility
+/// are an error) and looks the key up by its index. A key that is not text is compared
+/// as binary text.
+fn key_is_process_id(key: &str, key_is_text: bool, collation: Option<(&str, &str)>) -> String {
+    match (key_is_text, collation) {
+        (true, Some((charset, collation))) => {
+            format!("{key} = CONVERT(p.process_id USING {charset}) COLLATE {collation}")
+        }
+        (true, None) => format!("{key} = p.process_id"),
+        (false, _) => {
+            format!("CAST({key} AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_bin = p.process_id")
+        }
+    }
+}
+
 fn keyset_before(start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {
     (
         "(p.start_time < ? OR (p.start_time = ? AND p.id < ?))",
@@ -78,6 +94,15 @@ impl QuerySyntax for MariaDbSyntax {
 
     fn as_bigint(&self, expr: &str) -> String {
         format!("CAST({expr} AS SIGNED)")
+    }
+
+    fn key_is_process_id(
+        &self,
+        key: &str,
+        key_is_text: bool,
+        collation: Option<(&str, &str)>,
+    ) -> String {
+        key_is_process_id(key, key_is_text, collation)
     }
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {
@@ -121,6 +146,15 @@ impl QuerySyntax for MySqlSyntax {
 
     fn as_bigint(&self, expr: &str) -> String {
         format!("CAST({expr} AS SIGNED)")
+    }
+
+    fn key_is_process_id(
+        &self,
+        key: &str,
+        key_is_text: bool,
+        collation: Option<(&str, &str)>,
+    ) -> String {
+        key_is_process_id(key, key_is_text, collation)
     }
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {

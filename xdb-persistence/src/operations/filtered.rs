@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use xdb_engine::decide::DecideError;
-use xdb_engine::validation::{split_table_name, ValidationError};
+use xdb_engine::validation::{check_identifier, split_table_name, ValidationError};
 use xdb_protocol::{
     CountGroup, ExecutionField, FilterOp, ProcessExecutionCountRequest,
     ProcessExecutionCountResponse, ProcessExecutionListFilter, ProcessExecutionListRequest,
@@ -215,10 +215,15 @@ fn join_for(
         ValueType::of_column(&key.data_type),
         Some(ValueType::Text { .. })
     );
+    // Spliced into the statement (a collation cannot be a parameter): identifiers only.
+    let key_collation = key.collation.clone().filter(|(charset, collation)| {
+        check_identifier("", charset).is_ok() && check_identifier("", collation).is_ok()
+    });
     Ok(Some(Join {
         table: parts.into_iter().map(str::to_string).collect(),
         key: key.name.clone(),
         key_is_text,
+        key_collation,
     }))
 }
 

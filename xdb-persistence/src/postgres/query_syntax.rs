@@ -50,6 +50,19 @@ impl QuerySyntax for PostgresSyntax {
         format!("CAST({expr} AS TEXT)")
     }
 
+    fn key_is_process_id(
+        &self,
+        key: &str,
+        key_is_text: bool,
+        _collation: Option<(&str, &str)>,
+    ) -> String {
+        // Deterministic collations compare equal text equal, whatever they are.
+        match key_is_text {
+            true => format!("{key} = p.process_id"),
+            false => format!("CAST({key} AS TEXT) = p.process_id"),
+        }
+    }
+
     fn as_bigint(&self, expr: &str) -> String {
         format!("CAST({expr} AS BIGINT)")
     }

@@ -6,6 +6,7 @@ fn table() -> QueryTable {
     let column = |name: &str, data_type: &str| TableColumn {
         name: name.into(),
         data_type: data_type.into(),
+        collation: None,
     };
     QueryTable {
         table_name: "orders".into(),

@@ -30,6 +30,8 @@ pub(crate) struct Join {
     pub key: String,
     /// Whether the key is text, compared with the process id as it is (else as text).
     pub key_is_text: bool,
+    /// The key column's character set and collation, checked as identifiers (MySQL).
+    pub key_collation: Option<(String, String)>,
 }
 
 /// A statement and the values it binds, in order.
@@ -127,14 +129,15 @@ impl<'s> Renderer<'s> {
         };
         let table: Vec<String> = join.table.iter().map(|p| self.syntax.quote(p)).collect();
         let key = format!("b.{}", self.syntax.quote(&join.key));
-        let key = match join.key_is_text {
-            true => key,
-            false => self.syntax.as_text(&key),
-        };
-        self.sql.push_str(&format!(
-            " JOIN {} b ON {key} = p.process_id",
-            table.join(".")
-        ));
+        let collation = join
+            .key_collation
+            .as_ref()
+            .map(|(charset, collation)| (charset.as_str(), collation.as_str()));
+        let on = self
+            .syntax
+            .key_is_process_id(&key, join.key_is_text, collation);
+        self.sql
+            .push_str(&format!(" JOIN {} b ON {on}", table.join(".")));
     }
 
     fn node(&mut self, node: &Checked) {

@@ -10,6 +10,7 @@ fn table() -> QueryTable {
     let column = |name: &str, data_type: &str| TableColumn {
         name: name.into(),
         data_type: data_type.into(),
+        collation: None,
     };
     QueryTable {
         table_name: "app.orders".into(),
@@ -30,6 +31,7 @@ fn join() -> Join {
         table: vec!["app".into(), "orders".into()],
         key: "id".into(),
         key_is_text: true,
+        key_collation: None,
     }
 }
 
@@ -111,6 +113,23 @@ fn each_dialect_supplies_its_pieces() {
     assert!(mysql
         .sql
         .contains("JSON_EXTRACT(b.`doc`, ?) = CAST(? AS JSON)"));
+    // MySQL compares the process id in the key column's collation, named.
+    let mut collated = join();
+    collated.key_collation = Some(("latin1".into(), "latin1_swedish_ci".into()));
+    let mariadb = list(&MariaDbSyntax, &filter, Some(&collated), None, 2);
+    assert!(
+        mariadb.sql.contains(
+            "JOIN `app`.`orders` b ON b.`id` = CONVERT(p.process_id USING latin1) \
+             COLLATE latin1_swedish_ci WHERE"
+        ),
+        "{}",
+        mariadb.sql
+    );
+    collated.key_is_text = false;
+    let mariadb = list(&MariaDbSyntax, &filter, Some(&collated), None, 2);
+    assert!(mariadb.sql.contains(
+        "ON CAST(b.`id` AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_bin = p.process_id"
+    ));
 }
 
 #[test]

@@ -26,6 +26,16 @@ pub(crate) trait QuerySyntax: Send + Sync + 'static {
     fn json_equals(&self, left: &str) -> String;
     /// `expr` as text.
     fn as_text(&self, expr: &str) -> String;
+    /// The join condition of the business table's key `key` (quoted and qualified) and
+    /// the execution's process id: compared as the key's text, in the key column's
+    /// `collation` (character set, collation) where the dialect needs it named, so that
+    /// the key's index serves the lookup.
+    fn key_is_process_id(
+        &self,
+        key: &str,
+        key_is_text: bool,
+        collation: Option<(&str, &str)>,
+    ) -> String;
     /// `expr`, a sum, as a 64-bit integer.
     fn as_bigint(&self, expr: &str) -> String;
     /// The condition on `p` (the execution) that keeps rows before `(start, id)` in the
