@@ -55,6 +55,14 @@ impl From<StoreError> for ApiError {
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
             StoreError::ClosedDuringRpc(_) => ErrorSubType::ProcessClosedDuringRpc,
             StoreError::NotApplicable(_) => ErrorSubType::ControlNotApplicable,
+            // Only filtered lists and counts set a time limit: the filter is the problem.
+            StoreError::TimedOut(_) => {
+                return Self::invalid(
+                    "the query ran longer than the service's api.query_timeout_ms and was \
+                     cancelled: narrow it (processType, status, startTime) or index the \
+                     business columns it compares",
+                )
+            }
             StoreError::Overloaded(_) => {
                 return Self::overloaded(format!(
                     "the database did not take the request in time; try again after {} s",

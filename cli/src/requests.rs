@@ -118,6 +118,7 @@ pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
         },
         page_size: a.page_size,
         next_page_token: a.page_token.clone(),
+        ..Default::default()
     }
 }
 

@@ -105,6 +105,8 @@ pub struct EnvOptions {
     pub max_wait_seconds: u32,
     /// `async.park_after_refusals` of the async instances.
     pub park_after_refusals: u32,
+    /// `api.query_timeout_ms` of the API service.
+    pub query_timeout_ms: u64,
     /// The server to create the test database on: an admin URL of a server the test
     /// started itself (TLS parameters included). Default: the shared server of the
     /// environment's [`Database`].
@@ -133,6 +135,7 @@ impl Default for EnvOptions {
             limits: Default::default(),
             max_wait_seconds: 300,
             park_after_refusals: 10,
+            query_timeout_ms: 10_000,
             server_url: None,
             worker_ca_file: None,
             worker_client_certificate: None,
@@ -477,6 +480,7 @@ async fn spawn_api(database_url: &str, listener: TcpListener, options: &EnvOptio
     options.worker_tls(&mut config.security);
     config.limits = options.limits.clone();
     config.api.max_wait_seconds = options.max_wait_seconds;
+    config.api.query_timeout_ms = options.query_timeout_ms;
     let state = xdb_api_service::connect(config)
         .await
         .expect("the API service connects to the test database");

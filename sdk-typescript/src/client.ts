@@ -29,6 +29,7 @@ import {
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
   ProcessExecutionListResponseSchema,
+  ProcessExecutionCountResponseSchema,
   ProcessExecutionResetResponseSchema,
   ProcessExecutionRpcResponseSchema,
   ProcessExecutionStartResponseSchema,
@@ -56,6 +57,8 @@ import {
   type ProcessExecutionHistoryResponse,
   type ProcessExecutionListRequest,
   type ProcessExecutionListResponse,
+  type ProcessExecutionCountRequest,
+  type ProcessExecutionCountResponse,
   type ProcessExecutionResetResponse,
   type ProcessExecutionRpcRequest,
   type ProcessExecutionRpcResponse,
@@ -237,6 +240,14 @@ export class Client {
   /** Lists executions, newest first. */
   async list(request: ProcessExecutionListRequest = {}): Promise<ProcessExecutionListResponse> {
     return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponseSchema);
+  }
+
+  /**
+   * Counts executions exactly, optionally per group (`groupBy`); `where` filters them by
+   * execution fields and business-row columns (see docs/queries.md).
+   */
+  async count(request: ProcessExecutionCountRequest = {}): Promise<ProcessExecutionCountResponse> {
+    return this.call(SERVICE_PATHS.count, request, ProcessExecutionCountResponseSchema);
   }
 
   /**

@@ -397,6 +397,14 @@ impl Client {
         self.call(paths::LIST, request, self.request_timeout).await
     }
 
+    /// Exact counts of the executions `request` matches, optionally per group.
+    pub async fn count(
+        &self,
+        request: &ProcessExecutionCountRequest,
+    ) -> Result<ProcessExecutionCountResponse, ClientError> {
+        self.call(paths::COUNT, request, self.request_timeout).await
+    }
+
     pub async fn history(
         &self,
         request: &ProcessExecutionHistoryRequest,

@@ -231,6 +231,9 @@ pub struct ApiSettings {
     /// How long a request may wait for a database connection before it is refused
     /// with 503 `OVERLOADED` (nothing done), rather than queueing on a slow database.
     pub pool_wait_ms: u64,
+    /// Longest a filtered list or a count may run in the database before it is
+    /// cancelled (400): a filter over unindexed business columns scans the user's table.
+    pub query_timeout_ms: u64,
 }
 
 impl ApiSettings {
@@ -256,6 +259,7 @@ impl Default for ApiSettings {
             admission_wait_ms: 100,
             max_waiting_requests: 1000,
             pool_wait_ms: 1000,
+            query_timeout_ms: 10_000,
         }
     }
 }

@@ -39,6 +39,10 @@ pub struct TableColumn {
     pub name: String,
     /// The SQL type's name as the database reports it (`character varying`, `longtext`).
     pub data_type: String,
+    /// A character column's character set and collation on MySQL (`utf8mb4`,
+    /// `utf8mb4_general_ci`), which a comparison with XDB's own columns must name; `None`
+    /// for other columns and on PostgreSQL.
+    pub collation: Option<(String, String)>,
 }
 
 /// Registered definitions, and the reads their checks need.

@@ -42,6 +42,10 @@ pub enum StoreError {
     /// An operator's control does not apply to the execution as it is now.
     #[error("{0}")]
     NotApplicable(String),
+    /// A statement ran past the time limit it was given (a filtered list or count) and
+    /// the database cancelled it: nothing was written.
+    #[error("the query ran longer than its time limit: {0}")]
+    TimedOut(String),
     /// Any other database error: trying again as is would fail again.
     #[error("database error: {0}")]
     Database(String),
@@ -78,6 +82,7 @@ impl StoreError {
             StoreError::Stale(m) => StoreError::Stale(m.clone()),
             StoreError::AppDatabase(m) => StoreError::AppDatabase(m.clone()),
             StoreError::Worker(m) => StoreError::Worker(m.clone()),
+            StoreError::TimedOut(m) => StoreError::TimedOut(m.clone()),
             StoreError::ClosedDuringRpc(m) => StoreError::ClosedDuringRpc(m.clone()),
             StoreError::NotApplicable(m) => StoreError::NotApplicable(m.clone()),
             StoreError::Conflict(m) => StoreError::Conflict(m.clone()),

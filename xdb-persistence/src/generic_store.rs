@@ -13,7 +13,8 @@ use crate::conflict_retry::retrying_conflicts;
 use crate::operations::{self, Control};
 use crate::tables::Dialect;
 use crate::{
-    Applied, FiredTimer, ProcessApi, Retry, RpcWorker, SetAside, StateCall, StoreError, Transitions,
+    Applied, FiredTimer, ProcessApi, QueryTable, Retry, RpcWorker, SetAside, StateCall, StoreError,
+    Transitions,
 };
 
 #[async_trait]
@@ -53,6 +54,22 @@ impl<D: Dialect> ProcessApi for D {
         request: &ProcessExecutionListRequest,
     ) -> Result<ProcessExecutionListResponse, StoreError> {
         operations::list_processes(self, request).await
+    }
+    async fn list_matching(
+        &self,
+        request: &ProcessExecutionListRequest,
+        table: Option<&QueryTable>,
+        limit: Duration,
+    ) -> Result<ProcessExecutionListResponse, StoreError> {
+        operations::list_matching(self, request, table, limit).await
+    }
+    async fn count_matching(
+        &self,
+        request: &ProcessExecutionCountRequest,
+        table: Option<&QueryTable>,
+        limit: Duration,
+    ) -> Result<ProcessExecutionCountResponse, StoreError> {
+        operations::count_matching(self, request, table, limit).await
     }
     async fn process_history(
         &self,

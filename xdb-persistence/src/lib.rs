@@ -31,6 +31,7 @@ mod notifications;
 mod operations;
 mod plan_writes;
 pub mod postgres;
+mod query;
 mod session_limits;
 mod sql;
 mod sql_tables;
@@ -48,6 +49,7 @@ pub use db_clock::DatabaseClock;
 pub use definition_registry::*;
 pub use error::StoreError;
 pub use notifications::{Listen, Notification, Notifications};
+pub use query::{reads_business_row, QueryTable};
 pub use store::*;
 pub use task_claim::TaskClaim;
 

@@ -24,6 +24,8 @@ pub(crate) enum Param<'a> {
     Int(Option<i32>),
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),
+    Bool(Option<bool>),
+    Double(Option<f64>),
     Json(Option<serde_json::Value>),
     /// JSON borrowed from the row's source (a payload is not copied to be bound).
     JsonRef(Option<&'a serde_json::Value>),
@@ -100,6 +102,11 @@ pub(crate) trait SqlConn: Send {
 
     /// The rows `sql` returns.
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<Vec<Self::Row>>;
+    /// The rows `sql` returns, for a statement built for one request (a filter) that
+    /// should not stay in a per-connection statement cache without bound.
+    fn query_once(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<Vec<Self::Row>> {
+        self.query(sql, params)
+    }
     /// Runs `sql`; the rows it matched.
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> impl Answer<u64>;
     /// `row`'s columns from position `at` on.

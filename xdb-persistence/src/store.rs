@@ -8,7 +8,7 @@ use xdb_engine::decide::{AttemptFailure, StateApi};
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 use xdb_protocol::*;
 
-use crate::{DefinitionRegistry, StoreError};
+use crate::{DefinitionRegistry, QueryTable, StoreError};
 
 /// Everything a worker call for one state needs, read in one go.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,6 +166,23 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionListRequest,
     ) -> Result<ProcessExecutionListResponse, StoreError>;
+    /// A page of the executions `request` matches with its `where` tree, whose column
+    /// conditions are over `table` (the caller reads its columns); one statement,
+    /// cancelled after `limit`.
+    async fn list_matching(
+        &self,
+        request: &ProcessExecutionListRequest,
+        table: Option<&QueryTable>,
+        limit: Duration,
+    ) -> Result<ProcessExecutionListResponse, StoreError>;
+    /// How many executions `request` matches, exactly, in total and per group; one
+    /// statement, cancelled after `limit`.
+    async fn count_matching(
+        &self,
+        request: &ProcessExecutionCountRequest,
+        table: Option<&QueryTable>,
+        limit: Duration,
+    ) -> Result<ProcessExecutionCountResponse, StoreError>;
     async fn process_history(
         &self,
         request: &ProcessExecutionHistoryRequest,

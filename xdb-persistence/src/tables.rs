@@ -422,6 +422,8 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     fn session(&self, lane: Lane) -> impl Answer<Self::Session>;
     /// Whom a transition recorded for `owner` leases its continuation to, if anyone.
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
+    /// The pieces of filtered lists' and counts' SQL this dialect writes its own way.
+    fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax;
 
     /// The batches of the generic faster forms below (`sql_tables::transition_batch`,
     /// `first_start_batch`), for a dialect that takes them (MySQL).

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod openapi;
 pub mod operate;
 pub mod paths;
+pub mod query;
 pub mod service;
 pub mod worker;
 
@@ -30,5 +31,6 @@ pub use history::*;
 pub use internal::*;
 pub use limits::Limits;
 pub use operate::*;
+pub use query::*;
 pub use service::*;
 pub use worker::*;

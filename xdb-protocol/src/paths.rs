@@ -9,6 +9,7 @@ pub const START: &str = "/api/v1/xdb/service/process-execution/start";
 pub const STOP: &str = "/api/v1/xdb/service/process-execution/stop";
 pub const DESCRIBE: &str = "/api/v1/xdb/service/process-execution/describe";
 pub const LIST: &str = "/api/v1/xdb/service/process-execution/list";
+pub const COUNT: &str = "/api/v1/xdb/service/process-execution/count";
 pub const HISTORY: &str = "/api/v1/xdb/service/process-execution/history";
 pub const PUBLISH_TO_LOCAL_QUEUE: &str =
     "/api/v1/xdb/service/process-execution/publish-to-local-queue";
@@ -102,6 +103,7 @@ pub fn role_of(path: &str) -> Option<Role> {
     match path {
         DESCRIBE
         | LIST
+        | COUNT
         | HISTORY
         | STATES
         | CONSOLE_ASYNC_METRICS
@@ -151,7 +153,7 @@ mod tests {
     #[test]
     fn every_client_path_has_a_role() {
         let client_paths = documented_client_paths();
-        assert!(client_paths.len() >= 14, "{client_paths:?}");
+        assert!(client_paths.len() >= 15, "{client_paths:?}");
         for path in &client_paths {
             assert!(role_of(path).is_some(), "{path} has no role");
         }
@@ -191,6 +193,7 @@ mod tests {
                 "definitions/describe",
                 "definitions/list",
                 "deployments/list",
+                "count",
                 "describe",
                 "history",
                 "list",

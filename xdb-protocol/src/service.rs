@@ -274,6 +274,15 @@ pub struct ProcessExecutionListRequest {
     pub page_size: Option<u32>,
     #[serde(default)]
     pub next_page_token: Option<String>,
+    /// Only executions matching this filter tree too (over execution fields and, with
+    /// `filter.processType`, the business row's columns); absent: `filter` alone. A
+    /// page token is only valid with the same filters it was issued for.
+    #[serde(default, rename = "where")]
+    pub where_: Option<crate::FilterNode>,
+    /// The business table of `filter.processType`, when no registered definition
+    /// declares it (the definition's table is used when there is one).
+    #[serde(default)]
+    pub business_table: Option<crate::BusinessTableRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

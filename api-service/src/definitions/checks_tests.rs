@@ -212,6 +212,7 @@ fn columns_are_checked_by_name_and_type() {
     let column = |name: &str, data_type: &str| TableColumn {
         name: name.into(),
         data_type: data_type.into(),
+        collation: None,
     };
     let table = [
         column("id", "character varying"),

@@ -3,6 +3,7 @@
 //! registration applies here within a second.
 
 mod checks;
+mod tables;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
@@ -93,6 +94,8 @@ pub struct Definitions {
     current: RwLock<Arc<Snapshot>>,
     /// One reload at a time; the others wait for it and take its result.
     reload: tokio::sync::Mutex<()>,
+    /// The business tables' columns that queries compared lately.
+    columns: tables::ColumnCache,
 }
 
 impl Definitions {
@@ -102,6 +105,7 @@ impl Definitions {
             column_names_ignore_case,
             current: RwLock::default(),
             reload: tokio::sync::Mutex::new(()),
+            columns: tables::ColumnCache::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod attributes;
 mod console;
+mod count;
 mod definitions;
 mod deployments;
 mod describe;
@@ -31,6 +32,7 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::STOP, post(stop::stop))
         .route(paths::DESCRIBE, post(describe::describe))
         .route(paths::LIST, post(list::list))
+        .route(paths::COUNT, post(count::count))
         .route(paths::HISTORY, post(history::history))
         .route(
             paths::PUBLISH_TO_LOCAL_QUEUE,

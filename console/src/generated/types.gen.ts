@@ -153,6 +153,21 @@ export type BusinessRow = {
 };
 
 /**
+ * The business table of a process type, for a query that names columns when the type
+ * has no registered definition declaring its table.
+ */
+export type BusinessTableRef = {
+    /**
+     * Its primary-key column, which holds the process id of each row's process.
+     */
+    primaryKeyColumn: string;
+    /**
+     * The table, optionally schema-qualified (`schema.table`).
+     */
+    tableName: string;
+};
+
+/**
  * Where a state's pending waitUntil or execute call is:
  * - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
  * instance);
@@ -161,6 +176,39 @@ export type BusinessRow = {
  * - `PAUSED`: held while the execution is paused; due again when it resumes.
  */
 export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED';
+
+/**
+ * A condition on a column of the business row: the row of the table whose primary key
+ * equals the execution's process id. An execution without such a row never matches a
+ * column condition. Values are checked against the column's type: a number for integer
+ * and decimal columns, a string for text, a boolean for boolean columns, RFC 3339 text
+ * (or milliseconds since the epoch) for timestamps, `YYYY-MM-DD` for dates. With `path`
+ * (a JSON column), the JSON value at that path of object keys is compared with `value`
+ * as JSON (`=`, `!=`), or tested with `IS NULL` / `IS NOT NULL` (missing or JSON null
+ * is not told apart from SQL NULL).
+ */
+export type ColumnCondition = {
+    /**
+     * A column of the business table (checked against the table's columns).
+     */
+    column: string;
+    op: FilterOp;
+    /**
+     * Object keys into a JSON column, outermost first (letters, digits, `_`, `-`; at
+     * most 8 keys).
+     */
+    path?: Array<string> | null;
+    /**
+     * The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent).
+     */
+    value?: string | number | boolean | {
+        [key: string]: unknown;
+    } | Array<unknown> | null;
+    /**
+     * The values of `IN`, at most 100.
+     */
+    values?: Array<unknown> | null;
+};
 
 /**
  * What a state waits for before its execute is called; empty (or absent) means nothing:
@@ -251,6 +299,23 @@ export type ControlDetails = {
      */
     stateExecutionIds: Array<string>;
 };
+
+/**
+ * The executions of one group.
+ */
+export type CountGroup = {
+    count: number;
+    /**
+     * The group's value: text for execution fields; for a column, a number, boolean or
+     * text as the column holds it; null for rows where it is NULL.
+     */
+    value: unknown;
+};
+
+/**
+ * What a count groups by: an execution field or a column of the business row.
+ */
+export type CountGroupBy = GroupByField | GroupByColumn;
 
 /**
  * `POST .../definitions/describe`: one process type's definition and its revisions.
@@ -435,6 +500,18 @@ export type ExecuteCompletedDetails = {
 };
 
 /**
+ * A field of the execution itself.
+ * - `status`: a `ProcessStatus` name; `=`, `!=`, `IN`.
+ * - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`.
+ * - `startTime`, `closeTime`: milliseconds since the epoch (or RFC 3339 text);
+ * `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`, `IS NOT NULL`.
+ * - `paused`: a boolean; `=`, `!=` (paused means paused by an operator and running).
+ * - `currentStateId`: a state id; `=`, `IN`: the execution has an unfinished state
+ * execution of that state (one of its running threads).
+ */
+export type ExecutionField = 'status' | 'processType' | 'processId' | 'startTime' | 'closeTime' | 'paused' | 'currentStateId';
+
+/**
  * `POST .../deployments/move`: moves running executions of a type to a deployment that
  * registered it; each runs its next call there (a call in flight finishes where it is).
  */
@@ -462,6 +539,61 @@ export type ExecutionsMoveResponse = {
  * (`StateApiFailureDetails`) as its JSON input.
  */
 export type FailureRecoveryPolicy = 'FAIL_PROCESS_ON_STATE_FAILURE' | 'PROCEED_TO_CONFIGURED_STATE';
+
+/**
+ * A condition on a field of the execution.
+ */
+export type FieldCondition = {
+    field: ExecutionField;
+    op: FilterOp;
+    /**
+     * The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent).
+     */
+    value?: string | number | boolean | {
+        [key: string]: unknown;
+    } | Array<unknown> | null;
+    /**
+     * The values of `IN`, at most 100.
+     */
+    values?: Array<unknown> | null;
+};
+
+/**
+ * Every node must match (an empty list matches everything).
+ */
+export type FilterAnd = {
+    and: Array<FilterNode>;
+};
+
+/**
+ * A node of a filter tree: a group (`and`, `or`), a negation (`not`), a condition on
+ * an execution field (`field`) or a condition on a column of the business row
+ * (`column`). Conditions compare with SQL's three-valued logic: a condition on a NULL
+ * column is unknown, `not` of unknown is unknown, and only rows where the whole tree is
+ * true match; use `IS NULL` to find NULLs.
+ */
+export type FilterNode = FilterAnd | FilterOr | FilterNot | FieldCondition | ColumnCondition;
+
+/**
+ * The node must not match (unknown stays unknown).
+ */
+export type FilterNot = {
+    not: FilterNode;
+};
+
+/**
+ * How a condition compares. `IN` takes `values`; `IS NULL` and `IS NOT NULL` take no
+ * value; every other operator takes `value`. `PREFIX` matches text starting with
+ * `value` (no wildcards: `%` and `_` are plain characters).
+ */
+export type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN' | 'IS NULL' | 'IS NOT NULL' | 'PREFIX';
+
+/**
+ * At least one node must match (an empty list matches nothing).
+ */
+export type FilterOr = {
+    or: Array<FilterNode>;
+};
 
 /**
  * The global-attribute row of a process: one row of a user table.
@@ -528,6 +660,26 @@ export type GlobalAttributesDefinition = {
      */
     tableName: string;
 };
+
+/**
+ * Groups by a column of the business row (integer, decimal, text, boolean, date or
+ * uuid columns; not timestamps, floating-point, JSON or `LONGTEXT`).
+ */
+export type GroupByColumn = {
+    column: string;
+};
+
+/**
+ * Groups by `status` or `processType`.
+ */
+export type GroupByField = {
+    field: GroupField;
+};
+
+/**
+ * The execution fields a count can group by.
+ */
+export type GroupField = 'status' | 'processType';
 
 /**
  * One event of an execution's history; `eventType` (see `HistoryEventType`) says which, and fixes the shape of `details`.
@@ -863,6 +1015,36 @@ export type ProcessExecutionControlResponse = {
 };
 
 /**
+ * `POST .../count`: how many executions match, exactly, in one statement; optionally
+ * per group.
+ */
+export type ProcessExecutionCountRequest = {
+    businessTable?: null | BusinessTableRef;
+    groupBy?: null | CountGroupBy;
+    /**
+     * Only executions of this type. Needed for `column` conditions and groups, whose
+     * table is the type's.
+     */
+    processType?: string | null;
+    where?: null | FilterNode;
+};
+
+export type ProcessExecutionCountResponse = {
+    /**
+     * Every matching execution.
+     */
+    count: number;
+    /**
+     * With `groupBy`: the largest groups first, at most 1000.
+     */
+    groups?: Array<CountGroup>;
+    /**
+     * Whether there were more groups than `groups` holds (`count` still counts all).
+     */
+    truncated?: boolean;
+};
+
+/**
  * `POST .../describe`: the current execution of a process id, or a given execution.
  */
 export type ProcessExecutionDescribeRequest = {
@@ -950,12 +1132,14 @@ export type ProcessExecutionListFilter = {
  * `POST .../list`: newest first.
  */
 export type ProcessExecutionListRequest = {
+    businessTable?: null | BusinessTableRef;
     filter?: ProcessExecutionListFilter;
     nextPageToken?: string | null;
     /**
      * Page size (default 100, at most 1000).
      */
     pageSize?: number | null;
+    where?: null | FilterNode;
 };
 
 export type ProcessExecutionListResponse = {

@@ -105,6 +105,7 @@ mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;
 mod pulsar_takeover;
+mod query;
 mod reset;
 mod resilience;
 mod roles;

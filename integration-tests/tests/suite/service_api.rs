@@ -446,6 +446,7 @@ async fn list_filters_and_pages(db: Database) {
                     filter,
                     page_size,
                     next_page_token: token,
+                    ..Default::default()
                 })
                 .await
                 .expect("list")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
 from xdb._wire_base import WireModel
 
@@ -40,6 +40,18 @@ class AttributeType(StrEnum):
     TIMESTAMP = "TIMESTAMP"
     JSON = "JSON"
     ANY = "ANY"
+
+
+class BusinessTableRef(WireModel):
+    """
+    The business table of a process type, for a query that names columns when the type
+    has no registered definition declaring its table.
+    """
+
+    primary_key_column: str
+    """Its primary-key column, which holds the process id of each row's process."""
+    table_name: str
+    """The table, optionally schema-qualified (`schema.table`)."""
 
 
 class CallPhase(StrEnum):
@@ -118,6 +130,17 @@ class ControlDetails(WireModel):
     reason: str | None = None
     state_execution_ids: list[str]
     """The state executions it acted on."""
+
+
+class CountGroup(WireModel):
+    """The executions of one group."""
+
+    count: int
+    value: Any
+    """
+    The group's value: text for execution fields; for a column, a number, boolean or
+    text as the column holds it; null for rows where it is NULL.
+    """
 
 
 class DefinitionDescribeRequest(WireModel):
@@ -235,6 +258,27 @@ class ErrorSubType(StrEnum):
     DATABASE_UNAVAILABLE = "DATABASE_UNAVAILABLE"
 
 
+class ExecutionField(StrEnum):
+    """
+    A field of the execution itself.
+    - `status`: a `ProcessStatus` name; `=`, `!=`, `IN`.
+    - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`.
+    - `startTime`, `closeTime`: milliseconds since the epoch (or RFC 3339 text);
+      `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`, `IS NOT NULL`.
+    - `paused`: a boolean; `=`, `!=` (paused means paused by an operator and running).
+    - `currentStateId`: a state id; `=`, `IN`: the execution has an unfinished state
+      execution of that state (one of its running threads).
+    """
+
+    STATUS = "status"
+    PROCESS_TYPE = "processType"
+    PROCESS_ID = "processId"
+    START_TIME = "startTime"
+    CLOSE_TIME = "closeTime"
+    PAUSED = "paused"
+    CURRENT_STATE_ID = "currentStateId"
+
+
 class ExecutionsMoveRequest(WireModel):
     """
     `POST .../deployments/move`: moves running executions of a type to a deployment that
@@ -265,6 +309,25 @@ class FailureRecoveryPolicy(StrEnum):
     PROCEED_TO_CONFIGURED_STATE = "PROCEED_TO_CONFIGURED_STATE"
 
 
+class FilterOp(StrEnum):
+    """
+    How a condition compares. `IN` takes `values`; `IS NULL` and `IS NOT NULL` take no
+    value; every other operator takes `value`. `PREFIX` matches text starting with
+    `value` (no wildcards: `%` and `_` are plain characters).
+    """
+
+    EQ = "="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    IN = "IN"
+    IS_NULL = "IS NULL"
+    IS_NOT_NULL = "IS NOT NULL"
+    PREFIX = "PREFIX"
+
+
 class GlobalAttributeValue(WireModel):
     """
     One column of the global-attribute row and its value.
@@ -279,6 +342,24 @@ class GlobalAttributeValue(WireModel):
     Any JSON value; at most `limits.max_attribute_value_bytes` (64 KiB by default)
     as serialized.
     """
+
+
+class GroupByColumn(WireModel):
+    """
+    Groups by a column of the business row (integer, decimal, text, boolean, date or
+    uuid columns; not timestamps, floating-point, JSON or `LONGTEXT`).
+    """
+
+    column: str
+
+
+class GroupField(StrEnum):
+    """
+    The execution fields a count can group by.
+    """
+
+    STATUS = "status"
+    PROCESS_TYPE = "processType"
 
 
 class HistoryEvent(WireModel):
@@ -477,6 +558,15 @@ class ProcessExecutionControlResponse(WireModel):
     The state executions the control acted on (`stateId-number`); for pause and
     resume, those whose calls were held or released.
     """
+
+
+class ProcessExecutionCountResponse(WireModel):
+    count: int
+    """Every matching execution."""
+    groups: list[CountGroup] = Field([], validate_default=True)
+    """With `groupBy`: the largest groups first, at most 1000."""
+    truncated: bool = False
+    """Whether there were more groups than `groups` holds (`count` still counts all)."""
 
 
 class ProcessExecutionDescribeRequest(WireModel):
@@ -900,6 +990,32 @@ class BusinessRow(WireModel):
     """The user table, as the start named it."""
 
 
+class ColumnCondition(WireModel):
+    """
+    A condition on a column of the business row: the row of the table whose primary key
+    equals the execution's process id. An execution without such a row never matches a
+    column condition. Values are checked against the column's type: a number for integer
+    and decimal columns, a string for text, a boolean for boolean columns, RFC 3339 text
+    (or milliseconds since the epoch) for timestamps, `YYYY-MM-DD` for dates. With `path`
+    (a JSON column), the JSON value at that path of object keys is compared with `value`
+    as JSON (`=`, `!=`), or tested with `IS NULL` / `IS NOT NULL` (missing or JSON null
+    is not told apart from SQL NULL).
+    """
+
+    column: str
+    """A column of the business table (checked against the table's columns)."""
+    op: FilterOp
+    path: list[str] | None = None
+    """
+    Object keys into a JSON column, outermost first (letters, digits, `_`, `-`; at
+    most 8 keys).
+    """
+    value: str | float | bool | dict[str, Any] | list[Any] | None = None
+    """The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent)."""
+    values: list[Any] | None = None
+    """The values of `IN`, at most 100."""
+
+
 class CommandRequest(WireModel):
     """
     What a state waits for before its execute is called; empty (or absent) means nothing:
@@ -949,6 +1065,17 @@ class DeploymentsListResponse(WireModel):
     """By name, then newest registration first."""
 
 
+class FieldCondition(WireModel):
+    """A condition on a field of the execution."""
+
+    field: ExecutionField
+    op: FilterOp
+    value: str | float | bool | dict[str, Any] | list[Any] | None = None
+    """The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent)."""
+    values: list[Any] | None = None
+    """The values of `IN`, at most 100."""
+
+
 class GlobalAttributeConfig(WireModel):
     """The global-attribute row of a process: one row of a user table."""
 
@@ -981,6 +1108,12 @@ class GlobalAttributesDefinition(WireModel):
     The table, optionally schema-qualified (`schema.table`); it must exist when the
     definition is registered.
     """
+
+
+class GroupByField(WireModel):
+    """Groups by `status` or `processType`."""
+
+    field: GroupField
 
 
 class LoadedAttributes(WireModel):
@@ -1070,15 +1203,6 @@ class ProcessExecutionListFilter(WireModel):
     start_time_min_ms: int | None = None
     """Inclusive lower bound of the start time, ms since the epoch."""
     status: ProcessStatus | None = None
-
-
-class ProcessExecutionListRequest(WireModel):
-    """`POST .../list`: newest first."""
-
-    filter: ProcessExecutionListFilter = Field({}, validate_default=True)
-    next_page_token: str | None = None
-    page_size: int | None = None
-    """Page size (default 100, at most 1000)."""
 
 
 class ProcessExecutionRpcRequest(WireModel):
@@ -1270,6 +1394,11 @@ class CommandResults(WireModel):
     timer_results: list[TimerResult] = Field([], validate_default=True)
 
 
+class CountGroupBy(RootModel[GroupByField | GroupByColumn]):
+    root: GroupByField | GroupByColumn
+    """What a count groups by: an execution field or a column of the business row."""
+
+
 class InternalNotifyRequest(WireModel):
     """
     `POST /api/v1/xdb/internal/notify`: wakes a service instance where the database
@@ -1395,6 +1524,24 @@ class ExecuteCompletedDetails(WireModel):
     state_execution_id: str
 
 
+class FilterAnd(WireModel):
+    """Every node must match (an empty list matches everything)."""
+
+    and_: list[FilterNode]
+
+
+class FilterNot(WireModel):
+    """The node must not match (unknown stays unknown)."""
+
+    not_: FilterNode
+
+
+class FilterOr(WireModel):
+    """At least one node must match (an empty list matches nothing)."""
+
+    or_: list[FilterNode]
+
+
 class ProcessDefinition(WireModel):
     """A process type as its worker declares it."""
 
@@ -1410,6 +1557,33 @@ class ProcessDefinition(WireModel):
     """At least one state, ids unique."""
     versioning_policy: VersioningPolicy = VersioningPolicy.PINNED
     """Default `PINNED`."""
+
+
+class ProcessExecutionCountRequest(WireModel):
+    """
+    `POST .../count`: how many executions match, exactly, in one statement; optionally
+    per group.
+    """
+
+    business_table: BusinessTableRef | None = None
+    group_by: CountGroupBy | None = None
+    process_type: str | None = None
+    """
+    Only executions of this type. Needed for `column` conditions and groups, whose
+    table is the type's.
+    """
+    where: FilterNode | None = None
+
+
+class ProcessExecutionListRequest(WireModel):
+    """`POST .../list`: newest first."""
+
+    business_table: BusinessTableRef | None = None
+    filter: ProcessExecutionListFilter = Field({}, validate_default=True)
+    next_page_token: str | None = None
+    page_size: int | None = None
+    """Page size (default 100, at most 1000)."""
+    where: FilterNode | None = None
 
 
 class ProcessExecutionResetRequest(WireModel):
@@ -1536,10 +1710,26 @@ class StateMovement(WireModel):
     state_input: EncodedObject | None = None
 
 
+class FilterNode(RootModel[FilterAnd | FilterOr | FilterNot | FieldCondition | ColumnCondition]):
+    root: FilterAnd | FilterOr | FilterNot | FieldCondition | ColumnCondition
+    """
+    A node of a filter tree: a group (`and`, `or`), a negation (`not`), a condition on
+    an execution field (`field`) or a condition on a column of the business row
+    (`column`). Conditions compare with SQL's three-valued logic: a condition on a NULL
+    column is unknown, `not` of unknown is unknown, and only rows where the whole tree is
+    true match; use `IS NULL` to find NULLs.
+    """
+
+
 AsyncStateConfig.model_rebuild()
 AsyncStateExecuteResponse.model_rebuild()
 DefinitionDescribeResponse.model_rebuild()
 ExecuteCompletedDetails.model_rebuild()
+FilterAnd.model_rebuild()
+FilterNot.model_rebuild()
+FilterOr.model_rebuild()
 ProcessDefinition.model_rebuild()
+ProcessExecutionCountRequest.model_rebuild()
+ProcessExecutionListRequest.model_rebuild()
 ProcessRpcWorkerResponse.model_rebuild()
 StateDecision.model_rebuild()

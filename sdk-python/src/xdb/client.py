@@ -29,6 +29,7 @@ from xdb.errors import (
 from xdb.operate import AsyncOperatorCalls, OperatorCalls
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
+    COUNT,
     DEFINITIONS_DESCRIBE,
     DEFINITIONS_LIST,
     DEFINITIONS_REGISTER,
@@ -61,6 +62,8 @@ from xdb.protocol import (
     LocalAttributeValue,
     LocalQueueMessage,
     LockType,
+    ProcessExecutionCountRequest,
+    ProcessExecutionCountResponse,
     ProcessExecutionDescribeRequest,
     ProcessExecutionDescribeResponse,
     ProcessExecutionHistoryRequest,
@@ -354,6 +357,13 @@ class _Base(Generic[H]):
         read = ProcessExecutionListResponse.model_validate_json
         return Call(LIST, body, self.request_timeout, read)
 
+    def _count(
+        self, request: ProcessExecutionCountRequest | None
+    ) -> Call[ProcessExecutionCountResponse]:
+        body = request or ProcessExecutionCountRequest()
+        read = ProcessExecutionCountResponse.model_validate_json
+        return Call(COUNT, body, self.request_timeout, read)
+
     def _history(
         self,
         process_id: str,
@@ -563,6 +573,16 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
             status, process_type, process_id, start_time_min_ms, start_time_max_ms
         )
         return await self._send(self._list(filter, page_size, next_page_token))
+
+    async def count_processes(
+        self, request: ProcessExecutionCountRequest | None = None
+    ) -> ProcessExecutionCountResponse:
+        """Counts executions exactly, optionally per group (``group_by``).
+
+        ``where`` filters them by execution fields and business-row columns (see
+        docs/queries.md).
+        """
+        return await self._send(self._count(request))
 
     async def get_process_history(
         self,
@@ -796,6 +816,16 @@ class Client(_Base[httpx.Client], OperatorCalls):
             status, process_type, process_id, start_time_min_ms, start_time_max_ms
         )
         return self._send(self._list(filter, page_size, next_page_token))
+
+    def count_processes(
+        self, request: ProcessExecutionCountRequest | None = None
+    ) -> ProcessExecutionCountResponse:
+        """Counts executions exactly, optionally per group (``group_by``).
+
+        ``where`` filters them by execution fields and business-row columns (see
+        docs/queries.md).
+        """
+        return self._send(self._count(request))
 
     def get_process_history(
         self,

@@ -32,7 +32,14 @@ from xdb import (
     StateExecutionStatus,
     WorkerDeployment,
 )
-from xdb.protocol import OPENAPI, StateExecutionInfo
+from xdb.protocol import (
+    OPENAPI,
+    CountGroupBy,
+    GroupByField,
+    GroupField,
+    ProcessExecutionCountRequest,
+    StateExecutionInfo,
+)
 
 
 async def failed_and_waiting(client: AsyncClient, process_id: str, attempt: int) -> bool:
@@ -195,6 +202,22 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
         RegisteredOrderProcess, deployment, from_=deployment, process_ids=[f"none-{run}"]
     )
     assert moved.moved == 0
+    # Counts (the filters' effects are the service's suite's): per status, and over the
+    # registered type's table.
+    by_status = await client.count_processes(
+        ProcessExecutionCountRequest(
+            process_type="EchoProcess", group_by=CountGroupBy(GroupByField(field=GroupField.STATUS))
+        )
+    )
+    assert by_status.count >= 1
+    await client.count_processes(
+        ProcessExecutionCountRequest.model_validate(
+            {
+                "processType": "RegisteredOrderProcess",
+                "where": {"field": "status", "op": "=", "value": "RUNNING"},
+            }
+        )
+    )
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}

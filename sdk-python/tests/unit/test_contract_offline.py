@@ -20,7 +20,7 @@ from xdb import (
     WorkerService,
     protocol,
 )
-from xdb.protocol import WireModel
+from xdb.protocol import ProcessExecutionCountRequest, WireModel
 
 DOCUMENT = Path(__file__).resolve().parents[3] / "xdb-protocol" / "openapi.json"
 
@@ -61,6 +61,20 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.stop_process("p", reason="r"),
         client.describe_process("p", "0190e0a4-0000-7000-8000-000000000000"),
         client.list_processes(process_id="p", page_size=10, start_time_min_ms=0),
+        client.count_processes(
+            ProcessExecutionCountRequest.model_validate(
+                {
+                    "processType": "ShopProcess",
+                    "where": {
+                        "and": [
+                            {"field": "status", "op": "IN", "values": ["RUNNING"]},
+                            {"column": "status", "op": "PREFIX", "value": "n"},
+                        ]
+                    },
+                    "groupBy": {"column": "status"},
+                }
+            )
+        ),
         client.get_process_history("p"),
         client.get_process_history(
             "p", after_event_id=7, page_size=1000, event_types=["TIMER_FIRED", "STATE_FAILED"]

@@ -37,6 +37,15 @@ export const AttributeDefinitionSchema = z.object({
 });
 
 /**
+ * The business table of a process type, for a query that names columns when the type
+ * has no registered definition declaring its table.
+ */
+export const BusinessTableRefSchema = z.object({
+    primaryKeyColumn: z.string(),
+    tableName: z.string()
+});
+
+/**
  * Where a state's pending waitUntil or execute call is:
  * - `SCHEDULED`: due at `dueTimestampMs` (in the past: waiting for an async-service
  * instance);
@@ -90,6 +99,14 @@ export const ControlDetailsSchema = z.object({
     identity: z.string().nullish(),
     reason: z.string().nullish(),
     stateExecutionIds: z.array(z.string())
+});
+
+/**
+ * The executions of one group.
+ */
+export const CountGroupSchema = z.object({
+    count: z.int(),
+    value: z.unknown()
 });
 
 /**
@@ -201,6 +218,26 @@ export const ErrorSubTypeSchema = z.enum([
 ]);
 
 /**
+ * A field of the execution itself.
+ * - `status`: a `ProcessStatus` name; `=`, `!=`, `IN`.
+ * - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`.
+ * - `startTime`, `closeTime`: milliseconds since the epoch (or RFC 3339 text);
+ * `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`, `IS NOT NULL`.
+ * - `paused`: a boolean; `=`, `!=` (paused means paused by an operator and running).
+ * - `currentStateId`: a state id; `=`, `IN`: the execution has an unfinished state
+ * execution of that state (one of its running threads).
+ */
+export const ExecutionFieldSchema = z.enum([
+    'status',
+    'processType',
+    'processId',
+    'startTime',
+    'closeTime',
+    'paused',
+    'currentStateId'
+]);
+
+/**
  * `POST .../deployments/move`: moves running executions of a type to a deployment that
  * registered it; each runs its next call there (a call in flight finishes where it is).
  */
@@ -222,6 +259,64 @@ export const ExecutionsMoveResponseSchema = z.object({
  * (`StateApiFailureDetails`) as its JSON input.
  */
 export const FailureRecoveryPolicySchema = z.enum(['FAIL_PROCESS_ON_STATE_FAILURE', 'PROCEED_TO_CONFIGURED_STATE']);
+
+/**
+ * How a condition compares. `IN` takes `values`; `IS NULL` and `IS NOT NULL` take no
+ * value; every other operator takes `value`. `PREFIX` matches text starting with
+ * `value` (no wildcards: `%` and `_` are plain characters).
+ */
+export const FilterOpSchema = z.enum([
+    '=',
+    '!=',
+    '<',
+    '<=',
+    '>',
+    '>=',
+    'IN',
+    'IS NULL',
+    'IS NOT NULL',
+    'PREFIX'
+]);
+
+/**
+ * A condition on a column of the business row: the row of the table whose primary key
+ * equals the execution's process id. An execution without such a row never matches a
+ * column condition. Values are checked against the column's type: a number for integer
+ * and decimal columns, a string for text, a boolean for boolean columns, RFC 3339 text
+ * (or milliseconds since the epoch) for timestamps, `YYYY-MM-DD` for dates. With `path`
+ * (a JSON column), the JSON value at that path of object keys is compared with `value`
+ * as JSON (`=`, `!=`), or tested with `IS NULL` / `IS NOT NULL` (missing or JSON null
+ * is not told apart from SQL NULL).
+ */
+export const ColumnConditionSchema = z.object({
+    column: z.string(),
+    op: FilterOpSchema,
+    path: z.array(z.string()).nullish(),
+    value: z.union([
+        z.string(),
+        z.number(),
+        z.boolean(),
+        z.record(z.string(), z.unknown()),
+        z.array(z.unknown())
+    ]).nullish(),
+    values: z.array(z.unknown()).nullish()
+});
+
+/**
+ * A condition on a field of the execution.
+ */
+export const FieldConditionSchema = z.object({
+    field: ExecutionFieldSchema,
+    op: FilterOpSchema,
+    value: z.union([
+        z.string(),
+        z.number(),
+        z.boolean(),
+        z.record(z.string(), z.unknown()),
+        z.array(z.unknown())
+    ]).nullish(),
+    values: z.array(z.unknown()).nullish()
+});
 
 /**
  * One column of the global-attribute row and its value.
@@ -260,6 +355,34 @@ export const GlobalAttributesDefinitionSchema = z.object({
     primaryKeyColumn: z.string(),
     tableName: z.string()
 });
+
+/**
+ * Groups by a column of the business row (integer, decimal, text, boolean, date or
+ * uuid columns; not timestamps, floating-point, JSON or `LONGTEXT`).
+ */
+export const GroupByColumnSchema = z.object({
+    column: z.string()
+});
+
+/**
+ * The execution fields a count can group by.
+ */
+export const GroupFieldSchema = z.enum(['status', 'processType']);
+
+/**
+ * Groups by `status` or `processType`.
+ */
+export const GroupByFieldSchema = z.object({
+    field: GroupFieldSchema
+});
+
+/**
+ * What a count groups by: an execution field or a column of the business row.
+ */
+export const CountGroupBySchema = z.union([
+    GroupByFieldSchema,
+    GroupByColumnSchema
+]);
 
 /**
  * One event of an execution's history; `eventType` (see `HistoryEventType`) says which, and fixes the shape of `details`.
@@ -475,6 +598,12 @@ export const ProcessExecutionControlResponseSchema = z.object({
     stateExecutionIds: z.array(z.string())
 });
 
+export const ProcessExecutionCountResponseSchema = z.object({
+    count: z.int(),
+    groups: z.array(CountGroupSchema).optional().default([]),
+    truncated: z.boolean().optional().default(false)
+});
+
 /**
  * `POST .../describe`: the current execution of a process id, or a given execution.
  */
@@ -680,15 +809,6 @@ export const ProcessExecutionListFilterSchema = z.object({
     startTimeMaxMs: z.int().nullish(),
     startTimeMinMs: z.int().nullish(),
     status: ProcessStatusSchema.nullish()
-});
-
-/**
- * `POST .../list`: newest first.
- */
-export const ProcessExecutionListRequestSchema = z.object({
-    filter: ProcessExecutionListFilterSchema.optional().default({}),
-    nextPageToken: z.string().nullish(),
-    pageSize: z.int().nullish()
 });
 
 export const ProcessExecutionSummarySchema = z.object({
@@ -1126,6 +1246,42 @@ export const ExecuteCompletedDetailsSchema = z.object({
 });
 
 /**
+ * Every node must match (an empty list matches everything).
+ */
+export const FilterAndSchema = z.object({
+    and: z.array(z.lazy((): any => FilterNodeSchema))
+});
+
+/**
+ * A node of a filter tree: a group (`and`, `or`), a negation (`not`), a condition on
+ * an execution field (`field`) or a condition on a column of the business row
+ * (`column`). Conditions compare with SQL's three-valued logic: a condition on a NULL
+ * column is unknown, `not` of unknown is unknown, and only rows where the whole tree is
+ * true match; use `IS NULL` to find NULLs.
+ */
+export const FilterNodeSchema = z.union([
+    FilterAndSchema,
+    z.lazy((): any => FilterOrSchema),
+    z.lazy((): any => FilterNotSchema),
+    FieldConditionSchema,
+    ColumnConditionSchema
+]);
+
+/**
+ * The node must not match (unknown stays unknown).
+ */
+export const FilterNotSchema = z.object({
+    not: FilterNodeSchema
+});
+
+/**
+ * At least one node must match (an empty list matches nothing).
+ */
+export const FilterOrSchema = z.object({
+    or: z.array(FilterNodeSchema)
+});
+
+/**
  * A process type as its worker declares it.
  */
 export const ProcessDefinitionSchema = z.object({
@@ -1137,6 +1293,28 @@ export const ProcessDefinitionSchema = z.object({
     startStates: z.array(z.string()).optional().default([]),
     states: z.array(z.lazy((): any => StateDefinitionSchema)),
     versioningPolicy: VersioningPolicySchema.optional().default('PINNED')
+});
+
+/**
+ * `POST .../count`: how many executions match, exactly, in one statement; optionally
+ * per group.
+ */
+export const ProcessExecutionCountRequestSchema = z.object({
+    businessTable: BusinessTableRefSchema.nullish(),
+    groupBy: CountGroupBySchema.nullish(),
+    processType: z.string().nullish(),
+    where: FilterNodeSchema.nullish()
+});
+
+/**
+ * `POST .../list`: newest first.
+ */
+export const ProcessExecutionListRequestSchema = z.object({
+    businessTable: BusinessTableRefSchema.nullish(),
+    filter: ProcessExecutionListFilterSchema.optional().default({}),
+    nextPageToken: z.string().nullish(),
+    pageSize: z.int().nullish(),
+    where: FilterNodeSchema.nullish()
 });
 
 /**

@@ -159,6 +159,14 @@ for (const dialect of DIALECTS) {
       await client.moveExecutions(UserSignupProcess, deployment, { from: deployment, processIds: [processId("bob")] });
       // Reset (its effects are the service's suite's): a process that does not exist.
       await assert.rejects(client.reset("nobody", "SubmitState"), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+      // Counts (the filters' effects are the service's suite's): per status, and over the
+      // registered table's columns.
+      const byStatus = await client.count({ processType: "UserSignupProcess", groupBy: { field: "status" } });
+      assert.ok(byStatus.count >= 1 && (byStatus.groups ?? []).length >= 1);
+      await client.count({
+        processType: "UserSignupProcess",
+        where: { or: [{ column: "user_id", op: "PREFIX", value: "b" }, { field: "status", op: "=", value: "RUNNING" }] },
+      });
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),

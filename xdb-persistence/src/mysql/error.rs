@@ -6,6 +6,9 @@ use crate::StoreError;
 const CONFLICT_CODES: [u16; 2] = [1213, 1205];
 /// ER_SERVER_SHUTDOWN, ER_CON_COUNT_ERROR; CR_SERVER_GONE_ERROR, CR_SERVER_LOST.
 const CONNECTION_CODES: [u16; 4] = [1053, 1040, 2006, 2013];
+/// MariaDB's ER_STATEMENT_TIMEOUT (`max_statement_time`), MySQL's ER_QUERY_TIMEOUT
+/// (`MAX_EXECUTION_TIME`).
+const TIMEOUT_CODES: [u16; 2] = [1969, 3024];
 
 impl From<mysql_async::Error> for StoreError {
     fn from(error: mysql_async::Error) -> Self {
@@ -16,6 +19,9 @@ impl From<mysql_async::Error> for StoreError {
             }
             mysql_async::Error::Server(server) if CONNECTION_CODES.contains(&server.code) => {
                 StoreError::ConnectionLost(message)
+            }
+            mysql_async::Error::Server(server) if TIMEOUT_CODES.contains(&server.code) => {
+                StoreError::TimedOut(message)
             }
             mysql_async::Error::Server(_) | mysql_async::Error::Url(_) => {
                 StoreError::Database(message)

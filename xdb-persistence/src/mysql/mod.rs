@@ -16,6 +16,7 @@
 
 mod error;
 mod global_attributes;
+pub(crate) mod query_syntax;
 mod rows;
 mod sql_conn;
 mod tables;

@@ -19,6 +19,8 @@ fn mysql_value(param: &Param<'_>) -> Value {
         Param::Int(value) => Value::from(*value),
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),
+        Param::Bool(value) => value.map_or(Value::NULL, |b| Value::Int(i64::from(b))),
+        Param::Double(value) => value.map_or(Value::NULL, Value::Double),
         Param::Json(value) => value.as_ref().map_or(Value::NULL, |v| json_text(v).into()),
         Param::JsonRef(value) => value.map_or(Value::NULL, |v| json_text(v).into()),
         Param::Cell(value, kind) => to_mysql(value, *kind),
@@ -39,6 +41,21 @@ impl<Q: Queryable + AffectedRows + Sync> SqlConn for MySqlRows<Q> {
 
     async fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StoreError> {
         Ok(self.conn.exec(sql, mysql_params(params)).await?)
+    }
+
+    async fn query_once(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, StoreError> {
+        // Prepared, run and closed: a filter's text leaves the connection's statement
+        // cache as it found it, rather than pushing out the statements used all along.
+        let statement = self.conn.prep(sql).await?;
+        let rows = self.conn.exec(&statement, mysql_params(params)).await;
+        let closed = self.conn.close(statement).await;
+        let rows = rows?;
+        closed?;
+        Ok(rows)
     }
 
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {

@@ -82,6 +82,14 @@ impl Dialect for MySqlStore {
         MySqlStore::lease_to(self, owner)
     }
 
+    fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax {
+        if self.mariadb {
+            &super::query_syntax::MariaDbSyntax
+        } else {
+            &super::query_syntax::MySqlSyntax
+        }
+    }
+
     fn transitions_as_read(&self) -> bool {
         self.batched_transitions()
     }

@@ -39,15 +39,21 @@ pub(crate) async fn list_processes<D: Dialect>(
     })
 }
 
-/// The request checked: a page size in range, times that exist, a token we issued.
-fn list_query(request: &ProcessExecutionListRequest) -> Result<ListQuery<'_>, StoreError> {
-    let page_size = request.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+/// The page size asked for, in range.
+pub(crate) fn page_size(asked: Option<u32>) -> Result<u32, StoreError> {
+    let page_size = asked.unwrap_or(DEFAULT_PAGE_SIZE);
     if page_size == 0 || page_size > MAX_PAGE_SIZE {
         return Err(invalid(
             "pageSize",
             format!("must be between 1 and {MAX_PAGE_SIZE}"),
         ));
     }
+    Ok(page_size)
+}
+
+/// The request checked: a page size in range, times that exist, a token we issued.
+fn list_query(request: &ProcessExecutionListRequest) -> Result<ListQuery<'_>, StoreError> {
+    let page_size = page_size(request.page_size)?;
     let filter = &request.filter;
     Ok(ListQuery {
         status: filter.status,
@@ -71,11 +77,11 @@ fn list_query(request: &ProcessExecutionListRequest) -> Result<ListQuery<'_>, St
     })
 }
 
-fn encode_token(start: DateTime<Utc>, id: &str) -> String {
+pub(crate) fn encode_token(start: DateTime<Utc>, id: &str) -> String {
     format!("{}:{}", start.timestamp_micros(), id)
 }
 
-fn decode_token(token: &str) -> Result<(DateTime<Utc>, Uuid), StoreError> {
+pub(crate) fn decode_token(token: &str) -> Result<(DateTime<Utc>, Uuid), StoreError> {
     let refused = || invalid("nextPageToken", "is not a token this service issued");
     let (micros, id) = token.split_once(':').ok_or_else(refused)?;
     let micros: i64 = micros.parse().map_err(|_| refused())?;
@@ -83,11 +89,11 @@ fn decode_token(token: &str) -> Result<(DateTime<Utc>, Uuid), StoreError> {
     Ok((start, Uuid::parse_str(id).map_err(|_| refused())?))
 }
 
-fn millis(field: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+pub(crate) fn millis(field: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| invalid(field, "is out of range"))
 }
 
-fn invalid(field: &str, message: impl Into<String>) -> StoreError {
+pub(crate) fn invalid(field: &str, message: impl Into<String>) -> StoreError {
     StoreError::Decide(DecideError::Invalid(ValidationError::new(field, message)))
 }
 

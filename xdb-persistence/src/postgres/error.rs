@@ -55,6 +55,9 @@ fn classify(error: &tokio_postgres::Error) -> StoreError {
         .contains(code)
     {
         StoreError::ConnectionLost(message)
+    } else if *code == SqlState::QUERY_CANCELED {
+        // `statement_timeout`, which only the query statements set (see `operations::query`).
+        StoreError::TimedOut(message)
     } else if *code == SqlState::DIVISION_BY_ZERO && db.where_().is_none() {
         // A pipeline's write found other rows than it asserts (see `pipeline`): the
         // store's statements divide by nothing else. A division in a function the

@@ -13,6 +13,7 @@ mod global_attributes;
 mod locks;
 mod notifications;
 mod pipeline;
+pub(crate) mod query_syntax;
 mod rows;
 mod sql_conn;
 mod statement_batches;

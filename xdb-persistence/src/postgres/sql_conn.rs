@@ -19,6 +19,8 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
         Param::Int(value) => Box::new(*value),
         Param::BigInt(value) => Box::new(*value),
         Param::Time(time) => Box::new(*time),
+        Param::Bool(value) => Box::new(*value),
+        Param::Double(value) => Box::new(*value),
         Param::Json(value) => Box::new(value.as_ref().map(Json)),
         Param::JsonRef(value) => Box::new(value.map(Json)),
         Param::Cell(value, _) => Box::new(Json(*value)),
@@ -49,6 +51,21 @@ impl SqlConn for PgRows {
             let statement = client.prepare_cached(&sql).await?;
             let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
             Ok(client.query(&statement, &refs).await?)
+        })
+        .await
+    }
+
+    async fn query_once(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, StoreError> {
+        let sql = numbered_placeholders(sql);
+        let values: Vec<_> = params.iter().map(postgres_value).collect();
+        self.on_client(|client| async move {
+            // An unnamed statement: `prepare_cached` would keep every filter's text.
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.query(sql.as_ref(), &refs).await?)
         })
         .await
     }

@@ -108,6 +108,10 @@ impl Dialect for PostgresStore {
         PostgresStore::lease_to(self, owner)
     }
 
+    fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax {
+        &super::query_syntax::PostgresSyntax
+    }
+
     async fn transition_as_read(
         &self,
         lane: Lane,

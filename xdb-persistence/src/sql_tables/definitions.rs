@@ -65,10 +65,12 @@ fn current_definitions_sql() -> String {
 /// Parameters: schema (NULL: the connection's), table.
 fn table_columns_sql(kind: SqlKind) -> &'static str {
     kind.pick(
-        "SELECT column_name::text, data_type::text FROM information_schema.columns \
+        "SELECT column_name::text, data_type::text, NULL::text, NULL::text \
+         FROM information_schema.columns \
          WHERE table_schema = COALESCE(CAST(? AS TEXT), current_schema()) AND table_name = ? \
          ORDER BY ordinal_position",
-        "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS \
+        "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_SET_NAME, COLLATION_NAME \
+         FROM information_schema.COLUMNS \
          WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? \
          ORDER BY ORDINAL_POSITION",
     )
@@ -302,6 +304,7 @@ where
                 Ok(TableColumn {
                     name: columns.text()?,
                     data_type: columns.text()?,
+                    collation: columns.optional_text()?.zip(columns.optional_text()?),
                 })
             })
             .collect()

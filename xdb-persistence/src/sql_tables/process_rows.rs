@@ -338,25 +338,29 @@ async fn list_executions<C: SqlConn>(
          ORDER BY start_time DESC, id DESC LIMIT ?"
     );
     let rows = conn.query(&sql, &params).await?;
-    rows.iter()
-        .map(|row| {
-            let mut columns = C::columns(row, 0);
-            let id = columns.uuid()?;
-            let process_id = columns.text()?;
-            let process_type = columns.text()?;
-            let status = columns.text()?;
-            let start = columns.time()?;
-            let summary = ProcessExecutionSummary {
-                process_execution_id: id.to_string(),
-                process_id,
-                process_type,
-                status: ProcessStatus::parse(&status)
-                    .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
-                start_timestamp_ms: start.timestamp_millis(),
-                close_timestamp_ms: columns.optional_time()?.map(|t| t.timestamp_millis()),
-                paused: columns.int()? != 0,
-            };
-            Ok((summary, start))
-        })
-        .collect()
+    rows.iter().map(summary_of::<C>).collect()
+}
+
+/// A list row: the summary and its start time to the microsecond (for paging), from
+/// the columns of `query::SUMMARY_COLUMNS` in their order.
+pub(crate) fn summary_of<C: SqlConn>(
+    row: &C::Row,
+) -> Result<(ProcessExecutionSummary, DateTime<Utc>), StoreError> {
+    let mut columns = C::columns(row, 0);
+    let id = columns.uuid()?;
+    let process_id = columns.text()?;
+    let process_type = columns.text()?;
+    let status = columns.text()?;
+    let start = columns.time()?;
+    let summary = ProcessExecutionSummary {
+        process_execution_id: id.to_string(),
+        process_id,
+        process_type,
+        status: ProcessStatus::parse(&status)
+            .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
+        start_timestamp_ms: start.timestamp_millis(),
+        close_timestamp_ms: columns.optional_time()?.map(|t| t.timestamp_millis()),
+        paused: columns.int()? != 0,
+    };
+    Ok((summary, start))
 }

@@ -55,5 +55,6 @@ mod continuation;
 mod fired_timer;
 mod first_starts;
 mod flow;
+mod query_types;
 mod queue;
 mod service;

@@ -143,6 +143,7 @@ async fn list_pages_newest_first_with_filters(dialect: Dialect) {
                 filter: Default::default(),
                 page_size: Some(2),
                 next_page_token: token.clone(),
+                ..Default::default()
             })
             .await
             .unwrap();
@@ -169,8 +170,7 @@ async fn list_pages_newest_first_with_filters(dialect: Dialect) {
 
     let list = |filter: ProcessExecutionListFilter| ProcessExecutionListRequest {
         filter,
-        page_size: None,
-        next_page_token: None,
+        ..Default::default()
     };
     let terminated = store
         .list_processes(&list(ProcessExecutionListFilter {

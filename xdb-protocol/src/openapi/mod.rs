@@ -14,6 +14,7 @@ mod errors;
 mod history;
 mod limits;
 mod links;
+mod operators;
 mod security;
 mod worker;
 
@@ -32,6 +33,7 @@ pub mod operation_ids {
     pub const STOP: &str = "stop";
     pub const DESCRIBE: &str = "describe";
     pub const LIST: &str = "list";
+    pub const COUNT: &str = "count";
     pub const HISTORY: &str = "history";
     pub const PUBLISH_TO_LOCAL_QUEUE: &str = "publish_to_local_queue";
     pub const RPC: &str = "rpc";
@@ -87,6 +89,15 @@ mod operations {
         request_body = ProcessExecutionListRequest,
         responses((status = 200, body = ProcessExecutionListResponse, description = "one page")))]
     fn list() {}
+
+    /// Count executions, exactly, optionally per group
+    ///
+    /// One statement over the executions (and, for `column` conditions or groups, the
+    /// business rows), bounded by the service's `api.query_timeout_ms`.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/count", tag = "service",
+        request_body = ProcessExecutionCountRequest,
+        responses((status = 200, body = ProcessExecutionCountResponse, description = "the counts")))]
+    fn count() {}
 
     /// The history of an execution, oldest event first
     #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/history", tag = "service",
@@ -293,6 +304,7 @@ mod operations {
     servers((url = "/", description = "The XDB API service: the service and internal paths. \
                                        The worker paths name their own server.")),
     paths(operations::start, operations::stop, operations::describe, operations::list,
+          operations::count,
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::states, operations::retry_now,
           operations::give_up, operations::pause, operations::resume, operations::reset,
@@ -337,6 +349,7 @@ pub fn document(limits: &Limits, max_wait_seconds: u32) -> serde_json::Value {
     limits::apply(&mut doc, limits, max_wait_seconds);
     let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
     links::apply(&mut doc);
+    operators::apply(&mut doc);
     crate::canonical_json::with_sorted_keys(doc)
 }
 

@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 20] = [
+const SERVICE_PATHS: [&str; 21] = [
     paths::STATES,
     paths::RESET,
     paths::RETRY_NOW,
@@ -26,6 +26,7 @@ const SERVICE_PATHS: [&str; 20] = [
     paths::STOP,
     paths::DESCRIBE,
     paths::LIST,
+    paths::COUNT,
     paths::HISTORY,
     paths::PUBLISH_TO_LOCAL_QUEUE,
     paths::RPC,

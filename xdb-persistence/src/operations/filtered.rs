@@ -1,0 +1,321 @@
+//! Filtered list and count: a request's filter tree checked, rendered to one statement
+//! and run in a transaction of its own under a time limit, so a filter over an
+//! unindexed business column costs the user's database at most that long.
+//!
+//! Pages use the plain list's tokens (`operations::list`): the last row's
+//! `(start time µs, id)`, read again as a keyset condition.
+
+use std::time::Duration;
+
+use xdb_engine::decide::DecideError;
+use xdb_engine::validation::{check_identifier, split_table_name, ValidationError};
+use xdb_protocol::{
+    CountGroup, ExecutionField, FilterOp, ProcessExecutionCountRequest,
+    ProcessExecutionCountResponse, ProcessExecutionListFilter, ProcessExecutionListRequest,
+    ProcessExecutionListResponse, MAX_COUNT_GROUPS,
+};
+
+use super::list::{decode_token, encode_token, millis, page_size};
+use crate::columns::ColumnReader;
+use crate::query::{
+    self, check_filter, check_group, Checked, Condition, Group, Join, QueryTable, Statement,
+    Subject, Test, TypedValue, ValueType,
+};
+use crate::sql::{Param, SqlConn};
+use crate::sql_tables::process_rows::summary_of;
+use crate::tables::{Dialect, Lane, Transaction};
+use crate::StoreError;
+
+/// A page of the executions `request` (with its `where` tree) matches, newest first.
+pub(crate) async fn list_matching<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionListRequest,
+    table: Option<&QueryTable>,
+    limit: Duration,
+) -> Result<ProcessExecutionListResponse, StoreError> {
+    let page_size = page_size(request.page_size)?;
+    let after = request
+        .next_page_token
+        .as_deref()
+        .map(decode_token)
+        .transpose()?;
+    let mut all = plain_filter(&request.filter)?;
+    if let Some(tree) = &request.where_ {
+        all.push(check_filter("where", tree, table).map_err(invalid)?);
+    }
+    let filter = Checked::All(all);
+    let join = join_for(&filter, None, request.filter.process_type.as_deref(), table)?;
+    let syntax = store.query_syntax();
+    let rows = i64::from(page_size) + 1;
+    let statement = query::list(syntax, &filter, join.as_ref(), after, rows);
+    let mut tx = time_limited(store, limit).await?;
+    let found = run(&mut tx, syntax, &statement, limit).await?;
+    let mut page = found
+        .iter()
+        .map(summary_of::<D::Tx>)
+        .collect::<Result<Vec<_>, _>>()?;
+    tx.commit().await?;
+    let page_size = page_size as usize;
+    let next_page_token = (page.len() > page_size)
+        .then(|| &page[page_size - 1])
+        .map(|(summary, start)| encode_token(*start, &summary.process_execution_id));
+    page.truncate(page_size);
+    Ok(ProcessExecutionListResponse {
+        executions: page.into_iter().map(|(summary, _)| summary).collect(),
+        next_page_token,
+    })
+}
+
+/// How many executions `request` matches, in total and per group.
+pub(crate) async fn count_matching<D: Dialect>(
+    store: &D,
+    request: &ProcessExecutionCountRequest,
+    table: Option<&QueryTable>,
+    limit: Duration,
+) -> Result<ProcessExecutionCountResponse, StoreError> {
+    let plain = ProcessExecutionListFilter {
+        process_type: request.process_type.clone(),
+        ..Default::default()
+    };
+    let mut all = plain_filter(&plain)?;
+    if let Some(tree) = &request.where_ {
+        all.push(check_filter("where", tree, table).map_err(invalid)?);
+    }
+    let filter = Checked::All(all);
+    let group = request
+        .group_by
+        .as_ref()
+        .map(|group| check_group("groupBy", group, table))
+        .transpose()
+        .map_err(invalid)?;
+    let join = join_for(
+        &filter,
+        group.as_ref(),
+        request.process_type.as_deref(),
+        table,
+    )?;
+    let syntax = store.query_syntax();
+    let rows = MAX_COUNT_GROUPS as i64 + 1;
+    let statement = query::count(syntax, &filter, join.as_ref(), group.as_ref(), rows);
+    let mut tx = time_limited(store, limit).await?;
+    let found = run(&mut tx, syntax, &statement, limit).await?;
+    let response = match &group {
+        None => {
+            let count = match found.first() {
+                Some(row) => D::Tx::columns(row, 0).bigint()?,
+                None => 0,
+            };
+            ProcessExecutionCountResponse {
+                count: count.max(0) as u64,
+                groups: Vec::new(),
+                truncated: false,
+            }
+        }
+        Some(group) => {
+            let mut groups = Vec::with_capacity(found.len());
+            let mut total = 0;
+            for row in &found {
+                let mut columns = D::Tx::columns(row, 0);
+                let value = group_value(group, columns.optional_text()?);
+                let count = columns.bigint()?.max(0) as u64;
+                total = columns.bigint()?.max(0) as u64;
+                groups.push(CountGroup { value, count });
+            }
+            let truncated = groups.len() > MAX_COUNT_GROUPS;
+            groups.truncate(MAX_COUNT_GROUPS);
+            ProcessExecutionCountResponse {
+                count: total,
+                groups,
+                truncated,
+            }
+        }
+    };
+    tx.commit().await?;
+    Ok(response)
+}
+
+/// The plain list filters as checked conditions, so that one statement holds them all.
+fn plain_filter(filter: &ProcessExecutionListFilter) -> Result<Vec<Checked>, StoreError> {
+    let mut all = Vec::new();
+    let mut equal = |field, value: TypedValue| {
+        all.push(Checked::Test(Condition {
+            subject: Subject::Field(field),
+            test: Test::Compare(FilterOp::Eq, value),
+        }))
+    };
+    if let Some(status) = filter.status {
+        equal(
+            ExecutionField::Status,
+            TypedValue::Text(status.as_str().into()),
+        );
+    }
+    if let Some(process_type) = &filter.process_type {
+        equal(
+            ExecutionField::ProcessType,
+            TypedValue::Text(process_type.clone()),
+        );
+    }
+    if let Some(process_id) = &filter.process_id {
+        equal(
+            ExecutionField::ProcessId,
+            TypedValue::Text(process_id.clone()),
+        );
+    }
+    let bounds = [
+        (filter.start_time_min_ms, "startTimeMinMs", FilterOp::Ge),
+        (filter.start_time_max_ms, "startTimeMaxMs", FilterOp::Lt),
+    ];
+    for (ms, field, op) in bounds {
+        if let Some(ms) = ms {
+            all.push(Checked::Test(Condition {
+                subject: Subject::Field(ExecutionField::StartTime),
+                test: Test::Compare(op, TypedValue::Instant(millis(field, ms)?)),
+            }));
+        }
+    }
+    Ok(all)
+}
+
+/// The business table to join when the filter or the group reads it: only for one
+/// process type (the table is that type's), keyed by the process id.
+fn join_for(
+    filter: &Checked,
+    group: Option<&Group>,
+    process_type: Option<&str>,
+    table: Option<&QueryTable>,
+) -> Result<Option<Join>, StoreError> {
+    let reads_row = filter.reads_row() || matches!(group, Some(Group::Column { .. }));
+    if !reads_row {
+        return Ok(None);
+    }
+    if process_type.is_none() {
+        return Err(invalid(ValidationError::new(
+            "processType",
+            "is needed to compare columns of the business row (the table is the type's)",
+        )));
+    }
+    let Some(table) = table else {
+        return Err(invalid(ValidationError::new(
+            "businessTable",
+            "is needed to compare columns: register the type's definition with its \
+             globalAttributes, or pass businessTable",
+        )));
+    };
+    let parts = split_table_name("businessTable.tableName", &table.table_name).map_err(invalid)?;
+    let key = table.column(&table.key_column).ok_or_else(|| {
+        invalid(ValidationError::new(
+            "businessTable.primaryKeyColumn",
+            format!(
+                "table '{}' has no column '{}'",
+                table.table_name, table.key_column
+            ),
+        ))
+    })?;
+    let key_is_text = matches!(
+        ValueType::of_column(&key.data_type),
+        Some(ValueType::Text { .. })
+    );
+    // Spliced into the statement (a collation cannot be a parameter): identifiers only.
+    let key_collation = key.collation.clone().filter(|(charset, collation)| {
+        check_identifier("", charset).is_ok() && check_identifier("", collation).is_ok()
+    });
+    Ok(Some(Join {
+        table: parts.into_iter().map(str::to_string).collect(),
+        key: key.name.clone(),
+        key_is_text,
+        key_collation,
+    }))
+}
+
+/// A transaction whose statements the dialect's setting bounds by `limit`, if it
+/// bounds them so.
+async fn time_limited<D: Dialect>(store: &D, limit: Duration) -> Result<D::Tx, StoreError> {
+    let mut tx = store.begin(Lane::Main).await?;
+    if let Some(setting) = store.query_syntax().time_limit_setting(limit) {
+        tx.execute(&setting, &[]).await?;
+    }
+    Ok(tx)
+}
+
+/// Runs `statement` in `tx`, bounded by `limit`.
+async fn run<C: SqlConn>(
+    tx: &mut C,
+    syntax: &dyn query::QuerySyntax,
+    statement: &Statement,
+    limit: Duration,
+) -> Result<Vec<C::Row>, StoreError> {
+    let sql = syntax.time_limited(statement.sql.clone(), limit);
+    let params: Vec<Param<'_>> = statement.values.iter().map(TypedValue::param).collect();
+    tx.query_once(&sql, &params).await
+}
+
+/// A group's value as JSON, from its text: numbers and booleans as such.
+fn group_value(group: &Group, text: Option<String>) -> serde_json::Value {
+    use serde_json::Value;
+    let Some(text) = text else {
+        return Value::Null;
+    };
+    let ty = match group {
+        Group::Field(_) => return Value::String(text),
+        Group::Column { ty, .. } => *ty,
+    };
+    match ty {
+        ValueType::Int { .. } => text.parse::<i64>().map(Value::from).ok(),
+        ValueType::Bool => match text.as_str() {
+            "true" | "t" | "1" => Some(Value::Bool(true)),
+            "false" | "f" | "0" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        _ => None,
+    }
+    .unwrap_or(Value::String(text))
+}
+
+fn invalid(error: ValidationError) -> StoreError {
+    StoreError::Decide(DecideError::Invalid(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_values_keep_their_type() {
+        let int = Group::Column {
+            name: "n".into(),
+            ty: ValueType::Int { takes_bool: false },
+        };
+        assert_eq!(group_value(&int, Some("42".into())), serde_json::json!(42));
+        assert_eq!(group_value(&int, None), serde_json::Value::Null);
+        let flag = Group::Column {
+            name: "b".into(),
+            ty: ValueType::Bool,
+        };
+        assert_eq!(
+            group_value(&flag, Some("true".into())),
+            serde_json::json!(true)
+        );
+        let status = Group::Field(xdb_protocol::GroupField::Status);
+        assert_eq!(
+            group_value(&status, Some("RUNNING".into())),
+            serde_json::json!("RUNNING")
+        );
+    }
+
+    #[test]
+    fn a_column_needs_a_type_and_a_table() {
+        let column = Checked::Test(Condition {
+            subject: Subject::Column {
+                name: "n".into(),
+                ty: ValueType::Int { takes_bool: false },
+            },
+            test: Test::Null(true),
+        });
+        let refused = join_for(&column, None, None, None).unwrap_err();
+        assert!(refused.to_string().contains("processType"), "{refused}");
+        let refused = join_for(&column, None, Some("T"), None).unwrap_err();
+        assert!(refused.to_string().contains("businessTable"), "{refused}");
+        let plain = Checked::All(Vec::new());
+        assert_eq!(join_for(&plain, None, None, None).unwrap(), None);
+    }
+}

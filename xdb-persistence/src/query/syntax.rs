@@ -1,0 +1,55 @@
+//! [`QuerySyntax`]: what a dialect supplies so that the query statements are rendered
+//! once (`render.rs`) — identifier quoting, typed placeholders, JSON paths, the keyset
+//! comparison, casts to text, and how a statement is given a time limit. Each dialect
+//! implements it beside its other statements (`postgres/query_syntax.rs`,
+//! `mysql/query_syntax.rs`); nothing here names a dialect.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::values::{TypedValue, ValueType};
+
+/// The pieces of query SQL that differ between dialects.
+pub(crate) trait QuerySyntax: Send + Sync + 'static {
+    /// `identifier` (already checked as an identifier) quoted, its quote marks doubled.
+    fn quote(&self, identifier: &str) -> String;
+    /// How one parameter of `ty` is written, typed to the column's type, e.g.
+    /// `CAST(? AS BIGINT)`; it binds [`TypedValue::param`].
+    fn placeholder(&self, ty: ValueType) -> &'static str;
+    /// The JSON value at `keys` of the JSON column `column` (quoted and qualified), as an
+    /// expression, and the parameters it binds in order.
+    fn json_at(&self, column: &str, keys: &[String]) -> (String, Vec<TypedValue>);
+    /// Whether the JSON expression `left` equals one JSON parameter (unknown when
+    /// `left` is NULL).
+    fn json_equals(&self, left: &str) -> String;
+    /// `expr` as text.
+    fn as_text(&self, expr: &str) -> String;
+    /// The join condition of the business table's key `key` (quoted and qualified) and
+    /// the execution's process id: compared as the key's text, in the key column's
+    /// `collation` (character set, collation) where the dialect needs it named, so that
+    /// the key's index serves the lookup.
+    fn key_is_process_id(
+        &self,
+        key: &str,
+        key_is_text: bool,
+        collation: Option<(&str, &str)>,
+    ) -> String;
+    /// `expr`, a sum, as a 64-bit integer.
+    fn as_bigint(&self, expr: &str) -> String;
+    /// The condition on `p` (the execution) that keeps rows before `(start, id)` in the
+    /// list's order (start time, then id, descending), and its parameters.
+    fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>);
+    /// A statement to run first in the query's transaction to bound the statements
+    /// after it by `limit`, where the dialect bounds them so.
+    fn time_limit_setting(&self, limit: Duration) -> Option<String>;
+    /// `select` bounded by `limit`, where the dialect bounds one statement in its text.
+    fn time_limited(&self, select: String, limit: Duration) -> String;
+}
+
+/// `identifier` between `mark`s, with `mark` doubled inside.
+pub(crate) fn quoted(mark: char, identifier: &str) -> String {
+    let doubled = identifier.replace(mark, &format!("{mark}{mark}"));
+    format!("{mark}{doubled}{mark}")
+}
