@@ -85,11 +85,22 @@ pub enum Command {
         "Examples:\n",
         "  xdb list --status RUNNING --type UserSignupProcess\n",
         "  xdb list --since 2024-05-01T00:00:00Z --page-size 50\n",
-        "  xdb list --all --output json | jq '.executions | length'\n\n",
+        "  xdb list --all --output json | jq '.executions | length'\n",
+        "  xdb list -t UserSignupProcess --where \"form->>'email' like 'ann%'\" --since 1d\n\n",
         "Without --all, the token of the next page is printed on stderr (table) or is the\n",
         "answer's nextPageToken (json); pass it back with --page-token."
     ))]
     List(ListArgs),
+    /// Count executions, exactly, optionally per status, type or business column
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb count --group-by status\n",
+        "  xdb count -t UserSignupProcess --where \"execution.status = 'RUNNING' and form->>'email' like 'ann%'\"\n",
+        "  xdb count -t Order --group-by tier --table orders --key order_id\n\n",
+        "--group-by status and type group by the execution's; any other name (or column:NAME)\n",
+        "by that column of the business row."
+    ))]
+    Count(CountArgs),
     /// Show the history events of the current (or a given) execution, oldest first
     #[command(after_help = concat!(
         "Examples:\n",

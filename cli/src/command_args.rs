@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use xdb_protocol::HistoryEventType;
+use xdb_protocol::{BusinessTableRef, FilterNode, HistoryEventType};
 
 use crate::format::{parse_duration, parse_time_ms};
 
@@ -97,6 +97,46 @@ pub struct ListArgs {
     /// Follow every page and print them as one list
     #[arg(long)]
     pub all: bool,
+    #[command(flatten)]
+    pub query: QueryArgs,
+}
+
+/// A filter over executions and their business rows, shared by `list` and `count`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Only executions matching this condition: business columns by name, JSON paths
+    /// as col->>'key', execution fields as execution.<field>; =, !=, <, <=, >, >=, IN,
+    /// IS [NOT] NULL, LIKE 'prefix%', AND, OR, NOT
+    #[arg(long = "where", value_parser = crate::where_clause::parse_where)]
+    pub where_: Option<FilterNode>,
+    /// The business table (table or schema.table) when no registered definition
+    /// declares it; with --key
+    #[arg(long, requires = "key")]
+    pub table: Option<String>,
+    /// The business table's primary-key column (holding the process id); with --table
+    #[arg(long, requires = "table")]
+    pub key: Option<String>,
+}
+
+impl QueryArgs {
+    pub fn business_table(&self) -> Option<BusinessTableRef> {
+        Some(BusinessTableRef {
+            table_name: self.table.clone()?,
+            primary_key_column: self.key.clone()?,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Only this process type (needed to name business columns)
+    #[arg(long = "type", short = 't')]
+    pub process_type: Option<String>,
+    /// Counts per group: status, type, or a business column's name
+    #[arg(long)]
+    pub group_by: Option<String>,
+    #[command(flatten)]
+    pub query: QueryArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

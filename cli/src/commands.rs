@@ -86,6 +86,12 @@ pub async fn list(client: &Client, output: Output, a: &ListArgs) -> Outcome {
     Ok(Exit::Ok)
 }
 
+pub async fn count(client: &Client, output: Output, a: &CountArgs) -> Outcome {
+    let response = client.count(&count_request(a)).await?;
+    print(output, &response, || views::count(&response));
+    Ok(Exit::Ok)
+}
+
 /// The details column's width in the history table (the rest of a line).
 const HISTORY_DETAILS_WIDTH: usize = 80;
 

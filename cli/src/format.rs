@@ -95,9 +95,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => 0.001,
         "m" => 60.0,
         "h" => 3600.0,
+        "d" => 86400.0,
         _ => {
             return Err(format!(
-                "unknown unit {unit:?} in {text:?} (use ms, s, m or h)"
+                "unknown unit {unit:?} in {text:?} (use ms, s, m, h or d)"
             ))
         }
     };
@@ -106,19 +107,47 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Parses a time flag: RFC 3339 (`2024-05-01T12:00:00Z`) or epoch milliseconds.
 pub fn parse_time_ms(text: &str) -> Result<i64, String> {
-    if let Ok(ms) = text.trim().parse::<i64>() {
+    let text = text.trim();
+    if let Ok(ms) = text.parse::<i64>() {
         return Ok(ms);
     }
-    chrono::DateTime::parse_from_rfc3339(text.trim())
-        .map(|t| t.timestamp_millis())
-        .map_err(|_| {
-            format!("{text:?} is not a time (RFC 3339 such as 2024-05-01T12:00:00Z, or epoch ms)")
-        })
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(time.timestamp_millis());
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(date
+            .and_time(chrono::NaiveTime::MIN)
+            .and_utc()
+            .timestamp_millis());
+    }
+    // A duration with its unit reads as that long ago: --since 1h.
+    if text.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        if let Ok(ago) = parse_duration(text) {
+            let ago = i64::try_from(ago.as_millis()).unwrap_or(i64::MAX);
+            return Ok(chrono::Utc::now().timestamp_millis().saturating_sub(ago));
+        }
+    }
+    Err(format!(
+        "{text:?} is not a time (RFC 3339 such as 2024-05-01T12:00:00Z, a date such as \
+         2024-05-01 (UTC), epoch ms, or a duration ago such as 1h or 2d)"
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_instants_dates_or_durations_ago() {
+        assert_eq!(parse_time_ms("1000"), Ok(1000));
+        assert_eq!(parse_time_ms("2026-01-01"), Ok(1_767_225_600_000));
+        assert_eq!(parse_time_ms("2026-01-01T00:00:01Z"), Ok(1_767_225_601_000));
+        let ago = chrono::Utc::now().timestamp_millis() - parse_time_ms("2d").unwrap();
+        assert!((172_800_000..172_900_000).contains(&ago), "{ago}");
+        assert!(parse_time_ms("yesterday")
+            .unwrap_err()
+            .contains("duration ago"));
+    }
 
     #[test]
     fn tables_align_columns() {

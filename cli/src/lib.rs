@@ -15,6 +15,7 @@ pub mod payload;
 pub mod requests;
 pub mod views;
 pub mod wait;
+pub mod where_clause;
 
 use std::process::ExitCode;
 
@@ -71,6 +72,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Deployments { command } => deployments::run(&client, output, command).await,
             Command::Describe(a) => commands::describe(&client, output, a).await,
             Command::List(a) => commands::list(&client, output, a).await,
+            Command::Count(a) => commands::count(&client, output, a).await,
             Command::History(a) => commands::history(&client, output, a).await,
             Command::Stop(a) => commands::stop(&client, output, a).await,
             Command::Publish(a) => commands::publish(&client, output, a).await,

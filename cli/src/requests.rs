@@ -118,7 +118,35 @@ pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
         },
         page_size: a.page_size,
         next_page_token: a.page_token.clone(),
-        ..Default::default()
+        where_: a.query.where_.clone(),
+        business_table: a.query.business_table(),
+    }
+}
+
+pub fn count_request(a: &CountArgs) -> ProcessExecutionCountRequest {
+    let group_by = a.group_by.as_deref().map(|name| {
+        if let Some(column) = name.strip_prefix("column:") {
+            return CountGroupBy::Column(GroupByColumn {
+                column: column.to_string(),
+            });
+        }
+        match name.to_ascii_lowercase().replace('_', "").as_str() {
+            "status" => CountGroupBy::Field(GroupByField {
+                field: GroupField::Status,
+            }),
+            "type" | "processtype" => CountGroupBy::Field(GroupByField {
+                field: GroupField::ProcessType,
+            }),
+            _ => CountGroupBy::Column(GroupByColumn {
+                column: name.to_string(),
+            }),
+        }
+    });
+    ProcessExecutionCountRequest {
+        process_type: a.process_type.clone(),
+        where_: a.query.where_.clone(),
+        business_table: a.query.business_table(),
+        group_by,
     }
 }
 

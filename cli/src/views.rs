@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 use xdb_protocol::{
-    CallPhase, PauseInfo, PendingCall, ProcessExecutionDescribeResponse,
-    ProcessExecutionHistoryResponse, ProcessExecutionStatesResponse, ProcessExecutionSummary,
+    CallPhase, PauseInfo, PendingCall, ProcessExecutionCountResponse,
+    ProcessExecutionDescribeResponse, ProcessExecutionHistoryResponse,
+    ProcessExecutionStatesResponse, ProcessExecutionSummary,
     ProcessExecutionWaitForCompletionResponse, ProcessFailure, StateExecutionInfo,
     StateExecutionStatus, StateFailure, WaitingFor,
 };
@@ -85,6 +86,30 @@ pub fn paused_text(p: &PauseInfo, now_ms: i64) -> String {
         text.push_str(&format!(": {reason}"));
     }
     text
+}
+
+/// A count: the total, and the groups (largest first) when it was grouped.
+pub fn count(response: &ProcessExecutionCountResponse) -> String {
+    if response.groups.is_empty() {
+        return format!("{}\n", response.count);
+    }
+    let mut rows: Vec<Vec<String>> = response
+        .groups
+        .iter()
+        .map(|g| {
+            let value = match &g.value {
+                serde_json::Value::Null => "(null)".to_string(),
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            vec![value, g.count.to_string()]
+        })
+        .collect();
+    if response.truncated {
+        rows.push(vec!["(more groups)".into(), String::new()]);
+    }
+    rows.push(vec!["TOTAL".into(), response.count.to_string()]);
+    table(&["GROUP", "COUNT"], &rows)
 }
 
 pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {

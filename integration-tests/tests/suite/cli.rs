@@ -17,20 +17,20 @@ const XDB_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-cli");
 const TOKEN: &str = "cli-test-token";
 
 /// What one `xdb` run printed and how it exited.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Run {
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}{}", self.stdout, self.stderr))
     }
 
     #[track_caller]
-    fn expect(self, code: i32) -> Self {
+    pub fn expect(self, code: i32) -> Self {
         assert_eq!(
             self.code, code,
             "exit code; stdout:\n{}\nstderr:\n{}",
@@ -41,7 +41,7 @@ impl Run {
 }
 
 /// Runs `xdb args…` against `url` with `XDB_TOKEN` set to `token` (if any).
-async fn xdb_with(url: &str, token: Option<&str>, args: &[&str]) -> Run {
+pub(crate) async fn xdb_with(url: &str, token: Option<&str>, args: &[&str]) -> Run {
     let mut command = tokio::process::Command::new(XDB_BIN);
     command
         .args(args)

@@ -5,6 +5,7 @@
 //! `property` checks random filters against an in-memory evaluation of the same rows;
 //! `hostile` checks that bad filters are refused before any SQL.
 
+mod cli;
 mod hostile;
 mod property;
 
