@@ -64,6 +64,7 @@ async function getText(path) {
 }
 var api = {
   list: (filter, pageSize, nextPageToken) => post(`${SERVICE}list`, { filter, pageSize, ...nextPageToken ? { nextPageToken } : {} }),
+  count: (request) => post(`${SERVICE}count`, request),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
   history: (processId, processExecutionId, pageSize, afterEventId, eventTypes) => post(`${SERVICE}history`, {
     processId,
@@ -380,9 +381,6 @@ function parseUtcInput(value) {
   const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
   return Number.isNaN(ms) ? void 0 : ms;
 }
-function formatCount(count, more) {
-  return more ? `${count}+` : String(count);
-}
 function summarizeDetails(details) {
   const parts = [];
   for (const [key, value] of Object.entries(details)) {
@@ -693,6 +691,19 @@ function notify(text, kind = "ok") {
   if (kind === "ok") setTimeout(() => notice.remove(), 5e3);
 }
 
+// src/query.ts
+function statusCountRequest(filter) {
+  const conditions = [];
+  if (filter.processId) conditions.push({ field: "processId", op: "=", value: filter.processId });
+  if (filter.startTimeMinMs != null) conditions.push({ field: "startTime", op: ">=", value: filter.startTimeMinMs });
+  if (filter.startTimeMaxMs != null) conditions.push({ field: "startTime", op: "<", value: filter.startTimeMaxMs });
+  return {
+    ...filter.processType ? { processType: filter.processType } : {},
+    ...conditions.length > 0 ? { where: { and: conditions } } : {},
+    groupBy: { field: "status" }
+  };
+}
+
 // src/types.ts
 var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
 
@@ -727,7 +738,6 @@ function parseRoute(hash) {
 
 // src/views/executions.ts
 var PAGE_SIZE = 25;
-var COUNT_PAGE = 1e3;
 var REFRESH_MS2 = 5e3;
 var state = {
   filter: {},
@@ -795,7 +805,7 @@ function executionsView(root) {
       ]);
       const parked = await parkedOf(page.executions);
       if (stopped) return;
-      replace(counts, countsByStatus.map(([s2, count, more]) => countChip(s2, formatCount(count, more))));
+      replace(counts, countsByStatus.map(([s2, count]) => countChip(s2, String(count))));
       replace(results, executionsTable(page.executions, parked));
       replace(
         pager,
@@ -856,12 +866,9 @@ function isoInput(ms) {
   return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
 }
 async function countStatuses(filter) {
-  return Promise.all(
-    STATUSES.map(async (s2) => {
-      const page = await api.list({ ...filter, status: s2 }, COUNT_PAGE);
-      return [s2, page.executions.length, Boolean(page.nextPageToken)];
-    })
-  );
+  const counted = await api.count(statusCountRequest(filter));
+  const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
+  return STATUSES.map((s2) => [s2, byStatus.get(s2) ?? 0]);
 }
 async function parkedOf(executions) {
   const running = executions.filter((e) => e.status === "RUNNING");

@@ -5,7 +5,8 @@
 import type {
   AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse, DeploymentRef,
   DeploymentsListResponse, ExecutionsMoveResponse, RegisterDefinitionsResponse,
-  DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse, ResetRequest,
+  CountRequest, CountResponse, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
+  ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
 } from "./types.js";
 
@@ -94,6 +95,7 @@ export async function getText(path: string): Promise<string | undefined> {
 export const api = {
   list: (filter: ListFilter, pageSize: number, nextPageToken?: string) =>
     post<ListResponse>(`${SERVICE}list`, { filter, pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
+  count: (request: CountRequest) => post<CountResponse>(`${SERVICE}count`, request),
   describe: (processId: string, processExecutionId?: string) =>
     post<DescribeResponse>(`${SERVICE}describe`, { processId, ...(processExecutionId ? { processExecutionId } : {}) }),
   history: (processId: string, processExecutionId: string, pageSize: number, afterEventId?: number, eventTypes?: HistoryEventType[]) =>

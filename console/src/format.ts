@@ -68,11 +68,6 @@ export function parseUtcInput(value: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** A count capped at what one page could show: `1000+` when more exist. */
-export function formatCount(count: number, more: boolean): string {
-  return more ? `${count}+` : String(count);
-}
-
 /** The one-line summary of a history event's details. */
 export function summarizeDetails(details: Record<string, unknown>): string {
   const parts: string[] = [];

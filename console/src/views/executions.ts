@@ -2,14 +2,13 @@
 // parked executions are marked, so what needs an operator stands out.
 import { api } from "../api.js";
 import { h, replace, table } from "../dom.js";
-import { formatCount, formatTime, parseUtcInput, statusClass } from "../format.js";
+import { formatTime, parseUtcInput, statusClass } from "../format.js";
+import { statusCountRequest } from "../query.js";
 import { STATUSES, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
 import { notify } from "./dialog.js";
 import { executionHref } from "./routes.js";
 
 const PAGE_SIZE = 25;
-/** Counts are pages of the list: beyond one page of the largest size they read `1000+`. */
-const COUNT_PAGE = 1000;
 const REFRESH_MS = 5000;
 
 /** Kept across visits of the page, so coming back from an execution keeps the filter. */
@@ -86,7 +85,7 @@ export function executionsView(root: HTMLElement): () => void {
       ]);
       const parked = await parkedOf(page.executions);
       if (stopped) return;
-      replace(counts, countsByStatus.map(([s, count, more]) => countChip(s, formatCount(count, more))));
+      replace(counts, countsByStatus.map(([s, count]) => countChip(s, String(count))));
       replace(results, executionsTable(page.executions, parked));
       replace(
         pager,
@@ -153,14 +152,11 @@ function isoInput(ms: number | null | undefined): string | undefined {
   return ms === undefined || ms === null ? undefined : new Date(ms).toISOString().slice(0, 16);
 }
 
-/** Executions per status under `filter` (its own status aside), each with whether more exist. */
-async function countStatuses(filter: ListFilter): Promise<[ProcessStatus, number, boolean][]> {
-  return Promise.all(
-    STATUSES.map(async (s): Promise<[ProcessStatus, number, boolean]> => {
-      const page = await api.list({ ...filter, status: s }, COUNT_PAGE);
-      return [s, page.executions.length, Boolean(page.nextPageToken)];
-    }),
-  );
+/** Executions per status under `filter` (its own status aside), exact, from one count. */
+async function countStatuses(filter: ListFilter): Promise<[ProcessStatus, number][]> {
+  const counted = await api.count(statusCountRequest(filter));
+  const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
+  return STATUSES.map((s) => [s, byStatus.get(s) ?? 0]);
 }
 
 /** Parked task counts of the running executions on the page, by execution id. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  formatCount, formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, statusClass,
+  formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, statusClass,
   summarizeDetails,
 } from "../../src/format.js";
 import { executionHref, parseRoute } from "../../src/views/routes.js";
@@ -35,8 +35,6 @@ describe("format", () => {
     assert.equal(formatValue(null), "NULL");
     assert.equal(formatValue("verified"), "verified");
     assert.equal(formatValue({ email: "a@b.c" }), '{\n  "email": "a@b.c"\n}');
-    assert.equal(formatCount(1000, true), "1000+");
-    assert.equal(formatCount(3, false), "3");
     assert.equal(statusClass("EXECUTE_RUNNING"), "status status-execute-running");
     assert.equal(summarizeDetails({ stateId: "S", attempt: 2, gone: null }), "stateId: S · attempt: 2");
     assert.match(summarizeDetails({ error: "x".repeat(200) }), /^error: x{117}\.\.\.$/);
