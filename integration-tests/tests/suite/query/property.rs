@@ -2,7 +2,8 @@
 //! evaluation of the same filter over the same rows, with SQL's three-valued logic
 //! (a comparison with NULL is unknown; `not` of unknown is unknown; only true matches).
 //!
-//! Reproducible: the seed is printed with every failure; `XDB_QUERY_SEED=<n>` replays it.
+//! Reproducible: a fixed seed by default; `XDB_QUERY_SEED=<n>` runs (or replays) another,
+//! and the seed is printed with every failure.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -259,11 +260,16 @@ fn compare_in(
     })
 }
 
+/// The cases CI runs.
+const DEFAULT_SEED: u64 = 20_261_128;
+
 async fn random_filters_agree_with_an_in_memory_evaluation(db: Database) {
+    // A fixed seed by default, so that CI runs the same cases every time; exploring
+    // others is a deliberate run with XDB_QUERY_SEED set.
     let seed: u64 = std::env::var("XDB_QUERY_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand::random);
+        .unwrap_or(DEFAULT_SEED);
     println!("query property seed: {seed} (XDB_QUERY_SEED={seed} replays it)");
     let mut rng = StdRng::seed_from_u64(seed);
     let orders = random_orders(&mut rng);
