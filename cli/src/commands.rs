@@ -122,6 +122,8 @@ pub async fn stop(client: &Client, output: Output, a: &StopArgs) -> Outcome {
     };
     client
         .stop(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: a.process_id.clone(),
             stop_type,
             reason: a.reason.clone(),

@@ -79,6 +79,7 @@ pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, Stri
         .map(|t| u32::try_from(t.as_secs().max(1)).map_err(|_| "--timeout is too long".to_string()))
         .transpose()?;
     Ok(ProcessExecutionStartRequest {
+        request_id: None,
         process_id: a.process_id.clone(),
         process_type: a.process_type.clone(),
         worker_url: a.worker_url.clone(),
@@ -173,6 +174,8 @@ pub fn publish_request(a: &PublishArgs) -> Result<PublishToLocalQueueRequest, St
             .collect::<Result<_, _>>()?
     };
     Ok(PublishToLocalQueueRequest {
+        process_execution_id: None,
+        request_id: None,
         process_id: a.process_id.clone(),
         messages: payloads
             .into_iter()
@@ -211,6 +214,7 @@ pub fn control_request(
     c: &ControlOpts,
 ) -> ProcessExecutionControlRequest {
     ProcessExecutionControlRequest {
+        request_id: None,
         process_id: process_id.to_string(),
         process_execution_id: c.execution.clone(),
         state_execution_id: state.map(str::to_string),
@@ -228,6 +232,7 @@ pub fn reset_request(a: &ResetArgs) -> Result<ProcessExecutionResetRequest, Stri
         None => None,
     };
     Ok(ProcessExecutionResetRequest {
+        request_id: None,
         process_id: a.process_id.clone(),
         process_execution_id: a.control.execution.clone(),
         state_id: a.state.clone(),

@@ -247,6 +247,8 @@ impl Client {
         let payload =
             encoding::encode_optional(&format!("message to local queue {queue_name:?}"), &payload)?;
         self.publish_to_local_queue_raw(&PublishToLocalQueueRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: process_id.to_string(),
             messages: vec![LocalQueueMessage {
                 queue_name: queue_name.to_string(),
@@ -265,6 +267,8 @@ impl Client {
         reason: Option<String>,
     ) -> Result<(), ClientError> {
         self.stop(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: process_id.to_string(),
             stop_type,
             reason,
@@ -643,6 +647,8 @@ mod tests {
 
     fn stop_request() -> ProcessExecutionStopRequest {
         ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "p1".into(),
             stop_type: Default::default(),
             reason: None,

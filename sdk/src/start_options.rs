@@ -163,6 +163,7 @@ pub fn build_start_request(
         u32::try_from(secs).unwrap_or(u32::MAX)
     });
     Ok(ProcessExecutionStartRequest {
+        request_id: None,
         process_id: process_id.to_string(),
         process_type: definition.process_type().to_string(),
         worker_url: worker_url.to_string(),

@@ -28,6 +28,10 @@ pub enum ErrorSubType {
     ControlNotApplicable,
     /// 409: a definition would remove states that running executions wait in.
     DefinitionIncompatible,
+    /// 409: the request's `requestId` was used before for a different request.
+    RequestIdConflict,
+    /// 404: no batch has this id.
+    BatchNotFound,
     /// 413: the request body is over the service's size limit.
     PayloadTooLarge,
     /// 424: the worker failed, timed out or answered garbage.
@@ -46,7 +50,7 @@ pub enum ErrorSubType {
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 16] = [
+    pub const ALL: [ErrorSubType; 18] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
         ErrorSubType::Forbidden,
@@ -57,6 +61,8 @@ impl ErrorSubType {
         ErrorSubType::ProcessClosedDuringRpc,
         ErrorSubType::ControlNotApplicable,
         ErrorSubType::DefinitionIncompatible,
+        ErrorSubType::RequestIdConflict,
+        ErrorSubType::BatchNotFound,
         ErrorSubType::PayloadTooLarge,
         ErrorSubType::WorkerApiError,
         ErrorSubType::AppDatabaseError,
@@ -70,12 +76,15 @@ impl ErrorSubType {
             ErrorSubType::InvalidRequest => 400,
             ErrorSubType::Unauthorized => 401,
             ErrorSubType::Forbidden => 403,
-            ErrorSubType::ProcessNotFound | ErrorSubType::DefinitionNotFound => 404,
+            ErrorSubType::ProcessNotFound
+            | ErrorSubType::DefinitionNotFound
+            | ErrorSubType::BatchNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted
             | ErrorSubType::ProcessNotRunning
             | ErrorSubType::ProcessClosedDuringRpc
             | ErrorSubType::ControlNotApplicable
-            | ErrorSubType::DefinitionIncompatible => 409,
+            | ErrorSubType::DefinitionIncompatible
+            | ErrorSubType::RequestIdConflict => 409,
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
@@ -96,6 +105,8 @@ impl ErrorSubType {
             ErrorSubType::ProcessClosedDuringRpc => "PROCESS_CLOSED_DURING_RPC",
             ErrorSubType::ControlNotApplicable => "CONTROL_NOT_APPLICABLE",
             ErrorSubType::DefinitionIncompatible => "DEFINITION_INCOMPATIBLE",
+            ErrorSubType::RequestIdConflict => "REQUEST_ID_CONFLICT",
+            ErrorSubType::BatchNotFound => "BATCH_NOT_FOUND",
             ErrorSubType::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
@@ -159,6 +170,12 @@ impl ErrorSubType {
                  type wait in; `message` names the states and how many executions. Nothing \
                  was registered: drain them first, or register with `force: true`."
             }
+            ErrorSubType::RequestIdConflict => {
+                "The request's `requestId` was used, within the retention window, for a \
+                 request with a different body (or another operation); `message` names the \
+                 first. Nothing was changed: use a new id for a new request."
+            }
+            ErrorSubType::BatchNotFound => "No batch has this `batchId`.",
             ErrorSubType::PayloadTooLarge => {
                 "The request body is over the service's `api.max_request_bytes` (1 MiB by \
                  default). Nothing was changed."

@@ -8,6 +8,7 @@
 //! This crate holds data only: no IO, no validation beyond what serde enforces; the
 //! [`Limits`] are numbers that the document states and the services enforce.
 
+pub mod batch;
 pub mod canonical_json;
 pub mod common;
 pub mod console;
@@ -23,6 +24,7 @@ pub mod query;
 pub mod service;
 pub mod worker;
 
+pub use batch::*;
 pub use common::*;
 pub use console::*;
 pub use definitions::*;

@@ -172,6 +172,9 @@ pub struct LocalQueueWait {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionControlRequest {
+    /// Idempotency key: see *Idempotent requests* in the document's description.
+    #[serde(default)]
+    pub request_id: Option<String>,
     pub process_id: String,
     /// An execution of the process id; absent: the latest.
     #[serde(default)]
@@ -258,6 +261,9 @@ pub const MAX_CONTROL_TEXT: usize = 1000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionResetRequest {
+    /// Idempotency key: see *Idempotent requests* in the document's description.
+    #[serde(default)]
+    pub request_id: Option<String>,
     pub process_id: String,
     /// An execution of the process id; absent: the latest.
     #[serde(default)]

@@ -30,6 +30,10 @@ pub const DEFINITIONS_DESCRIBE: &str = "/api/v1/xdb/service/definitions/describe
 pub const DEPLOYMENTS_LIST: &str = "/api/v1/xdb/service/deployments/list";
 pub const DEPLOYMENTS_SET_CURRENT: &str = "/api/v1/xdb/service/deployments/set-current";
 pub const DEPLOYMENTS_MOVE: &str = "/api/v1/xdb/service/deployments/move";
+pub const BATCH_START: &str = "/api/v1/xdb/service/batch/start";
+pub const BATCH_LIST: &str = "/api/v1/xdb/service/batch/list";
+pub const BATCH_DESCRIBE: &str = "/api/v1/xdb/service/batch/describe";
+pub const BATCH_CANCEL: &str = "/api/v1/xdb/service/batch/cancel";
 
 /// Prefix of the web console's own reads: client paths like the service's (the same
 /// bearer tokens), kept apart because they serve a page, not an SDK.
@@ -110,10 +114,11 @@ pub fn role_of(path: &str) -> Option<Role> {
         | METRICS
         | DEFINITIONS_LIST
         | DEFINITIONS_DESCRIBE
-        | DEPLOYMENTS_LIST => Some(Role::Read),
-        RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE => {
-            Some(Role::Operate)
-        }
+        | DEPLOYMENTS_LIST
+        | BATCH_LIST
+        | BATCH_DESCRIBE => Some(Role::Read),
+        RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE | BATCH_START
+        | BATCH_CANCEL => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
@@ -181,7 +186,9 @@ mod tests {
             let mut segments = path.rsplit('/');
             let last = segments.next().unwrap_or_default();
             match segments.next() {
-                Some(group @ ("definitions" | "deployments")) => format!("{group}/{last}"),
+                Some(group @ ("definitions" | "deployments" | "batch")) => {
+                    format!("{group}/{last}")
+                }
                 _ => last.to_string(),
             }
         };
@@ -190,6 +197,8 @@ mod tests {
             names(Role::Read),
             [
                 "attributes",
+                "batch/describe",
+                "batch/list",
                 "definitions/describe",
                 "definitions/list",
                 "deployments/list",
@@ -203,6 +212,8 @@ mod tests {
         assert_eq!(
             names(Role::Operate),
             [
+                "batch/cancel",
+                "batch/start",
                 "deployments/move",
                 "give-up",
                 "pause",

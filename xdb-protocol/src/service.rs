@@ -69,6 +69,9 @@ pub struct ProcessStartConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStartRequest {
+    /// Idempotency key: see *Idempotent requests* in the document's description.
+    #[serde(default)]
+    pub request_id: Option<String>,
     pub process_id: String,
     pub process_type: String,
     /// Base URL of the worker that hosts this process type. Absent or empty: the URL of
@@ -114,7 +117,14 @@ pub enum ProcessExecutionStopType {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStopRequest {
+    /// Idempotency key: see *Idempotent requests* in the document's description.
+    #[serde(default)]
+    pub request_id: Option<String>,
     pub process_id: String,
+    /// Only if this execution is the one to stop (the process id's current one); absent:
+    /// whichever is current.
+    #[serde(default)]
+    pub process_execution_id: Option<String>,
     /// Default `TERMINATE`.
     #[serde(default)]
     #[schema(default = ProcessExecutionStopType::default)]
@@ -180,7 +190,13 @@ pub struct ProcessExecutionDescribeResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PublishToLocalQueueRequest {
+    /// Idempotency key: see *Idempotent requests* in the document's description.
+    #[serde(default)]
+    pub request_id: Option<String>,
     pub process_id: String,
+    /// Only if this execution is the process id's current one; absent: whichever is.
+    #[serde(default)]
+    pub process_execution_id: Option<String>,
     /// 1 to 1000 messages.
     #[schema(min_items = 1, max_items = 1000)]
     pub messages: Vec<LocalQueueMessage>,

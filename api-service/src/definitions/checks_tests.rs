@@ -48,6 +48,7 @@ fn compiled() -> Compiled {
 
 fn start(state: &str, input: Option<serde_json::Value>) -> ProcessExecutionStartRequest {
     ProcessExecutionStartRequest {
+        request_id: None,
         process_id: "o-1".into(),
         process_type: "Order".into(),
         worker_url: String::new(),

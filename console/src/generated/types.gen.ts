@@ -132,6 +132,175 @@ export type AttributeWrites = {
 };
 
 /**
+ * `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
+ * did stays done.
+ */
+export type BatchCancelRequest = {
+    batchId: string;
+    identity?: string | null;
+    reason?: string | null;
+};
+
+/**
+ * `POST .../batch/describe`: a batch, its progress and the latest executions it skipped
+ * or failed on.
+ */
+export type BatchDescribeRequest = {
+    batchId: string;
+};
+
+export type BatchDescribeResponse = {
+    batch: BatchInfo;
+    /**
+     * The latest executions skipped or failed on (at most 20), newest first.
+     */
+    notDone?: Array<BatchItem>;
+};
+
+/**
+ * A batch and its progress. `matched` = `done` + `skipped` + `failed`: the executions
+ * handled so far.
+ */
+export type BatchInfo = {
+    batchId: string;
+    closedTimestampMs?: number | null;
+    /**
+     * Milliseconds since the Unix epoch.
+     */
+    createdTimestampMs: number;
+    done: number;
+    /**
+     * Why a `FAILED` batch stopped, or who cancelled one and why.
+     */
+    error?: string | null;
+    /**
+     * How many executions the selection matched when the batch started.
+     */
+    expected: number;
+    failed: number;
+    matched: number;
+    operation: BatchOperation;
+    ratePerSecond: number;
+    /**
+     * The request that started it (its selection and the operation's arguments).
+     */
+    request: BatchStartRequest;
+    skipped: number;
+    status: BatchStatus;
+};
+
+/**
+ * An execution the batch skipped or failed on, and why.
+ */
+export type BatchItem = {
+    outcome: BatchItemOutcome;
+    processExecutionId: string;
+    reason?: string | null;
+};
+
+/**
+ * What a batch did to one execution: `DONE` (the operation applied), `SKIPPED` (it did
+ * not apply: closed, not paused, nothing to retry…) or `FAILED` (an error).
+ */
+export type BatchItemOutcome = 'DONE' | 'SKIPPED' | 'FAILED';
+
+/**
+ * `POST .../batch/list`: batches, newest first.
+ */
+export type BatchListRequest = {
+    nextPageToken?: string | null;
+    /**
+     * Page size (default 50, at most 1000).
+     */
+    pageSize?: number | null;
+    status?: null | BatchStatus;
+};
+
+export type BatchListResponse = {
+    batches: Array<BatchInfo>;
+    /**
+     * Absent on the last page.
+     */
+    nextPageToken?: string | null;
+};
+
+/**
+ * What a batch does to each execution it selects:
+ * - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
+ * - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+ * - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
+ * - `RESET`: reset it to `reset.stateId`;
+ * - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
+ *
+ * An execution the operation does not apply to (closed, not paused, nothing to retry)
+ * is skipped, with the reason.
+ */
+export type BatchOperation = 'TERMINATE' | 'FAIL' | 'RETRY_NOW' | 'GIVE_UP' | 'PAUSE' | 'RESUME' | 'PUBLISH_TO_LOCAL_QUEUE' | 'RESET' | 'MOVE_TO_DEPLOYMENT';
+
+/**
+ * Where a `RESET` batch restarts each execution.
+ */
+export type BatchReset = {
+    stateConfig?: null | AsyncStateConfig;
+    stateId: string;
+    stateInput?: null | EncodedObject;
+};
+
+/**
+ * `POST .../batch/start`: starts a batch. Preview what it selects with `count` and the
+ * same selection first.
+ */
+export type BatchStartRequest = {
+    businessTable?: null | BusinessTableRef;
+    /**
+     * Who asks (a person or a tool).
+     */
+    identity?: string | null;
+    /**
+     * `PUBLISH_TO_LOCAL_QUEUE`: the messages each execution receives (1 to 1000).
+     */
+    messages?: Array<LocalQueueMessage>;
+    moveTo?: null | DeploymentRef;
+    operation: BatchOperation;
+    /**
+     * Only executions of this type (needed for `column` conditions and for
+     * `MOVE_TO_DEPLOYMENT`).
+     */
+    processType?: string | null;
+    /**
+     * Executions handled per second, at most; default 100, at most 10000.
+     */
+    ratePerSecond?: number | null;
+    /**
+     * Why; kept in the batch and in each execution's history where the operation
+     * records one.
+     */
+    reason?: string | null;
+    /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
+    reset?: null | BatchReset;
+    where?: null | FilterNode;
+};
+
+export type BatchStartResponse = {
+    batchId: string;
+    /**
+     * How many executions the selection matched when the batch started (the batch
+     * handles those still matching when it reaches them).
+     */
+    expected: number;
+};
+
+/**
+ * `RUNNING` until every selected execution is handled (`COMPLETED`), an operator
+ * cancels it (`CANCELLED`), or its selection can no longer be run (`FAILED`, with
+ * `error`: say, its business table was dropped).
+ */
+export type BatchStatus = 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+
+/**
  * The business row a process's global attributes are, as the database has it now.
  */
 export type BusinessRow = {
@@ -481,6 +650,8 @@ export type EncodedObject = {
  * | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
  * | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
  * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
+ * | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
+ * | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -489,7 +660,7 @@ export type EncodedObject = {
  * | `DATABASE_UNAVAILABLE` | 503 | The service lost its connection to its database, or could not open one (the database is down, restarting, or cut off). A read can be sent again after the `Retry-After` header's seconds. A write may or may not have taken effect, as the connection can drop while the database commits: read what it changes (describe the process) before sending it again. |
  *
  */
-export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'DEFINITION_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'DEFINITION_INCOMPATIBLE' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
+export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'DEFINITION_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'DEFINITION_INCOMPATIBLE' | 'REQUEST_ID_CONFLICT' | 'BATCH_NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
 
 /**
  * `EXECUTE_COMPLETED`
@@ -1000,6 +1171,10 @@ export type ProcessExecutionControlRequest = {
      */
     reason?: string | null;
     /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
+    /**
      * retry-now and give-up: only this state execution (`stateId-number`); absent:
      * every state the control applies to. Refused by pause and resume.
      */
@@ -1170,6 +1345,10 @@ export type ProcessExecutionResetRequest = {
      * Why; kept in the history event.
      */
     reason?: string | null;
+    /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
     stateConfig?: null | AsyncStateConfig;
     /**
      * The state to continue from.
@@ -1221,6 +1400,10 @@ export type ProcessExecutionStartRequest = {
     processId: string;
     processStartConfig?: null | ProcessStartConfig;
     processType: string;
+    /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
     startStateConfig?: null | AsyncStateConfig;
     /**
      * The first state; absent means the process starts with no state running (RPCs
@@ -1267,11 +1450,20 @@ export type ProcessExecutionStatesResponse = {
  * `POST .../stop`: ends the current execution of a process id.
  */
 export type ProcessExecutionStopRequest = {
+    /**
+     * Only if this execution is the one to stop (the process id's current one); absent:
+     * whichever is current.
+     */
+    processExecutionId?: string | null;
     processId: string;
     /**
      * Kept as the failure's `details`.
      */
     reason?: string | null;
+    /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
     /**
      * Default `TERMINATE`.
      */
@@ -1443,7 +1635,15 @@ export type PublishToLocalQueueRequest = {
      * 1 to 1000 messages.
      */
     messages: Array<LocalQueueMessage>;
+    /**
+     * Only if this execution is the process id's current one; absent: whichever is.
+     */
+    processExecutionId?: string | null;
     processId: string;
+    /**
+     * Idempotency key: see *Idempotent requests* in the document's description.
+     */
+    requestId?: string | null;
 };
 
 /**

@@ -107,6 +107,7 @@ pub fn start_request(
     entity_id: &str,
 ) -> ProcessExecutionStartRequest {
     ProcessExecutionStartRequest {
+        request_id: None,
         process_id: process_id.to_string(),
         process_type: PROCESS_TYPE.to_string(),
         worker_url: worker_url.to_string(),

@@ -217,6 +217,7 @@ async fn starts_publishes_and_rpcs_are_checked_against_the_definition(db: Databa
     let before = env.row_counts().await;
     let start = |process_type: &str, state: &str, input: Option<serde_json::Value>| {
         ProcessExecutionStartRequest {
+            request_id: None,
             process_id: "refused".into(),
             process_type: process_type.into(),
             worker_url: url.clone(),
@@ -348,6 +349,7 @@ async fn a_start_without_worker_url_runs_on_the_registered_deployment(db: Databa
     let error = expect_api_error(
         env.client
             .start(&ProcessExecutionStartRequest {
+                request_id: None,
                 process_id: "orphan".into(),
                 process_type: "Unregistered".into(),
                 worker_url: String::new(),

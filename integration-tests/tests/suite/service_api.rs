@@ -243,6 +243,8 @@ async fn publish_deduplicates_by_dedup_id(db: Database) {
     // Two messages with one dedup id in one request.
     env.client
         .publish_to_local_queue_raw(&PublishToLocalQueueRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "dedup".into(),
             messages: ["third", "fourth"]
                 .map(|p| LocalQueueMessage {

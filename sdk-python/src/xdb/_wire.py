@@ -42,6 +42,83 @@ class AttributeType(StrEnum):
     ANY = "ANY"
 
 
+class BatchCancelRequest(WireModel):
+    """
+    `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
+    did stays done.
+    """
+
+    batch_id: str
+    identity: str | None = None
+    reason: str | None = None
+
+
+class BatchDescribeRequest(WireModel):
+    """
+    `POST .../batch/describe`: a batch, its progress and the latest executions it skipped
+    or failed on.
+    """
+
+    batch_id: str
+
+
+class BatchItemOutcome(StrEnum):
+    """
+    What a batch did to one execution: `DONE` (the operation applied), `SKIPPED` (it did
+    not apply: closed, not paused, nothing to retry…) or `FAILED` (an error).
+    """
+
+    DONE = "DONE"
+    SKIPPED = "SKIPPED"
+    FAILED = "FAILED"
+
+
+class BatchOperation(StrEnum):
+    """
+    What a batch does to each execution it selects:
+    - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
+    - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+    - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
+    - `RESET`: reset it to `reset.stateId`;
+    - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
+
+    An execution the operation does not apply to (closed, not paused, nothing to retry)
+    is skipped, with the reason.
+    """
+
+    TERMINATE = "TERMINATE"
+    FAIL = "FAIL"
+    RETRY_NOW = "RETRY_NOW"
+    GIVE_UP = "GIVE_UP"
+    PAUSE = "PAUSE"
+    RESUME = "RESUME"
+    PUBLISH_TO_LOCAL_QUEUE = "PUBLISH_TO_LOCAL_QUEUE"
+    RESET = "RESET"
+    MOVE_TO_DEPLOYMENT = "MOVE_TO_DEPLOYMENT"
+
+
+class BatchStartResponse(WireModel):
+    batch_id: str
+    expected: int
+    """
+    How many executions the selection matched when the batch started (the batch
+    handles those still matching when it reaches them).
+    """
+
+
+class BatchStatus(StrEnum):
+    """
+    `RUNNING` until every selected execution is handled (`COMPLETED`), an operator
+    cancels it (`CANCELLED`), or its selection can no longer be run (`FAILED`, with
+    `error`: say, its business table was dropped).
+    """
+
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+
+
 class BusinessTableRef(WireModel):
     """
     The business table of a process type, for a query that names columns when the type
@@ -231,6 +308,8 @@ class ErrorSubType(StrEnum):
     | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
     | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
     | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
+    | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
+    | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
     | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
     | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
     | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -250,6 +329,8 @@ class ErrorSubType(StrEnum):
     PROCESS_CLOSED_DURING_RPC = "PROCESS_CLOSED_DURING_RPC"
     CONTROL_NOT_APPLICABLE = "CONTROL_NOT_APPLICABLE"
     DEFINITION_INCOMPATIBLE = "DEFINITION_INCOMPATIBLE"
+    REQUEST_ID_CONFLICT = "REQUEST_ID_CONFLICT"
+    BATCH_NOT_FOUND = "BATCH_NOT_FOUND"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     WORKER_API_ERROR = "WORKER_API_ERROR"
     APP_DATABASE_ERROR = "APP_DATABASE_ERROR"
@@ -545,6 +626,8 @@ class ProcessExecutionControlRequest(WireModel):
     process_id: str
     reason: str | None = None
     """Why; kept in the history event."""
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
     state_execution_id: str | None = None
     """
     retry-now and give-up: only this state execution (`stateId-number`); absent:
@@ -724,7 +807,11 @@ class PublishToLocalQueueRequest(WireModel):
 
     messages: list[LocalQueueMessage]
     """1 to 1000 messages."""
+    process_execution_id: str | None = None
+    """Only if this execution is the process id's current one; absent: whichever is."""
     process_id: str
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
 
 
 class RetryPolicy(WireModel):
@@ -976,6 +1063,23 @@ class AttributeWrites(WireModel):
     """Local attributes to upsert (payloads)."""
 
 
+class BatchItem(WireModel):
+    """An execution the batch skipped or failed on, and why."""
+
+    outcome: BatchItemOutcome
+    process_execution_id: str
+    reason: str | None = None
+
+
+class BatchListRequest(WireModel):
+    """`POST .../batch/list`: batches, newest first."""
+
+    next_page_token: str | None = None
+    page_size: int | None = None
+    """Page size (default 50, at most 1000)."""
+    status: BatchStatus | None = None
+
+
 class BusinessRow(WireModel):
     """The business row a process's global attributes are, as the database has it now."""
 
@@ -1224,9 +1328,16 @@ class ProcessExecutionRpcRequest(WireModel):
 class ProcessExecutionStopRequest(WireModel):
     """`POST .../stop`: ends the current execution of a process id."""
 
+    process_execution_id: str | None = None
+    """
+    Only if this execution is the one to stop (the process id's current one); absent:
+    whichever is current.
+    """
     process_id: str
     reason: str | None = None
     """Kept as the failure's `details`."""
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
     stop_type: ProcessExecutionStopType = ProcessExecutionStopType.TERMINATE
     """Default `TERMINATE`."""
 
@@ -1510,6 +1621,82 @@ class AsyncStateExecuteResponse(WireModel):
     )
 
 
+class BatchDescribeResponse(WireModel):
+    batch: BatchInfo
+    not_done: list[BatchItem] = Field([], validate_default=True)
+    """The latest executions skipped or failed on (at most 20), newest first."""
+
+
+class BatchInfo(WireModel):
+    """
+    A batch and its progress. `matched` = `done` + `skipped` + `failed`: the executions
+    handled so far.
+    """
+
+    batch_id: str
+    closed_timestamp_ms: int | None = None
+    created_timestamp_ms: int
+    """Milliseconds since the Unix epoch."""
+    done: int
+    error: str | None = None
+    """Why a `FAILED` batch stopped, or who cancelled one and why."""
+    expected: int
+    """How many executions the selection matched when the batch started."""
+    failed: int
+    matched: int
+    operation: BatchOperation
+    rate_per_second: int
+    request: BatchStartRequest
+    """The request that started it (its selection and the operation's arguments)."""
+    skipped: int
+    status: BatchStatus
+
+
+class BatchListResponse(WireModel):
+    batches: list[BatchInfo]
+    next_page_token: str | None = None
+    """Absent on the last page."""
+
+
+class BatchReset(WireModel):
+    """Where a `RESET` batch restarts each execution."""
+
+    state_config: AsyncStateConfig | None = None
+    state_id: str
+    state_input: EncodedObject | None = None
+
+
+class BatchStartRequest(WireModel):
+    """
+    `POST .../batch/start`: starts a batch. Preview what it selects with `count` and the
+    same selection first.
+    """
+
+    business_table: BusinessTableRef | None = None
+    identity: str | None = None
+    """Who asks (a person or a tool)."""
+    messages: list[LocalQueueMessage] = Field([], validate_default=True)
+    """`PUBLISH_TO_LOCAL_QUEUE`: the messages each execution receives (1 to 1000)."""
+    move_to: DeploymentRef | None = None
+    operation: BatchOperation
+    process_type: str | None = None
+    """
+    Only executions of this type (needed for `column` conditions and for
+    `MOVE_TO_DEPLOYMENT`).
+    """
+    rate_per_second: int | None = None
+    """Executions handled per second, at most; default 100, at most 10000."""
+    reason: str | None = None
+    """
+    Why; kept in the batch and in each execution's history where the operation
+    records one.
+    """
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
+    reset: BatchReset | None = None
+    where: FilterNode | None = None
+
+
 class DefinitionDescribeResponse(WireModel):
     definition: ProcessDefinition
     revision: DefinitionRevision
@@ -1601,6 +1788,8 @@ class ProcessExecutionResetRequest(WireModel):
     process_id: str
     reason: str | None = None
     """Why; kept in the history event."""
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
     state_config: AsyncStateConfig | None = None
     state_id: str
     """The state to continue from."""
@@ -1613,6 +1802,8 @@ class ProcessExecutionStartRequest(WireModel):
     process_id: str
     process_start_config: ProcessStartConfig | None = None
     process_type: str
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
     start_state_config: AsyncStateConfig | None = None
     start_state_id: str | None = None
     """
@@ -1723,6 +1914,9 @@ class FilterNode(RootModel[FilterAnd | FilterOr | FilterNot | FieldCondition | C
 
 AsyncStateConfig.model_rebuild()
 AsyncStateExecuteResponse.model_rebuild()
+BatchDescribeResponse.model_rebuild()
+BatchInfo.model_rebuild()
+BatchStartRequest.model_rebuild()
 DefinitionDescribeResponse.model_rebuild()
 ExecuteCompletedDetails.model_rebuild()
 FilterAnd.model_rebuild()

@@ -37,6 +37,92 @@ export const AttributeDefinitionSchema = z.object({
 });
 
 /**
+ * `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
+ * did stays done.
+ */
+export const BatchCancelRequestSchema = z.object({
+    batchId: z.string(),
+    identity: z.string().nullish(),
+    reason: z.string().nullish()
+});
+
+/**
+ * `POST .../batch/describe`: a batch, its progress and the latest executions it skipped
+ * or failed on.
+ */
+export const BatchDescribeRequestSchema = z.object({
+    batchId: z.string()
+});
+
+/**
+ * What a batch did to one execution: `DONE` (the operation applied), `SKIPPED` (it did
+ * not apply: closed, not paused, nothing to retry…) or `FAILED` (an error).
+ */
+export const BatchItemOutcomeSchema = z.enum([
+    'DONE',
+    'SKIPPED',
+    'FAILED'
+]);
+
+/**
+ * An execution the batch skipped or failed on, and why.
+ */
+export const BatchItemSchema = z.object({
+    outcome: BatchItemOutcomeSchema,
+    processExecutionId: z.string(),
+    reason: z.string().nullish()
+});
+
+/**
+ * What a batch does to each execution it selects:
+ * - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
+ * - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+ * - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
+ * - `RESET`: reset it to `reset.stateId`;
+ * - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
+ *
+ * An execution the operation does not apply to (closed, not paused, nothing to retry)
+ * is skipped, with the reason.
+ */
+export const BatchOperationSchema = z.enum([
+    'TERMINATE',
+    'FAIL',
+    'RETRY_NOW',
+    'GIVE_UP',
+    'PAUSE',
+    'RESUME',
+    'PUBLISH_TO_LOCAL_QUEUE',
+    'RESET',
+    'MOVE_TO_DEPLOYMENT'
+]);
+
+export const BatchStartResponseSchema = z.object({
+    batchId: z.string(),
+    expected: z.int()
+});
+
+/**
+ * `RUNNING` until every selected execution is handled (`COMPLETED`), an operator
+ * cancels it (`CANCELLED`), or its selection can no longer be run (`FAILED`, with
+ * `error`: say, its business table was dropped).
+ */
+export const BatchStatusSchema = z.enum([
+    'RUNNING',
+    'COMPLETED',
+    'CANCELLED',
+    'FAILED'
+]);
+
+/**
+ * `POST .../batch/list`: batches, newest first.
+ */
+export const BatchListRequestSchema = z.object({
+    nextPageToken: z.string().nullish(),
+    pageSize: z.int().nullish(),
+    status: BatchStatusSchema.nullish()
+});
+
+/**
  * The business table of a process type, for a query that names columns when the type
  * has no registered definition declaring its table.
  */
@@ -190,6 +276,8 @@ export const EncodedObjectSchema = z.object({
  * | `PROCESS_CLOSED_DURING_RPC` | 409 | The RPC's worker was called and answered, but the execution closed while it ran (stopped, timed out, or completed by a state). The RPC's writes, messages and new states were discarded and its output is not returned. What the worker did outside XDB did happen: guard it with `context.idempotencyKey`. |
  * | `CONTROL_NOT_APPLICABLE` | 409 | An operator's control (retry-now, give-up, pause, resume) does not apply to the execution as it is now: it is closed, no state waits for a retry or is parked, no state is failing, an attempt is being called right now, it is already paused, or it is not paused. `message` says which. Nothing was changed. |
  * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
+ * | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
+ * | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -209,6 +297,8 @@ export const ErrorSubTypeSchema = z.enum([
     'PROCESS_CLOSED_DURING_RPC',
     'CONTROL_NOT_APPLICABLE',
     'DEFINITION_INCOMPATIBLE',
+    'REQUEST_ID_CONFLICT',
+    'BATCH_NOT_FOUND',
     'PAYLOAD_TOO_LARGE',
     'WORKER_API_ERROR',
     'APP_DATABASE_ERROR',
@@ -591,6 +681,7 @@ export const ProcessExecutionControlRequestSchema = z.object({
     processExecutionId: z.string().nullish(),
     processId: z.string(),
     reason: z.string().nullish(),
+    requestId: z.string().nullish(),
     stateExecutionId: z.string().nullish()
 });
 
@@ -679,8 +770,10 @@ export const ProcessExecutionStopTypeSchema = z.enum(['TERMINATE', 'FAIL']);
  * `POST .../stop`: ends the current execution of a process id.
  */
 export const ProcessExecutionStopRequestSchema = z.object({
+    processExecutionId: z.string().nullish(),
     processId: z.string(),
     reason: z.string().nullish(),
+    requestId: z.string().nullish(),
     stopType: ProcessExecutionStopTypeSchema.optional().default('TERMINATE')
 });
 
@@ -854,7 +947,9 @@ export const InternalNotifyRequestSchema = z.object({
  */
 export const PublishToLocalQueueRequestSchema = z.object({
     messages: z.array(LocalQueueMessageSchema),
-    processId: z.string()
+    processExecutionId: z.string().nullish(),
+    processId: z.string(),
+    requestId: z.string().nullish()
 });
 
 /**
@@ -1231,6 +1326,63 @@ export const AsyncStateExecuteResponseSchema = z.object({
     writes: AttributeWritesSchema.optional().default({ globalAttributes: [], localAttributes: [] })
 });
 
+export const BatchDescribeResponseSchema = z.object({
+    batch: z.lazy((): any => BatchInfoSchema),
+    notDone: z.array(BatchItemSchema).optional().default([])
+});
+
+/**
+ * A batch and its progress. `matched` = `done` + `skipped` + `failed`: the executions
+ * handled so far.
+ */
+export const BatchInfoSchema = z.object({
+    batchId: z.string(),
+    closedTimestampMs: z.int().nullish(),
+    createdTimestampMs: z.int(),
+    done: z.int(),
+    error: z.string().nullish(),
+    expected: z.int(),
+    failed: z.int(),
+    matched: z.int(),
+    operation: BatchOperationSchema,
+    ratePerSecond: z.int(),
+    request: z.lazy((): any => BatchStartRequestSchema),
+    skipped: z.int(),
+    status: BatchStatusSchema
+});
+
+export const BatchListResponseSchema = z.object({
+    batches: z.array(BatchInfoSchema),
+    nextPageToken: z.string().nullish()
+});
+
+/**
+ * Where a `RESET` batch restarts each execution.
+ */
+export const BatchResetSchema = z.object({
+    stateConfig: AsyncStateConfigSchema.nullish(),
+    stateId: z.string(),
+    stateInput: EncodedObjectSchema.nullish()
+});
+
+/**
+ * `POST .../batch/start`: starts a batch. Preview what it selects with `count` and the
+ * same selection first.
+ */
+export const BatchStartRequestSchema = z.object({
+    businessTable: BusinessTableRefSchema.nullish(),
+    identity: z.string().nullish(),
+    messages: z.array(LocalQueueMessageSchema).optional().default([]),
+    moveTo: DeploymentRefSchema.nullish(),
+    operation: BatchOperationSchema,
+    processType: z.string().nullish(),
+    ratePerSecond: z.int().nullish(),
+    reason: z.string().nullish(),
+    requestId: z.string().nullish(),
+    reset: BatchResetSchema.nullish(),
+    where: z.lazy((): any => FilterNodeSchema).nullish()
+});
+
 export const DefinitionDescribeResponseSchema = z.object({
     definition: z.lazy((): any => ProcessDefinitionSchema),
     revision: DefinitionRevisionSchema,
@@ -1328,6 +1480,7 @@ export const ProcessExecutionResetRequestSchema = z.object({
     processExecutionId: z.string().nullish(),
     processId: z.string(),
     reason: z.string().nullish(),
+    requestId: z.string().nullish(),
     stateConfig: AsyncStateConfigSchema.nullish(),
     stateId: z.string(),
     stateInput: EncodedObjectSchema.nullish()
@@ -1340,6 +1493,7 @@ export const ProcessExecutionStartRequestSchema = z.object({
     processId: z.string(),
     processStartConfig: ProcessStartConfigSchema.nullish(),
     processType: z.string(),
+    requestId: z.string().nullish(),
     startStateConfig: AsyncStateConfigSchema.nullish(),
     startStateId: z.string().nullish(),
     startStateInput: EncodedObjectSchema.nullish(),

@@ -152,6 +152,7 @@ mod tests {
 
     fn request(policy: ProcessIdReusePolicy) -> ProcessExecutionStartRequest {
         ProcessExecutionStartRequest {
+            request_id: None,
             process_id: "p1".into(),
             process_type: "Signup".into(),
             worker_url: "http://127.0.0.1:1".into(),

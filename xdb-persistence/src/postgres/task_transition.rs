@@ -95,6 +95,7 @@ mod tests {
         let store = PostgresStore::connect(db.url(), 2).await.unwrap();
         let id = store
             .start_process(&ProcessExecutionStartRequest {
+                request_id: None,
                 process_id: "p-moved".into(),
                 process_type: "T".into(),
                 worker_url: "http://127.0.0.1:9".into(),

@@ -261,6 +261,7 @@ mod tests {
 
     fn request(config: ProcessStartConfig) -> ProcessExecutionStartRequest {
         ProcessExecutionStartRequest {
+            request_id: None,
             process_id: "p".into(),
             process_type: "T".into(),
             worker_url: "http://127.0.0.1:9".into(),

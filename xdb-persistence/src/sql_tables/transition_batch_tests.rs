@@ -27,6 +27,7 @@ async fn three_claimed<D: TestStore>(store: &D) -> Vec<Job<D>> {
     for n in 0..3 {
         store
             .start_process(&ProcessExecutionStartRequest {
+                request_id: None,
                 process_id: format!("p-batch-{n}"),
                 process_type: "T".into(),
                 worker_url: "http://127.0.0.1:9".into(),
@@ -158,6 +159,8 @@ async fn a_moved_transition_drops_out_and_the_rest_of_its_batch_commits<D: TestS
     let moved = &jobs[1];
     store
         .stop_process(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: moved.process.process_id.clone(),
             stop_type: Default::default(),
             reason: None,

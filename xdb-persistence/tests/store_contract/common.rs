@@ -95,6 +95,7 @@ pub async fn sql_text(db: &TestDatabase, sql: &str) -> Option<String> {
 
 pub fn start_request(process_id: &str, state_id: &str) -> ProcessExecutionStartRequest {
     ProcessExecutionStartRequest {
+        request_id: None,
         process_id: process_id.into(),
         process_type: "ContractTest".into(),
         worker_url: "http://127.0.0.1:9".into(),

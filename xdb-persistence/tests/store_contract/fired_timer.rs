@@ -82,6 +82,8 @@ async fn a_fired_timer_whose_rows_moved_writes_nothing(dialect: Dialect) {
     // The process is stopped while the worker runs the execute.
     store
         .stop_process(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "p-moved-timer".into(),
             stop_type: ProcessExecutionStopType::Terminate,
             reason: None,

@@ -24,6 +24,8 @@ async fn publish(
 ) -> Result<(), StoreError> {
     store
         .publish_to_local_queue(&PublishToLocalQueueRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "p-queue".into(),
             messages,
         })
@@ -105,6 +107,8 @@ async fn messages_are_deduplicated_and_delivered_in_order(dialect: Dialect) {
     );
     store
         .stop_process(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "p-queue".into(),
             stop_type: ProcessExecutionStopType::Terminate,
             reason: None,

@@ -58,6 +58,8 @@ async fn stop_closes_the_execution_and_its_tasks(dialect: Dialect) {
     );
 
     let stop = ProcessExecutionStopRequest {
+        process_execution_id: None,
+        request_id: None,
         process_id: "p-stop".into(),
         stop_type: ProcessExecutionStopType::Fail,
         reason: Some("operator".into()),
@@ -77,6 +79,8 @@ async fn stop_closes_the_execution_and_its_tasks(dialect: Dialect) {
     assert!(matches!(
         store
             .stop_process(&ProcessExecutionStopRequest {
+                process_execution_id: None,
+                request_id: None,
                 process_id: "nope".into(),
                 stop_type: ProcessExecutionStopType::Terminate,
                 reason: None,
@@ -127,6 +131,8 @@ async fn list_pages_newest_first_with_filters(dialect: Dialect) {
     }
     store
         .stop_process(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
             process_id: "p-list-1".into(),
             stop_type: ProcessExecutionStopType::Terminate,
             reason: None,

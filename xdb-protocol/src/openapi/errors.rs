@@ -24,19 +24,26 @@ const EVERY_SERVICE_REQUEST: [ErrorSubType; 4] =
 /// on the service paths).
 fn specific(path: &str) -> &'static [ErrorSubType] {
     match path {
-        paths::START => &[ProcessAlreadyStarted, AppDatabaseError],
-        paths::STOP | paths::PUBLISH_TO_LOCAL_QUEUE => &[ProcessNotFound, ProcessNotRunning],
+        paths::START => &[ProcessAlreadyStarted, RequestIdConflict, AppDatabaseError],
+        paths::STOP | paths::PUBLISH_TO_LOCAL_QUEUE => {
+            &[ProcessNotFound, ProcessNotRunning, RequestIdConflict]
+        }
         paths::DESCRIBE | paths::HISTORY | paths::WAIT_FOR_COMPLETION | paths::STATES => {
             &[ProcessNotFound]
         }
-        paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => {
-            &[ProcessNotFound, ProcessNotRunning, ControlNotApplicable]
-        }
-        paths::RESET => &[ProcessNotFound, ControlNotApplicable],
+        paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => &[
+            ProcessNotFound,
+            ProcessNotRunning,
+            ControlNotApplicable,
+            RequestIdConflict,
+        ],
+        paths::RESET => &[ProcessNotFound, ControlNotApplicable, RequestIdConflict],
         paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
         paths::DEFINITIONS_REGISTER => &[DefinitionIncompatible, AppDatabaseError],
         paths::DEFINITIONS_DESCRIBE | paths::DEPLOYMENTS_MOVE => &[DefinitionNotFound],
         paths::DEPLOYMENTS_SET_CURRENT => &[DefinitionNotFound, DefinitionIncompatible],
+        paths::BATCH_START => &[RequestIdConflict, AppDatabaseError],
+        paths::BATCH_DESCRIBE | paths::BATCH_CANCEL => &[BatchNotFound],
         // Not signed with the cluster's internal secret.
         paths::INTERNAL_NOTIFY => &[Unauthorized],
         paths::RPC => &[

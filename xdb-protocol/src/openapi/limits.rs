@@ -21,6 +21,10 @@ pub const HTTP_URL: &str = "^(https?://[^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
 pub const SQL_IDENTIFIER: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
 /// A table name, optionally schema-qualified.
 pub const SQL_TABLE_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$";
+/// A request id: letters, digits and `-_.:` (see *Idempotent requests*).
+pub const REQUEST_ID: &str = "^[A-Za-z0-9._:-]+$";
+/// Longest request id.
+pub const MAX_REQUEST_ID_CHARS: usize = 200;
 /// Longest SQL identifier part; a table name may be `schema.table`.
 const IDENTIFIER_CHARS: usize = 63;
 
@@ -47,9 +51,10 @@ fn bound_of(property: &str, limits: &Limits) -> Option<Bound> {
         | "keys"
         | "encoding" => Bound::Id(limits.max_id_chars),
         // Issued by the service (and by XDB's own instances), not chosen by clients.
-        "processExecutionId" | "nextPageToken" | "closedProcessExecutionIds" => {
+        "processExecutionId" | "nextPageToken" | "closedProcessExecutionIds" | "batchId" => {
             Bound::Text(ID_CHARS_CEILING)
         }
+        "requestId" => Bound::Form(MAX_REQUEST_ID_CHARS, REQUEST_ID),
         "workerUrl" => Bound::Form(limits.max_worker_url_chars, HTTP_URL),
         "column" | "columns" => Bound::Form(IDENTIFIER_CHARS, SQL_IDENTIFIER),
         "tableName" => Bound::Form(2 * IDENTIFIER_CHARS + 1, SQL_TABLE_NAME),

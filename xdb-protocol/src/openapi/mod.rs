@@ -21,7 +21,10 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub use limits::{HTTP_URL, NO_CONTROL_CHARACTERS, SQL_IDENTIFIER, SQL_TABLE_NAME};
+pub use limits::{
+    HTTP_URL, MAX_REQUEST_ID_CHARS, NO_CONTROL_CHARACTERS, REQUEST_ID, SQL_IDENTIFIER,
+    SQL_TABLE_NAME,
+};
 
 use utoipa::OpenApi;
 
@@ -52,6 +55,10 @@ pub mod operation_ids {
     pub const DEPLOYMENTS_LIST: &str = "deployments_list";
     pub const DEPLOYMENTS_SET_CURRENT: &str = "deployments_set_current";
     pub const DEPLOYMENTS_MOVE: &str = "deployments_move";
+    pub const BATCH_START: &str = "batch_start";
+    pub const BATCH_LIST: &str = "batch_list";
+    pub const BATCH_DESCRIBE: &str = "batch_describe";
+    pub const BATCH_CANCEL: &str = "batch_cancel";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -265,6 +272,36 @@ mod operations {
         responses((status = 200, body = ExecutionsMoveResponse, description = "moved")))]
     fn deployments_move() {}
 
+    /// Start a batch operation
+    ///
+    /// One operation on every execution the selection matches, at most once each, at
+    /// `ratePerSecond`, driven by the async service and resumed after any crash. Preview
+    /// the selection with `count` first.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/batch/start", tag = "batch",
+        request_body = BatchStartRequest,
+        responses((status = 200, body = BatchStartResponse, description = "started")))]
+    fn batch_start() {}
+
+    /// List batch operations, newest first
+    #[utoipa::path(post, path = "/api/v1/xdb/service/batch/list", tag = "batch",
+        request_body = BatchListRequest,
+        responses((status = 200, body = BatchListResponse, description = "one page")))]
+    fn batch_list() {}
+
+    /// Describe a batch operation: its progress and what it skipped or failed on
+    #[utoipa::path(post, path = "/api/v1/xdb/service/batch/describe", tag = "batch",
+        request_body = BatchDescribeRequest,
+        responses((status = 200, body = BatchDescribeResponse, description = "the batch")))]
+    fn batch_describe() {}
+
+    /// Cancel a running batch operation
+    ///
+    /// It stops after the execution in hand; what it did stays done.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/batch/cancel", tag = "batch",
+        request_body = BatchCancelRequest,
+        responses((status = 200, body = BatchDescribeResponse, description = "cancelled")))]
+    fn batch_cancel() {}
+
     /// Wake a service instance (between XDB's own services)
     ///
     /// Served on the instances' internal listeners only (never on the API service's
@@ -312,6 +349,8 @@ mod operations {
           operations::definitions_register, operations::definitions_list,
           operations::definitions_describe, operations::deployments_list,
           operations::deployments_set_current, operations::deployments_move,
+          operations::batch_start, operations::batch_list, operations::batch_describe,
+          operations::batch_cancel,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
@@ -330,6 +369,8 @@ mod operations {
          (name = "definitions", description = "Worker deployments register the process \
                                                types they host; the service checks requests \
                                                against them"),
+         (name = "batch", description = "One operation on every execution a filter \
+                                         selects, as a durable job"),
          (name = "console", description = "The web console's reads beside the service \
                                            API (served at `/ui`)"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \

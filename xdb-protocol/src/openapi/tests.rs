@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 21] = [
+const SERVICE_PATHS: [&str; 25] = [
     paths::STATES,
     paths::RESET,
     paths::RETRY_NOW,
@@ -37,6 +37,10 @@ const SERVICE_PATHS: [&str; 21] = [
     paths::DEPLOYMENTS_LIST,
     paths::DEPLOYMENTS_SET_CURRENT,
     paths::DEPLOYMENTS_MOVE,
+    paths::BATCH_START,
+    paths::BATCH_LIST,
+    paths::BATCH_DESCRIBE,
+    paths::BATCH_CANCEL,
 ];
 const WORKER_PATHS: [&str; 3] = [
     paths::WORKER_WAIT_UNTIL,

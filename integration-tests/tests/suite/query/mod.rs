@@ -168,6 +168,8 @@ pub async fn start_orders(env: &XdbTestEnv, worker_url: &str, orders: &[Order]) 
     for order in orders.iter().filter(|o| !o.running) {
         env.client
             .stop(&ProcessExecutionStopRequest {
+                process_execution_id: None,
+                request_id: None,
                 process_id: order.id.clone(),
                 stop_type: ProcessExecutionStopType::Terminate,
                 reason: None,
