@@ -55,6 +55,7 @@ impl From<StoreError> for ApiError {
             StoreError::Worker(_) => ErrorSubType::WorkerApiError,
             StoreError::ClosedDuringRpc(_) => ErrorSubType::ProcessClosedDuringRpc,
             StoreError::NotApplicable(_) => ErrorSubType::ControlNotApplicable,
+            StoreError::RequestIdConflict(_) => ErrorSubType::RequestIdConflict,
             // Only filtered lists and counts set a time limit: the filter is the problem.
             StoreError::TimedOut(_) => {
                 return Self::invalid(
@@ -86,7 +87,8 @@ impl From<StoreError> for ApiError {
                     ErrorSubType::DatabaseUnavailable,
                     format!(
                         "the service lost its database connection; a write may have taken \
-                         effect: read before sending it again, after {} s",
+                         effect: send it again with the same requestId (or read before \
+                         sending it again), after {} s",
                         crate::admission::RETRY_AFTER_SECONDS
                     ),
                 );

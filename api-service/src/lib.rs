@@ -15,6 +15,7 @@ mod error;
 mod json;
 mod metric_definitions;
 mod observe;
+mod receipt_expiry;
 mod routes;
 
 use std::future::IntoFuture;
@@ -42,6 +43,8 @@ pub use metric_definitions::ApiMetrics;
 pub struct AppState {
     /// The process API: all the handlers ask of the database.
     pub store: Arc<dyn ProcessApi>,
+    /// Batch operations' rows (the async service runs them).
+    pub batches: Arc<dyn xdb_persistence::BatchStore>,
     /// Registered process definitions, which requests are checked against.
     pub definitions: Arc<definitions::Definitions>,
     /// Where this instance registers for closed-execution notices (MySQL).
@@ -143,6 +146,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         async_peers,
         metrics: Arc::new(ApiMetrics::new().with_database_clock(store.database_clock().clone())),
         registry: store.clone(),
+        batches: store.clone(),
         definitions: Arc::new(definitions::Definitions::new(
             store.clone(),
             database_url.dialect() == xdb_config::Dialect::MySql,
@@ -178,6 +182,8 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     tracing::info!(%address, "XDB API service listening");
+    let retention = Duration::from_secs(state.config.api.request_id_retention_seconds);
+    let expiry = receipt_expiry::start(state.store.clone(), retention);
     let shutdown = shutdown.shared();
     let internal = if state.async_peers.is_enabled() {
         let listener = TcpListener::bind(state.config.api.internal_listen).await?;
@@ -207,6 +213,7 @@ pub async fn serve(
     let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await;
+    expiry.abort();
     if let Some((internal, registration)) = internal {
         registration.stop().await;
         if let Err(error) = internal.await? {

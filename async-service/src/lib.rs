@@ -5,6 +5,7 @@
 //! through the storage layer in one transaction. It keeps no state of its own beyond
 //! leases: any instance may die at any point and another takes over its work.
 
+mod batches;
 mod cli;
 mod clock;
 mod config;
@@ -197,11 +198,19 @@ impl AsyncService {
         };
         // Probes keep answering (not ready) while in-flight work drains.
         let mut http_shutdown = background_stopped.clone();
+        let batches = batches::BatchDriver {
+            store: store.clone(),
+            owner: owner.clone(),
+            names_ignore_case: database_url.dialect() == xdb_config::Dialect::MySql,
+            query_timeout: batches::PAGE_QUERY_TIMEOUT,
+        };
+        let batches = tokio::spawn(batches.run(claiming_stopped.clone()));
         let queue = match source {
             TaskSource::Database(queue) => tokio::spawn(queue.run(claiming_stopped)),
             TaskSource::Pulsar(source) => tokio::spawn(source.run(claiming_stopped)),
         };
         let background = vec![
+            batches,
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state, serve_notify))
                     .with_graceful_shutdown(async move {

@@ -234,6 +234,10 @@ pub struct ApiSettings {
     /// Longest a filtered list or a count may run in the database before it is
     /// cancelled (400): a filter over unindexed business columns scans the user's table.
     pub query_timeout_ms: u64,
+    /// How long a request's `requestId` answers for it: the same request sent again
+    /// within it gets the first answer back, nothing done twice. Receipts older than it
+    /// are deleted.
+    pub request_id_retention_seconds: u64,
 }
 
 impl ApiSettings {
@@ -260,6 +264,7 @@ impl Default for ApiSettings {
             max_waiting_requests: 1000,
             pool_wait_ms: 1000,
             query_timeout_ms: 10_000,
+            request_id_retention_seconds: 24 * 60 * 60,
         }
     }
 }

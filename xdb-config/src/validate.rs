@@ -149,6 +149,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             "api.query_timeout_ms must be at least 1",
         );
         check(
+            api.request_id_retention_seconds >= 1,
+            "api.request_id_retention_seconds must be at least 1",
+        );
+        check(
             api.advertise_url.as_deref().is_none_or(is_http_url),
             "api.advertise_url must be an http:// or https:// URL",
         );

@@ -90,10 +90,12 @@ pub trait DefinitionRegistry: Send + Sync + 'static {
         force: bool,
     ) -> Result<Option<RegisterOutcome>, StoreError>;
     /// Moves the running executions `request` selects; the count moved, or which
-    /// deployment did not register the type.
+    /// deployment did not register the type. With `receipt` (a batch's item), records it
+    /// in the same transaction when it moved any.
     async fn move_executions(
         &self,
         request: &ExecutionsMoveRequest,
+        receipt: Option<&crate::receipts::Receipt>,
     ) -> Result<Result<i64, String>, StoreError>;
     /// The type of a process id's latest execution, if it has one.
     async fn process_type_of(&self, process_id: &str) -> Result<Option<String>, StoreError>;

@@ -46,6 +46,9 @@ pub enum StoreError {
     /// the database cancelled it: nothing was written.
     #[error("the query ran longer than its time limit: {0}")]
     TimedOut(String),
+    /// The request's `requestId` was used for another request (see [`crate::receipts`]).
+    #[error("{0}")]
+    RequestIdConflict(String),
     /// Any other database error: trying again as is would fail again.
     #[error("database error: {0}")]
     Database(String),
@@ -88,6 +91,7 @@ impl StoreError {
             StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
             StoreError::ConnectionLost(m) => StoreError::ConnectionLost(m.clone()),
             StoreError::Overloaded(m) => StoreError::Overloaded(m.clone()),
+            StoreError::RequestIdConflict(m) => StoreError::RequestIdConflict(m.clone()),
             StoreError::Database(m) => StoreError::Database(m.clone()),
         }
     }

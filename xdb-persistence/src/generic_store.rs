@@ -10,7 +10,8 @@ use uuid::Uuid;
 use xdb_protocol::*;
 
 use crate::conflict_retry::retrying_conflicts;
-use crate::operations::{self, Control};
+use crate::operations;
+use crate::receipts::{ClientRequest, Control, Receipt, RequestAnswer};
 use crate::tables::Dialect;
 use crate::{
     Applied, FiredTimer, ProcessApi, QueryTable, Retry, RpcWorker, SetAside, StateCall, StoreError,
@@ -23,7 +24,7 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionStartRequest,
     ) -> Result<Uuid, StoreError> {
-        retrying_conflicts(|| operations::start_process(self, request)).await
+        retrying_conflicts(|| operations::start_process(self, request, None)).await
     }
     async fn describe_process(
         &self,
@@ -41,13 +42,13 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionStopRequest,
     ) -> Result<Option<Box<ProcessExecutionWaitForCompletionResponse>>, StoreError> {
-        retrying_conflicts(|| operations::stop_process(self, request)).await
+        retrying_conflicts(|| operations::stop_process(self, request, None)).await
     }
     async fn publish_to_local_queue(
         &self,
         request: &PublishToLocalQueueRequest,
     ) -> Result<(), StoreError> {
-        retrying_conflicts(|| operations::publish_to_local_queue(self, request)).await
+        retrying_conflicts(|| operations::publish_to_local_queue(self, request, None)).await
     }
     async fn list_processes(
         &self,
@@ -101,31 +102,55 @@ impl<D: Dialect> ProcessApi for D {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        retrying_conflicts(|| operations::control(self, Control::RetryNow, request)).await
+        retrying_conflicts(|| operations::control(self, Control::RetryNow, request, None)).await
     }
     async fn give_up(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        retrying_conflicts(|| operations::control(self, Control::GiveUp, request)).await
+        retrying_conflicts(|| operations::control(self, Control::GiveUp, request, None)).await
     }
     async fn pause(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        retrying_conflicts(|| operations::control(self, Control::Pause, request)).await
+        retrying_conflicts(|| operations::control(self, Control::Pause, request, None)).await
     }
     async fn resume(
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
-        retrying_conflicts(|| operations::control(self, Control::Resume, request)).await
+        retrying_conflicts(|| operations::control(self, Control::Resume, request, None)).await
     }
     async fn reset(
         &self,
         request: &ProcessExecutionResetRequest,
     ) -> Result<ProcessExecutionResetResponse, StoreError> {
-        retrying_conflicts(|| operations::reset(self, request)).await
+        retrying_conflicts(|| operations::reset(self, request, None)).await
+    }
+    async fn apply(
+        &self,
+        request: ClientRequest<'_>,
+        receipt: Option<&Receipt>,
+    ) -> Result<RequestAnswer, StoreError> {
+        operations::apply_request(self, request, receipt).await
+    }
+    async fn expire_receipts(&self, retention: Duration, limit: i64) -> Result<u64, StoreError> {
+        let retention = chrono::Duration::from_std(retention).unwrap_or(chrono::Duration::MAX);
+        let now = self.database_clock().now();
+        let before = now
+            .checked_sub_signed(retention)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+        let mut session = self.session(crate::tables::Lane::Main).await?;
+        crate::tables::ReceiptRows::delete_receipts_before(&mut session, before, limit).await
+    }
+    async fn record_batch_item(
+        &self,
+        receipt: &Receipt,
+        outcome: BatchItemOutcome,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        operations::record_batch_item(self, receipt, outcome, reason).await
     }
 }
 

@@ -12,6 +12,7 @@
 //! (tested on MariaDB 10.11 only; MySQL 8 speaks the same protocol but is untested);
 //! [`connect`] picks one by the URL's dialect.
 
+mod batch_store;
 mod batches;
 mod business_table;
 mod claimed_call;
@@ -32,6 +33,7 @@ mod operations;
 mod plan_writes;
 pub mod postgres;
 mod query;
+pub mod receipts;
 mod session_limits;
 mod sql;
 mod sql_tables;
@@ -45,6 +47,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+pub use batch_store::*;
 pub use db_clock::DatabaseClock;
 pub use definition_registry::*;
 pub use error::StoreError;

@@ -20,6 +20,7 @@ use crate::tables::Answer;
 #[derive(Debug, Clone)]
 pub(crate) enum Param<'a> {
     Uuid(Uuid),
+    OptionalUuid(Option<Uuid>),
     Text(Option<&'a str>),
     Int(Option<i32>),
     BigInt(Option<i64>),

@@ -114,7 +114,13 @@ pub trait RpcWorker: Send + Sync {
 /// Every storage operation, for a caller that uses them all (the services' wiring and
 /// the contract tests); each user depends on the part it needs.
 pub trait ProcessStore:
-    ProcessApi + TaskSource + Transitions + InstanceRegistry + DefinitionRegistry + DatabaseTime
+    ProcessApi
+    + TaskSource
+    + Transitions
+    + InstanceRegistry
+    + DefinitionRegistry
+    + crate::BatchStore
+    + DatabaseTime
 {
 }
 impl<
@@ -123,6 +129,7 @@ impl<
             + Transitions
             + InstanceRegistry
             + DefinitionRegistry
+            + crate::BatchStore
             + DatabaseTime
             + ?Sized,
     > ProcessStore for S
@@ -232,6 +239,27 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionResetRequest,
     ) -> Result<ProcessExecutionResetResponse, StoreError>;
+
+    /// Runs `request`, recording `receipt` in the transaction of its effect; or, when
+    /// the receipt's request id has one already, answers from it without doing anything
+    /// (`RequestIdConflict` when that request differed). The methods above record no
+    /// receipt, whatever `requestId` their request carries.
+    async fn apply(
+        &self,
+        request: crate::receipts::ClientRequest<'_>,
+        receipt: Option<&crate::receipts::Receipt>,
+    ) -> Result<crate::receipts::RequestAnswer, StoreError>;
+    /// Deletes up to `limit` clients' receipts older than `retention` (by the database
+    /// clock); how many. Batches' items go with their batch.
+    async fn expire_receipts(&self, retention: Duration, limit: i64) -> Result<u64, StoreError>;
+    /// Records that a batch skipped or failed on an execution (`receipt` is the item's),
+    /// with why; `false` when the item had a receipt already.
+    async fn record_batch_item(
+        &self,
+        receipt: &crate::receipts::Receipt,
+        outcome: BatchItemOutcome,
+        reason: &str,
+    ) -> Result<bool, StoreError>;
 }
 
 /// The instance registry: which service instances run, for wake-ups where the database

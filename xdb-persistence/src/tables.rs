@@ -312,6 +312,28 @@ pub trait OperatorRows: Send {
     fn count_refused(&mut self, process: Uuid) -> impl Answer<u64>;
 }
 
+/// Receipts of requests with a request id and of batches' items (`crate::receipts`).
+pub trait ReceiptRows: Send {
+    /// Records `receipt` with its `outcome` and `answer` (JSON text) at `now`; `false`
+    /// when its request id has a receipt already (waiting for a concurrent one to end).
+    fn insert_receipt(
+        &mut self,
+        receipt: &crate::receipts::Receipt,
+        outcome: xdb_protocol::BatchItemOutcome,
+        answer: &str,
+        now: DateTime<Utc>,
+    ) -> impl Answer<bool>;
+    /// The receipt of `request_id`, if any.
+    fn find_receipt(
+        &mut self,
+        request_id: &str,
+    ) -> impl Answer<Option<crate::receipts::StoredReceipt>>;
+    fn delete_receipt(&mut self, request_id: &str) -> impl Answer<()>;
+    /// Deletes up to `limit` clients' receipts (not batches' items) made before `before`,
+    /// oldest first; how many.
+    fn delete_receipts_before(&mut self, before: DateTime<Utc>, limit: i64) -> impl Answer<u64>;
+}
+
 /// How a transaction ends after [`PlanWriter::apply_plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {
@@ -361,7 +383,15 @@ pub(crate) trait PlanWriter: BusinessConn + Sized {
 
 /// An open transaction: rolled back when dropped without [`Transaction::commit`].
 pub(crate) trait Transaction:
-    ProcessRows + StateRows + TaskRows + QueueRows + AttributeRows + OperatorRows + PlanWriter + Sized
+    ProcessRows
+    + StateRows
+    + TaskRows
+    + QueueRows
+    + AttributeRows
+    + OperatorRows
+    + ReceiptRows
+    + PlanWriter
+    + Sized
 {
     /// Takes `task` and locks its execution and its state `state`, in the lock order:
     /// the usual beginning of a task's transition (a dialect may do it in one statement).
@@ -380,10 +410,13 @@ pub(crate) trait Transaction:
 
 /// Statements outside a transaction: reads, and deletions that need no other row.
 pub(crate) trait Session:
-    ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows
+    ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows + ReceiptRows
 {
 }
-impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows> Session for S {}
+impl<S: ProcessRows + TaskRows + AttributeRows + HistoryRows + OperatorRows + ReceiptRows> Session
+    for S
+{
+}
 
 /// Which connections an operation uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

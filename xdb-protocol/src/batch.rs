@@ -281,8 +281,8 @@ pub struct BatchListResponse {
     pub next_page_token: Option<String>,
 }
 
-/// `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
-/// did stays done.
+/// `POST .../batch/cancel`: stops a running batch within the page of executions in hand
+/// (about a second's worth at its rate); what it did stays done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchCancelRequest {

@@ -105,6 +105,13 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "process_definitions",
         sql: include_str!("../postgres/v008_process_definitions.sql"),
     },
+    Migration {
+        version: 9,
+        // Additive: services of schema 5 still work on it (they send no request ids).
+        oldest_compatible: 5,
+        name: "fleet_operations",
+        sql: include_str!("../postgres/v009_fleet_operations.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -157,6 +164,13 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "process_definitions",
         sql: include_str!("../mysql/v008_process_definitions.sql"),
+    },
+    Migration {
+        version: 9,
+        // Additive: services of schema 5 still work on it (they send no request ids).
+        oldest_compatible: 5,
+        name: "fleet_operations",
+        sql: include_str!("../mysql/v009_fleet_operations.sql"),
     },
 ];
 

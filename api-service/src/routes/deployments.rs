@@ -59,7 +59,7 @@ pub(crate) async fn move_executions(
     match state
         .definitions
         .registry()
-        .move_executions(&request)
+        .move_executions(&request, None)
         .await?
     {
         Ok(moved) => {

@@ -1,6 +1,7 @@
 //! One file per endpoint.
 
 mod attributes;
+mod batch;
 mod console;
 mod count;
 mod definitions;
@@ -13,6 +14,7 @@ mod list;
 mod openapi;
 mod operate;
 mod publish_to_local_queue;
+mod receipted;
 mod rpc;
 mod start;
 mod stop;
@@ -58,6 +60,10 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
             post(deployments::set_current),
         )
         .route(paths::DEPLOYMENTS_MOVE, post(deployments::move_executions))
+        .route(paths::BATCH_START, post(batch::start))
+        .route(paths::BATCH_LIST, post(batch::list))
+        .route(paths::BATCH_DESCRIBE, post(batch::describe))
+        .route(paths::BATCH_CANCEL, post(batch::cancel))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))

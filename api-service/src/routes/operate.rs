@@ -7,6 +7,9 @@ use xdb_protocol::{
     ProcessExecutionResetResponse, ProcessExecutionStatesRequest, ProcessExecutionStatesResponse,
 };
 
+use xdb_persistence::receipts::{ClientRequest, Control};
+
+use super::receipted;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
@@ -21,35 +24,38 @@ pub(crate) async fn retry_now(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
 ) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
-    let response = state.store.retry_now(&request).await?;
-    // Tasks became due: wake the async services (where the database cannot).
-    state.async_peers.new_tasks();
-    Ok(Json(response))
+    control(&state, Control::RetryNow, &request).await
 }
 
 pub(crate) async fn give_up(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
 ) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
-    let response = state.store.give_up(&request).await?;
-    state.async_peers.new_tasks();
-    Ok(Json(response))
+    control(&state, Control::GiveUp, &request).await
 }
 
 pub(crate) async fn pause(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
 ) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
-    Ok(Json(state.store.pause(&request).await?))
+    control(&state, Control::Pause, &request).await
 }
 
 pub(crate) async fn resume(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
 ) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
-    let response = state.store.resume(&request).await?;
-    state.async_peers.new_tasks();
-    Ok(Json(response))
+    control(&state, Control::Resume, &request).await
+}
+
+async fn control(
+    state: &AppState,
+    control: Control,
+    request: &ProcessExecutionControlRequest,
+) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
+    let request = ClientRequest::Control(control, request);
+    let receipt = receipted::receipt_of(state, request)?;
+    Ok(Json(receipted::apply(state, request, receipt).await?))
 }
 
 /// Restarts an execution from a named state; a registered definition checks the state
@@ -58,12 +64,12 @@ pub(crate) async fn reset(
     State(state): State<AppState>,
     ApiJson(mut request): ApiJson<ProcessExecutionResetRequest>,
 ) -> Result<Json<ProcessExecutionResetResponse>, ApiError> {
+    let receipt = receipted::receipt_of(&state, ClientRequest::Reset(&request))?;
     if let Some(compiled) =
         crate::definitions::definition_of_process(&state.definitions, &request.process_id).await?
     {
         crate::definitions::resolve_reset(&compiled, &mut request).map_err(ApiError::invalid)?;
     }
-    let response = state.store.reset(&request).await?;
-    state.async_peers.new_tasks();
-    Ok(Json(response))
+    let request = ClientRequest::Reset(&request);
+    Ok(Json(receipted::apply(&state, request, receipt).await?))
 }

@@ -2,6 +2,9 @@ use axum::extract::State;
 use axum::Json;
 use xdb_protocol::{EmptyResponse, PublishToLocalQueueRequest};
 
+use xdb_persistence::receipts::ClientRequest;
+
+use super::receipted;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
@@ -12,6 +15,7 @@ pub(crate) async fn publish_to_local_queue(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<PublishToLocalQueueRequest>,
 ) -> Result<Json<EmptyResponse>, ApiError> {
+    let receipt = receipted::receipt_of(&state, ClientRequest::Publish(&request))?;
     if request.messages.is_empty() {
         return Err(ApiError::invalid("messages: must not be empty"));
     }
@@ -32,7 +36,6 @@ pub(crate) async fn publish_to_local_queue(
         crate::definitions::check_publish(definition.definition(), &request.messages)
             .map_err(ApiError::invalid)?;
     }
-    state.store.publish_to_local_queue(&request).await?;
-    state.async_peers.new_tasks();
-    Ok(Json(EmptyResponse {}))
+    let request = ClientRequest::Publish(&request);
+    Ok(Json(receipted::apply(&state, request, receipt).await?))
 }

@@ -2,6 +2,9 @@ use axum::extract::State;
 use axum::Json;
 use xdb_protocol::{Limits, ProcessExecutionStartRequest, ProcessExecutionStartResponse};
 
+use xdb_persistence::receipts::ClientRequest;
+
+use super::receipted;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
@@ -9,18 +12,21 @@ pub(crate) async fn start(
     State(state): State<AppState>,
     ApiJson(mut request): ApiJson<ProcessExecutionStartRequest>,
 ) -> Result<Json<ProcessExecutionStartResponse>, ApiError> {
+    let receipt = receipted::receipt_of(&state, ClientRequest::Start(&request))?;
     resolve_definition(&state, &mut request).await?;
     check_worker_url(
         &state.config.security.worker_url_prefixes,
         &request.worker_url,
     )?;
     check_values(&request, &state.config.limits)?;
-    let id = state.store.start_process(&request).await?;
-    state.async_peers.new_tasks();
-    tracing::debug!(process_id = %request.process_id, execution = %id, "process started");
-    Ok(Json(ProcessExecutionStartResponse {
-        process_execution_id: id.to_string(),
-    }))
+    let started: ProcessExecutionStartResponse =
+        receipted::apply(&state, ClientRequest::Start(&request), receipt).await?;
+    tracing::debug!(
+        process_id = %request.process_id,
+        execution = %started.process_execution_id,
+        "process started"
+    );
+    Ok(Json(started))
 }
 
 /// Checks the start against its process type's registered definition and fills what it

@@ -15,6 +15,7 @@ use crate::StoreError;
 fn mysql_value(param: &Param<'_>) -> Value {
     match param {
         Param::Uuid(id) => Value::from(id.to_string()),
+        Param::OptionalUuid(id) => id.map_or(Value::NULL, |id| Value::from(id.to_string())),
         Param::Text(text) => Value::from(*text),
         Param::Int(value) => Value::from(*value),
         Param::BigInt(value) => Value::from(*value),

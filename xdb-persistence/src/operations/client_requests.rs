@@ -8,6 +8,7 @@ use xdb_protocol::{
 };
 
 use super::deliveries::publish_and_deliver;
+use crate::receipts::Receipt;
 use crate::tables::{
     Announce, Dialect, Finish, Lane, OperatorRows, PlanWriter, ProcessRows, Transaction,
 };
@@ -17,9 +18,11 @@ use crate::StoreError;
 pub(crate) async fn stop_process<D: Dialect>(
     store: &D,
     request: &ProcessExecutionStopRequest,
+    receipt: Option<&Receipt>,
 ) -> Result<Option<Box<ProcessExecutionWaitForCompletionResponse>>, StoreError> {
+    let execution = request.process_execution_id.as_deref();
     let mut tx = store.begin(Lane::Main).await?;
-    let process = tx.lock_execution_of(&request.process_id, None).await?;
+    let process = tx.lock_execution_of(&request.process_id, execution).await?;
     let now = store.database_clock().now();
     let plan = decide::stop_process(&process, request.stop_type, request.reason.as_deref(), now)?;
     let (applied, _) = tx
@@ -34,6 +37,7 @@ pub(crate) async fn stop_process<D: Dialect>(
         .await?;
     // Tasks set aside (paused or parked) go with the execution, as its queued ones do.
     tx.delete_parked(process.id).await?;
+    super::record_receipt(&mut tx, receipt, &xdb_protocol::EmptyResponse {}, now).await?;
     tx.commit().await?;
     Ok(applied.closed_outcome)
 }
@@ -42,9 +46,11 @@ pub(crate) async fn stop_process<D: Dialect>(
 pub(crate) async fn publish_to_local_queue<D: Dialect>(
     store: &D,
     request: &PublishToLocalQueueRequest,
+    receipt: Option<&Receipt>,
 ) -> Result<(), StoreError> {
+    let execution = request.process_execution_id.as_deref();
     let mut tx = store.begin(Lane::Main).await?;
-    let process = tx.lock_execution_of(&request.process_id, None).await?;
+    let process = tx.lock_execution_of(&request.process_id, execution).await?;
     if process.status.is_closed() {
         return Err(DecideError::NotRunning.into());
     }
@@ -69,5 +75,6 @@ pub(crate) async fn publish_to_local_queue<D: Dialect>(
         Finish::Later,
     )
     .await?;
+    super::record_receipt(&mut tx, receipt, &xdb_protocol::EmptyResponse {}, now).await?;
     tx.commit().await
 }

@@ -13,29 +13,19 @@ use xdb_protocol::{
 };
 
 use crate::controls;
+use crate::receipts::{Control, Receipt};
 use crate::tables::{
     Announce, Dialect, Finish, Lane, OperatorRows, ParkReason, PlanWriter, ProcessRows, TaskRows,
     Transaction,
 };
 use crate::{SetAside, StoreError};
 
-/// Which control a request is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Control {
-    RetryNow,
-    GiveUp,
-    Pause,
-    Resume,
-}
-
-impl Control {
-    fn event(self) -> HistoryEventType {
-        match self {
-            Control::RetryNow => HistoryEventType::RetryRequested,
-            Control::GiveUp => HistoryEventType::GiveUpRequested,
-            Control::Pause => HistoryEventType::Paused,
-            Control::Resume => HistoryEventType::Resumed,
-        }
+fn event(control: Control) -> HistoryEventType {
+    match control {
+        Control::RetryNow => HistoryEventType::RetryRequested,
+        Control::GiveUp => HistoryEventType::GiveUpRequested,
+        Control::Pause => HistoryEventType::Paused,
+        Control::Resume => HistoryEventType::Resumed,
     }
 }
 
@@ -44,6 +34,7 @@ pub(crate) async fn control<D: Dialect>(
     store: &D,
     control: Control,
     request: &ProcessExecutionControlRequest,
+    receipt: Option<&Receipt>,
 ) -> Result<ProcessExecutionControlResponse, StoreError> {
     let target = controls::check_request(
         request.state_execution_id.as_deref(),
@@ -90,10 +81,12 @@ pub(crate) async fn control<D: Dialect>(
             if closed {
                 tx.delete_parked(process.id).await?;
             }
-            tx.commit().await?;
-            return Ok(ProcessExecutionControlResponse {
+            let answer = ProcessExecutionControlResponse {
                 state_execution_ids: ids,
-            });
+            };
+            super::record_receipt(&mut tx, receipt, &answer, now).await?;
+            tx.commit().await?;
+            return Ok(answer);
         }
         Control::Pause => {
             if process.paused.is_some() {
@@ -133,10 +126,12 @@ pub(crate) async fn control<D: Dialect>(
         now,
     )
     .await?;
-    tx.commit().await?;
-    Ok(ProcessExecutionControlResponse {
+    let answer = ProcessExecutionControlResponse {
         state_execution_ids,
-    })
+    };
+    super::record_receipt(&mut tx, receipt, &answer, now).await?;
+    tx.commit().await?;
+    Ok(answer)
 }
 
 /// Writes the control's history event (and wakes the async services for tasks it made
@@ -156,7 +151,7 @@ async fn record<T: Transaction>(
     };
     let plan = TransitionPlan {
         history: vec![HistoryEntry::new(
-            control.event().as_str(),
+            event(control).as_str(),
             serde_json::to_value(details).expect("control details serialize"),
         )],
         ..Default::default()

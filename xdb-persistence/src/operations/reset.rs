@@ -12,6 +12,7 @@ use xdb_protocol::{
 };
 
 use crate::controls;
+use crate::receipts::Receipt;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, Lane, OperatorRows, PlanWriter, ProcessRows,
     Transaction,
@@ -21,6 +22,7 @@ use crate::StoreError;
 pub(crate) async fn reset<D: Dialect>(
     store: &D,
     request: &ProcessExecutionResetRequest,
+    receipt: Option<&Receipt>,
 ) -> Result<ProcessExecutionResetResponse, StoreError> {
     controls::check_request(
         None,
@@ -102,10 +104,12 @@ pub(crate) async fn reset<D: Dialect>(
             execution.id
         }
     };
-    tx.commit().await?;
-    Ok(ProcessExecutionResetResponse {
+    let answer = ProcessExecutionResetResponse {
         process_execution_id: continuing.to_string(),
         new_execution: closed,
         state_execution_id: reset.started.to_string(),
-    })
+    };
+    super::record_receipt(&mut tx, receipt, &answer, now).await?;
+    tx.commit().await?;
+    Ok(answer)
 }

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use xdb_engine::decide::{self, PreviousExecution};
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopType, ProcessStatus};
 
+use crate::receipts::Receipt;
 use crate::tables::{
     Announce, AttributeRows, Dialect, Finish, Lane, PlanWriter, ProcessRows, Transaction,
 };
@@ -14,13 +15,17 @@ use crate::StoreError;
 pub(crate) async fn start_process<D: Dialect>(
     store: &D,
     request: &ProcessExecutionStartRequest,
+    receipt: Option<&Receipt>,
 ) -> Result<Uuid, StoreError> {
     // Refuse bad input before touching a row (a too-long id would fail in SQL as a 500).
     decide::validate_start_request(request)?;
     let now = store.database_clock().now();
     let new_id = Uuid::now_v7();
-    if let Some(started) = store.start_first_execution(request, new_id, now).await? {
-        return Ok(started);
+    // The faster forms write no receipt.
+    if receipt.is_none() {
+        if let Some(started) = store.start_first_execution(request, new_id, now).await? {
+            return Ok(started);
+        }
     }
     let mut tx = store.begin(Lane::Main).await?;
     let previous = tx.claim_process_id(&request.process_id, new_id).await?;
@@ -60,7 +65,7 @@ pub(crate) async fn start_process<D: Dialect>(
     }
     tx.insert_execution(&start.execution).await?;
     // A first execution's plan updates no state row: COMMIT may go out with its writes.
-    let finish = if previous.is_none() {
+    let finish = if previous.is_none() && receipt.is_none() {
         Finish::WithWrites
     } else {
         Finish::Later
@@ -74,6 +79,10 @@ pub(crate) async fn start_process<D: Dialect>(
         finish,
     )
     .await?;
+    let answer = xdb_protocol::ProcessExecutionStartResponse {
+        process_execution_id: new_id.to_string(),
+    };
+    super::record_receipt(&mut tx, receipt, &answer, now).await?;
     tx.commit().await?;
     Ok(new_id)
 }

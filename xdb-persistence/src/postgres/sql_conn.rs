@@ -15,6 +15,7 @@ use crate::StoreError;
 fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a> {
     match param {
         Param::Uuid(id) => Box::new(*id),
+        Param::OptionalUuid(id) => Box::new(*id),
         Param::Text(text) => Box::new(*text),
         Param::Int(value) => Box::new(*value),
         Param::BigInt(value) => Box::new(*value),

@@ -341,8 +341,9 @@ where
     async fn move_executions(
         &self,
         request: &ExecutionsMoveRequest,
+        receipt: Option<&crate::receipts::Receipt>,
     ) -> Result<Result<i64, String>, StoreError> {
-        retrying_conflicts(|| super::deployments::move_executions(self, request)).await
+        retrying_conflicts(|| super::deployments::move_executions(self, request, receipt)).await
     }
 
     async fn process_type_of(&self, process_id: &str) -> Result<Option<String>, StoreError> {

@@ -215,6 +215,7 @@ async fn url_of<C: SqlConn>(
 pub(crate) async fn move_executions<D: Dialect>(
     store: &D,
     request: &ExecutionsMoveRequest,
+    receipt: Option<&crate::receipts::Receipt>,
 ) -> Result<Result<i64, String>, StoreError> {
     let mut tx = store.begin(Lane::Main).await?;
     let process_type = request.process_type.as_str();
@@ -258,6 +259,13 @@ pub(crate) async fn move_executions<D: Dialect>(
         params.extend(ids);
     }
     let moved = tx.execute(&sql, &params).await?;
+    if moved > 0 {
+        let answer = xdb_protocol::ExecutionsMoveResponse {
+            moved: i64::try_from(moved).unwrap_or(i64::MAX),
+        };
+        let now = store.database_clock().now();
+        crate::operations::record_receipt(&mut tx, receipt, &answer, now).await?;
+    }
     tx.commit().await?;
     Ok(Ok(i64::try_from(moved).unwrap_or(i64::MAX)))
 }

@@ -33,6 +33,7 @@ macro_rules! on_both_databases {
 }
 
 mod attribute_rows;
+mod batch_rows;
 pub(crate) mod business_rows;
 mod definitions;
 mod deployments;
@@ -44,6 +45,7 @@ mod operator_rows;
 pub(crate) mod plan_rows;
 pub(crate) mod process_rows;
 mod queue_rows;
+mod receipt_rows;
 mod service_instances;
 mod state_rows;
 pub(crate) mod task_queue;

@@ -296,7 +296,8 @@ mod operations {
 
     /// Cancel a running batch operation
     ///
-    /// It stops after the execution in hand; what it did stays done.
+    /// It stops within the page of executions in hand (about a second's worth at its
+    /// rate); what it did stays done, and counted.
     #[utoipa::path(post, path = "/api/v1/xdb/service/batch/cancel", tag = "batch",
         request_body = BatchCancelRequest,
         responses((status = 200, body = BatchDescribeResponse, description = "cancelled")))]

@@ -1,0 +1,434 @@
+//! The batch driver: leases one running batch at a time and walks the executions its
+//! selection matches, newest first, a page at a time, applying its operation to each at
+//! the batch's rate.
+//!
+//! What the batch does to an execution is recorded with the effect (a receipt), so a
+//! walk resumed after a crash, here or on another instance, answers an execution handled
+//! before from its receipt instead of handling it twice. The walk's position and counts
+//! are checkpointed after each page; a walk (re)starts by recounting from the receipts,
+//! so the counts are exact whatever was lost since the last checkpoint.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+use uuid::Uuid;
+use xdb_engine::decide::DecideError;
+use xdb_persistence::receipts::{ClientRequest, Control, Receipt};
+use xdb_persistence::{
+    reads_business_row, BatchProgress, LeasedBatch, ProcessStore, QueryTable, StoreError,
+};
+use xdb_protocol::{
+    BatchItemOutcome, BatchOperation, BatchStartRequest, BatchStatus, ExecutionsMoveRequest,
+    ProcessExecutionControlRequest, ProcessExecutionListFilter, ProcessExecutionListRequest,
+    ProcessExecutionResetRequest, ProcessExecutionStopRequest, ProcessExecutionStopType,
+    ProcessExecutionSummary, PublishToLocalQueueRequest,
+};
+
+/// How long a lease on a batch lasts; renewed at each page's checkpoint.
+const LEASE: Duration = Duration::from_secs(15);
+/// How often an idle driver looks for a batch to run.
+const IDLE_POLL: Duration = Duration::from_secs(1);
+/// The time limit of each page's query of the selection.
+pub(crate) const PAGE_QUERY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most executions a page of the walk holds.
+const MAX_PAGE: u32 = 100;
+
+/// Drives batches for this instance.
+pub(crate) struct BatchDriver {
+    pub store: Arc<dyn ProcessStore>,
+    pub owner: String,
+    /// Column names compare without case (MySQL).
+    pub names_ignore_case: bool,
+    /// The time limit of each page's query.
+    pub query_timeout: Duration,
+}
+
+/// What handling one execution came to.
+enum Handled {
+    /// Newly, with this outcome.
+    Now(BatchItemOutcome),
+    /// Before (a walk resumed after a crash): counted by the recount already.
+    Before,
+}
+
+impl BatchDriver {
+    /// Runs batches until `stop` turns true; a batch in hand is left at its last
+    /// checkpoint, its lease given back for another instance to resume it.
+    pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            let wait = match self.store.lease_batch(&self.owner, LEASE).await {
+                Ok(Some(batch)) => match self.drive(batch, &mut stop).await {
+                    Ok(()) => Duration::ZERO,
+                    Err(error) => {
+                        tracing::warn!(%error, "a batch stopped; it resumes shortly");
+                        IDLE_POLL
+                    }
+                },
+                Ok(None) => IDLE_POLL,
+                Err(error) => {
+                    tracing::warn!(%error, "could not look for batches to run");
+                    IDLE_POLL
+                }
+            };
+            if !wait.is_zero() {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.changed() => {}
+                }
+            }
+        }
+    }
+
+    async fn drive(
+        &self,
+        leased: LeasedBatch,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<(), StoreError> {
+        let info = &leased.info;
+        let batch_id = Uuid::parse_str(&info.batch_id)
+            .map_err(|_| StoreError::Database(format!("batch id {}", info.batch_id)))?;
+        // Progress since the last checkpoint (lost with a crash or an error) is in the
+        // receipts only.
+        self.store.recount_batch(batch_id).await?;
+        if leased.taken_over {
+            tracing::info!(batch = %batch_id, operation = info.operation.as_str(), "batch resumed");
+        }
+        let request = &info.request;
+        let table = match self.query_table(request).await {
+            Ok(table) => table,
+            Err(error) => return self.fail(batch_id, &error).await,
+        };
+        let mut pacer = Pacer::new(info.rate_per_second);
+        let mut position = leased.walk_position.clone();
+        loop {
+            let list = list_request(request, info.rate_per_second, position.clone());
+            let page = match self
+                .store
+                .list_matching(&list, table.as_ref(), self.query_timeout)
+                .await
+            {
+                Ok(page) => page,
+                Err(error) if error.is_retryable() => return Err(error),
+                Err(error) => return self.fail(batch_id, &error).await,
+            };
+            let mut progress = BatchProgress::default();
+            for execution in &page.executions {
+                if *stop.borrow() {
+                    return self.give_back(batch_id, position.as_deref()).await;
+                }
+                pacer.wait().await;
+                match self.handle(batch_id, request, execution).await? {
+                    Handled::Now(BatchItemOutcome::Done) => progress.done += 1,
+                    Handled::Now(BatchItemOutcome::Skipped) => progress.skipped += 1,
+                    Handled::Now(BatchItemOutcome::Failed) => progress.failed += 1,
+                    Handled::Before => {}
+                }
+            }
+            let next = page.next_page_token.or(position.clone());
+            let held = self
+                .store
+                .checkpoint_batch(batch_id, &self.owner, next.as_deref(), progress, LEASE)
+                .await?;
+            if !held {
+                // Cancelled (or taken over after a pause longer than the lease): this
+                // page's progress is in the receipts only.
+                self.store.recount_batch(batch_id).await?;
+                return Ok(());
+            }
+            if next == position {
+                self.store
+                    .close_batch(batch_id, &self.owner, BatchStatus::Completed, None)
+                    .await?;
+                tracing::info!(batch = %batch_id, "batch completed");
+                return Ok(());
+            }
+            position = next;
+        }
+    }
+
+    /// Applies the batch's operation to `execution`, at most once for this batch.
+    async fn handle(
+        &self,
+        batch_id: Uuid,
+        request: &BatchStartRequest,
+        execution: &ProcessExecutionSummary,
+    ) -> Result<Handled, StoreError> {
+        let execution_id = Uuid::parse_str(&execution.process_execution_id)
+            .map_err(|_| StoreError::Database("an execution id that is not a UUID".into()))?;
+        let receipt = Receipt::of_batch_item(batch_id, execution_id, request.operation.as_str());
+        let applied = match OwnedRequest::of(request, execution) {
+            None => self.move_one(request, execution, &receipt).await,
+            Some(owned) => self
+                .store
+                .apply(owned.as_client_request(), Some(&receipt))
+                .await
+                .map(|answer| !answer.replayed),
+        };
+        let (outcome, reason) = match applied {
+            Ok(true) => return Ok(Handled::Now(BatchItemOutcome::Done)),
+            Ok(false) => return Ok(Handled::Before),
+            Err(error) if error.is_retryable() => return Err(error),
+            Err(error) => (classify(&error), error.to_string()),
+        };
+        let recorded = self
+            .store
+            .record_batch_item(&receipt, outcome, &reason)
+            .await?;
+        Ok(if recorded {
+            Handled::Now(outcome)
+        } else {
+            Handled::Before
+        })
+    }
+
+    /// Moves `execution` to the batch's deployment, recording `receipt` with the move;
+    /// an execution that did not move is `NotApplicable` (and one moved before this walk
+    /// then finds its receipt where the skip would be recorded).
+    async fn move_one(
+        &self,
+        request: &BatchStartRequest,
+        execution: &ProcessExecutionSummary,
+        receipt: &Receipt,
+    ) -> Result<bool, StoreError> {
+        let to = request.move_to.clone().ok_or_else(|| {
+            StoreError::NotApplicable("the batch names no deployment to move to".into())
+        })?;
+        let moving = ExecutionsMoveRequest {
+            process_type: execution.process_type.clone(),
+            to,
+            from: None,
+            process_ids: vec![execution.process_id.clone()],
+        };
+        match self.store.move_executions(&moving, Some(receipt)).await? {
+            Ok(moved) if moved > 0 => Ok(true),
+            Ok(_) => Err(StoreError::NotApplicable(
+                "not running, or on that deployment already".into(),
+            )),
+            Err(unknown) => Err(StoreError::NotApplicable(unknown)),
+        }
+    }
+
+    /// The business table the selection's column conditions read (the API service
+    /// resolved it when the batch started), with its columns as they are now.
+    async fn query_table(
+        &self,
+        request: &BatchStartRequest,
+    ) -> Result<Option<QueryTable>, StoreError> {
+        if !reads_business_row(request.where_.as_ref(), None) {
+            return Ok(None);
+        }
+        let Some(table) = &request.business_table else {
+            return Err(StoreError::NotApplicable(
+                "the batch's filter compares columns but names no business table".into(),
+            ));
+        };
+        let (schema, name) = match table.table_name.split_once('.') {
+            Some((schema, name)) => (Some(schema), name),
+            None => (None, table.table_name.as_str()),
+        };
+        let columns = self.store.table_columns(schema, name).await?;
+        if columns.is_empty() {
+            return Err(StoreError::NotApplicable(format!(
+                "table '{}' does not exist any more",
+                table.table_name
+            )));
+        }
+        Ok(Some(QueryTable {
+            table_name: table.table_name.clone(),
+            key_column: table.primary_key_column.clone(),
+            columns,
+            names_ignore_case: self.names_ignore_case,
+        }))
+    }
+
+    async fn fail(&self, batch_id: Uuid, error: &StoreError) -> Result<(), StoreError> {
+        tracing::warn!(batch = %batch_id, %error, "batch failed");
+        let error = error.to_string();
+        self.store
+            .close_batch(batch_id, &self.owner, BatchStatus::Failed, Some(&error))
+            .await?;
+        Ok(())
+    }
+
+    /// Gives the lease back at once, for another instance to resume the batch.
+    async fn give_back(&self, batch_id: Uuid, position: Option<&str>) -> Result<(), StoreError> {
+        let nothing = BatchProgress::default();
+        self.store
+            .checkpoint_batch(batch_id, &self.owner, position, nothing, Duration::ZERO)
+            .await?;
+        Ok(())
+    }
+}
+
+/// Why an operation did not apply (SKIPPED) or failed (FAILED).
+fn classify(error: &StoreError) -> BatchItemOutcome {
+    match error {
+        StoreError::NotFound(_)
+        | StoreError::NotApplicable(_)
+        | StoreError::Decide(DecideError::NotRunning) => BatchItemOutcome::Skipped,
+        _ => BatchItemOutcome::Failed,
+    }
+}
+
+/// A page of the walk: the batch's selection after `position`.
+fn list_request(
+    request: &BatchStartRequest,
+    rate_per_second: u32,
+    position: Option<String>,
+) -> ProcessExecutionListRequest {
+    ProcessExecutionListRequest {
+        filter: ProcessExecutionListFilter {
+            process_type: request.process_type.clone(),
+            ..Default::default()
+        },
+        page_size: Some(rate_per_second.clamp(1, MAX_PAGE)),
+        next_page_token: position,
+        where_: request.where_.clone(),
+        business_table: request.business_table.clone(),
+    }
+}
+
+/// The request a batch's operation makes of one execution.
+enum OwnedRequest {
+    Stop(ProcessExecutionStopRequest),
+    Publish(PublishToLocalQueueRequest),
+    Control(Control, ProcessExecutionControlRequest),
+    Reset(Box<ProcessExecutionResetRequest>),
+}
+
+impl OwnedRequest {
+    /// `None` for a move, which is no request of one execution.
+    fn of(batch: &BatchStartRequest, execution: &ProcessExecutionSummary) -> Option<Self> {
+        let process_id = execution.process_id.clone();
+        let process_execution_id = Some(execution.process_execution_id.clone());
+        let stop = |stop_type| {
+            OwnedRequest::Stop(ProcessExecutionStopRequest {
+                request_id: None,
+                process_id: process_id.clone(),
+                process_execution_id: process_execution_id.clone(),
+                stop_type,
+                reason: batch.reason.clone(),
+            })
+        };
+        let control = |control| {
+            OwnedRequest::Control(
+                control,
+                ProcessExecutionControlRequest {
+                    request_id: None,
+                    process_id: process_id.clone(),
+                    process_execution_id: process_execution_id.clone(),
+                    state_execution_id: None,
+                    reason: batch.reason.clone(),
+                    identity: batch.identity.clone(),
+                },
+            )
+        };
+        Some(match batch.operation {
+            BatchOperation::MoveToDeployment => return None,
+            BatchOperation::Terminate => stop(ProcessExecutionStopType::Terminate),
+            BatchOperation::Fail => stop(ProcessExecutionStopType::Fail),
+            BatchOperation::RetryNow => control(Control::RetryNow),
+            BatchOperation::GiveUp => control(Control::GiveUp),
+            BatchOperation::Pause => control(Control::Pause),
+            BatchOperation::Resume => control(Control::Resume),
+            BatchOperation::PublishToLocalQueue => {
+                OwnedRequest::Publish(PublishToLocalQueueRequest {
+                    request_id: None,
+                    process_id,
+                    process_execution_id,
+                    messages: batch.messages.clone(),
+                })
+            }
+            BatchOperation::Reset => {
+                let reset = batch.reset.clone();
+                OwnedRequest::Reset(Box::new(ProcessExecutionResetRequest {
+                    request_id: None,
+                    process_id,
+                    process_execution_id,
+                    state_id: reset
+                        .as_ref()
+                        .map(|r| r.state_id.clone())
+                        .unwrap_or_default(),
+                    state_input: reset.as_ref().and_then(|r| r.state_input.clone()),
+                    state_config: reset.and_then(|r| r.state_config),
+                    reason: batch.reason.clone(),
+                    identity: batch.identity.clone(),
+                }))
+            }
+        })
+    }
+
+    fn as_client_request(&self) -> ClientRequest<'_> {
+        match self {
+            OwnedRequest::Stop(r) => ClientRequest::Stop(r),
+            OwnedRequest::Publish(r) => ClientRequest::Publish(r),
+            OwnedRequest::Control(control, r) => ClientRequest::Control(*control, r),
+            OwnedRequest::Reset(r) => ClientRequest::Reset(r),
+        }
+    }
+}
+
+/// Spaces executions `1 / rate` seconds apart, catching up at most a second's worth
+/// after a slow one.
+struct Pacer {
+    interval: Duration,
+    next: Instant,
+}
+
+impl Pacer {
+    fn new(rate_per_second: u32) -> Self {
+        Self {
+            interval: Duration::from_secs(1) / rate_per_second.max(1),
+            next: Instant::now(),
+        }
+    }
+
+    async fn wait(&mut self) {
+        let now = Instant::now();
+        let earliest = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
+        self.next = self.next.max(earliest);
+        tokio::time::sleep_until(self.next).await;
+        self.next += self.interval;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_pacer_keeps_the_rate_and_bursts_at_most_a_second() {
+        let mut pacer = Pacer::new(10);
+        let start = Instant::now();
+        for _ in 0..10 {
+            pacer.wait().await;
+        }
+        assert_eq!(start.elapsed(), Duration::from_millis(900));
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let resumed = Instant::now();
+        for _ in 0..10 {
+            pacer.wait().await;
+        }
+        pacer.wait().await;
+        // A second's catch-up (eleven at once), not five.
+        assert_eq!(resumed.elapsed(), Duration::ZERO);
+        pacer.wait().await;
+        assert_eq!(resumed.elapsed(), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn operations_that_do_not_apply_are_skipped_and_others_failed() {
+        let skipped = [
+            StoreError::NotFound("gone".into()),
+            StoreError::NotApplicable("not paused".into()),
+            StoreError::Decide(DecideError::NotRunning),
+        ];
+        for error in skipped {
+            assert_eq!(classify(&error), BatchItemOutcome::Skipped, "{error:?}");
+        }
+        let failed = StoreError::AppDatabase("constraint".into());
+        assert_eq!(classify(&failed), BatchItemOutcome::Failed);
+    }
+}
