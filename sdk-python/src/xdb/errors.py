@@ -134,6 +134,23 @@ class DefinitionIncompatibleError(ApiError):
     sub_type_of_class = ErrorSubType.DEFINITION_INCOMPATIBLE
 
 
+class RequestIdConflictError(ApiError):
+    """409: the request's ``request_id`` was used before for a different request.
+
+    Within the service's retention window (24 hours by default), for another body or
+    another operation; ``message`` names the first. Nothing changed: a new request needs a
+    new id.
+    """
+
+    sub_type_of_class = ErrorSubType.REQUEST_ID_CONFLICT
+
+
+class BatchNotFoundError(ApiError):
+    """404: no batch has this id."""
+
+    sub_type_of_class = ErrorSubType.BATCH_NOT_FOUND
+
+
 class PayloadTooLargeError(ApiError):
     """413: a payload or field is over its limit."""
 
@@ -187,6 +204,8 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         ProcessClosedDuringRpcError,
         ControlNotApplicableError,
         DefinitionIncompatibleError,
+        RequestIdConflictError,
+        BatchNotFoundError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,
