@@ -12,9 +12,18 @@
   XDB the hosted processes' definitions, so it checks requests and routes starts;
   ``list_deployments``, ``set_current_deployment`` and ``move_executions`` on a client
   roll back and move executions between deployments (``docs/definitions.md``).
+- Act on many executions: ``start_batch`` applies one operation (terminate, pause,
+  publish, reset, move, ...) to every execution a filter selects, as a durable job
+  (:mod:`xdb.batch`).
 """
 
-from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
+from xdb.client import (
+    AsyncClient,
+    Client,
+    ProcessStartOptions,
+    decode_payload,
+    local_queue_message,
+)
 from xdb.command import CommandRequest, CommandResults, LocalQueueCommand, TimerCommand
 from xdb.communication import Communication
 from xdb.context import Context, TraceContext, current_trace_context, trace_context
@@ -53,6 +62,16 @@ from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
     AsyncStateConfig,
+    BatchDescribeResponse,
+    BatchInfo,
+    BatchItem,
+    BatchItemOutcome,
+    BatchListResponse,
+    BatchOperation,
+    BatchReset,
+    BatchStartResponse,
+    BatchStatus,
+    BusinessTableRef,
     CallPhase,
     DeploymentRef,
     DeploymentsListResponse,
@@ -60,10 +79,12 @@ from xdb.protocol import (
     ErrorSubType,
     ExecutionsMoveResponse,
     FailureRecoveryPolicy,
+    FilterNode,
     GlobalAttributeLoading,
     HistoryEventType,
     LocalAttributeLoading,
     LocalQueueCommandStatus,
+    LocalQueueMessage,
     LockType,
     ProcessExecutionStopType,
     ProcessIdReusePolicy,
@@ -95,7 +116,17 @@ __all__ = [
     "AsyncClient",
     "AsyncState",
     "AsyncStateConfig",
+    "BatchDescribeResponse",
+    "BatchInfo",
+    "BatchItem",
+    "BatchItemOutcome",
+    "BatchListResponse",
     "BatchNotFoundError",
+    "BatchOperation",
+    "BatchReset",
+    "BatchStartResponse",
+    "BatchStatus",
+    "BusinessTableRef",
     "CallPhase",
     "Client",
     "ClientError",
@@ -116,6 +147,7 @@ __all__ = [
     "ErrorSubType",
     "ExecutionsMoveResponse",
     "FailureRecoveryPolicy",
+    "FilterNode",
     "ForbiddenError",
     "GlobalAttributeLoading",
     "HistoryEventType",
@@ -126,6 +158,7 @@ __all__ = [
     "LocalAttributeLoading",
     "LocalQueueCommand",
     "LocalQueueCommandStatus",
+    "LocalQueueMessage",
     "LockType",
     "NextState",
     "OverloadedError",
@@ -169,6 +202,7 @@ __all__ = [
     "current_trace_context",
     "decode_payload",
     "export_definition",
+    "local_queue_message",
     "rpc",
     "state_execution_id_of",
     "state_execution_ids_of",

@@ -1,6 +1,7 @@
 """Clients of the XDB service API: :class:`AsyncClient` (asyncio) and :class:`Client` (sync).
 
-The operator's calls (states, retry-now, give-up, pause, resume) are in :mod:`xdb.operate`.
+The operator's calls (states, retry-now, give-up, pause, resume) are in :mod:`xdb.operate`,
+the batch operations in :mod:`xdb.batch`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import httpx
 from pydantic import ValidationError
 
 from xdb import encoding
+from xdb.batch import AsyncBatchCalls, BatchCalls
 from xdb.call import Call
 from xdb.context import current_trace_context
 from xdb.definitions import DefinitionSource, export_definitions
@@ -205,6 +207,20 @@ def decode_payload(obj: EncodedObject | None, type_: Any = Any) -> Any:
     return encoding.decode("payload", obj, type_)
 
 
+def local_queue_message(
+    queue_name: str, payload: Any = None, dedup_id: str | None = None
+) -> LocalQueueMessage:
+    """A message for queue ``queue_name``, its ``payload`` encoded (``None``: no payload).
+
+    For ``start_batch(BatchOperation.PUBLISH_TO_LOCAL_QUEUE, messages=[...])``.
+    """
+    return LocalQueueMessage(
+        queue_name=queue_name,
+        dedup_id=dedup_id,
+        payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
+    )
+
+
 def _no_answer(content: bytes) -> None:
     """The read of calls whose answer carries nothing (stop, publish): the body is ignored."""
 
@@ -255,7 +271,8 @@ def _transport_errors() -> Iterator[None]:
 class _Base(Generic[H]):
     """What both clients share: every request is built, and every answer read, here.
 
-    (The operator's requests are built in :mod:`xdb.operate`.) A client adds only the
+    (The operator's requests are built in :mod:`xdb.operate`, the batches' in
+    :mod:`xdb.batch`.) A client adds only the
     sending of a :class:`~xdb.call.Call` over its ``httpx`` client (``httpx.AsyncClient``
     or ``httpx.Client``).
     """
@@ -506,7 +523,7 @@ class _Base(Generic[H]):
         return Call(DEPLOYMENTS_MOVE, body, self.request_timeout, read)
 
 
-class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
+class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls, AsyncBatchCalls):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 
     Every call carries the current trace context as ``traceparent`` (inside a worker
@@ -753,7 +770,7 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
         return await self._send(self._move_executions(process_type, to, from_, process_ids))
 
 
-class Client(_Base[httpx.Client], OperatorCalls):
+class Client(_Base[httpx.Client], OperatorCalls, BatchCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
     @staticmethod
