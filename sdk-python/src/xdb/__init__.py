@@ -15,6 +15,9 @@
 - Act on many executions: ``start_batch`` applies one operation (terminate, pause,
   publish, reset, move, ...) to every execution a filter selects, as a durable job
   (:mod:`xdb.batch`).
+
+Writes carry a request id, and a call whose answer was lost (a dropped connection, a 503)
+is sent again with the same id, a bounded number of times (:mod:`xdb.retries`).
 """
 
 from xdb.client import (

@@ -4,7 +4,8 @@ A batch is a durable job the service drives at ``rate_per_second``: it walks the
 executions its selection matches (``process_type``, the ``where`` tree of ``list`` and
 ``count``, ``business_table``), newest first, and applies its operation to each at most
 once, resuming after any crash; executions started after it are not part of it. Preview
-the selection with ``count_processes`` first.
+the selection with ``count_processes`` first. ``start_batch`` carries a request id like
+the other writes, so it is sent again safely when its answer is lost.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from xdb.protocol import (
     LocalQueueMessage,
     WorkerDeployment,
 )
+from xdb.retries import request_id as checked_request_id
 
 T = TypeVar("T")
 
@@ -74,8 +76,10 @@ class _BatchRequests:
         messages: Iterable[LocalQueueMessage],
         reset: BatchReset | None,
         move_to: DeploymentRef | WorkerDeployment | None,
+        request_id: str | None,
     ) -> Call[BatchStartResponse]:
         body = BatchStartRequest(
+            request_id=checked_request_id(request_id),
             operation=BatchOperation(operation),
             process_type=_process_type(process_type),
             where=_filter(where),
@@ -136,6 +140,7 @@ class AsyncBatchCalls(_BatchRequests):
         messages: Iterable[LocalQueueMessage] = (),
         reset: BatchReset | None = None,
         move_to: DeploymentRef | WorkerDeployment | None = None,
+        request_id: str | None = None,
     ) -> BatchStartResponse:
         """Starts a batch applying ``operation`` to every execution the selection matches.
 
@@ -162,6 +167,7 @@ class AsyncBatchCalls(_BatchRequests):
                 messages,
                 reset,
                 move_to,
+                request_id,
             )
         )
 
@@ -211,6 +217,7 @@ class BatchCalls(_BatchRequests):
         messages: Iterable[LocalQueueMessage] = (),
         reset: BatchReset | None = None,
         move_to: DeploymentRef | WorkerDeployment | None = None,
+        request_id: str | None = None,
     ) -> BatchStartResponse:
         """Starts a batch; see :meth:`AsyncBatchCalls.start_batch`."""
         return self._send(
@@ -225,6 +232,7 @@ class BatchCalls(_BatchRequests):
                 messages,
                 reset,
                 move_to,
+                request_id,
             )
         )
 

@@ -26,7 +26,10 @@ class ClientError(XdbError):
 
 
 class TransportError(ClientError):
-    """The request got no answer (connection refused, timeout, ...)."""
+    """The request got no answer (connection refused, reset, timeout, ...).
+
+    Raised once the client's attempts are spent (see ``max_attempts`` of the clients).
+    """
 
 
 class InvalidResponseError(ClientError):
@@ -176,7 +179,11 @@ class InternalServiceError(ApiError):
 
 
 class OverloadedError(ApiError):
-    """503: the service is at its limit; nothing changed, try again later."""
+    """503: the service is at its limit; nothing changed, try again later.
+
+    The clients send the call again themselves (after ``Retry-After``, a bounded number of
+    times): this is raised once those attempts are spent.
+    """
 
     sub_type_of_class = ErrorSubType.OVERLOADED
 
@@ -184,8 +191,12 @@ class OverloadedError(ApiError):
 class DatabaseUnavailableError(ApiError):
     """503: the service lost its database connection.
 
-    A read can be sent again later. A write may or may not have taken effect (the
-    connection can drop while the database commits): read before sending it again.
+    The write may or may not have taken effect (the connection can drop while the
+    database commits). The clients send reads, and writes that carry a request id (start,
+    stop, publish, the controls, reset, batch start), again themselves with the same id, so
+    that a write that did commit is answered as it was, not done twice: this is raised once
+    those attempts are spent. Other writes (an RPC, a registration, a move) are not sent
+    again: read before sending one again.
     """
 
     sub_type_of_class = ErrorSubType.DATABASE_UNAVAILABLE

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.unit.sample_processes import ShopProcess
-from tests.unit.test_client import async_client, sync_client
+from tests.unit.test_client import async_client, sent_body, sync_client
 from xdb import (
     BatchItemOutcome,
     BatchNotFoundError,
@@ -55,7 +55,7 @@ DESCRIBED = {
 
 def answers(seen: list[tuple[str, dict[str, Any]]]) -> Any:
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         if request.url.path == BATCH_START:
             return httpx.Response(200, json={"batchId": "b-1", "expected": 10})
         if request.url.path == BATCH_LIST:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,18 @@ def async_client(handler: Handler, **kwargs: Any) -> AsyncClient:
 def sync_client(handler: Handler, **kwargs: Any) -> Client:
     http = httpx.Client(transport=httpx.MockTransport(handler))
     return Client("http://xdb", worker_url="http://worker", http_client=http, **kwargs)
+
+
+def sent_body(request: httpx.Request) -> dict[str, Any]:
+    """The JSON body of ``request`` less its ``requestId``, which must be a UUID v4 if any.
+
+    (The tests of request ids themselves are in test_retries.py.)
+    """
+    body: dict[str, Any] = json.loads(request.content)
+    request_id = body.pop("requestId", None)
+    if request_id is not None:
+        assert uuid.UUID(request_id).version == 4
+    return body
 
 
 @pytest.mark.parametrize(
@@ -252,12 +265,16 @@ async def test_iter_process_history_walks_every_page() -> None:
 
 
 async def test_transport_failures_and_bad_answers() -> None:
+    attempts: list[httpx.Request] = []
+
     def refuse(request: httpx.Request) -> httpx.Response:
+        attempts.append(request)
         raise httpx.ConnectError("connection refused", request=request)
 
-    client = async_client(refuse)
-    with pytest.raises(TransportError, match="connection refused"):
+    client = async_client(refuse, max_attempts=3, max_retry_delay=0)
+    with pytest.raises(TransportError, match=r"after 3 attempts.*connection refused"):
         await client.describe_process("p")
+    assert len(attempts) == 3
     await client.aclose()
     client = async_client(lambda r: httpx.Response(200, json={"unexpected": True}))
     with pytest.raises(InvalidResponseError, match="describe"):
@@ -269,7 +286,7 @@ def test_the_sync_client_makes_the_same_calls() -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
+        body = sent_body(request)
         seen.append((request.url.path.rsplit("/", 1)[-1], body))
         path = request.url.path
         if path.endswith("/start"):

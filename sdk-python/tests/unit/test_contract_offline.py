@@ -64,7 +64,16 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         ),
         client.invoke_rpc("p", ShopProcess.cancel, "why"),
         client.publish_to_local_queue("p", "events", [1], dedup_id="d"),
+        client.publish_messages(
+            "p",
+            [local_queue_message("events"), local_queue_message("events", 2, "d-2")],
+            process_execution_id="0190e0a4-0000-7000-8000-000000000000",
+            request_id="publish:0190e0a4.2_x",
+        ),
         client.stop_process("p", reason="r"),
+        client.stop_process(
+            "p", process_execution_id="0190e0a4-0000-7000-8000-000000000000", request_id="s-1"
+        ),
         client.describe_process("p", "0190e0a4-0000-7000-8000-000000000000"),
         client.list_processes(process_id="p", page_size=10, start_time_min_ms=0),
         client.count_processes(
@@ -120,6 +129,7 @@ async def test_every_client_request_validates(contract: Contract) -> None:
             reason="tell them",
             identity="ops",
             messages=[local_queue_message("events", {"n": 1}, "batch-1")],
+            request_id="batch-1",
         ),
         client.start_batch(
             "RESET",
