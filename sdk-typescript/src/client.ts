@@ -1,7 +1,8 @@
 /**
  * The client of the XDB service API: typed calls built from a process definition
- * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), and the
- * mapping of every failure to a typed error. Uses the global `fetch` (or one given).
+ * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), the
+ * operator's calls and batches, and the mapping of every failure to a typed error. Uses
+ * the global `fetch` (or one given).
  */
 import type { z } from "zod";
 
@@ -19,6 +20,10 @@ import { OPERATE_PATHS } from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   ApiErrorResponseSchema,
+  BATCH_PATHS,
+  BatchDescribeResponseSchema,
+  BatchListResponseSchema,
+  BatchStartResponseSchema,
   DEFINITIONS_PATHS,
   DefinitionDescribeResponseSchema,
   DefinitionsListResponseSchema,
@@ -38,6 +43,12 @@ import {
   RegisterDefinitionsResponseSchema,
   SERVICE_PATHS,
   type AsyncStateConfig,
+  type BatchCancelRequest,
+  type BatchDescribeResponse,
+  type BatchListRequest,
+  type BatchListResponse,
+  type BatchStartRequest,
+  type BatchStartResponse,
   type DefinitionDescribeRequest,
   type DefinitionDescribeResponse,
   type DefinitionsListResponse,
@@ -153,6 +164,18 @@ export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse 
   readonly output: T | undefined;
 };
 
+/**
+ * A message for local queue `queueName`, its `payload` encoded (none by default): for
+ * `publishMessages` and `PUBLISH_TO_LOCAL_QUEUE` batches.
+ */
+export function localQueueMessage(queueName: string, payload?: unknown, dedupId?: string): LocalQueueMessage {
+  const message: LocalQueueMessage = { queueName };
+  const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
+  if (encoded) message.payload = encoded;
+  if (dedupId !== undefined) message.dedupId = dedupId;
+  return message;
+}
+
 /** The longest wait the service grants one wait-for-completion call by default. */
 const MAX_WAIT_SECONDS = 300;
 
@@ -211,11 +234,7 @@ export class Client {
     payload?: unknown,
     options: { dedupId?: string } = {},
   ): Promise<void> {
-    const message: LocalQueueMessage = { queueName };
-    const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
-    if (encoded) message.payload = encoded;
-    if (options.dedupId !== undefined) message.dedupId = options.dedupId;
-    await this.publishMessages(processId, [message]);
+    await this.publishMessages(processId, [localQueueMessage(queueName, payload, options.dedupId)]);
   }
 
   /** Publishes several messages (1 to 1000) at once, in one transaction. */
@@ -469,6 +488,44 @@ export class Client {
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
     return this.call(path, { processId, ...options }, ProcessExecutionControlResponseSchema);
+  }
+
+  // ---- batch operations ----
+
+  /**
+   * Starts a batch: `request.operation` applied to every execution the selection matches
+   * (`processType`, the `where` tree of `list` and `count`, `businessTable`; none of them:
+   * every execution), at most once each, at `ratePerSecond` (default 100, at most
+   * 10000), as a durable job the service drives and resumes after any crash. The
+   * operation's arguments: `messages` (`PUBLISH_TO_LOCAL_QUEUE`, see `localQueueMessage`),
+   * `reset` (`RESET`), `moveTo` (`MOVE_TO_DEPLOYMENT`, with `processType`). Preview the
+   * selection with `count` first. Needs role `operate`. Answers the batch id and how many
+   * executions matched when it started.
+   */
+  async startBatch(request: BatchStartRequest): Promise<BatchStartResponse> {
+    return this.call(BATCH_PATHS.start, request, BatchStartResponseSchema);
+  }
+
+  /** A page of batches, newest first (`pageSize` default 50, at most 1000; `status` filters). */
+  async listBatches(request: BatchListRequest = {}): Promise<BatchListResponse> {
+    // The generated schemas check a batch's `request` lazily (its `where` tree is
+    // recursive), so their inferred types leave it optional; the schemas still require it.
+    return (await this.call(BATCH_PATHS.list, request, BatchListResponseSchema)) as BatchListResponse;
+  }
+
+  /**
+   * A batch, its progress (`expected`, `matched` = `done` + `skipped` + `failed`) and the
+   * latest executions it skipped or failed on (`notDone`). Throws `XdbApiError` with
+   * `BATCH_NOT_FOUND` (404) for an unknown id.
+   */
+  async describeBatch(batchId: string): Promise<BatchDescribeResponse> {
+    return (await this.call(BATCH_PATHS.describe, { batchId }, BatchDescribeResponseSchema)) as BatchDescribeResponse;
+  }
+
+  /** Stops a running batch after the execution in hand (what it did stays done); answers it as `describeBatch` does. */
+  async cancelBatch(batchId: string, options: Omit<BatchCancelRequest, "batchId"> = {}): Promise<BatchDescribeResponse> {
+    const answer = await this.call(BATCH_PATHS.cancel, { ...options, batchId }, BatchDescribeResponseSchema);
+    return answer as BatchDescribeResponse;
   }
 
   // ---- plain calls, one per endpoint ----

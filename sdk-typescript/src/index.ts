@@ -8,6 +8,8 @@
  * - Drive it: `Client` calls the XDB service (start, RPC, wait, ...).
  * - Register it: `await worker.registerDefinitions(client, deployment)` tells XDB the
  *   hosted processes' definitions, so it checks requests and routes starts.
+ * - Act on many executions: `client.startBatch` applies one operation to every execution a
+ *   filter selects, as a durable job.
  */
 export * from "./client.js";
 export * from "./command.js";
@@ -28,12 +30,25 @@ export * from "./trace.js";
 export * from "./worker.js";
 export * as protocol from "./protocol.js";
 export {
+  BATCH_PATHS,
   DEFINITIONS_PATHS,
   DEPLOYMENTS_PATHS,
   OPENAPI_PATH,
   SERVICE_PATHS,
   StateApiFailureDetailsSchema,
   WORKER_PATHS,
+  type BatchDescribeResponse,
+  type BatchInfo,
+  type BatchItem,
+  type BatchItemOutcome,
+  type BatchListRequest,
+  type BatchListResponse,
+  type BatchOperation,
+  type BatchReset,
+  type BatchStartRequest,
+  type BatchStartResponse,
+  type BatchStatus,
+  type BusinessTableRef,
   type Context,
   type DefinitionDescribeResponse,
   type DefinitionRevision,
@@ -43,7 +58,9 @@ export {
   type DeploymentsListResponse,
   type ErrorSubType,
   type ExecutionsMoveResponse,
+  type FilterNode,
   type HistoryEventType,
+  type LocalQueueMessage,
   type LockType,
   type PauseInfo,
   type ProcessDefinitionWire,

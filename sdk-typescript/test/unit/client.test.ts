@@ -232,10 +232,12 @@ describe("client errors", () => {
     assert.ok(isApiError(newer, "SOMETHING_NEW"));
   });
 
-  it("knows FORBIDDEN (a token without the path's role), OVERLOADED and DATABASE_UNAVAILABLE", async () => {
+  it("knows FORBIDDEN (a token without the path's role), REQUEST_ID_CONFLICT, BATCH_NOT_FOUND, OVERLOADED and DATABASE_UNAVAILABLE", async () => {
     // Typed as the SDK's own sub-types: the compiler refuses a name it does not know.
     const known: [number, ErrorSubType][] = [
       [403, "FORBIDDEN"],
+      [409, "REQUEST_ID_CONFLICT"],
+      [404, "BATCH_NOT_FOUND"],
       [503, "OVERLOADED"],
       [503, "DATABASE_UNAVAILABLE"],
     ];
