@@ -10,6 +10,9 @@
  *   hosted processes' definitions, so it checks requests and routes starts.
  * - Act on many executions: `client.startBatch` applies one operation to every execution a
  *   filter selects, as a durable job.
+ *
+ * Writes carry a request id, and a call whose answer was lost (a dropped connection, a
+ * 503) is sent again with the same id, a bounded number of times (`retries.ts`).
  */
 export * from "./client.js";
 export * from "./command.js";
@@ -23,6 +26,7 @@ export * from "./history.js";
 export * from "./operate.js";
 export * from "./persistence.js";
 export * from "./process.js";
+export { CallRetries, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_DELAY_MS, isRepeatable } from "./retries.js";
 export * from "./schema.js";
 export * from "./signature.js";
 export * from "./state.js";

@@ -70,7 +70,7 @@ function contractProblems(path: string, body: unknown): string {
 }
 
 describe("batch calls", () => {
-  it("starts a batch with its selection and the operation's arguments", async () => {
+  it("starts a batch with its selection and the operation's arguments, and a request id", async () => {
     const { client, sent } = fakeService();
     const started = await client.startBatch({
       operation: "PUBLISH_TO_LOCAL_QUEUE",
@@ -81,6 +81,7 @@ describe("batch calls", () => {
       reason: "nudge",
       identity: "ops",
       messages: [localQueueMessage("events", { n: 1 }, "nudge-1")],
+      requestId: "nudge:2026-11-28",
     });
     assert.deepEqual(started, { batchId: "b-1", expected: 10 });
     await client.startBatch({ operation: "RESET", reset: { stateId: "Pay", stateInput: encode("input", 1) } });
@@ -96,9 +97,13 @@ describe("batch calls", () => {
         reason: "nudge",
         identity: "ops",
         messages: [{ queueName: "events", payload: { encoding: "json", data: '{"n":1}' }, dedupId: "nudge-1" }],
+        requestId: "nudge:2026-11-28",
       },
     });
-    assert.deepEqual(sent[1]?.body, { operation: "RESET", reset: { stateId: "Pay", stateInput: { encoding: "json", data: "1" } } });
+    const { requestId, ...reset } = sent[1]?.body ?? {};
+    assert.match(String(requestId), /^[0-9a-f-]{36}$/);
+    assert.deepEqual(reset, { operation: "RESET", reset: { stateId: "Pay", stateInput: { encoding: "json", data: "1" } } });
+    assert.notEqual(sent[2]?.body.requestId, requestId, "each batch start has its own id");
     for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
   });
 
@@ -125,6 +130,22 @@ describe("batch calls", () => {
       { path: BATCH_PATHS.describe, body: { batchId: "nope" } },
       { path: BATCH_PATHS.list, body: {} },
     ]);
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  it("sends stop and publish for a given execution, as the contract takes them", async () => {
+    const sent: Sent[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      const url = input instanceof Request ? input.url : input.toString();
+      sent.push({ path: new URL(url).pathname, body: JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown> });
+      return Promise.resolve(Response.json({}));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    await client.stop("p", { stopType: "FAIL", processExecutionId: "e-1", requestId: "stop-1" });
+    await client.publishMessages("p", [localQueueMessage("q"), localQueueMessage("q", 2, "d-2")], { processExecutionId: "e-1" });
+    assert.deepEqual(sent[0]?.body, { processId: "p", stopType: "FAIL", processExecutionId: "e-1", requestId: "stop-1" });
+    assert.deepEqual(sent[1]?.body.messages, [{ queueName: "q" }, { queueName: "q", payload: { encoding: "json", data: "2" }, dedupId: "d-2" }]);
+    assert.equal(sent[1]?.body.processExecutionId, "e-1");
     for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
   });
 });
