@@ -1,12 +1,11 @@
 // The batch calls against a fake fetch: their requests (checked against the repository's
 // OpenAPI document too), and how their answers and refusals are read.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { Ajv2020 } from "ajv/dist/2020.js";
-
 import { BATCH_PATHS, Client, encode, isApiError, localQueueMessage, type BatchInfo } from "@xdb/sdk";
+
+import { contractProblems } from "./contract.js";
 
 interface Sent { path: string; body: Record<string, unknown> }
 
@@ -50,23 +49,6 @@ function fakeService(): { client: Client; sent: Sent[] } {
     return Promise.resolve(Response.json(DESCRIBED));
   };
   return { client: new Client({ serviceUrl: "http://xdb", fetch }), sent };
-}
-
-interface OpenApiDocument {
-  paths: Record<string, { post?: { requestBody?: { content?: Record<string, { schema?: unknown }> } } }>;
-  components: unknown;
-}
-
-/** What of `body` the repository's OpenAPI document refuses as a request to `path`. */
-function contractProblems(path: string, body: unknown): string {
-  const url = new URL("../../../../xdb-protocol/openapi.json", import.meta.url);
-  const document = JSON.parse(readFileSync(url, "utf8")) as OpenApiDocument;
-  const schema = document.paths[path]?.post?.requestBody?.content?.["application/json"]?.schema;
-  assert.ok(schema, `the document has a request body for ${path}`);
-  const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int32: true, int64: true, double: true, float: true } });
-  ajv.addSchema({ $id: "openapi.json", components: document.components });
-  const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"$ref":"#/', '"$ref":"openapi.json#/')) as object);
-  return validate(body) ? "" : ajv.errorsText(validate.errors);
 }
 
 describe("batch calls", () => {

@@ -14,6 +14,7 @@ import {
 } from "@xdb/sdk";
 
 import { startUserSignup } from "../../samples/user-signup.js";
+import { contractProblems } from "./contract.js";
 import { answer, drop, hang, refusal, scriptedService, type ScriptedService, type Step } from "./scripted-service.js";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -72,6 +73,15 @@ describe("request ids and retries", () => {
     });
   }
 
+  it("sends every write with its request id as the contract takes it", async () => {
+    for (const [path, call, ok] of WRITES) {
+      const service = await serving([answer(200, ok)], (s) => call(client(s)));
+      const [body] = service.json();
+      assert.match(String(body?.requestId), UUID_V4);
+      assert.equal(contractProblems(path, body), "", `${path}: ${JSON.stringify(body)}`);
+    }
+  });
+
   it("gives each call its own id, and sends the caller's as given", async () => {
     const starts = await serving([answer(200, { processExecutionId: "e-1" })], async (s) => {
       const c = client(s);
@@ -97,6 +107,7 @@ describe("request ids and retries", () => {
     assert.deepEqual(given.json().map((b) => b.requestId), ["pause-1", "stop-1", "m-1", "m-2", "reset-1", "batch-1"]);
     assert.equal(given.json()[1]?.processExecutionId, "e-1");
     assert.equal(given.json()[2]?.processExecutionId, "e-1");
+    for (const sent of given.seen) assert.equal(contractProblems(sent.path, JSON.parse(sent.body)), "", sent.body);
   });
 
   it("refuses a malformed request id before sending anything", async () => {
