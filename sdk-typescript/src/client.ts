@@ -1,7 +1,9 @@
 /**
  * The client of the XDB service API: typed calls built from a process definition
- * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), and the
- * mapping of every failure to a typed error. Uses the global `fetch` (or one given).
+ * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), the
+ * operator's calls and batches, and the mapping of every failure to a typed error. Writes
+ * carry a request id, and a call whose answer was lost is sent again as `retries.ts` says.
+ * Uses the global `fetch` (or one given).
  */
 import type { z } from "zod";
 
@@ -16,9 +18,14 @@ import {
   XdbTransportError,
 } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
+import { CallRetries, requestIdOf } from "./retries.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   ApiErrorResponseSchema,
+  BATCH_PATHS,
+  BatchDescribeResponseSchema,
+  BatchListResponseSchema,
+  BatchStartResponseSchema,
   DEFINITIONS_PATHS,
   DefinitionDescribeResponseSchema,
   DefinitionsListResponseSchema,
@@ -38,6 +45,12 @@ import {
   RegisterDefinitionsResponseSchema,
   SERVICE_PATHS,
   type AsyncStateConfig,
+  type BatchCancelRequest,
+  type BatchDescribeResponse,
+  type BatchListRequest,
+  type BatchListResponse,
+  type BatchStartRequest,
+  type BatchStartResponse,
   type DefinitionDescribeRequest,
   type DefinitionDescribeResponse,
   type DefinitionsListResponse,
@@ -65,10 +78,12 @@ import {
   type ProcessExecutionStartRequest,
   type ProcessExecutionStartResponse,
   type ProcessExecutionStatesResponse,
+  type ProcessExecutionStopRequest,
   type ProcessExecutionStopType,
   type ProcessExecutionWaitForCompletionResponse,
   type ProcessIdReusePolicy,
   type ProcessStartConfig,
+  type PublishToLocalQueueRequest,
   type RegisterDefinitionsRequest,
   type RegisterDefinitionsResponse,
   type WorkerDeployment,
@@ -97,10 +112,32 @@ export interface ClientOptions {
    * `api.max_wait_seconds` (default 300); longer waits are several calls.
    */
   readonly maxWaitSeconds?: number;
+  /**
+   * How many times one call is sent at most (default 5; 1: never again). A call is sent
+   * again, with the same request id and body, when its answer was lost (a connection
+   * refused, reset or closed, a timeout) or the service answered 503: see `retries.ts`.
+   */
+  readonly maxAttempts?: number;
+  /**
+   * The longest pause before sending a call again, in milliseconds (default 5000): the
+   * answer's `Retry-After`, else a backoff doubling from 250 ms, capped by this.
+   */
+  readonly maxRetryDelayMs?: number;
+}
+
+/** The request id option of every write (start, stop, publish, the controls, reset, batch start). */
+export interface RequestIdOption {
+  /**
+   * The request's idempotency key: 1 to 200 letters, digits and `-_.:`. The service
+   * answers the same id and body, sent again within 24 hours, as it answered the first,
+   * without acting again; the same id with another body is refused with
+   * `REQUEST_ID_CONFLICT` (409). Default: a UUID v4 made once per call.
+   */
+  readonly requestId?: string;
 }
 
 /** Options of `startProcess`. */
-export interface ProcessStartOptions {
+export interface ProcessStartOptions extends RequestIdOption {
   /**
    * The worker hosting the process; default: the client's `workerUrl`. Neither: the URL of
    * the deployment that registered the process type (the service answers 400 if none did).
@@ -130,8 +167,24 @@ export interface HistoryOptions {
   readonly eventTypes?: readonly HistoryEventType[];
 }
 
+/** Options of `stop`. */
+export interface StopOptions extends RequestIdOption {
+  /** `TERMINATE` (the default) or `FAIL`. */
+  readonly stopType?: ProcessExecutionStopType;
+  /** Kept as the failure's `details`. */
+  readonly reason?: string;
+  /** Only if this execution is the process id's current one; default: whichever is. */
+  readonly processExecutionId?: string;
+}
+
+/** Options of `publishMessages`. */
+export interface PublishOptions extends RequestIdOption {
+  /** Only if this execution is the process id's current one; default: whichever is. */
+  readonly processExecutionId?: string;
+}
+
 /** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`). */
-export interface ControlOptions {
+export interface ControlOptions extends RequestIdOption {
   /** The execution to act on; default: the current one. */
   readonly processExecutionId?: string;
   /** `retryNow` and `giveUp` only: just this state execution (`stateId-number`); default: every one it applies to. */
@@ -156,13 +209,28 @@ export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse 
 /** The longest wait the service grants one wait-for-completion call by default. */
 const MAX_WAIT_SECONDS = 300;
 
+/**
+ * A message for local queue `queueName`, its `payload` encoded (none by default): for
+ * `publishMessages` and `PUBLISH_TO_LOCAL_QUEUE` batches.
+ */
+export function localQueueMessage(queueName: string, payload?: unknown, dedupId?: string): LocalQueueMessage {
+  const message: LocalQueueMessage = { queueName };
+  const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
+  if (encoded) message.payload = encoded;
+  if (dedupId !== undefined) message.dedupId = dedupId;
+  return message;
+}
+
 export class Client {
   readonly serviceUrl: string;
+  /** When a call is sent again (from `maxAttempts` and `maxRetryDelayMs`). */
+  readonly retries: CallRetries;
   private readonly options: ClientOptions;
 
   constructor(options: ClientOptions | string) {
     this.options = typeof options === "string" ? { serviceUrl: options } : options;
     this.serviceUrl = this.options.serviceUrl.replace(/\/+$/, "");
+    this.retries = new CallRetries(this.options.maxAttempts, this.options.maxRetryDelayMs);
   }
 
   /**
@@ -209,23 +277,23 @@ export class Client {
     processId: string,
     queueName: string,
     payload?: unknown,
-    options: { dedupId?: string } = {},
+    options: PublishOptions & { dedupId?: string } = {},
   ): Promise<void> {
-    const message: LocalQueueMessage = { queueName };
-    const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
-    if (encoded) message.payload = encoded;
-    if (options.dedupId !== undefined) message.dedupId = options.dedupId;
-    await this.publishMessages(processId, [message]);
+    const { dedupId, ...rest } = options;
+    await this.publishMessages(processId, [localQueueMessage(queueName, payload, dedupId)], rest);
   }
 
-  /** Publishes several messages (1 to 1000) at once, in one transaction. */
-  async publishMessages(processId: string, messages: LocalQueueMessage[]): Promise<void> {
-    await this.call(SERVICE_PATHS.publishToLocalQueue, { processId, messages });
+  /** Publishes several messages (1 to 1000, see `localQueueMessage`) at once, in one transaction. */
+  async publishMessages(processId: string, messages: LocalQueueMessage[], options: PublishOptions = {}): Promise<void> {
+    const request: PublishToLocalQueueRequest = { requestId: requestIdOf(options.requestId), processId, messages };
+    if (options.processExecutionId !== undefined) request.processExecutionId = options.processExecutionId;
+    await this.call(SERVICE_PATHS.publishToLocalQueue, request);
   }
 
-  /** Ends the current execution of `processId` (`TERMINATE` by default). */
-  async stop(processId: string, options: { stopType?: ProcessExecutionStopType; reason?: string } = {}): Promise<void> {
-    await this.call(SERVICE_PATHS.stop, { processId, ...options });
+  /** Ends the current execution of `processId` (`TERMINATE` by default), or only `processExecutionId` if it is the current one. */
+  async stop(processId: string, options: StopOptions = {}): Promise<void> {
+    const request: ProcessExecutionStopRequest = { ...options, requestId: requestIdOf(options.requestId), processId };
+    await this.call(SERVICE_PATHS.stop, request);
   }
 
   /** Describes the current execution of `processId`, or the given one. */
@@ -463,18 +531,64 @@ export class Client {
     options: ResetOptions = {},
   ): Promise<ProcessExecutionResetResponse> {
     const stateInput = encodeOptional(`input of reset state ${JSON.stringify(stateId)}`, input);
-    const body = withOptional({ processId, stateId, ...options }, "stateInput", stateInput);
+    const body = withOptional(
+      { ...options, requestId: requestIdOf(options.requestId), processId, stateId },
+      "stateInput",
+      stateInput,
+    );
     return this.call(OPERATE_PATHS.reset, body, ProcessExecutionResetResponseSchema);
   }
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
-    return this.call(path, { processId, ...options }, ProcessExecutionControlResponseSchema);
+    const body = { ...options, requestId: requestIdOf(options.requestId), processId };
+    return this.call(path, body, ProcessExecutionControlResponseSchema);
+  }
+
+  // ---- batch operations ----
+
+  /**
+   * Starts a batch: `request.operation` applied to every execution the selection matches
+   * (`processType`, the `where` tree of `list` and `count`, `businessTable`; none of them:
+   * every execution), at most once each, at `ratePerSecond` (default 100, at most
+   * 10000), as a durable job the service drives and resumes after any crash. The
+   * operation's arguments: `messages` (`PUBLISH_TO_LOCAL_QUEUE`, see `localQueueMessage`),
+   * `reset` (`RESET`), `moveTo` (`MOVE_TO_DEPLOYMENT`, with `processType`). Preview the
+   * selection with `count` first. Needs role `operate`. Answers the batch id and how many
+   * executions matched when it started.
+   */
+  async startBatch(request: BatchStartRequest): Promise<BatchStartResponse> {
+    const body: BatchStartRequest = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
+    return this.call(BATCH_PATHS.start, body, BatchStartResponseSchema);
+  }
+
+  /** A page of batches, newest first (`pageSize` default 50, at most 1000; `status` filters). */
+  async listBatches(request: BatchListRequest = {}): Promise<BatchListResponse> {
+    // The generated schemas check a batch's `request` lazily (its `where` tree is
+    // recursive), so their inferred types leave it optional; the schemas still require it.
+    return (await this.call(BATCH_PATHS.list, request, BatchListResponseSchema)) as BatchListResponse;
+  }
+
+  /**
+   * A batch, its progress (`expected`, `matched` = `done` + `skipped` + `failed`) and the
+   * latest executions it skipped or failed on (`notDone`). Throws `XdbApiError` with
+   * `BATCH_NOT_FOUND` (404) for an unknown id.
+   */
+  async describeBatch(batchId: string): Promise<BatchDescribeResponse> {
+    return (await this.call(BATCH_PATHS.describe, { batchId }, BatchDescribeResponseSchema)) as BatchDescribeResponse;
+  }
+
+  /** Stops a running batch after the execution in hand (what it did stays done); answers it as `describeBatch` does. */
+  async cancelBatch(batchId: string, options: Omit<BatchCancelRequest, "batchId"> = {}): Promise<BatchDescribeResponse> {
+    const answer = await this.call(BATCH_PATHS.cancel, { ...options, batchId }, BatchDescribeResponseSchema);
+    return answer as BatchDescribeResponse;
   }
 
   // ---- plain calls, one per endpoint ----
 
+  /** Sends `request` as is, with a new request id if it has none. */
   async start(request: ProcessExecutionStartRequest): Promise<ProcessExecutionStartResponse> {
-    return this.call(SERVICE_PATHS.start, request, ProcessExecutionStartResponseSchema);
+    const body = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
+    return this.call(SERVICE_PATHS.start, body, ProcessExecutionStartResponseSchema);
   }
 
   async rpc(request: ProcessExecutionRpcRequest): Promise<ProcessExecutionRpcResponse> {
@@ -483,10 +597,12 @@ export class Client {
   }
 
   /**
-   * POSTs `body` to `path` and returns the answer, checked with `schema` when given.
-   * Throws `XdbApiError` for the service's refusals, `XdbHttpError` for other non-2xx
-   * answers, `XdbTransportError` when no answer came, `XdbInvalidResponseError` for an
-   * unreadable 2xx answer.
+   * POSTs `body` to `path` and returns the answer, checked with `schema` when given. Sends
+   * it again (the same bytes) on a lost answer or a 503 as `retries.ts` says: a read, or a
+   * body with a `requestId`, after any; anything else only when the service cannot have
+   * acted on it. Throws `XdbApiError` for the service's refusals, `XdbHttpError` for other
+   * non-2xx answers, `XdbTransportError` when no answer came, `XdbInvalidResponseError` for
+   * an unreadable 2xx answer.
    */
   async call<S extends z.ZodType = z.ZodType<unknown>>(
     path: string,
@@ -501,22 +617,7 @@ export class Client {
     };
     if (this.options.bearerToken) headers.authorization = `Bearer ${this.options.bearerToken}`;
     const timeoutMs = (this.options.requestTimeoutMs ?? 60_000) + extraTimeoutMs;
-    const doFetch = this.options.fetch ?? fetch;
-    let response: Response;
-    let text: string;
-    try {
-      response = await doFetch(`${this.serviceUrl}${path}`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await response.text();
-    } catch (error) {
-      const timedOut = error instanceof DOMException && error.name === "TimeoutError";
-      const message = timedOut ? `no answer within ${timeoutMs} ms` : describeCause(error);
-      throw new XdbTransportError(message, path, { cause: error });
-    }
+    const { response, text } = await this.send(path, body, headers, timeoutMs);
     if (!response.ok) {
       throw errorFromResponse(response.status, text, path);
     }
@@ -532,6 +633,40 @@ export class Client {
       throw new XdbInvalidResponseError(parsed.error.message, path);
     }
     return parsed.data;
+  }
+
+  /** The answer to `body` on `path`, sent again (the same bytes) while `retries` says so. */
+  private async send(
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+    timeoutMs: number,
+  ): Promise<{ response: Response; text: string }> {
+    const doFetch = this.options.fetch ?? fetch;
+    const content = JSON.stringify(body);
+    for (let attempt = 1; ; attempt++) {
+      let pause: number | undefined;
+      try {
+        const response = await doFetch(`${this.serviceUrl}${path}`, {
+          method: "POST",
+          headers,
+          body: content,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        const text = await response.text();
+        pause = this.retries.afterAnswer(path, body, attempt, response.status, response.headers, text);
+        if (pause === undefined) return { response, text };
+      } catch (error) {
+        pause = this.retries.afterError(path, body, attempt, error);
+        if (pause === undefined) {
+          const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+          const message = timedOut ? `no answer within ${timeoutMs} ms` : describeCause(error);
+          const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
+          throw new XdbTransportError(`${message}${tries}`, path, { cause: error });
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 }
 

@@ -8,6 +8,11 @@
  * - Drive it: `Client` calls the XDB service (start, RPC, wait, ...).
  * - Register it: `await worker.registerDefinitions(client, deployment)` tells XDB the
  *   hosted processes' definitions, so it checks requests and routes starts.
+ * - Act on many executions: `client.startBatch` applies one operation to every execution a
+ *   filter selects, as a durable job.
+ *
+ * Writes carry a request id, and a call whose answer was lost (a dropped connection, a
+ * 503) is sent again with the same id, a bounded number of times (`retries.ts`).
  */
 export * from "./client.js";
 export * from "./command.js";
@@ -21,6 +26,7 @@ export * from "./history.js";
 export * from "./operate.js";
 export * from "./persistence.js";
 export * from "./process.js";
+export { CallRetries, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_DELAY_MS, isRepeatable } from "./retries.js";
 export * from "./schema.js";
 export * from "./signature.js";
 export * from "./state.js";
@@ -28,12 +34,25 @@ export * from "./trace.js";
 export * from "./worker.js";
 export * as protocol from "./protocol.js";
 export {
+  BATCH_PATHS,
   DEFINITIONS_PATHS,
   DEPLOYMENTS_PATHS,
   OPENAPI_PATH,
   SERVICE_PATHS,
   StateApiFailureDetailsSchema,
   WORKER_PATHS,
+  type BatchDescribeResponse,
+  type BatchInfo,
+  type BatchItem,
+  type BatchItemOutcome,
+  type BatchListRequest,
+  type BatchListResponse,
+  type BatchOperation,
+  type BatchReset,
+  type BatchStartRequest,
+  type BatchStartResponse,
+  type BatchStatus,
+  type BusinessTableRef,
   type Context,
   type DefinitionDescribeResponse,
   type DefinitionRevision,
@@ -43,7 +62,9 @@ export {
   type DeploymentsListResponse,
   type ErrorSubType,
   type ExecutionsMoveResponse,
+  type FilterNode,
   type HistoryEventType,
+  type LocalQueueMessage,
   type LockType,
   type PauseInfo,
   type ProcessDefinitionWire,

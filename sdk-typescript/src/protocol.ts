@@ -19,6 +19,19 @@ export type {
   AttributeDefinition,
   AttributeType,
   AttributeWrites,
+  BatchCancelRequest,
+  BatchDescribeRequest,
+  BatchDescribeResponse,
+  BatchInfo,
+  BatchItem,
+  BatchItemOutcome,
+  BatchListRequest,
+  BatchListResponse,
+  BatchOperation,
+  BatchReset,
+  BatchStartRequest,
+  BatchStartResponse,
+  BatchStatus,
   BusinessRow,
   CallPhase,
   CommandWaitingType,
@@ -139,6 +152,9 @@ export {
   ApiErrorResponseSchema,
   AsyncStateExecuteRequestSchema,
   AsyncStateWaitUntilRequestSchema,
+  BatchDescribeResponseSchema,
+  BatchListResponseSchema,
+  BatchStartResponseSchema,
   DefinitionDescribeResponseSchema,
   DefinitionsListResponseSchema,
   DeploymentsListResponseSchema,
@@ -193,6 +209,17 @@ export const DEPLOYMENTS_PATHS = {
   list: "/api/v1/xdb/service/deployments/list",
   setCurrent: "/api/v1/xdb/service/deployments/set-current",
   move: "/api/v1/xdb/service/deployments/move",
+} as const;
+
+/**
+ * The batch operations' paths: one operation on every execution a filter selects, as a
+ * durable job (start and cancel: role `operate`; list and describe: `read`).
+ */
+export const BATCH_PATHS = {
+  start: "/api/v1/xdb/service/batch/start",
+  list: "/api/v1/xdb/service/batch/list",
+  describe: "/api/v1/xdb/service/batch/describe",
+  cancel: "/api/v1/xdb/service/batch/cancel",
 } as const;
 
 /** Where the service serves its OpenAPI document. */

@@ -12,9 +12,21 @@
   XDB the hosted processes' definitions, so it checks requests and routes starts;
   ``list_deployments``, ``set_current_deployment`` and ``move_executions`` on a client
   roll back and move executions between deployments (``docs/definitions.md``).
+- Act on many executions: ``start_batch`` applies one operation (terminate, pause,
+  publish, reset, move, ...) to every execution a filter selects, as a durable job
+  (:mod:`xdb.batch`).
+
+Writes carry a request id, and a call whose answer was lost (a dropped connection, a 503)
+is sent again with the same id, a bounded number of times (:mod:`xdb.retries`).
 """
 
-from xdb.client import AsyncClient, Client, ProcessStartOptions, decode_payload
+from xdb.client import (
+    AsyncClient,
+    Client,
+    ProcessStartOptions,
+    decode_payload,
+    local_queue_message,
+)
 from xdb.command import CommandRequest, CommandResults, LocalQueueCommand, TimerCommand
 from xdb.communication import Communication
 from xdb.context import Context, TraceContext, current_trace_context, trace_context
@@ -23,6 +35,7 @@ from xdb.definitions import export_definition
 from xdb.errors import (
     ApiError,
     AppDatabaseError,
+    BatchNotFoundError,
     ClientError,
     ControlNotApplicableError,
     DatabaseUnavailableError,
@@ -40,6 +53,7 @@ from xdb.errors import (
     ProcessClosedDuringRpcError,
     ProcessNotFoundError,
     ProcessNotRunningError,
+    RequestIdConflictError,
     SchemaError,
     TransportError,
     UnauthorizedError,
@@ -51,6 +65,16 @@ from xdb.persistence import Persistence
 from xdb.process import Process, ProcessDefinition
 from xdb.protocol import (
     AsyncStateConfig,
+    BatchDescribeResponse,
+    BatchInfo,
+    BatchItem,
+    BatchItemOutcome,
+    BatchListResponse,
+    BatchOperation,
+    BatchReset,
+    BatchStartResponse,
+    BatchStatus,
+    BusinessTableRef,
     CallPhase,
     DeploymentRef,
     DeploymentsListResponse,
@@ -58,10 +82,12 @@ from xdb.protocol import (
     ErrorSubType,
     ExecutionsMoveResponse,
     FailureRecoveryPolicy,
+    FilterNode,
     GlobalAttributeLoading,
     HistoryEventType,
     LocalAttributeLoading,
     LocalQueueCommandStatus,
+    LocalQueueMessage,
     LockType,
     ProcessExecutionStopType,
     ProcessIdReusePolicy,
@@ -93,6 +119,17 @@ __all__ = [
     "AsyncClient",
     "AsyncState",
     "AsyncStateConfig",
+    "BatchDescribeResponse",
+    "BatchInfo",
+    "BatchItem",
+    "BatchItemOutcome",
+    "BatchListResponse",
+    "BatchNotFoundError",
+    "BatchOperation",
+    "BatchReset",
+    "BatchStartResponse",
+    "BatchStatus",
+    "BusinessTableRef",
     "CallPhase",
     "Client",
     "ClientError",
@@ -113,6 +150,7 @@ __all__ = [
     "ErrorSubType",
     "ExecutionsMoveResponse",
     "FailureRecoveryPolicy",
+    "FilterNode",
     "ForbiddenError",
     "GlobalAttributeLoading",
     "HistoryEventType",
@@ -123,6 +161,7 @@ __all__ = [
     "LocalAttributeLoading",
     "LocalQueueCommand",
     "LocalQueueCommandStatus",
+    "LocalQueueMessage",
     "LockType",
     "NextState",
     "OverloadedError",
@@ -141,6 +180,7 @@ __all__ = [
     "ProcessStartOptions",
     "ProcessStatus",
     "RegisterDefinitionsResponse",
+    "RequestIdConflictError",
     "RetryPolicy",
     "RpcMethod",
     "RpcOptions",
@@ -165,6 +205,7 @@ __all__ = [
     "current_trace_context",
     "decode_payload",
     "export_definition",
+    "local_queue_message",
     "rpc",
     "state_execution_id_of",
     "state_execution_ids_of",

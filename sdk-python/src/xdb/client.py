@@ -1,14 +1,17 @@
 """Clients of the XDB service API: :class:`AsyncClient` (asyncio) and :class:`Client` (sync).
 
-The operator's calls (states, retry-now, give-up, pause, resume) are in :mod:`xdb.operate`.
+The operator's calls (states, retry-now, give-up, pause, resume) are in :mod:`xdb.operate`,
+the batch operations in :mod:`xdb.batch`, and when a call is sent again in
+:mod:`xdb.retries`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar, overload
@@ -17,6 +20,7 @@ import httpx
 from pydantic import ValidationError
 
 from xdb import encoding
+from xdb.batch import AsyncBatchCalls, BatchCalls
 from xdb.call import Call
 from xdb.context import current_trace_context
 from xdb.definitions import DefinitionSource, export_definitions
@@ -87,6 +91,8 @@ from xdb.protocol import (
     RegisterDefinitionsResponse,
     WorkerDeployment,
 )
+from xdb.retries import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_DELAY, CallRetries
+from xdb.retries import request_id as checked_request_id
 from xdb.rpc import RpcMethod
 
 InT = TypeVar("InT")
@@ -98,6 +104,8 @@ H = TypeVar("H", httpx.AsyncClient, httpx.Client)
 # The longest wait the service grants one wait-for-completion call.
 MAX_WAIT_SECONDS = 300
 DEFAULT_RPC_TIMEOUT_SECONDS = 10
+
+log = logging.getLogger("xdb.client")
 
 
 @dataclass(frozen=True)
@@ -205,6 +213,20 @@ def decode_payload(obj: EncodedObject | None, type_: Any = Any) -> Any:
     return encoding.decode("payload", obj, type_)
 
 
+def local_queue_message(
+    queue_name: str, payload: Any = None, dedup_id: str | None = None
+) -> LocalQueueMessage:
+    """A message for queue ``queue_name``, its ``payload`` encoded (``None``: no payload).
+
+    For ``start_batch(BatchOperation.PUBLISH_TO_LOCAL_QUEUE, messages=[...])``.
+    """
+    return LocalQueueMessage(
+        queue_name=queue_name,
+        dedup_id=dedup_id,
+        payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
+    )
+
+
 def _no_answer(content: bytes) -> None:
     """The read of calls whose answer carries nothing (stop, publish): the body is ignored."""
 
@@ -243,21 +265,28 @@ def _poll_again(response: ProcessExecutionWaitForCompletionResponse, deadline: f
     return response.timed_out and time.monotonic() < deadline
 
 
-@contextmanager
-def _transport_errors() -> Iterator[None]:
-    """Turns a request that got no answer into :class:`TransportError`."""
-    try:
-        yield
-    except httpx.HTTPError as e:
-        raise TransportError(f"request to the XDB service failed: {e!r}") from e
+def _transport_error(error: httpx.HTTPError, attempts: int) -> TransportError:
+    """A request that got no answer, as :class:`TransportError`."""
+    tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+    return TransportError(f"request to the XDB service failed{tries}: {error!r}")
+
+
+def _log_retry(call: Call[Any], attempt: int, why: str, pause: float) -> None:
+    log.debug("%s: %s; sending it again in %.2f s (attempt %d)", call.path, why, pause, attempt + 1)
 
 
 class _Base(Generic[H]):
     """What both clients share: every request is built, and every answer read, here.
 
-    (The operator's requests are built in :mod:`xdb.operate`.) A client adds only the
-    sending of a :class:`~xdb.call.Call` over its ``httpx`` client (``httpx.AsyncClient``
-    or ``httpx.Client``).
+    (The operator's requests are built in :mod:`xdb.operate`, the batches' in
+    :mod:`xdb.batch`.) A client adds only the sending of a :class:`~xdb.call.Call` over
+    its ``httpx`` client (``httpx.AsyncClient`` or ``httpx.Client``), again when
+    :class:`~xdb.retries.CallRetries` says so.
+
+    ``max_attempts`` (default 5) bounds how many times one call is sent, and
+    ``max_retry_delay`` (seconds, default 5) the pause before each further attempt (the
+    answer's ``Retry-After``, else a backoff doubling from 0.25 s); ``max_attempts=1``
+    never sends a call again.
     """
 
     def __init__(
@@ -268,11 +297,14 @@ class _Base(Generic[H]):
         bearer_token: str | None = None,
         request_timeout: float = 60.0,
         http_client: H | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_retry_delay: float = DEFAULT_MAX_RETRY_DELAY,
     ) -> None:
         self.service_url = service_url.rstrip("/")
         self.worker_url = worker_url
         self.bearer_token = bearer_token
         self.request_timeout = request_timeout
+        self.retries = CallRetries(max_attempts=max_attempts, max_delay=max_retry_delay)
         self._http: H = http_client or self._new_http_client()
 
     @staticmethod
@@ -289,11 +321,12 @@ class _Base(Generic[H]):
             headers.update(trace.headers())
         return headers
 
-    def _request(self, call: Call[Any]) -> httpx.Request:
+    def _request(self, call: Call[Any], content: str) -> httpx.Request:
+        """The request of ``call``; ``content`` is its body, the same in every attempt."""
         return self._http.build_request(
             "POST",
             self.service_url + call.path,
-            content=call.body.model_dump_json(),
+            content=content,
             headers=self._headers(),
             timeout=call.timeout,
         )
@@ -315,12 +348,14 @@ class _Base(Generic[H]):
         process: Process | type[Process],
         input: Any,
         options: ProcessStartOptions | None,
+        request_id: str | None,
     ) -> Call[str]:
         options = options or ProcessStartOptions()
         # Empty: the service routes the start to the deployment that registered the type.
         worker_url = options.worker_url or self.worker_url or ""
         definition = ProcessDefinition.of(process)
         request = build_start_request(definition, process_id, worker_url, input, options)
+        request = request.model_copy(update={"request_id": checked_request_id(request_id)})
 
         def read(content: bytes) -> str:
             answer = ProcessExecutionStartResponse.model_validate_json(content)
@@ -329,10 +364,19 @@ class _Base(Generic[H]):
         return Call(START, request, self.request_timeout, read)
 
     def _stop(
-        self, process_id: str, stop_type: ProcessExecutionStopType, reason: str | None
+        self,
+        process_id: str,
+        stop_type: ProcessExecutionStopType,
+        reason: str | None,
+        execution_id: str | None,
+        request_id: str | None,
     ) -> Call[None]:
         body = ProcessExecutionStopRequest(
-            process_id=process_id, stop_type=stop_type, reason=reason
+            request_id=checked_request_id(request_id),
+            process_id=process_id,
+            process_execution_id=execution_id,
+            stop_type=stop_type,
+            reason=reason,
         )
         return Call(STOP, body, self.request_timeout, _no_answer)
 
@@ -384,14 +428,18 @@ class _Base(Generic[H]):
         return Call(HISTORY, body, self.request_timeout, read)
 
     def _publish(
-        self, process_id: str, queue_name: str, payload: Any, dedup_id: str | None
+        self,
+        process_id: str,
+        messages: Iterable[LocalQueueMessage],
+        execution_id: str | None,
+        request_id: str | None,
     ) -> Call[None]:
-        message = LocalQueueMessage(
-            queue_name=queue_name,
-            dedup_id=dedup_id,
-            payload=encoding.encode_optional(f"message to local queue {queue_name!r}", payload),
+        body = PublishToLocalQueueRequest(
+            request_id=checked_request_id(request_id),
+            process_id=process_id,
+            process_execution_id=execution_id,
+            messages=list(messages),
         )
-        body = PublishToLocalQueueRequest(process_id=process_id, messages=[message])
         return Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer)
 
     def _rpc(
@@ -506,11 +554,13 @@ class _Base(Generic[H]):
         return Call(DEPLOYMENTS_MOVE, body, self.request_timeout, read)
 
 
-class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
+class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls, AsyncBatchCalls):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 
     Every call carries the current trace context as ``traceparent`` (inside a worker
-    call, the call's own), and ``Authorization: Bearer`` when a token is set.
+    call, the call's own), and ``Authorization: Bearer`` when a token is set. Writes carry
+    a request id (``request_id=``, else a UUID made once per call), and a call whose
+    answer was lost is sent again as :mod:`xdb.retries` says.
     """
 
     @staticmethod
@@ -528,9 +578,23 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
         await self._http.aclose()
 
     async def _send(self, call: Call[T]) -> T:
-        with _transport_errors():
-            response = await self._http.send(self._request(call))
-        return self._result(call, response)
+        content = call.body.model_dump_json()
+        attempt = 1
+        while True:
+            try:
+                response = await self._http.send(self._request(call, content))
+            except httpx.HTTPError as e:
+                pause = self.retries.after_error(call, attempt, e)
+                if pause is None:
+                    raise _transport_error(e, attempt) from e
+                _log_retry(call, attempt, repr(e), pause)
+            else:
+                pause = self.retries.after_answer(call, attempt, response)
+                if pause is None:
+                    return self._result(call, response)
+                _log_retry(call, attempt, f"HTTP {response.status_code}", pause)
+            attempt += 1
+            await asyncio.sleep(pause)
 
     async def start_process(
         self,
@@ -538,18 +602,33 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
         process: Process | type[Process],
         input: Any = None,
         options: ProcessStartOptions | None = None,
+        *,
+        request_id: str | None = None,
     ) -> str:
-        """Starts ``process`` as ``process_id``; returns the new execution's id."""
-        return await self._send(self._start(process_id, process, input, options))
+        """Starts ``process`` as ``process_id``; returns the new execution's id.
+
+        ``request_id`` makes the start idempotent for 24 hours: sent again with the same
+        id and body, it answers the first start's execution without starting another (by
+        default the client makes one id per call, and sends it again on a lost answer).
+        """
+        return await self._send(self._start(process_id, process, input, options, request_id))
 
     async def stop_process(
         self,
         process_id: str,
         stop_type: ProcessExecutionStopType = ProcessExecutionStopType.TERMINATE,
         reason: str | None = None,
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """Ends the current execution of ``process_id``."""
-        await self._send(self._stop(process_id, stop_type, reason))
+        """Ends the current execution of ``process_id``.
+
+        With ``process_execution_id``, only if that execution is the current one.
+        """
+        await self._send(
+            self._stop(process_id, stop_type, reason, process_execution_id, request_id)
+        )
 
     async def describe_process(
         self, process_id: str, process_execution_id: str | None = None
@@ -628,10 +707,32 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
             after_event_id = page.next_after_event_id
 
     async def publish_to_local_queue(
-        self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
+        self,
+        process_id: str,
+        queue_name: str,
+        payload: Any = None,
+        dedup_id: str | None = None,
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """Publishes ``payload`` to queue ``queue_name`` of the current execution."""
-        await self._send(self._publish(process_id, queue_name, payload, dedup_id))
+        """Publishes ``payload`` to queue ``queue_name`` of the current execution.
+
+        With ``process_execution_id``, only if that execution is the current one.
+        """
+        message = local_queue_message(queue_name, payload, dedup_id)
+        await self._send(self._publish(process_id, [message], process_execution_id, request_id))
+
+    async def publish_messages(
+        self,
+        process_id: str,
+        messages: Iterable[LocalQueueMessage],
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        """Publishes 1 to 1000 messages (:func:`local_queue_message`) in one transaction."""
+        await self._send(self._publish(process_id, messages, process_execution_id, request_id))
 
     @overload
     async def invoke_rpc(
@@ -753,7 +854,7 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls):
         return await self._send(self._move_executions(process_type, to, from_, process_ids))
 
 
-class Client(_Base[httpx.Client], OperatorCalls):
+class Client(_Base[httpx.Client], OperatorCalls, BatchCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
     @staticmethod
@@ -771,9 +872,23 @@ class Client(_Base[httpx.Client], OperatorCalls):
         self._http.close()
 
     def _send(self, call: Call[T]) -> T:
-        with _transport_errors():
-            response = self._http.send(self._request(call))
-        return self._result(call, response)
+        content = call.body.model_dump_json()
+        attempt = 1
+        while True:
+            try:
+                response = self._http.send(self._request(call, content))
+            except httpx.HTTPError as e:
+                pause = self.retries.after_error(call, attempt, e)
+                if pause is None:
+                    raise _transport_error(e, attempt) from e
+                _log_retry(call, attempt, repr(e), pause)
+            else:
+                pause = self.retries.after_answer(call, attempt, response)
+                if pause is None:
+                    return self._result(call, response)
+                _log_retry(call, attempt, f"HTTP {response.status_code}", pause)
+            attempt += 1
+            time.sleep(pause)
 
     def start_process(
         self,
@@ -781,18 +896,31 @@ class Client(_Base[httpx.Client], OperatorCalls):
         process: Process | type[Process],
         input: Any = None,
         options: ProcessStartOptions | None = None,
+        *,
+        request_id: str | None = None,
     ) -> str:
-        """Starts ``process`` as ``process_id``; returns the new execution's id."""
-        return self._send(self._start(process_id, process, input, options))
+        """Starts ``process`` as ``process_id``; returns the new execution's id.
+
+        ``request_id`` makes the start idempotent for 24 hours: sent again with the same
+        id and body, it answers the first start's execution without starting another (by
+        default the client makes one id per call, and sends it again on a lost answer).
+        """
+        return self._send(self._start(process_id, process, input, options, request_id))
 
     def stop_process(
         self,
         process_id: str,
         stop_type: ProcessExecutionStopType = ProcessExecutionStopType.TERMINATE,
         reason: str | None = None,
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """Ends the current execution of ``process_id``."""
-        self._send(self._stop(process_id, stop_type, reason))
+        """Ends the current execution of ``process_id``.
+
+        With ``process_execution_id``, only if that execution is the current one.
+        """
+        self._send(self._stop(process_id, stop_type, reason, process_execution_id, request_id))
 
     def describe_process(
         self, process_id: str, process_execution_id: str | None = None
@@ -870,10 +998,32 @@ class Client(_Base[httpx.Client], OperatorCalls):
             after_event_id = page.next_after_event_id
 
     def publish_to_local_queue(
-        self, process_id: str, queue_name: str, payload: Any = None, dedup_id: str | None = None
+        self,
+        process_id: str,
+        queue_name: str,
+        payload: Any = None,
+        dedup_id: str | None = None,
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """Publishes ``payload`` to queue ``queue_name`` of the current execution."""
-        self._send(self._publish(process_id, queue_name, payload, dedup_id))
+        """Publishes ``payload`` to queue ``queue_name`` of the current execution.
+
+        With ``process_execution_id``, only if that execution is the current one.
+        """
+        message = local_queue_message(queue_name, payload, dedup_id)
+        self._send(self._publish(process_id, [message], process_execution_id, request_id))
+
+    def publish_messages(
+        self,
+        process_id: str,
+        messages: Iterable[LocalQueueMessage],
+        *,
+        process_execution_id: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        """Publishes 1 to 1000 messages (:func:`local_queue_message`) in one transaction."""
+        self._send(self._publish(process_id, messages, process_execution_id, request_id))
 
     @overload
     def invoke_rpc(

@@ -26,7 +26,10 @@ class ClientError(XdbError):
 
 
 class TransportError(ClientError):
-    """The request got no answer (connection refused, timeout, ...)."""
+    """The request got no answer (connection refused, reset, timeout, ...).
+
+    Raised once the client's attempts are spent (see ``max_attempts`` of the clients).
+    """
 
 
 class InvalidResponseError(ClientError):
@@ -134,6 +137,23 @@ class DefinitionIncompatibleError(ApiError):
     sub_type_of_class = ErrorSubType.DEFINITION_INCOMPATIBLE
 
 
+class RequestIdConflictError(ApiError):
+    """409: the request's ``request_id`` was used before for a different request.
+
+    Within the service's retention window (24 hours by default), for another body or
+    another operation; ``message`` names the first. Nothing changed: a new request needs a
+    new id.
+    """
+
+    sub_type_of_class = ErrorSubType.REQUEST_ID_CONFLICT
+
+
+class BatchNotFoundError(ApiError):
+    """404: no batch has this id."""
+
+    sub_type_of_class = ErrorSubType.BATCH_NOT_FOUND
+
+
 class PayloadTooLargeError(ApiError):
     """413: a payload or field is over its limit."""
 
@@ -159,7 +179,11 @@ class InternalServiceError(ApiError):
 
 
 class OverloadedError(ApiError):
-    """503: the service is at its limit; nothing changed, try again later."""
+    """503: the service is at its limit; nothing changed, try again later.
+
+    The clients send the call again themselves (after ``Retry-After``, a bounded number of
+    times): this is raised once those attempts are spent.
+    """
 
     sub_type_of_class = ErrorSubType.OVERLOADED
 
@@ -167,8 +191,12 @@ class OverloadedError(ApiError):
 class DatabaseUnavailableError(ApiError):
     """503: the service lost its database connection.
 
-    A read can be sent again later. A write may or may not have taken effect (the
-    connection can drop while the database commits): read before sending it again.
+    The write may or may not have taken effect (the connection can drop while the
+    database commits). The clients send reads, and writes that carry a request id (start,
+    stop, publish, the controls, reset, batch start), again themselves with the same id, so
+    that a write that did commit is answered as it was, not done twice: this is raised once
+    those attempts are spent. Other writes (an RPC, a registration, a move) are not sent
+    again: read before sending one again.
     """
 
     sub_type_of_class = ErrorSubType.DATABASE_UNAVAILABLE
@@ -187,6 +215,8 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         ProcessClosedDuringRpcError,
         ControlNotApplicableError,
         DefinitionIncompatibleError,
+        RequestIdConflictError,
+        BatchNotFoundError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,

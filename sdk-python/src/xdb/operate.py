@@ -5,7 +5,9 @@ Why an execution is not progressing (``states``), and the controls that unstick 
 execution from a named state. Each control is recorded in the
 execution's history with its ``reason`` and ``identity``; one that does not apply to the
 execution as it is now raises :class:`~xdb.errors.ControlNotApplicableError`, and one on
-a closed execution :class:`~xdb.errors.ProcessNotRunningError`.
+a closed execution :class:`~xdb.errors.ProcessNotRunningError`. The controls and reset carry
+a request id (``request_id=``, else one the client makes per call), so that one whose
+answer was lost is sent again without acting twice.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from xdb.protocol import (
     ProcessExecutionStatesRequest,
     ProcessExecutionStatesResponse,
 )
+from xdb.retries import request_id as checked_request_id
 
 T = TypeVar("T")
 
@@ -55,8 +58,10 @@ class _OperatorRequests:
         state_execution_id: str | None,
         reason: str | None,
         identity: str | None,
+        request_id: str | None,
     ) -> Call[ProcessExecutionControlResponse]:
         body = ProcessExecutionControlRequest(
+            request_id=checked_request_id(request_id),
             process_id=process_id,
             process_execution_id=execution_id,
             state_execution_id=state_execution_id,
@@ -75,8 +80,10 @@ class _OperatorRequests:
         execution_id: str | None,
         reason: str | None,
         identity: str | None,
+        request_id: str | None,
     ) -> Call[ProcessExecutionResetResponse]:
         body = ProcessExecutionResetRequest(
+            request_id=checked_request_id(request_id),
             process_id=process_id,
             process_execution_id=execution_id,
             state_id=state_id,
@@ -113,6 +120,7 @@ class AsyncOperatorCalls(_OperatorRequests):
         state_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Makes a parked task, or a call waiting out its retry backoff, due at once.
 
@@ -121,7 +129,13 @@ class AsyncOperatorCalls(_OperatorRequests):
         """
         return await self._send(
             self._control(
-                RETRY_NOW, process_id, process_execution_id, state_execution_id, reason, identity
+                RETRY_NOW,
+                process_id,
+                process_execution_id,
+                state_execution_id,
+                reason,
+                identity,
+                request_id,
             )
         )
 
@@ -133,6 +147,7 @@ class AsyncOperatorCalls(_OperatorRequests):
         state_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Fails a state's pending call for good: its failure-recovery policy applies.
 
@@ -141,7 +156,13 @@ class AsyncOperatorCalls(_OperatorRequests):
         """
         return await self._send(
             self._control(
-                GIVE_UP, process_id, process_execution_id, state_execution_id, reason, identity
+                GIVE_UP,
+                process_id,
+                process_execution_id,
+                state_execution_id,
+                reason,
+                identity,
+                request_id,
             )
         )
 
@@ -152,13 +173,16 @@ class AsyncOperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Pauses the execution: nothing of it is called until :meth:`resume`.
 
         A call already running finishes; the answer names the states whose calls are held.
         """
         return await self._send(
-            self._control(PAUSE, process_id, process_execution_id, None, reason, identity)
+            self._control(
+                PAUSE, process_id, process_execution_id, None, reason, identity, request_id
+            )
         )
 
     async def resume(
@@ -168,10 +192,13 @@ class AsyncOperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Resumes a paused execution: what fell due meanwhile runs now."""
         return await self._send(
-            self._control(RESUME, process_id, process_execution_id, None, reason, identity)
+            self._control(
+                RESUME, process_id, process_execution_id, None, reason, identity, request_id
+            )
         )
 
     async def reset(
@@ -184,6 +211,7 @@ class AsyncOperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionResetResponse:
         """Restarts the execution from ``state_id`` with ``state_input``.
 
@@ -201,6 +229,7 @@ class AsyncOperatorCalls(_OperatorRequests):
                 process_execution_id,
                 reason,
                 identity,
+                request_id,
             )
         )
 
@@ -225,11 +254,18 @@ class OperatorCalls(_OperatorRequests):
         state_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Makes a parked task, or a call waiting out its retry backoff, due at once."""
         return self._send(
             self._control(
-                RETRY_NOW, process_id, process_execution_id, state_execution_id, reason, identity
+                RETRY_NOW,
+                process_id,
+                process_execution_id,
+                state_execution_id,
+                reason,
+                identity,
+                request_id,
             )
         )
 
@@ -241,11 +277,18 @@ class OperatorCalls(_OperatorRequests):
         state_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Fails a state's pending call for good: its failure-recovery policy applies."""
         return self._send(
             self._control(
-                GIVE_UP, process_id, process_execution_id, state_execution_id, reason, identity
+                GIVE_UP,
+                process_id,
+                process_execution_id,
+                state_execution_id,
+                reason,
+                identity,
+                request_id,
             )
         )
 
@@ -256,10 +299,13 @@ class OperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Pauses the execution: nothing of it is called until :meth:`resume`."""
         return self._send(
-            self._control(PAUSE, process_id, process_execution_id, None, reason, identity)
+            self._control(
+                PAUSE, process_id, process_execution_id, None, reason, identity, request_id
+            )
         )
 
     def resume(
@@ -269,10 +315,13 @@ class OperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionControlResponse:
         """Resumes a paused execution: what fell due meanwhile runs now."""
         return self._send(
-            self._control(RESUME, process_id, process_execution_id, None, reason, identity)
+            self._control(
+                RESUME, process_id, process_execution_id, None, reason, identity, request_id
+            )
         )
 
     def reset(
@@ -285,6 +334,7 @@ class OperatorCalls(_OperatorRequests):
         process_execution_id: str | None = None,
         reason: str | None = None,
         identity: str | None = None,
+        request_id: str | None = None,
     ) -> ProcessExecutionResetResponse:
         """Restarts the execution from ``state_id``, as :meth:`AsyncOperatorCalls.reset`."""
         return self._send(
@@ -296,5 +346,6 @@ class OperatorCalls(_OperatorRequests):
                 process_execution_id,
                 reason,
                 identity,
+                request_id,
             )
         )

@@ -20,6 +20,19 @@ from xdb._wire import (
     AttributeDefinition,
     AttributeType,
     AttributeWrites,
+    BatchCancelRequest,
+    BatchDescribeRequest,
+    BatchDescribeResponse,
+    BatchInfo,
+    BatchItem,
+    BatchItemOutcome,
+    BatchListRequest,
+    BatchListResponse,
+    BatchOperation,
+    BatchReset,
+    BatchStartRequest,
+    BatchStartResponse,
+    BatchStatus,
     BusinessRow,
     BusinessTableRef,
     CallPhase,
@@ -177,12 +190,24 @@ DEPLOYMENTS_LIST = f"{DEPLOYMENTS_PREFIX}/list"
 DEPLOYMENTS_SET_CURRENT = f"{DEPLOYMENTS_PREFIX}/set-current"
 DEPLOYMENTS_MOVE = f"{DEPLOYMENTS_PREFIX}/move"
 
+# Paths of the batch operations (one operation on every execution a filter selects).
+BATCH_PREFIX = "/api/v1/xdb/service/batch"
+BATCH_START = f"{BATCH_PREFIX}/start"
+BATCH_LIST = f"{BATCH_PREFIX}/list"
+BATCH_DESCRIBE = f"{BATCH_PREFIX}/describe"
+BATCH_CANCEL = f"{BATCH_PREFIX}/cancel"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
 WORKER_RPC = "/api/v1/xdb/worker/process/rpc"
 
 __all__ = [
+    "BATCH_CANCEL",
+    "BATCH_DESCRIBE",
+    "BATCH_LIST",
+    "BATCH_PREFIX",
+    "BATCH_START",
     "COUNT",
     "DEFINITIONS_DESCRIBE",
     "DEFINITIONS_LIST",
@@ -220,6 +245,19 @@ __all__ = [
     "AttributeDefinition",
     "AttributeType",
     "AttributeWrites",
+    "BatchCancelRequest",
+    "BatchDescribeRequest",
+    "BatchDescribeResponse",
+    "BatchInfo",
+    "BatchItem",
+    "BatchItemOutcome",
+    "BatchListRequest",
+    "BatchListResponse",
+    "BatchOperation",
+    "BatchReset",
+    "BatchStartRequest",
+    "BatchStartResponse",
+    "BatchStatus",
     "BusinessRow",
     "BusinessTableRef",
     "CallPhase",

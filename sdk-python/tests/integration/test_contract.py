@@ -18,6 +18,8 @@ from tests.integration.processes import (
 )
 from xdb import (
     AsyncClient,
+    BatchNotFoundError,
+    BatchOperation,
     CallPhase,
     ControlNotApplicableError,
     DefinitionNotFoundError,
@@ -218,6 +220,26 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
             }
         )
     )
+
+    # Batches: one selecting no execution (a type nothing runs), read back and cancelled;
+    # and a batch id no batch has.
+    started = await client.start_batch(
+        BatchOperation.PAUSE,
+        process_type=f"NothingRuns{run}",
+        where={"field": "status", "op": "=", "value": "RUNNING"},
+        rate_per_second=10,
+        reason="contract test",
+        identity="tests",
+    )
+    assert started.expected == 0
+    described = await client.describe_batch(started.batch_id)
+    assert described.batch.operation == BatchOperation.PAUSE
+    assert described.batch.request.process_type == f"NothingRuns{run}"
+    listed = await client.list_batches(page_size=1000)
+    assert started.batch_id in {b.batch_id for b in listed.batches}
+    await client.cancel_batch(started.batch_id, reason="contract test", identity="tests")
+    with pytest.raises(BatchNotFoundError):
+        await client.describe_batch(str(uuid.uuid4()))
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from xdb import (
     ApiError,
     AppDatabaseError,
     AsyncClient,
+    BatchNotFoundError,
     Client,
     ControlNotApplicableError,
     DatabaseUnavailableError,
@@ -28,6 +30,7 @@ from xdb import (
     ProcessNotFoundError,
     ProcessNotRunningError,
     ProcessStartOptions,
+    RequestIdConflictError,
     SchemaError,
     TransportError,
     UnauthorizedError,
@@ -50,6 +53,18 @@ def sync_client(handler: Handler, **kwargs: Any) -> Client:
     return Client("http://xdb", worker_url="http://worker", http_client=http, **kwargs)
 
 
+def sent_body(request: httpx.Request) -> dict[str, Any]:
+    """The JSON body of ``request`` less its ``requestId``, which must be a UUID v4 if any.
+
+    (The tests of request ids themselves are in test_retries.py.)
+    """
+    body: dict[str, Any] = json.loads(request.content)
+    request_id = body.pop("requestId", None)
+    if request_id is not None:
+        assert uuid.UUID(request_id).version == 4
+    return body
+
+
 @pytest.mark.parametrize(
     ("status", "sub_type", "cls"),
     [
@@ -61,6 +76,8 @@ def sync_client(handler: Handler, **kwargs: Any) -> Client:
         (409, "PROCESS_NOT_RUNNING", ProcessNotRunningError),
         (409, "PROCESS_CLOSED_DURING_RPC", ProcessClosedDuringRpcError),
         (409, "CONTROL_NOT_APPLICABLE", ControlNotApplicableError),
+        (409, "REQUEST_ID_CONFLICT", RequestIdConflictError),
+        (404, "BATCH_NOT_FOUND", BatchNotFoundError),
         (413, "PAYLOAD_TOO_LARGE", PayloadTooLargeError),
         (424, "WORKER_API_ERROR", WorkerApiError),
         (424, "APP_DATABASE_ERROR", AppDatabaseError),
@@ -248,12 +265,16 @@ async def test_iter_process_history_walks_every_page() -> None:
 
 
 async def test_transport_failures_and_bad_answers() -> None:
+    attempts: list[httpx.Request] = []
+
     def refuse(request: httpx.Request) -> httpx.Response:
+        attempts.append(request)
         raise httpx.ConnectError("connection refused", request=request)
 
-    client = async_client(refuse)
-    with pytest.raises(TransportError, match="connection refused"):
+    client = async_client(refuse, max_attempts=3, max_retry_delay=0)
+    with pytest.raises(TransportError, match=r"after 3 attempts.*connection refused"):
         await client.describe_process("p")
+    assert len(attempts) == 3
     await client.aclose()
     client = async_client(lambda r: httpx.Response(200, json={"unexpected": True}))
     with pytest.raises(InvalidResponseError, match="describe"):
@@ -265,7 +286,7 @@ def test_the_sync_client_makes_the_same_calls() -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
+        body = sent_body(request)
         seen.append((request.url.path.rsplit("/", 1)[-1], body))
         path = request.url.path
         if path.endswith("/start"):

@@ -14,10 +14,16 @@ from tests.unit.sample_processes import NoTableProcess, Order, ShopProcess
 from tests.unit.test_worker import execute_body
 from xdb import (
     AsyncClient,
+    BatchOperation,
+    BatchReset,
+    BatchStatus,
+    BusinessTableRef,
     DeploymentRef,
     ProcessStartOptions,
     WorkerDeployment,
     WorkerService,
+    encoding,
+    local_queue_message,
     protocol,
 )
 from xdb.protocol import ProcessExecutionCountRequest, WireModel
@@ -58,7 +64,16 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         ),
         client.invoke_rpc("p", ShopProcess.cancel, "why"),
         client.publish_to_local_queue("p", "events", [1], dedup_id="d"),
+        client.publish_messages(
+            "p",
+            [local_queue_message("events"), local_queue_message("events", 2, "d-2")],
+            process_execution_id="0190e0a4-0000-7000-8000-000000000000",
+            request_id="publish:0190e0a4.2_x",
+        ),
         client.stop_process("p", reason="r"),
+        client.stop_process(
+            "p", process_execution_id="0190e0a4-0000-7000-8000-000000000000", request_id="s-1"
+        ),
         client.describe_process("p", "0190e0a4-0000-7000-8000-000000000000"),
         client.list_processes(process_id="p", page_size=10, start_time_min_ms=0),
         client.count_processes(
@@ -100,6 +115,34 @@ async def test_every_client_request_validates(contract: Contract) -> None:
             from_=DeploymentRef(name="shop", version="1"),
             process_ids=["p"],
         ),
+        client.start_batch(
+            BatchOperation.PUBLISH_TO_LOCAL_QUEUE,
+            process_type=ShopProcess,
+            where={
+                "and": [
+                    {"field": "status", "op": "=", "value": "RUNNING"},
+                    {"column": "status", "op": "PREFIX", "value": "n"},
+                ]
+            },
+            business_table=BusinessTableRef(table_name="shop.orders", primary_key_column="id"),
+            rate_per_second=50,
+            reason="tell them",
+            identity="ops",
+            messages=[local_queue_message("events", {"n": 1}, "batch-1")],
+            request_id="batch-1",
+        ),
+        client.start_batch(
+            "RESET",
+            reset=BatchReset(state_id="Pay", state_input=encoding.encode("input", {"amount": 1})),
+        ),
+        client.start_batch(
+            BatchOperation.MOVE_TO_DEPLOYMENT,
+            process_type="ShopProcess",
+            move_to=WorkerDeployment(name="shop", version="2", worker_url="http://worker:2/xdb"),
+        ),
+        client.list_batches(status=BatchStatus.RUNNING, page_size=10, next_page_token="t"),
+        client.describe_batch("0190e0a4-0000-7000-8000-000000000001"),
+        client.cancel_batch("0190e0a4-0000-7000-8000-000000000001", reason="r", identity="ops"),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.contract import Contract
-from tests.unit.test_client import async_client, sync_client
+from tests.unit.test_client import async_client, sent_body, sync_client
 from xdb import (
     CallPhase,
     ControlNotApplicableError,
@@ -119,7 +119,7 @@ async def test_states_sends_the_execution_and_reads_every_field() -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         return httpx.Response(200, json=STATES_ANSWER)
 
     client = async_client(handler)
@@ -184,7 +184,7 @@ async def test_retry_now_and_give_up_send_the_state_reason_and_identity(
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         return httpx.Response(200, json={"stateExecutionIds": ["Pay-1"], "future": 1})
 
     client = async_client(handler)
@@ -218,7 +218,7 @@ async def test_pause_and_resume_send_the_execution_reason_and_identity() -> None
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         return httpx.Response(200, json={"stateExecutionIds": []})
 
     client = async_client(handler)
@@ -239,7 +239,7 @@ async def test_reset_sends_the_state_its_input_and_why() -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         return httpx.Response(
             200,
             json={
@@ -327,7 +327,7 @@ def test_the_sync_client_makes_the_same_calls() -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        seen.append((request.url.path, json.loads(request.content)))
+        seen.append((request.url.path, sent_body(request)))
         if request.url.path == STATES:
             return httpx.Response(200, json=STATES_ANSWER)
         if request.url.path == GIVE_UP:

@@ -3,6 +3,7 @@
 // worker gives, is validated against the OpenAPI document the running service serves
 // (`/api/v1/xdb/openapi.json`), schema by schema (ajv, JSON Schema 2020-12).
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -167,6 +168,22 @@ for (const dialect of DIALECTS) {
         processType: "UserSignupProcess",
         where: { or: [{ column: "user_id", op: "PREFIX", value: "b" }, { field: "status", op: "=", value: "RUNNING" }] },
       });
+
+      // Batches (their effects are the service's suite's): one selecting no execution (a
+      // type nothing runs), read back and cancelled; and a batch id no batch has.
+      const batch = await client.startBatch({
+        operation: "PAUSE",
+        processType: "NothingRunsHere",
+        where: { field: "status", op: "=", value: "RUNNING" },
+        ratePerSecond: 10,
+        reason: "contract test",
+        identity: "tests",
+      });
+      assert.equal(batch.expected, 0);
+      assert.equal((await client.describeBatch(batch.batchId)).batch.operation, "PAUSE");
+      assert.ok((await client.listBatches({ pageSize: 1000 })).batches.some((b) => b.batchId === batch.batchId));
+      await client.cancelBatch(batch.batchId, { reason: "contract test", identity: "tests" });
+      await assert.rejects(client.describeBatch(randomUUID()), (e: unknown) => isApiError(e, "BATCH_NOT_FOUND"));
 
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),

@@ -12,6 +12,16 @@ import { UserSignupProcess, startUserSignup, verifyByRpc } from "../../samples/u
 
 interface Sent { url: string; headers: Headers; body: unknown }
 
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** `body` less its `requestId`, which must be a UUID v4 if there is one (request ids are tested in retries.test.ts). */
+function withoutRequestId(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || !("requestId" in body)) return body;
+  const { requestId, ...rest } = body;
+  assert.match(String(requestId), UUID_V4);
+  return rest;
+}
+
 /** A fetch answering from `answers` in turn, recording what was sent. */
 function fakeFetch(...answers: (() => Response)[]): { fetch: typeof fetch; sent: Sent[] } {
   const sent: Sent[] = [];
@@ -86,7 +96,7 @@ describe("client requests", () => {
     assert.equal((await client.list({ pageSize: 5 })).nextPageToken, "n");
     assert.equal((await client.history("p")).events[0]?.eventType, "PROCESS_STARTED");
     assert.deepEqual(
-      fake.sent.map((s) => [new URL(s.url).pathname, s.body]),
+      fake.sent.map((s) => [new URL(s.url).pathname, withoutRequestId(s.body)]),
       [
         [SERVICE_PATHS.publishToLocalQueue, { processId: "p", messages: [{ queueName: "verify", payload: { encoding: "json", data: '{"source":"x"}' }, dedupId: "d" }] }],
         [SERVICE_PATHS.stop, { processId: "p", stopType: "FAIL", reason: "r" }],
@@ -129,7 +139,7 @@ describe("client requests", () => {
     assert.equal(answer.processExecutionId, "e2");
     assert.equal(answer.newExecution, true);
     assert.deepEqual(
-      fake.sent.map((s) => [new URL(s.url).pathname, s.body]),
+      fake.sent.map((s) => [new URL(s.url).pathname, withoutRequestId(s.body)]),
       [
         [OPERATE_PATHS.states, { processId: "p", processExecutionId: "e1" }],
         [OPERATE_PATHS.retryNow, { processId: "p", stateExecutionId: "A-1", reason: "fixed" }],
@@ -209,7 +219,8 @@ describe("client requests", () => {
 });
 
 describe("client errors", () => {
-  const call = (answer: () => Response) => new Client({ serviceUrl: "http://xdb", fetch: fakeFetch(answer).fetch }).describe("p");
+  const call = (answer: () => Response) =>
+    new Client({ serviceUrl: "http://xdb", fetch: fakeFetch(answer).fetch, maxAttempts: 1 }).describe("p");
 
   it("carries the service's sub-type, message and status", async () => {
     const error = await call(() => Response.json({ subType: "PROCESS_NOT_FOUND", message: "no process p" }, { status: 404 })).catch((e: unknown) => e);
@@ -232,10 +243,12 @@ describe("client errors", () => {
     assert.ok(isApiError(newer, "SOMETHING_NEW"));
   });
 
-  it("knows FORBIDDEN (a token without the path's role), OVERLOADED and DATABASE_UNAVAILABLE", async () => {
+  it("knows FORBIDDEN (a token without the path's role), REQUEST_ID_CONFLICT, BATCH_NOT_FOUND, OVERLOADED and DATABASE_UNAVAILABLE", async () => {
     // Typed as the SDK's own sub-types: the compiler refuses a name it does not know.
     const known: [number, ErrorSubType][] = [
       [403, "FORBIDDEN"],
+      [409, "REQUEST_ID_CONFLICT"],
+      [404, "BATCH_NOT_FOUND"],
       [503, "OVERLOADED"],
       [503, "DATABASE_UNAVAILABLE"],
     ];
@@ -261,11 +274,18 @@ describe("client errors", () => {
   });
 
   it("times out a call that gets no answer", async () => {
-    const hanging: typeof fetch = (_input, init) =>
-      new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason as Error)));
-    const client = new Client({ serviceUrl: "http://xdb", fetch: hanging, requestTimeoutMs: 20 });
+    let calls = 0;
+    const hanging: typeof fetch = (_input, init) => {
+      calls++;
+      return new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason as Error)));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch: hanging, requestTimeoutMs: 20, maxAttempts: 2, maxRetryDelayMs: 0 });
     const keepAlive = setTimeout(() => undefined, 10_000); // the timeout's own timer does not hold the loop
-    await assert.rejects(client.describe("p"), (e: unknown) => e instanceof XdbTransportError && /no answer within 20 ms/.test(e.message));
+    await assert.rejects(
+      client.describe("p"),
+      (e: unknown) => e instanceof XdbTransportError && /no answer within 20 ms \(after 2 attempts\)/.test(e.message),
+    );
+    assert.equal(calls, 2); // a read is sent again after a timeout
     clearTimeout(keepAlive);
   });
 });
