@@ -359,7 +359,7 @@ mod tests {
             panic!("not list")
         };
         assert_eq!(
-            (list.status, list.since),
+            (list.selection.status, list.selection.since),
             (Some(Status::Running), Some(1000))
         );
         let cli = parse(&["wait", "p1", "--timeout", "2m", "--progress"]).unwrap();
