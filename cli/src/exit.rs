@@ -51,7 +51,8 @@ macro_rules! exit_codes_text {
   2  usage error: bad flags or arguments, invalid JSON
   3  the service could not be reached (connection, timeout, gateway 502/503/504),
      is overloaded (OVERLOADED) or lost its database (DATABASE_UNAVAILABLE: a write
-     may have taken effect, read before sending it again): try again later
+     may have taken effect): try again later; a write with the same --request-id
+     does nothing more than the first
   4  wait: the execution was still running when --timeout passed
   5  not found: no such process id, execution or batch (PROCESS_NOT_FOUND,
      BATCH_NOT_FOUND)
