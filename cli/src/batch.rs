@@ -9,8 +9,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use xdb_protocol::{
     BatchCancelRequest, BatchDescribeRequest, BatchDescribeResponse, BatchInfo, BatchListRequest,
-    BatchOperation, BatchReset, BatchStartRequest, BatchStatus, DeploymentRef, LocalQueueMessage,
-    ProcessExecutionCountRequest, MAX_BATCH_RATE,
+    BatchOperation, BatchReset, BatchStartRequest, BatchStartResponse, BatchStatus, DeploymentRef,
+    LocalQueueMessage, ProcessExecutionCountRequest, MAX_BATCH_RATE,
 };
 use xdb_sdk::Client;
 
@@ -421,7 +421,7 @@ async fn start(client: &Client, output: Output, a: &BatchStartArgs) -> Outcome {
          (xdb batch cancel {})",
         started.batch_id, started.expected, started.batch_id
     );
-    let last = follow(client, &started.batch_id, a.interval).await?;
+    let last = follow(client, &started, a.interval).await?;
     print(output, &last, || views::describe(&last, now_ms()));
     Ok(exit_for_batch(&last.batch))
 }
@@ -429,12 +429,12 @@ async fn start(client: &Client, output: Output, a: &BatchStartArgs) -> Outcome {
 /// Reads the batch every `interval` until it closes, showing its progress on stderr.
 async fn follow(
     client: &Client,
-    batch_id: &str,
+    started: &BatchStartResponse,
     interval: Duration,
 ) -> Result<BatchDescribeResponse, Failure> {
-    let mut progress = Progress::new(std::io::stderr().is_terminal());
+    let mut progress = Progress::new(std::io::stderr().is_terminal(), started.expected);
     let request = BatchDescribeRequest {
-        batch_id: batch_id.to_string(),
+        batch_id: started.batch_id.clone(),
     };
     loop {
         let described = match client.batch_describe(&request).await {
@@ -467,20 +467,22 @@ enum Progress {
 }
 
 impl Progress {
-    fn new(terminal: bool) -> Self {
+    fn new(terminal: bool, expected: u64) -> Self {
         if !terminal {
             return Progress::Lines {
                 started: Instant::now(),
                 last: None,
             };
         }
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        let bar = ProgressBar::with_draw_target(Some(expected), ProgressDrawTarget::stderr());
+        // The bar takes what the line leaves, so the line never wraps.
         let style = ProgressStyle::with_template(
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left) {msg}",
+            "{spinner} {prefix} [{wide_bar}] {pos}/{len}, eta {eta}: {msg}",
         )
         .expect("a valid template")
         .progress_chars("=> ");
         bar.set_style(style);
+        bar.set_prefix(BatchStatus::Running.as_str());
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress::Bar(bar)
     }
@@ -488,10 +490,10 @@ impl Progress {
     fn show(&mut self, batch: &BatchInfo) {
         match self {
             Progress::Bar(bar) => {
-                bar.set_prefix(batch.status.as_str());
                 bar.set_length(batch.expected.max(batch.matched));
                 bar.set_position(batch.matched);
                 bar.set_message(views::counts(batch));
+                bar.set_prefix(batch.status.as_str());
             }
             Progress::Lines { started, last } => {
                 let counts = [batch.matched, batch.done, batch.skipped, batch.failed];
