@@ -1,6 +1,7 @@
 //! `xdb batch` as an operator runs it: a batch over a readable filter previewed, refused
 //! without a terminal or --yes, started, followed to its end, and its exact counts read
-//! back; then a batch whose executions are all closed, which skips each.
+//! back; run again with its request id, which starts nothing new; then a batch whose
+//! executions are all closed, which skips each.
 
 use xdb_integration_tests::{Database, EnvOptions};
 
@@ -73,7 +74,7 @@ async fn a_batch_terminates_what_its_filter_selects_and_reports_exact_counts(db:
     );
 
     // Confirmed: started, followed to its end, described with exact counts.
-    let mut args = vec![
+    let mut terminate = vec![
         "-o",
         "json",
         "batch",
@@ -89,8 +90,8 @@ async fn a_batch_terminates_what_its_filter_selects_and_reports_exact_counts(db:
         "--request-id",
         "cleanup-orders-1",
     ];
-    args.extend(selection);
-    let run = xdb(args).await.expect(0);
+    terminate.extend(selection);
+    let run = xdb(terminate.clone()).await.expect(0);
     let batch = run.json()["batch"].clone();
     assert_eq!(batch["status"], "COMPLETED", "{}", run.stdout);
     assert_eq!(batch["operation"], "TERMINATE", "{}", run.stdout);
@@ -105,6 +106,19 @@ async fn a_batch_terminates_what_its_filter_selects_and_reports_exact_counts(db:
     }
     assert!(run.json()["notDone"].as_array().unwrap().is_empty());
     let terminate_id = batch["batchId"].as_str().expect("an id").to_string();
+
+    // The same command with the same --request-id: the service answers the first start
+    // (the same batch, done once), though the preview now counts none.
+    let again = xdb(terminate).await.expect(0);
+    assert!(
+        again.stderr.contains("TERMINATE of 0 executions"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(again.json()["batch"]["batchId"], terminate_id.as_str());
+    assert_eq!(again.json()["batch"]["done"], 3, "{}", again.stdout);
+    let listed = xdb(vec!["-o", "json", "batch", "list"]).await.expect(0);
+    assert_eq!(batches(&listed).len(), 1, "{}", listed.stdout);
 
     // What it did: only the one over 10 still runs; the four under 10 are TERMINATED.
     let count = |status: &'static str| {
