@@ -217,6 +217,20 @@ pub enum Command {
         "(CONTROL_NOT_APPLICABLE), 1 other API error (e.g. an unknown state), 3 unreachable."
     ))]
     Reset(ResetArgs),
+    /// Batch operations: one operation on every execution a selection matches, at a rate
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb batch start terminate -t Order --where \"amount < 10\" --since 2d --reason 'test orders'\n",
+        "  xdb batch list --status RUNNING\n",
+        "  xdb batch describe 0190f0c4-...\n",
+        "  xdb batch cancel 0190f0c4-... --reason 'wrong selection'\n\n",
+        "Exit codes: 0 done, 9 the batch closed FAILED or CANCELLED or failed on some\n",
+        "executions, 5 no such batch, 1 refused, 2 usage, 3 unreachable."
+    ))]
+    Batch {
+        #[command(subcommand)]
+        command: crate::batch::BatchCommand,
+    },
     /// Process definitions registered by worker deployments
     #[command(after_help = concat!(
         "Examples:\n",
@@ -359,7 +373,7 @@ mod tests {
             panic!("not list")
         };
         assert_eq!(
-            (list.status, list.since),
+            (list.selection.status, list.selection.since),
             (Some(Status::Running), Some(1000))
         );
         let cli = parse(&["wait", "p1", "--timeout", "2m", "--progress"]).unwrap();

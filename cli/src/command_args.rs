@@ -54,6 +54,8 @@ pub struct StartArgs {
     /// A local attribute written at start, KEY=JSON
     #[arg(long = "local", value_name = "KEY=JSON")]
     pub locals: Vec<String>,
+    #[command(flatten)]
+    pub request_id: RequestIdArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,20 +76,11 @@ pub struct DescribeArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long, value_enum)]
-    pub status: Option<Status>,
-    /// Only this process type
-    #[arg(long = "type", short = 't')]
-    pub process_type: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Only executions of this process id
     #[arg(long)]
     pub process_id: Option<String>,
-    /// Started at or after (RFC 3339 or epoch ms)
-    #[arg(long, value_parser = parse_time_ms)]
-    pub since: Option<i64>,
-    /// Started before (RFC 3339 or epoch ms)
-    #[arg(long, value_parser = parse_time_ms)]
-    pub until: Option<i64>,
     /// Executions per page (service default 100, at most 1000)
     #[arg(long)]
     pub page_size: Option<u32>,
@@ -97,13 +90,24 @@ pub struct ListArgs {
     /// Follow every page and print them as one list
     #[arg(long)]
     pub all: bool,
-    #[command(flatten)]
-    pub query: QueryArgs,
 }
 
-/// A filter over executions and their business rows, shared by `list` and `count`.
+/// Which executions: the selection `list`, `count` and `batch start` share (see
+/// [`crate::requests::Selection`]).
 #[derive(Debug, Args)]
-pub struct QueryArgs {
+pub struct SelectionArgs {
+    /// Only executions in this status
+    #[arg(long, value_enum)]
+    pub status: Option<Status>,
+    /// Only this process type (needed to name business columns)
+    #[arg(long = "type", short = 't')]
+    pub process_type: Option<String>,
+    /// Started at or after: RFC 3339, a date (UTC), epoch ms, or a duration ago (1h, 2d)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub since: Option<i64>,
+    /// Started before: RFC 3339, a date (UTC), epoch ms, or a duration ago (1h, 2d)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub until: Option<i64>,
     /// Only executions matching this condition: business columns by name, JSON paths
     /// as col->>'key', execution fields as execution.<field>; =, !=, <, <=, >, >=, IN,
     /// IS [NOT] NULL, LIKE 'prefix%', AND, OR, NOT
@@ -118,7 +122,7 @@ pub struct QueryArgs {
     pub key: Option<String>,
 }
 
-impl QueryArgs {
+impl SelectionArgs {
     pub fn business_table(&self) -> Option<BusinessTableRef> {
         Some(BusinessTableRef {
             table_name: self.table.clone()?,
@@ -129,14 +133,11 @@ impl QueryArgs {
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Only this process type (needed to name business columns)
-    #[arg(long = "type", short = 't')]
-    pub process_type: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Counts per group: status, type, or a business column's name
     #[arg(long)]
     pub group_by: Option<String>,
-    #[command(flatten)]
-    pub query: QueryArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -179,15 +180,41 @@ fn parse_event_type(text: &str) -> Result<HistoryEventType, String> {
     })
 }
 
+/// Makes a write safe to send again: the service answers a repeat of the same id and
+/// request with the first answer, without doing it twice.
+#[derive(Debug, Args)]
+pub struct RequestIdArg {
+    /// Idempotency key (1-200 of A-Z a-z 0-9 - _ . :): sending the same command again
+    /// with it does nothing more than the first (within 24 h); absent: a fresh one
+    #[arg(long, value_parser = parse_request_id)]
+    pub request_id: Option<String>,
+}
+
+fn parse_request_id(text: &str) -> Result<String, String> {
+    if xdb_sdk::client::is_valid_request_id(text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "a request id is 1 to {} letters, digits and -_.:",
+            xdb_sdk::client::MAX_REQUEST_ID_CHARS
+        ))
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct StopArgs {
     pub process_id: String,
+    /// Only if this execution is the process id's current one
+    #[arg(long)]
+    pub execution: Option<String>,
     /// Close the execution as FAILED instead of TERMINATED
     #[arg(long)]
     pub fail: bool,
     /// Why, kept as the failure's details
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub request_id: RequestIdArg,
 }
 
 #[derive(Debug, Args)]
@@ -202,6 +229,11 @@ pub struct PublishArgs {
     /// De-duplication id (with a single message): a repeat with the same id is dropped
     #[arg(long)]
     pub dedup_id: Option<String>,
+    /// Only if this execution is the process id's current one
+    #[arg(long)]
+    pub execution: Option<String>,
+    #[command(flatten)]
+    pub request_id: RequestIdArg,
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +298,8 @@ pub struct ControlOpts {
     /// Who asks (a person or a tool), kept in the execution's history
     #[arg(long, env = "XDB_IDENTITY", default_value = "xdb-cli")]
     pub identity: String,
+    #[command(flatten)]
+    pub request_id: RequestIdArg,
 }
 
 /// `retry` and `give-up`: every state the control applies to, or one.

@@ -115,20 +115,7 @@ pub async fn history(client: &Client, output: Output, a: &HistoryArgs) -> Outcom
 }
 
 pub async fn stop(client: &Client, output: Output, a: &StopArgs) -> Outcome {
-    let stop_type = if a.fail {
-        ProcessExecutionStopType::Fail
-    } else {
-        ProcessExecutionStopType::Terminate
-    };
-    client
-        .stop(&ProcessExecutionStopRequest {
-            process_execution_id: None,
-            request_id: None,
-            process_id: a.process_id.clone(),
-            stop_type,
-            reason: a.reason.clone(),
-        })
-        .await?;
+    client.stop(&stop_request(a)).await?;
     print(output, &EmptyResponse {}, || {
         let closed = if a.fail { "FAILED" } else { "TERMINATED" };
         format!("stopped {} ({closed})\n", a.process_id)

@@ -19,7 +19,8 @@ pub enum Exit {
     Unreachable = 3,
     /// `wait`: the execution was still running when `--timeout` passed.
     WaitTimedOut = 4,
-    /// The service answered `PROCESS_NOT_FOUND`: no such process id or execution.
+    /// The service answered `PROCESS_NOT_FOUND` or `BATCH_NOT_FOUND`: no such process id,
+    /// execution or batch.
     NotFound = 5,
     /// `wait`: the execution closed without completing (FAILED, TIMEOUT, TERMINATED).
     ClosedNotCompleted = 6,
@@ -30,6 +31,9 @@ pub enum Exit {
     /// The token is accepted but its roles do not cover the command (`FORBIDDEN`):
     /// retrying will not help, another token will.
     Forbidden = 8,
+    /// `batch start`: the batch closed FAILED or CANCELLED, or failed on some
+    /// executions (`failed` > 0); or it was not confirmed, so not started.
+    BatchNotDone = 9,
 }
 
 impl Exit {
@@ -47,12 +51,16 @@ macro_rules! exit_codes_text {
   2  usage error: bad flags or arguments, invalid JSON
   3  the service could not be reached (connection, timeout, gateway 502/503/504),
      is overloaded (OVERLOADED) or lost its database (DATABASE_UNAVAILABLE: a write
-     may have taken effect, read before sending it again): try again later
+     may have taken effect): try again later; a write with the same --request-id
+     does nothing more than the first
   4  wait: the execution was still running when --timeout passed
-  5  not found: no such process id or execution (PROCESS_NOT_FOUND)
+  5  not found: no such process id, execution or batch (PROCESS_NOT_FOUND,
+     BATCH_NOT_FOUND)
   6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)
   7  a control does not apply now, e.g. pause when paused (CONTROL_NOT_APPLICABLE)
-  8  the token lacks the role the command needs (FORBIDDEN): use another token"
+  8  the token lacks the role the command needs (FORBIDDEN): use another token
+  9  batch start: the batch closed FAILED or CANCELLED, or failed on some
+     executions; or it was not confirmed"
     };
 }
 
@@ -65,7 +73,9 @@ pub fn exit_for(error: &ClientError) -> Exit {
         ClientError::Api { error, .. }
             if matches!(
                 error.sub_type,
-                ErrorSubType::ProcessNotFound | ErrorSubType::DefinitionNotFound
+                ErrorSubType::ProcessNotFound
+                    | ErrorSubType::DefinitionNotFound
+                    | ErrorSubType::BatchNotFound
             ) =>
         {
             Exit::NotFound
@@ -132,6 +142,8 @@ mod tests {
     #[test]
     fn maps_errors_to_exit_codes() {
         assert_eq!(exit_for(&api("PROCESS_NOT_FOUND", 404)), Exit::NotFound);
+        assert_eq!(exit_for(&api("BATCH_NOT_FOUND", 404)), Exit::NotFound);
+        assert_eq!(exit_for(&api("REQUEST_ID_CONFLICT", 409)), Exit::ApiError);
         assert_eq!(exit_for(&api("INVALID_REQUEST", 400)), Exit::ApiError);
         assert_eq!(
             exit_for(&api("CONTROL_NOT_APPLICABLE", 409)),
@@ -172,6 +184,7 @@ mod tests {
             Exit::ClosedNotCompleted,
             Exit::NotApplicable,
             Exit::Forbidden,
+            Exit::BatchNotDone,
         ];
         for (n, exit) in all.into_iter().enumerate() {
             assert_eq!(usize::from(exit.code()), n);

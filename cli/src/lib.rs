@@ -4,6 +4,8 @@
 #[macro_use]
 pub mod exit;
 pub mod args;
+pub mod batch;
+pub mod batch_views;
 pub mod command_args;
 pub mod commands;
 pub mod definitions;
@@ -126,6 +128,7 @@ pub fn run(cli: Cli) -> Exit {
                 .await
             }
             Command::Reset(a) => commands::reset(&client, output, a).await,
+            Command::Batch { command } => batch::run(&client, output, command).await,
             Command::Completions { .. } | Command::Dev(_) => unreachable!("handled above"),
         }
     });

@@ -79,7 +79,7 @@ pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, Stri
         .map(|t| u32::try_from(t.as_secs().max(1)).map_err(|_| "--timeout is too long".to_string()))
         .transpose()?;
     Ok(ProcessExecutionStartRequest {
-        request_id: None,
+        request_id: a.request_id.request_id.clone(),
         process_id: a.process_id.clone(),
         process_type: a.process_type.clone(),
         worker_url: a.worker_url.clone(),
@@ -102,9 +102,25 @@ pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, Stri
     })
 }
 
-pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
-    ProcessExecutionListRequest {
-        filter: ProcessExecutionListFilter {
+/// The executions `--type`, `--status`, `--since`, `--until`, `--where` and
+/// `--table/--key` select: the one reading of those flags by `list`, `count` and
+/// `batch start`. `list` sends the status, type and start times as its typed filter,
+/// `count` and `batch start` as conditions of their `where` tree: the service reads both
+/// as the same conditions, so the three select the same executions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    pub process_type: Option<String>,
+    pub status: Option<ProcessStatus>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub where_: Option<FilterNode>,
+    pub business_table: Option<BusinessTableRef>,
+}
+
+impl Selection {
+    pub fn of(a: &SelectionArgs) -> Self {
+        Self {
+            process_type: a.process_type.clone(),
             status: a.status.map(|s| match s {
                 Status::Running => ProcessStatus::Running,
                 Status::Completed => ProcessStatus::Completed,
@@ -112,15 +128,71 @@ pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
                 Status::Timeout => ProcessStatus::Timeout,
                 Status::Terminated => ProcessStatus::Terminated,
             }),
-            process_type: a.process_type.clone(),
+            since_ms: a.since,
+            until_ms: a.until,
+            where_: a.where_.clone(),
+            business_table: a.business_table(),
+        }
+    }
+
+    /// The status and start-time bounds as conditions, and `--where`, in one tree (all
+    /// must match); `None` when nothing narrows the selection but the type.
+    pub fn where_tree(&self) -> Option<FilterNode> {
+        let field = |field, op, value: serde_json::Value| {
+            FilterNode::Field(FieldCondition {
+                field,
+                op,
+                value: Some(value),
+                values: None,
+            })
+        };
+        let mut all = Vec::new();
+        if let Some(status) = self.status {
+            all.push(field(
+                ExecutionField::Status,
+                FilterOp::Eq,
+                status.as_str().into(),
+            ));
+        }
+        if let Some(ms) = self.since_ms {
+            all.push(field(ExecutionField::StartTime, FilterOp::Ge, ms.into()));
+        }
+        if let Some(ms) = self.until_ms {
+            all.push(field(ExecutionField::StartTime, FilterOp::Lt, ms.into()));
+        }
+        all.extend(self.where_.clone());
+        match all.len() {
+            0 => None,
+            1 => all.pop(),
+            _ => Some(FilterNode::And(FilterAnd { and: all })),
+        }
+    }
+
+    /// The count of this selection (optionally per group).
+    pub fn count_request(&self, group_by: Option<CountGroupBy>) -> ProcessExecutionCountRequest {
+        ProcessExecutionCountRequest {
+            process_type: self.process_type.clone(),
+            where_: self.where_tree(),
+            business_table: self.business_table.clone(),
+            group_by,
+        }
+    }
+}
+
+pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
+    let selection = Selection::of(&a.selection);
+    ProcessExecutionListRequest {
+        filter: ProcessExecutionListFilter {
+            status: selection.status,
+            process_type: selection.process_type,
             process_id: a.process_id.clone(),
-            start_time_min_ms: a.since,
-            start_time_max_ms: a.until,
+            start_time_min_ms: selection.since_ms,
+            start_time_max_ms: selection.until_ms,
         },
         page_size: a.page_size,
         next_page_token: a.page_token.clone(),
-        where_: a.query.where_.clone(),
-        business_table: a.query.business_table(),
+        where_: selection.where_,
+        business_table: selection.business_table,
     }
 }
 
@@ -143,11 +215,21 @@ pub fn count_request(a: &CountArgs) -> ProcessExecutionCountRequest {
             }),
         }
     });
-    ProcessExecutionCountRequest {
-        process_type: a.process_type.clone(),
-        where_: a.query.where_.clone(),
-        business_table: a.query.business_table(),
-        group_by,
+    Selection::of(&a.selection).count_request(group_by)
+}
+
+/// The stop the arguments describe.
+pub fn stop_request(a: &StopArgs) -> ProcessExecutionStopRequest {
+    ProcessExecutionStopRequest {
+        request_id: a.request_id.request_id.clone(),
+        process_id: a.process_id.clone(),
+        process_execution_id: a.execution.clone(),
+        stop_type: if a.fail {
+            ProcessExecutionStopType::Fail
+        } else {
+            ProcessExecutionStopType::Terminate
+        },
+        reason: a.reason.clone(),
     }
 }
 
@@ -174,8 +256,8 @@ pub fn publish_request(a: &PublishArgs) -> Result<PublishToLocalQueueRequest, St
             .collect::<Result<_, _>>()?
     };
     Ok(PublishToLocalQueueRequest {
-        process_execution_id: None,
-        request_id: None,
+        process_execution_id: a.execution.clone(),
+        request_id: a.request_id.request_id.clone(),
         process_id: a.process_id.clone(),
         messages: payloads
             .into_iter()
@@ -214,7 +296,7 @@ pub fn control_request(
     c: &ControlOpts,
 ) -> ProcessExecutionControlRequest {
     ProcessExecutionControlRequest {
-        request_id: None,
+        request_id: c.request_id.request_id.clone(),
         process_id: process_id.to_string(),
         process_execution_id: c.execution.clone(),
         state_execution_id: state.map(str::to_string),
@@ -232,7 +314,7 @@ pub fn reset_request(a: &ResetArgs) -> Result<ProcessExecutionResetRequest, Stri
         None => None,
     };
     Ok(ProcessExecutionResetRequest {
-        request_id: None,
+        request_id: a.control.request_id.request_id.clone(),
         process_id: a.process_id.clone(),
         process_execution_id: a.control.execution.clone(),
         state_id: a.state.clone(),
@@ -402,6 +484,108 @@ mod tests {
         assert_eq!(r.filter.status, Some(ProcessStatus::Failed));
         assert_eq!(r.filter.process_type.as_deref(), Some("T"));
         assert_eq!(r.filter.start_time_max_ms, Some(5));
+        assert_eq!(r.where_, None);
+    }
+
+    #[test]
+    fn count_selects_what_list_does_as_one_tree() {
+        let Command::Count(a) = command(&[
+            "count",
+            "--status",
+            "RUNNING",
+            "-t",
+            "T",
+            "--since",
+            "1000",
+            "--until",
+            "2000",
+            "--where",
+            "amount > 5",
+            "--table",
+            "orders",
+            "--key",
+            "id",
+        ]) else {
+            panic!()
+        };
+        let r = serde_json::to_value(count_request(&a)).unwrap();
+        assert_eq!(
+            r,
+            json!({
+                "processType": "T",
+                "where": {"and": [
+                    {"field": "status", "op": "=", "value": "RUNNING"},
+                    {"field": "startTime", "op": ">=", "value": 1000},
+                    {"field": "startTime", "op": "<", "value": 2000},
+                    {"column": "amount", "op": ">", "value": 5}
+                ]},
+                "businessTable": {"tableName": "orders", "primaryKeyColumn": "id"},
+                "groupBy": null
+            })
+        );
+        // One condition is sent as is; none sends no tree.
+        let Command::Count(a) = command(&["count", "--where", "amount > 5"]) else {
+            panic!()
+        };
+        assert_eq!(
+            serde_json::to_value(count_request(&a)).unwrap()["where"],
+            json!({"column": "amount", "op": ">", "value": 5})
+        );
+        let Command::Count(a) = command(&["count"]) else {
+            panic!()
+        };
+        assert_eq!(count_request(&a).where_, None);
+    }
+
+    #[test]
+    fn writes_carry_the_request_id_and_execution_given() {
+        let Command::Stop(a) = command(&[
+            "stop",
+            "p1",
+            "--fail",
+            "--execution",
+            "e1",
+            "--request-id",
+            "ops-7",
+        ]) else {
+            panic!()
+        };
+        let r = stop_request(&a);
+        assert_eq!(r.request_id.as_deref(), Some("ops-7"));
+        assert_eq!(r.process_execution_id.as_deref(), Some("e1"));
+        assert_eq!(r.stop_type, ProcessExecutionStopType::Fail);
+        let Command::Stop(a) = command(&["stop", "p1"]) else {
+            panic!()
+        };
+        // Absent: the SDK sets a fresh one on each call.
+        assert_eq!(stop_request(&a).request_id, None);
+        let Command::Publish(a) = command(&["publish", "p1", "q", "--request-id", "r:1"]) else {
+            panic!()
+        };
+        assert_eq!(
+            publish_request(&a).unwrap().request_id.as_deref(),
+            Some("r:1")
+        );
+        let Command::Pause(a) = command(&["pause", "p1", "--request-id", "r.2"]) else {
+            panic!()
+        };
+        assert_eq!(
+            control_request(&a.process_id, None, &a.control)
+                .request_id
+                .as_deref(),
+            Some("r.2")
+        );
+        let Command::Reset(a) = command(&["reset", "p1", "--state", "S", "--request-id", "r3"])
+        else {
+            panic!()
+        };
+        assert_eq!(reset_request(&a).unwrap().request_id.as_deref(), Some("r3"));
+        let Command::Start(a) = command(&["start", "p1", "-t", "T", "--request-id", "r4"]) else {
+            panic!()
+        };
+        assert_eq!(start_request(&a).unwrap().request_id.as_deref(), Some("r4"));
+        let bad = Cli::try_parse_from(["xdb", "stop", "p1", "--request-id", "no spaces"]);
+        assert_eq!(bad.unwrap_err().exit_code(), 2);
     }
 
     #[test]
@@ -421,7 +605,7 @@ mod tests {
         let r = control_request(&a.process_id, a.state.as_deref(), &a.control);
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
-            json!({"processId": "p1", "processExecutionId": null,
+            json!({"requestId": null, "processId": "p1", "processExecutionId": null,
                 "stateExecutionId": "Verify-1", "reason": "worker fixed", "identity": "ann"})
         );
         let Command::Pause(a) = command(&["pause", "p1", "--execution", "e1"]) else {

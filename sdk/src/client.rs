@@ -13,6 +13,13 @@ use crate::process::Process;
 use crate::registry::ProcessDefinition;
 use crate::start_options::{build_start_request, ProcessStartOptions};
 
+mod retry;
+#[cfg(test)]
+mod retry_tests;
+
+pub use retry::{is_valid_request_id, new_request_id, IdempotentRequest, MAX_REQUEST_ID_CHARS};
+use retry::{retryable, with_request_id, Backoff, Repeat, Retryable};
+
 /// A failed service call.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -71,11 +78,21 @@ impl ClientError {
 
 /// Talks to one XDB service; cheap to clone, and clones share the connection pool.
 ///
-/// A call the service refuses with 503 `OVERLOADED` (at its limit of requests in flight,
-/// or its database slow to take the request) changed nothing, so it is sent again after
-/// the answer's `Retry-After` seconds (1 s when absent, at most 30 s), up to
-/// [`Client::with_overload_retries`] times (default 3); then the last refusal is
-/// returned.
+/// **Retries.** Each call is sent again, up to [`Client::with_retries`] times (default
+/// 3), when sending it again cannot do more than sending it once:
+/// - reads (describe, list, count, history, states, wait, the definitions', deployments'
+///   and batches' reads), and the writes that carry a `requestId` (start, stop, publish,
+///   the operator's controls, reset, batch start), are sent again when no answer came
+///   (connection refused or reset, a timeout) and on any 503. Each such write gets the
+///   caller's `requestId`, else a fresh one, set once per call: every attempt sends the
+///   same id and the same body, so the service does it at most once and answers a repeat
+///   with the first answer;
+/// - other writes (RPC, registration, set-current, move, batch cancel) are sent again only
+///   when they surely did nothing: the connection never opened, or 503 `OVERLOADED`.
+///
+/// After a 503 the pause is the answer's `Retry-After` seconds (1 s when absent, at most
+/// 30 s); after no answer it starts at 250 ms and doubles, at most 5 s. Any other status
+/// is returned at once; after the last attempt its error is returned.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -84,11 +101,12 @@ pub struct Client {
     request_timeout: Duration,
     /// Sent as `Authorization: Bearer …` when the service requires a token.
     bearer_token: Option<String>,
-    overload_retries: u32,
+    retries: u32,
+    backoff: Backoff,
 }
 
-/// Retries of a call refused with `OVERLOADED`, unless set otherwise.
-const DEFAULT_OVERLOAD_RETRIES: u32 = 3;
+/// Retries of a call (see [`Client`]), unless set otherwise.
+const DEFAULT_RETRIES: u32 = 3;
 
 /// The longest pause before a retry, whatever `Retry-After` says.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -110,14 +128,27 @@ impl Client {
             worker_url: None,
             request_timeout: Duration::from_secs(60),
             bearer_token: None,
-            overload_retries: DEFAULT_OVERLOAD_RETRIES,
+            retries: DEFAULT_RETRIES,
+            backoff: Backoff::default(),
         }
     }
 
-    /// How many times a call refused with 503 `OVERLOADED` is sent again (after the
-    /// answer's `Retry-After`); 0 returns the first refusal.
-    pub fn with_overload_retries(mut self, retries: u32) -> Self {
-        self.overload_retries = retries;
+    /// How many times a call is sent again when it may be (see [`Client`]); 0 returns
+    /// the first failure.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// The same as [`Client::with_retries`]: one bound covers every retry.
+    pub fn with_overload_retries(self, retries: u32) -> Self {
+        self.with_retries(retries)
+    }
+
+    /// The pause before the first retry of a call that got no answer (default 250 ms),
+    /// doubled on each further retry up to `max` (default 5 s).
+    pub fn with_retry_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.backoff = Backoff { initial, max };
         self
     }
 
@@ -318,7 +349,7 @@ impl Client {
         &self,
         request: &ProcessExecutionStartRequest,
     ) -> Result<ProcessExecutionStartResponse, ClientError> {
-        self.call(paths::START, request, self.request_timeout).await
+        self.call_idempotent(paths::START, request).await
     }
 
     /// Registers a worker deployment's process definitions (the `deploy` role); see
@@ -327,7 +358,7 @@ impl Client {
         &self,
         request: &RegisterDefinitionsRequest,
     ) -> Result<RegisterDefinitionsResponse, ClientError> {
-        self.call(paths::DEFINITIONS_REGISTER, request, self.request_timeout)
+        self.call(paths::DEFINITIONS_REGISTER, request, Repeat::Unsafe)
             .await
     }
 
@@ -336,7 +367,7 @@ impl Client {
         self.call(
             paths::DEFINITIONS_LIST,
             &DefinitionsListRequest {},
-            self.request_timeout,
+            Repeat::Safe,
         )
         .await
     }
@@ -346,7 +377,7 @@ impl Client {
         &self,
         request: &DefinitionDescribeRequest,
     ) -> Result<DefinitionDescribeResponse, ClientError> {
-        self.call(paths::DEFINITIONS_DESCRIBE, request, self.request_timeout)
+        self.call(paths::DEFINITIONS_DESCRIBE, request, Repeat::Safe)
             .await
     }
 
@@ -355,7 +386,7 @@ impl Client {
         self.call(
             paths::DEPLOYMENTS_LIST,
             &DeploymentsListRequest {},
-            self.request_timeout,
+            Repeat::Safe,
         )
         .await
     }
@@ -365,12 +396,8 @@ impl Client {
         &self,
         request: &DeploymentSetCurrentRequest,
     ) -> Result<RegisterDefinitionsResponse, ClientError> {
-        self.call(
-            paths::DEPLOYMENTS_SET_CURRENT,
-            request,
-            self.request_timeout,
-        )
-        .await
+        self.call(paths::DEPLOYMENTS_SET_CURRENT, request, Repeat::Unsafe)
+            .await
     }
 
     /// Moves running executions of a type to another deployment (the `operate` role).
@@ -378,27 +405,26 @@ impl Client {
         &self,
         request: &ExecutionsMoveRequest,
     ) -> Result<ExecutionsMoveResponse, ClientError> {
-        self.call(paths::DEPLOYMENTS_MOVE, request, self.request_timeout)
+        self.call(paths::DEPLOYMENTS_MOVE, request, Repeat::Unsafe)
             .await
     }
 
     pub async fn stop(&self, request: &ProcessExecutionStopRequest) -> Result<(), ClientError> {
-        self.call_no_body(paths::STOP, request).await
+        self.send_idempotent(paths::STOP, request).await
     }
 
     pub async fn describe(
         &self,
         request: &ProcessExecutionDescribeRequest,
     ) -> Result<ProcessExecutionDescribeResponse, ClientError> {
-        self.call(paths::DESCRIBE, request, self.request_timeout)
-            .await
+        self.call(paths::DESCRIBE, request, Repeat::Safe).await
     }
 
     pub async fn list(
         &self,
         request: &ProcessExecutionListRequest,
     ) -> Result<ProcessExecutionListResponse, ClientError> {
-        self.call(paths::LIST, request, self.request_timeout).await
+        self.call(paths::LIST, request, Repeat::Safe).await
     }
 
     /// Exact counts of the executions `request` matches, optionally per group.
@@ -406,22 +432,21 @@ impl Client {
         &self,
         request: &ProcessExecutionCountRequest,
     ) -> Result<ProcessExecutionCountResponse, ClientError> {
-        self.call(paths::COUNT, request, self.request_timeout).await
+        self.call(paths::COUNT, request, Repeat::Safe).await
     }
 
     pub async fn history(
         &self,
         request: &ProcessExecutionHistoryRequest,
     ) -> Result<ProcessExecutionHistoryResponse, ClientError> {
-        self.call(paths::HISTORY, request, self.request_timeout)
-            .await
+        self.call(paths::HISTORY, request, Repeat::Safe).await
     }
 
     pub async fn publish_to_local_queue_raw(
         &self,
         request: &PublishToLocalQueueRequest,
     ) -> Result<(), ClientError> {
-        self.call_no_body(paths::PUBLISH_TO_LOCAL_QUEUE, request)
+        self.send_idempotent(paths::PUBLISH_TO_LOCAL_QUEUE, request)
             .await
     }
 
@@ -431,8 +456,13 @@ impl Client {
     ) -> Result<ProcessExecutionRpcResponse, ClientError> {
         // The service waits for the worker, so allow the worker's timeout on top of ours.
         let worker = Duration::from_secs(u64::from(request.timeout_seconds.unwrap_or(10)));
-        self.call(paths::RPC, request, self.request_timeout + worker)
-            .await
+        self.call_with_timeout(
+            paths::RPC,
+            request,
+            self.request_timeout + worker,
+            Repeat::Unsafe,
+        )
+        .await
     }
 
     // ---- the operator's calls ----
@@ -443,8 +473,7 @@ impl Client {
         &self,
         request: &ProcessExecutionStatesRequest,
     ) -> Result<ProcessExecutionStatesResponse, ClientError> {
-        self.call(paths::STATES, request, self.request_timeout)
-            .await
+        self.call(paths::STATES, request, Repeat::Safe).await
     }
 
     /// Calls waiting out a retry backoff become due at once (attempt counts kept); parked
@@ -454,8 +483,7 @@ impl Client {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, ClientError> {
-        self.call(paths::RETRY_NOW, request, self.request_timeout)
-            .await
+        self.call_idempotent(paths::RETRY_NOW, request).await
     }
 
     /// A state whose call failed and waits for its next attempt (or is parked) goes to its
@@ -464,8 +492,7 @@ impl Client {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, ClientError> {
-        self.call(paths::GIVE_UP, request, self.request_timeout)
-            .await
+        self.call_idempotent(paths::GIVE_UP, request).await
     }
 
     /// Holds the execution: none of its states' calls or timers run until [`Self::resume`].
@@ -473,7 +500,7 @@ impl Client {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, ClientError> {
-        self.call(paths::PAUSE, request, self.request_timeout).await
+        self.call_idempotent(paths::PAUSE, request).await
     }
 
     /// Releases a paused execution: what fell due meanwhile runs now.
@@ -481,8 +508,7 @@ impl Client {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, ClientError> {
-        self.call(paths::RESUME, request, self.request_timeout)
-            .await
+        self.call_idempotent(paths::RESUME, request).await
     }
 
     /// Restarts an execution from a named state: a running one in place (its open
@@ -492,7 +518,7 @@ impl Client {
         &self,
         request: &ProcessExecutionResetRequest,
     ) -> Result<ProcessExecutionResetResponse, ClientError> {
-        self.call(paths::RESET, request, self.request_timeout).await
+        self.call_idempotent(paths::RESET, request).await
     }
 
     /// One long poll; the HTTP timeout covers the requested wait plus a margin.
@@ -501,68 +527,160 @@ impl Client {
         request: &ProcessExecutionWaitForCompletionRequest,
     ) -> Result<ProcessExecutionWaitForCompletionResponse, ClientError> {
         let wait = Duration::from_secs(u64::from(request.timeout_seconds.unwrap_or(30)));
-        self.call(
+        self.call_with_timeout(
             paths::WAIT_FOR_COMPLETION,
             request,
             wait + self.request_timeout,
+            Repeat::Safe,
         )
         .await
     }
 
+    // ---- batches ----
+
+    /// Starts a batch: `request.operation` on every execution its selection matches, at
+    /// its rate, driven by the service until done. Preview the selection with
+    /// [`Client::count`] and the same `processType`, `where` and `businessTable` first.
+    pub async fn batch_start(
+        &self,
+        request: &BatchStartRequest,
+    ) -> Result<BatchStartResponse, ClientError> {
+        self.call_idempotent(paths::BATCH_START, request).await
+    }
+
+    /// Batches, newest first, a page at a time.
+    pub async fn batch_list(
+        &self,
+        request: &BatchListRequest,
+    ) -> Result<BatchListResponse, ClientError> {
+        self.call(paths::BATCH_LIST, request, Repeat::Safe).await
+    }
+
+    /// A batch's progress and the latest executions it skipped or failed on
+    /// (`BATCH_NOT_FOUND` when no batch has the id).
+    pub async fn batch_describe(
+        &self,
+        request: &BatchDescribeRequest,
+    ) -> Result<BatchDescribeResponse, ClientError> {
+        self.call(paths::BATCH_DESCRIBE, request, Repeat::Safe)
+            .await
+    }
+
+    /// Cancels a running batch after the execution in hand; what it did stays done.
+    /// Answers the batch as it closed.
+    pub async fn batch_cancel(
+        &self,
+        request: &BatchCancelRequest,
+    ) -> Result<BatchDescribeResponse, ClientError> {
+        self.call(paths::BATCH_CANCEL, request, Repeat::Unsafe)
+            .await
+    }
+
+    /// One attempt: the answer's body, or the failure and the pause its answer asks for.
+    async fn attempt(
+        &self,
+        path: &str,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Vec<u8>, (ClientError, Duration)> {
+        // The caller's current span becomes the parent of the service's request span.
+        let mut headers = reqwest::header::HeaderMap::new();
+        xdb_telemetry::inject_headers(&tracing::Span::current(), &mut headers);
+        let mut post = self
+            .http
+            .post(format!("{}{path}", self.service_url))
+            .headers(headers)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .timeout(timeout)
+            .body(body.to_vec());
+        if let Some(token) = &self.bearer_token {
+            post = post.bearer_auth(token);
+        }
+        let no_answer = |e: reqwest::Error| (ClientError::Transport(e), Duration::ZERO);
+        let response = post.send().await.map_err(no_answer)?;
+        let status = response.status();
+        let pause = retry_after(response.headers());
+        let answer = response.bytes().await.map_err(no_answer)?;
+        if status.is_success() {
+            return Ok(answer.to_vec());
+        }
+        Err((ClientError::from_response(status.as_u16(), &answer), pause))
+    }
+
+    /// Sends `request` (serialized once: every attempt sends the same bytes) until it
+    /// is answered, a failure is final, or the retries run out.
     async fn send<Req: Serialize + ?Sized>(
         &self,
         path: &str,
         request: &Req,
         timeout: Duration,
+        repeat: Repeat,
     ) -> Result<Vec<u8>, ClientError> {
-        let mut retries = self.overload_retries;
+        let body = serde_json::to_vec(request).map_err(|e| {
+            ClientError::Sdk(XdbError::Encode {
+                what: format!("request to {path}"),
+                message: e.to_string(),
+            })
+        })?;
+        let mut retry = 0;
         loop {
-            // The caller's current span becomes the parent of the service's request span.
-            let mut headers = reqwest::header::HeaderMap::new();
-            xdb_telemetry::inject_headers(&tracing::Span::current(), &mut headers);
-            let mut post = self
-                .http
-                .post(format!("{}{path}", self.service_url))
-                .headers(headers)
-                .timeout(timeout)
-                .json(request);
-            if let Some(token) = &self.bearer_token {
-                post = post.bearer_auth(token);
-            }
-            let response = post.send().await?;
-            let status = response.status();
-            let pause = retry_after(response.headers());
-            let body = response.bytes().await?;
-            if status.is_success() {
-                return Ok(body.to_vec());
-            }
-            let error = ClientError::from_response(status.as_u16(), &body);
-            if retries == 0 || error.sub_type() != Some(ErrorSubType::Overloaded) {
+            let (error, retry_after) = match self.attempt(path, &body, timeout).await {
+                Ok(answer) => return Ok(answer),
+                Err(failure) => failure,
+            };
+            let Some(why) = retryable(repeat, &error).filter(|_| retry < self.retries) else {
                 return Err(error);
-            }
-            retries -= 1;
-            tracing::debug!(path, ?pause, "the service is overloaded; retrying");
+            };
+            let pause = match why {
+                Retryable::NoAnswer => self.backoff.pause(retry),
+                Retryable::Unavailable => retry_after,
+            };
+            retry += 1;
+            tracing::debug!(path, ?pause, retry, %error, "sending the call again");
             tokio::time::sleep(pause).await;
         }
+    }
+
+    async fn call_with_timeout<Req: Serialize + ?Sized, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        request: &Req,
+        timeout: Duration,
+        repeat: Repeat,
+    ) -> Result<Resp, ClientError> {
+        let body = self.send(path, request, timeout, repeat).await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::InvalidResponse(format!("{path}: {e}")))
     }
 
     async fn call<Req: Serialize + ?Sized, Resp: DeserializeOwned>(
         &self,
         path: &str,
         request: &Req,
-        timeout: Duration,
+        repeat: Repeat,
     ) -> Result<Resp, ClientError> {
-        let body = self.send(path, request, timeout).await?;
-        serde_json::from_slice(&body)
-            .map_err(|e| ClientError::InvalidResponse(format!("{path}: {e}")))
+        self.call_with_timeout(path, request, self.request_timeout, repeat)
+            .await
     }
 
-    async fn call_no_body<Req: Serialize + ?Sized>(
+    /// A write with a request id (the caller's, else a fresh one): safe to send again.
+    async fn call_idempotent<Req: IdempotentRequest, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        request: &Req,
+    ) -> Result<Resp, ClientError> {
+        let request = with_request_id(request);
+        self.call(path, &request, Repeat::Safe).await
+    }
+
+    /// [`Client::call_idempotent`] of a call whose answer has nothing to read.
+    async fn send_idempotent<Req: IdempotentRequest>(
         &self,
         path: &str,
         request: &Req,
     ) -> Result<(), ClientError> {
-        self.send(path, request, self.request_timeout)
+        let request = with_request_id(request);
+        self.send(path, &request, self.request_timeout, Repeat::Safe)
             .await
             .map(drop)
     }

@@ -28,6 +28,8 @@ pub struct ProcessStartOptions {
     /// The whole execution times out after this; `None` means never.
     pub timeout: Option<Duration>,
     pub id_reuse_policy: Option<ProcessIdReusePolicy>,
+    /// The start's `requestId`; `None`: a fresh one for each call.
+    pub request_id: Option<String>,
     encode_error: Option<XdbError>,
 }
 
@@ -85,6 +87,15 @@ impl ProcessStartOptions {
 
     pub fn id_reuse_policy(mut self, policy: ProcessIdReusePolicy) -> Self {
         self.id_reuse_policy = Some(policy);
+        self
+    }
+
+    /// Sends the start with this request id (1 to 200 letters, digits and `-_.:`): the
+    /// same start sent again with it, even by another process of the caller, answers the
+    /// first start's execution instead of starting another (within the service's
+    /// retention, 24 hours by default).
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
         self
     }
 
@@ -163,7 +174,7 @@ pub fn build_start_request(
         u32::try_from(secs).unwrap_or(u32::MAX)
     });
     Ok(ProcessExecutionStartRequest {
-        request_id: None,
+        request_id: options.request_id,
         process_id: process_id.to_string(),
         process_type: definition.process_type().to_string(),
         worker_url: worker_url.to_string(),

@@ -204,6 +204,8 @@ fn start_request_is_filled_from_the_definition() {
     let input = encoding::encode_optional("in", &Ticket { n: 2 }).unwrap();
     let req = build_start_request(&def, "p-1", "http://w", input, options).unwrap();
     assert_eq!(req.process_type, "CounterProcess");
+    // No request id of the caller's: the client sets a fresh one on each call.
+    assert_eq!(req.request_id, None);
     assert_eq!(req.start_state_id.as_deref(), Some("StartState"));
     assert_eq!(req.start_state_input.unwrap().data, r#"{"n":2}"#);
     assert!(req.start_state_config.unwrap().skip_wait_until);
@@ -219,6 +221,17 @@ fn start_request_is_filled_from_the_definition() {
     assert_eq!(ga.primary_key.value, serde_json::json!("c-1"));
     assert_eq!(ga.initial_write[0].column, "owner");
     assert_eq!(config.local_attribute_initial_write[0].value.data, "5");
+}
+
+#[test]
+fn a_start_carries_the_callers_request_id() {
+    use xdb_sdk::start_options::build_start_request;
+    let def = ProcessDefinition::new(CounterProcess);
+    let options = ProcessStartOptions::new()
+        .global_attribute_pk_value("c-1")
+        .request_id("signup-c-1");
+    let req = build_start_request(&def, "p-1", "http://w", None, options).unwrap();
+    assert_eq!(req.request_id.as_deref(), Some("signup-c-1"));
 }
 
 #[test]

@@ -83,6 +83,7 @@ macro_rules! pulsar_mode_too {
 }
 
 mod bad_input;
+mod batch_cli;
 mod batches;
 mod cli;
 mod clock_skew;
