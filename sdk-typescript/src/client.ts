@@ -732,6 +732,7 @@ export function buildStartRequest(
   if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
 
   const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
+  if (options.requestId !== undefined) request.requestId = options.requestId;
   // None: the service routes the start to the deployment that registered the type.
   if (options.workerUrl) request.workerUrl = options.workerUrl;
   const startInput = encodeOptional("start state input", input);
