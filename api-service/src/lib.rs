@@ -12,6 +12,8 @@ mod config;
 mod contract;
 mod definitions;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault_injection;
 mod json;
 mod metric_definitions;
 mod observe;

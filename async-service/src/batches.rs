@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -26,12 +27,12 @@ use xdb_protocol::{
     ProcessExecutionSummary, PublishToLocalQueueRequest,
 };
 
-/// How long a lease on a batch lasts; renewed at each page's checkpoint.
-const LEASE: Duration = Duration::from_secs(15);
 /// How often an idle driver looks for a batch to run.
 const IDLE_POLL: Duration = Duration::from_secs(1);
 /// The time limit of each page's query of the selection.
 pub(crate) const PAGE_QUERY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Executions of a page handled at once (each one transaction).
+const CONCURRENCY: usize = 16;
 /// Most executions a page of the walk holds.
 const MAX_PAGE: u32 = 100;
 
@@ -43,6 +44,10 @@ pub(crate) struct BatchDriver {
     pub names_ignore_case: bool,
     /// The time limit of each page's query.
     pub query_timeout: Duration,
+    /// How long a lease on a batch lasts (the instance's task lease): renewed at each
+    /// page's checkpoint, so a page must take less (pages hold at most a second's worth
+    /// at the batch's rate, and 100 executions).
+    pub lease: Duration,
 }
 
 /// What handling one execution came to.
@@ -58,7 +63,7 @@ impl BatchDriver {
     /// checkpoint, its lease given back for another instance to resume it.
     pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
-            let wait = match self.store.lease_batch(&self.owner, LEASE).await {
+            let wait = match self.store.lease_batch(&self.owner, self.lease).await {
                 Ok(Some(batch)) => match self.drive(batch, &mut stop).await {
                     Ok(()) => Duration::ZERO,
                     Err(error) => {
@@ -113,13 +118,30 @@ impl BatchDriver {
                 Err(error) if error.is_retryable() => return Err(error),
                 Err(error) => return self.fail(batch_id, &error).await,
             };
-            let mut progress = BatchProgress::default();
+            if *stop.borrow() {
+                return self.give_back(batch_id, position.as_deref()).await;
+            }
+            // Each execution at its slot of the rate, up to CONCURRENCY at once.
+            let mut handled = Vec::with_capacity(page.executions.len());
+            let mut in_flight = FuturesUnordered::new();
             for execution in &page.executions {
-                if *stop.borrow() {
-                    return self.give_back(batch_id, position.as_deref()).await;
+                let slot = pacer.slot();
+                in_flight.push(async move {
+                    tokio::time::sleep_until(slot).await;
+                    self.handle(batch_id, request, execution).await
+                });
+                if in_flight.len() >= CONCURRENCY {
+                    handled.extend(in_flight.next().await);
                 }
-                pacer.wait().await;
-                match self.handle(batch_id, request, execution).await? {
+            }
+            while let Some(outcome) = in_flight.next().await {
+                handled.push(outcome);
+            }
+            let mut progress = BatchProgress::default();
+            for outcome in handled {
+                // A failure of the database stops the walk; the page is walked again
+                // (what was done answers from its receipts) after the recount.
+                match outcome? {
                     Handled::Now(BatchItemOutcome::Done) => progress.done += 1,
                     Handled::Now(BatchItemOutcome::Skipped) => progress.skipped += 1,
                     Handled::Now(BatchItemOutcome::Failed) => progress.failed += 1,
@@ -129,7 +151,7 @@ impl BatchDriver {
             let next = page.next_page_token.or(position.clone());
             let held = self
                 .store
-                .checkpoint_batch(batch_id, &self.owner, next.as_deref(), progress, LEASE)
+                .checkpoint_batch(batch_id, &self.owner, next.as_deref(), progress, self.lease)
                 .await?;
             if !held {
                 // Cancelled (or taken over after a pause longer than the lease): this
@@ -385,12 +407,19 @@ impl Pacer {
         }
     }
 
-    async fn wait(&mut self) {
+    /// When the next execution may start.
+    fn slot(&mut self) -> Instant {
         let now = Instant::now();
         let earliest = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
         self.next = self.next.max(earliest);
-        tokio::time::sleep_until(self.next).await;
+        let slot = self.next;
         self.next += self.interval;
+        slot
+    }
+
+    #[cfg(test)]
+    async fn wait(&mut self) {
+        tokio::time::sleep_until(self.slot()).await;
     }
 }
 

@@ -203,6 +203,7 @@ impl AsyncService {
             owner: owner.clone(),
             names_ignore_case: database_url.dialect() == xdb_config::Dialect::MySql,
             query_timeout: batches::PAGE_QUERY_TIMEOUT,
+            lease: config.lease(),
         };
         let batches = tokio::spawn(batches.run(claiming_stopped.clone()));
         let queue = match source {

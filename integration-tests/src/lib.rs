@@ -39,6 +39,8 @@ pub use sql::Arg;
 
 /// The line `xdb-test-async-instance` prints on stdout once its service runs.
 pub const READY_LINE: &str = "xdb-test-async-instance ready";
+/// What `xdb-test-api-instance` prints on stdout, with its address, once it listens.
+pub const API_READY_LINE: &str = "xdb-test-api-instance ready";
 
 /// Logs to the test output when `RUST_LOG` is set; once per test binary.
 pub fn init_tracing() {

@@ -29,6 +29,8 @@ pub(crate) async fn apply<T: DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let applied = state.store.apply(request, receipt.as_ref()).await?;
     if !applied.replayed {
+        #[cfg(feature = "fault-injection")]
+        crate::fault_injection::after_commit(request.operation()).await;
         announce(state, &request, &applied);
     }
     serde_json::from_value(applied.answer).map_err(|e| {

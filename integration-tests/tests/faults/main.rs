@@ -28,6 +28,7 @@ use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::protocol::ErrorSubType;
 use xdb_sdk::{Client, ClientError, WorkerService};
 
+mod fleet;
 mod partitions;
 
 const ASYNC_INSTANCE_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-async-instance");
