@@ -156,7 +156,7 @@ pub struct HistoryArgs {
     /// An execution id of the process; absent: the latest
     #[arg(long)]
     pub execution: Option<String>,
-    /// Show every event's details whole instead of cut to the line
+    /// Show every event's details whole instead of a one-line summary
     #[arg(long)]
     pub wide: bool,
     /// Only events of this type (repeatable), e.g. STATE_API_FAILED
@@ -171,6 +171,10 @@ pub struct HistoryArgs {
     /// Follow every page and print them as one history
     #[arg(long)]
     pub all: bool,
+    /// Keep printing new events as they happen, until the execution closes (Ctrl-C
+    /// stops following)
+    #[arg(long, conflicts_with_all = ["all", "after"])]
+    pub follow: bool,
 }
 
 fn parse_event_type(text: &str) -> Result<HistoryEventType, String> {

@@ -96,6 +96,9 @@ pub async fn count(client: &Client, output: Output, a: &CountArgs) -> Outcome {
 const HISTORY_DETAILS_WIDTH: usize = 80;
 
 pub async fn history(client: &Client, output: Output, a: &HistoryArgs) -> Outcome {
+    if a.follow {
+        return follow_history(client, output, a).await;
+    }
     let mut request = history_request(a);
     let mut response = client.history(&request).await?;
     while a.all && response.next_after_event_id.is_some() {
@@ -112,6 +115,42 @@ pub async fn history(client: &Client, output: Output, a: &HistoryArgs) -> Outcom
         eprintln!("more events: --after {after}");
     }
     Ok(Exit::Ok)
+}
+
+/// How often `--follow` asks for new events.
+const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Prints the history, then new events as they come (a JSON line per event with
+/// `--output json`), until the execution's `PROCESS_CLOSED`.
+async fn follow_history(client: &Client, output: Output, a: &HistoryArgs) -> Outcome {
+    let mut request = history_request(a);
+    let width = (!a.wide).then_some(HISTORY_DETAILS_WIDTH);
+    let mut shown = 0;
+    loop {
+        let page = client.history(&request).await?;
+        if shown == 0 && output == Output::Table {
+            println!("Execution {}", page.process_execution_id);
+            println!("{}", views::history_header());
+        }
+        for event in &page.events {
+            shown += 1;
+            match output {
+                Output::Table => println!("{}", views::history_line(shown, event, width)),
+                Output::Json => println!("{}", serde_json::to_string(event).unwrap_or_default()),
+            }
+        }
+        // Stay on this execution, even if a new one of the process id starts.
+        request.process_execution_id = Some(page.process_execution_id.clone());
+        if let Some(last) = page.events.last() {
+            request.after_event_id = Some(last.event_id);
+        }
+        if page.events.iter().any(|e| e.event_type == "PROCESS_CLOSED") {
+            return Ok(Exit::Ok);
+        }
+        if page.next_after_event_id.is_none() {
+            tokio::time::sleep(FOLLOW_EVERY).await;
+        }
+    }
 }
 
 pub async fn stop(client: &Client, output: Output, a: &StopArgs) -> Outcome {

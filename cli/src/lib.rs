@@ -12,6 +12,7 @@ pub mod definitions;
 pub mod deployments;
 pub mod dev;
 pub mod format;
+mod history_lines;
 pub mod operate;
 pub mod payload;
 pub mod requests;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use xdb_protocol::{
-    CallPhase, PauseInfo, PendingCall, ProcessExecutionCountResponse,
+    CallPhase, HistoryEvent, PauseInfo, PendingCall, ProcessExecutionCountResponse,
     ProcessExecutionDescribeResponse, ProcessExecutionHistoryResponse,
     ProcessExecutionStatesResponse, ProcessExecutionSummary,
     ProcessExecutionWaitForCompletionResponse, ProcessFailure, StateExecutionInfo,
@@ -145,27 +145,69 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
 
 /// The details column is cut to `details_width` characters unless it is `None`.
 pub fn history(h: &ProcessExecutionHistoryResponse, details_width: Option<usize>) -> String {
-    let rows: Vec<Vec<String>> = h
-        .events
-        .iter()
-        .map(|e| {
-            let details = serde_json::to_string(&e.details).unwrap_or_default();
-            vec![
-                e.event_id.to_string(),
-                timestamp_ms(e.event_timestamp_ms),
-                e.event_type.clone(),
-                match details_width {
-                    Some(width) => truncate(&details, width),
-                    None => details,
-                },
-            ]
-        })
-        .collect();
     format!(
         "Execution {}\n{}",
         h.process_execution_id,
-        table(&["ID", "TIME", "EVENT", "DETAILS"], &rows)
+        history_rows(h, 1, details_width)
     )
+}
+
+/// The header of [`history_line`]s.
+pub fn history_header() -> String {
+    format!(
+        "{:<5} {:<24} {:<31} {:<18} SUMMARY",
+        "#", "TIME", "EVENT", "STATE"
+    )
+}
+
+/// Event number `n` as one line of fixed columns (for `--follow`, whose events come a
+/// few at a time: a table's widths would change between them).
+pub fn history_line(n: usize, e: &HistoryEvent, summary_width: Option<usize>) -> String {
+    use crate::history_lines::{state_of, summary};
+    let what = match summary_width {
+        Some(width) => truncate(&summary(&e.event_type, &e.details), width),
+        None => serde_json::to_string(&e.details).unwrap_or_default(),
+    };
+    let state = state_of(&e.details).unwrap_or_else(|| "-".to_owned());
+    format!(
+        "{n:<5} {:<24} {:<31} {state:<18} {what}",
+        timestamp_ms(e.event_timestamp_ms),
+        e.event_type
+    )
+}
+
+/// The events of `h` as a table, numbered from `first` in the execution's order: a
+/// state column and a one-line summary, or (with no width: `--wide`) the whole details.
+pub fn history_rows(
+    h: &ProcessExecutionHistoryResponse,
+    first: usize,
+    summary_width: Option<usize>,
+) -> String {
+    use crate::history_lines::{state_of, summary};
+    let rows: Vec<Vec<String>> = h
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let what = match summary_width {
+                Some(width) => truncate(&summary(&e.event_type, &e.details), width),
+                None => serde_json::to_string(&e.details).unwrap_or_default(),
+            };
+            vec![
+                (first + i).to_string(),
+                timestamp_ms(e.event_timestamp_ms),
+                e.event_type.clone(),
+                state_of(&e.details).unwrap_or_else(|| "-".to_owned()),
+                what,
+            ]
+        })
+        .collect();
+    let last = if summary_width.is_some() {
+        "SUMMARY"
+    } else {
+        "DETAILS"
+    };
+    table(&["#", "TIME", "EVENT", "STATE", last], &rows)
 }
 
 pub fn wait_result(w: &ProcessExecutionWaitForCompletionResponse) -> String {
@@ -399,7 +441,7 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::time::Duration;
-    use xdb_protocol::{EncodedObject, HistoryEvent, ProcessStatus};
+    use xdb_protocol::{EncodedObject, ProcessStatus};
 
     fn described() -> ProcessExecutionDescribeResponse {
         serde_json::from_value(json!({
@@ -604,13 +646,16 @@ mod tests {
                 event_id: 1,
                 event_timestamp_ms: 0,
                 event_type: "PROCESS_STARTED".into(),
-                details: json!({"long": "x".repeat(50)}),
+                details: json!({"processType": "T", "startStateId": "x".repeat(50)}),
             }],
             next_after_event_id: None,
         };
         let narrow = history(&h, Some(20));
-        assert!(narrow.starts_with("Execution e1\nID  TIME"), "{narrow}");
-        assert!(narrow.contains("PROCESS_STARTED  {\"long\":\"xxxxxxxxxx…"));
+        assert!(narrow.starts_with("Execution e1\n#  TIME"), "{narrow}");
+        assert!(
+            narrow.contains("PROCESS_STARTED  -      type T, starts at x…"),
+            "{narrow}"
+        );
         assert!(history(&h, None).contains(&"x".repeat(50)));
     }
 
