@@ -110,7 +110,8 @@ pub struct SelectionArgs {
     pub until: Option<i64>,
     /// Only executions matching this condition: business columns by name, JSON paths
     /// as col->>'key', execution fields as execution.<field>; =, !=, <, <=, >, >=, IN,
-    /// IS [NOT] NULL, LIKE 'prefix%', AND, OR, NOT
+    /// IS [NOT] NULL, LIKE 'abc%' / '%abc' / '%abc%', AND, OR, NOT; times may be
+    /// relative to now ('-1h')
     #[arg(long = "where", value_parser = crate::where_clause::parse_where)]
     pub where_: Option<FilterNode>,
     /// The business table (table or schema.table) when no registered definition

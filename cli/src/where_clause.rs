@@ -4,6 +4,8 @@
 //!
 //! Bare names are columns of the business row (`amount > 10`, `form->>'email' = 'a@b'`);
 //! `execution.<field>` names a field of the execution (`execution.status = 'RUNNING'`).
+//! `LIKE` takes `'abc%'`, `'%abc'` and `'%abc%'` (PREFIX, SUFFIX, CONTAINS), no other
+//! pattern.
 
 use serde_json::Value;
 use sqlparser::ast::{BinaryOperator, Expr, InTarget, UnaryOperator, Value as SqlValue};
@@ -101,23 +103,47 @@ fn node(expr: &Expr) -> Result<FilterNode, String> {
             let Value::String(pattern) = literal(pattern)? else {
                 return Err("LIKE takes a quoted pattern".into());
             };
-            let prefix = pattern
-                .strip_suffix('%')
-                .filter(|p| !p.contains(['%', '_']))
-                .ok_or_else(|| {
-                    format!(
-                        "LIKE '{pattern}': only prefix patterns are supported ('abc%'; \
-                         '%' and '_' elsewhere are not)"
-                    )
-                })?;
-            let found = condition(subject, FilterOp::Prefix, Some(prefix.into()), None)?;
+            let (op, text) = like_pattern(&pattern)?;
+            let found = condition(subject, op, Some(text.into()), None)?;
             Ok(if *negated { not(found) } else { found })
         }
         other => Err(format!(
             "'{other}' is not a condition (conditions compare a column or \
-             execution.<field> with values: =, !=, <, <=, >, >=, IN, IS NULL, LIKE 'prefix%')"
+             execution.<field> with values: =, !=, <, <=, >, >=, IN, IS NULL, \
+             LIKE 'abc%' / '%abc' / '%abc%')"
         )),
     }
+}
+
+/// The text operator a LIKE pattern stands for: `abc%` PREFIX, `%abc` SUFFIX, `%abc%`
+/// CONTAINS; the text between the `%`s is matched as it is.
+fn like_pattern(pattern: &str) -> Result<(FilterOp, &str), String> {
+    let (starts, rest) = match pattern.strip_prefix('%') {
+        Some(rest) => (false, rest),
+        None => (true, pattern),
+    };
+    let (ends, text) = match rest.strip_suffix('%') {
+        Some(text) => (false, text),
+        None => (true, rest),
+    };
+    let op = match (starts, ends) {
+        (true, false) => FilterOp::Prefix,
+        (false, true) => FilterOp::Suffix,
+        (false, false) => FilterOp::Contains,
+        (true, true) => return Err(unsupported_like(pattern)),
+    };
+    if text.contains(['%', '_']) {
+        return Err(unsupported_like(pattern));
+    }
+    Ok((op, text))
+}
+
+fn unsupported_like(pattern: &str) -> String {
+    format!(
+        "LIKE '{pattern}': only 'abc%' (starts with), '%abc' (ends with) and '%abc%' \
+         (contains) are supported; '_', and '%' anywhere else, are not (use = for an \
+         exact match)"
+    )
 }
 
 fn not(node: FilterNode) -> FilterNode {
@@ -202,10 +228,17 @@ fn execution_field(name: &str) -> Result<ExecutionField, String> {
         "closetime" => ExecutionField::CloseTime,
         "paused" => ExecutionField::Paused,
         "currentstateid" | "state" => ExecutionField::CurrentStateId,
+        "parked" => ExecutionField::Parked,
+        "backingoff" => ExecutionField::BackingOff,
+        "waitingontimer" => ExecutionField::WaitingOnTimer,
+        "waitingonqueue" => ExecutionField::WaitingOnQueue,
+        "deploymentname" => ExecutionField::DeploymentName,
+        "deploymentversion" => ExecutionField::DeploymentVersion,
         _ => {
             return Err(format!(
                 "execution.{name}: no such field (status, processType, processId, \
-                 startTime, closeTime, paused, currentStateId)"
+                 startTime, closeTime, paused, currentStateId, parked, backingOff, \
+                 waitingOnTimer, waitingOnQueue, deploymentName, deploymentVersion)"
             ))
         }
     })
@@ -289,11 +322,51 @@ mod tests {
     }
 
     #[test]
+    fn like_patterns_map_to_text_operators() {
+        assert_eq!(
+            tree(
+                "form->>'email' like '%@example.com' and note like '%50%' \
+                 and execution.process_id like 'order-%' and tier not like '%old'"
+            ),
+            json!({"and": [
+                {"column": "form", "path": ["email"], "op": "SUFFIX", "value": "@example.com"},
+                {"column": "note", "op": "CONTAINS", "value": "50"},
+                {"field": "processId", "op": "PREFIX", "value": "order-"},
+                {"not": {"column": "tier", "op": "SUFFIX", "value": "old"}}
+            ]})
+        );
+    }
+
+    #[test]
+    fn the_situation_fields_and_relative_times() {
+        assert_eq!(
+            tree(
+                "execution.parked = true or execution.backing_off != false \
+                 or execution.waitingOnTimer = true or execution.waiting_on_queue in ('a') \
+                 or execution.deployment_version = 'v2' or execution.deploymentName is null \
+                 or execution.startTime >= '-1h'"
+            ),
+            json!({"or": [
+                {"field": "parked", "op": "=", "value": true},
+                {"field": "backingOff", "op": "!=", "value": false},
+                {"field": "waitingOnTimer", "op": "=", "value": true},
+                {"field": "waitingOnQueue", "op": "IN", "values": ["a"]},
+                {"field": "deploymentVersion", "op": "=", "value": "v2"},
+                {"field": "deploymentName", "op": "IS NULL"},
+                {"field": "startTime", "op": ">=", "value": "-1h"}
+            ]})
+        );
+    }
+
+    #[test]
     fn what_the_tree_cannot_say_is_refused_by_name() {
         for (text, expected) in [
             ("amount + 1 > 2", "is not a column"),
             ("amount = other", "is not a value"),
-            ("email like '%@example.com'", "only prefix patterns"),
+            ("email like 'a%b'", "only 'abc%'"),
+            ("email like 'a_%'", "only 'abc%'"),
+            ("email like '%a%b%'", "only 'abc%'"),
+            ("email like 'abc'", "use = for an exact match"),
             ("amount = null", "IS NULL"),
             ("execution.colour = 'red'", "no such field"),
             ("a.b = 1", "execution.<field>"),

@@ -68,12 +68,26 @@ pub struct FilterNot {
 
 /// A field of the execution itself.
 /// - `status`: a `ProcessStatus` name; `=`, `!=`, `IN`.
-/// - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`.
-/// - `startTime`, `closeTime`: milliseconds since the epoch (or RFC 3339 text);
-///   `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`, `IS NOT NULL`.
+/// - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`, `SUFFIX`, `CONTAINS`.
+/// - `startTime`, `closeTime`: milliseconds since the epoch, RFC 3339 text, or a
+///   duration from now on the database's clock (`-1h`, `-30m`, `-2d`, `+10s`; negative
+///   is in the past); `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`,
+///   `IS NOT NULL`.
 /// - `paused`: a boolean; `=`, `!=` (paused means paused by an operator and running).
 /// - `currentStateId`: a state id; `=`, `IN`: the execution has an unfinished state
 ///   execution of that state (one of its running threads).
+/// - `parked`: a boolean; `=`, `!=`: the execution has a task set aside for an operator
+///   (its transition refused by the database, or a non-retryable worker error; not a
+///   pause).
+/// - `backingOff`: a boolean; `=`, `!=`: a state call of the execution failed and waits
+///   for its next attempt, due later by the database's clock.
+/// - `waitingOnTimer`: a boolean; `=`, `!=`: the execution has a durable timer that has
+///   not fired.
+/// - `waitingOnQueue`: a local queue name; `=`, `IN`: a state of the execution waits for
+///   messages of that queue (its command on the queue is not complete).
+/// - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
+///   `IS NOT NULL`: the registered deployment the execution runs on (the newest
+///   registration of its type at its worker URL); NULL when none registered that URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ExecutionField {
@@ -84,6 +98,12 @@ pub enum ExecutionField {
     CloseTime,
     Paused,
     CurrentStateId,
+    Parked,
+    BackingOff,
+    WaitingOnTimer,
+    WaitingOnQueue,
+    DeploymentName,
+    DeploymentVersion,
 }
 
 impl ExecutionField {
@@ -97,13 +117,20 @@ impl ExecutionField {
             ExecutionField::CloseTime => "closeTime",
             ExecutionField::Paused => "paused",
             ExecutionField::CurrentStateId => "currentStateId",
+            ExecutionField::Parked => "parked",
+            ExecutionField::BackingOff => "backingOff",
+            ExecutionField::WaitingOnTimer => "waitingOnTimer",
+            ExecutionField::WaitingOnQueue => "waitingOnQueue",
+            ExecutionField::DeploymentName => "deploymentName",
+            ExecutionField::DeploymentVersion => "deploymentVersion",
         }
     }
 }
 
 /// How a condition compares. `IN` takes `values`; `IS NULL` and `IS NOT NULL` take no
-/// value; every other operator takes `value`. `PREFIX` matches text starting with
-/// `value` (no wildcards: `%` and `_` are plain characters).
+/// value; every other operator takes `value`. `PREFIX`, `SUFFIX` and `CONTAINS` match
+/// text starting with, ending with or containing `value` (no wildcards: `%` and `_` are
+/// plain characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub enum FilterOp {
     #[serde(rename = "=")]
@@ -126,6 +153,10 @@ pub enum FilterOp {
     IsNotNull,
     #[serde(rename = "PREFIX")]
     Prefix,
+    #[serde(rename = "SUFFIX")]
+    Suffix,
+    #[serde(rename = "CONTAINS")]
+    Contains,
 }
 
 impl FilterOp {
@@ -142,6 +173,8 @@ impl FilterOp {
             FilterOp::IsNull => "IS NULL",
             FilterOp::IsNotNull => "IS NOT NULL",
             FilterOp::Prefix => "PREFIX",
+            FilterOp::Suffix => "SUFFIX",
+            FilterOp::Contains => "CONTAINS",
         }
     }
 }
@@ -168,8 +201,9 @@ pub struct FieldCondition {
 /// and decimal columns, a string for text, a boolean for boolean columns, RFC 3339 text
 /// (or milliseconds since the epoch) for timestamps, `YYYY-MM-DD` for dates. With `path`
 /// (a JSON column), the JSON value at that path of object keys is compared with `value`
-/// as JSON (`=`, `!=`), or tested with `IS NULL` / `IS NOT NULL` (missing or JSON null
-/// is not told apart from SQL NULL).
+/// as JSON (`=`, `!=`), matched as text by `PREFIX`, `SUFFIX`, `CONTAINS` (a string
+/// `value`; unknown where the path holds no string), or tested with `IS NULL` /
+/// `IS NOT NULL` (missing or JSON null is not told apart from SQL NULL).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ColumnCondition {
@@ -323,6 +357,30 @@ mod tests {
         let again: FilterNode =
             serde_json::from_value(serde_json::to_value(&tree).unwrap()).unwrap();
         assert_eq!(again, tree);
+    }
+
+    #[test]
+    fn the_newer_fields_and_text_operators_read_by_their_wire_names() {
+        for (name, field) in [
+            ("parked", ExecutionField::Parked),
+            ("backingOff", ExecutionField::BackingOff),
+            ("waitingOnTimer", ExecutionField::WaitingOnTimer),
+            ("waitingOnQueue", ExecutionField::WaitingOnQueue),
+            ("deploymentName", ExecutionField::DeploymentName),
+            ("deploymentVersion", ExecutionField::DeploymentVersion),
+        ] {
+            let read: FieldCondition =
+                serde_json::from_value(json!({"field": name, "op": "=", "value": true})).unwrap();
+            assert_eq!((read.field, field.as_str()), (field, name));
+        }
+        for (name, op) in [
+            ("SUFFIX", FilterOp::Suffix),
+            ("CONTAINS", FilterOp::Contains),
+        ] {
+            let read: ColumnCondition =
+                serde_json::from_value(json!({"column": "a", "op": name, "value": "x"})).unwrap();
+            assert_eq!((read.op, op.as_str()), (op, name));
+        }
     }
 
     #[test]

@@ -353,8 +353,9 @@ export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED';
  * and decimal columns, a string for text, a boolean for boolean columns, RFC 3339 text
  * (or milliseconds since the epoch) for timestamps, `YYYY-MM-DD` for dates. With `path`
  * (a JSON column), the JSON value at that path of object keys is compared with `value`
- * as JSON (`=`, `!=`), or tested with `IS NULL` / `IS NOT NULL` (missing or JSON null
- * is not told apart from SQL NULL).
+ * as JSON (`=`, `!=`), matched as text by `PREFIX`, `SUFFIX`, `CONTAINS` (a string
+ * `value`; unknown where the path holds no string), or tested with `IS NULL` /
+ * `IS NOT NULL` (missing or JSON null is not told apart from SQL NULL).
  */
 export type ColumnCondition = {
     /**
@@ -673,14 +674,28 @@ export type ExecuteCompletedDetails = {
 /**
  * A field of the execution itself.
  * - `status`: a `ProcessStatus` name; `=`, `!=`, `IN`.
- * - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`.
- * - `startTime`, `closeTime`: milliseconds since the epoch (or RFC 3339 text);
- * `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`, `IS NOT NULL`.
+ * - `processType`, `processId`: text; `=`, `!=`, `IN`, `PREFIX`, `SUFFIX`, `CONTAINS`.
+ * - `startTime`, `closeTime`: milliseconds since the epoch, RFC 3339 text, or a
+ * duration from now on the database's clock (`-1h`, `-30m`, `-2d`, `+10s`; negative
+ * is in the past); `=`, `!=`, `<`, `<=`, `>`, `>=`; `closeTime` also `IS NULL`,
+ * `IS NOT NULL`.
  * - `paused`: a boolean; `=`, `!=` (paused means paused by an operator and running).
  * - `currentStateId`: a state id; `=`, `IN`: the execution has an unfinished state
  * execution of that state (one of its running threads).
+ * - `parked`: a boolean; `=`, `!=`: the execution has a task set aside for an operator
+ * (its transition refused by the database, or a non-retryable worker error; not a
+ * pause).
+ * - `backingOff`: a boolean; `=`, `!=`: a state call of the execution failed and waits
+ * for its next attempt, due later by the database's clock.
+ * - `waitingOnTimer`: a boolean; `=`, `!=`: the execution has a durable timer that has
+ * not fired.
+ * - `waitingOnQueue`: a local queue name; `=`, `IN`: a state of the execution waits for
+ * messages of that queue (its command on the queue is not complete).
+ * - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
+ * `IS NOT NULL`: the registered deployment the execution runs on (the newest
+ * registration of its type at its worker URL); NULL when none registered that URL.
  */
-export type ExecutionField = 'status' | 'processType' | 'processId' | 'startTime' | 'closeTime' | 'paused' | 'currentStateId';
+export type ExecutionField = 'status' | 'processType' | 'processId' | 'startTime' | 'closeTime' | 'paused' | 'currentStateId' | 'parked' | 'backingOff' | 'waitingOnTimer' | 'waitingOnQueue' | 'deploymentName' | 'deploymentVersion';
 
 /**
  * `POST .../deployments/move`: moves running executions of a type to a deployment that
@@ -754,10 +769,11 @@ export type FilterNot = {
 
 /**
  * How a condition compares. `IN` takes `values`; `IS NULL` and `IS NOT NULL` take no
- * value; every other operator takes `value`. `PREFIX` matches text starting with
- * `value` (no wildcards: `%` and `_` are plain characters).
+ * value; every other operator takes `value`. `PREFIX`, `SUFFIX` and `CONTAINS` match
+ * text starting with, ending with or containing `value` (no wildcards: `%` and `_` are
+ * plain characters).
  */
-export type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN' | 'IS NULL' | 'IS NOT NULL' | 'PREFIX';
+export type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN' | 'IS NULL' | 'IS NOT NULL' | 'PREFIX' | 'SUFFIX' | 'CONTAINS';
 
 /**
  * At least one node must match (an empty list matches nothing).

@@ -42,6 +42,32 @@ fn json_at(column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
     )
 }
 
+fn json_text_at(column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
+    let path = TypedValue::Text(json_path(keys));
+    (
+        format!(
+            "(CASE WHEN JSON_TYPE(JSON_EXTRACT({column}, ?)) = 'STRING' \
+             THEN JSON_UNQUOTE(JSON_EXTRACT({column}, ?)) END)"
+        ),
+        vec![path.clone(), path],
+    )
+}
+
+/// A command's entry in `queuesReceived` is null until its messages came; the queue
+/// name is compared byte for byte, as XDB's own columns compare.
+fn waits_on_queue(placeholders: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM xdb_sys_async_state_executions s, \
+         JSON_TABLE(s.command_request, '$.localQueueCommands[*]' COLUMNS (n FOR ORDINALITY, \
+           queue_name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin \
+           PATH '$.queueName')) q \
+         WHERE s.process_execution_id = p.id AND s.status = 'WAITING_COMMANDS' \
+         AND q.queue_name IN ({placeholders}) \
+         AND COALESCE(JSON_TYPE(JSON_EXTRACT(s.command_results, \
+           CONCAT('$.queuesReceived[', q.n - 1, ']'))), 'NULL') <> 'ARRAY')"
+    )
+}
+
 /// The process id (XDB's binary collation) converted to the key column's character set
 /// and collation, so that MySQL compares them at all (two collations of one coercibility
 /// are an error) and looks the key up by its index. A key that is not text is compared
@@ -86,6 +112,18 @@ impl QuerySyntax for MariaDbSyntax {
         // `= 1`: MariaDB 10.11 takes a bare JSON_EQUALS that is NULL (a missing path) as
         // true in a WHERE clause; compared, NULL stays unknown.
         format!("JSON_EQUALS({left}, ?) = 1")
+    }
+
+    fn json_text_at(&self, column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
+        json_text_at(column, keys)
+    }
+
+    fn waits_on_queue(&self, placeholders: &str) -> String {
+        waits_on_queue(placeholders)
+    }
+
+    fn now(&self) -> &'static str {
+        "UTC_TIMESTAMP(6)"
     }
 
     fn as_text(&self, expr: &str) -> String {
@@ -138,6 +176,18 @@ impl QuerySyntax for MySqlSyntax {
 
     fn json_equals(&self, left: &str) -> String {
         format!("{left} = CAST(? AS JSON)")
+    }
+
+    fn json_text_at(&self, column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
+        json_text_at(column, keys)
+    }
+
+    fn waits_on_queue(&self, placeholders: &str) -> String {
+        waits_on_queue(placeholders)
+    }
+
+    fn now(&self) -> &'static str {
+        "UTC_TIMESTAMP(6)"
     }
 
     fn as_text(&self, expr: &str) -> String {

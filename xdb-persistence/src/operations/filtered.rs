@@ -41,7 +41,8 @@ pub(crate) async fn list_matching<D: Dialect>(
         .transpose()?;
     let mut all = plain_filter(&request.filter)?;
     if let Some(tree) = &request.where_ {
-        all.push(check_filter("where", tree, table).map_err(invalid)?);
+        let now = store.database_clock().now();
+        all.push(check_filter("where", tree, table, now).map_err(invalid)?);
     }
     let filter = Checked::All(all);
     let join = join_for(&filter, None, request.filter.process_type.as_deref(), table)?;
@@ -79,7 +80,8 @@ pub(crate) async fn count_matching<D: Dialect>(
     };
     let mut all = plain_filter(&plain)?;
     if let Some(tree) = &request.where_ {
-        all.push(check_filter("where", tree, table).map_err(invalid)?);
+        let now = store.database_clock().now();
+        all.push(check_filter("where", tree, table, now).map_err(invalid)?);
     }
     let filter = Checked::All(all);
     let group = request

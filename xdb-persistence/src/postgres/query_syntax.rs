@@ -46,6 +46,33 @@ impl QuerySyntax for PostgresSyntax {
         format!("{left} = CAST(? AS JSONB)")
     }
 
+    fn json_text_at(&self, column: &str, keys: &[String]) -> (String, Vec<TypedValue>) {
+        let (value, mut values) = self.json_at(column, keys);
+        let (text, again) = self.json_at(column, keys);
+        values.extend(again);
+        (
+            format!("(CASE WHEN jsonb_typeof({value}) = 'string' THEN {text} #>> '{{}}' END)"),
+            values,
+        )
+    }
+
+    fn waits_on_queue(&self, placeholders: &str) -> String {
+        // A command's entry in `queuesReceived` is null until its messages came.
+        format!(
+            "EXISTS (SELECT 1 FROM xdb_sys_async_state_executions s \
+             CROSS JOIN LATERAL jsonb_array_elements(s.command_request -> 'localQueueCommands') \
+             WITH ORDINALITY AS q(command, n) \
+             WHERE s.process_execution_id = p.id AND s.status = 'WAITING_COMMANDS' \
+             AND q.command ->> 'queueName' IN ({placeholders}) \
+             AND jsonb_typeof(s.command_results -> 'queuesReceived' -> CAST(q.n - 1 AS INT)) \
+             IS DISTINCT FROM 'array')"
+        )
+    }
+
+    fn now(&self) -> &'static str {
+        "clock_timestamp()"
+    }
+
     fn as_text(&self, expr: &str) -> String {
         format!("CAST({expr} AS TEXT)")
     }

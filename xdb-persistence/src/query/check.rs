@@ -3,6 +3,7 @@
 //! its type. Pure: what it refuses names the path in the tree (`where.and[1].value`)
 //! and what was expected, and reaches no database.
 
+use chrono::{DateTime, Utc};
 use xdb_engine::validation::{check_identifier, ValidationError};
 use xdb_protocol::{
     ColumnCondition, CountGroupBy, ExecutionField, FieldCondition, FilterNode, FilterOp,
@@ -10,7 +11,7 @@ use xdb_protocol::{
     MAX_JSON_PATH_KEYS,
 };
 
-use super::values::{TypedValue, ValueType};
+use super::values::{relative_instant, TypedValue, ValueType};
 use crate::TableColumn;
 
 /// Longest key of a JSON path.
@@ -95,8 +96,16 @@ pub(crate) enum Test {
     In(Vec<TypedValue>),
     /// `true`: IS NULL.
     Null(bool),
-    /// Starts with the text (unescaped).
-    Prefix(String),
+    /// Text that starts with, ends with or contains this text (unescaped).
+    Like(TextMatch, String),
+}
+
+/// Where the text of a [`Test::Like`] is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextMatch {
+    Prefix,
+    Suffix,
+    Contains,
 }
 
 /// What a count groups by, checked.
@@ -107,15 +116,16 @@ pub(crate) enum Group {
 }
 
 /// Checks `tree`, found at `at` of the request, against `table` (when the request has
-/// one).
+/// one). Relative times (`-1h`) count from `now`, the database's clock.
 pub(crate) fn check_filter(
     at: &str,
     tree: &FilterNode,
     table: Option<&QueryTable>,
+    now: DateTime<Utc>,
 ) -> Result<Checked, ValidationError> {
     let mut nodes = 0;
     measure(at, tree, 1, &mut nodes)?;
-    check_node(at, tree, table)
+    check_node(at, tree, table, now)
 }
 
 /// Checks what a count groups by.
@@ -189,20 +199,24 @@ fn check_node(
     at: &str,
     node: &FilterNode,
     table: Option<&QueryTable>,
+    now: DateTime<Utc>,
 ) -> Result<Checked, ValidationError> {
     let list = |key: &str, nodes: &[FilterNode]| -> Result<Vec<Checked>, ValidationError> {
         let checked = nodes.iter().enumerate();
         checked
-            .map(|(i, n)| check_node(&format!("{at}.{key}[{i}]"), n, table))
+            .map(|(i, n)| check_node(&format!("{at}.{key}[{i}]"), n, table, now))
             .collect()
     };
     Ok(match node {
         FilterNode::And(and) => Checked::All(list("and", &and.and)?),
         FilterNode::Or(or) => Checked::Any(list("or", &or.or)?),
-        FilterNode::Not(not) => {
-            Checked::Not(Box::new(check_node(&format!("{at}.not"), &not.not, table)?))
-        }
-        FilterNode::Field(condition) => Checked::Test(check_field(at, condition)?),
+        FilterNode::Not(not) => Checked::Not(Box::new(check_node(
+            &format!("{at}.not"),
+            &not.not,
+            table,
+            now,
+        )?)),
+        FilterNode::Field(condition) => Checked::Test(check_field(at, condition, now)?),
         FilterNode::Column(condition) => Checked::Test(check_column(at, condition, table)?),
     })
 }
@@ -213,18 +227,30 @@ fn field_rules(field: ExecutionField) -> (ValueType, &'static [FilterOp]) {
     let text = ValueType::Text { json_text: false };
     match field {
         ExecutionField::Status => (text, &[Eq, Ne, In]),
-        ExecutionField::ProcessType | ExecutionField::ProcessId => (text, &[Eq, Ne, In, Prefix]),
+        ExecutionField::ProcessType | ExecutionField::ProcessId => {
+            (text, &[Eq, Ne, In, Prefix, Suffix, Contains])
+        }
         ExecutionField::StartTime => (ValueType::Instant, &[Eq, Ne, Lt, Le, Gt, Ge]),
         ExecutionField::CloseTime => (
             ValueType::Instant,
             &[Eq, Ne, Lt, Le, Gt, Ge, IsNull, IsNotNull],
         ),
-        ExecutionField::Paused => (ValueType::Bool, &[Eq, Ne]),
-        ExecutionField::CurrentStateId => (text, &[Eq, In]),
+        ExecutionField::Paused
+        | ExecutionField::Parked
+        | ExecutionField::BackingOff
+        | ExecutionField::WaitingOnTimer => (ValueType::Bool, &[Eq, Ne]),
+        ExecutionField::CurrentStateId | ExecutionField::WaitingOnQueue => (text, &[Eq, In]),
+        ExecutionField::DeploymentName | ExecutionField::DeploymentVersion => {
+            (text, &[Eq, Ne, In, IsNull, IsNotNull])
+        }
     }
 }
 
-fn check_field(at: &str, condition: &FieldCondition) -> Result<Condition, ValidationError> {
+fn check_field(
+    at: &str,
+    condition: &FieldCondition,
+    now: DateTime<Utc>,
+) -> Result<Condition, ValidationError> {
     let field = condition.field;
     let (ty, ops) = field_rules(field);
     if !ops.contains(&condition.op) {
@@ -239,8 +265,15 @@ fn check_field(at: &str, condition: &FieldCondition) -> Result<Condition, Valida
         ));
     }
     let read = |at: &str, value: &serde_json::Value| -> Result<TypedValue, ValidationError> {
-        let typed = TypedValue::read(ty, value)
-            .map_err(|e| ValidationError::new(at, format!("field '{}': {e}", field.as_str())))?;
+        let relative = match (ty, value) {
+            (ValueType::Instant, serde_json::Value::String(text)) => relative_instant(text, now),
+            _ => None,
+        };
+        let typed = match relative {
+            Some(instant) => instant.map(TypedValue::Instant),
+            None => TypedValue::read(ty, value),
+        }
+        .map_err(|e| ValidationError::new(at, format!("field '{}': {e}", field.as_str())))?;
         match (&typed, field) {
             (TypedValue::Text(status), ExecutionField::Status)
                 if ProcessStatus::parse(status).is_none() =>
@@ -287,6 +320,9 @@ fn check_column(
             FilterOp::Ne,
             FilterOp::IsNull,
             FilterOp::IsNotNull,
+            FilterOp::Prefix,
+            FilterOp::Suffix,
+            FilterOp::Contains,
         ];
         if !ops.contains(&op) {
             return Err(ValidationError::new(
@@ -298,8 +334,20 @@ fn check_column(
                 ),
             ));
         }
-        let read = |_: &str, value: &serde_json::Value| {
-            Ok::<_, ValidationError>(TypedValue::Json(value.clone()))
+        let text_match = matches!(op, FilterOp::Prefix | FilterOp::Suffix | FilterOp::Contains);
+        let read = |at: &str, value: &serde_json::Value| match (text_match, value) {
+            (false, _) => Ok(TypedValue::Json(value.clone())),
+            (true, serde_json::Value::String(text)) => super::values::text(text)
+                .map(TypedValue::Text)
+                .map_err(|e| ValidationError::new(at, format!("column '{name}': {e}"))),
+            (true, other) => Err(ValidationError::new(
+                at,
+                format!(
+                    "'{}' on a JSON path takes a string, found {}",
+                    op.as_str(),
+                    super::values::describe(other)
+                ),
+            )),
         };
         let test = test_of(at, op, &condition.value, &condition.values, read)?;
         return Ok(Condition {
@@ -312,7 +360,9 @@ fn check_column(
         _ if ty == ValueType::Json => false,
         FilterOp::Eq | FilterOp::Ne | FilterOp::In => true,
         FilterOp::Lt | FilterOp::Le | FilterOp::Gt | FilterOp::Ge => ty.is_ordered(),
-        FilterOp::Prefix => matches!(ty, ValueType::Text { .. }),
+        FilterOp::Prefix | FilterOp::Suffix | FilterOp::Contains => {
+            matches!(ty, ValueType::Text { .. })
+        }
     };
     if !applies {
         let hint = if ty == ValueType::Json {
@@ -459,13 +509,16 @@ fn test_of(
                 return Err(no("value", "a `value` (use 'IS NULL' to find NULLs)"));
             };
             let typed = read(&format!("{at}.value"), value)?;
-            if op == FilterOp::Prefix {
-                return match typed {
-                    TypedValue::Text(prefix) => Ok(Test::Prefix(prefix)),
-                    _ => Err(no("value", "a string")),
-                };
+            let text_match = match op {
+                FilterOp::Prefix => TextMatch::Prefix,
+                FilterOp::Suffix => TextMatch::Suffix,
+                FilterOp::Contains => TextMatch::Contains,
+                _ => return Ok(Test::Compare(op, typed)),
+            };
+            match typed {
+                TypedValue::Text(text) => Ok(Test::Like(text_match, text)),
+                _ => Err(no("value", "a string")),
             }
-            Ok(Test::Compare(op, typed))
         }
     }
 }

@@ -1,3 +1,4 @@
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{json, Value};
 
 use super::*;
@@ -25,12 +26,17 @@ fn table() -> QueryTable {
     }
 }
 
+/// The database's clock in these tests.
+fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+}
+
 fn tree(value: Value) -> FilterNode {
     serde_json::from_value(value).expect("a filter tree")
 }
 
 fn check(value: Value) -> Result<Checked, ValidationError> {
-    check_filter("where", &tree(value), Some(&table()))
+    check_filter("where", &tree(value), Some(&table()), now())
 }
 
 /// The refusal of `value`: its field and problem.
@@ -114,7 +120,8 @@ fn columns_are_checked_against_the_table() {
     let mut mysql = table();
     mysql.names_ignore_case = true;
     let tree = tree(json!({"column": "Amount", "op": "IS NULL"}));
-    let Checked::Test(condition) = check_filter("where", &tree, Some(&mysql)).unwrap() else {
+    let Checked::Test(condition) = check_filter("where", &tree, Some(&mysql), now()).unwrap()
+    else {
         panic!()
     };
     assert!(matches!(condition.subject, Subject::Column { ref name, .. } if name == "amount"));
@@ -123,7 +130,7 @@ fn columns_are_checked_against_the_table() {
         problem,
         "column 'blob' is bytea, which filters cannot compare"
     );
-    let error = check_filter("where", &tree_of_column(), None).unwrap_err();
+    let error = check_filter("where", &tree_of_column(), None, now()).unwrap_err();
     assert!(error.problem.contains("businessTable"), "{error}");
 }
 
@@ -192,11 +199,131 @@ fn operators_must_fit_their_field_or_column() {
             json!({"column": "amount", "op": "IN", "values": [1, null]}),
             "where.values[1]",
         ),
+        (
+            json!({"column": "amount", "op": "CONTAINS", "value": "1"}),
+            "where.op",
+        ),
+        (
+            json!({"column": "doc", "path": ["a"], "op": "SUFFIX", "value": 1}),
+            "where.value",
+        ),
+        (
+            json!({"field": "status", "op": "SUFFIX", "value": "ING"}),
+            "where.op",
+        ),
+        (
+            json!({"field": "parked", "op": "IN", "values": [true]}),
+            "where.op",
+        ),
+        (
+            json!({"field": "backingOff", "op": "=", "value": "yes"}),
+            "where.value",
+        ),
+        (
+            json!({"field": "waitingOnTimer", "op": "IS NULL"}),
+            "where.op",
+        ),
+        (
+            json!({"field": "waitingOnQueue", "op": "!=", "value": "q"}),
+            "where.op",
+        ),
+        (
+            json!({"field": "waitingOnQueue", "op": "=", "value": 1}),
+            "where.value",
+        ),
+        (
+            json!({"field": "deploymentVersion", "op": "<", "value": "v2"}),
+            "where.op",
+        ),
+        (
+            json!({"field": "deploymentName", "op": "PREFIX", "value": "o"}),
+            "where.op",
+        ),
+        (
+            json!({"field": "startTime", "op": ">", "value": "-1 hour"}),
+            "where.value",
+        ),
+        (
+            json!({"field": "closeTime", "op": ">", "value": "-1w"}),
+            "where.value",
+        ),
     ];
     for (tree, field) in cases {
         let (found, problem) = refused(tree.clone());
         assert_eq!(found, field, "{tree}: {problem}");
     }
+}
+
+#[test]
+fn the_newer_fields_say_what_they_take() {
+    let (_, problem) = refused(json!({"field": "waitingOnQueue", "op": "!=", "value": "q"}));
+    assert_eq!(
+        problem,
+        "'!=' does not apply to field 'waitingOnQueue' (it takes: =, IN)"
+    );
+    let (_, problem) = refused(json!({"field": "parked", "op": "=", "value": 1}));
+    assert_eq!(
+        problem,
+        "field 'parked': expected a boolean, found an integer"
+    );
+    let (_, problem) = refused(json!({"field": "startTime", "op": ">", "value": "-1w"}));
+    assert!(
+        problem.starts_with("field 'startTime': '-1w' is not a duration from now"),
+        "{problem}"
+    );
+    let (_, problem) =
+        refused(json!({"column": "doc", "path": ["a"], "op": "CONTAINS", "value": [1]}));
+    assert_eq!(
+        problem,
+        "'CONTAINS' on a JSON path takes a string, found an array"
+    );
+    for ok in [
+        json!({"field": "parked", "op": "=", "value": true}),
+        json!({"field": "backingOff", "op": "!=", "value": false}),
+        json!({"field": "waitingOnTimer", "op": "=", "value": true}),
+        json!({"field": "waitingOnQueue", "op": "IN", "values": ["a", "b"]}),
+        json!({"field": "deploymentName", "op": "IS NULL"}),
+        json!({"field": "deploymentVersion", "op": "IN", "values": ["v1"]}),
+        json!({"field": "processId", "op": "CONTAINS", "value": "50%"}),
+        json!({"column": "note", "op": "SUFFIX", "value": "_off"}),
+    ] {
+        assert!(check(ok.clone()).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn relative_times_count_from_the_database_clock() {
+    let checked = check(json!({"and": [
+        {"field": "startTime", "op": ">=", "value": "-1h"},
+        {"field": "closeTime", "op": "<", "value": "+30m"}
+    ]}))
+    .unwrap();
+    let Checked::All(all) = checked else {
+        panic!("{checked:?}")
+    };
+    let compared = |node: &Checked| match node {
+        Checked::Test(Condition {
+            test: Test::Compare(_, TypedValue::Instant(at)),
+            ..
+        }) => *at,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(compared(&all[0]), now() - TimeDelta::hours(1));
+    assert_eq!(compared(&all[1]), now() + TimeDelta::minutes(30));
+}
+
+#[test]
+fn text_matches_keep_the_text_as_given() {
+    let like = |value: Value| match check(value.clone()).unwrap() {
+        Checked::Test(condition) => (condition.subject, condition.test),
+        other => panic!("{value}: {other:?}"),
+    };
+    let (_, test) = like(json!({"column": "note", "op": "CONTAINS", "value": "50%"}));
+    assert_eq!(test, Test::Like(TextMatch::Contains, "50%".into()));
+    let (subject, test) =
+        like(json!({"column": "doc", "path": ["email"], "op": "SUFFIX", "value": "@x.com"}));
+    assert!(matches!(subject, Subject::JsonPath { .. }), "{subject:?}");
+    assert_eq!(test, Test::Like(TextMatch::Suffix, "@x.com".into()));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_protocol::{ExecutionField, FilterOp, GroupField};
 
-use super::check::{Checked, Condition, Group, Subject, Test};
+use super::check::{Checked, Condition, Group, Subject, Test, TextMatch};
 use super::syntax::QuerySyntax;
 use super::values::{TypedValue, ValueType};
 
@@ -21,6 +21,19 @@ pub(crate) const SUMMARY_COLUMNS: &str = "p.id, p.process_id, p.process_type, p.
     CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END";
 /// Whether an execution is paused: by an operator, while running.
 const PAUSED: &str = "(p.status = 'RUNNING' AND p.paused IS NOT NULL)";
+/// Whether an execution has a task set aside for an operator (not held by a pause).
+const PARKED: &str = "EXISTS (SELECT 1 FROM xdb_sys_parked_tasks k \
+    WHERE k.process_execution_id = p.id AND k.reason <> 'PAUSED')";
+/// Whether an execution has a timer that has not fired: its task waits in the task
+/// table, or set aside (by a pause, or parked).
+const WAITING_ON_TIMER: &str = "(EXISTS (SELECT 1 FROM xdb_sys_tasks t \
+    WHERE t.process_execution_id = p.id AND t.task_type = 'TIMER') \
+    OR EXISTS (SELECT 1 FROM xdb_sys_parked_tasks k \
+    WHERE k.process_execution_id = p.id AND k.task_type = 'TIMER'))";
+/// The registration an execution runs on: the newest of its type at its worker URL.
+const DEPLOYMENT_OF: &str = "FROM xdb_sys_process_definitions d \
+    WHERE d.process_type = p.process_type AND d.worker_url = p.worker_url \
+    ORDER BY d.revision DESC LIMIT 1";
 
 /// The business table a statement joins (as `b`): its name's parts and key column, as
 /// the table spells them.
@@ -170,15 +183,45 @@ impl<'s> Renderer<'s> {
 
     fn condition(&mut self, condition: &Condition) {
         let expression = match &condition.subject {
-            Subject::Field(ExecutionField::Paused) => return self.paused(&condition.test),
+            Subject::Field(ExecutionField::Paused) => {
+                return self.flag(PAUSED, &condition.test);
+            }
+            Subject::Field(ExecutionField::Parked) => {
+                return self.flag(PARKED, &condition.test);
+            }
+            Subject::Field(ExecutionField::BackingOff) => {
+                let backing_off = format!(
+                    "EXISTS (SELECT 1 FROM xdb_sys_tasks t \
+                     WHERE t.process_execution_id = p.id \
+                     AND t.task_type IN ('WAIT_UNTIL', 'EXECUTE') AND t.attempt > 1 \
+                     AND t.lease_owner IS NULL AND t.fire_at > {})",
+                    self.syntax.now()
+                );
+                return self.flag(&backing_off, &condition.test);
+            }
+            Subject::Field(ExecutionField::WaitingOnTimer) => {
+                return self.flag(WAITING_ON_TIMER, &condition.test);
+            }
             Subject::Field(ExecutionField::CurrentStateId) => {
                 return self.current_state(&condition.test)
+            }
+            Subject::Field(ExecutionField::WaitingOnQueue) => {
+                return self.waiting_on_queue(&condition.test)
+            }
+            Subject::Field(ExecutionField::DeploymentName) => {
+                format!("(SELECT d.deployment_name {DEPLOYMENT_OF})")
+            }
+            Subject::Field(ExecutionField::DeploymentVersion) => {
+                format!("(SELECT d.deployment_version {DEPLOYMENT_OF})")
             }
             Subject::Field(field) => field_column(*field).to_string(),
             Subject::Column { name, .. } => format!("b.{}", self.syntax.quote(name)),
             Subject::JsonPath { name, keys } => {
                 let column = format!("b.{}", self.syntax.quote(name));
-                let (expression, values) = self.syntax.json_at(&column, keys);
+                let (expression, values) = match &condition.test {
+                    Test::Like(..) => self.syntax.json_text_at(&column, keys),
+                    _ => self.syntax.json_at(&column, keys),
+                };
                 self.values.extend(values);
                 if let Test::Compare(op, value) = &condition.test {
                     let equals = self.syntax.json_equals(&expression);
@@ -215,26 +258,44 @@ impl<'s> Renderer<'s> {
             }
             Test::Null(true) => self.sql.push_str(&format!("{expression} IS NULL")),
             Test::Null(false) => self.sql.push_str(&format!("{expression} IS NOT NULL")),
-            Test::Prefix(prefix) => {
+            Test::Like(kind, text) => {
                 let placeholder = self
                     .syntax
                     .placeholder(ValueType::Text { json_text: false });
                 self.sql
                     .push_str(&format!("{expression} LIKE {placeholder} ESCAPE '!'"));
-                self.values.push(TypedValue::Text(like_prefix(prefix)));
+                self.values
+                    .push(TypedValue::Text(like_pattern(*kind, text)));
             }
         }
     }
 
-    /// `paused` is true or false, never unknown: the status is never NULL.
-    fn paused(&mut self, test: &Test) {
+    /// A boolean field, true when `condition` holds: true or false, never unknown
+    /// (`condition` is never NULL).
+    fn flag(&mut self, condition: &str, test: &Test) {
         let wanted = match test {
             Test::Compare(FilterOp::Eq, TypedValue::Bool(b)) => *b,
             Test::Compare(FilterOp::Ne, TypedValue::Bool(b)) => !*b,
-            other => unreachable!("checked: paused takes = and != a boolean, not {other:?}"),
+            other => unreachable!("checked: a flag takes = and != a boolean, not {other:?}"),
         };
         let not = if wanted { "" } else { "NOT " };
-        self.sql.push_str(&format!("{not}{PAUSED}"));
+        self.sql.push_str(&format!("{not}{condition}"));
+    }
+
+    /// Whether a state of the execution waits on one of the queues.
+    fn waiting_on_queue(&mut self, test: &Test) {
+        let queues: Vec<TypedValue> = match test {
+            Test::Compare(FilterOp::Eq, queue) => vec![queue.clone()],
+            Test::In(queues) => queues.clone(),
+            other => unreachable!("checked: waitingOnQueue takes = and IN, not {other:?}"),
+        };
+        let placeholder = self
+            .syntax
+            .placeholder(ValueType::Text { json_text: false });
+        let placeholders = vec![placeholder; queues.len()].join(", ");
+        self.sql
+            .push_str(&self.syntax.waits_on_queue(&placeholders));
+        self.values.extend(queues);
     }
 
     /// Whether the execution has an unfinished state execution of one of the states.
@@ -264,7 +325,14 @@ fn field_column(field: ExecutionField) -> &'static str {
         ExecutionField::ProcessId => "p.process_id",
         ExecutionField::StartTime => "p.start_time",
         ExecutionField::CloseTime => "p.close_time",
-        ExecutionField::Paused | ExecutionField::CurrentStateId => {
+        ExecutionField::Paused
+        | ExecutionField::CurrentStateId
+        | ExecutionField::Parked
+        | ExecutionField::BackingOff
+        | ExecutionField::WaitingOnTimer
+        | ExecutionField::WaitingOnQueue
+        | ExecutionField::DeploymentName
+        | ExecutionField::DeploymentVersion => {
             unreachable!("rendered as their own conditions")
         }
     }
@@ -282,17 +350,22 @@ fn sql_operator(op: FilterOp) -> &'static str {
     }
 }
 
-/// A `LIKE` pattern matching text that starts with `prefix`, escaped with `!` (a
-/// character neither dialect's string literals treat specially).
-pub(crate) fn like_prefix(prefix: &str) -> String {
-    let mut pattern = String::with_capacity(prefix.len() + 1);
-    for c in prefix.chars() {
+/// A `LIKE` pattern matching text that starts with, ends with or contains `text`,
+/// escaped with `!` (a character neither dialect's string literals treat specially).
+pub(crate) fn like_pattern(kind: TextMatch, text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    if kind != TextMatch::Prefix {
+        pattern.push('%');
+    }
+    for c in text.chars() {
         if matches!(c, '!' | '%' | '_') {
             pattern.push('!');
         }
         pattern.push(c);
     }
-    pattern.push('%');
+    if kind != TextMatch::Suffix {
+        pattern.push('%');
+    }
     pattern
 }
 

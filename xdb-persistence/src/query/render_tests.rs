@@ -35,9 +35,13 @@ fn join() -> Join {
     }
 }
 
+fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+}
+
 fn checked(tree: serde_json::Value) -> Checked {
     let tree = serde_json::from_value(tree).unwrap();
-    check_filter("where", &tree, Some(&table())).unwrap()
+    check_filter("where", &tree, Some(&table()), now()).unwrap()
 }
 
 #[test]
@@ -209,7 +213,98 @@ fn time_limits_are_the_dialects() {
 }
 
 #[test]
-fn prefixes_escape_like_wildcards() {
-    assert_eq!(like_prefix("a%b_c!d"), "a!%b!_c!!d%");
-    assert_eq!(like_prefix(""), "%");
+fn text_matches_escape_like_wildcards() {
+    assert_eq!(like_pattern(TextMatch::Prefix, "a%b_c!d"), "a!%b!_c!!d%");
+    assert_eq!(like_pattern(TextMatch::Prefix, ""), "%");
+    assert_eq!(like_pattern(TextMatch::Suffix, "@x_y.com"), "%@x!_y.com");
+    assert_eq!(like_pattern(TextMatch::Contains, "50%"), "%50!%%");
+    assert_eq!(like_pattern(TextMatch::Contains, ""), "%%");
+}
+
+#[test]
+fn execution_situations_read_the_system_tables() {
+    let filter = checked(json!({"and": [
+        {"field": "parked", "op": "=", "value": true},
+        {"field": "backingOff", "op": "!=", "value": true},
+        {"field": "waitingOnTimer", "op": "=", "value": true},
+        {"field": "deploymentVersion", "op": "IN", "values": ["v1", "v2"]},
+        {"field": "deploymentName", "op": "IS NULL"}
+    ]}));
+    for (syntax, now) in [
+        (&PostgresSyntax as &dyn QuerySyntax, "clock_timestamp()"),
+        (&MariaDbSyntax, "UTC_TIMESTAMP(6)"),
+    ] {
+        let statement = count(syntax, &filter, None, None, 1);
+        let sql = &statement.sql;
+        assert!(
+            sql.contains(
+                "(EXISTS (SELECT 1 FROM xdb_sys_parked_tasks k WHERE k.process_execution_id = p.id \
+                 AND k.reason <> 'PAUSED') AND NOT EXISTS (SELECT 1 FROM xdb_sys_tasks t"
+            ),
+            "{sql}"
+        );
+        assert!(sql.contains(&format!("AND t.fire_at > {now})")), "{sql}");
+        assert!(
+            sql.contains(
+                "(SELECT d.deployment_version FROM xdb_sys_process_definitions d \
+                 WHERE d.process_type = p.process_type AND d.worker_url = p.worker_url \
+                 ORDER BY d.revision DESC LIMIT 1) IN ("
+            ),
+            "{sql}"
+        );
+        assert!(sql.ends_with("LIMIT 1) IS NULL)"), "{sql}");
+        assert_eq!(sql.matches('?').count(), 2);
+        assert_eq!(statement.values.len(), 2);
+    }
+}
+
+#[test]
+fn queue_waits_and_json_text_are_the_dialects_json() {
+    let filter = checked(json!({"and": [
+        {"field": "waitingOnQueue", "op": "IN", "values": ["a", "b"]},
+        {"column": "doc", "path": ["email"], "op": "SUFFIX", "value": "@x.com"}
+    ]}));
+    let postgres = count(&PostgresSyntax, &filter, Some(&join()), None, 1);
+    assert!(
+        postgres
+            .sql
+            .contains("WITH ORDINALITY AS q(command, n) WHERE s.process_execution_id = p.id"),
+        "{}",
+        postgres.sql
+    );
+    assert!(postgres
+        .sql
+        .contains("AND q.command ->> 'queueName' IN (CAST(? AS TEXT), CAST(? AS TEXT))"));
+    assert!(
+        postgres.sql.contains(
+            "(CASE WHEN jsonb_typeof(jsonb_extract_path(CAST(b.\"doc\" AS JSONB), \
+             CAST(? AS TEXT))) = 'string' THEN jsonb_extract_path(CAST(b.\"doc\" AS JSONB), \
+             CAST(? AS TEXT)) #>> '{}' END) LIKE CAST(? AS TEXT) ESCAPE '!'"
+        ),
+        "{}",
+        postgres.sql
+    );
+    assert_eq!(postgres.sql.matches('?').count(), postgres.values.len());
+    let mariadb = count(&MariaDbSyntax, &filter, Some(&join()), None, 1);
+    assert!(
+        mariadb
+            .sql
+            .contains("JSON_TABLE(s.command_request, '$.localQueueCommands[*]'"),
+        "{}",
+        mariadb.sql
+    );
+    assert!(mariadb.sql.contains("AND q.queue_name IN (?, ?)"));
+    assert!(mariadb.sql.contains(
+        "(CASE WHEN JSON_TYPE(JSON_EXTRACT(b.`doc`, ?)) = 'STRING' \
+         THEN JSON_UNQUOTE(JSON_EXTRACT(b.`doc`, ?)) END) LIKE ? ESCAPE '!'"
+    ));
+    assert_eq!(mariadb.sql.matches('?').count(), mariadb.values.len());
+    assert_eq!(
+        mariadb.values[2..],
+        [
+            TypedValue::Text("$.\"email\"".into()),
+            TypedValue::Text("$.\"email\"".into()),
+            TypedValue::Text("%@x.com".into()),
+        ]
+    );
 }

@@ -24,6 +24,16 @@ pub(crate) trait QuerySyntax: Send + Sync + 'static {
     /// Whether the JSON expression `left` equals one JSON parameter (unknown when
     /// `left` is NULL).
     fn json_equals(&self, left: &str) -> String;
+    /// The JSON string at `keys` of the JSON column `column` as text (NULL when the path
+    /// is missing or holds no string), and the parameters it binds in order.
+    fn json_text_at(&self, column: &str, keys: &[String]) -> (String, Vec<TypedValue>);
+    /// Whether the execution `p` has a state waiting on a local queue named by one of
+    /// `placeholders` (text parameters, e.g. `?, ?`): a `WAITING_COMMANDS` state with a
+    /// command of its `command_request` on that queue whose entry in `command_results`
+    /// is not complete. The queue names live only in that JSON, so this reads it.
+    fn waits_on_queue(&self, placeholders: &str) -> String;
+    /// The database's clock now, as an instant comparable with XDB's time columns.
+    fn now(&self) -> &'static str;
     /// `expr` as text.
     fn as_text(&self, expr: &str) -> String;
     /// The join condition of the business table's key `key` (quoted and qualified) and

@@ -228,6 +228,50 @@ pub(crate) fn instant(value: &Value) -> Option<DateTime<Utc>> {
     }
 }
 
+/// Longest duration from now a filter takes, in days (about a century).
+const MAX_RELATIVE_DAYS: i64 = 36_600;
+
+/// An instant `text` names relative to `now`: a sign, a whole number and a unit (`s`,
+/// `m`, `h`, `d`), e.g. `-1h` an hour before `now`. `None` when `text` does not start
+/// with a sign (it is no relative time); `Some(Err)` says what is wrong with one.
+pub(crate) fn relative_instant(
+    text: &str,
+    now: DateTime<Utc>,
+) -> Option<Result<DateTime<Utc>, String>> {
+    let (sign, rest) = match text.as_bytes().first() {
+        Some(b'-') => (-1, &text[1..]),
+        Some(b'+') => (1, &text[1..]),
+        _ => return None,
+    };
+    let refused = || {
+        format!(
+            "'{}' is not a duration from now (a sign, a whole number and a unit s, m, h or d, \
+             e.g. -1h, -30m, -2d)",
+            text.chars().take(32).collect::<String>()
+        )
+    };
+    let unit = rest.chars().last().filter(char::is_ascii_alphabetic);
+    let seconds = match unit {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 3_600,
+        Some('d') => 86_400,
+        _ => return Some(Err(refused())),
+    };
+    let digits = &rest[..rest.len() - 1];
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Err(refused()));
+    }
+    let amount: i64 = digits.parse().expect("at most 12 digits");
+    let total = amount * seconds;
+    if total > MAX_RELATIVE_DAYS * 86_400 {
+        return Some(Err(format!(
+            "'{text}' is further from now than {MAX_RELATIVE_DAYS} days"
+        )));
+    }
+    Some(Ok(now + chrono::TimeDelta::seconds(sign * total)))
+}
+
 fn is_decimal_text(s: &str) -> bool {
     let digits = s.strip_prefix('-').unwrap_or(s);
     let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
@@ -325,5 +369,32 @@ mod tests {
             Ok(TypedValue::Naive("2026-01-01 00:00:00.000000".into()))
         );
         assert!(TypedValue::read(ValueType::Instant, &json!("yesterday")).is_err());
+    }
+
+    #[test]
+    fn relative_times_count_from_now() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let at = |text: &str| relative_instant(text, now);
+        assert_eq!(at("-1h"), Some(Ok(now - chrono::TimeDelta::hours(1))));
+        assert_eq!(at("-30m"), Some(Ok(now - chrono::TimeDelta::minutes(30))));
+        assert_eq!(at("+2d"), Some(Ok(now + chrono::TimeDelta::days(2))));
+        assert_eq!(at("-0s"), Some(Ok(now)));
+        assert_eq!(at("2026-01-01T00:00:00Z"), None);
+        assert_eq!(at(""), None);
+        for bad in [
+            "-",
+            "-h",
+            "-1",
+            "-1w",
+            "-1.5h",
+            "- 1h",
+            "-1hh",
+            "-99999999999999d",
+            "+é",
+        ] {
+            assert!(matches!(at(bad), Some(Err(_))), "{bad}");
+        }
+        let error = at("-40000d").unwrap().unwrap_err();
+        assert!(error.contains("further from now"), "{error}");
     }
 }

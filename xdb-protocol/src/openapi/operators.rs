@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::FilterOp;
 
 /// Every operator in the order the schema lists it, with its identifier.
-const NAMES: [(FilterOp, &str); 10] = [
+const NAMES: [(FilterOp, &str); 12] = [
     (FilterOp::Eq, "EQ"),
     (FilterOp::Ne, "NE"),
     (FilterOp::Lt, "LT"),
@@ -18,6 +18,8 @@ const NAMES: [(FilterOp, &str); 10] = [
     (FilterOp::IsNull, "IS_NULL"),
     (FilterOp::IsNotNull, "IS_NOT_NULL"),
     (FilterOp::Prefix, "PREFIX"),
+    (FilterOp::Suffix, "SUFFIX"),
+    (FilterOp::Contains, "CONTAINS"),
 ];
 
 pub(super) fn apply(doc: &mut Value) {

@@ -78,6 +78,31 @@ async fn hostile_filters_are_refused_before_any_sql(db: Database) {
             "where.value",
             "not a status",
         ),
+        (
+            listing(json!({"field": "waitingOnQueue", "op": "!=", "value": "a"})),
+            "where.op",
+            "'!=' does not apply to field 'waitingOnQueue' (it takes: =, IN)",
+        ),
+        (
+            listing(json!({"field": "parked", "op": "=", "value": "yes"})),
+            "where.value",
+            "field 'parked': expected a boolean, found a string",
+        ),
+        (
+            listing(json!({"field": "startTime", "op": ">", "value": "-1 week"})),
+            "where.value",
+            "is not a duration from now",
+        ),
+        (
+            listing(json!({"column": "amount", "op": "CONTAINS", "value": "1"})),
+            "where.op",
+            "does not apply",
+        ),
+        (
+            listing(json!({"column": "doc", "path": ["tier"], "op": "SUFFIX", "value": 1})),
+            "where.value",
+            "'SUFFIX' on a JSON path takes a string, found an integer",
+        ),
         // MariaDB's JSON is LONGTEXT: compared whole, it is text.
         match db {
             Database::Postgres => (

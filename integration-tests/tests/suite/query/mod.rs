@@ -3,11 +3,13 @@
 //! text, timestamp, boolean, JSON and a reserved word as a name).
 //!
 //! `property` checks random filters against an in-memory evaluation of the same rows;
-//! `hostile` checks that bad filters are refused before any SQL.
+//! `hostile` checks that bad filters are refused before any SQL; `situations` finds
+//! executions parked, backing off, waiting on timers and queues, and by deployment.
 
 mod cli;
 mod hostile;
 mod property;
+mod situations;
 
 use std::time::Duration;
 

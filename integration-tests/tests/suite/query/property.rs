@@ -2,6 +2,12 @@
 //! evaluation of the same filter over the same rows, with SQL's three-valued logic
 //! (a comparison with NULL is unknown; `not` of unknown is unknown; only true matches).
 //!
+//! The executions' situations are known: running ones wait on queue `go`, none has a
+//! timer, a parked task or a retry, the first half runs on a worker URL no deployment
+//! registers (no deployment: unknown) and the second half on a registered one; every
+//! one started and closed within the hour around now. `situations.rs` covers timers,
+//! parked tasks and retries with executions in those situations.
+//!
 //! Reproducible: a fixed seed by default; `XDB_QUERY_SEED=<n>` runs (or replays) another,
 //! and the seed is printed with every failure.
 
@@ -14,16 +20,20 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use xdb_integration_tests::{Database, EnvOptions};
-use xdb_sdk::protocol::{paths, ProcessExecutionCountResponse};
+use xdb_sdk::protocol::{paths, ProcessExecutionCountResponse, WorkerDeployment};
 
 use super::*;
 
 both_databases!(random_filters_agree_with_an_in_memory_evaluation);
 
 const ROWS: usize = 24;
-const CASES: usize = 300;
+const CASES: usize = 400;
+/// The deployment the second half of the executions runs on.
+const DEPLOYMENT: (&str, &str) = ("orders", "v1");
 const NOTES: [&str; 9] = ["", "a", "ab", "abc", "b", "ba", "a%", "a_b", "é"];
 const PREFIXES: [&str; 6] = ["", "a", "ab", "a%", "a_", "b"];
+const SUFFIXES: [&str; 7] = ["", "a", "b", "ab", "%", "_b", "é"];
+const RELATIVE: [&str; 3] = ["-1h", "+1h", "-2d"];
 const TIERS: [&str; 2] = ["gold", "silver"];
 const TIMES: [&str; 4] = [
     "2026-01-01T00:00:00Z",
@@ -79,7 +89,7 @@ fn random_condition(rng: &mut StdRng) -> Value {
     };
     let note = |r: &mut StdRng| json!(NOTES.choose(r).unwrap());
     let at = |r: &mut StdRng| json!(TIMES.choose(r).unwrap());
-    match rng.gen_range(0..9) {
+    match rng.gen_range(0..15) {
         0 | 1 => {
             let column = ["amount", "order"].choose(rng).unwrap();
             match rng.gen_range(0..9) {
@@ -136,9 +146,62 @@ fn random_condition(rng: &mut StdRng) -> Value {
         }
         7 => {
             let prefix = ["p-0", "p-1", "p-2", "p-", "q"].choose(rng).unwrap();
-            json!({"field": "processId", "op": "PREFIX", "value": prefix})
+            let suffix = ["1", "0", "-1", "p", "_1"].choose(rng).unwrap();
+            match rng.gen_range(0..3) {
+                0 => json!({"field": "processId", "op": "PREFIX", "value": prefix}),
+                1 => json!({"field": "processId", "op": "SUFFIX", "value": suffix}),
+                _ => json!({"field": "processId", "op": "CONTAINS", "value": suffix}),
+            }
         }
-        _ => json!({"field": "currentStateId", "op": "=", "value": HOLD_STATE}),
+        8 => json!({"field": "currentStateId", "op": "=", "value": HOLD_STATE}),
+        9 => {
+            let op = ["SUFFIX", "CONTAINS"].choose(rng).unwrap();
+            json!({"column": "note", "op": op, "value": SUFFIXES.choose(rng).unwrap()})
+        }
+        10 => {
+            let path = ["tier", "k"].choose(rng).unwrap();
+            let op = ["PREFIX", "SUFFIX", "CONTAINS"].choose(rng).unwrap();
+            let value = ["", "g", "old", "ilv", "1"].choose(rng).unwrap();
+            json!({"column": "doc", "path": [path], "op": op, "value": value})
+        }
+        11 => {
+            let field = ["parked", "backingOff", "waitingOnTimer"]
+                .choose(rng)
+                .unwrap();
+            let op = ["=", "!="].choose(rng).unwrap();
+            json!({"field": field, "op": op, "value": rng.gen_bool(0.5)})
+        }
+        12 => {
+            let queues = ["go", "other"];
+            match rng.gen_bool(0.5) {
+                true => {
+                    json!({"field": "waitingOnQueue", "op": "=", "value": queues.choose(rng).unwrap()})
+                }
+                false => {
+                    json!({"field": "waitingOnQueue", "op": "IN", "values": values(rng, |r| json!(["go", "other"].choose(r).unwrap()))})
+                }
+            }
+        }
+        13 => {
+            let (field, names) = match rng.gen_bool(0.5) {
+                true => ("deploymentName", [DEPLOYMENT.0, "other"]),
+                false => ("deploymentVersion", [DEPLOYMENT.1, "v2"]),
+            };
+            match rng.gen_range(0..5) {
+                0 => json!({"field": field, "op": "IS NULL"}),
+                1 => json!({"field": field, "op": "IS NOT NULL"}),
+                2 => json!({"field": field, "op": "IN", "values": names}),
+                _ => {
+                    let op = ["=", "!="].choose(rng).unwrap();
+                    json!({"field": field, "op": op, "value": names.choose(rng).unwrap()})
+                }
+            }
+        }
+        _ => {
+            let field = ["startTime", "closeTime"].choose(rng).unwrap();
+            let op = ["=", "!=", "<", "<=", ">", ">="].choose(rng).unwrap();
+            json!({"field": field, "op": op, "value": RELATIVE.choose(rng).unwrap()})
+        }
     }
 }
 
@@ -160,10 +223,19 @@ fn random_tree(rng: &mut StdRng, depth: usize) -> Value {
     }
 }
 
-/// SQL's three-valued `node` over `order`: `None` is unknown.
-fn eval(node: &Value, order: &Order) -> Option<bool> {
+/// An execution as the evaluation sees it: its order, and whether it runs on
+/// [`DEPLOYMENT`].
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    order: &'a Order,
+    deployed: bool,
+}
+
+/// SQL's three-valued `node` over `row`: `None` is unknown.
+fn eval(node: &Value, row: Row<'_>) -> Option<bool> {
+    let order = row.order;
     if let Some(nodes) = node.get("and").and_then(Value::as_array) {
-        let results: Vec<Option<bool>> = nodes.iter().map(|n| eval(n, order)).collect();
+        let results: Vec<Option<bool>> = nodes.iter().map(|n| eval(n, row)).collect();
         return match () {
             _ if results.contains(&Some(false)) => Some(false),
             _ if results.contains(&None) => None,
@@ -171,7 +243,7 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
         };
     }
     if let Some(nodes) = node.get("or").and_then(Value::as_array) {
-        let results: Vec<Option<bool>> = nodes.iter().map(|n| eval(n, order)).collect();
+        let results: Vec<Option<bool>> = nodes.iter().map(|n| eval(n, row)).collect();
         return match () {
             _ if results.contains(&Some(true)) => Some(true),
             _ if results.contains(&None) => None,
@@ -179,7 +251,7 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
         };
     }
     if let Some(inner) = node.get("not") {
-        return eval(inner, order).map(|b| !b);
+        return eval(inner, row).map(|b| !b);
     }
     let op = node["op"].as_str().unwrap();
     if let Some(field) = node.get("field").and_then(Value::as_str) {
@@ -188,12 +260,46 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
         } else {
             "TERMINATED"
         });
-        return Some(match field {
-            "status" => compare_in(op, node, &status, |a, b| Some(a.as_str().cmp(&b.as_str())))?,
-            "processId" => order.id.starts_with(node["value"].as_str().unwrap()),
-            "currentStateId" => order.running,
+        let text = |a: &Value, b: &Value| Some(a.as_str().cmp(&b.as_str()));
+        return match field {
+            "status" => compare_in(op, node, &status, text),
+            "processId" => Some(text_match(op, &order.id, node["value"].as_str().unwrap())),
+            "currentStateId" => Some(order.running),
+            "waitingOnQueue" => {
+                compare_in(op, node, &json!("go"), text).map(|b| b && order.running)
+            }
+            // No execution here has a parked task, a retry or a timer.
+            "parked" | "backingOff" | "waitingOnTimer" => {
+                compare_in(op, node, &json!(false), |a, b| {
+                    Some(a.as_bool()?.cmp(&b.as_bool()?))
+                })
+            }
+            "deploymentName" | "deploymentVersion" => {
+                let deployment = row.deployed.then(|| match field {
+                    "deploymentName" => json!(DEPLOYMENT.0),
+                    _ => json!(DEPLOYMENT.1),
+                });
+                match op {
+                    "IS NULL" => Some(deployment.is_none()),
+                    "IS NOT NULL" => Some(deployment.is_some()),
+                    _ => compare_in(op, node, &deployment?, text),
+                }
+            }
+            // Every execution started (and closed) within the hour around now: after
+            // any time in the past, before any in the future, at none.
+            "startTime" | "closeTime" => {
+                if field == "closeTime" && order.running {
+                    return None;
+                }
+                let relative = node["value"].as_str().unwrap();
+                let ordering = match relative.starts_with('-') {
+                    true => Ordering::Greater,
+                    false => Ordering::Less,
+                };
+                compare_in(op, node, &Value::Null, |_, _| Some(ordering))
+            }
             other => panic!("no evaluation of field {other}"),
-        });
+        };
     }
     let column = node["column"].as_str().unwrap();
     if let Some(path) = node.get("path") {
@@ -204,6 +310,11 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
             "IS NOT NULL" => Some(found.is_some()),
             "=" => found.map(|v| v == &node["value"]),
             "!=" => found.map(|v| v != &node["value"]),
+            // Text matches see strings only: unknown elsewhere.
+            "PREFIX" | "SUFFIX" | "CONTAINS" => {
+                let text = found?.as_str()?;
+                Some(text_match(op, text, node["value"].as_str().unwrap()))
+            }
             other => panic!("no evaluation of {other} on a path"),
         };
     }
@@ -221,9 +332,9 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
         _ => {}
     }
     let cell = cell?;
-    if op == "PREFIX" {
-        let prefix = node["value"].as_str().unwrap();
-        return Some(cell.as_str().unwrap().starts_with(prefix));
+    if matches!(op, "PREFIX" | "SUFFIX" | "CONTAINS") {
+        let text = node["value"].as_str().unwrap();
+        return Some(text_match(op, cell.as_str().unwrap(), text));
     }
     compare_in(op, node, &cell, |a, b| match (a, b) {
         (Value::Number(a), Value::Number(b)) => Some(a.as_i64()?.cmp(&b.as_i64()?)),
@@ -235,6 +346,16 @@ fn eval(node: &Value, order: &Order) -> Option<bool> {
         (Value::String(a), Value::String(b)) => Some(a.as_str().cmp(b.as_str())),
         _ => None,
     })
+}
+
+/// Whether `cell` starts with, ends with or contains `text`, as `op` asks.
+fn text_match(op: &str, cell: &str, text: &str) -> bool {
+    match op {
+        "PREFIX" => cell.starts_with(text),
+        "SUFFIX" => cell.ends_with(text),
+        "CONTAINS" => cell.contains(text),
+        other => panic!("no text match {other}"),
+    }
 }
 
 /// `cell` against the condition's value(s), for `=`, `!=`, `<`… and `IN`.
@@ -273,18 +394,41 @@ async fn random_filters_agree_with_an_in_memory_evaluation(db: Database) {
     println!("query property seed: {seed} (XDB_QUERY_SEED={seed} replays it)");
     let mut rng = StdRng::seed_from_u64(seed);
     let orders = random_orders(&mut rng);
-    let (env, url, _worker) = order_env(db, EnvOptions::default()).await;
-    start_orders(&env, &url, &orders).await;
+    let (mut env, url, _worker) = order_env(db, EnvOptions::default()).await;
+    // The first half on a worker URL no deployment registers; the second half on a
+    // second worker, registered as the deployment.
+    let (unregistered, deployed) = orders.split_at(ROWS / 2);
+    start_orders(&env, &url, unregistered).await;
+    let worker = WorkerService::new().register(OrderProcess);
+    let deployed_url = env.start_worker(worker.router()).await;
+    let deployment = WorkerDeployment {
+        name: DEPLOYMENT.0.into(),
+        version: DEPLOYMENT.1.into(),
+        worker_url: deployed_url.clone(),
+    };
+    worker
+        .register_with(&env.client, deployment, false)
+        .await
+        .expect("the registration");
+    start_orders(&env, &deployed_url, deployed).await;
+    let rows: Vec<Row<'_>> = orders
+        .iter()
+        .enumerate()
+        .map(|(i, order)| Row {
+            order,
+            deployed: i >= ROWS / 2,
+        })
+        .collect();
 
     for case in 0..CASES {
         let tree = random_tree(&mut rng, 3);
         let context = format!("seed {seed}, case {case}, {db:?}: {tree}");
         // Newest first: the orders were started in order.
-        let expected: Vec<String> = orders
+        let expected: Vec<String> = rows
             .iter()
             .rev()
-            .filter(|o| eval(&tree, o) == Some(true))
-            .map(|o| o.id.clone())
+            .filter(|row| eval(&tree, **row) == Some(true))
+            .map(|row| row.order.id.clone())
             .collect();
         let page_size = rng.gen_range(3..=10);
         let listed = list_all(&env, &where_body(tree.clone()), page_size)
@@ -307,8 +451,8 @@ async fn random_filters_agree_with_an_in_memory_evaluation(db: Database) {
         assert_eq!(counted.count, expected.len() as u64, "{context}");
         if grouped {
             let mut groups: BTreeMap<Option<i64>, u64> = BTreeMap::new();
-            for order in orders.iter().filter(|o| eval(&tree, o) == Some(true)) {
-                *groups.entry(order.amount).or_default() += 1;
+            for row in rows.iter().filter(|row| eval(&tree, **row) == Some(true)) {
+                *groups.entry(row.order.amount).or_default() += 1;
             }
             let found: BTreeMap<Option<i64>, u64> = counted
                 .groups
