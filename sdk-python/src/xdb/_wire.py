@@ -44,8 +44,8 @@ class AttributeType(StrEnum):
 
 class BatchCancelRequest(WireModel):
     """
-    `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
-    did stays done.
+    `POST .../batch/cancel`: stops a running batch within the page of executions in hand
+    (about a second's worth at its rate); what it did stays done.
     """
 
     batch_id: str

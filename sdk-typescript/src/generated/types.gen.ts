@@ -132,8 +132,8 @@ export type AttributeWrites = {
 };
 
 /**
- * `POST .../batch/cancel`: stops a running batch after the execution in hand; what it
- * did stays done.
+ * `POST .../batch/cancel`: stops a running batch within the page of executions in hand
+ * (about a second's worth at its rate); what it did stays done.
  */
 export type BatchCancelRequest = {
     batchId: string;
