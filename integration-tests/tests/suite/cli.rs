@@ -224,10 +224,24 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         .expect(0)
         .stdout;
     assert!(
-        history.starts_with(&format!("Execution {ann_exec}\nID")),
+        history.starts_with(&format!("Execution {ann_exec}\n#")),
         "{history}"
     );
     assert!(history.contains("PROCESS_CLOSED"), "{history}");
+    assert!(
+        history.contains("VerifyState-1  graceful complete process"),
+        "one-line summaries with the state: {history}"
+    );
+    // Following a closed execution prints it and ends at its close.
+    let followed = xdb(&env, &["history", "user-signup-ann", "--follow"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(
+        followed.starts_with(&format!("Execution {ann_exec}\n#")),
+        "{followed}"
+    );
+    assert!(followed.trim_end().ends_with("COMPLETED"), "{followed}");
 
     // rpc verifies bob under the row lock; its output is the RPC's answer.
     start_signup(&env, &worker, "bob").await.expect(0);
