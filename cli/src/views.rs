@@ -127,6 +127,9 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
                 },
                 timestamp_ms(e.start_timestamp_ms),
                 ran_for(e.start_timestamp_ms, e.close_timestamp_ms, now_ms),
+                e.backing_off
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |b| backing_off(b, now_ms)),
             ]
         })
         .collect();
@@ -138,8 +141,25 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
             "STATUS",
             "STARTED",
             "DURATION",
+            "BACKING OFF",
         ],
         &rows,
+    )
+}
+
+/// A state call waiting out its backoff: `State-1 attempt 3 in 12s: HTTP 500`.
+fn backing_off(b: &xdb_protocol::BackingOff, now_ms: i64) -> String {
+    let wait = duration(std::time::Duration::from_millis(
+        u64::try_from(b.next_attempt_timestamp_ms - now_ms).unwrap_or(0),
+    ));
+    let error = b
+        .last_error
+        .as_deref()
+        .map(|e| format!(": {}", truncate(e, 40)))
+        .unwrap_or_default();
+    format!(
+        "{} attempt {} in {wait}{error}",
+        b.state_execution_id, b.attempt
     )
 }
 
@@ -474,6 +494,7 @@ mod tests {
     #[test]
     fn list_runs_until_now_while_running() {
         let e = ProcessExecutionSummary {
+            backing_off: None,
             process_execution_id: "e1".into(),
             process_id: "p1".into(),
             process_type: "T".into(),
@@ -485,13 +506,23 @@ mod tests {
         let paused = ProcessExecutionSummary {
             process_id: "p2".into(),
             paused: true,
+            backing_off: Some(xdb_protocol::BackingOff {
+                state_execution_id: "Charge-1".into(),
+                attempt: 3,
+                next_attempt_timestamp_ms: 14_500,
+                last_error: Some("HTTP 500".into()),
+            }),
             ..e.clone()
         };
         let text = list(&[e, paused], 2_500);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("PROCESS ID  EXECUTION ID  TYPE  STATUS"));
         assert!(lines[1].starts_with("p1          e1            T     RUNNING  "));
-        assert!(lines[1].ends_with("2.5s"), "{text}");
+        assert!(lines[1].ends_with("2.5s      -"), "{text}");
+        assert!(
+            lines[2].ends_with("Charge-1 attempt 3 in 12.0s: HTTP 500"),
+            "{text}"
+        );
         assert!(
             lines[2].starts_with("p2          e1            T     RUNNING (paused)  "),
             "{text}"

@@ -305,6 +305,9 @@ pub trait OperatorRows: Send {
     /// Deletes task `id`, held by an instance or not, and its set-aside copy: a reset
     /// cancels it (a holder's transition then finds it gone, and applies nothing).
     fn delete_task(&mut self, id: i64) -> impl Answer<()>;
+    /// The state calls of `processes` waiting out a retry's backoff at `now` (unleased,
+    /// attempt 2 or more, due later), by execution.
+    fn backing_off_of(&mut self, processes: &[Uuid], now: DateTime<Utc>) -> impl Answer<Vec<Task>>;
     /// Deletes every set-aside task of a closed execution.
     fn delete_parked(&mut self, process: Uuid) -> impl Answer<()>;
     /// How many of the execution's tasks wait for an operator: set aside as

@@ -315,6 +315,24 @@ pub struct ProcessExecutionSummary {
     #[serde(default)]
     #[schema(default = false)]
     pub paused: bool,
+    /// Set while a state call of it waits out a retry's backoff after failing.
+    #[serde(default)]
+    pub backing_off: Option<BackingOff>,
+}
+
+/// A state call waiting out its retry's backoff: which, its next attempt and when, and
+/// why the last one failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackingOff {
+    pub state_execution_id: String,
+    /// The attempt it waits to make (2 or more).
+    pub attempt: i32,
+    /// When, in milliseconds since the Unix epoch.
+    pub next_attempt_timestamp_ms: i64,
+    /// The last failed attempt's error, as the history records it.
+    #[serde(default)]
+    pub last_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -132,6 +132,26 @@ export type AttributeWrites = {
 };
 
 /**
+ * A state call waiting out its retry's backoff: which, its next attempt and when, and
+ * why the last one failed.
+ */
+export type BackingOff = {
+    /**
+     * The attempt it waits to make (2 or more).
+     */
+    attempt: number;
+    /**
+     * The last failed attempt's error, as the history records it.
+     */
+    lastError?: string | null;
+    /**
+     * When, in milliseconds since the Unix epoch.
+     */
+    nextAttemptTimestampMs: number;
+    stateExecutionId: string;
+};
+
+/**
  * `POST .../batch/cancel`: stops a running batch within the page of executions in hand
  * (about a second's worth at its rate); what it did stays done.
  */
@@ -1493,6 +1513,7 @@ export type ProcessExecutionStopRequest = {
 export type ProcessExecutionStopType = 'TERMINATE' | 'FAIL';
 
 export type ProcessExecutionSummary = {
+    backingOff?: null | BackingOff;
     closeTimestampMs?: number | null;
     /**
      * Whether an operator has paused it.

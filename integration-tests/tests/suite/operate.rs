@@ -69,6 +69,22 @@ async fn a_failing_state_is_shown_retried_now_and_given_up(db: Database) {
     assert!(!state["lastFailure"]["error"].as_str().unwrap().is_empty());
     let call_view = &state["pendingCall"];
     assert_eq!(call_view["attempt"], 2, "{view}");
+    // The list shows it backing off, with the next attempt and the last error.
+    let (status, listed) = call(
+        &env,
+        paths::LIST,
+        json!({"where": {"field": "processId", "op": "=", "value": "stuck"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    let backing_off = &listed["executions"][0]["backingOff"];
+    assert_eq!(backing_off["stateExecutionId"], "FlakyState-1", "{listed}");
+    assert_eq!(backing_off["attempt"], 2, "{listed}");
+    assert_eq!(
+        backing_off["lastError"], state["lastFailure"]["error"],
+        "{listed}"
+    );
+    assert!(backing_off["nextAttemptTimestampMs"].as_i64().unwrap() > now_ms() + 200_000);
     assert_eq!(call_view["phase"], "SCHEDULED", "{view}");
     assert!(
         call_view["dueTimestampMs"].as_i64().unwrap() > now_ms() + 200_000,

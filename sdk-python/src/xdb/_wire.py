@@ -42,6 +42,21 @@ class AttributeType(StrEnum):
     ANY = "ANY"
 
 
+class BackingOff(WireModel):
+    """
+    A state call waiting out its retry's backoff: which, its next attempt and when, and
+    why the last one failed.
+    """
+
+    attempt: int
+    """The attempt it waits to make (2 or more)."""
+    last_error: str | None = None
+    """The last failed attempt's error, as the history records it."""
+    next_attempt_timestamp_ms: int
+    """When, in milliseconds since the Unix epoch."""
+    state_execution_id: str
+
+
 class BatchCancelRequest(WireModel):
     """
     `POST .../batch/cancel`: stops a running batch within the page of executions in hand
@@ -1367,6 +1382,7 @@ class ProcessExecutionStopRequest(WireModel):
 
 
 class ProcessExecutionSummary(WireModel):
+    backing_off: BackingOff | None = None
     close_timestamp_ms: int | None = None
     paused: bool = False
     """Whether an operator has paused it."""

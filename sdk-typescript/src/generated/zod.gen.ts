@@ -37,6 +37,17 @@ export const AttributeDefinitionSchema = z.object({
 });
 
 /**
+ * A state call waiting out its retry's backoff: which, its next attempt and when, and
+ * why the last one failed.
+ */
+export const BackingOffSchema = z.object({
+    attempt: z.int(),
+    lastError: z.string().nullish(),
+    nextAttemptTimestampMs: z.int(),
+    stateExecutionId: z.string()
+});
+
+/**
  * `POST .../batch/cancel`: stops a running batch within the page of executions in hand
  * (about a second's worth at its rate); what it did stays done.
  */
@@ -929,6 +940,7 @@ export const ProcessExecutionListFilterSchema = z.object({
 });
 
 export const ProcessExecutionSummarySchema = z.object({
+    backingOff: BackingOffSchema.nullish(),
     closeTimestampMs: z.int().nullish(),
     paused: z.boolean().optional().default(false),
     processExecutionId: z.string(),

@@ -61,8 +61,10 @@ pub(crate) async fn list_matching<D: Dialect>(
         .then(|| &page[page_size - 1])
         .map(|(summary, start)| encode_token(*start, &summary.process_execution_id));
     page.truncate(page_size);
+    let mut executions: Vec<_> = page.into_iter().map(|(summary, _)| summary).collect();
+    super::backing_off::mark_backing_off(store, &mut executions).await?;
     Ok(ProcessExecutionListResponse {
-        executions: page.into_iter().map(|(summary, _)| summary).collect(),
+        executions,
         next_page_token,
     })
 }

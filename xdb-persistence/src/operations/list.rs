@@ -29,12 +29,15 @@ pub(crate) async fn list_processes<D: Dialect>(
     } else {
         None
     };
+    drop(session);
+    let mut executions: Vec<_> = rows
+        .into_iter()
+        .take(page_size)
+        .map(|(summary, _)| summary)
+        .collect();
+    super::backing_off::mark_backing_off(store, &mut executions).await?;
     Ok(ProcessExecutionListResponse {
-        executions: rows
-            .into_iter()
-            .take(page_size)
-            .map(|(summary, _)| summary)
-            .collect(),
+        executions,
         next_page_token,
     })
 }

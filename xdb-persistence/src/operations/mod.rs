@@ -7,6 +7,7 @@
 //! and falls back to the generic form, which every dialect keeps tested.
 
 mod attributes;
+mod backing_off;
 mod client_requests;
 mod controls;
 mod deliveries;

@@ -73,6 +73,28 @@ fn count(row: &mut impl ColumnReader) -> Result<u64, StoreError> {
 }
 
 impl<C: SqlConn> OperatorRows for C {
+    async fn backing_off_of(
+        &mut self,
+        processes: &[Uuid],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<xdb_engine::Task>, StoreError> {
+        if processes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut params: Vec<Param<'_>> = processes.iter().map(|id| Param::Uuid(*id)).collect();
+        let list = crate::sql_tables::in_list::in_list(&mut params, processes.len());
+        params.push(now.into());
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM xdb_sys_tasks \
+             WHERE process_execution_id IN ({list}) AND task_type IN ('WAIT_UNTIL', 'EXECUTE') \
+               AND attempt > 1 AND lease_owner IS NULL AND fire_at > ? ORDER BY fire_at"
+        );
+        let rows = self.query(&sql, &params).await?;
+        rows.iter()
+            .map(|row| read_task(&mut C::columns(row, 0)))
+            .collect()
+    }
+
     async fn tasks_of(&mut self, process: Uuid, lock: bool) -> Result<Vec<TaskView>, StoreError> {
         let lock = if lock { " FOR UPDATE" } else { "" };
         // Two statements: PostgreSQL locks no rows of a UNION.

@@ -353,6 +353,7 @@ pub(crate) fn summary_of<C: SqlConn>(
     let status = columns.text()?;
     let start = columns.time()?;
     let summary = ProcessExecutionSummary {
+        backing_off: None,
         process_execution_id: id.to_string(),
         process_id,
         process_type,
