@@ -669,8 +669,9 @@ impl Client {
         path: &str,
         request: &Req,
     ) -> Result<Resp, ClientError> {
-        let request = with_request_id(request);
-        self.call(path, &request, Repeat::Safe).await
+        let body = self.send_idempotent_body(path, request).await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::InvalidResponse(format!("{path}: {e}")))
     }
 
     /// [`Client::call_idempotent`] of a call whose answer has nothing to read.
@@ -679,11 +680,42 @@ impl Client {
         path: &str,
         request: &Req,
     ) -> Result<(), ClientError> {
-        let request = with_request_id(request);
-        self.send(path, &request, self.request_timeout, Repeat::Safe)
-            .await
-            .map(drop)
+        self.send_idempotent_body(path, request).await.map(drop)
     }
+
+    /// Sends `request` with a request id. A service of a release before request ids
+    /// refuses the field (every request is checked against its document): when the id
+    /// is the client's own, not the caller's, the request goes again without it, as
+    /// that service would have taken it, so a rolling upgrade of the services can come
+    /// after the clients'.
+    async fn send_idempotent_body<Req: IdempotentRequest>(
+        &self,
+        path: &str,
+        request: &Req,
+    ) -> Result<Vec<u8>, ClientError> {
+        let with_id = with_request_id(request);
+        let sent = self
+            .send(path, &with_id, self.request_timeout, Repeat::Safe)
+            .await;
+        match sent {
+            Err(error)
+                if predates_request_ids(&error) && request.clone().request_id_mut().is_none() =>
+            {
+                self.send(path, request, self.request_timeout, Repeat::Unsafe)
+                    .await
+            }
+            sent => sent,
+        }
+    }
+}
+
+/// Whether `error` is a service's refusal of the `requestId` field itself: a release
+/// before request ids.
+fn predates_request_ids(error: &ClientError) -> bool {
+    error.sub_type() == Some(ErrorSubType::InvalidRequest)
+        && error
+            .api_error()
+            .is_some_and(|e| e.message.contains("unknown field") && e.message.contains("requestId"))
 }
 
 /// The pause a refusal asks for: `Retry-After` in seconds (the service never sends an

@@ -94,7 +94,7 @@ pub struct BatchReset {
 #[serde(rename_all = "camelCase")]
 pub struct BatchStartRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub operation: BatchOperation,
     /// Only executions of this type (needed for `column` conditions and for

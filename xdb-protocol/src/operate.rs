@@ -173,7 +173,7 @@ pub struct LocalQueueWait {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionControlRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub process_id: String,
     /// An execution of the process id; absent: the latest.
@@ -262,7 +262,7 @@ pub const MAX_CONTROL_TEXT: usize = 1000;
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionResetRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub process_id: String,
     /// An execution of the process id; absent: the latest.

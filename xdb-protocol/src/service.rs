@@ -70,7 +70,7 @@ pub struct ProcessStartConfig {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStartRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub process_id: String,
     pub process_type: String,
@@ -118,12 +118,12 @@ pub enum ProcessExecutionStopType {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionStopRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub process_id: String,
     /// Only if this execution is the one to stop (the process id's current one); absent:
     /// whichever is current.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_execution_id: Option<String>,
     /// Default `TERMINATE`.
     #[serde(default)]
@@ -191,11 +191,11 @@ pub struct ProcessExecutionDescribeResponse {
 #[serde(rename_all = "camelCase")]
 pub struct PublishToLocalQueueRequest {
     /// Idempotency key: see *Idempotent requests* in the document's description.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub process_id: String,
     /// Only if this execution is the process id's current one; absent: whichever is.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_execution_id: Option<String>,
     /// 1 to 1000 messages.
     #[schema(min_items = 1, max_items = 1000)]
