@@ -1,31 +1,36 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out.
-import { api } from "../api.js";
+import { api, ApiError } from "../api.js";
 import { h, replace, table } from "../dom.js";
 import { formatTime, parseUtcInput, statusClass } from "../format.js";
-import { statusCountRequest } from "../query.js";
+import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
 import { STATUSES, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
 import { notify } from "./dialog.js";
+import { startBatch } from "./batch.js";
+import { queryBuilder } from "./querybuilder.js";
 import { executionHref } from "./routes.js";
 
 const PAGE_SIZE = 25;
 const REFRESH_MS = 5000;
 
-/** Kept across visits of the page, so coming back from an execution keeps the filter. */
+/** Kept across visits of the page; the selection itself is in the URL. */
 const state = {
   filter: {} as ListFilter,
+  where: "",
+  /** The selection (as its URL query) the pages below belong to. */
+  query: "",
   /** Tokens of the pages before the current one; the current page's token last. */
   pages: [] as (string | undefined)[],
   autoRefresh: true,
 };
 
-/** Sets the list's filter for its next visit, from its first page. */
-export function filterExecutions(filter: ListFilter): void {
-  state.filter = filter;
-  state.pages = [];
-}
-
-export function executionsView(root: HTMLElement): () => void {
+/** The list showing the selection the URL query `query` names. */
+export function executionsView(root: HTMLElement, selection: Selection): () => void {
+  state.filter = selection.filter;
+  state.where = selection.where;
+  const query = selectionToQuery(selection);
+  if (query !== state.query) state.pages = [];
+  state.query = query;
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });
   const pager = h("div", { class: "pager" });
@@ -45,18 +50,26 @@ export function executionsView(root: HTMLElement): () => void {
   const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
   const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
   const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+  const builder = queryBuilder(state.where, () => processType.value.trim());
 
   const apply = () => {
-    state.filter = {
+    const filter: ListFilter = {
       ...(status.value ? { status: status.value as ProcessStatus } : {}),
       ...(processType.value.trim() ? { processType: processType.value.trim() } : {}),
       ...(processId.value.trim() ? { processId: processId.value.trim() } : {}),
       ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
       ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value)),
     };
-    state.pages = [];
-    void load();
+    const href = executionsHref({ filter, where: builder.text() });
+    // The route shows the new selection; the same one again just reloads.
+    if (location.hash === href) {
+      state.pages = [];
+      void load();
+    } else {
+      location.hash = href;
+    }
   };
+  const selected = (): Selection => ({ filter: state.filter, where: state.where });
   const form = h(
     "div",
     { class: "filters" },
@@ -67,9 +80,17 @@ export function executionsView(root: HTMLElement): () => void {
     h("label", {}, "to ", to),
     h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
+    h(
+      "button",
+      { type: "button", "data-testid": "batch-start", title: "act on every execution this filter selects", onclick: () => void startBatch(selected()) },
+      "Act on all matching…",
+    ),
   );
   form.addEventListener("keydown", (event) => {
     if (event.key === "Enter") apply();
+  });
+  builder.element.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.ctrlKey) apply();
   });
   refresh.addEventListener("change", () => {
     state.autoRefresh = refresh.checked;
@@ -79,10 +100,13 @@ export function executionsView(root: HTMLElement): () => void {
   async function load(): Promise<void> {
     try {
       const token = state.pages.at(-1);
+      // The simple filter goes as `filter`, the builder's tree as `where`.
+      const { where } = selectionRequest({ filter: {}, where: state.where });
       const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token),
-        countStatuses(state.filter),
+        api.list(state.filter, PAGE_SIZE, token, where),
+        countStatuses(state.filter, state.where),
       ]);
+      builder.showError("");
       const parked = await parkedOf(page.executions);
       if (stopped) return;
       replace(counts, countsByStatus.map(([s, count]) => countChip(s, String(count))));
@@ -103,7 +127,10 @@ export function executionsView(root: HTMLElement): () => void {
         ),
       );
     } catch (error) {
-      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
+      if (stopped) return;
+      if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
+      else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
+      replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${error instanceof Error ? error.message : String(error)}`));
     }
   }
 
@@ -135,7 +162,7 @@ export function executionsView(root: HTMLElement): () => void {
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
   }
 
-  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
+  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, results, pager);
   void load().catch((error: unknown) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -153,8 +180,8 @@ function isoInput(ms: number | null | undefined): string | undefined {
 }
 
 /** Executions per status under `filter` (its own status aside), exact, from one count. */
-async function countStatuses(filter: ListFilter): Promise<[ProcessStatus, number][]> {
-  const counted = await api.count(statusCountRequest(filter));
+async function countStatuses(filter: ListFilter, where: string): Promise<[ProcessStatus, number][]> {
+  const counted = await api.count(statusCountRequest(filter, where));
   const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
   return STATUSES.map((s) => [s, byStatus.get(s) ?? 0]);
 }

@@ -41,12 +41,12 @@ describe("format", () => {
   });
 
   it("routes by the location hash, with ids escaped", () => {
-    assert.deepEqual(parseRoute(""), { page: "executions" });
+    assert.deepEqual(parseRoute(""), { page: "executions", query: "" });
     assert.deepEqual(parseRoute("#/dashboard"), { page: "dashboard" });
     const href = executionHref("user-signup/a b", "0b0e");
     assert.equal(href, "#/execution/user-signup%2Fa%20b/0b0e");
     assert.deepEqual(parseRoute(href), { page: "execution", processId: "user-signup/a b", processExecutionId: "0b0e" });
     assert.deepEqual(parseRoute("#/execution/p1"), { page: "execution", processId: "p1" });
-    assert.deepEqual(parseRoute("#/execution/%E0%A4%A"), { page: "executions" });
+    assert.deepEqual(parseRoute("#/execution/%E0%A4%A"), { page: "executions", query: "" });
   });
 });
