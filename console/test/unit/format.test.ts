@@ -3,7 +3,6 @@ import { describe, it } from "node:test";
 
 import {
   formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, statusClass,
-  summarizeDetails,
 } from "../../src/format.js";
 import { executionHref, parseRoute } from "../../src/views/routes.js";
 
@@ -36,8 +35,6 @@ describe("format", () => {
     assert.equal(formatValue("verified"), "verified");
     assert.equal(formatValue({ email: "a@b.c" }), '{\n  "email": "a@b.c"\n}');
     assert.equal(statusClass("EXECUTE_RUNNING"), "status status-execute-running");
-    assert.equal(summarizeDetails({ stateId: "S", attempt: 2, gone: null }), "stateId: S · attempt: 2");
-    assert.match(summarizeDetails({ error: "x".repeat(200) }), /^error: x{117}\.\.\.$/);
   });
 
   it("routes by the location hash, with ids escaped", () => {
