@@ -60,13 +60,12 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
       ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
       ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value)),
     };
-    const href = executionsHref({ filter, where: builder.text() });
-    // The route shows the new selection; the same one again just reloads.
-    if (location.hash === href) {
+    // The route shows the new selection; the same one again (no hashchange) just reloads.
+    const before = location.hash;
+    location.hash = executionsHref({ filter, where: builder.text() });
+    if (location.hash === before) {
       state.pages = [];
       void load();
-    } else {
-      location.hash = href;
     }
   };
   const selected = (): Selection => ({ filter: state.filter, where: state.where });
