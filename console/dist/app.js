@@ -64,7 +64,13 @@ async function getText(path) {
   return response.ok ? response.text() : void 0;
 }
 var api = {
-  list: (filter, pageSize, nextPageToken, where) => post(`${SERVICE}list`, { filter, pageSize, ...nextPageToken ? { nextPageToken } : {}, ...where ? { where } : {} }),
+  list: (filter, pageSize, nextPageToken, where, businessTable) => post(`${SERVICE}list`, {
+    filter,
+    pageSize,
+    ...nextPageToken ? { nextPageToken } : {},
+    ...where ? { where } : {},
+    ...businessTable ? { businessTable } : {}
+  }),
   count: (request) => post(`${SERVICE}count`, request),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
   history: (processId, processExecutionId, pageSize, afterEventId, eventTypes) => post(`${SERVICE}history`, {
@@ -417,6 +423,13 @@ function textToTree(text) {
   if (at < tokens.length) throw new Error(`unexpected '${tokens[at]?.text}' after the condition`);
   return tree;
 }
+function hasColumnCondition(tree) {
+  if (!tree) return false;
+  if ("and" in tree) return tree.and.some(hasColumnCondition);
+  if ("or" in tree) return tree.or.some(hasColumnCondition);
+  if ("not" in tree) return hasColumnCondition(tree.not);
+  return "column" in tree;
+}
 
 // src/types.ts
 var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
@@ -436,11 +449,12 @@ function selectionRequest(selection, withStatus = true) {
   if (where) conditions.push(where);
   return {
     ...selection.filter.processType ? { processType: selection.filter.processType } : {},
-    ...conditions.length > 0 ? { where: conditions.length === 1 ? conditions[0] : { and: conditions } } : {}
+    ...conditions.length > 0 ? { where: conditions.length === 1 ? conditions[0] : { and: conditions } } : {},
+    ...selection.table ? { businessTable: selection.table } : {}
   };
 }
-function statusCountRequest(filter, where = "") {
-  return { ...selectionRequest({ filter, where }, false), groupBy: { field: "status" } };
+function statusCountRequest(filter, where = "", table2) {
+  return { ...selectionRequest({ filter, where, ...table2 ? { table: table2 } : {} }, false), groupBy: { field: "status" } };
 }
 function selectionToQuery(selection) {
   const params = new URLSearchParams();
@@ -451,6 +465,10 @@ function selectionToQuery(selection) {
   if (f.startTimeMinMs != null) params.set("from", String(f.startTimeMinMs));
   if (f.startTimeMaxMs != null) params.set("to", String(f.startTimeMaxMs));
   if (selection.where.trim()) params.set("where", selection.where.trim());
+  if (selection.table) {
+    params.set("table", selection.table.tableName);
+    params.set("key", selection.table.primaryKeyColumn);
+  }
   return params.toString();
 }
 function queryToSelection(query) {
@@ -466,7 +484,9 @@ function queryToSelection(query) {
   if (from && /^\d+$/.test(from)) filter.startTimeMinMs = Number(from);
   const to = params.get("to");
   if (to && /^\d+$/.test(to)) filter.startTimeMaxMs = Number(to);
-  return { filter, where: params.get("where") ?? "" };
+  const table2 = params.get("table");
+  const key = params.get("key");
+  return { filter, where: params.get("where") ?? "", ...table2 && key ? { table: { tableName: table2, primaryKeyColumn: key } } : {} };
 }
 function executionsHref(selection) {
   const query = selectionToQuery(selection);
@@ -824,7 +844,7 @@ function batchView(root, batchId) {
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
         ["Rate", `${batch.ratePerSecond} per second at most`],
         ["Process type", request.processType ?? "any"],
-        ["Where", h("code", {}, request.where ? JSON.stringify(request.where) : "everything")],
+        ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],
         ["Closed (UTC)", formatTime(batch.closedTimestampMs)],
         ...request.reason ? [["Reason", request.reason]] : [],
@@ -1094,14 +1114,19 @@ function niceMax(value) {
   for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
   return 10 * power;
 }
-function plot(points, series, endMs, width, height, windowMs = WINDOW_MS) {
-  const start2 = endMs - windowMs;
+function span(points, endMs, windowMs = WINDOW_MS) {
+  const oldest = points.reduce((min, p) => Math.min(min, p.atMs), endMs);
+  return Math.max(Math.min(windowMs, endMs - oldest), 1e3);
+}
+function plot(points, series, endMs, width, height, spanMs = WINDOW_MS, pad2 = 0) {
+  const start2 = endMs - spanMs;
   const values = points.filter((p) => p.atMs >= start2 && p.atMs <= endMs && typeof p[series] === "number" && Number.isFinite(p[series]));
   const max = niceMax(Math.max(0, ...values.map((p) => p[series])));
   const round = (n) => Math.round(n * 10) / 10;
+  const inner = height - 2 * pad2;
   return {
     max,
-    xy: values.map((p) => [round((p.atMs - start2) / windowMs * width), round(height - p[series] / max * height)])
+    xy: values.map((p) => [round((p.atMs - start2) / spanMs * width), round(pad2 + inner - p[series] / max * inner)])
   };
 }
 function pathData(xy) {
@@ -1115,7 +1140,8 @@ function figure(n) {
   return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
 }
 function lineChart(points, series, label, unit, help, endMs) {
-  const drawn = plot(points, series, endMs, WIDTH, HEIGHT, WINDOW_MS);
+  const shown = span(points, endMs);
+  const drawn = plot(points, series, endMs, WIDTH, HEIGHT, shown, 4);
   const latest = [...points].reverse().find((p) => typeof p[series] === "number")?.[series];
   return h(
     "div",
@@ -1123,13 +1149,20 @@ function lineChart(points, series, label, unit, help, endMs) {
     h("div", { class: "label" }, label, " ", h("strong", {}, latest === void 0 ? "—" : `${figure(latest)}${unit}`)),
     s(
       "svg",
-      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, role: "img", "aria-label": `${label} over the last hour` },
+      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, preserveAspectRatio: "none", role: "img", "aria-label": `${label} over the last hour` },
       s("line", { x1: 0, y1: HEIGHT, x2: WIDTH, y2: HEIGHT, class: "axis" }),
       s("line", { x1: 0, y1: 0, x2: WIDTH, y2: 0, class: "grid" }),
-      s("path", { d: pathData(drawn.xy), class: "chart-line", fill: "none", "data-testid": "chart-line", "data-points": drawn.xy.length }),
+      s("path", {
+        d: pathData(drawn.xy),
+        class: "chart-line",
+        fill: "none",
+        "vector-effect": "non-scaling-stroke",
+        "data-testid": "chart-line",
+        "data-points": drawn.xy.length
+      }),
       drawn.xy.length === 1 && s("circle", { cx: drawn.xy[0]?.[0] ?? 0, cy: drawn.xy[0]?.[1] ?? 0, r: 2, class: "chart-dot" })
     ),
-    h("div", { class: "small chart-scale" }, h("span", {}, "−1 h"), h("span", {}, `top ${figure(drawn.max)}${unit}`), h("span", {}, "now"))
+    h("div", { class: "small chart-scale" }, h("span", {}, `−${formatDuration(shown)}`), h("span", {}, `top ${figure(drawn.max)}${unit}`), h("span", {}, "now"))
   );
 }
 
@@ -2448,7 +2481,9 @@ var VALUE_HINTS = {
   paused: "true",
   currentStateId: "state id"
 };
-function queryBuilder(initial, processType) {
+function queryBuilder(initial, initialTable, processType) {
+  const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
+  const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
   const error = h("p", { class: "error small", role: "alert", "data-testid": "where-error", hidden: true });
   const rows = h("div", { class: "where-groups" });
   const textArea = h("textarea", { rows: 2, class: "mono", "data-testid": "where-text", placeholder: "execution.status = 'RUNNING' and amount >= 100" }, initial);
@@ -2571,8 +2606,24 @@ function queryBuilder(initial, processType) {
   textArea.addEventListener("change", fromText);
   fromText();
   return {
-    element: h("div", { class: "query-builder", "data-testid": "query-builder" }, h("div", { class: "small" }, "Where"), rows, h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea), error),
+    element: h(
+      "div",
+      { class: "query-builder", "data-testid": "query-builder" },
+      h("div", { class: "small" }, "Where"),
+      rows,
+      h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea),
+      h(
+        "div",
+        { class: "small", title: "needed for column conditions when the process type has no registered definition; found from its latest execution when left empty" },
+        "business table ",
+        tableName,
+        " ",
+        keyColumn
+      ),
+      error
+    ),
     text: () => textArea.value.trim(),
+    table: () => tableName.value.trim() && keyColumn.value.trim() ? { tableName: tableName.value.trim(), primaryKeyColumn: keyColumn.value.trim() } : void 0,
     showError
   };
 }
@@ -2583,6 +2634,7 @@ var REFRESH_MS5 = 5e3;
 var state = {
   filter: {},
   where: "",
+  table: void 0,
   /** The selection (as its URL query) the pages below belong to. */
   query: "",
   /** Tokens of the pages before the current one; the current page's token last. */
@@ -2592,6 +2644,7 @@ var state = {
 function executionsView(root, selection) {
   state.filter = selection.filter;
   state.where = selection.where;
+  state.table = selection.table;
   const query = selectionToQuery(selection);
   if (query !== state.query) state.pages = [];
   state.query = query;
@@ -2612,8 +2665,8 @@ function executionsView(root, selection) {
   const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
   const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
   const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
-  const builder = queryBuilder(state.where, () => processType.value.trim());
-  const apply = () => {
+  const builder = queryBuilder(state.where, state.table, () => processType.value.trim());
+  const apply = async () => {
     const filter = {
       ...status.value ? { status: status.value } : {},
       ...processType.value.trim() ? { processType: processType.value.trim() } : {},
@@ -2621,14 +2674,21 @@ function executionsView(root, selection) {
       ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
       ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
     };
+    let table2 = builder.table();
+    if (!table2 && filter.processType) {
+      try {
+        if (hasColumnCondition(textToTree(builder.text()))) table2 = await businessTableOf(filter.processType);
+      } catch {
+      }
+    }
     const before = location.hash;
-    location.hash = executionsHref({ filter, where: builder.text() });
+    location.hash = executionsHref({ filter, where: builder.text(), ...table2 ? { table: table2 } : {} });
     if (location.hash === before) {
       state.pages = [];
       void load();
     }
   };
-  const selected = () => ({ filter: state.filter, where: state.where });
+  const selected = () => ({ filter: state.filter, where: state.where, ...state.table ? { table: state.table } : {} });
   const form = h(
     "div",
     { class: "filters" },
@@ -2637,7 +2697,7 @@ function executionsView(root, selection) {
     processId,
     h("label", {}, "from ", from),
     h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
     h(
       "button",
@@ -2646,10 +2706,10 @@ function executionsView(root, selection) {
     )
   );
   form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
+    if (event.key === "Enter") void apply();
   });
   builder.element.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && event.ctrlKey) apply();
+    if (event.key === "Enter" && event.ctrlKey) void apply();
   });
   refresh.addEventListener("change", () => {
     state.autoRefresh = refresh.checked;
@@ -2660,8 +2720,8 @@ function executionsView(root, selection) {
       const token2 = state.pages.at(-1);
       const { where } = selectionRequest({ filter: {}, where: state.where });
       const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token2, where),
-        countStatuses(state.filter, state.where)
+        api.list(state.filter, PAGE_SIZE, token2, where, state.table),
+        countStatuses(state.filter, state.where, state.table)
       ]);
       builder.showError("");
       const parked = await parkedOf(page.executions);
@@ -2704,7 +2764,7 @@ function executionsView(root, selection) {
         "data-testid": `count-${s2}`,
         onclick: () => {
           status.value = state.filter.status === s2 ? "" : s2;
-          apply();
+          void apply();
         }
       },
       `${s2} `,
@@ -2729,10 +2789,17 @@ function optionalNumber(key, value) {
 function isoInput(ms) {
   return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
 }
-async function countStatuses(filter, where) {
-  const counted = await api.count(statusCountRequest(filter, where));
+async function countStatuses(filter, where, table2) {
+  const counted = await api.count(statusCountRequest(filter, where, table2));
   const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
   return STATUSES.map((s2) => [s2, byStatus.get(s2) ?? 0]);
+}
+async function businessTableOf(processType) {
+  if (await definitionOrNothing(processType).catch(() => void 0)) return void 0;
+  const latest = (await api.list({ processType }, 1)).executions[0];
+  if (!latest) return void 0;
+  const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
+  return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : void 0;
 }
 async function parkedOf(executions) {
   const running = executions.filter((e) => e.status === "RUNNING");

@@ -6,7 +6,7 @@ import type {
   AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse, DeploymentRef,
   DeploymentsListResponse, ExecutionsMoveResponse, RegisterDefinitionsResponse,
   BatchDescribeResponse, BatchListRequest, BatchListResponse, BatchStartRequest, BatchStartResponse,
-  CountRequest, CountResponse, FilterNode, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
+  BusinessTableRef, CountRequest, CountResponse, FilterNode, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
   ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
 } from "./types.js";
@@ -95,8 +95,14 @@ export async function getText(path: string): Promise<string | undefined> {
 }
 
 export const api = {
-  list: (filter: ListFilter, pageSize: number, nextPageToken?: string, where?: FilterNode) =>
-    post<ListResponse>(`${SERVICE}list`, { filter, pageSize, ...(nextPageToken ? { nextPageToken } : {}), ...(where ? { where } : {}) }),
+  list: (filter: ListFilter, pageSize: number, nextPageToken?: string, where?: FilterNode, businessTable?: BusinessTableRef) =>
+    post<ListResponse>(`${SERVICE}list`, {
+      filter,
+      pageSize,
+      ...(nextPageToken ? { nextPageToken } : {}),
+      ...(where ? { where } : {}),
+      ...(businessTable ? { businessTable } : {}),
+    }),
   count: (request: CountRequest) => post<CountResponse>(`${SERVICE}count`, request),
   describe: (processId: string, processExecutionId?: string) =>
     post<DescribeResponse>(`${SERVICE}describe`, { processId, ...(processExecutionId ? { processExecutionId } : {}) }),

@@ -303,3 +303,12 @@ export function textToTree(text: string): FilterNode | undefined {
   if (at < tokens.length) throw new Error(`unexpected '${tokens[at]?.text}' after the condition`);
   return tree;
 }
+
+/** Whether `tree` has a condition on a business column (which needs the type's table). */
+export function hasColumnCondition(tree: FilterNode | undefined): boolean {
+  if (!tree) return false;
+  if ("and" in tree) return tree.and.some(hasColumnCondition);
+  if ("or" in tree) return tree.or.some(hasColumnCondition);
+  if ("not" in tree) return hasColumnCondition(tree.not);
+  return "column" in tree;
+}

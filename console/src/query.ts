@@ -2,12 +2,14 @@
 // the query builder's `where` tree, as one filter tree for `count` and batches, and as
 // the URL query that links a view (`#/executions?status=FAILED&where=...`).
 import { textToTree } from "./filter.js";
-import { STATUSES, type CountRequest, type FilterNode, type ListFilter, type ProcessStatus } from "./types.js";
+import { STATUSES, type BusinessTableRef, type CountRequest, type FilterNode, type ListFilter, type ProcessStatus } from "./types.js";
 
-/** What the list shows: its simple filter and the `where` text (empty: none). */
+/** What the list shows: its simple filter, the `where` text (empty: none) and, for
+ * column conditions on a type with no registered definition, its business table. */
 export interface Selection {
   filter: ListFilter;
   where: string;
+  table?: BusinessTableRef;
 }
 
 /** The simple filter's conditions as filter-tree nodes (its status only if `withStatus`). */
@@ -21,19 +23,23 @@ function filterConditions(filter: ListFilter, withStatus: boolean): FilterNode[]
 }
 
 /** The whole selection as `processType` and one `where` tree (throws on bad `where` text). */
-export function selectionRequest(selection: Selection, withStatus = true): { processType?: string; where?: FilterNode } {
+export function selectionRequest(
+  selection: Selection,
+  withStatus = true,
+): { processType?: string; where?: FilterNode; businessTable?: BusinessTableRef } {
   const conditions = filterConditions(selection.filter, withStatus);
   const where = textToTree(selection.where);
   if (where) conditions.push(where);
   return {
     ...(selection.filter.processType ? { processType: selection.filter.processType } : {}),
     ...(conditions.length > 0 ? { where: conditions.length === 1 ? conditions[0] : { and: conditions } } : {}),
+    ...(selection.table ? { businessTable: selection.table } : {}),
   };
 }
 
 /** The count of the executions the selection lists, per status (its own status aside). */
-export function statusCountRequest(filter: ListFilter, where = ""): CountRequest {
-  return { ...selectionRequest({ filter, where }, false), groupBy: { field: "status" } };
+export function statusCountRequest(filter: ListFilter, where = "", table?: BusinessTableRef): CountRequest {
+  return { ...selectionRequest({ filter, where, ...(table ? { table } : {}) }, false), groupBy: { field: "status" } };
 }
 
 /** The selection as a URL query (no leading `?`; empty when there is nothing). */
@@ -46,6 +52,10 @@ export function selectionToQuery(selection: Selection): string {
   if (f.startTimeMinMs != null) params.set("from", String(f.startTimeMinMs));
   if (f.startTimeMaxMs != null) params.set("to", String(f.startTimeMaxMs));
   if (selection.where.trim()) params.set("where", selection.where.trim());
+  if (selection.table) {
+    params.set("table", selection.table.tableName);
+    params.set("key", selection.table.primaryKeyColumn);
+  }
   return params.toString();
 }
 
@@ -63,7 +73,9 @@ export function queryToSelection(query: string): Selection {
   if (from && /^\d+$/.test(from)) filter.startTimeMinMs = Number(from);
   const to = params.get("to");
   if (to && /^\d+$/.test(to)) filter.startTimeMaxMs = Number(to);
-  return { filter, where: params.get("where") ?? "" };
+  const table = params.get("table");
+  const key = params.get("key");
+  return { filter, where: params.get("where") ?? "", ...(table && key ? { table: { tableName: table, primaryKeyColumn: key } } : {}) };
 }
 
 /** The executions list's link showing `selection`. */

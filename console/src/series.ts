@@ -88,16 +88,25 @@ export interface Plot {
   max: number;
 }
 
-/** `series` of `points` in a `width`×`height` box over the `windowMs` before `endMs`:
- * time to x, 0..niceMax(largest value) to the bottom..top. */
-export function plot(points: Point[], series: Series, endMs: number, width: number, height: number, windowMs = WINDOW_MS): Plot {
-  const start = endMs - windowMs;
+/** The span a chart shows: the window before `endMs`, or less while the samples kept
+ * do not reach back that far (so the first minutes are not squeezed into a corner). */
+export function span(points: Point[], endMs: number, windowMs = WINDOW_MS): number {
+  const oldest = points.reduce((min, p) => Math.min(min, p.atMs), endMs);
+  return Math.max(Math.min(windowMs, endMs - oldest), 1000);
+}
+
+/** `series` of `points` in a `width`×`height` box over the `spanMs` before `endMs`:
+ * time to x, 0..niceMax(largest value) to the bottom..top, `pad` pixels kept free
+ * above and below so a line at 0 or at the top stays visible. */
+export function plot(points: Point[], series: Series, endMs: number, width: number, height: number, spanMs = WINDOW_MS, pad = 0): Plot {
+  const start = endMs - spanMs;
   const values = points.filter((p) => p.atMs >= start && p.atMs <= endMs && typeof p[series] === "number" && Number.isFinite(p[series]));
   const max = niceMax(Math.max(0, ...values.map((p) => p[series] as number)));
   const round = (n: number) => Math.round(n * 10) / 10;
+  const inner = height - 2 * pad;
   return {
     max,
-    xy: values.map((p) => [round(((p.atMs - start) / windowMs) * width), round(height - ((p[series] as number) / max) * height)]),
+    xy: values.map((p) => [round(((p.atMs - start) / spanMs) * width), round(pad + inner - ((p[series] as number) / max) * inner)]),
   };
 }
 

@@ -44,6 +44,7 @@ export type DefinitionDescribeResponse = wire.DefinitionDescribeResponse;
 export type ProcessDefinition = wire.ProcessDefinition;
 export type StateDefinition = wire.StateDefinition;
 export type RpcDefinition = wire.RpcDefinition;
+export type BusinessTableRef = wire.BusinessTableRef;
 export type BatchOperation = wire.BatchOperation;
 export type BatchInfo = wire.BatchInfo;
 export type BatchStartRequest = wire.BatchStartRequest;

@@ -4,6 +4,7 @@
 // not start a second batch. A batch's page follows its progress each second.
 import { api } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
+import { treeToText } from "../filter.js";
 import { formatTime, statusClass } from "../format.js";
 import { selectionRequest, type Selection } from "../query.js";
 import type { BatchDescribeResponse, BatchInfo, BatchOperation, BatchStartRequest } from "../types.js";
@@ -152,7 +153,7 @@ export function batchView(root: HTMLElement, batchId: string): () => void {
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
         ["Rate", `${batch.ratePerSecond} per second at most`],
         ["Process type", request.processType ?? "any"],
-        ["Where", h("code", {}, request.where ? JSON.stringify(request.where) : "everything")],
+        ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],
         ["Closed (UTC)", formatTime(batch.closedTimestampMs)],
         ...(request.reason ? [["Reason", request.reason] as [string, string]] : []),

@@ -1,10 +1,11 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out.
-import { api, ApiError } from "../api.js";
+import { api, ApiError, definitionOrNothing } from "../api.js";
+import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
 import { formatTime, parseUtcInput, statusClass } from "../format.js";
 import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
-import { STATUSES, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
+import { STATUSES, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
 import { notify } from "./dialog.js";
 import { startBatch } from "./batch.js";
 import { queryBuilder } from "./querybuilder.js";
@@ -17,6 +18,7 @@ const REFRESH_MS = 5000;
 const state = {
   filter: {} as ListFilter,
   where: "",
+  table: undefined as BusinessTableRef | undefined,
   /** The selection (as its URL query) the pages below belong to. */
   query: "",
   /** Tokens of the pages before the current one; the current page's token last. */
@@ -28,6 +30,7 @@ const state = {
 export function executionsView(root: HTMLElement, selection: Selection): () => void {
   state.filter = selection.filter;
   state.where = selection.where;
+  state.table = selection.table;
   const query = selectionToQuery(selection);
   if (query !== state.query) state.pages = [];
   state.query = query;
@@ -50,9 +53,9 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
   const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
   const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
   const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
-  const builder = queryBuilder(state.where, () => processType.value.trim());
+  const builder = queryBuilder(state.where, state.table, () => processType.value.trim());
 
-  const apply = () => {
+  const apply = async () => {
     const filter: ListFilter = {
       ...(status.value ? { status: status.value as ProcessStatus } : {}),
       ...(processType.value.trim() ? { processType: processType.value.trim() } : {}),
@@ -60,15 +63,23 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
       ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
       ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value)),
     };
+    let table = builder.table();
+    if (!table && filter.processType) {
+      try {
+        if (hasColumnCondition(textToTree(builder.text()))) table = await businessTableOf(filter.processType);
+      } catch {
+        // a filter that does not parse: the list says so
+      }
+    }
     // The route shows the new selection; the same one again (no hashchange) just reloads.
     const before = location.hash;
-    location.hash = executionsHref({ filter, where: builder.text() });
+    location.hash = executionsHref({ filter, where: builder.text(), ...(table ? { table } : {}) });
     if (location.hash === before) {
       state.pages = [];
       void load();
     }
   };
-  const selected = (): Selection => ({ filter: state.filter, where: state.where });
+  const selected = (): Selection => ({ filter: state.filter, where: state.where, ...(state.table ? { table: state.table } : {}) });
   const form = h(
     "div",
     { class: "filters" },
@@ -77,7 +88,7 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     processId,
     h("label", {}, "from ", from),
     h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
     h(
       "button",
@@ -86,10 +97,10 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     ),
   );
   form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
+    if (event.key === "Enter") void apply();
   });
   builder.element.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && event.ctrlKey) apply();
+    if (event.key === "Enter" && event.ctrlKey) void apply();
   });
   refresh.addEventListener("change", () => {
     state.autoRefresh = refresh.checked;
@@ -102,8 +113,8 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
       // The simple filter goes as `filter`, the builder's tree as `where`.
       const { where } = selectionRequest({ filter: {}, where: state.where });
       const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token, where),
-        countStatuses(state.filter, state.where),
+        api.list(state.filter, PAGE_SIZE, token, where, state.table),
+        countStatuses(state.filter, state.where, state.table),
       ]);
       builder.showError("");
       const parked = await parkedOf(page.executions);
@@ -148,7 +159,7 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
         "data-testid": `count-${s}`,
         onclick: () => {
           status.value = state.filter.status === s ? "" : s;
-          apply();
+          void apply();
         },
       },
       `${s} `,
@@ -179,10 +190,20 @@ function isoInput(ms: number | null | undefined): string | undefined {
 }
 
 /** Executions per status under `filter` (its own status aside), exact, from one count. */
-async function countStatuses(filter: ListFilter, where: string): Promise<[ProcessStatus, number][]> {
-  const counted = await api.count(statusCountRequest(filter, where));
+async function countStatuses(filter: ListFilter, where: string, table?: BusinessTableRef): Promise<[ProcessStatus, number][]> {
+  const counted = await api.count(statusCountRequest(filter, where, table));
   const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
   return STATUSES.map((s) => [s, byStatus.get(s) ?? 0]);
+}
+
+/** The business table of `processType` when the service cannot know it (no registered
+ * definition): the one its latest execution writes; undefined when registered or unknown. */
+async function businessTableOf(processType: string): Promise<BusinessTableRef | undefined> {
+  if (await definitionOrNothing(processType).catch(() => undefined)) return undefined;
+  const latest = (await api.list({ processType }, 1)).executions[0];
+  if (!latest) return undefined;
+  const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
+  return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : undefined;
 }
 
 /** Parked task counts of the running executions on the page, by execution id. */

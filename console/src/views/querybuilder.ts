@@ -3,12 +3,15 @@
 // ORed between groups; beside it the same filter as readable text, which can be edited
 // directly (a filter the builder cannot draw — a `not`, a JSON path — stays text).
 import { h, replace } from "../dom.js";
+import type { BusinessTableRef } from "../types.js";
 import { FIELDS, OPS, groupsToTree, textToTree, treeToGroups, treeToText, type Condition, type Groups, type Op } from "../filter.js";
 
 export interface QueryBuilder {
   element: HTMLElement;
   /** The filter as text (what the URL keeps). */
   text(): string;
+  /** The business table typed in, if both its name and key column are. */
+  table(): BusinessTableRef | undefined;
   /** Shows `message` next to the editor (a parse error or the service's 400); "" clears. */
   showError(message: string): void;
 }
@@ -24,7 +27,9 @@ const VALUE_HINTS: Record<string, string> = {
 };
 
 /** A builder showing `initial`; `processType` says whether column conditions can be had. */
-export function queryBuilder(initial: string, processType: () => string): QueryBuilder {
+export function queryBuilder(initial: string, initialTable: BusinessTableRef | undefined, processType: () => string): QueryBuilder {
+  const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
+  const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
   const error = h("p", { class: "error small", role: "alert", "data-testid": "where-error", hidden: true });
   const rows = h("div", { class: "where-groups" });
   const textArea = h("textarea", { rows: 2, class: "mono", "data-testid": "where-text", placeholder: "execution.status = 'RUNNING' and amount >= 100" }, initial);
@@ -155,8 +160,25 @@ export function queryBuilder(initial: string, processType: () => string): QueryB
   textArea.addEventListener("change", fromText);
   fromText();
   return {
-    element: h("div", { class: "query-builder", "data-testid": "query-builder" }, h("div", { class: "small" }, "Where"), rows, h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea), error),
+    element: h(
+      "div",
+      { class: "query-builder", "data-testid": "query-builder" },
+      h("div", { class: "small" }, "Where"),
+      rows,
+      h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea),
+      h(
+        "div",
+        { class: "small", title: "needed for column conditions when the process type has no registered definition; found from its latest execution when left empty" },
+        "business table ",
+        tableName,
+        " ",
+        keyColumn,
+      ),
+      error,
+    ),
     text: () => textArea.value.trim(),
+    table: () =>
+      tableName.value.trim() && keyColumn.value.trim() ? { tableName: tableName.value.trim(), primaryKeyColumn: keyColumn.value.trim() } : undefined,
     showError,
   };
 }

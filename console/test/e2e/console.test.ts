@@ -93,31 +93,41 @@ describe("web console", () => {
   });
 
   it("builds a filter with the query builder, keeps it in the URL and shows the service's word on a bad one", async () => {
+    // The list joins the business row whose key is the process id: two such sign-ups.
+    for (const [id, status] of [["user-dee", "waiting"], ["user-eve", "verified"]] as const) {
+      await client.startProcess(SignupProcess, id, undefined, {
+        globalAttributePkValue: id,
+        initialGlobalAttributes: { form: { email: `${id}@example.com` }, status },
+      });
+    }
     await page.goto(`${server.url}/ui/#/executions`);
-    await page.locator('[data-testid=execution-row][data-process-id="signup-ann"]').waitFor();
+    await page.locator('[data-testid=execution-row][data-process-id="user-eve"]').waitFor();
     await page.getByTestId("filter-processType").fill("SignupProcess");
     await page.getByTestId("where-add").click();
     const rows = page.getByTestId("where-row");
     await rows.nth(0).getByTestId("where-name").selectOption("processId");
     await rows.nth(0).getByTestId("where-op").selectOption("PREFIX");
-    await rows.nth(0).getByTestId("where-value").fill("signup-a");
+    await rows.nth(0).getByTestId("where-value").fill("user-");
     await page.getByTestId("where-add").click();
     await rows.nth(1).getByTestId("where-kind").selectOption("column");
     await rows.nth(1).getByTestId("where-name").fill("status");
     await rows.nth(1).getByTestId("where-value").fill("waiting");
-    assert.equal(await page.getByTestId("where-text").inputValue(), "execution.processId like 'signup-a%' and status = 'waiting'");
+    assert.equal(await page.getByTestId("where-text").inputValue(), "execution.processId like 'user-%' and status = 'waiting'");
     await page.getByTestId("apply-filter").click();
-    await eventually("the filter to leave signup-ann alone", SOON, async () => {
+    await eventually("the filter to leave user-dee alone", SOON, async () => {
       const shown = page.getByTestId("execution-row");
-      return (await shown.count()) === 1 && (await shown.getAttribute("data-process-id")) === "signup-ann";
+      return (await shown.count()) === 1 && (await shown.getAttribute("data-process-id")) === "user-dee";
     });
     await page.locator("[data-testid=count-RUNNING]", { hasText: "RUNNING 1" }).waitFor();
-    assert.match(decodeURIComponent(page.url()), /type=SignupProcess&where=execution\.processId\+like\+'signup-a%'/);
+    assert.match(decodeURIComponent(page.url()), /type=SignupProcess&where=execution\.processId\+like\+'user-%'/);
+    // SignupProcess has no registered definition: its table came from its latest execution.
+    assert.equal(await page.getByTestId("where-table").inputValue(), "user");
+    assert.equal(await page.getByTestId("where-key").inputValue(), "user_id");
     // The link shows the same view when opened afresh.
     const link = page.url();
     await page.goto(`${server.url}/ui/#/dashboard`);
     await page.goto(link);
-    await eventually("the linked view to show signup-ann alone", SOON, async () => (await page.getByTestId("execution-row").count()) === 1);
+    await eventually("the linked view to show user-dee alone", SOON, async () => (await page.getByTestId("execution-row").count()) === 1);
     assert.equal(await page.getByTestId("where-row").count(), 2);
     await page.screenshot({ path: join(SCREENSHOTS, "query.png") });
 
@@ -126,8 +136,10 @@ describe("web console", () => {
     await page.getByTestId("where-text").dispatchEvent("change");
     await page.getByTestId("apply-filter").click();
     await page.getByTestId("where-error").filter({ hasText: "no_such_column" }).waitFor();
+    await client.stop("user-dee");
+    await client.stop("user-eve");
     await page.goto(`${server.url}/ui/#/executions`);
-    await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+    await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 5);
   });
 
   it("shows an execution's history, states and business row, and publishes to its queue", async () => {
@@ -228,6 +240,7 @@ describe("web console", () => {
     assert.equal(await page.getByTestId("batch-done").textContent(), "1");
     assert.equal(await page.getByTestId("batch-skipped").textContent(), "1");
     assert.equal(await page.getByTestId("batch-failed").textContent(), "0");
+    assert.equal(await page.getByTestId("batch-where").textContent(), "execution.processId like 'signup-%'");
     assert.equal(await page.getByTestId("batch-not-done").count(), 1);
     assert.equal(await page.getByTestId("batch-cancel").count(), 0);
     await eventually("the earlier notices to go", SOON, async () => (await page.getByTestId("notice-ok").count()) === 0);

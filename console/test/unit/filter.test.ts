@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { groupsToTree, textToTree, treeToGroups, treeToText, type Groups } from "../../src/filter.js";
+import { groupsToTree, hasColumnCondition, textToTree, treeToGroups, treeToText, type Groups } from "../../src/filter.js";
 import { executionsHref, queryToSelection, selectionRequest, selectionToQuery, type Selection } from "../../src/query.js";
 import { parseRoute } from "../../src/views/routes.js";
 
@@ -91,6 +91,12 @@ describe("query builder model", () => {
     assert.equal(treeToGroups(textToTree("(a = 1 or b = 1) and c = 1")), undefined);
     assert.deepEqual(treeToGroups(undefined), [[]]);
   });
+
+  it("tells a filter that needs the business table", () => {
+    assert.equal(hasColumnCondition(textToTree("execution.status = 'RUNNING'")), false);
+    assert.equal(hasColumnCondition(textToTree("execution.paused = true or not (amount > 1)")), true);
+    assert.equal(hasColumnCondition(undefined), false);
+  });
 });
 
 describe("selection in the URL", () => {
@@ -98,6 +104,7 @@ describe("selection in the URL", () => {
     const selection: Selection = {
       filter: { status: "FAILED", processType: "Order Process", processId: "o&1", startTimeMinMs: 5, startTimeMaxMs: 9 },
       where: "amount >= 100 and note = 'a=b&c'",
+      table: { tableName: "orders", primaryKeyColumn: "order_id" },
     };
     const route = parseRoute(executionsHref(selection));
     assert.equal(route.page, "executions");
@@ -113,6 +120,9 @@ describe("selection in the URL", () => {
       where: { and: [{ field: "status", op: "=", value: "RUNNING" }, { column: "amount", op: ">", value: 1 }] },
     });
     assert.deepEqual(selectionRequest({ filter: {}, where: "" }), {});
+    assert.deepEqual(selectionRequest({ filter: {}, where: "", table: { tableName: "u", primaryKeyColumn: "id" } }), {
+      businessTable: { tableName: "u", primaryKeyColumn: "id" },
+    });
     assert.deepEqual(selectionRequest({ filter: {}, where: "a = 1" }), { where: { column: "a", op: "=", value: 1 } });
   });
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { parsePrometheus } from "../../src/metrics.js";
-import { addPoint, niceMax, pathData, plot, pointFrom, readPoints, WINDOW_MS, type Point } from "../../src/series.js";
+import { addPoint, niceMax, pathData, plot, pointFrom, readPoints, span, WINDOW_MS, type Point } from "../../src/series.js";
 
 const api = (requests: number, errors: number) =>
   parsePrometheus(`xdb_api_requests_total{status="200"} ${requests}\nxdb_api_requests_total{status="503"} ${errors}\n`);
@@ -50,5 +50,15 @@ describe("dashboard series", () => {
     assert.deepEqual(drawn.xy, [[0, 100], [150, 60], [300, 20]]);
     assert.equal(pathData(drawn.xy), "M0 100 L150 60 L300 20");
     assert.deepEqual(plot(points, "lateness", 3600_000, 300, 100).xy, []);
+    // Kept clear of the edges by the padding.
+    assert.deepEqual(plot(points, "backlog", 3600_000, 300, 100, WINDOW_MS, 5).xy, [[0, 95], [150, 59], [300, 23]]);
+  });
+
+  it("spans the hour, or the time since the oldest sample while there is less", () => {
+    assert.equal(span([{ atMs: 50_000 }, { atMs: 80_000 }], 90_000), 40_000);
+    assert.equal(span([{ atMs: 0 }], 2 * WINDOW_MS), WINDOW_MS);
+    assert.equal(span([], 5000), 1000);
+    const drawn = plot([{ atMs: 50_000, backlog: 1 }, { atMs: 90_000, backlog: 1 }], "backlog", 90_000, 300, 100, span([{ atMs: 50_000 }], 90_000));
+    assert.deepEqual(drawn.xy, [[0, 0], [300, 0]]);
   });
 });
