@@ -2,6 +2,7 @@
 var SERVICE = "/api/v1/xdb/service/process-execution/";
 var DEFINITIONS = "/api/v1/xdb/service/definitions/";
 var DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
+var BATCH = "/api/v1/xdb/service/batch/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -36,13 +37,13 @@ async function post(path, body) {
     if (current) headers.authorization = `Bearer ${current}`;
     const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     const text = await response.text();
-    let json = void 0;
+    let json2 = void 0;
     try {
-      json = text ? JSON.parse(text) : {};
+      json2 = text ? JSON.parse(text) : {};
     } catch {
-      json = void 0;
+      json2 = void 0;
     }
-    const error = json ?? {};
+    const error = json2 ?? {};
     if (response.status === 401) {
       if (token() !== current) continue;
       await newToken(current ? "The token was not accepted. Enter another one." : "This XDB service requires a token.");
@@ -54,7 +55,7 @@ async function post(path, body) {
     if (!response.ok) {
       throw new ApiError(response.status, error.subType ?? "", error.message ?? (text || response.statusText));
     }
-    return json;
+    return json2;
   }
 }
 async function getText(path) {
@@ -63,7 +64,13 @@ async function getText(path) {
   return response.ok ? response.text() : void 0;
 }
 var api = {
-  list: (filter, pageSize, nextPageToken) => post(`${SERVICE}list`, { filter, pageSize, ...nextPageToken ? { nextPageToken } : {} }),
+  list: (filter, pageSize, nextPageToken, where, businessTable) => post(`${SERVICE}list`, {
+    filter,
+    pageSize,
+    ...nextPageToken ? { nextPageToken } : {},
+    ...where ? { where } : {},
+    ...businessTable ? { businessTable } : {}
+  }),
   count: (request) => post(`${SERVICE}count`, request),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
   history: (processId, processExecutionId, pageSize, afterEventId, eventTypes) => post(`${SERVICE}history`, {
@@ -86,6 +93,10 @@ var api = {
     messages: [{ queueName, ...payload ? { payload } : {}, ...dedupId ? { dedupId } : {} }]
   }),
   rpc: (processId, rpcName, input) => post(`${SERVICE}rpc`, { processId, rpcName, ...input ? { input } : {} }),
+  batchStart: (request) => post(`${BATCH}start`, request),
+  batchList: (request) => post(`${BATCH}list`, request),
+  batchDescribe: (batchId) => post(`${BATCH}describe`, { batchId }),
+  batchCancel: (batchId, reason) => post(`${BATCH}cancel`, { batchId, ...reason ? { reason } : {} }),
   definitions: () => post(`${DEFINITIONS}list`, {}),
   definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} }),
   deployments: () => post(`${DEPLOYMENTS}list`, {}),
@@ -149,6 +160,774 @@ function s(tag, attrs = {}, ...children) {
   return element;
 }
 
+// src/filter.ts
+var OPS = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX"];
+var FIELDS = ["status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId"];
+function typedValue(condition, text) {
+  const t = text.trim();
+  if (condition.kind === "field") {
+    if (condition.name === "status") return t.toUpperCase();
+    if (condition.name === "paused") return t.toLowerCase() === "true";
+    if (condition.name === "startTime" || condition.name === "closeTime") {
+      if (/^-?\d+$/.test(t)) return Number(t);
+      const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(t) ? t : `${t}Z`);
+      return Number.isNaN(ms) ? t : ms;
+    }
+    return t;
+  }
+  if (t === "true" || t === "false") return t === "true";
+  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+  return t;
+}
+function conditionNode(c) {
+  const subject = c.kind === "field" ? { field: c.name } : { column: c.name };
+  if (c.op === "IS NULL" || c.op === "IS NOT NULL") return { ...subject, op: c.op };
+  if (c.op === "IN") {
+    const values = c.value.split(",").map((v) => v.trim()).filter((v) => v !== "").map((v) => typedValue(c, v));
+    return { ...subject, op: c.op, values };
+  }
+  return { ...subject, op: c.op, value: typedValue(c, c.value) };
+}
+function groupsToTree(groups) {
+  const ands = groups.filter((g) => g.length > 0).map((g) => ({ and: g.map(conditionNode) }));
+  if (ands.length === 0) return void 0;
+  return ands.length === 1 ? ands[0] : { or: ands };
+}
+function valueText(v) {
+  if (typeof v === "string") return v;
+  return JSON.stringify(v);
+}
+function treeToGroups(tree) {
+  if (!tree) return [[]];
+  const group = (node) => {
+    if ("and" in node) {
+      const out = [];
+      for (const n of node.and) {
+        const c2 = leaf(n);
+        if (!c2) return void 0;
+        out.push(c2);
+      }
+      return out;
+    }
+    const c = leaf(node);
+    return c ? [c] : void 0;
+  };
+  const leaf = (node) => {
+    if (!("op" in node)) return void 0;
+    const kind = "field" in node ? "field" : "column";
+    if ("column" in node && node.path && node.path.length > 0) return void 0;
+    const name = "field" in node ? node.field : node.column;
+    const value = node.op === "IN" ? (node.values ?? []).map(valueText).join(", ") : node.value == null ? "" : valueText(node.value);
+    return { kind, name, op: node.op, value: kind === "field" && (name === "startTime" || name === "closeTime") && typeof node.value === "number" ? new Date(node.value).toISOString() : value };
+  };
+  if ("or" in tree) {
+    const groups = [];
+    for (const n of tree.or) {
+      const g2 = group(n);
+      if (!g2) return void 0;
+      groups.push(g2);
+    }
+    return groups;
+  }
+  const g = group(tree);
+  return g ? [g] : void 0;
+}
+function quote(v) {
+  if (typeof v === "string") return `'${v.replace(/'/g, "''")}'`;
+  return JSON.stringify(v);
+}
+function subjectText(node) {
+  if ("field" in node) return `execution.${node.field}`;
+  if ("column" in node) return [node.column, ...(node.path ?? []).map((k, i, all) => `${i === all.length - 1 ? "->>" : "->"}${quote(k)}`)].join("");
+  return "";
+}
+function treeToText(tree) {
+  if (!tree) return "";
+  const inner = (node, parent) => {
+    if ("and" in node) {
+      if (node.and.length === 0) return "true";
+      const text = node.and.map((n) => inner(n, "and")).join(" and ");
+      return parent === "top" || parent === "and" || node.and.length === 1 ? text : `(${text})`;
+    }
+    if ("or" in node) {
+      const text = node.or.map((n) => inner(n, "or")).join(" or ");
+      return parent === "top" || parent === "or" || node.or.length === 1 ? text : `(${text})`;
+    }
+    if ("not" in node) return `not (${inner(node.not, "not")})`;
+    const subject = subjectText(node);
+    switch (node.op) {
+      case "IS NULL":
+      case "IS NOT NULL":
+        return `${subject} ${node.op.toLowerCase()}`;
+      case "IN":
+        return `${subject} in (${(node.values ?? []).map(quote).join(", ")})`;
+      case "PREFIX":
+        return `${subject} like ${quote(`${typeof node.value === "string" ? node.value : JSON.stringify(node.value)}%`)}`;
+      default:
+        return `${subject} ${node.op} ${quote(node.value)}`;
+    }
+  };
+  return inner(tree, "top");
+}
+function tokenize(text) {
+  const tokens = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === "'") {
+      let value = "";
+      i++;
+      for (; ; ) {
+        if (i >= text.length) throw new Error("a quoted value is not closed");
+        if (text[i] === "'") {
+          if (text[i + 1] === "'") {
+            value += "'";
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        value += text[i];
+        i++;
+      }
+      tokens.push({ kind: "string", text: value });
+    } else if (/[-\d]/.test(c) && /^-?\d/.test(text.slice(i))) {
+      const m = /^-?\d+(\.\d+)?/.exec(text.slice(i));
+      tokens.push({ kind: "number", text: m[0] });
+      i += m[0].length;
+    } else if (/[A-Za-z_]/.test(c)) {
+      const m = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?/.exec(text.slice(i));
+      tokens.push({ kind: "word", text: m[0] });
+      i += m[0].length;
+    } else {
+      const m = /^(->>|->|<=|>=|!=|<>|=|<|>)/.exec(text.slice(i));
+      if (m) {
+        tokens.push({ kind: "op", text: m[0] === "<>" ? "!=" : m[0] });
+        i += m[0].length;
+      } else if ("(),".includes(c)) {
+        tokens.push({ kind: "punct", text: c });
+        i++;
+      } else {
+        throw new Error(`unexpected '${c}'`);
+      }
+    }
+  }
+  return tokens;
+}
+function textToTree(text) {
+  const tokens = tokenize(text);
+  if (tokens.length === 0) return void 0;
+  let at = 0;
+  const peek = () => tokens[at];
+  const isWord = (w, t = peek()) => t?.kind === "word" && t.text.toLowerCase() === w;
+  const expect = (text2) => {
+    const t = tokens[at];
+    if (!t || t.text !== text2) throw new Error(`expected '${text2}'${t ? ` before '${t.text}'` : " at the end"}`);
+    at++;
+  };
+  const literal = () => {
+    const t = tokens[at++];
+    if (!t) throw new Error("a value is missing at the end");
+    if (t.kind === "string") return t.text;
+    if (t.kind === "number") return Number(t.text);
+    if (isWord("true", t) || isWord("false", t)) return t.text.toLowerCase() === "true";
+    throw new Error(`'${t.text}' is not a value (quoted text, a number, true or false)`);
+  };
+  const condition = () => {
+    const t = tokens[at++];
+    if (!t || t.kind !== "word") throw new Error(`expected a column or execution.<field>${t ? `, not '${t.text}'` : ""}`);
+    let subject;
+    if (t.text.includes(".")) {
+      const [scope, name] = t.text.split(".");
+      const field = FIELDS.find((f) => f.toLowerCase() === name.toLowerCase());
+      if (scope.toLowerCase() !== "execution" || !field) throw new Error(`'${t.text}': no such field (execution.${FIELDS.join(", execution.")})`);
+      subject = { field };
+    } else {
+      const path = [];
+      while (peek()?.kind === "op" && (peek()?.text === "->" || peek()?.text === "->>")) {
+        at++;
+        const key = tokens[at++];
+        if (!key || key.kind !== "string") throw new Error("a JSON path key is quoted text");
+        path.push(key.text);
+      }
+      subject = path.length > 0 ? { column: t.text, path } : { column: t.text };
+    }
+    const upper = (v) => "field" in subject && subject.field === "status" && typeof v === "string" ? v.toUpperCase() : v;
+    const negate = (n, yes) => yes ? { not: n } : n;
+    const next = peek();
+    if (isWord("is")) {
+      at++;
+      const not2 = isWord("not") ? (at++, true) : false;
+      if (!isWord("null")) throw new Error("IS takes NULL or NOT NULL");
+      at++;
+      return { ...subject, op: not2 ? "IS NOT NULL" : "IS NULL" };
+    }
+    const not = isWord("not") ? (at++, true) : false;
+    if (isWord("in")) {
+      at++;
+      expect("(");
+      const values = [upper(literal())];
+      while (peek()?.text === ",") {
+        at++;
+        values.push(upper(literal()));
+      }
+      expect(")");
+      return negate({ ...subject, op: "IN", values }, not);
+    }
+    if (isWord("like")) {
+      at++;
+      const pattern = literal();
+      if (typeof pattern !== "string" || !pattern.endsWith("%") || /[%_]/.test(pattern.slice(0, -1))) {
+        throw new Error(`LIKE ${quote(pattern)}: only prefix patterns are supported ('abc%')`);
+      }
+      return negate({ ...subject, op: "PREFIX", value: pattern.slice(0, -1) }, not);
+    }
+    if (not) throw new Error("NOT here takes IN or LIKE");
+    if (next?.kind !== "op" || next.text.startsWith("-")) throw new Error(`expected an operator after '${t.text}'${next ? `, not '${next.text}'` : ""}`);
+    at++;
+    return { ...subject, op: next.text, value: upper(literal()) };
+  };
+  const unary = () => {
+    if (isWord("not")) {
+      at++;
+      return { not: unary() };
+    }
+    if (peek()?.text === "(") {
+      at++;
+      const inner = or();
+      expect(")");
+      return inner;
+    }
+    return condition();
+  };
+  const and = () => {
+    const items = [unary()];
+    while (isWord("and")) {
+      at++;
+      items.push(unary());
+    }
+    return items.length === 1 ? items[0] : { and: items.flatMap((n) => "and" in n ? n.and : [n]) };
+  };
+  const or = () => {
+    const items = [and()];
+    while (isWord("or")) {
+      at++;
+      items.push(and());
+    }
+    return items.length === 1 ? items[0] : { or: items.flatMap((n) => "or" in n ? n.or : [n]) };
+  };
+  const tree = or();
+  if (at < tokens.length) throw new Error(`unexpected '${tokens[at]?.text}' after the condition`);
+  return tree;
+}
+function hasColumnCondition(tree) {
+  if (!tree) return false;
+  if ("and" in tree) return tree.and.some(hasColumnCondition);
+  if ("or" in tree) return tree.or.some(hasColumnCondition);
+  if ("not" in tree) return hasColumnCondition(tree.not);
+  return "column" in tree;
+}
+
+// src/types.ts
+var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
+
+// src/query.ts
+function filterConditions(filter, withStatus) {
+  const conditions = [];
+  if (withStatus && filter.status) conditions.push({ field: "status", op: "=", value: filter.status });
+  if (filter.processId) conditions.push({ field: "processId", op: "=", value: filter.processId });
+  if (filter.startTimeMinMs != null) conditions.push({ field: "startTime", op: ">=", value: filter.startTimeMinMs });
+  if (filter.startTimeMaxMs != null) conditions.push({ field: "startTime", op: "<", value: filter.startTimeMaxMs });
+  return conditions;
+}
+function selectionRequest(selection, withStatus = true) {
+  const conditions = filterConditions(selection.filter, withStatus);
+  const where = textToTree(selection.where);
+  if (where) conditions.push(where);
+  return {
+    ...selection.filter.processType ? { processType: selection.filter.processType } : {},
+    ...conditions.length > 0 ? { where: conditions.length === 1 ? conditions[0] : { and: conditions } } : {},
+    ...selection.table ? { businessTable: selection.table } : {}
+  };
+}
+function statusCountRequest(filter, where = "", table2) {
+  return { ...selectionRequest({ filter, where, ...table2 ? { table: table2 } : {} }, false), groupBy: { field: "status" } };
+}
+function selectionToQuery(selection) {
+  const params = new URLSearchParams();
+  const f = selection.filter;
+  if (f.status) params.set("status", f.status);
+  if (f.processType) params.set("type", f.processType);
+  if (f.processId) params.set("id", f.processId);
+  if (f.startTimeMinMs != null) params.set("from", String(f.startTimeMinMs));
+  if (f.startTimeMaxMs != null) params.set("to", String(f.startTimeMaxMs));
+  if (selection.where.trim()) params.set("where", selection.where.trim());
+  if (selection.table) {
+    params.set("table", selection.table.tableName);
+    params.set("key", selection.table.primaryKeyColumn);
+  }
+  return params.toString();
+}
+function queryToSelection(query) {
+  const params = new URLSearchParams(query.replace(/^\?/, ""));
+  const filter = {};
+  const status = params.get("status");
+  if (status && STATUSES.includes(status)) filter.status = status;
+  const type = params.get("type");
+  if (type) filter.processType = type;
+  const id = params.get("id");
+  if (id) filter.processId = id;
+  const from = params.get("from");
+  if (from && /^\d+$/.test(from)) filter.startTimeMinMs = Number(from);
+  const to = params.get("to");
+  if (to && /^\d+$/.test(to)) filter.startTimeMaxMs = Number(to);
+  const table2 = params.get("table");
+  const key = params.get("key");
+  return { filter, where: params.get("where") ?? "", ...table2 && key ? { table: { tableName: table2, primaryKeyColumn: key } } : {} };
+}
+function executionsHref(selection) {
+  const query = selectionToQuery(selection);
+  return query ? `#/executions?${query}` : "#/executions";
+}
+
+// src/format.ts
+function pad(n, width = 2) {
+  return String(n).padStart(width, "0");
+}
+function formatTime(ms) {
+  if (ms === null || ms === void 0) return "—";
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+}
+function formatDuration(ms) {
+  const abs = Math.abs(ms);
+  if (abs < 1e3) return `${Math.round(abs)} ms`;
+  const s2 = Math.floor(abs / 1e3);
+  if (s2 < 60) return `${s2} s`;
+  const m = Math.floor(s2 / 60);
+  if (m < 60) return `${m}m ${s2 % 60}s`;
+  const hours = Math.floor(m / 60);
+  if (hours < 24) return `${hours}h ${m % 60}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+function formatRelative(at, now) {
+  const delta = at - now;
+  if (Math.abs(delta) < 1e3) return "now";
+  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
+}
+function statusClass(status) {
+  return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
+}
+function formatPayload(payload) {
+  if (!payload) return "—";
+  if (payload.encoding === "json") {
+    try {
+      return JSON.stringify(JSON.parse(payload.data), null, 2);
+    } catch {
+      return payload.data;
+    }
+  }
+  return `${payload.encoding}: ${payload.data}`;
+}
+function formatValue(value) {
+  if (value === null || value === void 0) return "NULL";
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2);
+}
+function parseUtcInput(value) {
+  const trimmed = value.trim();
+  if (!trimmed) return void 0;
+  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
+  return Number.isNaN(ms) ? void 0 : ms;
+}
+function formatRetryPolicy(policy) {
+  const attempts = policy?.maximumAttempts ? `${policy.maximumAttempts} attempts` : "unlimited attempts";
+  const initial = policy?.initialIntervalSeconds || 1;
+  const coefficient = Math.max(1, policy?.backoffCoefficient ?? 2);
+  const maximum = policy?.maximumIntervalSeconds ?? 100;
+  const within = policy?.maximumAttemptsDurationSeconds ? `, within ${formatDuration(policy.maximumAttemptsDurationSeconds * 1e3)}` : "";
+  const backoff = coefficient === 1 || initial >= maximum ? `every ${formatDuration(Math.min(initial, maximum) * 1e3)}` : `${formatDuration(initial * 1e3)} ×${coefficient} up to ${formatDuration(maximum * 1e3)}`;
+  return `${attempts}, ${backoff}${within}${policy ? "" : " (default)"}`;
+}
+function formatRecovery(config) {
+  const recovery = config?.stateFailureRecoveryOptions;
+  if (recovery?.policy === "PROCEED_TO_CONFIGURED_STATE") {
+    return recovery.stateFailureProceedStateId ? `proceed to ${recovery.stateFailureProceedStateId}` : "proceed (no state: fails)";
+  }
+  return "fail the process";
+}
+function formatLoading(names, lockType) {
+  const what = names && names.length > 0 ? names.join(", ") : "nothing";
+  return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
+}
+
+// src/views/dialog.ts
+var datalists = 0;
+function ask(title, message, fields, confirmLabel, options = {}) {
+  const cancellable = options.cancellable ?? true;
+  return new Promise((resolve) => {
+    const inputs = /* @__PURE__ */ new Map();
+    const rows = fields.map((field) => {
+      let suggestions;
+      let input;
+      if (field.kind === "textarea") {
+        input = h("textarea", { name: field.name, rows: 4, placeholder: field.placeholder }, field.value ?? "");
+      } else if (field.kind === "select") {
+        input = h(
+          "select",
+          { name: field.name },
+          (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option))
+        );
+      } else {
+        const list2 = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : void 0;
+        input = h("input", {
+          name: field.name,
+          type: field.kind ?? "text",
+          value: field.value ?? "",
+          placeholder: field.placeholder,
+          autocomplete: "off",
+          list: list2
+        });
+        if (list2) {
+          suggestions = h(
+            "datalist",
+            { id: list2, "data-testid": `suggestions-${field.name}` },
+            (field.suggestions ?? []).map((option) => h("option", { value: option }))
+          );
+        }
+      }
+      input.setAttribute("data-testid", `field-${field.name}`);
+      inputs.set(field.name, input);
+      return h("label", {}, h("span", {}, field.label), input, suggestions);
+    });
+    const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
+    const finish = (confirmed) => {
+      const values = new Map([...inputs].map(([name, input]) => [name, input.value]));
+      dialog.close();
+      dialog.remove();
+      resolve(confirmed ? (name) => values.get(name) ?? "" : null);
+    };
+    dialog.append(
+      h("h2", {}, title),
+      h("p", {}, message),
+      ...rows,
+      h(
+        "div",
+        { class: "buttons" },
+        cancellable && h("button", { type: "button", "data-testid": "cancel", onclick: () => finish(false) }, "Cancel"),
+        h(
+          "button",
+          {
+            type: "button",
+            class: options.danger ? "danger" : "primary",
+            "data-testid": "confirm",
+            onclick: () => finish(true)
+          },
+          confirmLabel
+        )
+      )
+    );
+    dialog.addEventListener("cancel", (event) => {
+      event.preventDefault();
+      if (cancellable) finish(false);
+    });
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !(event.target instanceof HTMLTextAreaElement)) {
+        event.preventDefault();
+        finish(true);
+      }
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    (rows.length > 0 ? inputs.values().next().value : void 0)?.focus();
+  });
+}
+async function askToken(message) {
+  for (; ; ) {
+    const values = await ask(
+      "Token required",
+      `${message} It is kept for this browser tab only.`,
+      [{ name: "token", label: "Bearer token", kind: "password" }],
+      "Use token",
+      { cancellable: false }
+    );
+    const token2 = values?.("token").trim();
+    if (token2) return token2;
+  }
+}
+function notify(text, kind = "ok") {
+  const area = document.getElementById("notices");
+  if (!area) return;
+  const notice = h(
+    "div",
+    { class: `notice notice-${kind}`, role: kind === "error" ? "alert" : "status", "data-testid": `notice-${kind}` },
+    text,
+    h("button", { type: "button", class: "link", onclick: () => notice.remove() }, "×")
+  );
+  area.append(notice);
+  if (kind === "ok") setTimeout(() => notice.remove(), 5e3);
+}
+
+// src/views/routes.ts
+function executionHref(processId, processExecutionId) {
+  const id = encodeURIComponent(processId);
+  return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
+}
+function definitionHref(processType, revision) {
+  const type = encodeURIComponent(processType);
+  return revision === void 0 ? `#/definition/${type}` : `#/definition/${type}/${revision}`;
+}
+function batchHref(batchId) {
+  return `#/batch/${encodeURIComponent(batchId)}`;
+}
+function parseRoute(hash) {
+  const path = hash.replace(/^#\/?/, "");
+  const queryAt = path.indexOf("?");
+  const query = queryAt >= 0 ? path.slice(queryAt + 1) : "";
+  const parts = (queryAt >= 0 ? path.slice(0, queryAt) : path).split("/");
+  try {
+    if (parts[0] === "batches") return { page: "batches" };
+    if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
+    if (parts[0] === "dashboard") return { page: "dashboard" };
+    if (parts[0] === "definitions") return { page: "definitions" };
+    if (parts[0] === "deployments") return { page: "deployments" };
+    if (parts[0] === "definition" && parts[1]) {
+      const processType = decodeURIComponent(parts[1]);
+      const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : void 0;
+      return revision === void 0 ? { page: "definition", processType } : { page: "definition", processType, revision };
+    }
+    if (parts[0] === "execution" && parts[1]) {
+      const processId = decodeURIComponent(parts[1]);
+      return parts[2] ? { page: "execution", processId, processExecutionId: decodeURIComponent(parts[2]) } : { page: "execution", processId };
+    }
+  } catch {
+  }
+  return { page: "executions", query };
+}
+
+// src/views/batch.ts
+var OPERATIONS = [
+  "PAUSE",
+  "RESUME",
+  "RETRY_NOW",
+  "GIVE_UP",
+  "TERMINATE",
+  "FAIL",
+  "PUBLISH_TO_LOCAL_QUEUE",
+  "RESET",
+  "MOVE_TO_DEPLOYMENT"
+];
+var POLL_MS = 1e3;
+function argumentFields(operation, deployments) {
+  const reason = { name: "reason", label: "Reason (kept in the batch and the histories)", placeholder: "optional" };
+  switch (operation) {
+    case "PUBLISH_TO_LOCAL_QUEUE":
+      return [
+        { name: "queue", label: "Queue", placeholder: "queue name" },
+        { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
+        reason
+      ];
+    case "RESET":
+      return [
+        { name: "state", label: "State to reset to", placeholder: "state id" },
+        { name: "input", label: "State input (JSON, optional)", kind: "textarea" },
+        reason
+      ];
+    case "MOVE_TO_DEPLOYMENT":
+      return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, reason];
+    default:
+      return [reason];
+  }
+}
+function json(text) {
+  const data = text.trim();
+  if (!data) return void 0;
+  JSON.parse(data);
+  return data;
+}
+function batchRequest(selection, operation, values, requestId) {
+  const reason = values("reason").trim();
+  const request = { ...selectionRequest(selection), operation, requestId, identity: "console", ...reason ? { reason } : {} };
+  if (operation === "PUBLISH_TO_LOCAL_QUEUE") {
+    const data = json(values("payload"));
+    request.messages = [{ queueName: values("queue").trim(), ...data ? { payload: { encoding: "json", data } } : {} }];
+  } else if (operation === "RESET") {
+    const data = json(values("input"));
+    request.reset = { stateId: values("state").trim(), ...data ? { stateInput: { encoding: "json", data } } : {} };
+  } else if (operation === "MOVE_TO_DEPLOYMENT") {
+    const [name, version] = values("deployment").trim().split("@");
+    request.moveTo = { name: name ?? "", version: version ?? "" };
+  }
+  return request;
+}
+async function startBatch(selection) {
+  let base;
+  try {
+    base = selectionRequest(selection);
+  } catch (error) {
+    notify(`The filter text: ${error instanceof Error ? error.message : String(error)}`, "error");
+    return;
+  }
+  const chosen = await ask(
+    "Act on every matching execution",
+    "Choose what the batch does to each execution the list's filter selects.",
+    [{ name: "operation", label: "Operation", kind: "select", options: OPERATIONS, value: "PAUSE" }],
+    "Next"
+  );
+  if (!chosen) return;
+  const operation = chosen("operation");
+  let count;
+  let deployments = [];
+  try {
+    count = (await api.count(base)).count;
+    if (operation === "MOVE_TO_DEPLOYMENT") {
+      deployments = (await api.deployments().catch(() => ({ deployments: [] }))).deployments.map((d) => `${d.deployment.name}@${d.deployment.version}`);
+    }
+  } catch (error) {
+    notify(`Could not count the selection: ${error instanceof Error ? error.message : String(error)}`, "error");
+    return;
+  }
+  const requestId = crypto.randomUUID();
+  const values = await ask(
+    `${operation} ${count} execution${count === 1 ? "" : "s"}?`,
+    `The filter selects ${count} execution${count === 1 ? "" : "s"} now; the batch handles those still matching when it reaches them, and skips those the operation does not apply to.`,
+    argumentFields(operation, deployments),
+    `Start ${operation}`,
+    { danger: operation !== "RESUME" && operation !== "RETRY_NOW" }
+  );
+  if (!values) return;
+  try {
+    const started = await api.batchStart(batchRequest(selection, operation, values, requestId));
+    location.hash = batchHref(started.batchId);
+  } catch (error) {
+    notify(`The batch did not start: ${error instanceof Error ? error.message : String(error)}`, "error");
+  }
+}
+function progress(batch) {
+  return h(
+    "span",
+    { class: "batch-progress" },
+    h("progress", { max: Math.max(batch.expected, batch.matched, 1), value: batch.matched, "data-testid": "batch-bar" }),
+    ` ${batch.matched} of ${batch.expected}`
+  );
+}
+function batchView(root, batchId) {
+  const body = h("div", { "data-testid": "batch" });
+  let stopped = false;
+  let timer;
+  async function load() {
+    let described;
+    try {
+      described = await api.batchDescribe(batchId);
+    } catch (error) {
+      if (!stopped) replace(body, h("p", { class: "error", role: "alert" }, `Could not describe batch ${batchId}: ${String(error)}`));
+      return;
+    }
+    if (stopped) return;
+    render(described);
+    if (described.batch.status === "RUNNING") timer = setTimeout(() => void load(), POLL_MS);
+  }
+  function render({ batch, notDone }) {
+    const request = batch.request;
+    replace(
+      body,
+      h("h1", {}, `Batch ${batch.operation} `, h("span", { class: statusClass(batch.status), "data-testid": "batch-status" }, batch.status)),
+      progress(batch),
+      facts([
+        ["Batch id", h("span", { class: "mono" }, batch.batchId)],
+        ["Done", h("strong", { "data-testid": "batch-done" }, String(batch.done))],
+        ["Skipped", h("strong", { "data-testid": "batch-skipped" }, String(batch.skipped))],
+        ["Failed", h("strong", { "data-testid": "batch-failed" }, String(batch.failed))],
+        ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
+        ["Rate", `${batch.ratePerSecond} per second at most`],
+        ["Process type", request.processType ?? "any"],
+        ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
+        ["Created (UTC)", formatTime(batch.createdTimestampMs)],
+        ["Closed (UTC)", formatTime(batch.closedTimestampMs)],
+        ...request.reason ? [["Reason", request.reason]] : [],
+        ...batch.error ? [["Error", h("span", { class: "error" }, batch.error)]] : []
+      ]),
+      batch.status === "RUNNING" && h("button", { type: "button", class: "danger", "data-testid": "batch-cancel", onclick: () => void cancel() }, "Cancel batch"),
+      h("h2", {}, "Skipped or failed"),
+      table(
+        ["Execution id", "Outcome", "Reason"],
+        (notDone ?? []).map(
+          (item) => h(
+            "tr",
+            { "data-testid": "batch-not-done" },
+            h("td", { class: "mono small" }, item.processExecutionId),
+            h("td", {}, item.outcome),
+            h("td", {}, item.reason ?? "")
+          )
+        ),
+        "None so far."
+      )
+    );
+  }
+  async function cancel() {
+    const values = await ask("Cancel the batch?", "It stops after the execution in hand; what it did stays done.", [{ name: "reason", label: "Reason", placeholder: "optional" }], "Cancel batch", { danger: true });
+    if (!values) return;
+    try {
+      await api.batchCancel(batchId, values("reason").trim() || void 0);
+    } catch (error) {
+      notify(`Could not cancel: ${error instanceof Error ? error.message : String(error)}`, "error");
+    }
+    if (timer) clearTimeout(timer);
+    void load();
+  }
+  replace(root, h("p", {}, h("a", { href: "#/batches" }, "← Batches")), body);
+  void load();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
+
+// src/views/batches.ts
+var REFRESH_MS = 3e3;
+function batchesView(root) {
+  const results = h("div");
+  let stopped = false;
+  async function load() {
+    try {
+      const listed = await api.batchList({ pageSize: 100 });
+      if (stopped) return;
+      replace(
+        results,
+        table(
+          ["Batch", "Status", "Operation", "Progress", "Done / skipped / failed", "Created (UTC)"],
+          listed.batches.map(
+            (b) => h(
+              "tr",
+              { "data-testid": "batch-row", "data-batch-id": b.batchId },
+              h("td", {}, h("a", { href: batchHref(b.batchId), class: "mono small" }, b.batchId)),
+              h("td", {}, h("span", { class: statusClass(b.status) }, b.status)),
+              h("td", {}, b.operation),
+              h("td", {}, progress(b)),
+              h("td", {}, `${b.done} / ${b.skipped} / ${b.failed}`),
+              h("td", {}, formatTime(b.createdTimestampMs))
+            )
+          ),
+          "No batches yet: start one from the executions list (“Act on all matching…”).",
+          "batches-table"
+        )
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list batches: ${String(error)}`));
+    }
+  }
+  replace(root, h("h1", {}, "Batches"), results);
+  void load();
+  const timer = setInterval(() => void load(), REFRESH_MS);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
 // src/metrics.ts
 var LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 var LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
@@ -208,7 +987,7 @@ var serverError = (labels) => (labels.status ?? "").startsWith("5");
 function figures(now, before) {
   const seconds = before ? (now.atMs - before.atMs) / 1e3 : 0;
   const apiRate = (name, where) => before ? rate(total(before.api, name, where), total(now.api, name, where), seconds) : void 0;
-  const list = [
+  const list2 = [
     {
       label: "API requests/s",
       value: fixed(apiRate("xdb_api_requests_total")),
@@ -223,13 +1002,13 @@ function figures(now, before) {
     }
   ];
   const a = now.async;
-  if (!a) return list;
+  if (!a) return list2;
   const b = before?.async;
   const asyncRate = (name, where) => b ? rate(total(b, name, where), total(a, name, where), seconds) : void 0;
   const lateness = quantile(a, "xdb_async_timer_lateness_seconds", 0.99);
   const latenessCount = total(a, "xdb_async_timer_lateness_seconds_count");
   const latenessSum = total(a, "xdb_async_timer_lateness_seconds_sum");
-  list.push(
+  list2.push(
     {
       label: "Tasks completed/s",
       value: fixed(asyncRate("xdb_async_tasks_completed_total", (l) => l.outcome === "ok")),
@@ -279,22 +1058,137 @@ function figures(now, before) {
       help: "xdb_async_states_past_attempts: state calls that keep failing"
     }
   );
-  return list;
+  return list2;
+}
+
+// src/series.ts
+var WINDOW_MS = 60 * 60 * 1e3;
+var SERIES = [
+  { key: "throughput", label: "Throughput", unit: "/s", help: "xdb_async_tasks_completed_total{outcome=ok} per second (API requests per second without the async service's metrics)" },
+  { key: "failures", label: "Failures", unit: "/s", help: "xdb_async_worker_call_errors_total and 5xx answers of xdb_api_requests_total, per second" },
+  { key: "backlog", label: "Backlog", unit: " tasks", help: "xdb_async_queue_backlog: due tasks no instance holds" },
+  { key: "lateness", label: "Timer lateness", unit: " ms", help: "mean of xdb_async_timer_lateness_seconds over each interval" }
+];
+var serverError2 = (labels) => (labels.status ?? "").startsWith("5");
+function pointFrom(now, before) {
+  const point = { atMs: now.atMs };
+  const seconds = before ? (now.atMs - before.atMs) / 1e3 : 0;
+  const a = now.async;
+  const b = before?.async;
+  const change = (x, y) => x === void 0 || y === void 0 ? void 0 : y >= x ? y - x : y;
+  if (before) {
+    const apiRate = rate(total(before.api, "xdb_api_requests_total"), total(now.api, "xdb_api_requests_total"), seconds);
+    const apiErrors = rate(total(before.api, "xdb_api_requests_total", serverError2) ?? 0, total(now.api, "xdb_api_requests_total", serverError2) ?? 0, seconds);
+    const ok = (l) => l.outcome === "ok";
+    const tasks = a && b ? rate(total(b, "xdb_async_tasks_completed_total", ok) ?? 0, total(a, "xdb_async_tasks_completed_total", ok) ?? 0, seconds) : void 0;
+    const workerErrors = a && b ? rate(total(b, "xdb_async_worker_call_errors_total") ?? 0, total(a, "xdb_async_worker_call_errors_total") ?? 0, seconds) : 0;
+    const throughput = tasks ?? apiRate;
+    if (throughput !== void 0) point.throughput = throughput;
+    if (apiErrors !== void 0 && workerErrors !== void 0) point.failures = apiErrors + workerErrors;
+    if (a && b) {
+      const count = change(total(b, "xdb_async_timer_lateness_seconds_count"), total(a, "xdb_async_timer_lateness_seconds_count"));
+      const sum = change(total(b, "xdb_async_timer_lateness_seconds_sum"), total(a, "xdb_async_timer_lateness_seconds_sum"));
+      point.lateness = count && sum !== void 0 ? sum / count * 1e3 : 0;
+    }
+  }
+  const backlog = a ? total(a, "xdb_async_queue_backlog") : void 0;
+  if (backlog !== void 0) point.backlog = backlog;
+  return point;
+}
+function addPoint(points, point, windowMs = WINDOW_MS) {
+  return [...points.filter((p) => p.atMs > point.atMs - windowMs && p.atMs < point.atMs), point];
+}
+function readPoints(text) {
+  if (!text) return [];
+  try {
+    const parsed = JSON.parse(text);
+    if (!Array.isArray(parsed)) return [];
+    return parsed.filter((p) => typeof p === "object" && p !== null && typeof p.atMs === "number");
+  } catch {
+    return [];
+  }
+}
+function niceMax(value) {
+  if (!(value > 0) || !Number.isFinite(value)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
+  return 10 * power;
+}
+function span(points, endMs, windowMs = WINDOW_MS) {
+  const oldest = points.reduce((min, p) => Math.min(min, p.atMs), endMs);
+  return Math.max(Math.min(windowMs, endMs - oldest), 1e3);
+}
+function plot(points, series, endMs, width, height, spanMs = WINDOW_MS, pad2 = 0) {
+  const start2 = endMs - spanMs;
+  const values = points.filter((p) => p.atMs >= start2 && p.atMs <= endMs && typeof p[series] === "number" && Number.isFinite(p[series]));
+  const max = niceMax(Math.max(0, ...values.map((p) => p[series])));
+  const round = (n) => Math.round(n * 10) / 10;
+  const inner = height - 2 * pad2;
+  return {
+    max,
+    xy: values.map((p) => [round((p.atMs - start2) / spanMs * width), round(pad2 + inner - p[series] / max * inner)])
+  };
+}
+function pathData(xy) {
+  return xy.map(([x, y], i) => `${i === 0 ? "M" : "L"}${x} ${y}`).join(" ");
+}
+
+// src/views/charts.ts
+var WIDTH = 320;
+var HEIGHT = 90;
+function figure(n) {
+  return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+function lineChart(points, series, label, unit, help, endMs) {
+  const shown = span(points, endMs);
+  const drawn = plot(points, series, endMs, WIDTH, HEIGHT, shown, 4);
+  const latest = [...points].reverse().find((p) => typeof p[series] === "number")?.[series];
+  return h(
+    "div",
+    { class: "card chart", title: help, "data-testid": "chart", "data-series": series },
+    h("div", { class: "label" }, label, " ", h("strong", {}, latest === void 0 ? "—" : `${figure(latest)}${unit}`)),
+    s(
+      "svg",
+      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, preserveAspectRatio: "none", role: "img", "aria-label": `${label} over the last hour` },
+      s("line", { x1: 0, y1: HEIGHT, x2: WIDTH, y2: HEIGHT, class: "axis" }),
+      s("line", { x1: 0, y1: 0, x2: WIDTH, y2: 0, class: "grid" }),
+      s("path", {
+        d: pathData(drawn.xy),
+        class: "chart-line",
+        fill: "none",
+        "vector-effect": "non-scaling-stroke",
+        "data-testid": "chart-line",
+        "data-points": drawn.xy.length
+      }),
+      drawn.xy.length === 1 && s("circle", { cx: drawn.xy[0]?.[0] ?? 0, cy: drawn.xy[0]?.[1] ?? 0, r: 2, class: "chart-dot" })
+    ),
+    h("div", { class: "small chart-scale" }, h("span", {}, `−${formatDuration(shown)}`), h("span", {}, `top ${figure(drawn.max)}${unit}`), h("span", {}, "now"))
+  );
 }
 
 // src/views/dashboard.ts
-var REFRESH_MS = 5e3;
+var SAMPLE_MS = 3e3;
+var STORAGE_KEY = "xdb.console.dashboard.samples";
+var FIGURE_LINKS = {
+  "Paused executions": executionsHref({ filter: {}, where: "execution.paused = true" })
+};
 function dashboardView(root) {
+  const charts = h("div", { class: "cards charts", "data-testid": "charts" });
+  const executions = h("div", { class: "counts", "data-testid": "dashboard-counts" });
   const cards = h("div", { class: "cards", "data-testid": "dashboard" });
   const note = h("p", { class: "small" });
+  let points = readPoints(sessionStorage.getItem(STORAGE_KEY));
   let before;
   let stopped = false;
   async function load() {
-    const [apiText, asyncText] = await Promise.all([
+    const [apiText, asyncText, counted, paused] = await Promise.all([
       getText("/metrics").catch(() => void 0),
-      getText("/ui/metrics/async").catch(() => void 0)
+      getText("/ui/metrics/async").catch(() => void 0),
+      api.count({ groupBy: { field: "status" } }).catch(() => void 0),
+      api.count({ where: { field: "paused", op: "=", value: true } }).catch(() => void 0)
     ]);
     if (stopped) return;
+    renderCounts(counted?.groups ?? void 0, paused?.count);
     if (apiText === void 0) {
       replace(cards, h("p", { class: "error" }, "The API service's /metrics did not answer."));
       return;
@@ -304,111 +1198,62 @@ function dashboardView(root) {
       api: parsePrometheus(apiText),
       ...asyncText !== void 0 ? { async: parsePrometheus(asyncText) } : {}
     };
+    const point = pointFrom(now, before);
+    points = addPoint(points, point);
+    try {
+      sessionStorage.setItem(STORAGE_KEY, JSON.stringify(points));
+    } catch {
+    }
+    replace(charts, SERIES.map((series) => lineChart(points, series.key, series.label, series.unit, series.help, now.atMs)));
     replace(
       cards,
-      figures(now, before).map(
-        (f) => h(
-          "div",
-          { class: `card source-${f.source}`, title: f.help },
+      figures(now, before).map((f) => {
+        const href = FIGURE_LINKS[f.label];
+        const content = [
           h("div", { class: "value" }, f.value),
           h("div", { class: "label" }, f.label),
           h("div", { class: "small" }, f.source === "api" ? "API service" : "async service")
-        )
-      )
+        ];
+        return href ? h("a", { class: `card source-${f.source}`, title: f.help, href, "data-testid": "figure-link" }, content) : h("div", { class: `card source-${f.source}`, title: f.help }, content);
+      })
     );
     replace(
       note,
-      asyncText === void 0 ? "Only the API service's numbers: its /ui/metrics/async does not reach an async service (set api.console_async_metrics_url to the async service's /metrics URL)." : "Rates are over the time since the last refresh; counts since each service started."
+      asyncText === void 0 ? "Only the API service's numbers: its /ui/metrics/async does not reach an async service (set api.console_async_metrics_url to the async service's /metrics URL)." : `Charts: a sample every ${SAMPLE_MS / 1e3} s while this page is open, the last hour kept for this tab. Figures: rates since the last sample; counts since each service started.`
     );
     before = now;
   }
-  replace(root, h("h1", {}, "Dashboard"), cards, note);
+  function renderCounts(groups, paused) {
+    if (!groups) {
+      replace(executions);
+      return;
+    }
+    const byStatus = new Map(groups.map((g) => [g.value, g.count]));
+    replace(
+      executions,
+      STATUSES.map(
+        (status) => h(
+          "a",
+          { class: `chip status-${status.toLowerCase()}`, href: executionsHref({ filter: { status }, where: "" }), "data-testid": `dashboard-count-${status}` },
+          `${status} `,
+          h("strong", {}, String(byStatus.get(status) ?? 0))
+        )
+      ),
+      paused !== void 0 && h(
+        "a",
+        { class: "chip", href: executionsHref({ filter: {}, where: "execution.paused = true" }), "data-testid": "dashboard-count-paused" },
+        "paused ",
+        h("strong", {}, String(paused))
+      )
+    );
+  }
+  replace(root, h("h1", {}, "Dashboard"), executions, h("h2", {}, "Last hour"), charts, h("h2", {}, "Now"), cards, note);
   void load();
-  const timer = setInterval(() => void load(), REFRESH_MS);
+  const timer = setInterval(() => void load(), SAMPLE_MS);
   return () => {
     stopped = true;
     clearInterval(timer);
   };
-}
-
-// src/format.ts
-function pad(n, width = 2) {
-  return String(n).padStart(width, "0");
-}
-function formatTime(ms) {
-  if (ms === null || ms === void 0) return "—";
-  const d = new Date(ms);
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-}
-function formatDuration(ms) {
-  const abs = Math.abs(ms);
-  if (abs < 1e3) return `${Math.round(abs)} ms`;
-  const s2 = Math.floor(abs / 1e3);
-  if (s2 < 60) return `${s2} s`;
-  const m = Math.floor(s2 / 60);
-  if (m < 60) return `${m}m ${s2 % 60}s`;
-  const hours = Math.floor(m / 60);
-  if (hours < 24) return `${hours}h ${m % 60}m`;
-  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
-}
-function formatRelative(at, now) {
-  const delta = at - now;
-  if (Math.abs(delta) < 1e3) return "now";
-  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
-}
-function statusClass(status) {
-  return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
-}
-function formatPayload(payload) {
-  if (!payload) return "—";
-  if (payload.encoding === "json") {
-    try {
-      return JSON.stringify(JSON.parse(payload.data), null, 2);
-    } catch {
-      return payload.data;
-    }
-  }
-  return `${payload.encoding}: ${payload.data}`;
-}
-function formatValue(value) {
-  if (value === null || value === void 0) return "NULL";
-  if (typeof value === "string") return value;
-  return JSON.stringify(value, null, 2);
-}
-function parseUtcInput(value) {
-  const trimmed = value.trim();
-  if (!trimmed) return void 0;
-  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(trimmed) ? trimmed : `${trimmed}Z`);
-  return Number.isNaN(ms) ? void 0 : ms;
-}
-function summarizeDetails(details) {
-  const parts = [];
-  for (const [key, value] of Object.entries(details)) {
-    if (value === null || value === void 0) continue;
-    const text = typeof value === "string" ? value : JSON.stringify(value);
-    parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
-  }
-  return parts.join(" · ");
-}
-function formatRetryPolicy(policy) {
-  const attempts = policy?.maximumAttempts ? `${policy.maximumAttempts} attempts` : "unlimited attempts";
-  const initial = policy?.initialIntervalSeconds || 1;
-  const coefficient = Math.max(1, policy?.backoffCoefficient ?? 2);
-  const maximum = policy?.maximumIntervalSeconds ?? 100;
-  const within = policy?.maximumAttemptsDurationSeconds ? `, within ${formatDuration(policy.maximumAttemptsDurationSeconds * 1e3)}` : "";
-  const backoff = coefficient === 1 || initial >= maximum ? `every ${formatDuration(Math.min(initial, maximum) * 1e3)}` : `${formatDuration(initial * 1e3)} ×${coefficient} up to ${formatDuration(maximum * 1e3)}`;
-  return `${attempts}, ${backoff}${within}${policy ? "" : " (default)"}`;
-}
-function formatRecovery(config) {
-  const recovery = config?.stateFailureRecoveryOptions;
-  if (recovery?.policy === "PROCEED_TO_CONFIGURED_STATE") {
-    return recovery.stateFailureProceedStateId ? `proceed to ${recovery.stateFailureProceedStateId}` : "proceed (no state: fails)";
-  }
-  return "fail the process";
-}
-function formatLoading(names, lockType) {
-  const what = names && names.length > 0 ? names.join(", ") : "nothing";
-  return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
 }
 
 // src/graph.ts
@@ -425,11 +1270,11 @@ function transitionsOf(events) {
       if (typeof start2 === "string" && start2) found.push({ from: START, to: start2 });
     } else if (event.eventType === "EXECUTE_COMPLETED") {
       const id = event.details.stateExecutionId;
-      const decision = event.details.decision;
-      if (typeof id !== "string" || !decision) continue;
+      const decision2 = event.details.decision;
+      if (typeof id !== "string" || !decision2) continue;
       const from = stateIdOf(id);
-      for (const next of decision.nextStates ?? []) found.push({ from, to: next.stateId });
-      if (decision.threadCloseDecision) found.push({ from, to: END });
+      for (const next of decision2.nextStates ?? []) found.push({ from, to: next.stateId });
+      if (decision2.threadCloseDecision) found.push({ from, to: END });
     }
   }
   return found;
@@ -584,335 +1429,8 @@ function route(from, to, bottom) {
   };
 }
 
-// src/views/dialog.ts
-var datalists = 0;
-function ask(title, message, fields, confirmLabel, options = {}) {
-  const cancellable = options.cancellable ?? true;
-  return new Promise((resolve) => {
-    const inputs = /* @__PURE__ */ new Map();
-    const rows = fields.map((field) => {
-      let suggestions;
-      let input;
-      if (field.kind === "textarea") {
-        input = h("textarea", { name: field.name, rows: 4, placeholder: field.placeholder }, field.value ?? "");
-      } else if (field.kind === "select") {
-        input = h(
-          "select",
-          { name: field.name },
-          (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option))
-        );
-      } else {
-        const list = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : void 0;
-        input = h("input", {
-          name: field.name,
-          type: field.kind ?? "text",
-          value: field.value ?? "",
-          placeholder: field.placeholder,
-          autocomplete: "off",
-          list
-        });
-        if (list) {
-          suggestions = h(
-            "datalist",
-            { id: list, "data-testid": `suggestions-${field.name}` },
-            (field.suggestions ?? []).map((option) => h("option", { value: option }))
-          );
-        }
-      }
-      input.setAttribute("data-testid", `field-${field.name}`);
-      inputs.set(field.name, input);
-      return h("label", {}, h("span", {}, field.label), input, suggestions);
-    });
-    const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
-    const finish = (confirmed) => {
-      const values = new Map([...inputs].map(([name, input]) => [name, input.value]));
-      dialog.close();
-      dialog.remove();
-      resolve(confirmed ? (name) => values.get(name) ?? "" : null);
-    };
-    dialog.append(
-      h("h2", {}, title),
-      h("p", {}, message),
-      ...rows,
-      h(
-        "div",
-        { class: "buttons" },
-        cancellable && h("button", { type: "button", "data-testid": "cancel", onclick: () => finish(false) }, "Cancel"),
-        h(
-          "button",
-          {
-            type: "button",
-            class: options.danger ? "danger" : "primary",
-            "data-testid": "confirm",
-            onclick: () => finish(true)
-          },
-          confirmLabel
-        )
-      )
-    );
-    dialog.addEventListener("cancel", (event) => {
-      event.preventDefault();
-      if (cancellable) finish(false);
-    });
-    dialog.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !(event.target instanceof HTMLTextAreaElement)) {
-        event.preventDefault();
-        finish(true);
-      }
-    });
-    document.body.append(dialog);
-    dialog.showModal();
-    (rows.length > 0 ? inputs.values().next().value : void 0)?.focus();
-  });
-}
-async function askToken(message) {
-  for (; ; ) {
-    const values = await ask(
-      "Token required",
-      `${message} It is kept for this browser tab only.`,
-      [{ name: "token", label: "Bearer token", kind: "password" }],
-      "Use token",
-      { cancellable: false }
-    );
-    const token2 = values?.("token").trim();
-    if (token2) return token2;
-  }
-}
-function notify(text, kind = "ok") {
-  const area = document.getElementById("notices");
-  if (!area) return;
-  const notice = h(
-    "div",
-    { class: `notice notice-${kind}`, role: kind === "error" ? "alert" : "status", "data-testid": `notice-${kind}` },
-    text,
-    h("button", { type: "button", class: "link", onclick: () => notice.remove() }, "×")
-  );
-  area.append(notice);
-  if (kind === "ok") setTimeout(() => notice.remove(), 5e3);
-}
-
-// src/query.ts
-function statusCountRequest(filter) {
-  const conditions = [];
-  if (filter.processId) conditions.push({ field: "processId", op: "=", value: filter.processId });
-  if (filter.startTimeMinMs != null) conditions.push({ field: "startTime", op: ">=", value: filter.startTimeMinMs });
-  if (filter.startTimeMaxMs != null) conditions.push({ field: "startTime", op: "<", value: filter.startTimeMaxMs });
-  return {
-    ...filter.processType ? { processType: filter.processType } : {},
-    ...conditions.length > 0 ? { where: { and: conditions } } : {},
-    groupBy: { field: "status" }
-  };
-}
-
-// src/types.ts
-var STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"];
-
-// src/views/routes.ts
-function executionHref(processId, processExecutionId) {
-  const id = encodeURIComponent(processId);
-  return processExecutionId ? `#/execution/${id}/${encodeURIComponent(processExecutionId)}` : `#/execution/${id}`;
-}
-function definitionHref(processType, revision) {
-  const type = encodeURIComponent(processType);
-  return revision === void 0 ? `#/definition/${type}` : `#/definition/${type}/${revision}`;
-}
-function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, "").split("/");
-  try {
-    if (parts[0] === "dashboard") return { page: "dashboard" };
-    if (parts[0] === "definitions") return { page: "definitions" };
-    if (parts[0] === "deployments") return { page: "deployments" };
-    if (parts[0] === "definition" && parts[1]) {
-      const processType = decodeURIComponent(parts[1]);
-      const revision = parts[2] && /^\d+$/.test(parts[2]) ? Number(parts[2]) : void 0;
-      return revision === void 0 ? { page: "definition", processType } : { page: "definition", processType, revision };
-    }
-    if (parts[0] === "execution" && parts[1]) {
-      const processId = decodeURIComponent(parts[1]);
-      return parts[2] ? { page: "execution", processId, processExecutionId: decodeURIComponent(parts[2]) } : { page: "execution", processId };
-    }
-  } catch {
-  }
-  return { page: "executions" };
-}
-
-// src/views/executions.ts
-var PAGE_SIZE = 25;
-var REFRESH_MS2 = 5e3;
-var state = {
-  filter: {},
-  /** Tokens of the pages before the current one; the current page's token last. */
-  pages: [],
-  autoRefresh: true
-};
-function filterExecutions(filter) {
-  state.filter = filter;
-  state.pages = [];
-}
-function executionsView(root) {
-  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
-  const results = h("div", { class: "results" });
-  const pager = h("div", { class: "pager" });
-  let timer;
-  let stopped = false;
-  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
-  const status = h(
-    "select",
-    { name: "status", "data-testid": "filter-status" },
-    h("option", { value: "" }, "any status"),
-    STATUSES.map((s2) => h("option", { value: s2, selected: state.filter.status === s2 }, s2))
-  );
-  const processType = field("processType", state.filter.processType, "process type");
-  const processId = field("processId", state.filter.processId, "process id");
-  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
-  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
-  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
-  const apply = () => {
-    state.filter = {
-      ...status.value ? { status: status.value } : {},
-      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
-      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
-      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
-      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
-    };
-    state.pages = [];
-    void load();
-  };
-  const form = h(
-    "div",
-    { class: "filters" },
-    status,
-    processType,
-    processId,
-    h("label", {}, "from ", from),
-    h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
-    h("label", { class: "refresh" }, refresh, " auto-refresh")
-  );
-  form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
-  });
-  refresh.addEventListener("change", () => {
-    state.autoRefresh = refresh.checked;
-    schedule();
-  });
-  async function load() {
-    try {
-      const token2 = state.pages.at(-1);
-      const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token2),
-        countStatuses(state.filter)
-      ]);
-      const parked = await parkedOf(page.executions);
-      if (stopped) return;
-      replace(counts, countsByStatus.map(([s2, count]) => countChip(s2, String(count))));
-      replace(results, executionsTable(page.executions, parked));
-      replace(
-        pager,
-        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
-        h("span", {}, `page ${state.pages.length + 1}`),
-        h(
-          "button",
-          {
-            type: "button",
-            disabled: !page.nextPageToken,
-            "data-testid": "next-page",
-            onclick: () => page_(1, page.nextPageToken ?? void 0)
-          },
-          "Older →"
-        )
-      );
-    } catch (error) {
-      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
-    }
-  }
-  function page_(direction, token2) {
-    if (direction === 1) state.pages.push(token2);
-    else state.pages.pop();
-    void load();
-  }
-  function countChip(s2, text) {
-    return h(
-      "button",
-      {
-        type: "button",
-        class: `chip ${statusClass(s2)}${state.filter.status === s2 ? " selected" : ""}`,
-        "data-testid": `count-${s2}`,
-        onclick: () => {
-          status.value = state.filter.status === s2 ? "" : s2;
-          apply();
-        }
-      },
-      `${s2} `,
-      h("strong", {}, text)
-    );
-  }
-  function schedule() {
-    if (timer) clearInterval(timer);
-    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
-  }
-  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
-  void load().catch((error) => notify(String(error), "error"));
-  schedule();
-  return () => {
-    stopped = true;
-    if (timer) clearInterval(timer);
-  };
-}
-function optionalNumber(key, value) {
-  return value === void 0 ? {} : { [key]: value };
-}
-function isoInput(ms) {
-  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
-}
-async function countStatuses(filter) {
-  const counted = await api.count(statusCountRequest(filter));
-  const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
-  return STATUSES.map((s2) => [s2, byStatus.get(s2) ?? 0]);
-}
-async function parkedOf(executions) {
-  const running = executions.filter((e) => e.status === "RUNNING");
-  const described = await Promise.all(
-    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
-  );
-  const parked = /* @__PURE__ */ new Map();
-  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
-  return parked;
-}
-function executionsTable(executions, parked) {
-  const rows = executions.map((e) => {
-    const parkedTasks = parked.get(e.processExecutionId);
-    return h(
-      "tr",
-      {
-        class: e.paused || parkedTasks ? "attention" : "",
-        "data-testid": "execution-row",
-        "data-process-id": e.processId
-      },
-      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
-      h("td", {}, e.processType),
-      h(
-        "td",
-        {},
-        h("span", { class: statusClass(e.status) }, e.status),
-        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
-        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
-      ),
-      h("td", {}, formatTime(e.startTimestampMs)),
-      h("td", {}, formatTime(e.closeTimestampMs)),
-      h("td", { class: "mono small" }, e.processExecutionId)
-    );
-  });
-  return table(
-    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
-    rows,
-    "No executions match.",
-    "executions-table"
-  );
-}
-
 // src/views/definitions.ts
-var REFRESH_MS3 = 5e3;
+var REFRESH_MS2 = 5e3;
 var HISTORY_SAMPLE = 50;
 var RUNNING_SAMPLE = 100;
 var HISTORY_EVENTS = 1e3;
@@ -955,7 +1473,7 @@ function definitionsView(root) {
     results
   );
   void load().catch((error) => notify(String(error), "error"));
-  const timer = setInterval(() => void load(), REFRESH_MS3);
+  const timer = setInterval(() => void load(), REFRESH_MS2);
   return () => {
     stopped = true;
     clearInterval(timer);
@@ -1018,7 +1536,7 @@ function definitionView(root, processType, revision) {
       ]),
       h(
         "a",
-        { href: "#/executions", "data-testid": "executions-of-type", onclick: () => filterExecutions({ processType: r.processType }) },
+        { href: executionsHref({ filter: { processType: r.processType }, where: "" }), "data-testid": "executions-of-type" },
         `Executions of ${r.processType} →`
       )
     );
@@ -1066,7 +1584,7 @@ function definitionView(root, processType, revision) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS3) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS2) : void 0;
   }
   replace(
     root,
@@ -1328,7 +1846,7 @@ function moveMessage(plan, processType, target) {
 }
 
 // src/views/deployments.ts
-var REFRESH_MS4 = 5e3;
+var REFRESH_MS3 = 5e3;
 function deploymentsView(root) {
   const results = h("div", { class: "results" });
   let stopped = false;
@@ -1444,11 +1962,96 @@ function deploymentsView(root) {
     results
   );
   void load().catch((error) => notify(String(error), "error"));
-  const timer = setInterval(() => void load(), REFRESH_MS4);
+  const timer = setInterval(() => void load(), REFRESH_MS3);
   return () => {
     stopped = true;
     clearInterval(timer);
   };
+}
+
+// src/history.ts
+var str = (v) => typeof v === "string" && v !== "" ? v : void 0;
+var num = (v) => typeof v === "number" ? v : void 0;
+var list = (v) => Array.isArray(v) ? v : [];
+var obj = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : {};
+function clip(text, max = 140) {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+function why(d) {
+  const reason = str(d.reason);
+  const identity = str(d.identity);
+  return `${reason ? ` — ${reason}` : ""}${identity ? ` (by ${identity})` : ""}`;
+}
+function decision(d) {
+  const next = list(obj(d.decision).nextStates).map((m) => str(obj(m).stateId) ?? "?");
+  const close = str(obj(obj(d.decision).threadCloseDecision).closeType);
+  if (next.length > 0) return `→ ${next.join(", ")}`;
+  if (close) return `closes its thread: ${close}`;
+  return "decided";
+}
+function waits(d) {
+  const request = obj(d.commandRequest);
+  const timers = list(request.timerCommands).length;
+  const queues = list(request.localQueueCommands).map((q) => str(obj(q).queueName) ?? "?");
+  const parts = [...timers > 0 ? [`${timers} timer${timers === 1 ? "" : "s"}`] : [], ...queues.map((q) => `queue ${q}`)];
+  const type = str(request.waitingType);
+  return parts.length === 0 ? "waits for nothing" : `waits for ${type ? `${type.toLowerCase().replace(/_/g, " ")}: ` : ""}${parts.join(", ")}`;
+}
+function summarizeEvent(event) {
+  const d = obj(event.details);
+  switch (event.eventType) {
+    case "PROCESS_STARTED":
+      return `started ${str(d.processType) ?? ""}${str(d.startStateId) ? ` at ${str(d.startStateId)}` : ""}${str(d.resetFrom) ? ` (reset from ${str(d.resetFrom)})` : ""}`.trim();
+    case "PROCESS_CLOSED":
+      return `closed ${str(d.status) ?? ""}${str(d.failure) ? `: ${clip(str(d.failure) ?? "")}` : ""}`.trim();
+    case "PROCESS_RESET":
+      return `reset: ${list(d.closedStateExecutionIds).length} state execution(s) closed${why(d)}`;
+    case "WAIT_UNTIL_COMPLETED":
+      return waits(d);
+    case "EXECUTE_COMPLETED":
+      return decision(d);
+    case "STATE_API_FAILED":
+    case "STATE_FAILED": {
+      const attempt = num(d.attempt);
+      return clip(`${str(d.api) ?? "call"}${attempt !== void 0 ? ` attempt ${attempt}` : ""} failed: ${str(d.error) ?? "?"}`);
+    }
+    case "TIMER_FIRED":
+      return `timer ${num(d.timerIndex) ?? "?"} fired`;
+    case "LOCAL_QUEUE_MESSAGES_PUBLISHED": {
+      const messages = num(d.messages) ?? 0;
+      const duplicates = num(d.duplicates) ?? 0;
+      return `${messages} message${messages === 1 ? "" : "s"} published${duplicates ? `, ${duplicates} duplicate(s) dropped` : ""}${str(d.rpcName) ? ` by RPC ${str(d.rpcName)}` : ""}`;
+    }
+    case "LOCAL_QUEUE_MESSAGES_CONSUMED": {
+      const count = list(d.messages).length;
+      return `${count} message${count === 1 ? "" : "s"} consumed${str(d.queueName) ? ` from ${str(d.queueName)}` : ""}`;
+    }
+    case "RPC_COMPLETED": {
+      const appended = list(d.appendedStates).map(String);
+      return `RPC ${str(d.rpcName) ?? "?"} completed${appended.length ? ` → ${appended.join(", ")}` : ""}${num(d.published) ? `, ${num(d.published)} published` : ""}`;
+    }
+    case "RETRY_REQUESTED":
+      return `retry now requested${why(d)}`;
+    case "GIVE_UP_REQUESTED":
+      return `give up requested${why(d)}`;
+    case "PAUSED":
+      return `paused${why(d)}`;
+    case "RESUMED":
+      return `resumed${why(d)}`;
+    case "TASK_PARKED":
+      return clip(
+        `${str(d.taskType) ?? "task"} parked${str(d.reason) ? ` (${str(d.reason)})` : ""}${num(d.refusals) ? ` after ${num(d.refusals)} refusals` : ""}${str(d.error) ? `: ${str(d.error)}` : ""}`
+      );
+    default:
+      return clip(
+        Object.entries(d).filter(([, v]) => v !== null && v !== void 0).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(" · ")
+      );
+  }
+}
+function eventStateExecution(event) {
+  const d = obj(event.details);
+  const many = list(d.stateExecutionIds).filter((id) => typeof id === "string");
+  return str(d.stateExecutionId) ?? (many.length > 0 ? many.join(", ") : void 0);
 }
 
 // src/views/actions.ts
@@ -1610,7 +2213,7 @@ function button(label, testId, danger, onClick) {
 
 // src/views/execution.ts
 var HISTORY_PAGE = 20;
-var REFRESH_MS5 = 3e3;
+var REFRESH_MS4 = 3e3;
 function executionView(root, processId, processExecutionId) {
   const summary = h("section", { class: "summary" });
   const actions = h("div");
@@ -1683,6 +2286,7 @@ function executionView(root, processId, processExecutionId) {
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
         ["Running states", String(d.runningStateExecutions)],
         ...states.paused ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`]] : [],
+        ...backingOff(states, Date.now()),
         ...d.failure ? [["Failure", `${d.failure.reason}${d.failure.details ? `: ${d.failure.details}` : ""}`]] : [],
         ...d.result ? [["Result", h("pre", {}, formatPayload(d.result))]] : []
       ]),
@@ -1724,15 +2328,26 @@ function executionView(root, processId, processExecutionId) {
       historySection,
       h("h2", {}, "History"),
       table(
-        ["#", "Time (UTC)", "Event", "Details"],
+        ["#", "Time (UTC)", "State", "Event", "Summary"],
         history.events.map(
-          (e) => h(
+          (e, i) => h(
             "tr",
             { "data-testid": "history-event", "data-event-type": e.eventType },
-            h("td", {}, String(e.eventId)),
+            // Numbered within the execution, in eventId order (pages before this one are full).
+            h("td", { title: `event id ${e.eventId}`, "data-testid": "history-number" }, String((page - 1) * HISTORY_PAGE + i + 1)),
             h("td", {}, formatTime(e.eventTimestampMs)),
+            h("td", { class: "mono small", "data-testid": "history-state" }, eventStateExecution(e) ?? ""),
             h("td", {}, h("span", { class: `event event-${e.eventType.toLowerCase()}` }, e.eventType)),
-            h("td", { class: "details" }, summarizeDetails(e.details))
+            h(
+              "td",
+              { class: "details" },
+              h(
+                "details",
+                {},
+                h("summary", { "data-testid": "history-summary" }, summarizeEvent(e)),
+                h("pre", { class: "small" }, JSON.stringify(e.details, null, 2))
+              )
+            )
           )
         ),
         "No events on this page.",
@@ -1763,7 +2378,7 @@ function executionView(root, processId, processExecutionId) {
   }
   function schedule() {
     if (timer) clearInterval(timer);
-    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS5) : void 0;
+    timer = autoRefresh ? setInterval(() => void load(), REFRESH_MS4) : void 0;
   }
   replace(
     root,
@@ -1781,13 +2396,35 @@ function executionView(root, processId, processExecutionId) {
     if (timer) clearInterval(timer);
   };
 }
+function backingOff(states, now) {
+  const waiting = states.states.filter((s2) => s2.pendingCall && s2.lastFailure && s2.pendingCall.attempt > 1);
+  if (waiting.length === 0) return [];
+  return [
+    [
+      "Backing off",
+      h(
+        "div",
+        { "data-testid": "backing-off" },
+        waiting.map(
+          (s2) => h(
+            "div",
+            {},
+            `${s2.stateId} ${s2.pendingCall?.api ?? ""}: attempt ${s2.pendingCall?.attempt ?? "?"} `,
+            s2.pendingCall ? `due ${formatTime(s2.pendingCall.dueTimestampMs)} (${formatRelative(s2.pendingCall.dueTimestampMs, now)})` : "",
+            s2.lastFailure ? h("span", { class: "small" }, ` after: ${s2.lastFailure.error}`) : null
+          )
+        )
+      )
+    ]
+  ];
+}
 function stateRow(s2, now) {
   const call = s2.pendingCall;
   const waiting = s2.waitingFor;
-  const waits = [];
+  const waits2 = [];
   for (const timer of waiting?.timers ?? []) {
     const due = timer.dueTimestampMs;
-    waits.push(
+    waits2.push(
       h(
         "div",
         { "data-testid": "wait-timer" },
@@ -1798,7 +2435,7 @@ function stateRow(s2, now) {
     );
   }
   for (const queue of waiting?.localQueues ?? []) {
-    waits.push(
+    waits2.push(
       h(
         "div",
         { "data-testid": "wait-queue" },
@@ -1830,7 +2467,378 @@ function stateRow(s2, now) {
       { "data-testid": "state-last-failure" },
       s2.lastFailure ? [`${s2.lastFailure.api} attempt ${s2.lastFailure.attempt}: `, h("span", { class: "error" }, s2.lastFailure.error), h("div", { class: "small" }, formatTime(s2.lastFailure.timestampMs))] : "—"
     ),
-    h("td", {}, waiting ? [h("div", { class: "small" }, waiting.waitingType), ...waits] : "—")
+    h("td", {}, waiting ? [h("div", { class: "small" }, waiting.waitingType), ...waits2] : "—")
+  );
+}
+
+// src/views/querybuilder.ts
+var VALUE_HINTS = {
+  status: "RUNNING",
+  processType: "type",
+  processId: "id or prefix",
+  startTime: "2026-01-31T12:00",
+  closeTime: "2026-01-31T12:00",
+  paused: "true",
+  currentStateId: "state id"
+};
+function queryBuilder(initial, initialTable, processType) {
+  const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
+  const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
+  const error = h("p", { class: "error small", role: "alert", "data-testid": "where-error", hidden: true });
+  const rows = h("div", { class: "where-groups" });
+  const textArea = h("textarea", { rows: 2, class: "mono", "data-testid": "where-text", placeholder: "execution.status = 'RUNNING' and amount >= 100" }, initial);
+  let groups = [[]];
+  let drawable = true;
+  const showError = (message) => {
+    error.textContent = message;
+    error.hidden = message === "";
+  };
+  const fromText = () => {
+    try {
+      const parsed = treeToGroups(textToTree(textArea.value));
+      drawable = parsed !== void 0;
+      groups = parsed ?? [[]];
+      showError("");
+    } catch (e) {
+      drawable = false;
+      showError(`The filter text: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    draw();
+  };
+  const toText = () => {
+    textArea.value = treeToText(groupsToTree(groups));
+    showError("");
+  };
+  function conditionRow(group, c, index) {
+    const changed = () => toText();
+    const kind = h(
+      "select",
+      { "data-testid": "where-kind", "aria-label": "condition on" },
+      h("option", { value: "field", selected: c.kind === "field" }, "execution"),
+      h("option", { value: "column", selected: c.kind === "column", title: processType() ? "" : "needs a process type" }, "column")
+    );
+    const name = c.kind === "field" ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f }, f))) : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
+    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, OPS.map((o) => h("option", { value: o, selected: c.op === o }, o)));
+    const value = h("input", {
+      "data-testid": "where-value",
+      "aria-label": "value",
+      value: c.value,
+      placeholder: c.op === "IN" ? "a, b, c" : VALUE_HINTS[c.name] ?? "value",
+      hidden: c.op === "IS NULL" || c.op === "IS NOT NULL"
+    });
+    kind.addEventListener("change", () => {
+      c.kind = kind.value;
+      c.name = c.kind === "field" ? "status" : "";
+      toText();
+      draw();
+    });
+    name.addEventListener("input", () => {
+      c.name = name.value;
+      changed();
+    });
+    name.addEventListener("change", () => {
+      c.name = name.value;
+      changed();
+    });
+    op.addEventListener("change", () => {
+      c.op = op.value;
+      toText();
+      draw();
+    });
+    value.addEventListener("input", () => {
+      c.value = value.value;
+      changed();
+    });
+    const remove = h("button", { type: "button", class: "link", "data-testid": "where-remove", title: "remove this condition" }, "×");
+    remove.addEventListener("click", () => {
+      group.splice(index, 1);
+      if (group.length === 0 && groups.length > 1) groups.splice(groups.indexOf(group), 1);
+      toText();
+      draw();
+    });
+    return h("div", { class: "where-row", "data-testid": "where-row" }, index > 0 && h("span", { class: "small" }, "and "), kind, name, op, value, remove);
+  }
+  function draw() {
+    if (!drawable) {
+      replace(rows, h("p", { class: "small" }, "This filter is edited as text."));
+      return;
+    }
+    replace(
+      rows,
+      groups.map(
+        (group, g) => h(
+          "div",
+          { class: "where-group", "data-testid": "where-group" },
+          g > 0 && h("div", { class: "small" }, "or"),
+          group.map((c, i) => conditionRow(group, c, i)),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link",
+              "data-testid": "where-add",
+              onclick: () => {
+                group.push({ kind: "field", name: "status", op: "=", value: "" });
+                toText();
+                draw();
+              }
+            },
+            "+ condition"
+          )
+        )
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          "data-testid": "where-add-group",
+          onclick: () => {
+            groups.push([{ kind: "field", name: "status", op: "=", value: "" }]);
+            toText();
+            draw();
+          }
+        },
+        "+ or group"
+      )
+    );
+  }
+  textArea.addEventListener("change", fromText);
+  fromText();
+  return {
+    element: h(
+      "div",
+      { class: "query-builder", "data-testid": "query-builder" },
+      h("div", { class: "small" }, "Where"),
+      rows,
+      h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea),
+      h(
+        "div",
+        { class: "small", title: "needed for column conditions when the process type has no registered definition; found from its latest execution when left empty" },
+        "business table ",
+        tableName,
+        " ",
+        keyColumn
+      ),
+      error
+    ),
+    text: () => textArea.value.trim(),
+    table: () => tableName.value.trim() && keyColumn.value.trim() ? { tableName: tableName.value.trim(), primaryKeyColumn: keyColumn.value.trim() } : void 0,
+    showError
+  };
+}
+
+// src/views/executions.ts
+var PAGE_SIZE = 25;
+var REFRESH_MS5 = 5e3;
+var state = {
+  filter: {},
+  where: "",
+  table: void 0,
+  /** The selection (as its URL query) the pages below belong to. */
+  query: "",
+  /** Tokens of the pages before the current one; the current page's token last. */
+  pages: [],
+  autoRefresh: true
+};
+function executionsView(root, selection) {
+  state.filter = selection.filter;
+  state.where = selection.where;
+  state.table = selection.table;
+  const query = selectionToQuery(selection);
+  if (query !== state.query) state.pages = [];
+  state.query = query;
+  const counts = h("div", { class: "counts", "data-testid": "status-counts" });
+  const results = h("div", { class: "results" });
+  const pager = h("div", { class: "pager" });
+  let timer;
+  let stopped = false;
+  const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
+  const status = h(
+    "select",
+    { name: "status", "data-testid": "filter-status" },
+    h("option", { value: "" }, "any status"),
+    STATUSES.map((s2) => h("option", { value: s2, selected: state.filter.status === s2 }, s2))
+  );
+  const processType = field("processType", state.filter.processType, "process type");
+  const processId = field("processId", state.filter.processId, "process id");
+  const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
+  const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
+  const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+  const builder = queryBuilder(state.where, state.table, () => processType.value.trim());
+  const apply = async () => {
+    const filter = {
+      ...status.value ? { status: status.value } : {},
+      ...processType.value.trim() ? { processType: processType.value.trim() } : {},
+      ...processId.value.trim() ? { processId: processId.value.trim() } : {},
+      ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
+      ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value))
+    };
+    let table2 = builder.table();
+    if (!table2 && filter.processType) {
+      try {
+        if (hasColumnCondition(textToTree(builder.text()))) table2 = await businessTableOf(filter.processType);
+      } catch {
+      }
+    }
+    const before = location.hash;
+    location.hash = executionsHref({ filter, where: builder.text(), ...table2 ? { table: table2 } : {} });
+    if (location.hash === before) {
+      state.pages = [];
+      void load();
+    }
+  };
+  const selected = () => ({ filter: state.filter, where: state.where, ...state.table ? { table: state.table } : {} });
+  const form = h(
+    "div",
+    { class: "filters" },
+    status,
+    processType,
+    processId,
+    h("label", {}, "from ", from),
+    h("label", {}, "to ", to),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
+    h("label", { class: "refresh" }, refresh, " auto-refresh"),
+    h(
+      "button",
+      { type: "button", "data-testid": "batch-start", title: "act on every execution this filter selects", onclick: () => void startBatch(selected()) },
+      "Act on all matching…"
+    )
+  );
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") void apply();
+  });
+  builder.element.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.ctrlKey) void apply();
+  });
+  refresh.addEventListener("change", () => {
+    state.autoRefresh = refresh.checked;
+    schedule();
+  });
+  async function load() {
+    try {
+      const token2 = state.pages.at(-1);
+      const { where } = selectionRequest({ filter: {}, where: state.where });
+      const [page, countsByStatus] = await Promise.all([
+        api.list(state.filter, PAGE_SIZE, token2, where, state.table),
+        countStatuses(state.filter, state.where, state.table)
+      ]);
+      builder.showError("");
+      const parked = await parkedOf(page.executions);
+      if (stopped) return;
+      replace(counts, countsByStatus.map(([s2, count]) => countChip(s2, String(count))));
+      replace(results, executionsTable(page.executions, parked));
+      replace(
+        pager,
+        h("button", { type: "button", disabled: state.pages.length === 0, onclick: () => page_(-1) }, "← Newer"),
+        h("span", {}, `page ${state.pages.length + 1}`),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: !page.nextPageToken,
+            "data-testid": "next-page",
+            onclick: () => page_(1, page.nextPageToken ?? void 0)
+          },
+          "Older →"
+        )
+      );
+    } catch (error) {
+      if (stopped) return;
+      if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
+      else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
+      replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${error instanceof Error ? error.message : String(error)}`));
+    }
+  }
+  function page_(direction, token2) {
+    if (direction === 1) state.pages.push(token2);
+    else state.pages.pop();
+    void load();
+  }
+  function countChip(s2, text) {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: `chip ${statusClass(s2)}${state.filter.status === s2 ? " selected" : ""}`,
+        "data-testid": `count-${s2}`,
+        onclick: () => {
+          status.value = state.filter.status === s2 ? "" : s2;
+          void apply();
+        }
+      },
+      `${s2} `,
+      h("strong", {}, text)
+    );
+  }
+  function schedule() {
+    if (timer) clearInterval(timer);
+    timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS5) : void 0;
+  }
+  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, results, pager);
+  void load().catch((error) => notify(String(error), "error"));
+  schedule();
+  return () => {
+    stopped = true;
+    if (timer) clearInterval(timer);
+  };
+}
+function optionalNumber(key, value) {
+  return value === void 0 ? {} : { [key]: value };
+}
+function isoInput(ms) {
+  return ms === void 0 || ms === null ? void 0 : new Date(ms).toISOString().slice(0, 16);
+}
+async function countStatuses(filter, where, table2) {
+  const counted = await api.count(statusCountRequest(filter, where, table2));
+  const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
+  return STATUSES.map((s2) => [s2, byStatus.get(s2) ?? 0]);
+}
+async function businessTableOf(processType) {
+  if (await definitionOrNothing(processType).catch(() => void 0)) return void 0;
+  const latest = (await api.list({ processType }, 1)).executions[0];
+  if (!latest) return void 0;
+  const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
+  return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : void 0;
+}
+async function parkedOf(executions) {
+  const running = executions.filter((e) => e.status === "RUNNING");
+  const described = await Promise.all(
+    running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
+  );
+  const parked = /* @__PURE__ */ new Map();
+  for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
+  return parked;
+}
+function executionsTable(executions, parked) {
+  const rows = executions.map((e) => {
+    const parkedTasks = parked.get(e.processExecutionId);
+    return h(
+      "tr",
+      {
+        class: e.paused || parkedTasks ? "attention" : "",
+        "data-testid": "execution-row",
+        "data-process-id": e.processId
+      },
+      h("td", {}, h("a", { href: executionHref(e.processId, e.processExecutionId) }, e.processId)),
+      h("td", {}, e.processType),
+      h(
+        "td",
+        {},
+        h("span", { class: statusClass(e.status) }, e.status),
+        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
+      ),
+      h("td", {}, formatTime(e.startTimestampMs)),
+      h("td", {}, formatTime(e.closeTimestampMs)),
+      h("td", { class: "mono small" }, e.processExecutionId)
+    );
+  });
+  return table(
+    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    rows,
+    "No executions match.",
+    "executions-table"
   );
 }
 
@@ -1842,7 +2850,7 @@ function route2() {
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll("nav a[data-page]")) {
-    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page;
+    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page === "batch" ? "batches" : current.page;
     link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
@@ -1850,7 +2858,9 @@ function route2() {
   else if (current.page === "definitions") leave = definitionsView(root);
   else if (current.page === "deployments") leave = deploymentsView(root);
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
-  else leave = executionsView(root);
+  else if (current.page === "batches") leave = batchesView(root);
+  else if (current.page === "batch") leave = batchView(root, current.batchId);
+  else leave = executionsView(root, queryToSelection(current.query));
 }
 function start() {
   onTokenNeeded(askToken);
@@ -1880,6 +2890,7 @@ function start() {
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
+        h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard")
       ),
       forget

@@ -5,7 +5,8 @@
 import type {
   AttributesResponse, ControlRequest, ControlResponse, DefinitionDescribeResponse, DefinitionsListResponse, DeploymentRef,
   DeploymentsListResponse, ExecutionsMoveResponse, RegisterDefinitionsResponse,
-  CountRequest, CountResponse, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
+  BatchDescribeResponse, BatchListRequest, BatchListResponse, BatchStartRequest, BatchStartResponse,
+  BusinessTableRef, CountRequest, CountResponse, FilterNode, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
   ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
 } from "./types.js";
@@ -13,6 +14,7 @@ import type {
 const SERVICE = "/api/v1/xdb/service/process-execution/";
 const DEFINITIONS = "/api/v1/xdb/service/definitions/";
 const DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
+const BATCH = "/api/v1/xdb/service/batch/";
 const CONSOLE = "/api/v1/xdb/console/process-execution/";
 const TOKEN_KEY = "xdb.console.token";
 
@@ -93,8 +95,14 @@ export async function getText(path: string): Promise<string | undefined> {
 }
 
 export const api = {
-  list: (filter: ListFilter, pageSize: number, nextPageToken?: string) =>
-    post<ListResponse>(`${SERVICE}list`, { filter, pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
+  list: (filter: ListFilter, pageSize: number, nextPageToken?: string, where?: FilterNode, businessTable?: BusinessTableRef) =>
+    post<ListResponse>(`${SERVICE}list`, {
+      filter,
+      pageSize,
+      ...(nextPageToken ? { nextPageToken } : {}),
+      ...(where ? { where } : {}),
+      ...(businessTable ? { businessTable } : {}),
+    }),
   count: (request: CountRequest) => post<CountResponse>(`${SERVICE}count`, request),
   describe: (processId: string, processExecutionId?: string) =>
     post<DescribeResponse>(`${SERVICE}describe`, { processId, ...(processExecutionId ? { processExecutionId } : {}) }),
@@ -124,6 +132,10 @@ export const api = {
     }),
   rpc: (processId: string, rpcName: string, input: EncodedObject | undefined) =>
     post<RpcResponse>(`${SERVICE}rpc`, { processId, rpcName, ...(input ? { input } : {}) }),
+  batchStart: (request: BatchStartRequest) => post<BatchStartResponse>(`${BATCH}start`, request),
+  batchList: (request: BatchListRequest) => post<BatchListResponse>(`${BATCH}list`, request),
+  batchDescribe: (batchId: string) => post<BatchDescribeResponse>(`${BATCH}describe`, { batchId }),
+  batchCancel: (batchId: string, reason?: string) => post<object>(`${BATCH}cancel`, { batchId, ...(reason ? { reason } : {}) }),
   definitions: () => post<DefinitionsListResponse>(`${DEFINITIONS}list`, {}),
   definition: (processType: string, revision?: number) =>
     post<DefinitionDescribeResponse>(`${DEFINITIONS}describe`, { processType, ...(revision !== undefined ? { revision } : {}) }),

@@ -68,17 +68,6 @@ export function parseUtcInput(value: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** The one-line summary of a history event's details. */
-export function summarizeDetails(details: Record<string, unknown>): string {
-  const parts: string[] = [];
-  for (const [key, value] of Object.entries(details)) {
-    if (value === null || value === undefined) continue;
-    const text = typeof value === "string" ? value : JSON.stringify(value);
-    parts.push(`${key}: ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`);
-  }
-  return parts.join(" · ");
-}
-
 /** A retry policy as the async service applies it (absent fields at their defaults). */
 export function formatRetryPolicy(policy: RetryPolicy | null | undefined): string {
   const attempts = policy?.maximumAttempts ? `${policy.maximumAttempts} attempts` : "unlimited attempts";

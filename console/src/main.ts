@@ -1,6 +1,9 @@
 // The console's entry point: the navigation, the hash router and the token prompt.
 import { forgetToken, onTokenNeeded, token } from "./api.js";
 import { h, replace } from "./dom.js";
+import { queryToSelection } from "./query.js";
+import { batchView } from "./views/batch.js";
+import { batchesView } from "./views/batches.js";
 import { dashboardView } from "./views/dashboard.js";
 import { definitionView, definitionsView } from "./views/definitions.js";
 import { deploymentsView } from "./views/deployments.js";
@@ -17,7 +20,7 @@ function route(): void {
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll<HTMLAnchorElement>("nav a[data-page]")) {
-    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page;
+    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page === "batch" ? "batches" : current.page;
     link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
@@ -25,7 +28,9 @@ function route(): void {
   else if (current.page === "definitions") leave = definitionsView(root);
   else if (current.page === "deployments") leave = deploymentsView(root);
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
-  else leave = executionsView(root);
+  else if (current.page === "batches") leave = batchesView(root);
+  else if (current.page === "batch") leave = batchView(root, current.batchId);
+  else leave = executionsView(root, queryToSelection(current.query));
 }
 
 function start(): void {
@@ -56,6 +61,7 @@ function start(): void {
         h("a", { href: "#/executions", "data-page": "executions" }, "Executions"),
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
+        h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
       ),
       forget,

@@ -1,16 +1,85 @@
-// The count behind the executions list's status chips: the list's own filter as a filter
-// tree, counted per status by the service in one statement (exact, however many).
-import type { CountRequest, FilterNode, ListFilter } from "./types.js";
+// The executions list's selection: the simple filter (status, type, id, start times) and
+// the query builder's `where` tree, as one filter tree for `count` and batches, and as
+// the URL query that links a view (`#/executions?status=FAILED&where=...`).
+import { textToTree } from "./filter.js";
+import { STATUSES, type BusinessTableRef, type CountRequest, type FilterNode, type ListFilter, type ProcessStatus } from "./types.js";
 
-/** The count of the executions `filter` lists, per status (its own status aside). */
-export function statusCountRequest(filter: ListFilter): CountRequest {
+/** What the list shows: its simple filter, the `where` text (empty: none) and, for
+ * column conditions on a type with no registered definition, its business table. */
+export interface Selection {
+  filter: ListFilter;
+  where: string;
+  table?: BusinessTableRef;
+}
+
+/** The simple filter's conditions as filter-tree nodes (its status only if `withStatus`). */
+function filterConditions(filter: ListFilter, withStatus: boolean): FilterNode[] {
   const conditions: FilterNode[] = [];
+  if (withStatus && filter.status) conditions.push({ field: "status", op: "=", value: filter.status });
   if (filter.processId) conditions.push({ field: "processId", op: "=", value: filter.processId });
   if (filter.startTimeMinMs != null) conditions.push({ field: "startTime", op: ">=", value: filter.startTimeMinMs });
   if (filter.startTimeMaxMs != null) conditions.push({ field: "startTime", op: "<", value: filter.startTimeMaxMs });
+  return conditions;
+}
+
+/** The whole selection as `processType` and one `where` tree (throws on bad `where` text). */
+export function selectionRequest(
+  selection: Selection,
+  withStatus = true,
+): { processType?: string; where?: FilterNode; businessTable?: BusinessTableRef } {
+  const conditions = filterConditions(selection.filter, withStatus);
+  const where = textToTree(selection.where);
+  if (where) conditions.push(where);
   return {
-    ...(filter.processType ? { processType: filter.processType } : {}),
-    ...(conditions.length > 0 ? { where: { and: conditions } } : {}),
-    groupBy: { field: "status" },
+    ...(selection.filter.processType ? { processType: selection.filter.processType } : {}),
+    ...(conditions.length > 0 ? { where: conditions.length === 1 ? conditions[0] : { and: conditions } } : {}),
+    ...(selection.table ? { businessTable: selection.table } : {}),
   };
+}
+
+/** The count of the executions the selection lists, per status (its own status aside). */
+export function statusCountRequest(filter: ListFilter, where = "", table?: BusinessTableRef): CountRequest {
+  return { ...selectionRequest({ filter, where, ...(table ? { table } : {}) }, false), groupBy: { field: "status" } };
+}
+
+/** The selection as a URL query (no leading `?`; empty when there is nothing). */
+export function selectionToQuery(selection: Selection): string {
+  const params = new URLSearchParams();
+  const f = selection.filter;
+  if (f.status) params.set("status", f.status);
+  if (f.processType) params.set("type", f.processType);
+  if (f.processId) params.set("id", f.processId);
+  if (f.startTimeMinMs != null) params.set("from", String(f.startTimeMinMs));
+  if (f.startTimeMaxMs != null) params.set("to", String(f.startTimeMaxMs));
+  if (selection.where.trim()) params.set("where", selection.where.trim());
+  if (selection.table) {
+    params.set("table", selection.table.tableName);
+    params.set("key", selection.table.primaryKeyColumn);
+  }
+  return params.toString();
+}
+
+/** The selection a URL query names; unknown or malformed parts are left out. */
+export function queryToSelection(query: string): Selection {
+  const params = new URLSearchParams(query.replace(/^\?/, ""));
+  const filter: ListFilter = {};
+  const status = params.get("status");
+  if (status && (STATUSES as readonly string[]).includes(status)) filter.status = status as ProcessStatus;
+  const type = params.get("type");
+  if (type) filter.processType = type;
+  const id = params.get("id");
+  if (id) filter.processId = id;
+  const from = params.get("from");
+  if (from && /^\d+$/.test(from)) filter.startTimeMinMs = Number(from);
+  const to = params.get("to");
+  if (to && /^\d+$/.test(to)) filter.startTimeMaxMs = Number(to);
+  const table = params.get("table");
+  const key = params.get("key");
+  return { filter, where: params.get("where") ?? "", ...(table && key ? { table: { tableName: table, primaryKeyColumn: key } } : {}) };
+}
+
+/** The executions list's link showing `selection`. */
+export function executionsHref(selection: Selection): string {
+  const query = selectionToQuery(selection);
+  return query ? `#/executions?${query}` : "#/executions";
 }

@@ -44,6 +44,14 @@ export type DefinitionDescribeResponse = wire.DefinitionDescribeResponse;
 export type ProcessDefinition = wire.ProcessDefinition;
 export type StateDefinition = wire.StateDefinition;
 export type RpcDefinition = wire.RpcDefinition;
+export type BusinessTableRef = wire.BusinessTableRef;
+export type BatchOperation = wire.BatchOperation;
+export type BatchInfo = wire.BatchInfo;
+export type BatchStartRequest = wire.BatchStartRequest;
+export type BatchStartResponse = wire.BatchStartResponse;
+export type BatchListRequest = wire.BatchListRequest;
+export type BatchListResponse = wire.BatchListResponse;
+export type BatchDescribeResponse = wire.BatchDescribeResponse;
 
 /** The statuses the filter offers, in its order. */
 export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const satisfies readonly ProcessStatus[];

@@ -13,7 +13,7 @@ import type {
   DefinitionDescribeResponse, DefinitionRevision, ExecutionSummary, HistoryEvent, ProcessDefinition, StatesResponse,
 } from "../types.js";
 import { notify } from "./dialog.js";
-import { filterExecutions } from "./executions.js";
+import { executionsHref } from "../query.js";
 import { definitionHref } from "./routes.js";
 
 const REFRESH_MS = 5000;
@@ -137,7 +137,7 @@ export function definitionView(root: HTMLElement, processType: string, revision?
       ]),
       h(
         "a",
-        { href: "#/executions", "data-testid": "executions-of-type", onclick: () => filterExecutions({ processType: r.processType }) },
+        { href: executionsHref({ filter: { processType: r.processType }, where: "" }), "data-testid": "executions-of-type" },
         `Executions of ${r.processType} →`,
       ),
     );

@@ -3,7 +3,8 @@
 // history a page at a time, and the operator's actions.
 import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
-import { formatPayload, formatRelative, formatTime, formatValue, statusClass, summarizeDetails } from "../format.js";
+import { formatPayload, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
+import { eventStateExecution, summarizeEvent } from "../history.js";
 import type {
   AttributesResponse, DefinitionDescribeResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse,
 } from "../types.js";
@@ -94,6 +95,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         ...(states.paused
           ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`] as [string, string]]
           : []),
+        ...backingOff(states, Date.now()),
         ...(d.failure ? [["Failure", `${d.failure.reason}${d.failure.details ? `: ${d.failure.details}` : ""}`] as [string, string]] : []),
         ...(d.result ? [["Result", h("pre", {}, formatPayload(d.result))]] as [string, HTMLElement][] : []),
       ]),
@@ -141,15 +143,26 @@ export function executionView(root: HTMLElement, processId: string, processExecu
       historySection,
       h("h2", {}, "History"),
       table(
-        ["#", "Time (UTC)", "Event", "Details"],
-        history.events.map((e) =>
+        ["#", "Time (UTC)", "State", "Event", "Summary"],
+        history.events.map((e, i) =>
           h(
             "tr",
             { "data-testid": "history-event", "data-event-type": e.eventType },
-            h("td", {}, String(e.eventId)),
+            // Numbered within the execution, in eventId order (pages before this one are full).
+            h("td", { title: `event id ${e.eventId}`, "data-testid": "history-number" }, String((page - 1) * HISTORY_PAGE + i + 1)),
             h("td", {}, formatTime(e.eventTimestampMs)),
+            h("td", { class: "mono small", "data-testid": "history-state" }, eventStateExecution(e) ?? ""),
             h("td", {}, h("span", { class: `event event-${e.eventType.toLowerCase()}` }, e.eventType)),
-            h("td", { class: "details" }, summarizeDetails(e.details)),
+            h(
+              "td",
+              { class: "details" },
+              h(
+                "details",
+                {},
+                h("summary", { "data-testid": "history-summary" }, summarizeEvent(e)),
+                h("pre", { class: "small" }, JSON.stringify(e.details, null, 2)),
+              ),
+            ),
           ),
         ),
         "No events on this page.",
@@ -200,6 +213,31 @@ export function executionView(root: HTMLElement, processId: string, processExecu
     stopped = true;
     if (timer) clearInterval(timer);
   };
+}
+
+/** The summary's "Backing off" row: state calls waiting for a retry after a failure, with
+ * their attempt and next attempt (the list does not carry these; `states` does). */
+function backingOff(states: StatesResponse, now: number): [string, HTMLElement][] {
+  const waiting = states.states.filter((s) => s.pendingCall && s.lastFailure && s.pendingCall.attempt > 1);
+  if (waiting.length === 0) return [];
+  return [
+    [
+      "Backing off",
+      h(
+        "div",
+        { "data-testid": "backing-off" },
+        waiting.map((s) =>
+          h(
+            "div",
+            {},
+            `${s.stateId} ${s.pendingCall?.api ?? ""}: attempt ${s.pendingCall?.attempt ?? "?"} `,
+            s.pendingCall ? `due ${formatTime(s.pendingCall.dueTimestampMs)} (${formatRelative(s.pendingCall.dueTimestampMs, now)})` : "",
+            s.lastFailure ? h("span", { class: "small" }, ` after: ${s.lastFailure.error}`) : null,
+          ),
+        ),
+      ),
+    ],
+  ];
 }
 
 function stateRow(s: StateInfo, now: number): HTMLTableRowElement {

@@ -1,31 +1,39 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out.
-import { api } from "../api.js";
+import { api, ApiError, definitionOrNothing } from "../api.js";
+import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
 import { formatTime, parseUtcInput, statusClass } from "../format.js";
-import { statusCountRequest } from "../query.js";
-import { STATUSES, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
+import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
+import { STATUSES, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
 import { notify } from "./dialog.js";
+import { startBatch } from "./batch.js";
+import { queryBuilder } from "./querybuilder.js";
 import { executionHref } from "./routes.js";
 
 const PAGE_SIZE = 25;
 const REFRESH_MS = 5000;
 
-/** Kept across visits of the page, so coming back from an execution keeps the filter. */
+/** Kept across visits of the page; the selection itself is in the URL. */
 const state = {
   filter: {} as ListFilter,
+  where: "",
+  table: undefined as BusinessTableRef | undefined,
+  /** The selection (as its URL query) the pages below belong to. */
+  query: "",
   /** Tokens of the pages before the current one; the current page's token last. */
   pages: [] as (string | undefined)[],
   autoRefresh: true,
 };
 
-/** Sets the list's filter for its next visit, from its first page. */
-export function filterExecutions(filter: ListFilter): void {
-  state.filter = filter;
-  state.pages = [];
-}
-
-export function executionsView(root: HTMLElement): () => void {
+/** The list showing the selection the URL query `query` names. */
+export function executionsView(root: HTMLElement, selection: Selection): () => void {
+  state.filter = selection.filter;
+  state.where = selection.where;
+  state.table = selection.table;
+  const query = selectionToQuery(selection);
+  if (query !== state.query) state.pages = [];
+  state.query = query;
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });
   const pager = h("div", { class: "pager" });
@@ -45,18 +53,33 @@ export function executionsView(root: HTMLElement): () => void {
   const from = field("from", isoInput(state.filter.startTimeMinMs), "started from (UTC)", "datetime-local");
   const to = field("to", isoInput(state.filter.startTimeMaxMs), "started before (UTC)", "datetime-local");
   const refresh = h("input", { type: "checkbox", checked: state.autoRefresh, "data-testid": "auto-refresh" });
+  const builder = queryBuilder(state.where, state.table, () => processType.value.trim());
 
-  const apply = () => {
-    state.filter = {
+  const apply = async () => {
+    const filter: ListFilter = {
       ...(status.value ? { status: status.value as ProcessStatus } : {}),
       ...(processType.value.trim() ? { processType: processType.value.trim() } : {}),
       ...(processId.value.trim() ? { processId: processId.value.trim() } : {}),
       ...optionalNumber("startTimeMinMs", parseUtcInput(from.value)),
       ...optionalNumber("startTimeMaxMs", parseUtcInput(to.value)),
     };
-    state.pages = [];
-    void load();
+    let table = builder.table();
+    if (!table && filter.processType) {
+      try {
+        if (hasColumnCondition(textToTree(builder.text()))) table = await businessTableOf(filter.processType);
+      } catch {
+        // a filter that does not parse: the list says so
+      }
+    }
+    // The route shows the new selection; the same one again (no hashchange) just reloads.
+    const before = location.hash;
+    location.hash = executionsHref({ filter, where: builder.text(), ...(table ? { table } : {}) });
+    if (location.hash === before) {
+      state.pages = [];
+      void load();
+    }
   };
+  const selected = (): Selection => ({ filter: state.filter, where: state.where, ...(state.table ? { table: state.table } : {}) });
   const form = h(
     "div",
     { class: "filters" },
@@ -65,11 +88,19 @@ export function executionsView(root: HTMLElement): () => void {
     processId,
     h("label", {}, "from ", from),
     h("label", {}, "to ", to),
-    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: apply }, "Apply"),
+    h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
+    h(
+      "button",
+      { type: "button", "data-testid": "batch-start", title: "act on every execution this filter selects", onclick: () => void startBatch(selected()) },
+      "Act on all matching…",
+    ),
   );
   form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") apply();
+    if (event.key === "Enter") void apply();
+  });
+  builder.element.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.ctrlKey) void apply();
   });
   refresh.addEventListener("change", () => {
     state.autoRefresh = refresh.checked;
@@ -79,10 +110,13 @@ export function executionsView(root: HTMLElement): () => void {
   async function load(): Promise<void> {
     try {
       const token = state.pages.at(-1);
+      // The simple filter goes as `filter`, the builder's tree as `where`.
+      const { where } = selectionRequest({ filter: {}, where: state.where });
       const [page, countsByStatus] = await Promise.all([
-        api.list(state.filter, PAGE_SIZE, token),
-        countStatuses(state.filter),
+        api.list(state.filter, PAGE_SIZE, token, where, state.table),
+        countStatuses(state.filter, state.where, state.table),
       ]);
+      builder.showError("");
       const parked = await parkedOf(page.executions);
       if (stopped) return;
       replace(counts, countsByStatus.map(([s, count]) => countChip(s, String(count))));
@@ -103,7 +137,10 @@ export function executionsView(root: HTMLElement): () => void {
         ),
       );
     } catch (error) {
-      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${String(error)}`));
+      if (stopped) return;
+      if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
+      else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
+      replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${error instanceof Error ? error.message : String(error)}`));
     }
   }
 
@@ -122,7 +159,7 @@ export function executionsView(root: HTMLElement): () => void {
         "data-testid": `count-${s}`,
         onclick: () => {
           status.value = state.filter.status === s ? "" : s;
-          apply();
+          void apply();
         },
       },
       `${s} `,
@@ -135,7 +172,7 @@ export function executionsView(root: HTMLElement): () => void {
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
   }
 
-  replace(root, h("h1", {}, "Executions"), form, counts, results, pager);
+  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, results, pager);
   void load().catch((error: unknown) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -153,10 +190,20 @@ function isoInput(ms: number | null | undefined): string | undefined {
 }
 
 /** Executions per status under `filter` (its own status aside), exact, from one count. */
-async function countStatuses(filter: ListFilter): Promise<[ProcessStatus, number][]> {
-  const counted = await api.count(statusCountRequest(filter));
+async function countStatuses(filter: ListFilter, where: string, table?: BusinessTableRef): Promise<[ProcessStatus, number][]> {
+  const counted = await api.count(statusCountRequest(filter, where, table));
   const byStatus = new Map((counted.groups ?? []).map((g) => [g.value, g.count]));
   return STATUSES.map((s) => [s, byStatus.get(s) ?? 0]);
+}
+
+/** The business table of `processType` when the service cannot know it (no registered
+ * definition): the one its latest execution writes; undefined when registered or unknown. */
+async function businessTableOf(processType: string): Promise<BusinessTableRef | undefined> {
+  if (await definitionOrNothing(processType).catch(() => undefined)) return undefined;
+  const latest = (await api.list({ processType }, 1)).executions[0];
+  if (!latest) return undefined;
+  const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
+  return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : undefined;
 }
 
 /** Parked task counts of the running executions on the page, by execution id. */

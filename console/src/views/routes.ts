@@ -1,8 +1,12 @@
 // Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard,
-// #/definitions, #/definition/<process type>/<revision>, #/deployments.
+// #/definitions, #/definition/<process type>/<revision>, #/deployments, #/batches,
+// #/batch/<batch id>. The executions list takes its selection as a query:
+// #/executions?status=FAILED&where=... (see query.ts).
 
 export type Route =
-  | { page: "executions" }
+  | { page: "executions"; query: string }
+  | { page: "batches" }
+  | { page: "batch"; batchId: string }
   | { page: "dashboard" }
   | { page: "definitions" }
   | { page: "deployments" }
@@ -20,10 +24,19 @@ export function definitionHref(processType: string, revision?: number): string {
   return revision === undefined ? `#/definition/${type}` : `#/definition/${type}/${revision}`;
 }
 
+export function batchHref(batchId: string): string {
+  return `#/batch/${encodeURIComponent(batchId)}`;
+}
+
 /** The route a location hash names; anything unknown is the executions list. */
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("/");
+  const path = hash.replace(/^#\/?/, "");
+  const queryAt = path.indexOf("?");
+  const query = queryAt >= 0 ? path.slice(queryAt + 1) : "";
+  const parts = (queryAt >= 0 ? path.slice(0, queryAt) : path).split("/");
   try {
+    if (parts[0] === "batches") return { page: "batches" };
+    if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
     if (parts[0] === "deployments") return { page: "deployments" };
@@ -41,5 +54,5 @@ export function parseRoute(hash: string): Route {
   } catch {
     // a malformed escape: fall through to the list
   }
-  return { page: "executions" };
+  return { page: "executions", query };
 }

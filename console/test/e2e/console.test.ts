@@ -1,6 +1,7 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
-// worker built with the TypeScript SDK: the list, the execution page with its history
-// and business row, the actions (publish, retry now, pause/resume, stop), the dashboard,
+// worker built with the TypeScript SDK: the list and its query builder, the execution page
+// with its history and business row, the actions (publish, retry now, pause/resume,
+// stop), a batch over a filter, the dashboard and its charts,
 // the registered definitions with a process type's state graph and the dialogs that offer
 // its queues and RPCs, the deployments (a second deployment registered, executions moved to
 // it, the first made current again), the token prompt, and the setting that turns the
@@ -91,6 +92,56 @@ describe("web console", () => {
     await page.screenshot({ path: join(SCREENSHOTS, "executions.png") });
   });
 
+  it("builds a filter with the query builder, keeps it in the URL and shows the service's word on a bad one", async () => {
+    // The list joins the business row whose key is the process id: two such sign-ups.
+    for (const [id, status] of [["user-dee", "waiting"], ["user-eve", "verified"]] as const) {
+      await client.startProcess(SignupProcess, id, undefined, {
+        globalAttributePkValue: id,
+        initialGlobalAttributes: { form: { email: `${id}@example.com` }, status },
+      });
+    }
+    await page.goto(`${server.url}/ui/#/executions`);
+    await page.locator('[data-testid=execution-row][data-process-id="user-eve"]').waitFor();
+    await page.getByTestId("filter-processType").fill("SignupProcess");
+    await page.getByTestId("where-add").click();
+    const rows = page.getByTestId("where-row");
+    await rows.nth(0).getByTestId("where-name").selectOption("processId");
+    await rows.nth(0).getByTestId("where-op").selectOption("PREFIX");
+    await rows.nth(0).getByTestId("where-value").fill("user-");
+    await page.getByTestId("where-add").click();
+    await rows.nth(1).getByTestId("where-kind").selectOption("column");
+    await rows.nth(1).getByTestId("where-name").fill("status");
+    await rows.nth(1).getByTestId("where-value").fill("waiting");
+    assert.equal(await page.getByTestId("where-text").inputValue(), "execution.processId like 'user-%' and status = 'waiting'");
+    await page.getByTestId("apply-filter").click();
+    await eventually("the filter to leave user-dee alone", SOON, async () => {
+      const shown = page.getByTestId("execution-row");
+      return (await shown.count()) === 1 && (await shown.getAttribute("data-process-id")) === "user-dee";
+    });
+    await page.locator("[data-testid=count-RUNNING]", { hasText: "RUNNING 1" }).waitFor();
+    assert.match(decodeURIComponent(page.url()), /type=SignupProcess&where=execution\.processId\+like\+'user-%'/);
+    // SignupProcess has no registered definition: its table came from its latest execution.
+    assert.equal(await page.getByTestId("where-table").inputValue(), "user");
+    assert.equal(await page.getByTestId("where-key").inputValue(), "user_id");
+    // The link shows the same view when opened afresh.
+    const link = page.url();
+    await page.goto(`${server.url}/ui/#/dashboard`);
+    await page.goto(link);
+    await eventually("the linked view to show user-dee alone", SOON, async () => (await page.getByTestId("execution-row").count()) === 1);
+    assert.equal(await page.getByTestId("where-row").count(), 2);
+    await page.screenshot({ path: join(SCREENSHOTS, "query.png") });
+
+    // A column the business table lacks: the service's 400 next to the editor.
+    await page.getByTestId("where-text").fill("no_such_column = 1");
+    await page.getByTestId("where-text").dispatchEvent("change");
+    await page.getByTestId("apply-filter").click();
+    await page.getByTestId("where-error").filter({ hasText: "no_such_column" }).waitFor();
+    await client.stop("user-dee");
+    await client.stop("user-eve");
+    await page.goto(`${server.url}/ui/#/executions`);
+    await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 5);
+  });
+
   it("shows an execution's history, states and business row, and publishes to its queue", async () => {
     await page.locator('[data-testid=execution-row][data-process-id="signup-ann"] a').click();
     await page.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
@@ -100,6 +151,13 @@ describe("web console", () => {
     await page.getByTestId("local-attributes").locator("tr", { hasText: "signed up from the pricing page" }).waitFor();
     await page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]").waitFor();
     await page.locator("[data-testid=history-event][data-event-type=WAIT_UNTIL_COMPLETED]").waitFor();
+    // Numbered within the execution, with the state and a one-line summary.
+    const started = page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]");
+    assert.equal(await started.getByTestId("history-number").textContent(), "1");
+    assert.match((await started.getByTestId("history-summary").textContent()) ?? "", /^started SignupProcess/);
+    const waited = page.locator("[data-testid=history-event][data-event-type=WAIT_UNTIL_COMPLETED]");
+    assert.match((await waited.getByTestId("history-state").textContent()) ?? "", /VerifyState/);
+    assert.match((await waited.getByTestId("history-summary").textContent()) ?? "", /1 timer, queue verify/);
     await page.getByTestId("wait-timer").filter({ hasText: "timer 3600 s" }).waitFor();
     await page.getByTestId("wait-queue").filter({ hasText: "queue verify: 0 queued of 1" }).waitFor();
 
@@ -119,6 +177,7 @@ describe("web console", () => {
     const attempt = page.getByTestId("state-attempt");
     await attempt.filter({ hasText: /^2$/ }).waitFor();
     await page.getByTestId("state-last-failure").filter({ hasText: "the card provider is down (attempt 1)" }).waitFor();
+    await page.getByTestId("backing-off").filter({ hasText: "attempt 2" }).filter({ hasText: "the card provider is down" }).waitFor();
 
     // Cancelled: nothing happens.
     await page.getByTestId("action-retry-now").click();
@@ -166,12 +225,59 @@ describe("web console", () => {
     await client.stop("charge-bob");
   });
 
+  it("pauses every matching execution in a batch, confirmed after its count, and follows it to the end", async () => {
+    await page.goto(`${server.url}/ui/#/executions?type=SignupProcess&where=${encodeURIComponent("execution.processId like 'signup-%'")}`);
+    await eventually("the two sign-ups", SOON, async () => (await page.getByTestId("execution-row").count()) === 2);
+    await page.getByTestId("batch-start").click();
+    await page.getByTestId("field-operation").selectOption("PAUSE");
+    await page.getByTestId("confirm").click();
+    // The preview: what the same selection counts now (signup-ann completed, signup-cy runs).
+    await page.getByTestId("dialog").filter({ hasText: "PAUSE 2 executions?" }).waitFor();
+    await page.getByTestId("field-reason").fill("maintenance window");
+    await page.getByTestId("confirm").click();
+    await page.locator("[data-testid=batch-status]", { hasText: "COMPLETED" }).waitFor();
+    assert.equal(await page.getByTestId("batch-expected").textContent(), "2");
+    assert.equal(await page.getByTestId("batch-done").textContent(), "1");
+    assert.equal(await page.getByTestId("batch-skipped").textContent(), "1");
+    assert.equal(await page.getByTestId("batch-failed").textContent(), "0");
+    assert.equal(await page.getByTestId("batch-where").textContent(), "execution.processId like 'signup-%'");
+    assert.equal(await page.getByTestId("batch-not-done").count(), 1);
+    assert.equal(await page.getByTestId("batch-cancel").count(), 0);
+    await eventually("the earlier notices to go", SOON, async () => (await page.getByTestId("notice-ok").count()) === 0);
+    await page.screenshot({ path: join(SCREENSHOTS, "batch.png") });
+    const batchUrl = page.url();
+
+    await page.goto(`${server.url}/ui/#/batches`);
+    const row = page.getByTestId("batch-row").filter({ hasText: "PAUSE" });
+    await row.filter({ hasText: "COMPLETED" }).filter({ hasText: "1 / 1 / 0" }).waitFor();
+    await row.locator("a").click();
+    assert.equal(page.url(), batchUrl);
+    await page.goto(`${server.url}/ui/#/executions`);
+    await page.locator('[data-testid=execution-row][data-process-id="signup-cy"] [data-testid=badge-paused]').waitFor();
+  });
+
   it("shows both services' numbers on the dashboard", async () => {
     await page.goto(`${server.url}/ui/#/dashboard`);
     const dashboard = page.getByTestId("dashboard");
     await dashboard.locator(".card", { hasText: "API requests/s" }).waitFor();
     await dashboard.locator(".card", { hasText: "Backlog (due tasks)" }).waitFor();
     await dashboard.locator(".card", { hasText: "Timer lateness p99" }).waitFor();
+    // The charts: a sample every few seconds, each series a line through its points.
+    for (const series of ["throughput", "failures", "backlog", "lateness"]) {
+      const line = page.locator(`[data-testid=chart][data-series=${series}] [data-testid=chart-line]`);
+      await eventually(`the ${series} chart to have a line`, SOON, async () => Number(await line.getAttribute("data-points")) >= 2);
+      assert.match((await line.getAttribute("d")) ?? "", /^M[\d.]+ [\d.]+ L[\d.]+ [\d.]+/);
+    }
+    assert.match((await page.getByTestId("dashboard-count-FAILED").getAttribute("href")) ?? "", /status=FAILED/);
+    await page.getByTestId("dashboard-count-paused").filter({ hasText: "paused 1" }).click();
+    await page.locator('[data-testid=execution-row][data-process-id="signup-cy"]').waitFor();
+    assert.equal(await page.getByTestId("where-text").inputValue(), "execution.paused = true");
+    assert.equal(await page.getByTestId("execution-row").count(), 1);
+    // A reload keeps the samples (sessionStorage): the lines are drawn at once.
+    await page.goto(`${server.url}/ui/#/dashboard`);
+    await page.reload();
+    await eventually("the kept samples", SOON, async () => Number(await page.locator("[data-testid=chart][data-series=backlog] [data-testid=chart-line]").getAttribute("data-points")) >= 3);
+    await page.screenshot({ path: join(SCREENSHOTS, "charts.png") });
   });
 
   it("lists the registered process types and draws one's state graph with live counts", async () => {

@@ -199,6 +199,6 @@ describe("definition formatting and routes", () => {
     assert.deepEqual(parseRoute(definitionHref("Order Process")), { page: "definition", processType: "Order Process" });
     assert.deepEqual(parseRoute(definitionHref("Order", 3)), { page: "definition", processType: "Order", revision: 3 });
     assert.deepEqual(parseRoute("#/definition/Order/x"), { page: "definition", processType: "Order" });
-    assert.deepEqual(parseRoute("#/definition/"), { page: "executions" });
+    assert.deepEqual(parseRoute("#/definition/"), { page: "executions", query: "" });
   });
 });

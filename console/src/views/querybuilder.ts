@@ -1,0 +1,184 @@
+// The query builder of the executions list: conditions on the execution's fields and,
+// once a process type is chosen, on its business row's columns, ANDed within a group and
+// ORed between groups; beside it the same filter as readable text, which can be edited
+// directly (a filter the builder cannot draw — a `not`, a JSON path — stays text).
+import { h, replace } from "../dom.js";
+import type { BusinessTableRef } from "../types.js";
+import { FIELDS, OPS, groupsToTree, textToTree, treeToGroups, treeToText, type Condition, type Groups, type Op } from "../filter.js";
+
+export interface QueryBuilder {
+  element: HTMLElement;
+  /** The filter as text (what the URL keeps). */
+  text(): string;
+  /** The business table typed in, if both its name and key column are. */
+  table(): BusinessTableRef | undefined;
+  /** Shows `message` next to the editor (a parse error or the service's 400); "" clears. */
+  showError(message: string): void;
+}
+
+const VALUE_HINTS: Record<string, string> = {
+  status: "RUNNING",
+  processType: "type",
+  processId: "id or prefix",
+  startTime: "2026-01-31T12:00",
+  closeTime: "2026-01-31T12:00",
+  paused: "true",
+  currentStateId: "state id",
+};
+
+/** A builder showing `initial`; `processType` says whether column conditions can be had. */
+export function queryBuilder(initial: string, initialTable: BusinessTableRef | undefined, processType: () => string): QueryBuilder {
+  const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
+  const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
+  const error = h("p", { class: "error small", role: "alert", "data-testid": "where-error", hidden: true });
+  const rows = h("div", { class: "where-groups" });
+  const textArea = h("textarea", { rows: 2, class: "mono", "data-testid": "where-text", placeholder: "execution.status = 'RUNNING' and amount >= 100" }, initial);
+  let groups: Groups = [[]];
+  let drawable = true;
+
+  const showError = (message: string) => {
+    error.textContent = message;
+    error.hidden = message === "";
+  };
+
+  const fromText = () => {
+    try {
+      const parsed = treeToGroups(textToTree(textArea.value));
+      drawable = parsed !== undefined;
+      groups = parsed ?? [[]];
+      showError("");
+    } catch (e) {
+      drawable = false;
+      showError(`The filter text: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    draw();
+  };
+  const toText = () => {
+    textArea.value = treeToText(groupsToTree(groups));
+    showError("");
+  };
+
+  function conditionRow(group: Condition[], c: Condition, index: number): HTMLElement {
+    const changed = () => toText();
+    const kind = h(
+      "select",
+      { "data-testid": "where-kind", "aria-label": "condition on" },
+      h("option", { value: "field", selected: c.kind === "field" }, "execution"),
+      h("option", { value: "column", selected: c.kind === "column", title: processType() ? "" : "needs a process type" }, "column"),
+    );
+    const name: HTMLSelectElement | HTMLInputElement =
+      c.kind === "field"
+        ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f }, f)))
+        : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
+    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, OPS.map((o) => h("option", { value: o, selected: c.op === o }, o)));
+    const value = h("input", {
+      "data-testid": "where-value",
+      "aria-label": "value",
+      value: c.value,
+      placeholder: c.op === "IN" ? "a, b, c" : (VALUE_HINTS[c.name] ?? "value"),
+      hidden: c.op === "IS NULL" || c.op === "IS NOT NULL",
+    });
+    kind.addEventListener("change", () => {
+      c.kind = kind.value as Condition["kind"];
+      c.name = c.kind === "field" ? "status" : "";
+      toText();
+      draw();
+    });
+    name.addEventListener("input", () => {
+      c.name = name.value;
+      changed();
+    });
+    name.addEventListener("change", () => {
+      c.name = name.value;
+      changed();
+    });
+    op.addEventListener("change", () => {
+      c.op = op.value as Op;
+      toText();
+      draw();
+    });
+    value.addEventListener("input", () => {
+      c.value = value.value;
+      changed();
+    });
+    const remove = h("button", { type: "button", class: "link", "data-testid": "where-remove", title: "remove this condition" }, "×");
+    remove.addEventListener("click", () => {
+      group.splice(index, 1);
+      if (group.length === 0 && groups.length > 1) groups.splice(groups.indexOf(group), 1);
+      toText();
+      draw();
+    });
+    return h("div", { class: "where-row", "data-testid": "where-row" }, index > 0 && h("span", { class: "small" }, "and "), kind, name, op, value, remove);
+  }
+
+  function draw(): void {
+    if (!drawable) {
+      replace(rows, h("p", { class: "small" }, "This filter is edited as text."));
+      return;
+    }
+    replace(
+      rows,
+      groups.map((group, g) =>
+        h(
+          "div",
+          { class: "where-group", "data-testid": "where-group" },
+          g > 0 && h("div", { class: "small" }, "or"),
+          group.map((c, i) => conditionRow(group, c, i)),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link",
+              "data-testid": "where-add",
+              onclick: () => {
+                group.push({ kind: "field", name: "status", op: "=", value: "" });
+                toText();
+                draw();
+              },
+            },
+            "+ condition",
+          ),
+        ),
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          "data-testid": "where-add-group",
+          onclick: () => {
+            groups.push([{ kind: "field", name: "status", op: "=", value: "" }]);
+            toText();
+            draw();
+          },
+        },
+        "+ or group",
+      ),
+    );
+  }
+
+  textArea.addEventListener("change", fromText);
+  fromText();
+  return {
+    element: h(
+      "div",
+      { class: "query-builder", "data-testid": "query-builder" },
+      h("div", { class: "small" }, "Where"),
+      rows,
+      h("label", { class: "where-text" }, h("span", { class: "small" }, "as text "), textArea),
+      h(
+        "div",
+        { class: "small", title: "needed for column conditions when the process type has no registered definition; found from its latest execution when left empty" },
+        "business table ",
+        tableName,
+        " ",
+        keyColumn,
+      ),
+      error,
+    ),
+    text: () => textArea.value.trim(),
+    table: () =>
+      tableName.value.trim() && keyColumn.value.trim() ? { tableName: tableName.value.trim(), primaryKeyColumn: keyColumn.value.trim() } : undefined,
+    showError,
+  };
+}
