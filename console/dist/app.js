@@ -161,7 +161,7 @@ function s(tag, attrs = {}, ...children) {
 }
 
 // src/filter.ts
-var OPS = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX"];
+var OPS = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX", "SUFFIX", "CONTAINS"];
 var FIELDS = ["status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId"];
 function typedValue(condition, text) {
   const t = text.trim();
@@ -262,12 +262,27 @@ function treeToText(tree) {
       case "IN":
         return `${subject} in (${(node.values ?? []).map(quote).join(", ")})`;
       case "PREFIX":
-        return `${subject} like ${quote(`${typeof node.value === "string" ? node.value : JSON.stringify(node.value)}%`)}`;
+      case "SUFFIX":
+      case "CONTAINS": {
+        const text = typeof node.value === "string" ? node.value : JSON.stringify(node.value);
+        const pattern = node.op === "PREFIX" ? `${text}%` : node.op === "SUFFIX" ? `%${text}` : `%${text}%`;
+        return `${subject} like ${quote(pattern)}`;
+      }
       default:
         return `${subject} ${node.op} ${quote(node.value)}`;
     }
   };
   return inner(tree, "top");
+}
+function likeOf(pattern) {
+  const starts = pattern.startsWith("%");
+  const ends = pattern.endsWith("%") && pattern.length > 1;
+  const value = pattern.slice(starts ? 1 : 0, ends ? -1 : void 0);
+  if (value === "" || /[%_]/.test(value)) return void 0;
+  if (starts && ends) return { op: "CONTAINS", value };
+  if (starts) return { op: "SUFFIX", value };
+  if (ends) return { op: "PREFIX", value };
+  return void 0;
 }
 function tokenize(text) {
   const tokens = [];
@@ -380,10 +395,11 @@ function textToTree(text) {
     if (isWord("like")) {
       at++;
       const pattern = literal();
-      if (typeof pattern !== "string" || !pattern.endsWith("%") || /[%_]/.test(pattern.slice(0, -1))) {
-        throw new Error(`LIKE ${quote(pattern)}: only prefix patterns are supported ('abc%')`);
+      const like = typeof pattern === "string" ? likeOf(pattern) : void 0;
+      if (!like) {
+        throw new Error(`LIKE ${quote(pattern)}: only 'abc%', '%abc' and '%abc%' are supported`);
       }
-      return negate({ ...subject, op: "PREFIX", value: pattern.slice(0, -1) }, not);
+      return negate({ ...subject, op: like.op, value: like.value }, not);
     }
     if (not) throw new Error("NOT here takes IN or LIKE");
     if (next?.kind !== "op" || next.text.startsWith("-")) throw new Error(`expected an operator after '${t.text}'${next ? `, not '${next.text}'` : ""}`);

@@ -4,8 +4,8 @@
 // = != < <= > >=, IN (...), IS [NOT] NULL and LIKE 'prefix%'. Pure.
 import type { FilterNode } from "./types.js";
 
-export type Op = "=" | "!=" | "<" | "<=" | ">" | ">=" | "IN" | "IS NULL" | "IS NOT NULL" | "PREFIX";
-export const OPS: readonly Op[] = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX"];
+export type Op = "=" | "!=" | "<" | "<=" | ">" | ">=" | "IN" | "IS NULL" | "IS NOT NULL" | "PREFIX" | "SUFFIX" | "CONTAINS";
+export const OPS: readonly Op[] = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX", "SUFFIX", "CONTAINS"];
 export const FIELDS = ["status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId"] as const;
 export type Field = (typeof FIELDS)[number];
 
@@ -136,12 +136,29 @@ export function treeToText(tree: FilterNode | undefined): string {
       case "IN":
         return `${subject} in (${(node.values ?? []).map(quote).join(", ")})`;
       case "PREFIX":
-        return `${subject} like ${quote(`${typeof node.value === "string" ? node.value : JSON.stringify(node.value)}%`)}`;
+      case "SUFFIX":
+      case "CONTAINS": {
+        const text = typeof node.value === "string" ? node.value : JSON.stringify(node.value);
+        const pattern = node.op === "PREFIX" ? `${text}%` : node.op === "SUFFIX" ? `%${text}` : `%${text}%`;
+        return `${subject} like ${quote(pattern)}`;
+      }
       default:
         return `${subject} ${node.op} ${quote(node.value)}`;
     }
   };
   return inner(tree, "top");
+}
+
+/** A LIKE pattern as the one text condition it is: prefix, suffix or contains. */
+function likeOf(pattern: string): { op: "PREFIX" | "SUFFIX" | "CONTAINS"; value: string } | undefined {
+  const starts = pattern.startsWith("%");
+  const ends = pattern.endsWith("%") && pattern.length > 1;
+  const value = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
+  if (value === "" || /[%_]/.test(value)) return undefined;
+  if (starts && ends) return { op: "CONTAINS", value };
+  if (starts) return { op: "SUFFIX", value };
+  if (ends) return { op: "PREFIX", value };
+  return undefined;
 }
 
 type Token = { kind: "word" | "string" | "number" | "op" | "punct"; text: string };
@@ -260,10 +277,11 @@ export function textToTree(text: string): FilterNode | undefined {
     if (isWord("like")) {
       at++;
       const pattern = literal();
-      if (typeof pattern !== "string" || !pattern.endsWith("%") || /[%_]/.test(pattern.slice(0, -1))) {
-        throw new Error(`LIKE ${quote(pattern)}: only prefix patterns are supported ('abc%')`);
+      const like = typeof pattern === "string" ? likeOf(pattern) : undefined;
+      if (!like) {
+        throw new Error(`LIKE ${quote(pattern)}: only 'abc%', '%abc' and '%abc%' are supported`);
       }
-      return negate({ ...subject, op: "PREFIX", value: pattern.slice(0, -1) }, not);
+      return negate({ ...subject, op: like.op, value: like.value }, not);
     }
     if (not) throw new Error("NOT here takes IN or LIKE");
     if (next?.kind !== "op" || next.text.startsWith("-")) throw new Error(`expected an operator after '${t.text}'${next ? `, not '${next.text}'` : ""}`);

@@ -26,10 +26,17 @@ describe("filter text form", () => {
     assert.equal(textToTree("  "), undefined);
   });
 
+  it("reads LIKE patterns as prefix, suffix or contains", () => {
+    assert.deepEqual(textToTree("a like 'b%'"), { column: "a", op: "PREFIX", value: "b" });
+    assert.deepEqual(textToTree("a like '%@example.com'"), { column: "a", op: "SUFFIX", value: "@example.com" });
+    assert.deepEqual(textToTree("a like '%mid%'"), { column: "a", op: "CONTAINS", value: "mid" });
+  });
+
   it("says what it cannot take", () => {
     assert.throws(() => textToTree("execution.color = 'red'"), /no such field/);
     assert.throws(() => textToTree("a = "), /value is missing/);
-    assert.throws(() => textToTree("a like '%b'"), /prefix patterns/);
+    assert.throws(() => textToTree("a like 'b'"), /'abc%', '%abc' and '%abc%'/);
+    assert.throws(() => textToTree("a like 'b%c%'"), /'abc%', '%abc' and '%abc%'/);
     assert.throws(() => textToTree("a = 'open"), /not closed/);
     assert.throws(() => textToTree("a = 1 b"), /expected an operator|unexpected/);
     assert.throws(() => textToTree("(a = 1"), /expected '\)'/);
@@ -41,6 +48,7 @@ describe("filter text form", () => {
       "a = 1 or (b in ('x', 'it''s') and c is null)",
       "not (execution.processId like 'order-%') and form->'a'->>'b' = 'z'",
       "(a = 1 or b = 2) and c != true",
+      "email like '%@example.com' and note like '%urgent%'",
     ]) {
       const tree = textToTree(text);
       assert.equal(treeToText(tree), text);
