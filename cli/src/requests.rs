@@ -605,7 +605,7 @@ mod tests {
         let r = control_request(&a.process_id, a.state.as_deref(), &a.control);
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
-            json!({"requestId": null, "processId": "p1", "processExecutionId": null,
+            json!({"processId": "p1", "processExecutionId": null,
                 "stateExecutionId": "Verify-1", "reason": "worker fixed", "identity": "ann"})
         );
         let Command::Pause(a) = command(&["pause", "p1", "--execution", "e1"]) else {
