@@ -81,6 +81,8 @@ impl Stops {
 /// What the batch did.
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
+    /// The batch's ratePerSecond.
+    pub rate_per_second: u32,
     pub expected: u64,
     pub status: String,
     pub done: u64,
@@ -690,7 +692,10 @@ async fn stop_one_by_one(base: &str, process_ids: Vec<String>, clients: usize) -
 /// Starts a TERMINATE batch over the customers `[0, customers)` and follows it to its
 /// end, sampling the async service's RSS every second.
 async fn batch(api: &Api<'_>, async_pid: u32, customers: u64, rate: u32) -> Batch {
-    let mut batch = Batch::default();
+    let mut batch = Batch {
+        rate_per_second: rate,
+        ..Batch::default()
+    };
     let request = json!({
         "operation": "TERMINATE",
         "processType": sql::PROCESS_TYPE,
@@ -908,13 +913,13 @@ impl FleetResult {
             out,
             "\n| terminations | executions | failed | time | rate |\n|---|---|---|---|---|\n\
              | stop, {} clients one call each | {} | {} | {:.1} s | {:.0}/s |\n\
-             | TERMINATE batch, rate {} ({}) | {} done, {} skipped | {} | {:.1} s | {:.0}/s |",
+             | TERMINATE batch, ratePerSecond {} ({}) | {} done, {} skipped | {} | {:.1} s | {:.0}/s |",
             stops.clients,
             stops.executions,
             stops.failed,
             stops.elapsed.as_secs_f64(),
             stops.rate(),
-            "≤ 10000/s",
+            batch.rate_per_second,
             batch.status,
             batch.done,
             batch.skipped,
