@@ -91,6 +91,31 @@ struct Cli {
     /// Seconds `xdb_sys_tasks` stays locked from the burst's first call.
     #[arg(long, default_value_t = 10)]
     overload_lock_seconds: u64,
+    /// Executions (and business rows) of the "fleet" scenario (not run unless named in
+    /// --scenarios), written with set-based SQL before anything is measured.
+    #[arg(long, default_value_t = 1_000_000)]
+    fleet_executions: u64,
+    /// "fleet": executions the TERMINATE batch selects (by a business-column filter).
+    #[arg(long, default_value_t = 100_000)]
+    fleet_batch: u64,
+    /// "fleet": executions terminated by stop calls, one per call, to compare with.
+    #[arg(long, default_value_t = 20_000)]
+    fleet_stops: u64,
+    /// "fleet": clients sending those stop calls together.
+    #[arg(long, default_value_t = 64)]
+    fleet_stop_clients: usize,
+    /// "fleet": list requests by the indexed column (and as many direct statements).
+    #[arg(long, default_value_t = 200)]
+    fleet_list_requests: usize,
+    /// "fleet": count requests (and as many direct counts of each kind).
+    #[arg(long, default_value_t = 20)]
+    fleet_count_runs: usize,
+    /// "fleet": list requests by the unindexed column.
+    #[arg(long, default_value_t = 10)]
+    fleet_unindexed_requests: usize,
+    /// "fleet": the batch's ratePerSecond.
+    #[arg(long, default_value_t = 10_000)]
+    fleet_rate: u32,
     /// Clients of the commit-rate ceiling ("pgbench" scenario).
     #[arg(long, default_value_t = 32)]
     ceiling_clients: usize,
@@ -192,6 +217,16 @@ async fn main() -> anyhow::Result<()> {
                 clients: cli.overload_clients.max(1),
                 lock: Duration::from_secs(cli.overload_lock_seconds),
                 completion_timeout: Duration::from_secs(600),
+            },
+            fleet: xdb_bench::scenarios::fleet::FleetOptions {
+                executions: cli.fleet_executions.max(1),
+                list_requests: cli.fleet_list_requests.max(1),
+                count_runs: cli.fleet_count_runs.max(1),
+                unindexed_requests: cli.fleet_unindexed_requests.max(1),
+                stops: cli.fleet_stops.max(1),
+                stop_clients: cli.fleet_stop_clients.max(1),
+                batch: cli.fleet_batch.max(1),
+                rate_per_second: cli.fleet_rate.clamp(1, 10_000),
             },
             ceiling: CeilingOptions {
                 clients: cli.ceiling_clients.max(1),

@@ -24,13 +24,16 @@ pub enum Scenario {
     /// Start calls as fast as a client can send them, the task table locked for the
     /// first seconds: refusals, their latency, the API service's peak memory.
     Overload,
+    /// A million running executions over a business table as large: filtered list and
+    /// count against the same SQL directly, a TERMINATE batch against stop calls.
+    Fleet,
     /// The database's commit-rate ceiling (pgbench on PostgreSQL).
     Pgbench,
 }
 
 impl Scenario {
     /// Every scenario, in the order a run performs them.
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::Lone,
         Scenario::Load,
         Scenario::Rpc,
@@ -38,6 +41,7 @@ impl Scenario {
         Scenario::Timers,
         Scenario::Waiting,
         Scenario::Overload,
+        Scenario::Fleet,
         Scenario::Pgbench,
     ];
 }
@@ -110,6 +114,8 @@ pub struct BenchOptions {
     pub waiting_start_concurrency: usize,
     /// The "overload" burst.
     pub overload: crate::scenarios::overload::OverloadOptions,
+    /// The "fleet" scenario's sizes.
+    pub fleet: crate::scenarios::fleet::FleetOptions,
     /// The commit-rate ceiling.
     pub ceiling: CeilingOptions,
     /// Pulsar CDC mode: the async service consumes Debezium's change events from this
@@ -166,6 +172,16 @@ pub(crate) fn test_options() -> BenchOptions {
             clients: 1,
             lock: Duration::from_secs(1),
             completion_timeout: Duration::from_secs(1),
+        },
+        fleet: crate::scenarios::fleet::FleetOptions {
+            executions: 1,
+            list_requests: 1,
+            count_runs: 1,
+            unindexed_requests: 1,
+            stops: 1,
+            stop_clients: 1,
+            batch: 1,
+            rate_per_second: 1,
         },
         ceiling: CeilingOptions {
             clients: 1,

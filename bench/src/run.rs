@@ -287,6 +287,21 @@ async fn measure(
             .await?,
         );
     }
+    if options.runs(Scenario::Fleet) {
+        eprintln!(
+            "xdb-bench: fleet ({} executions over as many business rows)",
+            options.fleet.executions
+        );
+        let context = scenarios::fleet::FleetContext {
+            database,
+            service_url: &service_url,
+            worker_url: worker.url(),
+            async_pid: async_service.pid(),
+            api_binary,
+            log_dir: &log_dir,
+        };
+        report.fleet = Some(scenarios::fleet::fleet(&context, options.fleet).await?);
+    }
     api.ensure_running()?;
     async_service.ensure_running()?;
     report.prepared_statements =

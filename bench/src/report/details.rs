@@ -25,6 +25,9 @@ impl Report {
         if let Some(overload) = &self.overload {
             overload.write_markdown(out);
         }
+        if let Some(fleet) = &self.fleet {
+            fleet.write_markdown(out, self.dialect);
+        }
         if let (Some(cpu), Some(load)) = (&self.load_cpu, self.load()) {
             profile::write_cpu(out, self.dialect, cpu, load.completed);
             if let Some((all, ours)) = machine_cpu_ms(cpu, load.completed) {

@@ -21,6 +21,7 @@ use crate::database::{DbWork, Dialect};
 use crate::options::{BenchOptions, QueueMode, Scenario};
 use crate::profile::StatementStat;
 use crate::rss::MemoryReport;
+use crate::scenarios::fleet::FleetResult;
 use crate::scenarios::overload::OverloadResult;
 use crate::scenarios::queue::QueueResult;
 use crate::scenarios::rpc::RpcResult;
@@ -50,6 +51,7 @@ pub struct Report {
     pub timers: Option<TimerResult>,
     pub waiting: Option<WaitingResult>,
     pub overload: Option<OverloadResult>,
+    pub fleet: Option<FleetResult>,
     /// The commit-rate ceiling, or why it could not be measured.
     pub ceiling: Option<Result<Ceiling, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
@@ -97,6 +99,7 @@ impl Report {
             timers: None,
             waiting: None,
             overload: None,
+            fleet: None,
             ceiling: None,
             api_memory: MemoryReport::default(),
             async_memory: MemoryReport::default(),
@@ -142,6 +145,7 @@ impl Report {
             + self.rpc.as_ref().map_or(0, |r| r.failed)
             + self.queue_latency.as_ref().map_or(0, |q| q.failed)
             + self.overload.as_ref().map_or(0, OverloadResult::failures)
+            + self.fleet.as_ref().map_or(0, FleetResult::failures)
     }
 
     /// How the report names this run among `reports`: the database, and the queue mode

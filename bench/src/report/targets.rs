@@ -29,6 +29,9 @@ pub const TARGET_WAITING: usize = 100_000;
 /// vary by several percent between two identical loads, so 10% is the bar.
 pub const MIN_WAITING_THROUGHPUT_RATIO: f64 = 0.9;
 
+/// Executions (over as many business rows) the fleet targets are set for.
+pub const TARGET_FLEET: u64 = 1_000_000;
+
 /// The outcome of one target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -221,11 +224,102 @@ impl Report {
                     )
                 }),
         ));
+        checks.extend(self.fleet_targets());
         checks.push(check(
             "no failed process or call".into(),
             Some((format!("{} failed", self.failures()), self.failures() == 0)),
         ));
         checks
+    }
+
+    /// The fleet scenario's targets: each of its figures beside the same work without
+    /// XDB, measured in the same run.
+    fn fleet_targets(&self) -> Vec<TargetCheck> {
+        use crate::scenarios::fleet::{MAX_COUNT_RATIO, MAX_LIST_P99_RATIO, MIN_BATCH_RATE_RATIO};
+        let fleet = self.fleet.as_ref();
+        let size = fleet.and_then(|f| f.shape).map_or(String::new(), |s| {
+            if s.executions >= TARGET_FLEET {
+                String::new()
+            } else {
+                format!(" (only {} executions: not the target's size)", s.executions)
+            }
+        });
+        let full = |f: &crate::scenarios::fleet::FleetResult| {
+            f.shape.is_some_and(|s| s.executions >= TARGET_FLEET)
+        };
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        vec![
+            check(
+                format!(
+                    "fleet of {TARGET_FLEET}: filtered first page by an indexed business column, \
+                     p99 within {MAX_LIST_P99_RATIO}x of the same SQL directly"
+                ),
+                fleet.and_then(|f| {
+                    let r = f.list_ratio()?;
+                    Some((
+                        format!(
+                            "{:.2} ms against {:.2} ms: {r:.2}x{size}",
+                            ms(f.list_service.p99),
+                            ms(f.list_direct.p99)
+                        ),
+                        r <= MAX_LIST_P99_RATIO && full(f),
+                    ))
+                }),
+            ),
+            check(
+                format!(
+                    "fleet: count by status within {MAX_COUNT_RATIO}x of the plain \
+                     COUNT … GROUP BY status (p50)"
+                ),
+                fleet.and_then(|f| {
+                    let r = f.count_ratio()?;
+                    Some((
+                        format!(
+                            "{:.1} ms against {:.1} ms: {r:.2}x{size}",
+                            ms(f.count_service.p50),
+                            ms(f.count_direct_grouped.p50)
+                        ),
+                        r <= MAX_COUNT_RATIO && full(f),
+                    ))
+                }),
+            ),
+            check(
+                format!(
+                    "fleet: TERMINATE batch at >= {MIN_BATCH_RATE_RATIO} of the rate of \
+                     64 clients calling stop one by one"
+                ),
+                fleet.and_then(|f| {
+                    let r = f.batch_ratio()?;
+                    Some((
+                        format!(
+                            "{:.0}/s ({} done) against {:.0}/s: {r:.2}{size}",
+                            f.batch.rate(),
+                            f.batch.done,
+                            f.stops.rate()
+                        ),
+                        r >= MIN_BATCH_RATE_RATIO
+                            && f.batch.status == "COMPLETED"
+                            && f.stops.clients == 64
+                            && full(f),
+                    ))
+                }),
+            ),
+            check(
+                "fleet: async service RSS flat through the batch".into(),
+                fleet.and_then(|f| {
+                    let (first, last, max) = f.batch.rss()?;
+                    Some((
+                        format!(
+                            "first {:.1} MB, last {:.1} MB, max {:.1} MB",
+                            mb(first),
+                            mb(last),
+                            mb(max)
+                        ),
+                        f.batch.rss_flat()?,
+                    ))
+                }),
+            ),
+        ]
     }
 
     /// (with / without, with, without): load throughput beside the waiting processes
@@ -349,8 +443,9 @@ mod tests {
              flight) | FAIL |"
         ));
         assert!(markdown.contains("| PostgreSQL | RPC p50 < 5 ms | - | not run |"));
-        assert!(markdown
-            .contains("- Scenarios: lone, load, timers, rpc, queue, waiting, overload, pgbench"));
+        assert!(markdown.contains(
+            "- Scenarios: lone, load, timers, rpc, queue, waiting, overload, fleet, pgbench"
+        ));
         assert!(markdown.contains("| load | 500 | 64 | 0 | 60.00 |"));
     }
 }

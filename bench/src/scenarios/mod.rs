@@ -8,6 +8,8 @@
 //! - [`queue`]: from publishing a local-queue message to the waiting state's `execute`.
 //! - [`waiting`]: many processes parked on a far timer or a message, then the load
 //!   scenario again while they wait.
+//! - [`fleet`]: a million running executions over a business table: filtered list and
+//!   count, and a batch of terminations, each beside the same work without XDB.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use xdb_sdk::{Client, ProcessDefinition, ProcessStartOptions};
 
 use crate::worker::{Processes, Recorder};
 
+pub mod fleet;
 pub mod overload;
 pub mod queue;
 pub mod rpc;
