@@ -68,19 +68,30 @@ fn waits_on_queue(placeholders: &str) -> String {
     )
 }
 
-/// The process id (XDB's binary collation) converted to the key column's character set
-/// and collation, so that MySQL compares them at all (two collations of one coercibility
-/// are an error) and looks the key up by its index. A key that is not text is compared
-/// as binary text.
-fn key_is_process_id(key: &str, key_is_text: bool, collation: Option<(&str, &str)>) -> String {
+/// The business row's key equal to the process id, written twice, once in each column's
+/// collation: MySQL compares two collations of one coercibility only when one side is
+/// converted, and a converted column's index cannot serve the lookup. With both forms
+/// the optimizer may start from either table: from the executions (the key looked up in
+/// the business table's index) or from a selective business condition (the process id
+/// looked up in XDB's index). Both are exact binary comparisons but for the key's own
+/// collation, so together they mean what the key column's comparison means, narrowed
+/// to the exact process id. A key that is not text is compared as binary text.
+/// `xdb_collation` is the collation of XDB's own text columns.
+fn key_is_process_id(
+    key: &str,
+    key_is_text: bool,
+    collation: Option<(&str, &str)>,
+    xdb_collation: &str,
+) -> String {
     match (key_is_text, collation) {
-        (true, Some((charset, collation))) => {
-            format!("{key} = CONVERT(p.process_id USING {charset}) COLLATE {collation}")
-        }
+        (true, Some((charset, collation))) => format!(
+            "{key} = CONVERT(p.process_id USING {charset}) COLLATE {collation} \
+             AND CONVERT({key} USING utf8mb4) COLLATE {xdb_collation} = p.process_id"
+        ),
         (true, None) => format!("{key} = p.process_id"),
-        (false, _) => {
-            format!("CAST({key} AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_bin = p.process_id")
-        }
+        (false, _) => format!(
+            "CAST({key} AS CHAR CHARACTER SET utf8mb4) COLLATE {xdb_collation} = p.process_id"
+        ),
     }
 }
 
@@ -140,7 +151,7 @@ impl QuerySyntax for MariaDbSyntax {
         key_is_text: bool,
         collation: Option<(&str, &str)>,
     ) -> String {
-        key_is_process_id(key, key_is_text, collation)
+        key_is_process_id(key, key_is_text, collation, "utf8mb4_nopad_bin")
     }
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {
@@ -204,7 +215,7 @@ impl QuerySyntax for MySqlSyntax {
         key_is_text: bool,
         collation: Option<(&str, &str)>,
     ) -> String {
-        key_is_process_id(key, key_is_text, collation)
+        key_is_process_id(key, key_is_text, collation, "utf8mb4_0900_bin")
     }
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {

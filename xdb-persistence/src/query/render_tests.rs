@@ -124,7 +124,8 @@ fn each_dialect_supplies_its_pieces() {
     assert!(
         mariadb.sql.contains(
             "JOIN `app`.`orders` b ON b.`id` = CONVERT(p.process_id USING latin1) \
-             COLLATE latin1_swedish_ci WHERE"
+             COLLATE latin1_swedish_ci AND CONVERT(b.`id` USING utf8mb4) \
+             COLLATE utf8mb4_nopad_bin = p.process_id WHERE"
         ),
         "{}",
         mariadb.sql
@@ -132,7 +133,7 @@ fn each_dialect_supplies_its_pieces() {
     collated.key_is_text = false;
     let mariadb = list(&MariaDbSyntax, &filter, Some(&collated), None, 2);
     assert!(mariadb.sql.contains(
-        "ON CAST(b.`id` AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_bin = p.process_id"
+        "ON CAST(b.`id` AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_nopad_bin = p.process_id"
     ));
 }
 
