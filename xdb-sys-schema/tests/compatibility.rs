@@ -36,6 +36,8 @@ async fn as_written_by_version_5(database: &TestDatabase) {
              ALTER TABLE xdb_sys_service_instances DROP COLUMN liveness_timeout_ms; \
              DROP TABLE xdb_sys_cluster_secrets; \
              DROP TABLE xdb_sys_process_definitions; \
+             DROP TABLE xdb_sys_request_receipts; \
+             DROP TABLE xdb_sys_batches; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;
