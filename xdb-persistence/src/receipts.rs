@@ -98,6 +98,14 @@ pub fn body_hash(body: &impl Serialize) -> String {
     hex::encode(Sha256::digest(&canonical))
 }
 
+/// A start's answer as its receipt keeps it.
+pub(crate) fn started_answer(process_execution_id: Uuid) -> String {
+    let answer = xdb_protocol::ProcessExecutionStartResponse {
+        process_execution_id: process_execution_id.to_string(),
+    };
+    serde_json::to_string(&answer).expect("answers serialize")
+}
+
 /// What to record with a request's effect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Receipt {

@@ -19,6 +19,7 @@ use xdb_protocol::{
 
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
+use crate::receipts::Receipt;
 use crate::sql::SqlConn;
 use crate::sql_tables::business_rows::BusinessConn;
 use crate::sql_tables::plan_rows;
@@ -500,13 +501,14 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
         request: &ProcessExecutionStartRequest,
         new_id: Uuid,
         now: DateTime<Utc>,
+        receipt: Option<&Receipt>,
     ) -> impl Answer<Option<Uuid>> {
         async move {
             match self.batches() {
                 Some(batches) => {
                     let starts = &batches.first_starts;
                     starts
-                        .start_first_execution(self, request, new_id, now)
+                        .start_first_execution(self, request, new_id, now, receipt)
                         .await
                 }
                 None => Ok(None),

@@ -38,6 +38,10 @@ pub(crate) async fn record_receipt<T: ReceiptRows>(
 
 /// Runs `request`, recording `receipt` with its effect; or answers from the receipt of an
 /// earlier request with the same id (`REQUEST_ID_CONFLICT` when that one differed).
+///
+/// The receipt is not looked up first: a repeat is rare, and its receipt insert at
+/// commit refuses it anyway (rolling its effect back), so only a failed request pays
+/// the lookup.
 pub(crate) async fn apply_request<D: Dialect>(
     store: &D,
     request: ClientRequest<'_>,
@@ -46,18 +50,26 @@ pub(crate) async fn apply_request<D: Dialect>(
     let Some(receipt) = receipt else {
         return run(store, request, None).await;
     };
-    if let Some(answer) = replayed(store, receipt).await? {
-        return Ok(answer);
-    }
     match run(store, request, Some(receipt)).await {
         Ok(answer) => Ok(answer),
-        // A twin with the same id may have committed first (this one then failed: the
+        // A request with the same id may have committed first (this one then failed: the
         // id taken, the process id started, the execution stopped): its answer is ours.
-        Err(error) => match replayed(store, receipt).await? {
-            Some(answer) => Ok(answer),
-            None => Err(error),
+        Err(error) => match lookup(store, receipt).await? {
+            Lookup::Answer(answer) => Ok(answer),
+            Lookup::Absent => Err(error),
+            // The id's receipt outlived its retention (refusing this request's): gone
+            // now, so the request runs as a new one.
+            Lookup::Expired => run(store, request, Some(receipt)).await,
         },
     }
+}
+
+/// What the receipt of a request id says.
+enum Lookup {
+    Answer(RequestAnswer),
+    /// Past its retention, and deleted.
+    Expired,
+    Absent,
 }
 
 /// The answer of `receipt`'s request id, if a request recorded one (and it is kept).
@@ -65,12 +77,19 @@ pub(crate) async fn replayed<D: Dialect>(
     store: &D,
     receipt: &Receipt,
 ) -> Result<Option<RequestAnswer>, StoreError> {
+    Ok(match lookup(store, receipt).await? {
+        Lookup::Answer(answer) => Some(answer),
+        Lookup::Expired | Lookup::Absent => None,
+    })
+}
+
+async fn lookup<D: Dialect>(store: &D, receipt: &Receipt) -> Result<Lookup, StoreError> {
     let mut session = store.session(Lane::Main).await?;
     let Some(stored) = session.find_receipt(&receipt.request_id).await? else {
-        return Ok(None);
+        return Ok(Lookup::Absent);
     };
     match receipts::replay(&stored, receipt, store.database_clock().now())? {
-        Replay::Answer(answer) => Ok(Some(RequestAnswer {
+        Replay::Answer(answer) => Ok(Lookup::Answer(RequestAnswer {
             answer,
             replayed: true,
             outcome: stored.outcome,
@@ -78,7 +97,7 @@ pub(crate) async fn replayed<D: Dialect>(
         })),
         Replay::Expired => {
             session.delete_receipt(&receipt.request_id).await?;
-            Ok(None)
+            Ok(Lookup::Expired)
         }
     }
 }

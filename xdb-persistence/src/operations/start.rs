@@ -21,11 +21,11 @@ pub(crate) async fn start_process<D: Dialect>(
     decide::validate_start_request(request)?;
     let now = store.database_clock().now();
     let new_id = Uuid::now_v7();
-    // The faster forms write no receipt.
-    if receipt.is_none() {
-        if let Some(started) = store.start_first_execution(request, new_id, now).await? {
-            return Ok(started);
-        }
+    if let Some(started) = store
+        .start_first_execution(request, new_id, now, receipt)
+        .await?
+    {
+        return Ok(started);
     }
     let mut tx = store.begin(Lane::Main).await?;
     let previous = tx.claim_process_id(&request.process_id, new_id).await?;

@@ -12,6 +12,7 @@ use super::pipeline::{param, Answer, Pipeline};
 use super::rows::to_json;
 use super::PostgresStore;
 use crate::plan_writes::is_plain_first_start;
+use crate::receipts::{started_answer, Receipt};
 use crate::StoreError;
 
 /// Starts `request` as the first execution of its process id, in one statement (no
@@ -24,6 +25,7 @@ pub(crate) async fn start_first_execution(
     request: &ProcessExecutionStartRequest,
     new_id: Uuid,
     now: DateTime<Utc>,
+    receipt: Option<&Receipt>,
 ) -> Result<Option<Uuid>, StoreError> {
     let start = decide::start_process(request, None, new_id, now)?;
     if !is_plain_first_start(&start) {
@@ -36,6 +38,25 @@ pub(crate) async fn start_first_execution(
         vec![param(request.process_id.clone()), param(new_id)],
         Answer::Exactly(1),
     );
+    if let Some(receipt) = receipt {
+        // A receipt of the id already (a repeat): nothing is written, and the generic
+        // start meets it again at its commit.
+        claim.push(
+            "INSERT INTO xdb_sys_request_receipts \
+               (request_id, operation, body_hash, answer, batch_id, outcome, created_at) \
+             VALUES ($1, $2, $3, $4, $5, 'DONE', $6) ON CONFLICT (request_id) DO NOTHING \
+             RETURNING 1",
+            vec![
+                param(receipt.request_id.clone()),
+                param(receipt.operation),
+                param(receipt.body_hash.clone()),
+                param(started_answer(new_id)),
+                param(receipt.batch_id),
+                param(now),
+            ],
+            Answer::Exactly(1),
+        );
+    }
     let (writes, _) = plan_writes(
         insert_execution(claim, &start.execution),
         &start.execution,

@@ -19,6 +19,7 @@ use super::pipeline::Pipeline;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
+use crate::receipts::Receipt;
 use crate::sql::SqlConn;
 use crate::sql_tables::plan_rows;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
@@ -133,8 +134,9 @@ impl Dialect for PostgresStore {
         request: &ProcessExecutionStartRequest,
         new_id: Uuid,
         now: DateTime<Utc>,
+        receipt: Option<&Receipt>,
     ) -> Result<Option<Uuid>, StoreError> {
-        first_start::start_first_execution(self, request, new_id, now).await
+        first_start::start_first_execution(self, request, new_id, now, receipt).await
     }
 
     fn transitions_as_read(&self) -> bool {

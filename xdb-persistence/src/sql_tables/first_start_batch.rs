@@ -8,7 +8,8 @@
 //! process id (one insert that leaves taken ids alone, in the batch's key order, so two
 //! batches never deadlock on them); a locking read of which claims are the batch's own
 //! (their rows name the new execution); the executions of those, then their states,
-//! tasks and history events as [`PlanRows`] inserts every plan's; COMMIT. A start that
+//! tasks and history events as [`PlanRows`] inserts every plan's; the receipts of the
+//! starts that carry a request id; COMMIT. A start that
 //! finds a free slot and nobody waiting goes at once, alone.
 //!
 //! This module must never write anything of a start whose process id had an execution:
@@ -20,7 +21,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_engine::decide::{self, StartPlan};
-use xdb_protocol::ProcessExecutionStartRequest;
+use xdb_protocol::{BatchItemOutcome, ProcessExecutionStartRequest};
 
 use super::in_list::{in_list, padded};
 use super::plan_rows::PlanRows;
@@ -28,6 +29,7 @@ use super::process_rows::insert_executions;
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
+use crate::receipts::{started_answer, Receipt};
 use crate::sql::{Param, SqlConn};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
@@ -47,6 +49,8 @@ pub(crate) struct Job<D> {
     now: DateTime<Utc>,
     /// The caller's trace context: a task-local, absent in the batch's task.
     info: Option<TaskInfo>,
+    /// Recorded with the start, when the request carries an id.
+    receipt: Option<Receipt>,
 }
 
 /// The batcher of one store's first starts; cloning shares it.
@@ -80,9 +84,10 @@ impl<D: Dialect> FirstStarts<D> {
         request: &ProcessExecutionStartRequest,
         new_id: Uuid,
         now: DateTime<Utc>,
+        receipt: Option<&Receipt>,
     ) -> Result<Option<Uuid>, StoreError> {
         let start = decide::start_process(request, None, new_id, now)?;
-        let Some(job) = job(store, start, now) else {
+        let Some(job) = job(store, start, now, receipt) else {
             return Ok(None);
         };
         let key = request.process_id.clone();
@@ -92,7 +97,12 @@ impl<D: Dialect> FirstStarts<D> {
 }
 
 /// `start` as a [`Job`], if it writes only new rows of its own.
-fn job<D: Clone>(store: &D, start: StartPlan, now: DateTime<Utc>) -> Option<Job<D>> {
+fn job<D: Clone>(
+    store: &D,
+    start: StartPlan,
+    now: DateTime<Utc>,
+    receipt: Option<&Receipt>,
+) -> Option<Job<D>> {
     let only_inserts = plan_writes(&start.plan, now, None).iter().all(|write| {
         matches!(
             write,
@@ -104,6 +114,7 @@ fn job<D: Clone>(store: &D, start: StartPlan, now: DateTime<Utc>) -> Option<Job<
         start,
         now,
         info: trace_context::task_info(),
+        receipt: receipt.cloned(),
     })
 }
 
@@ -202,7 +213,52 @@ async fn write_claimed<C: SqlConn, D>(
             .await?;
     }
     rows.send(tx).await?;
+    insert_receipts(tx, &claimed).await?;
     Ok(started)
+}
+
+/// Records the receipts of the `claimed` starts that carry one. A receipt of the same
+/// request id already (a repeat) fails the batch: nothing is committed, and each start
+/// goes the generic way, where the repeat meets the receipt at its commit.
+async fn insert_receipts<C: SqlConn, D>(tx: &mut C, claimed: &[&Job<D>]) -> Result<(), StoreError> {
+    let mut params: Vec<Param> = Vec::new();
+    let mut answers = Vec::new();
+    for job in claimed {
+        if job.receipt.is_some() {
+            answers.push(started_answer(job.start.execution.id));
+        }
+    }
+    let with_receipts = claimed.iter().filter_map(|job| Some((job.receipt.as_ref()?, job.now)));
+    for ((receipt, now), answer) in with_receipts.zip(&answers) {
+        params.extend([
+            receipt.request_id.as_str().into(),
+            receipt.operation.into(),
+            receipt.body_hash.as_str().into(),
+            answer.as_str().into(),
+            Param::OptionalUuid(receipt.batch_id),
+            BatchItemOutcome::Done.as_str().into(),
+            now.into(),
+        ]);
+    }
+    let receipts = answers.len();
+    if receipts == 0 {
+        return Ok(());
+    }
+    let sql = format!(
+        "{} INTO xdb_sys_request_receipts \
+           (request_id, operation, body_hash, answer, batch_id, outcome, created_at) \
+         VALUES {} {}",
+        C::KIND.pick("INSERT", "INSERT IGNORE"),
+        vec!["(?, ?, ?, ?, ?, ?, ?)"; receipts].join(", "),
+        C::KIND.pick("ON CONFLICT (request_id) DO NOTHING", ""),
+    );
+    let inserted = tx.execute(&sql, &params).await?;
+    if inserted != receipts as u64 {
+        return Err(StoreError::Stale(
+            "a request id of the batch has a receipt already".into(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -233,7 +289,7 @@ mod tests {
             })
             .collect();
         let started = futures::future::join_all(requests.iter().enumerate().map(|(n, r)| {
-            starts.start_first_execution(&store, r, Uuid::from_u128(n as u128 + 10), now)
+            starts.start_first_execution(&store, r, Uuid::from_u128(n as u128 + 10), now, None)
         }))
         .await;
         let started: Vec<_> = started.into_iter().map(Result::unwrap).collect();
@@ -275,7 +331,7 @@ mod tests {
     fn job_of(config: ProcessStartConfig) -> Option<Job<()>> {
         let now = Utc::now();
         let start = decide::start_process(&request(config), None, Uuid::from_u128(1), now);
-        job(&(), start.unwrap(), now)
+        job(&(), start.unwrap(), now, None)
     }
 
     #[tokio::test]

@@ -101,3 +101,7 @@ impl<C: SqlConn> ReceiptRows for C {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "receipt_rows_tests.rs"]
+mod tests;
