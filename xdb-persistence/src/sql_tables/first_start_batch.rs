@@ -228,7 +228,9 @@ async fn insert_receipts<C: SqlConn, D>(tx: &mut C, claimed: &[&Job<D>]) -> Resu
             answers.push(started_answer(job.start.execution.id));
         }
     }
-    let with_receipts = claimed.iter().filter_map(|job| Some((job.receipt.as_ref()?, job.now)));
+    let with_receipts = claimed
+        .iter()
+        .filter_map(|job| Some((job.receipt.as_ref()?, job.now)));
     for ((receipt, now), answer) in with_receipts.zip(&answers) {
         params.extend([
             receipt.request_id.as_str().into(),

@@ -37,7 +37,9 @@ fn start(request_id: &str, process_id: &str) -> ProcessExecutionStartRequest {
 async fn count<D: Dialect<Session: SqlConn>>(store: &D, sql: &str) -> i64 {
     let mut session = store.session(Lane::Main).await.unwrap();
     let rows = session.query(sql, &[]).await.unwrap();
-    let count = <D::Session as SqlConn>::columns(&rows[0], 0).bigint().unwrap();
+    let count = <D::Session as SqlConn>::columns(&rows[0], 0)
+        .bigint()
+        .unwrap();
     count
 }
 
@@ -77,7 +79,10 @@ where
 {
     let mut begun = start("s-2", "p");
     begun.request_id = None;
-    store.apply(ClientRequest::Start(&begun), None).await.unwrap();
+    store
+        .apply(ClientRequest::Start(&begun), None)
+        .await
+        .unwrap();
     let publish = PublishToLocalQueueRequest {
         request_id: Some("publish-1".into()),
         process_id: "p".into(),

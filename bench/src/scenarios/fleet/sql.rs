@@ -197,6 +197,7 @@ pub fn list_by_customer(dialect: Dialect) -> String {
         Dialect::MySql => format!(
             "SELECT {columns} FROM xdb_sys_process_executions p \
              JOIN `{TABLE}` b ON b.`id` = CONVERT(p.process_id USING utf8mb4) COLLATE utf8mb4_bin \
+               AND CONVERT(b.`id` USING utf8mb4) COLLATE utf8mb4_nopad_bin = p.process_id \
              WHERE (p.process_type = ? AND b.`customer` = ?) \
              ORDER BY p.start_time DESC, p.id DESC LIMIT ?"
         ),
