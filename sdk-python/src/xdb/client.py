@@ -25,6 +25,7 @@ from xdb.call import Call
 from xdb.context import current_trace_context
 from xdb.definitions import DefinitionSource, export_definitions
 from xdb.errors import (
+    InvalidRequestError,
     InvalidResponseError,
     SchemaError,
     TransportError,
@@ -91,7 +92,13 @@ from xdb.protocol import (
     RegisterDefinitionsResponse,
     WorkerDeployment,
 )
-from xdb.retries import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_DELAY, CallRetries
+from xdb.retries import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_RETRY_DELAY,
+    CallRetries,
+    predates_request_ids,
+    without_request_id,
+)
 from xdb.retries import request_id as checked_request_id
 from xdb.rpc import RpcMethod
 
@@ -275,6 +282,10 @@ def _log_retry(call: Call[Any], attempt: int, why: str, pause: float) -> None:
     log.debug("%s: %s; sending it again in %.2f s (attempt %d)", call.path, why, pause, attempt + 1)
 
 
+def _log_without_request_id(call: Call[Any]) -> None:
+    log.debug("%s: the service predates request ids; sending the call without one", call.path)
+
+
 class _Base(Generic[H]):
     """What both clients share: every request is built, and every answer read, here.
 
@@ -361,7 +372,8 @@ class _Base(Generic[H]):
             answer = ProcessExecutionStartResponse.model_validate_json(content)
             return answer.process_execution_id
 
-        return Call(START, request, self.request_timeout, read)
+        own = request_id is None
+        return Call(START, request, self.request_timeout, read, own_request_id=own)
 
     def _stop(
         self,
@@ -378,7 +390,8 @@ class _Base(Generic[H]):
             stop_type=stop_type,
             reason=reason,
         )
-        return Call(STOP, body, self.request_timeout, _no_answer)
+        own = request_id is None
+        return Call(STOP, body, self.request_timeout, _no_answer, own_request_id=own)
 
     def _describe(
         self, process_id: str, execution_id: str | None
@@ -440,7 +453,10 @@ class _Base(Generic[H]):
             process_execution_id=execution_id,
             messages=list(messages),
         )
-        return Call(PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer)
+        own = request_id is None
+        return Call(
+            PUBLISH_TO_LOCAL_QUEUE, body, self.request_timeout, _no_answer, own_request_id=own
+        )
 
     def _rpc(
         self,
@@ -578,6 +594,15 @@ class AsyncClient(_Base[httpx.AsyncClient], AsyncOperatorCalls, AsyncBatchCalls)
         await self._http.aclose()
 
     async def _send(self, call: Call[T]) -> T:
+        try:
+            return await self._send_as_is(call)
+        except InvalidRequestError as e:
+            if not predates_request_ids(call, e):
+                raise
+            _log_without_request_id(call)
+            return await self._send_as_is(without_request_id(call))
+
+    async def _send_as_is(self, call: Call[T]) -> T:
         content = call.body.model_dump_json()
         attempt = 1
         while True:
@@ -872,6 +897,15 @@ class Client(_Base[httpx.Client], OperatorCalls, BatchCalls):
         self._http.close()
 
     def _send(self, call: Call[T]) -> T:
+        try:
+            return self._send_as_is(call)
+        except InvalidRequestError as e:
+            if not predates_request_ids(call, e):
+                raise
+            _log_without_request_id(call)
+            return self._send_as_is(without_request_id(call))
+
+    def _send_as_is(self, call: Call[T]) -> T:
         content = call.body.model_dump_json()
         attempt = 1
         while True:
