@@ -18,7 +18,7 @@ import {
   XdbTransportError,
 } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
-import { CallRetries, requestIdOf } from "./retries.js";
+import { CallRetries, predatesRequestIds, requestIdOf } from "./retries.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   ApiErrorResponseSchema,
@@ -285,15 +285,15 @@ export class Client {
 
   /** Publishes several messages (1 to 1000, see `localQueueMessage`) at once, in one transaction. */
   async publishMessages(processId: string, messages: LocalQueueMessage[], options: PublishOptions = {}): Promise<void> {
-    const request: PublishToLocalQueueRequest = { requestId: requestIdOf(options.requestId), processId, messages };
+    const request: PublishToLocalQueueRequest = { processId, messages };
     if (options.processExecutionId !== undefined) request.processExecutionId = options.processExecutionId;
-    await this.call(SERVICE_PATHS.publishToLocalQueue, request);
+    await this.write(SERVICE_PATHS.publishToLocalQueue, request, options.requestId);
   }
 
   /** Ends the current execution of `processId` (`TERMINATE` by default), or only `processExecutionId` if it is the current one. */
   async stop(processId: string, options: StopOptions = {}): Promise<void> {
-    const request: ProcessExecutionStopRequest = { ...options, requestId: requestIdOf(options.requestId), processId };
-    await this.call(SERVICE_PATHS.stop, request);
+    const request: ProcessExecutionStopRequest = { ...options, processId };
+    await this.write(SERVICE_PATHS.stop, request, options.requestId);
   }
 
   /** Describes the current execution of `processId`, or the given one. */
@@ -531,17 +531,12 @@ export class Client {
     options: ResetOptions = {},
   ): Promise<ProcessExecutionResetResponse> {
     const stateInput = encodeOptional(`input of reset state ${JSON.stringify(stateId)}`, input);
-    const body = withOptional(
-      { ...options, requestId: requestIdOf(options.requestId), processId, stateId },
-      "stateInput",
-      stateInput,
-    );
-    return this.call(OPERATE_PATHS.reset, body, ProcessExecutionResetResponseSchema);
+    const body = withOptional({ ...options, processId, stateId }, "stateInput", stateInput);
+    return this.write(OPERATE_PATHS.reset, body, options.requestId, ProcessExecutionResetResponseSchema);
   }
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
-    const body = { ...options, requestId: requestIdOf(options.requestId), processId };
-    return this.call(path, body, ProcessExecutionControlResponseSchema);
+    return this.write(path, { ...options, processId }, options.requestId, ProcessExecutionControlResponseSchema);
   }
 
   // ---- batch operations ----
@@ -557,8 +552,7 @@ export class Client {
    * executions matched when it started.
    */
   async startBatch(request: BatchStartRequest): Promise<BatchStartResponse> {
-    const body: BatchStartRequest = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
-    return this.call(BATCH_PATHS.start, body, BatchStartResponseSchema);
+    return this.write(BATCH_PATHS.start, request, request.requestId, BatchStartResponseSchema);
   }
 
   /** A page of batches, newest first (`pageSize` default 50, at most 1000; `status` filters). */
@@ -587,8 +581,7 @@ export class Client {
 
   /** Sends `request` as is, with a new request id if it has none. */
   async start(request: ProcessExecutionStartRequest): Promise<ProcessExecutionStartResponse> {
-    const body = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
-    return this.call(SERVICE_PATHS.start, body, ProcessExecutionStartResponseSchema);
+    return this.write(SERVICE_PATHS.start, request, request.requestId, ProcessExecutionStartResponseSchema);
   }
 
   async rpc(request: ProcessExecutionRpcRequest): Promise<ProcessExecutionRpcResponse> {
@@ -633,6 +626,30 @@ export class Client {
       throw new XdbInvalidResponseError(parsed.error.message, path);
     }
     return parsed.data;
+  }
+
+  /**
+   * `call` of a write with a request id: `given` (the caller's, checked), else a new one.
+   * A service of a release before request ids refuses the field (`predatesRequestIds`):
+   * when the id is the client's own, the write goes again without it, as that service
+   * would have taken it, so that the services can be upgraded after their clients. Without
+   * an id it is sent again only when the service surely did nothing.
+   */
+  private async write<S extends z.ZodType = z.ZodType<unknown>>(
+    path: string,
+    body: object,
+    given: string | null | undefined,
+    schema?: S,
+  ): Promise<z.infer<S>> {
+    const requestId = requestIdOf(given ?? undefined);
+    try {
+      return await this.call(path, { ...body, requestId }, schema);
+    } catch (error) {
+      if ((given !== undefined && given !== null) || !predatesRequestIds(error)) throw error;
+      const withoutId: Record<string, unknown> = { ...body };
+      delete withoutId.requestId;
+      return this.call(path, withoutId, schema);
+    }
   }
 
   /** The answer to `body` on `path`, sent again (the same bytes) while `retries` says so. */
