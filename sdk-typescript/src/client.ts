@@ -1,27 +1,17 @@
 /**
  * The client of the XDB service API: typed calls built from a process definition
  * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), the
- * operator's calls and batches, and the mapping of every failure to a typed error. Writes
- * carry a request id, and a call whose answer was lost is sent again as `retries.ts` says.
- * Uses the global `fetch` (or one given).
+ * operator's calls and batches. How a call is sent, sent again and its failures mapped
+ * to typed errors is in `transport.ts`; the options in `client-options.ts`; the requests
+ * built from a call's arguments in `requests.ts`.
  */
-import type { z } from "zod";
-
 import { definitionOf, type ProcessDefinition } from "./definition.js";
 import { exportDefinitions, type DefinitionSource } from "./definitions.js";
-import { decode, encode, encodeOptional, toJsonValue } from "./encoding.js";
-import {
-  XdbApiError,
-  XdbHttpError,
-  XdbInvalidResponseError,
-  XdbSdkError,
-  XdbTransportError,
-} from "./errors.js";
+import { decode, encodeOptional } from "./encoding.js";
+import { XdbSdkError } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
-import { CallRetries, requestIdOf } from "./retries.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
-  ApiErrorResponseSchema,
   BATCH_PATHS,
   BatchDescribeResponseSchema,
   BatchListResponseSchema,
@@ -44,7 +34,6 @@ import {
   ProcessExecutionWaitForCompletionResponseSchema,
   RegisterDefinitionsResponseSchema,
   SERVICE_PATHS,
-  type AsyncStateConfig,
   type BatchCancelRequest,
   type BatchDescribeResponse,
   type BatchListRequest,
@@ -59,14 +48,10 @@ import {
   type DeploymentsListResponse,
   type ExecutionsMoveRequest,
   type ExecutionsMoveResponse,
-  type GlobalAttributeValue,
   type HistoryEvent,
-  type HistoryEventType,
-  type LocalAttributeValue,
   type LocalQueueMessage,
   type ProcessExecutionControlResponse,
   type ProcessExecutionDescribeResponse,
-  type ProcessExecutionHistoryRequest,
   type ProcessExecutionHistoryResponse,
   type ProcessExecutionListRequest,
   type ProcessExecutionListResponse,
@@ -79,160 +64,32 @@ import {
   type ProcessExecutionStartResponse,
   type ProcessExecutionStatesResponse,
   type ProcessExecutionStopRequest,
-  type ProcessExecutionStopType,
-  type ProcessExecutionWaitForCompletionResponse,
-  type ProcessIdReusePolicy,
-  type ProcessStartConfig,
   type PublishToLocalQueueRequest,
   type RegisterDefinitionsRequest,
   type RegisterDefinitionsResponse,
   type WorkerDeployment,
 } from "./protocol.js";
 import type { InputArgs } from "./state.js";
-import { currentTraceContext, traceHeaders, type TraceContext } from "./trace.js";
+import type {
+  ControlOptions,
+  Completion,
+  HistoryOptions,
+  ProcessStartOptions,
+  PublishOptions,
+  ResetOptions,
+  StopOptions,
+} from "./client-options.js";
+import { buildStartRequest, deploymentRef, historyRequest, localQueueMessage, withOptional } from "./requests.js";
+import { ServiceTransport } from "./transport.js";
 
-export interface ClientOptions {
-  /** Base URL of the API service, e.g. `http://127.0.0.1:8801`. */
-  readonly serviceUrl: string;
-  /** The worker URL starts use when given none. */
-  readonly workerUrl?: string;
-  /** Sent as `Authorization: Bearer …` (the service's `security.tokens` or `api_tokens`). */
-  readonly bearerToken?: string;
-  /** Timeout of each call other than the waits, in milliseconds (default 60 s). */
-  readonly requestTimeoutMs?: number;
-  /** The fetch to use (default: the global one). */
-  readonly fetch?: typeof fetch;
-  /**
-   * The trace context to send with each request; default: the context of the worker call
-   * being served, if any. With OpenTelemetry: inject the active context here.
-   */
-  readonly traceContext?: () => TraceContext | undefined;
-  /**
-   * The longest wait one wait-for-completion call asks for: the service's
-   * `api.max_wait_seconds` (default 300); longer waits are several calls.
-   */
-  readonly maxWaitSeconds?: number;
-  /**
-   * How many times one call is sent at most (default 5; 1: never again). A call is sent
-   * again, with the same request id and body, when its answer was lost (a connection
-   * refused, reset or closed, a timeout) or the service answered 503: see `retries.ts`.
-   */
-  readonly maxAttempts?: number;
-  /**
-   * The longest pause before sending a call again, in milliseconds (default 5000): the
-   * answer's `Retry-After`, else a backoff doubling from 250 ms, capped by this.
-   */
-  readonly maxRetryDelayMs?: number;
-}
-
-/** The request id option of every write (start, stop, publish, the controls, reset, batch start). */
-export interface RequestIdOption {
-  /**
-   * The request's idempotency key: 1 to 200 letters, digits and `-_.:`. The service
-   * answers the same id and body, sent again within 24 hours, as it answered the first,
-   * without acting again; the same id with another body is refused with
-   * `REQUEST_ID_CONFLICT` (409). Default: a UUID v4 made once per call.
-   */
-  readonly requestId?: string;
-}
-
-/** Options of `startProcess`. */
-export interface ProcessStartOptions extends RequestIdOption {
-  /**
-   * The worker hosting the process; default: the client's `workerUrl`. Neither: the URL of
-   * the deployment that registered the process type (the service answers 400 if none did).
-   */
-  readonly workerUrl?: string;
-  /** Selects the execution's row of the global-attribute table; required when the process declares one. */
-  readonly globalAttributePkValue?: unknown;
-  /** Columns upserted into that row in the start transaction. */
-  readonly initialGlobalAttributes?: Readonly<Record<string, unknown>>;
-  /** Local attributes written in the start transaction. */
-  readonly initialLocalAttributes?: Readonly<Record<string, unknown>>;
-  /** The whole execution times out after this many seconds; absent means never. */
-  readonly timeoutSeconds?: number;
-  /** What to do when the process id already has an execution (service default: `ALLOW_IF_NO_RUNNING`). */
-  readonly idReusePolicy?: ProcessIdReusePolicy;
-}
-
-/** Options of `history` and `historyEvents`. */
-export interface HistoryOptions {
-  /** The execution to read; default: the current one. */
-  readonly processExecutionId?: string;
-  /** Only events after this one: the previous page's `nextAfterEventId`. */
-  readonly afterEventId?: number;
-  /** Events per page, 1 to 1000 (the service's default: 1000). */
-  readonly pageSize?: number;
-  /** Only events of these types (every type when absent or empty). */
-  readonly eventTypes?: readonly HistoryEventType[];
-}
-
-/** Options of `stop`. */
-export interface StopOptions extends RequestIdOption {
-  /** `TERMINATE` (the default) or `FAIL`. */
-  readonly stopType?: ProcessExecutionStopType;
-  /** Kept as the failure's `details`. */
-  readonly reason?: string;
-  /** Only if this execution is the process id's current one; default: whichever is. */
-  readonly processExecutionId?: string;
-}
-
-/** Options of `publishMessages`. */
-export interface PublishOptions extends RequestIdOption {
-  /** Only if this execution is the process id's current one; default: whichever is. */
-  readonly processExecutionId?: string;
-}
-
-/** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`). */
-export interface ControlOptions extends RequestIdOption {
-  /** The execution to act on; default: the current one. */
-  readonly processExecutionId?: string;
-  /** `retryNow` and `giveUp` only: just this state execution (`stateId-number`); default: every one it applies to. */
-  readonly stateExecutionId?: string;
-  /** Why; kept in the history event. */
-  readonly reason?: string;
-  /** Who asks (a person or a tool); kept in the history event. */
-  readonly identity?: string;
-}
-
-/** Options of `reset`: besides those of every control, the state's options. */
-export interface ResetOptions extends Omit<ControlOptions, "stateExecutionId"> {
-  /** The state's options; default: those its registered definition declares, else the defaults. */
-  readonly stateConfig?: AsyncStateConfig;
-}
-
-/** What `waitForCompletion` returns: the service's answer, with the result decoded. */
-export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse & {
-  readonly output: T | undefined;
-};
+export * from "./client-options.js";
+export { buildStartRequest, localQueueMessage } from "./requests.js";
+export { errorFromResponse } from "./transport.js";
 
 /** The longest wait the service grants one wait-for-completion call by default. */
 const MAX_WAIT_SECONDS = 300;
 
-/**
- * A message for local queue `queueName`, its `payload` encoded (none by default): for
- * `publishMessages` and `PUBLISH_TO_LOCAL_QUEUE` batches.
- */
-export function localQueueMessage(queueName: string, payload?: unknown, dedupId?: string): LocalQueueMessage {
-  const message: LocalQueueMessage = { queueName };
-  const encoded = encodeOptional(`message to local queue ${JSON.stringify(queueName)}`, payload);
-  if (encoded) message.payload = encoded;
-  if (dedupId !== undefined) message.dedupId = dedupId;
-  return message;
-}
-
-export class Client {
-  readonly serviceUrl: string;
-  /** When a call is sent again (from `maxAttempts` and `maxRetryDelayMs`). */
-  readonly retries: CallRetries;
-  private readonly options: ClientOptions;
-
-  constructor(options: ClientOptions | string) {
-    this.options = typeof options === "string" ? { serviceUrl: options } : options;
-    this.serviceUrl = this.options.serviceUrl.replace(/\/+$/, "");
-    this.retries = new CallRetries(this.options.maxAttempts, this.options.maxRetryDelayMs);
-  }
-
+export class Client extends ServiceTransport {
   /**
    * Starts `process` as `processId`: type, starting state (its input and config) and the
    * global-attribute table come from the definition. Returns the process execution id.
@@ -285,15 +142,15 @@ export class Client {
 
   /** Publishes several messages (1 to 1000, see `localQueueMessage`) at once, in one transaction. */
   async publishMessages(processId: string, messages: LocalQueueMessage[], options: PublishOptions = {}): Promise<void> {
-    const request: PublishToLocalQueueRequest = { requestId: requestIdOf(options.requestId), processId, messages };
+    const request: PublishToLocalQueueRequest = { processId, messages };
     if (options.processExecutionId !== undefined) request.processExecutionId = options.processExecutionId;
-    await this.call(SERVICE_PATHS.publishToLocalQueue, request);
+    await this.write(SERVICE_PATHS.publishToLocalQueue, request, options.requestId);
   }
 
   /** Ends the current execution of `processId` (`TERMINATE` by default), or only `processExecutionId` if it is the current one. */
   async stop(processId: string, options: StopOptions = {}): Promise<void> {
-    const request: ProcessExecutionStopRequest = { ...options, requestId: requestIdOf(options.requestId), processId };
-    await this.call(SERVICE_PATHS.stop, request);
+    const request: ProcessExecutionStopRequest = { ...options, processId };
+    await this.write(SERVICE_PATHS.stop, request, options.requestId);
   }
 
   /** Describes the current execution of `processId`, or the given one. */
@@ -531,17 +388,12 @@ export class Client {
     options: ResetOptions = {},
   ): Promise<ProcessExecutionResetResponse> {
     const stateInput = encodeOptional(`input of reset state ${JSON.stringify(stateId)}`, input);
-    const body = withOptional(
-      { ...options, requestId: requestIdOf(options.requestId), processId, stateId },
-      "stateInput",
-      stateInput,
-    );
-    return this.call(OPERATE_PATHS.reset, body, ProcessExecutionResetResponseSchema);
+    const body = withOptional({ ...options, processId, stateId }, "stateInput", stateInput);
+    return this.write(OPERATE_PATHS.reset, body, options.requestId, ProcessExecutionResetResponseSchema);
   }
 
   private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
-    const body = { ...options, requestId: requestIdOf(options.requestId), processId };
-    return this.call(path, body, ProcessExecutionControlResponseSchema);
+    return this.write(path, { ...options, processId }, options.requestId, ProcessExecutionControlResponseSchema);
   }
 
   // ---- batch operations ----
@@ -557,8 +409,7 @@ export class Client {
    * executions matched when it started.
    */
   async startBatch(request: BatchStartRequest): Promise<BatchStartResponse> {
-    const body: BatchStartRequest = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
-    return this.call(BATCH_PATHS.start, body, BatchStartResponseSchema);
+    return this.write(BATCH_PATHS.start, request, request.requestId, BatchStartResponseSchema);
   }
 
   /** A page of batches, newest first (`pageSize` default 50, at most 1000; `status` filters). */
@@ -587,188 +438,11 @@ export class Client {
 
   /** Sends `request` as is, with a new request id if it has none. */
   async start(request: ProcessExecutionStartRequest): Promise<ProcessExecutionStartResponse> {
-    const body = { ...request, requestId: requestIdOf(request.requestId ?? undefined) };
-    return this.call(SERVICE_PATHS.start, body, ProcessExecutionStartResponseSchema);
+    return this.write(SERVICE_PATHS.start, request, request.requestId, ProcessExecutionStartResponseSchema);
   }
 
   async rpc(request: ProcessExecutionRpcRequest): Promise<ProcessExecutionRpcResponse> {
     // The service waits for the worker: allow the worker's timeout on top of ours.
     return this.call(SERVICE_PATHS.rpc, request, ProcessExecutionRpcResponseSchema, (request.timeoutSeconds ?? 10) * 1000);
   }
-
-  /**
-   * POSTs `body` to `path` and returns the answer, checked with `schema` when given. Sends
-   * it again (the same bytes) on a lost answer or a 503 as `retries.ts` says: a read, or a
-   * body with a `requestId`, after any; anything else only when the service cannot have
-   * acted on it. Throws `XdbApiError` for the service's refusals, `XdbHttpError` for other
-   * non-2xx answers, `XdbTransportError` when no answer came, `XdbInvalidResponseError` for
-   * an unreadable 2xx answer.
-   */
-  async call<S extends z.ZodType = z.ZodType<unknown>>(
-    path: string,
-    body: unknown,
-    schema?: S,
-    extraTimeoutMs = 0,
-  ): Promise<z.infer<S>> {
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: "application/json",
-      ...traceHeaders(this.options.traceContext ? this.options.traceContext() : currentTraceContext()),
-    };
-    if (this.options.bearerToken) headers.authorization = `Bearer ${this.options.bearerToken}`;
-    const timeoutMs = (this.options.requestTimeoutMs ?? 60_000) + extraTimeoutMs;
-    const { response, text } = await this.send(path, body, headers, timeoutMs);
-    if (!response.ok) {
-      throw errorFromResponse(response.status, text, path);
-    }
-    if (!schema) return undefined as z.infer<S>;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new XdbInvalidResponseError(`not JSON: ${String(error)}`, path);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new XdbInvalidResponseError(parsed.error.message, path);
-    }
-    return parsed.data;
-  }
-
-  /** The answer to `body` on `path`, sent again (the same bytes) while `retries` says so. */
-  private async send(
-    path: string,
-    body: unknown,
-    headers: Record<string, string>,
-    timeoutMs: number,
-  ): Promise<{ response: Response; text: string }> {
-    const doFetch = this.options.fetch ?? fetch;
-    const content = JSON.stringify(body);
-    for (let attempt = 1; ; attempt++) {
-      let pause: number | undefined;
-      try {
-        const response = await doFetch(`${this.serviceUrl}${path}`, {
-          method: "POST",
-          headers,
-          body: content,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const text = await response.text();
-        pause = this.retries.afterAnswer(path, body, attempt, response.status, response.headers, text);
-        if (pause === undefined) return { response, text };
-      } catch (error) {
-        pause = this.retries.afterError(path, body, attempt, error);
-        if (pause === undefined) {
-          const timedOut = error instanceof DOMException && error.name === "TimeoutError";
-          const message = timedOut ? `no answer within ${timeoutMs} ms` : describeCause(error);
-          const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
-          throw new XdbTransportError(`${message}${tries}`, path, { cause: error });
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
-  }
-}
-
-/** Sorts a non-2xx answer: the service's error body, or plain HTTP. */
-export function errorFromResponse(status: number, text: string, path: string): XdbApiError | XdbHttpError {
-  try {
-    const parsed = ApiErrorResponseSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return new XdbApiError(status, parsed.data, path);
-  } catch {
-    // not JSON: plain HTTP below
-  }
-  return new XdbHttpError(status, text, path);
-}
-
-/**
- * Builds the start request for `definition`, checking the options against its schema so
- * mistakes fail here rather than in the service.
- */
-export function buildStartRequest(
-  definition: ProcessDefinition,
-  processId: string,
-  input: unknown,
-  options: ProcessStartOptions,
-): ProcessExecutionStartRequest {
-  const { processType, persistence } = definition;
-  const undeclared = (kind: string, name: string): XdbSdkError =>
-    new XdbSdkError("UNDECLARED", `${kind} ${JSON.stringify(name)} is not declared in the schema of process ${processType}`);
-  const initialWrite: GlobalAttributeValue[] = Object.entries(options.initialGlobalAttributes ?? {}).map(
-    ([column, value]) => {
-      if (column !== persistence.table?.primaryKeyColumn && !persistence.declaresGlobalAttribute(column)) {
-        throw undeclared("global attribute", column);
-      }
-      return { column, value: toJsonValue(`global attribute ${JSON.stringify(column)}`, value) };
-    },
-  );
-  const localWrites: LocalAttributeValue[] = Object.entries(options.initialLocalAttributes ?? {}).map(
-    ([key, value]) => {
-      if (!persistence.declaresLocalAttribute(key)) throw undeclared("local attribute", key);
-      return { key, value: encode(`local attribute ${JSON.stringify(key)}`, value ?? null) };
-    },
-  );
-  const config: ProcessStartConfig = {};
-  const table = persistence.table;
-  const pk = options.globalAttributePkValue;
-  if (table && pk === undefined) {
-    throw new XdbSdkError(
-      "NOT_ALLOWED",
-      `process ${processType} keeps global attributes in table ${table.tableName}: globalAttributePkValue is required`,
-    );
-  }
-  if (!table && (pk !== undefined || initialWrite.length > 0)) {
-    throw new XdbSdkError("NOT_ALLOWED", `process ${processType} declares no global attribute table`);
-  }
-  if (table) {
-    config.globalAttributeConfig = {
-      tableName: table.tableName,
-      primaryKey: { column: table.primaryKeyColumn, value: toJsonValue("global attribute primary key value", pk) },
-      initialWrite,
-    };
-  }
-  if (localWrites.length > 0) config.localAttributeInitialWrite = localWrites;
-  if (options.timeoutSeconds !== undefined) config.timeoutSeconds = Math.ceil(options.timeoutSeconds);
-  if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
-
-  const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
-  if (options.requestId !== undefined) request.requestId = options.requestId;
-  // None: the service routes the start to the deployment that registered the type.
-  if (options.workerUrl) request.workerUrl = options.workerUrl;
-  const startInput = encodeOptional("start state input", input);
-  if (definition.startingStateId !== undefined) {
-    request.startStateId = definition.startingStateId;
-    request.startStateConfig = definition.stateConfig(definition.startingStateId);
-    if (startInput) request.startStateInput = startInput;
-  } else if (startInput) {
-    throw new XdbSdkError("NOT_ALLOWED", `process ${processType} has no starting state to take an input`);
-  }
-  return request;
-}
-
-/** The history request: only the options given are sent (an empty `eventTypes` means every type). */
-function historyRequest(processId: string, options: HistoryOptions): ProcessExecutionHistoryRequest {
-  const request: ProcessExecutionHistoryRequest = { processId };
-  if (options.processExecutionId !== undefined) request.processExecutionId = options.processExecutionId;
-  if (options.afterEventId !== undefined) request.afterEventId = options.afterEventId;
-  if (options.pageSize !== undefined) request.pageSize = options.pageSize;
-  if (options.eventTypes !== undefined && options.eventTypes.length > 0) request.eventTypes = [...options.eventTypes];
-  return request;
-}
-
-function withOptional<T extends object, K extends string, V>(base: T, key: K, value: V | undefined): T & Partial<Record<K, V>> {
-  return value === undefined ? base : { ...base, [key]: value };
-}
-
-function describeCause(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
-}
-
-/** A deployment by name and version (a `WorkerDeployment` carries its URL too: left out). */
-function deploymentRef(deployment: DeploymentRef): DeploymentRef {
-  return { name: deployment.name, version: deployment.version };
 }

@@ -13,14 +13,18 @@
  *   makes once per call); the service answers a repeated id with what it first answered,
  *   without acting again.
  *
- * Nothing else is sent again: not a 4xx (a 409 `REQUEST_ID_CONFLICT` included), nor a 500.
+ * Nothing else is sent again: not a 4xx (a 409 `REQUEST_ID_CONFLICT` included), nor a 500,
+ * with one exception: a service of a release before request ids refuses the `requestId`
+ * field (400 `INVALID_REQUEST`, "unknown field"); when the id is the client's own, not the
+ * caller's, the write goes again without it, as that service would have taken it, so that
+ * the services can be upgraded after their clients (`predatesRequestIds`).
  * A call is sent at most `maxAttempts` times; the pause before the next is the answer's
  * `Retry-After` (seconds) or else a backoff doubling from 250 ms, each at most
  * `maxRetryDelayMs`. Nothing here does IO.
  */
 import { randomUUID } from "node:crypto";
 
-import { XdbSdkError } from "./errors.js";
+import { XdbApiError, XdbSdkError } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
 import { BATCH_PATHS, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, SERVICE_PATHS } from "./protocol.js";
 
@@ -69,6 +73,17 @@ export function requestIdOf(given: string | undefined): string {
     );
   }
   return given;
+}
+
+/**
+ * Whether `error` is a service of a release before request ids refusing the field: 400
+ * `INVALID_REQUEST` naming the unknown field `requestId`. The client then sends its own
+ * id's write again without it; the caller's id is never dropped.
+ */
+export function predatesRequestIds(error: unknown): boolean {
+  if (!(error instanceof XdbApiError) || error.subType !== "INVALID_REQUEST") return false;
+  const message = error.body.message;
+  return message.includes("unknown field") && message.includes("requestId");
 }
 
 /** Whether sending `body` to `path` twice does what sending it once does: a read, or a write carrying a request id. */

@@ -92,7 +92,9 @@ class _BatchRequests:
             move_to=_deployment(move_to),
         )
         read = BatchStartResponse.model_validate_json
-        return Call(BATCH_START, body, self.request_timeout, read)
+        return Call(
+            BATCH_START, body, self.request_timeout, read, own_request_id=request_id is None
+        )
 
     def _list_batches(
         self,

@@ -69,7 +69,7 @@ class _OperatorRequests:
             identity=identity,
         )
         read = ProcessExecutionControlResponse.model_validate_json
-        return Call(path, body, self.request_timeout, read)
+        return Call(path, body, self.request_timeout, read, own_request_id=request_id is None)
 
     def _reset(
         self,
@@ -93,7 +93,7 @@ class _OperatorRequests:
             identity=identity,
         )
         read = ProcessExecutionResetResponse.model_validate_json
-        return Call(RESET, body, self.request_timeout, read)
+        return Call(RESET, body, self.request_timeout, read, own_request_id=request_id is None)
 
 
 class AsyncOperatorCalls(_OperatorRequests):

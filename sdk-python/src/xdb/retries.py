@@ -13,7 +13,11 @@ twice does what acting once does:
   makes once per call); the service answers a repeated id with the body it first
   answered, without acting again.
 
-Nothing else is sent again: not a 4xx (a 409 ``REQUEST_ID_CONFLICT`` included), nor a 500.
+Nothing else is sent again: not a 4xx (a 409 ``REQUEST_ID_CONFLICT`` included), nor a 500,
+with one exception: a service of a release before request ids refuses the ``requestId``
+field (400 ``INVALID_REQUEST``, "unknown field"); when the id is the client's own, not
+the caller's, the call goes again without it, as that service would have taken it, so
+that the services can be upgraded after their clients.
 A call is sent at most ``max_attempts`` times; the pause before the next is the answer's
 ``Retry-After`` (seconds) or else a backoff doubling from 0.25 s, each at most
 ``max_retry_delay``.
@@ -21,17 +25,18 @@ A call is sent at most ``max_attempts`` times; the pause before the next is the 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import ValidationError
 
 from xdb.call import Call
-from xdb.errors import SchemaError
+from xdb.errors import InvalidRequestError, SchemaError
 from xdb.protocol import (
     BATCH_DESCRIBE,
     BATCH_LIST,
@@ -47,6 +52,8 @@ from xdb.protocol import (
     ApiErrorResponse,
     ErrorSubType,
 )
+
+T = TypeVar("T")
 
 DEFAULT_MAX_ATTEMPTS = 5
 """How many times a call is sent at most, unless the client is told otherwise."""
@@ -97,6 +104,30 @@ def repeatable(call: Call[Any]) -> bool:
     A read, or a write that carries a request id.
     """
     return call.path in _READS or getattr(call.body, "request_id", None) is not None
+
+
+def predates_request_ids(call: Call[Any], error: Exception) -> bool:
+    """Whether ``error`` is an older service refusing the client's own request id.
+
+    A release before request ids answers 400 ``INVALID_REQUEST`` naming the unknown field
+    ``requestId``. Never for the caller's id: that one is not dropped behind its back.
+    """
+    return (
+        call.own_request_id
+        and isinstance(error, InvalidRequestError)
+        and "unknown field" in error.message
+        and "requestId" in error.message
+    )
+
+
+def without_request_id(call: Call[T]) -> Call[T]:
+    """``call`` without its request id, as a release before request ids takes it.
+
+    Without an id it is no longer repeatable: sent again only when the service surely did
+    nothing (see :func:`repeatable`).
+    """
+    body = call.body.model_copy(update={"request_id": None})
+    return dataclasses.replace(call, body=body, own_request_id=False)
 
 
 def _sub_type(response: httpx.Response) -> str | None:

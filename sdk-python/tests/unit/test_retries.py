@@ -306,6 +306,99 @@ async def test_retry_after_is_honoured_up_to_max_retry_delay() -> None:
             assert time.monotonic() - started < 2.0
 
 
+def refused_request_id() -> Answer:
+    """What a service of a release before request ids answers a request carrying one."""
+    message = "request body: unknown field `requestId`, expected one of `processId`, `reason`"
+    return Answer(400, {"subType": "INVALID_REQUEST", "message": message})
+
+
+def assert_sent_again_without_its_id(service: ScriptedService, path: str) -> None:
+    """Two requests to ``path``: with a UUID v4, then the same body without it."""
+    assert [s.path for s in service.seen] == [path, path]
+    first, second = (s.json() for s in service.seen)
+    assert uuid.UUID(first.pop("requestId")).version == 4
+    assert "requestId" not in second
+    assert first == second
+
+
+@pytest.mark.parametrize(("path", "call", "answer"), WRITES, ids=WRITE_IDS)
+async def test_a_write_whose_own_id_is_refused_is_sent_again_without_it(
+    path: str, call: AsyncCall, answer: Any
+) -> None:
+    with serve(refused_request_id(), Answer(200, answer)) as service:
+        async with client(service) as c:
+            await call(c)
+    assert_sent_again_without_its_id(service, path)
+
+
+async def test_the_callers_refused_id_is_never_dropped() -> None:
+    with serve(refused_request_id()) as service:
+        async with client(service) as c:
+            with pytest.raises(InvalidRequestError, match="unknown field `requestId`"):
+                await c.pause("p", request_id="pause-1")
+            with pytest.raises(InvalidRequestError, match="unknown field `requestId`"):
+                await c.start_batch("PAUSE", request_id="batch-1")
+    assert [s.json()["requestId"] for s in service.seen] == ["pause-1", "batch-1"]
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        refusal(400, "INVALID_REQUEST"),
+        Answer(400, {"subType": "INVALID_REQUEST", "message": "unknown field `identityx`"}),
+        Answer(400, {"subType": "INVALID_REQUEST", "message": "requestId: at most 200 chars"}),
+        Answer(409, {"subType": "REQUEST_ID_CONFLICT", "message": "unknown field requestId"}),
+    ],
+    ids=["other-message", "other-field", "bad-id", "conflict"],
+)
+async def test_other_refusals_do_not_drop_the_id(refused: Answer) -> None:
+    with serve(refused, Answer(200, CONTROL_ANSWER)) as service:
+        async with client(service) as c:
+            with pytest.raises((InvalidRequestError, RequestIdConflictError)):
+                await c.pause("p")
+    assert len(service.seen) == 1
+
+
+async def test_a_write_without_its_id_is_sent_again_only_when_the_service_did_nothing() -> None:
+    # Without an id, a repeat could act twice: a lost answer is not sent again.
+    with serve(refused_request_id(), Drop(), Answer(200, {})) as service:
+        async with client(service) as c:
+            with pytest.raises(TransportError):
+                await c.stop_process("p")
+    assert [s.path for s in service.seen] == [STOP, STOP]
+    # OVERLOADED changed nothing: sent again, still without the id.
+    with serve(
+        refused_request_id(), refusal(503, "OVERLOADED", retry_after="0"), Answer(200, {})
+    ) as service:
+        async with client(service) as c:
+            await c.stop_process("p")
+    assert [s.path for s in service.seen] == [STOP] * 3
+    assert ["requestId" in s.json() for s in service.seen] == [True, False, False]
+
+
+def test_the_sync_client_drops_only_its_own_refused_id() -> None:
+    with (
+        serve(refused_request_id(), Answer(200, {"batchId": "b", "expected": 1})) as s,
+        Client(s.url, max_retry_delay=FAST) as c,
+    ):
+        assert c.start_batch("TERMINATE", reason="cleanup").batch_id == "b"
+    assert_sent_again_without_its_id(s, BATCH_START)
+    with (
+        serve(refused_request_id(), Answer(200, {})) as s,
+        Client(s.url, max_retry_delay=FAST) as c,
+        pytest.raises(InvalidRequestError),
+    ):
+        c.stop_process("p", request_id="s-1")
+    assert len(s.seen) == 1
+    with (
+        serve(refusal(400, "INVALID_REQUEST"), Answer(200, {})) as s,
+        Client(s.url, max_retry_delay=FAST) as c,
+        pytest.raises(InvalidRequestError),
+    ):
+        c.stop_process("p")
+    assert len(s.seen) == 1
+
+
 def test_the_sync_client_retries_the_same_way() -> None:
     with (
         serve(

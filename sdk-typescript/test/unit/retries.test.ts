@@ -2,7 +2,9 @@
 // refuses. A write (start, stop, publish, the controls, reset, batch start) carries a
 // request id (the caller's, else a UUID v4 made once per call) and is sent again with the
 // same id and the same bytes on a lost connection and on 503; reads are sent again too;
-// nothing is sent again on another status, and never more than `maxAttempts` times.
+// nothing is sent again on another status, and never more than `maxAttempts` times. A
+// service of a release before request ids refuses the field: a write whose id is the
+// client's own goes again without it, the caller's own id is never dropped.
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -210,6 +212,65 @@ describe("request ids and retries", () => {
       await client(s, { maxRetryDelayMs: 100 }).resume("p");
       assert.ok(Date.now() - started < 2_000);
     });
+  });
+});
+
+/** What a service of a release before request ids answers a request carrying one. */
+const refusedRequestId: Step = answer(400, {
+  subType: "INVALID_REQUEST",
+  message: "request body: unknown field `requestId`, expected one of `processId`, `reason`",
+});
+
+describe("a service of the release before request ids", () => {
+  for (const [path, call, ok] of WRITES) {
+    it(`gets ${path} again without the client's own id, and takes it`, async () => {
+      const service = await serving([refusedRequestId, answer(200, ok)], (s) => call(client(s)));
+      assert.deepEqual(service.seen.map((s) => s.path), [path, path]);
+      const [first, second] = service.json();
+      assert.match(String(first?.requestId), UUID_V4);
+      assert.ok(second !== undefined && !("requestId" in second), JSON.stringify(second));
+      const { requestId: _id, ...rest } = first ?? {};
+      assert.deepEqual(second, rest);
+    });
+  }
+
+  it("refuses the caller's own id: that refusal reaches the caller", async () => {
+    const service = await serving([refusedRequestId], async (s) => {
+      const c = client(s);
+      const refused = (e: unknown) => isApiError(e, "INVALID_REQUEST") && /unknown field `requestId`/.test(e.message);
+      await assert.rejects(c.pause("p", { requestId: "pause-1" }), refused);
+      await assert.rejects(c.start({ processId: "p", processType: "T", requestId: "start-1" }), refused);
+      await assert.rejects(c.startBatch({ operation: "PAUSE", requestId: "batch-1" }), refused);
+    });
+    assert.deepEqual(service.json().map((b) => b.requestId), ["pause-1", "start-1", "batch-1"]);
+  });
+
+  const otherRefusals: [string, Step][] = [
+    ["another message", refusal(400, "INVALID_REQUEST")],
+    ["another unknown field", answer(400, { subType: "INVALID_REQUEST", message: "unknown field `identityx`" })],
+    ["a malformed id", answer(400, { subType: "INVALID_REQUEST", message: "requestId: at most 200 characters" })],
+    ["another sub type", answer(409, { subType: "REQUEST_ID_CONFLICT", message: "unknown field requestId" })],
+  ];
+  for (const [what, refused] of otherRefusals) {
+    it(`does not drop the id after ${what}`, async () => {
+      const service = await serving([refused, answer(200, CONTROL)], async (s) => {
+        await assert.rejects(client(s).pause("p"), (e: unknown) => isApiError(e));
+      });
+      assert.equal(service.seen.length, 1);
+    });
+  }
+
+  it("sends the write without its id again only when the service did nothing", async () => {
+    // Without an id, a repeat could act twice: a lost answer is not sent again.
+    const dropped = await serving([refusedRequestId, drop, answer(200, {})], async (s) => {
+      await assert.rejects(client(s).stop("p"), XdbTransportError);
+    });
+    assert.equal(dropped.seen.length, 2);
+    // OVERLOADED changed nothing: sent again, still without the id.
+    const overloaded = await serving([refusedRequestId, refusal(503, "OVERLOADED", "0"), answer(200, {})], async (s) => {
+      await client(s).stop("p");
+    });
+    assert.deepEqual(overloaded.json().map((b) => "requestId" in b), [true, false, false]);
   });
 });
 

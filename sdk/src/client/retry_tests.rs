@@ -343,3 +343,47 @@ async fn batch_calls_use_their_paths_and_batch_start_a_request_id() {
     assert_eq!(seen[0].body, seen[1].body);
     assert!(is_valid_request_id(&request_id(&seen[0])));
 }
+
+/// What a service of the release before request ids answers a request carrying one.
+const UNKNOWN_REQUEST_ID: &str = r#"{"subType":"INVALID_REQUEST","message":"request body: unknown field `requestId`, expected one of `processId`, `reason`"}"#;
+
+#[tokio::test]
+async fn a_service_before_request_ids_gets_a_write_again_without_the_clients_own_id() {
+    let refused = || vec![Answer::Status(400, UNKNOWN_REQUEST_ID)];
+    let (url, seen) = scripted_service(refused(), "{}").await;
+    client(&url).stop(&stop_request(None)).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert!(is_valid_request_id(&request_id(&seen[0])));
+    assert!(
+        seen[1].body.get("requestId").is_none(),
+        "{:?}",
+        seen[1].body
+    );
+    let mut first = seen[0].body.clone();
+    first.as_object_mut().unwrap().remove("requestId");
+    assert_eq!(first, seen[1].body, "the same request but for its id");
+
+    // The caller's own id is never dropped: the refusal is the caller's to see.
+    let (url, seen) = scripted_service(refused(), "{}").await;
+    let error = client(&url)
+        .stop(&stop_request(Some("r1")))
+        .await
+        .unwrap_err();
+    assert_eq!(error.sub_type(), Some(ErrorSubType::InvalidRequest));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+
+    // Another 400 keeps the id and is final.
+    let (url, seen) = scripted_service(vec![Answer::Status(400, INVALID)], "{}").await;
+    let error = client(&url).stop(&stop_request(None)).await.unwrap_err();
+    assert_eq!(error.sub_type(), Some(ErrorSubType::InvalidRequest));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+
+    // Without an id a repeat could act twice: a lost answer is not sent again.
+    let mut script = refused();
+    script.push(Answer::Drop);
+    let (url, seen) = scripted_service(script, "{}").await;
+    let error = client(&url).stop(&stop_request(None)).await.unwrap_err();
+    assert!(matches!(error, ClientError::Transport(_)), "{error}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}

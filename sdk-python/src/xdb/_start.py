@@ -1,0 +1,115 @@
+"""What ``start_process`` sends: its options, and the start request built from them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from xdb import encoding
+from xdb.errors import SchemaError
+from xdb.process import ProcessDefinition
+from xdb.protocol import (
+    GlobalAttributeConfig,
+    GlobalAttributeValue,
+    LocalAttributeValue,
+    ProcessExecutionStartRequest,
+    ProcessIdReusePolicy,
+    ProcessStartConfig,
+)
+
+
+@dataclass(frozen=True)
+class ProcessStartOptions:
+    """Options of ``start_process``.
+
+    ``global_attribute_pk_value`` picks the execution's row in the process's table
+    (required when the process has one); ``initial_global_attributes`` are upserted into
+    that row, and ``initial_local_attributes`` written, in the start transaction.
+    """
+
+    global_attribute_pk_value: Any = None
+    initial_global_attributes: Mapping[str, Any] | None = None
+    initial_local_attributes: Mapping[str, Any] | None = None
+    id_reuse_policy: ProcessIdReusePolicy | None = None
+    timeout: timedelta | float | None = None
+    worker_url: str | None = None
+    """The worker hosting the process; default the client's. Neither: the URL of the
+    deployment that registered the process type (the service answers 400 if none did)."""
+
+
+def build_start_request(
+    definition: ProcessDefinition,
+    process_id: str,
+    worker_url: str,
+    input: Any,
+    options: ProcessStartOptions,
+) -> ProcessExecutionStartRequest:
+    """The start request for ``definition``, checked against its schema.
+
+    Mistakes (an undeclared column, a missing primary-key value) fail here, not in
+    the service.
+    """
+    schema = definition.persistence
+    for column in options.initial_global_attributes or {}:
+        if column not in schema.global_attributes and column != schema.primary_key:
+            raise SchemaError(
+                f"global attribute {column!r} is not declared in {definition.process_type}"
+            )
+    for key in options.initial_local_attributes or {}:
+        if key not in schema.local_attributes:
+            raise SchemaError(
+                f"local attribute {key!r} is not declared in {definition.process_type}"
+            )
+    global_config: GlobalAttributeConfig | None = None
+    if schema.table_name is not None and schema.primary_key is not None:
+        if options.global_attribute_pk_value is None:
+            raise SchemaError(
+                f"{definition.process_type} keeps global attributes in table "
+                f"{schema.table_name!r}: global_attribute_pk_value is required"
+            )
+        global_config = GlobalAttributeConfig(
+            table_name=schema.table_name,
+            primary_key=GlobalAttributeValue(
+                column=schema.primary_key,
+                value=encoding.to_json_value(
+                    "global attribute primary key value", options.global_attribute_pk_value
+                ),
+            ),
+            initial_write=[
+                GlobalAttributeValue(
+                    column=c, value=encoding.to_json_value(f"global attribute {c!r}", v)
+                )
+                for c, v in (options.initial_global_attributes or {}).items()
+            ],
+        )
+    elif options.global_attribute_pk_value is not None or options.initial_global_attributes:
+        raise SchemaError(f"{definition.process_type} declares no global attribute table")
+    start_input = encoding.encode_optional("start state input", input)
+    if definition.starting_state_id is None and start_input is not None:
+        raise SchemaError(f"{definition.process_type} has no starting state to take an input")
+    timeout = options.timeout
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+    return ProcessExecutionStartRequest(
+        process_id=process_id,
+        process_type=definition.process_type,
+        worker_url=worker_url,
+        start_state_id=definition.starting_state_id,
+        start_state_input=start_input,
+        start_state_config=(
+            definition.state_config(definition.starting_state_id)
+            if definition.starting_state_id is not None
+            else None
+        ),
+        process_start_config=ProcessStartConfig(
+            timeout_seconds=math.ceil(seconds) if seconds is not None else None,
+            id_reuse_policy=options.id_reuse_policy,
+            global_attribute_config=global_config,
+            local_attribute_initial_write=[
+                LocalAttributeValue(key=k, value=encoding.encode(f"local attribute {k!r}", v))
+                for k, v in (options.initial_local_attributes or {}).items()
+            ],
+        ),
+    )

@@ -1,0 +1,127 @@
+/**
+ * The options of the client (`ClientOptions`) and of its calls, and what
+ * `waitForCompletion` returns.
+ */
+import type {
+  AsyncStateConfig,
+  HistoryEventType,
+  ProcessExecutionStopType,
+  ProcessExecutionWaitForCompletionResponse,
+  ProcessIdReusePolicy,
+} from "./protocol.js";
+import type { TraceContext } from "./trace.js";
+
+export interface ClientOptions {
+  /** Base URL of the API service, e.g. `http://127.0.0.1:8801`. */
+  readonly serviceUrl: string;
+  /** The worker URL starts use when given none. */
+  readonly workerUrl?: string;
+  /** Sent as `Authorization: Bearer …` (the service's `security.tokens` or `api_tokens`). */
+  readonly bearerToken?: string;
+  /** Timeout of each call other than the waits, in milliseconds (default 60 s). */
+  readonly requestTimeoutMs?: number;
+  /** The fetch to use (default: the global one). */
+  readonly fetch?: typeof fetch;
+  /**
+   * The trace context to send with each request; default: the context of the worker call
+   * being served, if any. With OpenTelemetry: inject the active context here.
+   */
+  readonly traceContext?: () => TraceContext | undefined;
+  /**
+   * The longest wait one wait-for-completion call asks for: the service's
+   * `api.max_wait_seconds` (default 300); longer waits are several calls.
+   */
+  readonly maxWaitSeconds?: number;
+  /**
+   * How many times one call is sent at most (default 5; 1: never again). A call is sent
+   * again, with the same request id and body, when its answer was lost (a connection
+   * refused, reset or closed, a timeout) or the service answered 503: see `retries.ts`.
+   */
+  readonly maxAttempts?: number;
+  /**
+   * The longest pause before sending a call again, in milliseconds (default 5000): the
+   * answer's `Retry-After`, else a backoff doubling from 250 ms, capped by this.
+   */
+  readonly maxRetryDelayMs?: number;
+}
+
+/** The request id option of every write (start, stop, publish, the controls, reset, batch start). */
+export interface RequestIdOption {
+  /**
+   * The request's idempotency key: 1 to 200 letters, digits and `-_.:`. The service
+   * answers the same id and body, sent again within 24 hours, as it answered the first,
+   * without acting again; the same id with another body is refused with
+   * `REQUEST_ID_CONFLICT` (409). Default: a UUID v4 made once per call.
+   */
+  readonly requestId?: string;
+}
+
+/** Options of `startProcess`. */
+export interface ProcessStartOptions extends RequestIdOption {
+  /**
+   * The worker hosting the process; default: the client's `workerUrl`. Neither: the URL of
+   * the deployment that registered the process type (the service answers 400 if none did).
+   */
+  readonly workerUrl?: string;
+  /** Selects the execution's row of the global-attribute table; required when the process declares one. */
+  readonly globalAttributePkValue?: unknown;
+  /** Columns upserted into that row in the start transaction. */
+  readonly initialGlobalAttributes?: Readonly<Record<string, unknown>>;
+  /** Local attributes written in the start transaction. */
+  readonly initialLocalAttributes?: Readonly<Record<string, unknown>>;
+  /** The whole execution times out after this many seconds; absent means never. */
+  readonly timeoutSeconds?: number;
+  /** What to do when the process id already has an execution (service default: `ALLOW_IF_NO_RUNNING`). */
+  readonly idReusePolicy?: ProcessIdReusePolicy;
+}
+
+/** Options of `history` and `historyEvents`. */
+export interface HistoryOptions {
+  /** The execution to read; default: the current one. */
+  readonly processExecutionId?: string;
+  /** Only events after this one: the previous page's `nextAfterEventId`. */
+  readonly afterEventId?: number;
+  /** Events per page, 1 to 1000 (the service's default: 1000). */
+  readonly pageSize?: number;
+  /** Only events of these types (every type when absent or empty). */
+  readonly eventTypes?: readonly HistoryEventType[];
+}
+
+/** Options of `stop`. */
+export interface StopOptions extends RequestIdOption {
+  /** `TERMINATE` (the default) or `FAIL`. */
+  readonly stopType?: ProcessExecutionStopType;
+  /** Kept as the failure's `details`. */
+  readonly reason?: string;
+  /** Only if this execution is the process id's current one; default: whichever is. */
+  readonly processExecutionId?: string;
+}
+
+/** Options of `publishMessages`. */
+export interface PublishOptions extends RequestIdOption {
+  /** Only if this execution is the process id's current one; default: whichever is. */
+  readonly processExecutionId?: string;
+}
+
+/** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`). */
+export interface ControlOptions extends RequestIdOption {
+  /** The execution to act on; default: the current one. */
+  readonly processExecutionId?: string;
+  /** `retryNow` and `giveUp` only: just this state execution (`stateId-number`); default: every one it applies to. */
+  readonly stateExecutionId?: string;
+  /** Why; kept in the history event. */
+  readonly reason?: string;
+  /** Who asks (a person or a tool); kept in the history event. */
+  readonly identity?: string;
+}
+
+/** Options of `reset`: besides those of every control, the state's options. */
+export interface ResetOptions extends Omit<ControlOptions, "stateExecutionId"> {
+  /** The state's options; default: those its registered definition declares, else the defaults. */
+  readonly stateConfig?: AsyncStateConfig;
+}
+
+/** What `waitForCompletion` returns: the service's answer, with the result decoded. */
+export type Completion<T = unknown> = ProcessExecutionWaitForCompletionResponse & {
+  readonly output: T | undefined;
+};
