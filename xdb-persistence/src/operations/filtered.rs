@@ -55,7 +55,7 @@ pub(crate) async fn list_matching<D: Dialect>(
         .iter()
         .map(summary_of::<D::Tx>)
         .collect::<Result<Vec<_>, _>>()?;
-    tx.commit().await?;
+    end_read_only(tx);
     let page_size = page_size as usize;
     let next_page_token = (page.len() > page_size)
         .then(|| &page[page_size - 1])
@@ -134,7 +134,7 @@ pub(crate) async fn count_matching<D: Dialect>(
             }
         }
     };
-    tx.commit().await?;
+    end_read_only(tx);
     Ok(response)
 }
 
@@ -239,6 +239,13 @@ async fn time_limited<D: Dialect>(store: &D, limit: Duration) -> Result<D::Tx, S
         tx.execute(&setting, &[]).await?;
     }
     Ok(tx)
+}
+
+/// Ends a transaction that only read: dropped, it is rolled back after the answer went
+/// out (PostgreSQL's in a task of its own, MySQL's when its connection is reused), so the
+/// answer waits for no COMMIT.
+fn end_read_only<T: Transaction>(tx: T) {
+    drop(tx);
 }
 
 /// Runs `statement` in `tx`, bounded by `limit`.
