@@ -92,9 +92,10 @@ fn definitions() -> (Arc<GatedRegistry>, Definitions) {
 /// Makes the known snapshot `age` old.
 fn age(definitions: &Definitions, age: Duration) {
     let mut current = definitions.current.write().unwrap();
-    let mut aged = Snapshot::default();
-    aged.loaded_at = Some(Instant::now() - age);
-    current.snapshot = Arc::new(aged);
+    current.snapshot = Arc::new(Snapshot {
+        loaded_at: Some(Instant::now() - age),
+        ..Snapshot::default()
+    });
 }
 
 fn loaded_at(definitions: &Definitions) -> Option<Instant> {

@@ -479,6 +479,7 @@ class GroupField(StrEnum):
 
     STATUS = "status"
     PROCESS_TYPE = "processType"
+    CURRENT_STATE_ID = "currentStateId"
 
 
 class HistoryEvent(WireModel):
@@ -1254,7 +1255,7 @@ class GlobalAttributesDefinition(WireModel):
 
 
 class GroupByField(WireModel):
-    """Groups by `status` or `processType`."""
+    """Groups by `status`, `processType` or `currentStateId`."""
 
     field: GroupField
 

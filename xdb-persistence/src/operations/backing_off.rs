@@ -18,7 +18,11 @@ pub(crate) async fn marked<D: Dialect>(
     store: &D,
     rows: Vec<Listed>,
 ) -> Result<Vec<ProcessExecutionSummary>, StoreError> {
-    let candidates: Vec<Uuid> = rows.iter().filter(|r| r.may_back_off).map(|r| r.id).collect();
+    let candidates: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.may_back_off)
+        .map(|r| r.id)
+        .collect();
     let mut executions: Vec<_> = rows.into_iter().map(|row| row.summary).collect();
     if !candidates.is_empty() {
         mark_backing_off(store, &candidates, &mut executions).await?;

@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-
 use xdb_engine::decide::DecideError;
 use xdb_engine::validation::{check_identifier, split_table_name, ValidationError};
 use xdb_protocol::{

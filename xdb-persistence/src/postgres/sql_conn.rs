@@ -28,6 +28,10 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
     }
 }
 
+/// Statements a connection keeps prepared before [`SqlConn::query_once`] stops adding
+/// to them: every statement of XDB's own, and a few hundred filter shapes.
+const MAX_CACHED_STATEMENTS: usize = 512;
+
 /// The PostgreSQL type `param` binds as; `None` for a business cell, whose type is its
 /// column's.
 fn postgres_type(param: &Param<'_>) -> Option<Type> {
@@ -81,9 +85,16 @@ impl SqlConn for PgRows {
         let values: Vec<_> = params.iter().map(postgres_value).collect();
         let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
         self.on_client(|client| async move {
-            // An unnamed statement: `prepare_cached` would keep every filter's text. With
-            // the parameters' types known, it is parsed, bound and run in one round trip.
+            // Prepared and kept (planned once, then its plan reused) while the
+            // connection keeps few statements; past that an unnamed statement, so that
+            // filters of ever new shapes cannot grow the cache. With the parameters'
+            // types known, that one is parsed, bound and run in one round trip.
             match types {
+                _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
+                    let statement = client.prepare_cached(&sql).await?;
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+                    Ok(client.query(&statement, &refs).await?)
+                }
                 Some(types) => {
                     let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
                         .iter()
@@ -93,8 +104,7 @@ impl SqlConn for PgRows {
                     Ok(client.query_typed(sql.as_ref(), &typed).await?)
                 }
                 None => {
-                    let refs: Vec<&(dyn ToSql + Sync)> =
-                        values.iter().map(|v| &**v as _).collect();
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
                     Ok(client.query(sql.as_ref(), &refs).await?)
                 }
             }

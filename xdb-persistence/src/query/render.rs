@@ -97,6 +97,10 @@ pub(crate) fn count(
     let key = group.map(|group| match group {
         Group::Field(GroupField::Status) => "p.status".to_string(),
         Group::Field(GroupField::ProcessType) => "p.process_type".to_string(),
+        Group::Field(GroupField::CurrentStateId) => format!(
+            "(SELECT MIN(s.state_id) FROM xdb_sys_async_state_executions s \
+             WHERE s.process_execution_id = p.id AND s.status IN {OPEN_STATE_STATUSES})"
+        ),
         Group::Column { name, .. } => format!("b.{}", syntax.quote(name)),
     });
     out.sql = match &key {

@@ -11,8 +11,8 @@ use crate::columns::{
     qualified, read_process, read_state, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT,
     STATE_COLUMNS,
 };
-use crate::sql::{json, Param, SqlConn, SqlKind};
 use crate::query::SUMMARY_COLUMNS;
+use crate::sql::{json, Param, SqlConn, SqlKind};
 use crate::tables::{Answer, ListQuery, Listed, ProcessRows};
 use crate::StoreError;
 
@@ -217,10 +217,7 @@ impl<C: SqlConn + NewExecutionRow> ProcessRows for C {
             .transpose()
     }
 
-    async fn list_executions(
-        &mut self,
-        query: &ListQuery<'_>,
-    ) -> Result<Vec<Listed>, StoreError> {
+    async fn list_executions(&mut self, query: &ListQuery<'_>) -> Result<Vec<Listed>, StoreError> {
         list_executions(self, query).await
     }
 
