@@ -37,7 +37,7 @@ const CONCURRENCY: usize = 16;
 /// read in the walk's order is sorted whole for every page (MariaDB sorts all of
 /// `customer < ?` to page it by start time), so the page count, not the page size, is
 /// what such a walk costs. See [`next_page_size`] for the other bounds.
-const MAX_PAGE: u32 = 1000;
+const MAX_PAGE: u32 = 500;
 /// The first page's size, before the walk knows how long an execution takes.
 const FIRST_PAGE: u32 = 100;
 
