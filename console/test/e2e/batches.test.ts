@@ -167,7 +167,15 @@ describe("web console batches", () => {
       const done = (await client.describeBatch(batchId)).batch.done;
       return (await client.count({ where: paused })).count === done;
     });
-    await page.locator("[data-testid=batch-done]").filter({ hasText: String((await client.describeBatch(batchId)).batch.done) }).waitFor();
+    // The page stops following a batch once it is no longer running, and the driver
+    // recounts after it sees the cancel: a call in flight may land after the page's
+    // last look. A fresh look shows the final count.
+    await eventually("the page to show the batch's final count", SOON, async () => {
+      await page.reload();
+      await page.locator("[data-testid=batch-status]", { hasText: "CANCELLED" }).waitFor();
+      const done = (await client.describeBatch(batchId)).batch.done;
+      return (await page.getByTestId("batch-done").textContent()) === String(done);
+    });
     await eventually("the earlier notices to go", SOON, async () => (await page.getByTestId("notice-ok").count()) === 0);
     await page.screenshot({ path: join(SCREENSHOTS, "batch-cancelled.png") });
 
