@@ -92,8 +92,10 @@ fn definitions() -> (Arc<GatedRegistry>, Definitions) {
 /// Makes the known snapshot `age` old.
 fn age(definitions: &Definitions, age: Duration) {
     let mut current = definitions.current.write().unwrap();
-    let mut aged = Snapshot::default();
-    aged.loaded_at = Some(Instant::now() - age);
+    let aged = Snapshot {
+        loaded_at: Some(Instant::now() - age),
+        ..Default::default()
+    };
     current.snapshot = Arc::new(aged);
 }
 
