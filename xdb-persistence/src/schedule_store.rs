@@ -60,7 +60,7 @@ pub struct NextFiring {
 
 /// Schedules' rows.
 #[async_trait]
-pub trait ScheduleStore: Send + Sync + 'static {
+pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
     /// Inserts a schedule (`version` 1); `false`, writing nothing, when its id exists.
     async fn create_schedule(
         &self,

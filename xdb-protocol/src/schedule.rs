@@ -108,7 +108,9 @@ impl ScheduleOverlapPolicy {
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleStartTemplate {
     pub process_type: String,
-    /// Absent or empty: the URL of the deployment that registered the process type.
+    /// Absent or empty: the URL of the deployment current for the process type when the
+    /// schedule is created or updated (stored then: update the schedule to follow a new
+    /// deployment).
     #[serde(default)]
     #[schema(default = "")]
     pub worker_url: String,

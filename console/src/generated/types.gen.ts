@@ -2014,7 +2014,9 @@ export type ScheduleStartTemplate = {
     startStateId?: string | null;
     startStateInput?: null | EncodedObject;
     /**
-     * Absent or empty: the URL of the deployment that registered the process type.
+     * Absent or empty: the URL of the deployment current for the process type when the
+     * schedule is created or updated (stored then: update the schedule to follow a new
+     * deployment).
      */
     workerUrl?: string;
 };

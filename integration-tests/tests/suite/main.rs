@@ -112,6 +112,7 @@ mod reset;
 mod resilience;
 mod roles;
 mod rpc;
+mod schedules;
 mod security;
 mod service_api;
 mod signup;

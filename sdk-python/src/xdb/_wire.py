@@ -2120,7 +2120,11 @@ class ScheduleStartTemplate(WireModel):
     start_state_id: str | None = None
     start_state_input: EncodedObject | None = None
     worker_url: str = ""
-    """Absent or empty: the URL of the deployment that registered the process type."""
+    """
+    Absent or empty: the URL of the deployment current for the process type when the
+    schedule is created or updated (stored then: update the schedule to follow a new
+    deployment).
+    """
 
 
 class ScheduleUpdateRequest(WireModel):

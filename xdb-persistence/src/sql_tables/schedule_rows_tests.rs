@@ -1,7 +1,6 @@
 use xdb_protocol::{CronSpec, ScheduleSpec, ScheduleStartTemplate};
 
 use super::*;
-use crate::DatabaseTime;
 
 on_both_databases!(
     store => store;
@@ -58,7 +57,7 @@ fn firing(id: &str, nominal_ms: i64, at: DateTime<Utc>) -> NewFiring {
     }
 }
 
-async fn a_schedule_reads_back_and_its_id_is_taken_once(store: impl ScheduleStore + DatabaseTime) {
+async fn a_schedule_reads_back_and_its_id_is_taken_once(store: impl ScheduleStore) {
     let at = store.database_clock().now() + chrono::TimeDelta::hours(1);
     let info = schedule("nightly", "report");
     assert!(store.create_schedule(&info, next_at(at)).await.unwrap());
@@ -82,7 +81,7 @@ async fn a_schedule_reads_back_and_its_id_is_taken_once(store: impl ScheduleStor
     assert!(store.get_schedule("other").await.unwrap().is_none());
 }
 
-async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore + DatabaseTime) {
+async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore) {
     let info = schedule("s", "report");
     store
         .create_schedule(
@@ -113,9 +112,7 @@ async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore + Databas
     assert_eq!(stored.info.next_fire_timestamp_ms, None);
 }
 
-async fn firings_are_recorded_once_and_an_old_read_records_nothing(
-    store: impl ScheduleStore + DatabaseTime,
-) {
+async fn firings_are_recorded_once_and_an_old_read_records_nothing(store: impl ScheduleStore) {
     let now = store.database_clock().now();
     store
         .create_schedule(&schedule("s", "report"), next_at(now))
@@ -175,9 +172,7 @@ async fn firings_are_recorded_once_and_an_old_read_records_nothing(
     assert!(store.previous_started("s", 1_000).await.unwrap().is_none());
 }
 
-async fn due_schedules_and_open_firings_follow_the_database_clock(
-    store: impl ScheduleStore + DatabaseTime,
-) {
+async fn due_schedules_and_open_firings_follow_the_database_clock(store: impl ScheduleStore) {
     let now = store.database_clock().now();
     let past = now - chrono::TimeDelta::seconds(5);
     let future = now + chrono::TimeDelta::hours(1);
@@ -232,7 +227,7 @@ async fn due_schedules_and_open_firings_follow_the_database_clock(
     assert_eq!(store.open_firings(10).await.unwrap().len(), 1);
 }
 
-async fn lists_page_by_id_and_delete_takes_the_firings(store: impl ScheduleStore + DatabaseTime) {
+async fn lists_page_by_id_and_delete_takes_the_firings(store: impl ScheduleStore) {
     let none = NextFiring {
         nominal_ms: None,
         fire_at: None,
