@@ -17,6 +17,7 @@ use crate::query::{order_env, PROCESS_TYPE};
 
 both_databases!(
     an_interval_fires_each_time_once_and_never_early,
+    after_downtime_only_the_catch_up_window_runs,
     skip_and_buffer_one_wait_for_the_running_firing,
     terminate_previous_stops_the_running_firing,
     trigger_and_backfill_start_their_firings_once,
@@ -140,6 +141,77 @@ async fn an_interval_fires_each_time_once_and_never_early(db: Database) {
     // Its executions run on.
     let first = started[0]["processId"].as_str().unwrap();
     assert_eq!(process_status(&env, first).await["status"], "RUNNING");
+}
+
+/// The spec's next fire time as describe computes it, on the database's clock.
+async fn next_fire_time(env: &XdbTestEnv, id: &str) -> i64 {
+    describe(env, id).await["nextFireTimestampsMs"][0]
+        .as_i64()
+        .unwrap()
+}
+
+/// Nominal times of the schedule's recorded firings, oldest first.
+async fn nominal_times(env: &XdbTestEnv, id: &str) -> Vec<i64> {
+    let described = describe(env, id).await;
+    let mut times: Vec<i64> = described["recentFirings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["nominalTimestampMs"].as_i64().unwrap())
+        .collect();
+    times.sort();
+    times
+}
+
+/// The async service is down for about 6 s; with a 3 s window, the firings missed more
+/// than 3 s before it came back are dropped and the others run late, none early.
+async fn after_downtime_only_the_catch_up_window_runs(db: Database) {
+    let (mut env, worker, _service) = order_env(db, EnvOptions::default()).await;
+    let mut request = every_second("catchup", &worker, "ALLOW_ALL");
+    request["catchupWindowSeconds"] = json!(3);
+    ok(&env, paths::SCHEDULE_CREATE, request).await;
+    wait_for(&env, "catchup", "STARTED", 2).await;
+    env.stop_async_instances().await;
+    let before = nominal_times(&env, "catchup").await;
+    let last_before = *before.last().unwrap();
+    let down_until = next_fire_time(&env, "catchup").await + 6_000;
+    eventually("six seconds of downtime", DEADLINE, || async {
+        next_fire_time(&env, "catchup").await >= down_until
+    })
+    .await;
+    let back_at = next_fire_time(&env, "catchup").await - 1_000;
+    env.add_async_instance().await;
+    eventually("firings after the restart", DEADLINE, || async {
+        nominal_times(&env, "catchup").await.len() >= before.len() + 3
+    })
+    .await;
+    let after: Vec<i64> = nominal_times(&env, "catchup")
+        .await
+        .into_iter()
+        .filter(|t| *t > last_before)
+        .collect();
+    let first_after = after[0];
+    assert!(
+        first_after >= last_before + 2_000,
+        "the oldest missed firings are dropped: {last_before} then {after:?}"
+    );
+    assert!(
+        first_after < back_at,
+        "missed firings within the window run late: back at {back_at}, {after:?}"
+    );
+    assert!(
+        first_after >= back_at - 4_000,
+        "none older than the window: back at {back_at}, {after:?}"
+    );
+    let started = wait_for(&env, "catchup", "STARTED", before.len() + 3).await;
+    for firing in &started {
+        let process = process_status(&env, firing["processId"].as_str().unwrap()).await;
+        let start = process["startTimestampMs"].as_i64().unwrap();
+        assert!(
+            start >= firing["nominalTimestampMs"].as_i64().unwrap(),
+            "{firing}"
+        );
+    }
 }
 
 async fn skip_and_buffer_one_wait_for_the_running_firing(db: Database) {
