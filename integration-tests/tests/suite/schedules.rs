@@ -23,6 +23,7 @@ both_databases!(
     trigger_and_backfill_start_their_firings_once,
     describe_lists_the_next_ten_fire_times_in_the_zone,
     bad_input_is_a_400_naming_the_field_and_creates_nothing,
+    the_rust_client_manages_a_schedule,
 );
 
 /// How long firings may take to show in these tests (they fire every second).
@@ -432,5 +433,93 @@ async fn bad_input_is_a_400_naming_the_field_and_creates_nothing(db: Database) {
     assert_eq!(
         (status, &body["subType"]),
         (404, &json!("SCHEDULE_NOT_FOUND"))
+    );
+}
+
+/// The Rust SDK's client over the same paths, typed.
+async fn the_rust_client_manages_a_schedule(db: Database) {
+    use xdb_protocol::*;
+    let (env, worker, _service) = order_env(db, EnvOptions::default()).await;
+    let client = &env.client;
+    let create = ScheduleCreateRequest {
+        schedule_id: "sdk".into(),
+        spec: ScheduleSpec {
+            cron: Some(CronSpec {
+                expression: "0 9 * * MON-FRI".into(),
+                time_zone: Some("America/New_York".into()),
+            }),
+            interval: None,
+        },
+        start: ScheduleStartTemplate {
+            process_type: PROCESS_TYPE.into(),
+            worker_url: worker.clone(),
+            start_state_id: None,
+            start_state_input: None,
+            start_state_config: None,
+            process_start_config: None,
+        },
+        overlap_policy: Some(ScheduleOverlapPolicy::BufferOne),
+        catchup_window_seconds: None,
+        paused: false,
+        note: None,
+    };
+    let created = client.schedule_create(&create).await.unwrap();
+    assert_eq!(
+        created.next_fire_timestamps_ms.len(),
+        SCHEDULE_NEXT_FIRE_TIMES
+    );
+    assert_eq!(
+        created.schedule.overlap_policy,
+        ScheduleOverlapPolicy::BufferOne
+    );
+    let control = ScheduleControlRequest {
+        schedule_id: "sdk".into(),
+        reason: Some("holiday".into()),
+    };
+    let paused = client.schedule_pause(&control).await.unwrap();
+    assert!(paused.schedule.paused);
+    let resumed = client.schedule_resume(&control).await.unwrap();
+    assert!(!resumed.schedule.paused);
+    let update = ScheduleUpdateRequest {
+        schedule_id: "sdk".into(),
+        spec: ScheduleSpec {
+            cron: None,
+            interval: Some(IntervalSpec {
+                every_seconds: 3600,
+                jitter_seconds: Some(60),
+            }),
+        },
+        start: create.start.clone(),
+        overlap_policy: None,
+        catchup_window_seconds: Some(0),
+        note: Some("hourly".into()),
+    };
+    let updated = client.schedule_update(&update).await.unwrap();
+    assert_eq!(updated.schedule.spec, update.spec);
+    assert_eq!(updated.schedule.catchup_window_seconds, 0);
+    let listed = client
+        .schedule_list(&ScheduleListRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.schedules.len(), 1);
+    let triggered = client
+        .schedule_trigger(&ScheduleTriggerRequest {
+            schedule_id: "sdk".into(),
+            overlap_policy: None,
+        })
+        .await
+        .unwrap();
+    assert!(triggered.process_id.starts_with("sdk-"));
+    client.schedule_delete(&control).await.unwrap();
+    let gone = client
+        .schedule_describe(&ScheduleDescribeRequest {
+            schedule_id: "sdk".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&gone, xdb_sdk::ClientError::Api { error, .. }
+            if error.sub_type == ErrorSubType::ScheduleNotFound),
+        "{gone}"
     );
 }
