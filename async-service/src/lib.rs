@@ -209,6 +209,7 @@ impl AsyncService {
         let batches = tokio::spawn(batches.run(claiming_stopped.clone()));
         let schedules = schedules::ScheduleFirer {
             store: store.clone(),
+            owner: owner.clone(),
         };
         let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
         let queue = match source {

@@ -43,11 +43,17 @@ const POLL: Duration = Duration::from_millis(200);
 const PASS_LIMIT: usize = 64;
 /// Most missed firings one schedule records per pass (the rest follow in the next).
 const MAX_RECORDED_PER_PASS: usize = 100;
+/// How long an instance holds a schedule while it starts its open firings (a pass takes
+/// well under a second): a SIGKILLed holder delays that schedule's firings this long at
+/// most, never loses them.
+const SCHEDULE_LEASE: Duration = Duration::from_secs(5);
 
 /// Fires schedules for this instance; every instance runs one, and they share the work
 /// through the rows.
 pub(crate) struct ScheduleFirer {
     pub store: Arc<dyn ProcessStore>,
+    /// This instance, as the holder of schedules' leases.
+    pub owner: String,
 }
 
 /// What recording a due schedule's firings writes.
@@ -172,10 +178,26 @@ impl ScheduleFirer {
         // those after it until the next pass.
         let mut held: Option<&str> = None;
         let mut buffered_in: Option<&str> = None;
+        let mut leased: Option<&str> = None;
         for firing in &open {
             let schedule_id = firing.schedule_id.as_str();
             if held == Some(schedule_id) {
                 continue;
+            }
+            if leased != Some(schedule_id) {
+                if let Some(done) = leased.take() {
+                    self.store.release_schedule(done, &self.owner).await?;
+                }
+                // Another instance decides this schedule's overlaps now.
+                if !self
+                    .store
+                    .lease_schedule(schedule_id, &self.owner, SCHEDULE_LEASE)
+                    .await?
+                {
+                    held = Some(schedule_id);
+                    continue;
+                }
+                leased = Some(schedule_id);
             }
             let another_buffered = buffered_in == Some(schedule_id);
             match self.start_one(firing, another_buffered).await {
@@ -187,6 +209,9 @@ impl ScheduleFirer {
                 }
                 Err(error) => return Err(error),
             }
+        }
+        if let Some(done) = leased {
+            self.store.release_schedule(done, &self.owner).await?;
         }
         Ok(())
     }

@@ -117,6 +117,17 @@ pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
         process_execution_id: Option<Uuid>,
         reason: Option<&str>,
     ) -> Result<bool, StoreError>;
+    /// Leases the starting of the schedule's open firings to `owner` for `lease`, if no
+    /// other instance holds it; whether `owner` holds it now. One instance at a time
+    /// decides a schedule's overlaps, from what the one before it resolved.
+    async fn lease_schedule(
+        &self,
+        schedule_id: &str,
+        owner: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError>;
+    /// Gives back `owner`'s lease on the schedule, if it holds it.
+    async fn release_schedule(&self, schedule_id: &str, owner: &str) -> Result<(), StoreError>;
     /// The latest firing of the schedule that started an execution, before `nominal_ms`.
     async fn previous_started(
         &self,

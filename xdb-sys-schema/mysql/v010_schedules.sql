@@ -22,6 +22,10 @@ CREATE TABLE IF NOT EXISTS xdb_sys_schedules (
     next_fire_at            DATETIME(6)  NULL,
     -- Bumped by every change, so a firing recorded from an older read cannot undo one.
     version                 BIGINT       NOT NULL DEFAULT 1,
+    -- The async-service instance starting its open firings, until lease_until: one at a
+    -- time, so two instances cannot both find the previous firing closed and overlap.
+    lease_owner             VARCHAR(255) NULL,
+    lease_until             DATETIME(6)  NULL,
     created_at              DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
     updated_at              DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
     PRIMARY KEY (schedule_id),

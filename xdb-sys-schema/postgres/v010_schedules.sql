@@ -22,6 +22,10 @@ CREATE TABLE xdb_sys_schedules (
     next_fire_at            TIMESTAMPTZ,
     -- Bumped by every change, so a firing recorded from an older read cannot undo one.
     version                 BIGINT       NOT NULL DEFAULT 1,
+    -- The async-service instance starting its open firings, until lease_until: one at a
+    -- time, so two instances cannot both find the previous firing closed and overlap.
+    lease_owner             VARCHAR(255),
+    lease_until             TIMESTAMPTZ,
     created_at              TIMESTAMPTZ  NOT NULL DEFAULT clock_timestamp(),
     updated_at              TIMESTAMPTZ  NOT NULL DEFAULT clock_timestamp()
 );

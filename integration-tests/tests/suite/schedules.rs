@@ -215,8 +215,11 @@ async fn after_downtime_only_the_catch_up_window_runs(db: Database) {
     }
 }
 
+/// With two async instances racing for the firings: one instance at a time decides a
+/// schedule's overlaps.
 async fn skip_and_buffer_one_wait_for_the_running_firing(db: Database) {
-    let (env, worker, _service) = order_env(db, EnvOptions::default()).await;
+    let (mut env, worker, _service) = order_env(db, EnvOptions::default()).await;
+    env.add_async_instance().await;
     ok(
         &env,
         paths::SCHEDULE_CREATE,
@@ -231,7 +234,7 @@ async fn skip_and_buffer_one_wait_for_the_running_firing(db: Database) {
     .await;
 
     // SKIP: one runs, the next ones are skipped while it does.
-    wait_for(&env, "skip", "SKIPPED", 2).await;
+    wait_for(&env, "skip", "SKIPPED", 3).await;
     let running = firings(&env, "skip", "STARTED").await;
     assert_eq!(running.len(), 1, "{running:?}");
     let skipped = firings(&env, "skip", "SKIPPED").await;

@@ -417,6 +417,44 @@ where
         Ok(updated == 1)
     }
 
+    async fn lease_schedule(
+        &self,
+        schedule_id: &str,
+        owner: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        let now = self.database_clock().now();
+        let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
+        let updated = session
+            .execute(
+                "UPDATE xdb_sys_schedules SET lease_owner = ?, lease_until = ? \
+                 WHERE schedule_id = ? \
+                   AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)",
+                &[
+                    owner.into(),
+                    until.into(),
+                    schedule_id.into(),
+                    owner.into(),
+                    now.into(),
+                ],
+            )
+            .await?;
+        Ok(updated == 1)
+    }
+
+    async fn release_schedule(&self, schedule_id: &str, owner: &str) -> Result<(), StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        session
+            .execute(
+                "UPDATE xdb_sys_schedules SET lease_owner = NULL, lease_until = NULL \
+                 WHERE schedule_id = ? AND lease_owner = ?",
+                &[schedule_id.into(), owner.into()],
+            )
+            .await?;
+        Ok(())
+    }
+
     async fn previous_started(
         &self,
         schedule_id: &str,

@@ -9,6 +9,7 @@ on_both_databases!(
     firings_are_recorded_once_and_an_old_read_records_nothing,
     due_schedules_and_open_firings_follow_the_database_clock,
     lists_page_by_id_and_delete_takes_the_firings,
+    one_instance_at_a_time_starts_a_schedules_firings,
 );
 
 fn schedule(id: &str, process_type: &str) -> ScheduleInfo {
@@ -270,4 +271,45 @@ async fn lists_page_by_id_and_delete_takes_the_firings(store: impl ScheduleStore
     assert!(!store.delete_schedule("a").await.unwrap());
     assert!(store.recent_firings("a", 10).await.unwrap().is_empty());
     assert!(store.get_schedule("a").await.unwrap().is_none());
+}
+
+async fn one_instance_at_a_time_starts_a_schedules_firings(store: impl ScheduleStore) {
+    let none = NextFiring {
+        nominal_ms: None,
+        fire_at: None,
+    };
+    store
+        .create_schedule(&schedule("s", "t"), none)
+        .await
+        .unwrap();
+    let lease = std::time::Duration::from_secs(30);
+    assert!(store.lease_schedule("s", "a", lease).await.unwrap());
+    assert!(
+        !store.lease_schedule("s", "b", lease).await.unwrap(),
+        "held by a"
+    );
+    assert!(
+        store.lease_schedule("s", "a", lease).await.unwrap(),
+        "renewed"
+    );
+    store.release_schedule("s", "b").await.unwrap();
+    assert!(
+        !store.lease_schedule("s", "b", lease).await.unwrap(),
+        "b held nothing"
+    );
+    store.release_schedule("s", "a").await.unwrap();
+    assert!(store.lease_schedule("s", "b", lease).await.unwrap());
+    // A lease that ran out (its holder died) is taken over.
+    let short = std::time::Duration::from_millis(1);
+    store.release_schedule("s", "b").await.unwrap();
+    assert!(store.lease_schedule("s", "dead", short).await.unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !store.lease_schedule("s", "c", lease).await.unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run-out lease is never taken over"
+        );
+        tokio::task::yield_now().await;
+    }
+    assert!(!store.lease_schedule("missing", "a", lease).await.unwrap());
 }
