@@ -511,8 +511,8 @@ export type CountGroupBy = GroupByField | GroupByColumn;
  * A cron expression read in an IANA time zone.
  *
  * `expression` has 5 fields (`minute hour day-of-month month day-of-week`) or 6 with a
- * leading `second` field (7 with a trailing `year`). Day-of-week numbers run 1–7 from
- * Sunday; the names `SUN`–`SAT` are clearer. Across daylight-saving changes: a local time
+ * leading `second` field (7 with a trailing `year`). Day-of-week numbers run 1 to 7 from
+ * Sunday; the names `SUN` to `SAT` are clearer. Across daylight-saving changes: a local time
  * the clocks skip does not fire, and a local time the clocks repeat fires once, at its
  * first occurrence.
  */
