@@ -33,8 +33,13 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 pub(crate) const PAGE_QUERY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Executions of a page handled at once (each one transaction).
 const CONCURRENCY: usize = 16;
-/// Most executions a page of the walk holds.
-const MAX_PAGE: u32 = 100;
+/// Most executions a page of the walk holds. Large: a selection the database cannot
+/// read in the walk's order is sorted whole for every page (MariaDB sorts all of
+/// `customer < ?` to page it by start time), so the page count, not the page size, is
+/// what such a walk costs. See [`next_page_size`] for the other bounds.
+const MAX_PAGE: u32 = 500;
+/// The first page's size, before the walk knows how long an execution takes.
+const FIRST_PAGE: u32 = 100;
 
 /// Drives batches for this instance.
 pub(crate) struct BatchDriver {
@@ -45,8 +50,7 @@ pub(crate) struct BatchDriver {
     /// The time limit of each page's query.
     pub query_timeout: Duration,
     /// How long a lease on a batch lasts (the instance's task lease): renewed at each
-    /// page's checkpoint, so a page must take less (pages hold at most a second's worth
-    /// at the batch's rate, and 100 executions).
+    /// page's checkpoint, so a page must take less (see `next_page_size`).
     pub lease: Duration,
 }
 
@@ -107,8 +111,10 @@ impl BatchDriver {
         };
         let mut pacer = Pacer::new(info.rate_per_second);
         let mut position = leased.walk_position.clone();
+        let mut page_size = FIRST_PAGE.min(info.rate_per_second).max(1);
         loop {
-            let list = list_request(request, info.rate_per_second, position.clone());
+            let began = Instant::now();
+            let list = list_request(request, page_size, position.clone());
             let page = match self
                 .store
                 .list_matching(&list, table.as_ref(), self.query_timeout)
@@ -148,6 +154,12 @@ impl BatchDriver {
                     Handled::Before => {}
                 }
             }
+            page_size = next_page_size(
+                info.rate_per_second,
+                self.lease,
+                began.elapsed(),
+                page.executions.len(),
+            );
             let next = page.next_page_token.or(position.clone());
             let held = self
                 .store
@@ -294,10 +306,24 @@ fn classify(error: &StoreError) -> BatchItemOutcome {
     }
 }
 
+/// The next page's size: at most a second's worth at the batch's rate and
+/// [`MAX_PAGE`], and few enough that at the pace of the last page (`elapsed` for
+/// `handled` executions, its query included) it takes a third of the lease, which only
+/// each page's checkpoint renews.
+fn next_page_size(rate_per_second: u32, lease: Duration, elapsed: Duration, handled: usize) -> u32 {
+    let cap = rate_per_second.clamp(1, MAX_PAGE);
+    if handled == 0 {
+        return cap;
+    }
+    let per_execution = elapsed.as_secs_f64() / handled as f64;
+    let in_a_third = (lease.as_secs_f64() / 3.0 / per_execution.max(1e-6)).floor();
+    (in_a_third.min(f64::from(cap)) as u32).max(1)
+}
+
 /// A page of the walk: the batch's selection after `position`.
 fn list_request(
     request: &BatchStartRequest,
-    rate_per_second: u32,
+    page_size: u32,
     position: Option<String>,
 ) -> ProcessExecutionListRequest {
     ProcessExecutionListRequest {
@@ -305,7 +331,7 @@ fn list_request(
             process_type: request.process_type.clone(),
             ..Default::default()
         },
-        page_size: Some(rate_per_second.clamp(1, MAX_PAGE)),
+        page_size: Some(page_size),
         next_page_token: position,
         where_: request.where_.clone(),
         business_table: request.business_table.clone(),
@@ -445,6 +471,28 @@ mod tests {
         assert_eq!(resumed.elapsed(), Duration::ZERO);
         pacer.wait().await;
         assert_eq!(resumed.elapsed(), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn pages_hold_a_second_at_the_rate_and_a_third_of_the_lease_at_the_last_pace() {
+        let lease = Duration::from_secs(30);
+        let fast = Duration::from_millis(100);
+        assert_eq!(next_page_size(10_000, lease, fast, 100), MAX_PAGE);
+        assert_eq!(
+            next_page_size(300, lease, fast, 100),
+            300,
+            "a second's worth"
+        );
+        // 100 executions took 20 s: 50 in the next ten seconds.
+        assert_eq!(
+            next_page_size(10_000, lease, Duration::from_secs(20), 100),
+            50
+        );
+        assert_eq!(
+            next_page_size(10_000, lease, Duration::from_secs(600), 1),
+            1
+        );
+        assert_eq!(next_page_size(0, lease, fast, 0), 1);
     }
 
     #[test]

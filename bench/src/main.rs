@@ -104,8 +104,9 @@ struct Cli {
     /// "fleet": clients sending those stop calls together.
     #[arg(long, default_value_t = 64)]
     fleet_stop_clients: usize,
-    /// "fleet": list requests by the indexed column (and as many direct statements).
-    #[arg(long, default_value_t = 200)]
+    /// "fleet": list requests by the indexed column (and as many direct statements):
+    /// enough that the judged p99 is the tenth slowest, not one stall of the machine.
+    #[arg(long, default_value_t = 1000)]
     fleet_list_requests: usize,
     /// "fleet": count requests (and as many direct counts of each kind).
     #[arg(long, default_value_t = 20)]

@@ -162,12 +162,45 @@ function s(tag, attrs = {}, ...children) {
 
 // src/filter.ts
 var OPS = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX", "SUFFIX", "CONTAINS"];
-var FIELDS = ["status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId"];
+var FIELDS = [
+  "status",
+  "processType",
+  "processId",
+  "startTime",
+  "closeTime",
+  "paused",
+  "currentStateId",
+  "parked",
+  "backingOff",
+  "waitingOnTimer",
+  "waitingOnQueue",
+  "deploymentName",
+  "deploymentVersion"
+];
+var BOOLEAN_FIELDS = ["paused", "parked", "backingOff", "waitingOnTimer"];
+var FIELD_OPS = {
+  status: ["=", "!=", "IN"],
+  processType: ["=", "!=", "IN", "PREFIX", "SUFFIX", "CONTAINS"],
+  processId: ["=", "!=", "IN", "PREFIX", "SUFFIX", "CONTAINS"],
+  startTime: ["=", "!=", "<", "<=", ">", ">="],
+  closeTime: ["=", "!=", "<", "<=", ">", ">=", "IS NULL", "IS NOT NULL"],
+  paused: ["=", "!="],
+  currentStateId: ["=", "IN"],
+  parked: ["=", "!="],
+  backingOff: ["=", "!="],
+  waitingOnTimer: ["=", "!="],
+  waitingOnQueue: ["=", "IN"],
+  deploymentName: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
+  deploymentVersion: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"]
+};
+function opsOf(condition) {
+  return condition.kind === "field" ? FIELD_OPS[condition.name] ?? OPS : OPS;
+}
 function typedValue(condition, text) {
   const t = text.trim();
   if (condition.kind === "field") {
     if (condition.name === "status") return t.toUpperCase();
-    if (condition.name === "paused") return t.toLowerCase() === "true";
+    if (BOOLEAN_FIELDS.includes(condition.name)) return t.toLowerCase() === "true";
     if (condition.name === "startTime" || condition.name === "closeTime") {
       if (/^-?\d+$/.test(t)) return Number(t);
       const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(t) ? t : `${t}Z`);
@@ -534,6 +567,11 @@ function formatRelative(at, now) {
   if (Math.abs(delta) < 1e3) return "now";
   return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
 }
+function shorten(text, max = 80) {
+  const line = text.trim().split("\n", 1)[0] ?? "";
+  const cut = line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+  return cut.length < text.trim().length && !cut.endsWith("…") ? `${cut} …` : cut;
+}
 function statusClass(status) {
   return `status status-${status.toLowerCase().replace(/_/g, "-")}`;
 }
@@ -620,8 +658,15 @@ function ask(title, message, fields, confirmLabel, options = {}) {
       return h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
+    const problem = h("p", { class: "error", role: "alert", "data-testid": "dialog-error", hidden: true });
     const finish = (confirmed) => {
       const values = new Map([...inputs].map(([name, input]) => [name, input.value]));
+      const wrong = confirmed ? options.validate?.((name) => values.get(name) ?? "") : void 0;
+      if (wrong) {
+        problem.textContent = wrong;
+        problem.hidden = false;
+        return;
+      }
       dialog.close();
       dialog.remove();
       resolve(confirmed ? (name) => values.get(name) ?? "" : null);
@@ -630,6 +675,7 @@ function ask(title, message, fields, confirmLabel, options = {}) {
       h("h2", {}, title),
       h("p", {}, message),
       ...rows,
+      problem,
       h(
         "div",
         { class: "buttons" },
@@ -737,25 +783,59 @@ var OPERATIONS = [
   "MOVE_TO_DEPLOYMENT"
 ];
 var POLL_MS = 1e3;
+var RATE = { default: 100, min: 1, max: 1e4 };
+function rateError(text) {
+  const t = text.trim();
+  if (t === "") return `The rate is missing: a whole number of executions per second, ${RATE.min} to ${RATE.max}.`;
+  if (!/^\d+$/.test(t) || Number(t) < RATE.min || Number(t) > RATE.max) {
+    return `The rate ${t} is not one the service takes: a whole number of executions per second, ${RATE.min} to ${RATE.max}.`;
+  }
+  return void 0;
+}
 function argumentFields(operation, deployments) {
-  const reason = { name: "reason", label: "Reason (kept in the batch and the histories)", placeholder: "optional" };
+  const common = [
+    { name: "rate", label: `Rate (executions per second, ${RATE.min} to ${RATE.max})`, kind: "number", value: String(RATE.default) },
+    { name: "reason", label: "Reason (kept in the batch and the histories)", placeholder: "optional" }
+  ];
   switch (operation) {
     case "PUBLISH_TO_LOCAL_QUEUE":
       return [
         { name: "queue", label: "Queue", placeholder: "queue name" },
         { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
-        reason
+        ...common
       ];
     case "RESET":
       return [
         { name: "state", label: "State to reset to", placeholder: "state id" },
         { name: "input", label: "State input (JSON, optional)", kind: "textarea" },
-        reason
+        ...common
       ];
     case "MOVE_TO_DEPLOYMENT":
-      return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, reason];
+      return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, ...common];
     default:
-      return [reason];
+      return common;
+  }
+}
+function argumentsError(operation, values) {
+  const rate2 = rateError(values("rate"));
+  if (rate2) return rate2;
+  const notJson = (name, what) => {
+    try {
+      json(values(name));
+      return void 0;
+    } catch (error) {
+      return `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  };
+  switch (operation) {
+    case "PUBLISH_TO_LOCAL_QUEUE":
+      return values("queue").trim() ? notJson("payload", "The payload") : "The queue is missing.";
+    case "RESET":
+      return values("state").trim() ? notJson("input", "The state input") : "The state to reset to is missing.";
+    case "MOVE_TO_DEPLOYMENT":
+      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? void 0 : "The deployment is name@version.";
+    default:
+      return void 0;
   }
 }
 function json(text) {
@@ -766,7 +846,15 @@ function json(text) {
 }
 function batchRequest(selection, operation, values, requestId) {
   const reason = values("reason").trim();
-  const request = { ...selectionRequest(selection), operation, requestId, identity: "console", ...reason ? { reason } : {} };
+  const rate2 = values("rate").trim();
+  const request = {
+    ...selectionRequest(selection),
+    operation,
+    requestId,
+    identity: "console",
+    ratePerSecond: rate2 ? Number(rate2) : RATE.default,
+    ...reason ? { reason } : {}
+  };
   if (operation === "PUBLISH_TO_LOCAL_QUEUE") {
     const data = json(values("payload"));
     request.messages = [{ queueName: values("queue").trim(), ...data ? { payload: { encoding: "json", data } } : {} }];
@@ -812,7 +900,7 @@ async function startBatch(selection) {
     `The filter selects ${count} execution${count === 1 ? "" : "s"} now; the batch handles those still matching when it reaches them, and skips those the operation does not apply to.`,
     argumentFields(operation, deployments),
     `Start ${operation}`,
-    { danger: operation !== "RESUME" && operation !== "RETRY_NOW" }
+    { danger: operation !== "RESUME" && operation !== "RETRY_NOW", validate: (v) => argumentsError(operation, v) }
   );
   if (!values) return;
   try {
@@ -858,7 +946,7 @@ function batchView(root, batchId) {
         ["Skipped", h("strong", { "data-testid": "batch-skipped" }, String(batch.skipped))],
         ["Failed", h("strong", { "data-testid": "batch-failed" }, String(batch.failed))],
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
-        ["Rate", `${batch.ratePerSecond} per second at most`],
+        ["Rate", h("span", { "data-testid": "batch-rate" }, `${batch.ratePerSecond} per second at most`)],
         ["Process type", request.processType ?? "any"],
         ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],
@@ -914,7 +1002,7 @@ function batchesView(root) {
       replace(
         results,
         table(
-          ["Batch", "Status", "Operation", "Progress", "Done / skipped / failed", "Created (UTC)"],
+          ["Batch", "Status", "Operation", "Progress", "Done / skipped / failed", "Rate (per second)", "Created (UTC)"],
           listed.batches.map(
             (b) => h(
               "tr",
@@ -924,6 +1012,7 @@ function batchesView(root) {
               h("td", {}, b.operation),
               h("td", {}, progress(b)),
               h("td", {}, `${b.done} / ${b.skipped} / ${b.failed}`),
+              h("td", { "data-testid": "batch-row-rate" }, String(b.ratePerSecond)),
               h("td", {}, formatTime(b.createdTimestampMs))
             )
           ),
@@ -2495,8 +2584,20 @@ var VALUE_HINTS = {
   startTime: "2026-01-31T12:00",
   closeTime: "2026-01-31T12:00",
   paused: "true",
-  currentStateId: "state id"
+  currentStateId: "state id",
+  waitingOnQueue: "queue name",
+  deploymentName: "deployment name",
+  deploymentVersion: "1.4.0"
 };
+var FIELD_TITLES = {
+  parked: "a task is set aside until an operator acts (retry now or give up)",
+  backingOff: "a state call failed and waits for its next attempt",
+  waitingOnTimer: "a durable timer has not fired yet",
+  waitingOnQueue: "a state waits for messages of this local queue",
+  deploymentName: "the registered deployment it runs on (NULL: none registered its worker URL)",
+  deploymentVersion: "the version of the registered deployment it runs on"
+};
+var isBoolean = (c) => c.kind === "field" && BOOLEAN_FIELDS.includes(c.name);
 function queryBuilder(initial, initialTable, processType) {
   const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
   const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
@@ -2533,9 +2634,10 @@ function queryBuilder(initial, initialTable, processType) {
       h("option", { value: "field", selected: c.kind === "field" }, "execution"),
       h("option", { value: "column", selected: c.kind === "column", title: processType() ? "" : "needs a process type" }, "column")
     );
-    const name = c.kind === "field" ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f }, f))) : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
-    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, OPS.map((o) => h("option", { value: o, selected: c.op === o }, o)));
-    const value = h("input", {
+    const name = c.kind === "field" ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f, title: FIELD_TITLES[f] ?? "" }, f))) : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
+    const ops = opsOf(c).includes(c.op) ? opsOf(c) : [...opsOf(c), c.op];
+    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, ops.map((o) => h("option", { value: o, selected: c.op === o }, o)));
+    const value = isBoolean(c) ? h("select", { "data-testid": "where-value", "aria-label": "value" }, ["true", "false"].map((v) => h("option", { value: v, selected: c.value === v }, v))) : h("input", {
       "data-testid": "where-value",
       "aria-label": "value",
       value: c.value,
@@ -2545,6 +2647,7 @@ function queryBuilder(initial, initialTable, processType) {
     kind.addEventListener("change", () => {
       c.kind = kind.value;
       c.name = c.kind === "field" ? "status" : "";
+      if (!opsOf(c).includes(c.op)) c.op = "=";
       toText();
       draw();
     });
@@ -2554,17 +2657,23 @@ function queryBuilder(initial, initialTable, processType) {
     });
     name.addEventListener("change", () => {
       c.name = name.value;
-      changed();
+      if (c.kind !== "field") return changed();
+      if (!opsOf(c).includes(c.op)) c.op = opsOf(c)[0] ?? "=";
+      if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+      toText();
+      draw();
     });
     op.addEventListener("change", () => {
       c.op = op.value;
       toText();
       draw();
     });
-    value.addEventListener("input", () => {
-      c.value = value.value;
-      changed();
-    });
+    for (const event of ["input", "change"]) {
+      value.addEventListener(event, () => {
+        c.value = value.value;
+        changed();
+      });
+    }
     const remove = h("button", { type: "button", class: "link", "data-testid": "where-remove", title: "remove this condition" }, "×");
     remove.addEventListener("click", () => {
       group.splice(index, 1);
@@ -2826,13 +2935,31 @@ async function parkedOf(executions) {
   for (const d of described) if (d?.parkedTasks) parked.set(d.processExecutionId, d.parkedTasks);
   return parked;
 }
+function backingOffCell(b, now) {
+  const error = b.lastError?.trim() ?? "";
+  const short = shorten(error);
+  return h(
+    "div",
+    { class: "backing-off", "data-testid": "backing-off" },
+    h("span", { class: "badge badge-backing-off", "data-testid": "backing-off-attempt" }, `attempt ${b.attempt}`),
+    " ",
+    h("span", { class: "small", title: `${formatTime(b.nextAttemptTimestampMs)} UTC`, "data-testid": "backing-off-next" }, formatRelative(b.nextAttemptTimestampMs, now)),
+    error && (short === error ? h("div", { class: "small error-text", title: error, "data-testid": "backing-off-error" }, error) : h(
+      "details",
+      { class: "small error-text", "data-testid": "backing-off-error" },
+      h("summary", { title: error }, short),
+      h("pre", {}, error)
+    ))
+  );
+}
 function executionsTable(executions, parked) {
+  const now = Date.now();
   const rows = executions.map((e) => {
     const parkedTasks = parked.get(e.processExecutionId);
     return h(
       "tr",
       {
-        class: e.paused || parkedTasks ? "attention" : "",
+        class: e.paused || parkedTasks || e.backingOff ? "attention" : "",
         "data-testid": "execution-row",
         "data-process-id": e.processId
       },
@@ -2845,13 +2972,14 @@ function executionsTable(executions, parked) {
         e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
       ),
+      h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),
       h("td", {}, formatTime(e.startTimestampMs)),
       h("td", {}, formatTime(e.closeTimestampMs)),
       h("td", { class: "mono small" }, e.processExecutionId)
     );
   });
   return table(
-    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    ["Process id", "Type", "Status", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
     rows,
     "No executions match.",
     "executions-table"

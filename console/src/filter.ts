@@ -2,12 +2,43 @@
 // it and as readable text, the form `xdb list --where` takes: bare names are business
 // columns, `execution.<field>` fields of the execution; `and`, `or`, `not`, parentheses,
 // = != < <= > >=, IN (...), IS [NOT] NULL and LIKE 'prefix%'. Pure.
-import type { FilterNode } from "./types.js";
+import type { ExecutionField, FilterNode } from "./types.js";
 
 export type Op = "=" | "!=" | "<" | "<=" | ">" | ">=" | "IN" | "IS NULL" | "IS NOT NULL" | "PREFIX" | "SUFFIX" | "CONTAINS";
 export const OPS: readonly Op[] = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NULL", "IS NOT NULL", "PREFIX", "SUFFIX", "CONTAINS"];
-export const FIELDS = ["status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId"] as const;
+export const FIELDS = [
+  "status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId",
+  "parked", "backingOff", "waitingOnTimer", "waitingOnQueue", "deploymentName", "deploymentVersion",
+] as const satisfies readonly ExecutionField[];
 export type Field = (typeof FIELDS)[number];
+// A field the contract gains and FIELDS does not offer fails to compile here.
+type _Holds<T extends true> = T;
+type _EveryFieldOffered = _Holds<[Exclude<ExecutionField, Field>] extends [never] ? true : false>;
+
+/** The execution's situation fields that are true or false. */
+export const BOOLEAN_FIELDS: readonly Field[] = ["paused", "parked", "backingOff", "waitingOnTimer"];
+
+/** The operators the service takes on each field of the execution (its contract's list). */
+export const FIELD_OPS: Record<Field, readonly Op[]> = {
+  status: ["=", "!=", "IN"],
+  processType: ["=", "!=", "IN", "PREFIX", "SUFFIX", "CONTAINS"],
+  processId: ["=", "!=", "IN", "PREFIX", "SUFFIX", "CONTAINS"],
+  startTime: ["=", "!=", "<", "<=", ">", ">="],
+  closeTime: ["=", "!=", "<", "<=", ">", ">=", "IS NULL", "IS NOT NULL"],
+  paused: ["=", "!="],
+  currentStateId: ["=", "IN"],
+  parked: ["=", "!="],
+  backingOff: ["=", "!="],
+  waitingOnTimer: ["=", "!="],
+  waitingOnQueue: ["=", "IN"],
+  deploymentName: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
+  deploymentVersion: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
+};
+
+/** The operators a builder row offers: its field's, or all of them for a column. */
+export function opsOf(condition: Pick<Condition, "kind" | "name">): readonly Op[] {
+  return condition.kind === "field" ? (FIELD_OPS[condition.name as Field] ?? OPS) : OPS;
+}
 
 /** One row of the builder: a field of the execution or a column of the business row. */
 export interface Condition {
@@ -29,7 +60,7 @@ export function typedValue(condition: Pick<Condition, "kind" | "name">, text: st
   const t = text.trim();
   if (condition.kind === "field") {
     if (condition.name === "status") return t.toUpperCase();
-    if (condition.name === "paused") return t.toLowerCase() === "true";
+    if (BOOLEAN_FIELDS.includes(condition.name as Field)) return t.toLowerCase() === "true";
     if (condition.name === "startTime" || condition.name === "closeTime") {
       if (/^-?\d+$/.test(t)) return Number(t);
       const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(t) ? t : `${t}Z`);

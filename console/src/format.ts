@@ -35,6 +35,13 @@ export function formatRelative(at: number, now: number): string {
   return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(delta)} ago`;
 }
 
+/** `text`'s first line, cut to `max` characters with an ellipsis when longer. */
+export function shorten(text: string, max = 80): string {
+  const line = text.trim().split("\n", 1)[0] ?? "";
+  const cut = line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+  return cut.length < text.trim().length && !cut.endsWith("…") ? `${cut} …` : cut;
+}
+
 /** The CSS class of a process or state status. */
 export function statusClass(status: string): string {
   return `status status-${status.toLowerCase().replace(/_/g, "-")}`;

@@ -72,10 +72,7 @@ pub trait ProcessRows: Send {
     ) -> impl Answer<Option<ProcessExecution>>;
     /// Executions matching `query`, newest first (by start time, then id), at most
     /// `query.limit`, each with its start time to the microsecond (for paging).
-    fn list_executions(
-        &mut self,
-        query: &ListQuery<'_>,
-    ) -> impl Answer<Vec<(ProcessExecutionSummary, DateTime<Utc>)>>;
+    fn list_executions(&mut self, query: &ListQuery<'_>) -> impl Answer<Vec<Listed>>;
     /// Claims `process_id` for its new execution `new_id`: concurrent starts of one id
     /// serialize on its latest-execution row, locked until the transaction ends.
     /// `None` for a first execution (the row now names `new_id`), else the previous
@@ -447,11 +444,21 @@ pub(crate) async fn lock_for_task_in_order<T: Transaction>(
     Ok((process, state))
 }
 
+/// An execution of a list page, with what its token and backing-off mark need.
+pub(crate) struct Listed {
+    pub summary: ProcessExecutionSummary,
+    /// The start time to the microsecond, for the page token.
+    pub start: DateTime<Utc>,
+    /// Whether a state call of it may wait for a retry (see `query::SUMMARY_COLUMNS`).
+    pub may_back_off: bool,
+    pub id: Uuid,
+}
+
 /// A database dialect: where its transactions come from, and the faster forms it has of
 /// generic operations.
 pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     type Tx: Transaction + SqlConn;
-    type Session: Session;
+    type Session: Session + SqlConn;
 
     /// Opens a transaction on `lane` (a dialect may send BEGIN with its first statement).
     fn begin(&self, lane: Lane) -> impl Answer<Self::Tx>;

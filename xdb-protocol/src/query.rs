@@ -264,7 +264,7 @@ pub enum CountGroupBy {
     Column(GroupByColumn),
 }
 
-/// Groups by `status` or `processType`.
+/// Groups by `status`, `processType` or `currentStateId`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupByField {
@@ -277,6 +277,10 @@ pub struct GroupByField {
 pub enum GroupField {
     Status,
     ProcessType,
+    /// The state a running execution is in; an execution running several states
+    /// (parallel threads) counts once, under the first of their ids in byte order, and
+    /// one running none (between states, or closed) in the `null` group.
+    CurrentStateId,
 }
 
 /// Groups by a column of the business row (integer, decimal, text, boolean, date or

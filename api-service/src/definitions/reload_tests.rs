@@ -92,11 +92,10 @@ fn definitions() -> (Arc<GatedRegistry>, Definitions) {
 /// Makes the known snapshot `age` old.
 fn age(definitions: &Definitions, age: Duration) {
     let mut current = definitions.current.write().unwrap();
-    let aged = Snapshot {
+    current.snapshot = Arc::new(Snapshot {
         loaded_at: Some(Instant::now() - age),
-        ..Default::default()
-    };
-    current.snapshot = Arc::new(aged);
+        ..Snapshot::default()
+    });
 }
 
 fn loaded_at(definitions: &Definitions) -> Option<Instant> {

@@ -112,6 +112,9 @@ pub fn count_request(a: &CountArgs) -> ProcessExecutionCountRequest {
             "type" | "processtype" => CountGroupBy::Field(GroupByField {
                 field: GroupField::ProcessType,
             }),
+            "state" | "currentstateid" => CountGroupBy::Field(GroupByField {
+                field: GroupField::CurrentStateId,
+            }),
             _ => CountGroupBy::Column(GroupByColumn {
                 column: name.to_string(),
             }),

@@ -896,7 +896,7 @@ export type GroupByColumn = {
 };
 
 /**
- * Groups by `status` or `processType`.
+ * Groups by `status`, `processType` or `currentStateId`.
  */
 export type GroupByField = {
     field: GroupField;
@@ -905,7 +905,7 @@ export type GroupByField = {
 /**
  * The execution fields a count can group by.
  */
-export type GroupField = 'status' | 'processType';
+export type GroupField = 'status' | 'processType' | 'currentStateId';
 
 /**
  * One event of an execution's history; `eventType` (see `HistoryEventType`) says which, and fixes the shape of `details`.

@@ -1,7 +1,8 @@
 // Batches: acting on every execution a filter selects. The start asks for the operation,
-// then its arguments beside the count of what it selects (the `count` call with the
-// same selection), and sends a requestId, so a second click or a retried request does
-// not start a second batch. A batch's page follows its progress each second.
+// then its arguments and its rate (checked before it is sent) beside the count of what it
+// selects (the `count` call with the same selection), and sends a requestId, so a second
+// click or a retried request does not start a second batch. A batch's page follows its
+// progress each second and shows the rate it was started with.
 import { api } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { treeToText } from "../filter.js";
@@ -16,26 +17,66 @@ const OPERATIONS: BatchOperation[] = [
 ];
 const POLL_MS = 1000;
 
-/** The fields `operation` takes beside its reason. */
+/** The service's default and bounds of a batch's rate (executions per second). */
+export const RATE = { default: 100, min: 1, max: 10_000 } as const;
+
+/** What is wrong with `text` as a batch's rate; undefined when it is one. */
+export function rateError(text: string): string | undefined {
+  const t = text.trim();
+  if (t === "") return `The rate is missing: a whole number of executions per second, ${RATE.min} to ${RATE.max}.`;
+  if (!/^\d+$/.test(t) || Number(t) < RATE.min || Number(t) > RATE.max) {
+    return `The rate ${t} is not one the service takes: a whole number of executions per second, ${RATE.min} to ${RATE.max}.`;
+  }
+  return undefined;
+}
+
+/** The fields `operation` takes beside its rate and reason. */
 function argumentFields(operation: BatchOperation, deployments: string[]): Field[] {
-  const reason: Field = { name: "reason", label: "Reason (kept in the batch and the histories)", placeholder: "optional" };
+  const common: Field[] = [
+    { name: "rate", label: `Rate (executions per second, ${RATE.min} to ${RATE.max})`, kind: "number", value: String(RATE.default) },
+    { name: "reason", label: "Reason (kept in the batch and the histories)", placeholder: "optional" },
+  ];
   switch (operation) {
     case "PUBLISH_TO_LOCAL_QUEUE":
       return [
         { name: "queue", label: "Queue", placeholder: "queue name" },
         { name: "payload", label: "Payload (JSON, optional)", kind: "textarea", placeholder: '{"source": "console"}' },
-        reason,
+        ...common,
       ];
     case "RESET":
       return [
         { name: "state", label: "State to reset to", placeholder: "state id" },
         { name: "input", label: "State input (JSON, optional)", kind: "textarea" },
-        reason,
+        ...common,
       ];
     case "MOVE_TO_DEPLOYMENT":
-      return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, reason];
+      return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, ...common];
     default:
-      return [reason];
+      return common;
+  }
+}
+
+/** What is wrong with the dialog's `values` for `operation`; undefined when nothing. */
+export function argumentsError(operation: BatchOperation, values: (name: string) => string): string | undefined {
+  const rate = rateError(values("rate"));
+  if (rate) return rate;
+  const notJson = (name: string, what: string) => {
+    try {
+      json(values(name));
+      return undefined;
+    } catch (error) {
+      return `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  };
+  switch (operation) {
+    case "PUBLISH_TO_LOCAL_QUEUE":
+      return values("queue").trim() ? notJson("payload", "The payload") : "The queue is missing.";
+    case "RESET":
+      return values("state").trim() ? notJson("input", "The state input") : "The state to reset to is missing.";
+    case "MOVE_TO_DEPLOYMENT":
+      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? undefined : "The deployment is name@version.";
+    default:
+      return undefined;
   }
 }
 
@@ -50,7 +91,15 @@ function json(text: string): string | undefined {
 /** The start request for `operation` over `selection` with the dialog's `values`. */
 export function batchRequest(selection: Selection, operation: BatchOperation, values: (name: string) => string, requestId: string): BatchStartRequest {
   const reason = values("reason").trim();
-  const request: BatchStartRequest = { ...selectionRequest(selection), operation, requestId, identity: "console", ...(reason ? { reason } : {}) };
+  const rate = values("rate").trim();
+  const request: BatchStartRequest = {
+    ...selectionRequest(selection),
+    operation,
+    requestId,
+    identity: "console",
+    ratePerSecond: rate ? Number(rate) : RATE.default,
+    ...(reason ? { reason } : {}),
+  };
   if (operation === "PUBLISH_TO_LOCAL_QUEUE") {
     const data = json(values("payload"));
     request.messages = [{ queueName: values("queue").trim(), ...(data ? { payload: { encoding: "json", data } } : {}) }];
@@ -99,7 +148,7 @@ export async function startBatch(selection: Selection): Promise<void> {
       "and skips those the operation does not apply to.",
     argumentFields(operation, deployments),
     `Start ${operation}`,
-    { danger: operation !== "RESUME" && operation !== "RETRY_NOW" },
+    { danger: operation !== "RESUME" && operation !== "RETRY_NOW", validate: (v) => argumentsError(operation, v) },
   );
   if (!values) return;
   try {
@@ -151,7 +200,7 @@ export function batchView(root: HTMLElement, batchId: string): () => void {
         ["Skipped", h("strong", { "data-testid": "batch-skipped" }, String(batch.skipped))],
         ["Failed", h("strong", { "data-testid": "batch-failed" }, String(batch.failed))],
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
-        ["Rate", `${batch.ratePerSecond} per second at most`],
+        ["Rate", h("span", { "data-testid": "batch-rate" }, `${batch.ratePerSecond} per second at most`)],
         ["Process type", request.processType ?? "any"],
         ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],

@@ -1,5 +1,5 @@
-// The batches: newest first, with their status, operation and progress, each linking to
-// its page.
+// The batches: newest first, with their status, operation, progress and requested rate,
+// each linking to its page.
 import { api } from "../api.js";
 import { h, replace, table } from "../dom.js";
 import { formatTime, statusClass } from "../format.js";
@@ -19,7 +19,7 @@ export function batchesView(root: HTMLElement): () => void {
       replace(
         results,
         table(
-          ["Batch", "Status", "Operation", "Progress", "Done / skipped / failed", "Created (UTC)"],
+          ["Batch", "Status", "Operation", "Progress", "Done / skipped / failed", "Rate (per second)", "Created (UTC)"],
           listed.batches.map((b) =>
             h(
               "tr",
@@ -29,6 +29,7 @@ export function batchesView(root: HTMLElement): () => void {
               h("td", {}, b.operation),
               h("td", {}, progress(b)),
               h("td", {}, `${b.done} / ${b.skipped} / ${b.failed}`),
+              h("td", { "data-testid": "batch-row-rate" }, String(b.ratePerSecond)),
               h("td", {}, formatTime(b.createdTimestampMs)),
             ),
           ),

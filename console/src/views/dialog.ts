@@ -5,7 +5,7 @@ import { h } from "../dom.js";
 export interface Field {
   name: string;
   label: string;
-  kind?: "text" | "password" | "textarea" | "select";
+  kind?: "text" | "password" | "number" | "textarea" | "select";
   value?: string;
   options?: string[];
   /** Offered in a list under a text field, which still takes any text. */
@@ -17,14 +17,15 @@ let datalists = 0;
 
 /**
  * Shows `title` and `message` with `fields`; resolves with the fields' values (by name)
- * when the user confirms, or null when they cancel.
+ * when the user confirms, or null when they cancel. `validate` says what is wrong with
+ * the values (undefined: nothing): the dialog then stays open and shows it.
  */
 export function ask(
   title: string,
   message: string,
   fields: Field[],
   confirmLabel: string,
-  options: { cancellable?: boolean; danger?: boolean } = {},
+  options: { cancellable?: boolean; danger?: boolean; validate?: (values: (name: string) => string) => string | undefined } = {},
 ): Promise<((name: string) => string) | null> {
   const cancellable = options.cancellable ?? true;
   return new Promise((resolve) => {
@@ -63,8 +64,15 @@ export function ask(
       return h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
+    const problem = h("p", { class: "error", role: "alert", "data-testid": "dialog-error", hidden: true });
     const finish = (confirmed: boolean) => {
       const values = new Map([...inputs].map(([name, input]) => [name, input.value]));
+      const wrong = confirmed ? options.validate?.((name) => values.get(name) ?? "") : undefined;
+      if (wrong) {
+        problem.textContent = wrong;
+        problem.hidden = false;
+        return;
+      }
       dialog.close();
       dialog.remove();
       resolve(confirmed ? (name: string) => values.get(name) ?? "" : null);
@@ -73,6 +81,7 @@ export function ask(
       h("h2", {}, title),
       h("p", {}, message),
       ...rows,
+      problem,
       h(
         "div",
         { class: "buttons" },

@@ -1,11 +1,12 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
-// parked executions are marked, so what needs an operator stands out.
+// parked executions are marked, so what needs an operator stands out, and those backing
+// off show their next attempt, when, and the last error.
 import { api, ApiError, definitionOrNothing } from "../api.js";
 import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
-import { formatTime, parseUtcInput, statusClass } from "../format.js";
+import { formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
 import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
-import { STATUSES, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
+import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
 import { notify } from "./dialog.js";
 import { startBatch } from "./batch.js";
 import { queryBuilder } from "./querybuilder.js";
@@ -217,13 +218,37 @@ async function parkedOf(executions: ExecutionSummary[]): Promise<Map<string, num
   return parked;
 }
 
+/** A call waiting out its retry's backoff: the attempt it waits to make, when (relative;
+ * the time on hover) and the last error, short (the whole of it on hover and unfolded). */
+function backingOffCell(b: BackingOff, now: number): HTMLElement {
+  const error = b.lastError?.trim() ?? "";
+  const short = shorten(error);
+  return h(
+    "div",
+    { class: "backing-off", "data-testid": "backing-off" },
+    h("span", { class: "badge badge-backing-off", "data-testid": "backing-off-attempt" }, `attempt ${b.attempt}`),
+    " ",
+    h("span", { class: "small", title: `${formatTime(b.nextAttemptTimestampMs)} UTC`, "data-testid": "backing-off-next" }, formatRelative(b.nextAttemptTimestampMs, now)),
+    error &&
+      (short === error
+        ? h("div", { class: "small error-text", title: error, "data-testid": "backing-off-error" }, error)
+        : h(
+            "details",
+            { class: "small error-text", "data-testid": "backing-off-error" },
+            h("summary", { title: error }, short),
+            h("pre", {}, error),
+          )),
+  );
+}
+
 function executionsTable(executions: ExecutionSummary[], parked: Map<string, number>): HTMLElement {
+  const now = Date.now();
   const rows = executions.map((e) => {
     const parkedTasks = parked.get(e.processExecutionId);
     return h(
       "tr",
       {
-        class: e.paused || parkedTasks ? "attention" : "",
+        class: e.paused || parkedTasks || e.backingOff ? "attention" : "",
         "data-testid": "execution-row",
         "data-process-id": e.processId,
       },
@@ -236,13 +261,14 @@ function executionsTable(executions: ExecutionSummary[], parked: Map<string, num
         e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`),
       ),
+      h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),
       h("td", {}, formatTime(e.startTimestampMs)),
       h("td", {}, formatTime(e.closeTimestampMs)),
       h("td", { class: "mono small" }, e.processExecutionId),
     );
   });
   return table(
-    ["Process id", "Type", "Status", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    ["Process id", "Type", "Status", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
     rows,
     "No executions match.",
     "executions-table",

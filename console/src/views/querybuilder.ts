@@ -1,10 +1,11 @@
-// The query builder of the executions list: conditions on the execution's fields and,
+// The query builder of the executions list: conditions on the execution's fields (its
+// situation too: parked, backing off, waiting on a timer or a queue, its deployment) and,
 // once a process type is chosen, on its business row's columns, ANDed within a group and
 // ORed between groups; beside it the same filter as readable text, which can be edited
 // directly (a filter the builder cannot draw — a `not`, a JSON path — stays text).
 import { h, replace } from "../dom.js";
 import type { BusinessTableRef } from "../types.js";
-import { FIELDS, OPS, groupsToTree, textToTree, treeToGroups, treeToText, type Condition, type Groups, type Op } from "../filter.js";
+import { BOOLEAN_FIELDS, FIELDS, groupsToTree, opsOf, textToTree, treeToGroups, treeToText, type Condition, type Field, type Groups, type Op } from "../filter.js";
 
 export interface QueryBuilder {
   element: HTMLElement;
@@ -24,7 +25,22 @@ const VALUE_HINTS: Record<string, string> = {
   closeTime: "2026-01-31T12:00",
   paused: "true",
   currentStateId: "state id",
+  waitingOnQueue: "queue name",
+  deploymentName: "deployment name",
+  deploymentVersion: "1.4.0",
 };
+
+/** What each field of the execution means, shown on hover. */
+const FIELD_TITLES: Partial<Record<Field, string>> = {
+  parked: "a task is set aside until an operator acts (retry now or give up)",
+  backingOff: "a state call failed and waits for its next attempt",
+  waitingOnTimer: "a durable timer has not fired yet",
+  waitingOnQueue: "a state waits for messages of this local queue",
+  deploymentName: "the registered deployment it runs on (NULL: none registered its worker URL)",
+  deploymentVersion: "the version of the registered deployment it runs on",
+};
+
+const isBoolean = (c: Condition) => c.kind === "field" && BOOLEAN_FIELDS.includes(c.name as Field);
 
 /** A builder showing `initial`; `processType` says whether column conditions can be had. */
 export function queryBuilder(initial: string, initialTable: BusinessTableRef | undefined, processType: () => string): QueryBuilder {
@@ -68,19 +84,23 @@ export function queryBuilder(initial: string, initialTable: BusinessTableRef | u
     );
     const name: HTMLSelectElement | HTMLInputElement =
       c.kind === "field"
-        ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f }, f)))
+        ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f, title: FIELD_TITLES[f] ?? "" }, f)))
         : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
-    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, OPS.map((o) => h("option", { value: o, selected: c.op === o }, o)));
-    const value = h("input", {
-      "data-testid": "where-value",
-      "aria-label": "value",
-      value: c.value,
-      placeholder: c.op === "IN" ? "a, b, c" : (VALUE_HINTS[c.name] ?? "value"),
-      hidden: c.op === "IS NULL" || c.op === "IS NOT NULL",
-    });
+    const ops = opsOf(c).includes(c.op) ? opsOf(c) : [...opsOf(c), c.op];
+    const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, ops.map((o) => h("option", { value: o, selected: c.op === o }, o)));
+    const value: HTMLSelectElement | HTMLInputElement = isBoolean(c)
+      ? h("select", { "data-testid": "where-value", "aria-label": "value" }, ["true", "false"].map((v) => h("option", { value: v, selected: c.value === v }, v)))
+      : h("input", {
+          "data-testid": "where-value",
+          "aria-label": "value",
+          value: c.value,
+          placeholder: c.op === "IN" ? "a, b, c" : (VALUE_HINTS[c.name] ?? "value"),
+          hidden: c.op === "IS NULL" || c.op === "IS NOT NULL",
+        });
     kind.addEventListener("change", () => {
       c.kind = kind.value as Condition["kind"];
       c.name = c.kind === "field" ? "status" : "";
+      if (!opsOf(c).includes(c.op)) c.op = "=";
       toText();
       draw();
     });
@@ -90,17 +110,24 @@ export function queryBuilder(initial: string, initialTable: BusinessTableRef | u
     });
     name.addEventListener("change", () => {
       c.name = name.value;
-      changed();
+      if (c.kind !== "field") return changed();
+      // Another field of the execution: its operators and, for a true/false one, its value.
+      if (!opsOf(c).includes(c.op)) c.op = opsOf(c)[0] ?? "=";
+      if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+      toText();
+      draw();
     });
     op.addEventListener("change", () => {
       c.op = op.value as Op;
       toText();
       draw();
     });
-    value.addEventListener("input", () => {
-      c.value = value.value;
-      changed();
-    });
+    for (const event of ["input", "change"]) {
+      value.addEventListener(event, () => {
+        c.value = value.value;
+        changed();
+      });
+    }
     const remove = h("button", { type: "button", class: "link", "data-testid": "where-remove", title: "remove this condition" }, "×");
     remove.addEventListener("click", () => {
       group.splice(index, 1);

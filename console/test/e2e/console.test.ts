@@ -89,6 +89,8 @@ describe("web console", () => {
     await page.getByTestId("filter-processType").fill("");
     await page.getByTestId("apply-filter").click();
     await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+    // The screenshot shows charge-bob backing off after its first failed attempt.
+    await page.locator('[data-testid=execution-row][data-process-id="charge-bob"] [data-testid=backing-off-attempt]', { hasText: "attempt 2" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "executions.png") });
   });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { groupsToTree, hasColumnCondition, textToTree, treeToGroups, treeToText, type Groups } from "../../src/filter.js";
+import { groupsToTree, hasColumnCondition, opsOf, textToTree, treeToGroups, treeToText, type Groups } from "../../src/filter.js";
 import { executionsHref, queryToSelection, selectionRequest, selectionToQuery, type Selection } from "../../src/query.js";
 import { parseRoute } from "../../src/views/routes.js";
 
@@ -98,6 +98,53 @@ describe("query builder model", () => {
     assert.equal(treeToGroups(textToTree("not a = 1")), undefined);
     assert.equal(treeToGroups(textToTree("(a = 1 or b = 1) and c = 1")), undefined);
     assert.deepEqual(treeToGroups(undefined), [[]]);
+  });
+
+  it("builds the execution's situation conditions as the service takes them", () => {
+    const groups: Groups = [
+      [
+        { kind: "field", name: "backingOff", op: "=", value: "true" },
+        { kind: "field", name: "parked", op: "!=", value: "TRUE" },
+        { kind: "field", name: "waitingOnTimer", op: "=", value: "false" },
+      ],
+      [
+        { kind: "field", name: "waitingOnQueue", op: "IN", value: "verify, shipped" },
+        { kind: "field", name: "deploymentName", op: "=", value: "shop-worker" },
+        { kind: "field", name: "deploymentVersion", op: "IS NULL", value: "" },
+      ],
+    ];
+    const tree = groupsToTree(groups);
+    assert.deepEqual(tree, {
+      or: [
+        {
+          and: [
+            { field: "backingOff", op: "=", value: true },
+            { field: "parked", op: "!=", value: true },
+            { field: "waitingOnTimer", op: "=", value: false },
+          ],
+        },
+        {
+          and: [
+            { field: "waitingOnQueue", op: "IN", values: ["verify", "shipped"] },
+            { field: "deploymentName", op: "=", value: "shop-worker" },
+            { field: "deploymentVersion", op: "IS NULL" },
+          ],
+        },
+      ],
+    });
+    const text =
+      "(execution.backingOff = true and execution.parked != true and execution.waitingOnTimer = false) or " +
+      "(execution.waitingOnQueue in ('verify', 'shipped') and execution.deploymentName = 'shop-worker' and execution.deploymentVersion is null)";
+    assert.equal(treeToText(tree), text);
+    assert.deepEqual(textToTree(text), tree);
+    assert.deepEqual(treeToGroups(tree)?.[0]?.[0], { kind: "field", name: "backingOff", op: "=", value: "true" });
+  });
+
+  it("offers each field of the execution the operators the service takes on it", () => {
+    assert.deepEqual(opsOf({ kind: "field", name: "backingOff" }), ["=", "!="]);
+    assert.deepEqual(opsOf({ kind: "field", name: "waitingOnQueue" }), ["=", "IN"]);
+    assert.deepEqual(opsOf({ kind: "field", name: "deploymentVersion" }), ["=", "!=", "IN", "IS NULL", "IS NOT NULL"]);
+    assert.equal(opsOf({ kind: "column", name: "amount" }).length, 12);
   });
 
   it("tells a filter that needs the business table", () => {

@@ -2,11 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, statusClass,
+  formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, shorten, statusClass,
 } from "../../src/format.js";
 import { executionHref, parseRoute } from "../../src/views/routes.js";
 
 describe("format", () => {
+  it("shortens an error to its first line, cut with an ellipsis", () => {
+    assert.equal(shorten("the card provider is down"), "the card provider is down");
+    assert.equal(shorten("a".repeat(100), 10), "aaaaaaaaa…");
+    assert.equal(shorten("first line\n  at stack"), "first line …");
+    assert.equal(shorten(""), "");
+  });
+
+
   it("shows times in UTC and durations in their two largest units", () => {
     assert.equal(formatTime(Date.UTC(2026, 10, 26, 15, 4, 5)), "2026-11-26 15:04:05");
     assert.equal(formatTime(undefined), "—");

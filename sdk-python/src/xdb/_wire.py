@@ -499,6 +499,7 @@ class GroupField(StrEnum):
 
     STATUS = "status"
     PROCESS_TYPE = "processType"
+    CURRENT_STATE_ID = "currentStateId"
 
 
 class HistoryEvent(WireModel):
@@ -1384,7 +1385,7 @@ class GlobalAttributesDefinition(WireModel):
 
 
 class GroupByField(WireModel):
-    """Groups by `status` or `processType`."""
+    """Groups by `status`, `processType` or `currentStateId`."""
 
     field: GroupField
 

@@ -510,10 +510,14 @@ export const GroupByColumnSchema = z.object({
 /**
  * The execution fields a count can group by.
  */
-export const GroupFieldSchema = z.enum(['status', 'processType']);
+export const GroupFieldSchema = z.enum([
+    'status',
+    'processType',
+    'currentStateId'
+]);
 
 /**
- * Groups by `status` or `processType`.
+ * Groups by `status`, `processType` or `currentStateId`.
  */
 export const GroupByFieldSchema = z.object({
     field: GroupFieldSchema

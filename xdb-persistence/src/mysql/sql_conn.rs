@@ -49,14 +49,11 @@ impl<Q: Queryable + AffectedRows + Sync> SqlConn for MySqlRows<Q> {
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<Row>, StoreError> {
-        // Prepared, run and closed: a filter's text leaves the connection's statement
-        // cache as it found it, rather than pushing out the statements used all along.
-        let statement = self.conn.prep(sql).await?;
-        let rows = self.conn.exec(&statement, mysql_params(params)).await;
-        let closed = self.conn.close(statement).await;
-        let rows = rows?;
-        closed?;
-        Ok(rows)
+        // Through the connection's statement cache, as any statement: it keeps the
+        // least recently used out past its size, so filters of ever new shapes cannot
+        // grow it, and a repeated one is not prepared again (a round trip, and MariaDB's
+        // first-execution work).
+        self.query(sql, params).await
     }
 
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {

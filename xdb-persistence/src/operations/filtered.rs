@@ -23,7 +23,7 @@ use crate::query::{
 };
 use crate::sql::{Param, SqlConn};
 use crate::sql_tables::process_rows::summary_of;
-use crate::tables::{Dialect, Lane, Transaction};
+use crate::tables::{Dialect, Lane, Listed};
 use crate::StoreError;
 
 /// A page of the executions `request` (with its `where` tree) matches, newest first.
@@ -49,20 +49,13 @@ pub(crate) async fn list_matching<D: Dialect>(
     let syntax = store.query_syntax();
     let rows = i64::from(page_size) + 1;
     let statement = query::list(syntax, &filter, join.as_ref(), after, rows);
-    let mut tx = time_limited(store, limit).await?;
-    let found = run(&mut tx, syntax, &statement, limit).await?;
-    let mut page = found
-        .iter()
-        .map(summary_of::<D::Tx>)
-        .collect::<Result<Vec<_>, _>>()?;
-    tx.commit().await?;
+    let mut page = bounded(store, &statement, limit, Page).await?;
     let page_size = page_size as usize;
     let next_page_token = (page.len() > page_size)
         .then(|| &page[page_size - 1])
-        .map(|(summary, start)| encode_token(*start, &summary.process_execution_id));
+        .map(|row| encode_token(row.start, &row.summary.process_execution_id));
     page.truncate(page_size);
-    let mut executions: Vec<_> = page.into_iter().map(|(summary, _)| summary).collect();
-    super::backing_off::mark_backing_off(store, &mut executions).await?;
+    let executions = super::backing_off::marked(store, page).await?;
     Ok(ProcessExecutionListResponse {
         executions,
         next_page_token,
@@ -101,41 +94,61 @@ pub(crate) async fn count_matching<D: Dialect>(
     let syntax = store.query_syntax();
     let rows = MAX_COUNT_GROUPS as i64 + 1;
     let statement = query::count(syntax, &filter, join.as_ref(), group.as_ref(), rows);
-    let mut tx = time_limited(store, limit).await?;
-    let found = run(&mut tx, syntax, &statement, limit).await?;
-    let response = match &group {
-        None => {
-            let count = match found.first() {
-                Some(row) => D::Tx::columns(row, 0).bigint()?,
+    bounded(store, &statement, limit, Counts(group.as_ref())).await
+}
+
+/// Reads a statement's rows into an answer, whatever connection they came from.
+trait Decode {
+    type Answer;
+    fn decode<C: SqlConn>(&self, rows: &[C::Row]) -> Result<Self::Answer, StoreError>;
+}
+
+/// A list's rows.
+struct Page;
+
+impl Decode for Page {
+    type Answer = Vec<Listed>;
+
+    fn decode<C: SqlConn>(&self, rows: &[C::Row]) -> Result<Self::Answer, StoreError> {
+        rows.iter().map(summary_of::<C>).collect()
+    }
+}
+
+/// A count's rows: one total, or a row per group with the total beside each.
+struct Counts<'a>(Option<&'a Group>);
+
+impl Decode for Counts<'_> {
+    type Answer = ProcessExecutionCountResponse;
+
+    fn decode<C: SqlConn>(&self, rows: &[C::Row]) -> Result<Self::Answer, StoreError> {
+        let Some(group) = self.0 else {
+            let count = match rows.first() {
+                Some(row) => C::columns(row, 0).bigint()?,
                 None => 0,
             };
-            ProcessExecutionCountResponse {
+            return Ok(ProcessExecutionCountResponse {
                 count: count.max(0) as u64,
                 groups: Vec::new(),
                 truncated: false,
-            }
+            });
+        };
+        let mut groups = Vec::with_capacity(rows.len());
+        let mut total = 0;
+        for row in rows {
+            let mut columns = C::columns(row, 0);
+            let value = group_value(group, columns.optional_text()?);
+            let count = columns.bigint()?.max(0) as u64;
+            total = columns.bigint()?.max(0) as u64;
+            groups.push(CountGroup { value, count });
         }
-        Some(group) => {
-            let mut groups = Vec::with_capacity(found.len());
-            let mut total = 0;
-            for row in &found {
-                let mut columns = D::Tx::columns(row, 0);
-                let value = group_value(group, columns.optional_text()?);
-                let count = columns.bigint()?.max(0) as u64;
-                total = columns.bigint()?.max(0) as u64;
-                groups.push(CountGroup { value, count });
-            }
-            let truncated = groups.len() > MAX_COUNT_GROUPS;
-            groups.truncate(MAX_COUNT_GROUPS);
-            ProcessExecutionCountResponse {
-                count: total,
-                groups,
-                truncated,
-            }
-        }
-    };
-    tx.commit().await?;
-    Ok(response)
+        let truncated = groups.len() > MAX_COUNT_GROUPS;
+        groups.truncate(MAX_COUNT_GROUPS);
+        Ok(ProcessExecutionCountResponse {
+            count: total,
+            groups,
+            truncated,
+        })
+    }
 }
 
 /// The plain list filters as checked conditions, so that one statement holds them all.
@@ -231,26 +244,33 @@ fn join_for(
     }))
 }
 
-/// A transaction whose statements the dialect's setting bounds by `limit`, if it
-/// bounds them so.
-async fn time_limited<D: Dialect>(store: &D, limit: Duration) -> Result<D::Tx, StoreError> {
-    let mut tx = store.begin(Lane::Main).await?;
-    if let Some(setting) = store.query_syntax().time_limit_setting(limit) {
-        tx.execute(&setting, &[]).await?;
-    }
-    Ok(tx)
-}
-
-/// Runs `statement` in `tx`, bounded by `limit`.
-async fn run<C: SqlConn>(
-    tx: &mut C,
-    syntax: &dyn query::QuerySyntax,
+/// Runs `statement`, bounded by `limit`, and decodes its rows. Where the dialect bounds
+/// time with a setting (PostgreSQL's `SET LOCAL`), in a transaction of its own that only
+/// reads: it is dropped, not committed, so it is rolled back (in a task of its own) after
+/// the answer went out. Elsewhere the bound is in the statement, which runs on a plain
+/// connection: no BEGIN and COMMIT to wait for.
+async fn bounded<D: Dialect, R: Decode>(
+    store: &D,
     statement: &Statement,
     limit: Duration,
-) -> Result<Vec<C::Row>, StoreError> {
+    decode: R,
+) -> Result<R::Answer, StoreError> {
+    let syntax = store.query_syntax();
     let sql = syntax.time_limited(statement.sql.clone(), limit);
     let params: Vec<Param<'_>> = statement.values.iter().map(TypedValue::param).collect();
-    tx.query_once(&sql, &params).await
+    match syntax.time_limit_setting(limit) {
+        Some(setting) => {
+            let mut tx = store.begin(Lane::Main).await?;
+            tx.execute(&setting, &[]).await?;
+            let rows = tx.query_once(&sql, &params).await?;
+            decode.decode::<D::Tx>(&rows)
+        }
+        None => {
+            let mut session = store.session(Lane::Main).await?;
+            let rows = session.query_once(&sql, &params).await?;
+            decode.decode::<D::Session>(&rows)
+        }
+    }
 }
 
 /// A group's value as JSON, from its text: numbers and booleans as such.

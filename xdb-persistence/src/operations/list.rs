@@ -22,20 +22,13 @@ pub(crate) async fn list_processes<D: Dialect>(
     let query = list_query(request)?;
     let page_size = query.limit as usize - 1;
     let mut session = store.session(Lane::Main).await?;
-    let rows = session.list_executions(&query).await?;
-    let next_page_token = if rows.len() > page_size {
-        rows.get(page_size - 1)
-            .map(|(summary, start)| encode_token(*start, &summary.process_execution_id))
-    } else {
-        None
-    };
+    let mut rows = session.list_executions(&query).await?;
     drop(session);
-    let mut executions: Vec<_> = rows
-        .into_iter()
-        .take(page_size)
-        .map(|(summary, _)| summary)
-        .collect();
-    super::backing_off::mark_backing_off(store, &mut executions).await?;
+    let next_page_token = (rows.len() > page_size)
+        .then(|| &rows[page_size - 1])
+        .map(|row| encode_token(row.start, &row.summary.process_execution_id));
+    rows.truncate(page_size);
+    let executions = super::backing_off::marked(store, rows).await?;
     Ok(ProcessExecutionListResponse {
         executions,
         next_page_token,

@@ -2,7 +2,7 @@
 //! their PostgreSQL types, BEGIN sent with the first statement.
 
 use deadpool_postgres::GenericClient;
-use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::types::{Json, ToSql, Type};
 use tokio_postgres::Row;
 
 use super::rows::Columns;
@@ -26,6 +26,26 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
         Param::JsonRef(value) => Box::new(value.map(Json)),
         Param::Cell(value, _) => Box::new(Json(*value)),
     }
+}
+
+/// Statements a connection keeps prepared before [`SqlConn::query_once`] stops adding
+/// to them: every statement of XDB's own, and a few hundred filter shapes.
+const MAX_CACHED_STATEMENTS: usize = 512;
+
+/// The PostgreSQL type `param` binds as; `None` for a business cell, whose type is its
+/// column's.
+fn postgres_type(param: &Param<'_>) -> Option<Type> {
+    Some(match param {
+        Param::Uuid(_) | Param::OptionalUuid(_) => Type::UUID,
+        Param::Text(_) => Type::TEXT,
+        Param::Int(_) => Type::INT4,
+        Param::BigInt(_) => Type::INT8,
+        Param::Time(_) => Type::TIMESTAMPTZ,
+        Param::Bool(_) => Type::BOOL,
+        Param::Double(_) => Type::FLOAT8,
+        Param::Json(_) | Param::JsonRef(_) => Type::JSONB,
+        Param::Cell(..) => return None,
+    })
 }
 
 /// Runs `sql` on `client` (a connection or transaction outside [`PgRows`]); the rows it
@@ -63,10 +83,31 @@ impl SqlConn for PgRows {
     ) -> Result<Vec<Row>, StoreError> {
         let sql = numbered_placeholders(sql);
         let values: Vec<_> = params.iter().map(postgres_value).collect();
+        let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
         self.on_client(|client| async move {
-            // An unnamed statement: `prepare_cached` would keep every filter's text.
-            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-            Ok(client.query(sql.as_ref(), &refs).await?)
+            // Prepared and kept (planned once, then its plan reused) while the
+            // connection keeps few statements; past that an unnamed statement, so that
+            // filters of ever new shapes cannot grow the cache. With the parameters'
+            // types known, that one is parsed, bound and run in one round trip.
+            match types {
+                _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
+                    let statement = client.prepare_cached(&sql).await?;
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+                    Ok(client.query(&statement, &refs).await?)
+                }
+                Some(types) => {
+                    let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
+                        .iter()
+                        .zip(types)
+                        .map(|(v, ty)| (&**v as _, ty))
+                        .collect();
+                    Ok(client.query_typed(sql.as_ref(), &typed).await?)
+                }
+                None => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+                    Ok(client.query(sql.as_ref(), &refs).await?)
+                }
+            }
         })
         .await
     }

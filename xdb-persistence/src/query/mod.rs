@@ -15,7 +15,7 @@ pub use check::QueryTable;
 pub use values::{TypedValue, ValueType};
 
 pub(crate) use check::{check_filter, check_group, Checked, Condition, Group, Subject, Test};
-pub(crate) use render::{count, list, Join, Statement};
+pub(crate) use render::{count, list, Join, Statement, SUMMARY_COLUMNS};
 pub(crate) use syntax::{quoted, QuerySyntax};
 
 /// Whether `tree` (or the group) compares a column of the business row, so that the

@@ -15,10 +15,15 @@ use super::values::{TypedValue, ValueType};
 
 /// State executions that have not finished: a process's running threads.
 const OPEN_STATE_STATUSES: &str = "('WAIT_UNTIL_RUNNING', 'WAITING_COMMANDS', 'EXECUTE_RUNNING')";
-/// The list's columns, as `process_rows::summary_of` reads them.
+/// The list's columns, as `process_rows::summary_of` reads them, of the executions
+/// aliased `p`. The last says whether a state call of a running execution waits for a
+/// retry (due or not), so that only such rows cost the page a look at their tasks.
 pub(crate) const SUMMARY_COLUMNS: &str = "p.id, p.process_id, p.process_type, p.status, \
     p.start_time, p.close_time, \
-    CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END";
+    CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END, \
+    CASE WHEN p.status = 'RUNNING' AND EXISTS (SELECT 1 FROM xdb_sys_tasks t \
+      WHERE t.process_execution_id = p.id AND t.task_type IN ('WAIT_UNTIL', 'EXECUTE') \
+        AND t.attempt > 1 AND t.lease_owner IS NULL) THEN 1 ELSE 0 END";
 /// Whether an execution is paused: by an operator, while running.
 const PAUSED: &str = "(p.status = 'RUNNING' AND p.paused IS NOT NULL)";
 /// Whether an execution has a task set aside for an operator (not held by a pause).
@@ -92,6 +97,10 @@ pub(crate) fn count(
     let key = group.map(|group| match group {
         Group::Field(GroupField::Status) => "p.status".to_string(),
         Group::Field(GroupField::ProcessType) => "p.process_type".to_string(),
+        Group::Field(GroupField::CurrentStateId) => format!(
+            "(SELECT MIN(s.state_id) FROM xdb_sys_async_state_executions s \
+             WHERE s.process_execution_id = p.id AND s.status IN {OPEN_STATE_STATUSES})"
+        ),
         Group::Column { name, .. } => format!("b.{}", syntax.quote(name)),
     });
     out.sql = match &key {

@@ -26,6 +26,7 @@ use xdb_protocol::{BatchItemOutcome, ProcessExecutionStartRequest};
 use super::in_list::{in_list, padded};
 use super::plan_rows::PlanRows;
 use super::process_rows::insert_executions;
+use super::receipt_rows::{insert_receipts_sql, receipt_params};
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
@@ -221,41 +222,24 @@ async fn write_claimed<C: SqlConn, D>(
 /// request id already (a repeat) fails the batch: nothing is committed, and each start
 /// goes the generic way, where the repeat meets the receipt at its commit.
 async fn insert_receipts<C: SqlConn, D>(tx: &mut C, claimed: &[&Job<D>]) -> Result<(), StoreError> {
-    let mut params: Vec<Param> = Vec::new();
-    let mut answers = Vec::new();
-    for job in claimed {
-        if job.receipt.is_some() {
-            answers.push(started_answer(job.start.execution.id));
-        }
-    }
-    let with_receipts = claimed
+    let receipts: Vec<_> = claimed
         .iter()
-        .filter_map(|job| Some((job.receipt.as_ref()?, job.now)));
-    for ((receipt, now), answer) in with_receipts.zip(&answers) {
-        params.extend([
-            receipt.request_id.as_str().into(),
-            receipt.operation.into(),
-            receipt.body_hash.as_str().into(),
-            answer.as_str().into(),
-            Param::OptionalUuid(receipt.batch_id),
-            BatchItemOutcome::Done.as_str().into(),
-            now.into(),
-        ]);
-    }
-    let receipts = answers.len();
-    if receipts == 0 {
+        .filter_map(|job| {
+            let receipt = job.receipt.as_ref()?;
+            Some((receipt, started_answer(job.start.execution.id), job.now))
+        })
+        .collect();
+    if receipts.is_empty() {
         return Ok(());
     }
-    let sql = format!(
-        "{} INTO xdb_sys_request_receipts \
-           (request_id, operation, body_hash, answer, batch_id, outcome, created_at) \
-         VALUES {} {}",
-        C::KIND.pick("INSERT", "INSERT IGNORE"),
-        vec!["(?, ?, ?, ?, ?, ?, ?)"; receipts].join(", "),
-        C::KIND.pick("ON CONFLICT (request_id) DO NOTHING", ""),
-    );
-    let inserted = tx.execute(&sql, &params).await?;
-    if inserted != receipts as u64 {
+    let params: Vec<Param> = receipts
+        .iter()
+        .flat_map(|(receipt, answer, now)| {
+            receipt_params(receipt, BatchItemOutcome::Done, answer, *now)
+        })
+        .collect();
+    let sql = insert_receipts_sql(C::KIND, receipts.len());
+    if tx.execute(&sql, &params).await? != receipts.len() as u64 {
         return Err(StoreError::Stale(
             "a request id of the batch has a receipt already".into(),
         ));

@@ -3,7 +3,6 @@
 
 use std::sync::LazyLock;
 
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId};
 use xdb_protocol::{ProcessExecutionSummary, ProcessStatus};
@@ -12,8 +11,9 @@ use crate::columns::{
     qualified, read_process, read_state, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT,
     STATE_COLUMNS,
 };
+use crate::query::SUMMARY_COLUMNS;
 use crate::sql::{json, Param, SqlConn, SqlKind};
-use crate::tables::{Answer, ListQuery, ProcessRows};
+use crate::tables::{Answer, ListQuery, Listed, ProcessRows};
 use crate::StoreError;
 
 /// How a dialect inserts a new execution's row: the one method of [`ProcessRows`] whose
@@ -217,10 +217,7 @@ impl<C: SqlConn + NewExecutionRow> ProcessRows for C {
             .transpose()
     }
 
-    async fn list_executions(
-        &mut self,
-        query: &ListQuery<'_>,
-    ) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
+    async fn list_executions(&mut self, query: &ListQuery<'_>) -> Result<Vec<Listed>, StoreError> {
         list_executions(self, query).await
     }
 
@@ -288,7 +285,7 @@ impl<C: SqlConn + NewExecutionRow> ProcessRows for C {
 async fn list_executions<C: SqlConn>(
     conn: &mut C,
     query: &ListQuery<'_>,
-) -> Result<Vec<(ProcessExecutionSummary, DateTime<Utc>)>, StoreError> {
+) -> Result<Vec<Listed>, StoreError> {
     let mut conditions = Vec::new();
     let mut params: Vec<Param<'_>> = Vec::new();
     if let Some(status) = query.status {
@@ -332,20 +329,15 @@ async fn list_executions<C: SqlConn>(
         format!("WHERE {} ", conditions.join(" AND "))
     };
     let sql = format!(
-        "SELECT id, process_id, process_type, status, start_time, close_time, \
-           CASE WHEN status = 'RUNNING' AND paused IS NOT NULL THEN 1 ELSE 0 END \
-         FROM xdb_sys_process_executions {where_clause}\
+        "SELECT {SUMMARY_COLUMNS} FROM xdb_sys_process_executions p {where_clause}\
          ORDER BY start_time DESC, id DESC LIMIT ?"
     );
     let rows = conn.query(&sql, &params).await?;
     rows.iter().map(summary_of::<C>).collect()
 }
 
-/// A list row: the summary and its start time to the microsecond (for paging), from
-/// the columns of `query::SUMMARY_COLUMNS` in their order.
-pub(crate) fn summary_of<C: SqlConn>(
-    row: &C::Row,
-) -> Result<(ProcessExecutionSummary, DateTime<Utc>), StoreError> {
+/// A list row, from the columns of `query::SUMMARY_COLUMNS` in their order.
+pub(crate) fn summary_of<C: SqlConn>(row: &C::Row) -> Result<Listed, StoreError> {
     let mut columns = C::columns(row, 0);
     let id = columns.uuid()?;
     let process_id = columns.text()?;
@@ -363,5 +355,11 @@ pub(crate) fn summary_of<C: SqlConn>(
         close_timestamp_ms: columns.optional_time()?.map(|t| t.timestamp_millis()),
         paused: columns.int()? != 0,
     };
-    Ok((summary, start))
+    let may_back_off = columns.int()? != 0;
+    Ok(Listed {
+        summary,
+        start,
+        may_back_off,
+        id,
+    })
 }

@@ -9,21 +9,39 @@ use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::ReceiptRows;
 use crate::StoreError;
 
-/// Inserts a receipt unless its request id has one: 0 rows then. Waits for a concurrent
-/// transaction inserting the same id, so only one of two twins commits its effect.
-/// Parameters: request id, operation, hash, answer, batch, outcome, time.
+/// Inserts `rows` receipts, each unless its request id has one (not counted then).
+/// Waits for a concurrent transaction inserting the same id, so only one of two twins
+/// commits its effect. Parameters: [`receipt_params`] of each.
 ///
 /// MySQL's `INSERT IGNORE` reports a duplicate as 0 affected rows; no other error can be
 /// downgraded here: every value fits its column (the id is checked, the rest are ours).
-fn insert_sql(kind: SqlKind) -> &'static str {
-    kind.pick(
-        "INSERT INTO xdb_sys_request_receipts \
+pub(crate) fn insert_receipts_sql(kind: SqlKind, rows: usize) -> String {
+    format!(
+        "{} INTO xdb_sys_request_receipts \
            (request_id, operation, body_hash, answer, batch_id, outcome, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
-        "INSERT IGNORE INTO xdb_sys_request_receipts \
-           (request_id, operation, body_hash, answer, batch_id, outcome, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES {} {}",
+        kind.pick("INSERT", "INSERT IGNORE"),
+        vec!["(?, ?, ?, ?, ?, ?, ?)"; rows].join(", "),
+        kind.pick("ON CONFLICT (request_id) DO NOTHING", ""),
     )
+}
+
+/// The parameters of one row of [`insert_receipts_sql`].
+pub(crate) fn receipt_params<'a>(
+    receipt: &'a Receipt,
+    outcome: BatchItemOutcome,
+    answer: &'a str,
+    now: DateTime<Utc>,
+) -> [Param<'a>; 7] {
+    [
+        receipt.request_id.as_str().into(),
+        receipt.operation.into(),
+        receipt.body_hash.as_str().into(),
+        answer.into(),
+        Param::OptionalUuid(receipt.batch_id),
+        outcome.as_str().into(),
+        now.into(),
+    ]
 }
 
 impl<C: SqlConn> ReceiptRows for C {
@@ -34,16 +52,11 @@ impl<C: SqlConn> ReceiptRows for C {
         answer: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let params = [
-            receipt.request_id.as_str().into(),
-            receipt.operation.into(),
-            receipt.body_hash.as_str().into(),
-            answer.into(),
-            Param::OptionalUuid(receipt.batch_id),
-            outcome.as_str().into(),
-            now.into(),
-        ];
-        Ok(self.execute(insert_sql(C::KIND), &params).await? == 1)
+        let params = receipt_params(receipt, outcome, answer, now);
+        Ok(self
+            .execute(&insert_receipts_sql(C::KIND, 1), &params)
+            .await?
+            == 1)
     }
 
     async fn find_receipt(

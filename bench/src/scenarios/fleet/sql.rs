@@ -186,7 +186,10 @@ pub fn populate(
 /// Parameters: the process type, the customer, the limit.
 pub fn list_by_customer(dialect: Dialect) -> String {
     let columns = "p.id, p.process_id, p.process_type, p.status, p.start_time, p.close_time, \
-        CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END";
+        CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END, \
+        CASE WHEN p.status = 'RUNNING' AND EXISTS (SELECT 1 FROM xdb_sys_tasks t \
+          WHERE t.process_execution_id = p.id AND t.task_type IN ('WAIT_UNTIL', 'EXECUTE') \
+            AND t.attempt > 1 AND t.lease_owner IS NULL) THEN 1 ELSE 0 END";
     match dialect {
         Dialect::Postgres => format!(
             "SELECT {columns} FROM xdb_sys_process_executions p \

@@ -14,7 +14,9 @@ use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::queue::{QueueProcess, QUEUE_A, QUEUE_B};
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, XdbTestEnv};
-use xdb_sdk::protocol::{paths, ProcessExecutionCountResponse, WorkerDeployment};
+use xdb_sdk::protocol::{
+    paths, ProcessExecutionCountResponse, ProcessExecutionListResponse, WorkerDeployment,
+};
 use xdb_sdk::{Command, CommandRequest, ProcessStartOptions, WorkerService};
 
 use super::{call, list_all};
@@ -245,6 +247,39 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
             matching(&env, tree.clone()).await,
             expected,
             "{db:?}: {tree}"
+        );
+    }
+
+    // Counted per state: each execution once, under the state it runs.
+    let by_state = json!({"groupBy": {"field": "currentStateId"}});
+    let counted: ProcessExecutionCountResponse = call(&env, paths::COUNT, &by_state).await.unwrap();
+    let groups: BTreeSet<(String, u64)> = counted
+        .groups
+        .iter()
+        .map(|g| (g.value.to_string(), g.count))
+        .collect();
+    let expected = BTreeSet::from([
+        (json!("FlakyState").to_string(), 2),
+        (json!("WaitQueuesState").to_string(), 4),
+    ]);
+    assert_eq!((counted.count, groups), (6, expected), "{db:?}");
+
+    // Both lists mark the execution backing off, and only it: the plain one and the
+    // filtered one.
+    for body in [
+        json!({}),
+        json!({"where": {"field": "status", "op": "=", "value": "RUNNING"}}),
+    ] {
+        let listed: ProcessExecutionListResponse = call(&env, paths::LIST, &body).await.unwrap();
+        let marked: Vec<(&str, i32)> = listed
+            .executions
+            .iter()
+            .filter_map(|e| Some((e.process_id.as_str(), e.backing_off.as_ref()?.attempt)))
+            .collect();
+        assert_eq!(listed.executions.len(), all.len(), "{body}");
+        assert!(
+            matches!(marked.as_slice(), [("retrying-1", attempt)] if *attempt >= 2),
+            "{db:?} {body}: {marked:?}"
         );
     }
     env.shutdown().await;
