@@ -47,6 +47,8 @@ pub struct AppState {
     pub store: Arc<dyn ProcessApi>,
     /// Batch operations' rows (the async service runs them).
     pub batches: Arc<dyn xdb_persistence::BatchStore>,
+    /// Schedules' rows (the async service fires them).
+    pub schedules: Arc<dyn xdb_persistence::ScheduleStore>,
     /// Registered process definitions, which requests are checked against.
     pub definitions: Arc<definitions::Definitions>,
     /// Where this instance registers for closed-execution notices (MySQL).
@@ -149,6 +151,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         metrics: Arc::new(ApiMetrics::new().with_database_clock(store.database_clock().clone())),
         registry: store.clone(),
         batches: store.clone(),
+        schedules: store.clone(),
         definitions: Arc::new(definitions::Definitions::new(
             store.clone(),
             database_url.dialect() == xdb_config::Dialect::MySql,

@@ -19,6 +19,7 @@ mod leases;
 mod liveness;
 mod metric_definitions;
 mod pulsar_source;
+mod schedules;
 mod scheduling;
 
 use std::sync::Arc;
@@ -206,12 +207,18 @@ impl AsyncService {
             lease: config.lease(),
         };
         let batches = tokio::spawn(batches.run(claiming_stopped.clone()));
+        let schedules = schedules::ScheduleFirer {
+            store: store.clone(),
+            owner: owner.clone(),
+        };
+        let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
         let queue = match source {
             TaskSource::Database(queue) => tokio::spawn(queue.run(claiming_stopped)),
             TaskSource::Pulsar(source) => tokio::spawn(source.run(claiming_stopped)),
         };
         let background = vec![
             batches,
+            schedules,
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state, serve_notify))
                     .with_graceful_shutdown(async move {

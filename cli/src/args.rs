@@ -233,6 +233,23 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::batch::BatchCommand,
     },
+    /// Schedules: a process type started on a cron expression or an interval
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb schedule create nightly -t Report --cron '0 3 * * *' --tz Europe/Paris --overlap skip\n",
+        "  xdb schedule create tick -t Poll --every 60 --jitter 10 --worker-url http://w:8080\n",
+        "  xdb schedule describe nightly\n",
+        "  xdb schedule pause nightly --reason 'maintenance'\n",
+        "  xdb schedule trigger nightly\n",
+        "  xdb schedule backfill nightly --from 2026-11-01 --to 2026-11-08\n\n",
+        "A skipped local time (spring forward) does not fire; a repeated one fires once.\n",
+        "Exit codes: 0 done, 5 no such schedule, 1 refused (e.g. a bad cron expression),\n",
+        "3 unreachable."
+    ))]
+    Schedule {
+        #[command(subcommand)]
+        command: crate::schedule::ScheduleCommand,
+    },
     /// Process definitions registered by worker deployments
     #[command(after_help = concat!(
         "Examples:\n",

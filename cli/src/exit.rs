@@ -19,8 +19,8 @@ pub enum Exit {
     Unreachable = 3,
     /// `wait`: the execution was still running when `--timeout` passed.
     WaitTimedOut = 4,
-    /// The service answered `PROCESS_NOT_FOUND` or `BATCH_NOT_FOUND`: no such process id,
-    /// execution or batch.
+    /// The service answered `PROCESS_NOT_FOUND`, `BATCH_NOT_FOUND` or
+    /// `SCHEDULE_NOT_FOUND`: no such process id, execution, batch or schedule.
     NotFound = 5,
     /// `wait`: the execution closed without completing (FAILED, TIMEOUT, TERMINATED).
     ClosedNotCompleted = 6,
@@ -54,8 +54,8 @@ macro_rules! exit_codes_text {
      may have taken effect): try again later; a write with the same --request-id
      does nothing more than the first
   4  wait: the execution was still running when --timeout passed
-  5  not found: no such process id, execution or batch (PROCESS_NOT_FOUND,
-     BATCH_NOT_FOUND)
+  5  not found: no such process id, execution, batch or schedule
+     (PROCESS_NOT_FOUND, BATCH_NOT_FOUND, SCHEDULE_NOT_FOUND)
   6  wait: the execution closed without completing (FAILED, TIMEOUT, TERMINATED)
   7  a control does not apply now, e.g. pause when paused (CONTROL_NOT_APPLICABLE)
   8  the token lacks the role the command needs (FORBIDDEN): use another token
@@ -76,6 +76,7 @@ pub fn exit_for(error: &ClientError) -> Exit {
                 ErrorSubType::ProcessNotFound
                     | ErrorSubType::DefinitionNotFound
                     | ErrorSubType::BatchNotFound
+                    | ErrorSubType::ScheduleNotFound
             ) =>
         {
             Exit::NotFound

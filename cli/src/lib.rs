@@ -16,6 +16,7 @@ mod history_lines;
 pub mod operate;
 pub mod payload;
 pub mod requests;
+pub mod schedule;
 pub mod views;
 pub mod wait;
 pub mod where_clause;
@@ -73,6 +74,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Start(a) => commands::start(&client, output, a).await,
             Command::Definitions { command } => definitions::run(&client, output, command).await,
             Command::Deployments { command } => deployments::run(&client, output, command).await,
+            Command::Schedule { command } => schedule::run(&client, output, command).await,
             Command::Describe(a) => commands::describe(&client, output, a).await,
             Command::List(a) => commands::list(&client, output, a).await,
             Command::Count(a) => commands::count(&client, output, a).await,

@@ -13,6 +13,20 @@ import { OPERATE_PATHS } from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   BATCH_PATHS,
+  SCHEDULE_PATHS,
+  ScheduleBackfillResponseSchema,
+  ScheduleDescribeResponseSchema,
+  ScheduleListResponseSchema,
+  ScheduleTriggerResponseSchema,
+  type ScheduleBackfillRequest,
+  type ScheduleBackfillResponse,
+  type ScheduleCreateRequest,
+  type ScheduleDescribeResponse,
+  type ScheduleListRequest,
+  type ScheduleListResponse,
+  type ScheduleOverlapPolicy,
+  type ScheduleTriggerResponse,
+  type ScheduleUpdateRequest,
   BatchDescribeResponseSchema,
   BatchListResponseSchema,
   BatchStartResponseSchema,
@@ -432,6 +446,53 @@ export class Client extends ServiceTransport {
   async cancelBatch(batchId: string, options: Omit<BatchCancelRequest, "batchId"> = {}): Promise<BatchDescribeResponse> {
     const answer = await this.call(BATCH_PATHS.cancel, { ...options, batchId }, BatchDescribeResponseSchema);
     return answer as BatchDescribeResponse;
+  }
+
+  // ---- schedules: a process type started on a cron expression or an interval ----
+
+  /** Creates a schedule (`SCHEDULE_ALREADY_EXISTS` when the id is taken; a bad spec is `INVALID_REQUEST` naming the field). */
+  async createSchedule(request: ScheduleCreateRequest): Promise<ScheduleDescribeResponse> {
+    return (await this.call(SCHEDULE_PATHS.create, request, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  /** Replaces a schedule's spec, template and policies; it fires anew from now. */
+  async updateSchedule(request: ScheduleUpdateRequest): Promise<ScheduleDescribeResponse> {
+    return (await this.call(SCHEDULE_PATHS.update, request, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  /** Pauses a schedule: nothing fires until it is resumed. */
+  async pauseSchedule(scheduleId: string, reason?: string): Promise<ScheduleDescribeResponse> {
+    return (await this.call(SCHEDULE_PATHS.pause, { scheduleId, reason }, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  /** Resumes a schedule; missed firings within its catch-up window run. */
+  async resumeSchedule(scheduleId: string, reason?: string): Promise<ScheduleDescribeResponse> {
+    return (await this.call(SCHEDULE_PATHS.resume, { scheduleId, reason }, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  /** Fires a schedule now, whatever its spec and paused flag say. */
+  async triggerSchedule(scheduleId: string, overlapPolicy?: ScheduleOverlapPolicy): Promise<ScheduleTriggerResponse> {
+    return this.call(SCHEDULE_PATHS.trigger, { scheduleId, overlapPolicy }, ScheduleTriggerResponseSchema);
+  }
+
+  /** Runs the firings the spec had in `[startTimestampMs, endTimestampMs)`; each is recorded once. */
+  async backfillSchedule(request: ScheduleBackfillRequest): Promise<ScheduleBackfillResponse> {
+    return this.call(SCHEDULE_PATHS.backfill, request, ScheduleBackfillResponseSchema);
+  }
+
+  /** Deletes a schedule (`SCHEDULE_NOT_FOUND` when there is none); its executions run on. */
+  async deleteSchedule(scheduleId: string, reason?: string): Promise<void> {
+    await this.call(SCHEDULE_PATHS.delete, { scheduleId, reason });
+  }
+
+  /** A page of schedules, by id. */
+  async listSchedules(request: ScheduleListRequest = {}): Promise<ScheduleListResponse> {
+    return (await this.call(SCHEDULE_PATHS.list, request, ScheduleListResponseSchema)) as ScheduleListResponse;
+  }
+
+  /** A schedule, its next 10 fire times and its latest firings (`SCHEDULE_NOT_FOUND` for an unknown id). */
+  async describeSchedule(scheduleId: string): Promise<ScheduleDescribeResponse> {
+    return (await this.call(SCHEDULE_PATHS.describe, { scheduleId }, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
   }
 
   // ---- plain calls, one per endpoint ----

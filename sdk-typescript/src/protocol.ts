@@ -10,6 +10,26 @@
  */
 
 export type {
+  CronSpec,
+  IntervalSpec,
+  ScheduleBackfillRequest,
+  ScheduleBackfillResponse,
+  ScheduleControlRequest,
+  ScheduleCreateRequest,
+  ScheduleDescribeRequest,
+  ScheduleDescribeResponse,
+  ScheduleFiring,
+  ScheduleFiringOutcome,
+  ScheduleFiringTrigger,
+  ScheduleInfo,
+  ScheduleListRequest,
+  ScheduleListResponse,
+  ScheduleOverlapPolicy,
+  ScheduleSpec,
+  ScheduleStartTemplate,
+  ScheduleTriggerRequest,
+  ScheduleTriggerResponse,
+  ScheduleUpdateRequest,
   ApiErrorResponse,
   AsyncStateConfig,
   AsyncStateExecuteRequest,
@@ -172,6 +192,10 @@ export {
   ProcessRpcWorkerRequestSchema,
   RegisterDefinitionsResponseSchema,
   StateApiFailureDetailsSchema,
+  ScheduleBackfillResponseSchema,
+  ScheduleDescribeResponseSchema,
+  ScheduleListResponseSchema,
+  ScheduleTriggerResponseSchema,
 } from "./generated/zod.gen.js";
 
 /** The worker API paths, relative to a worker's base URL. */
@@ -220,6 +244,19 @@ export const BATCH_PATHS = {
   list: "/api/v1/xdb/service/batch/list",
   describe: "/api/v1/xdb/service/batch/describe",
   cancel: "/api/v1/xdb/service/batch/cancel",
+} as const;
+
+/** The schedules' paths: a process type started on a cron expression or an interval. */
+export const SCHEDULE_PATHS = {
+  create: "/api/v1/xdb/service/schedule/create",
+  update: "/api/v1/xdb/service/schedule/update",
+  pause: "/api/v1/xdb/service/schedule/pause",
+  resume: "/api/v1/xdb/service/schedule/resume",
+  trigger: "/api/v1/xdb/service/schedule/trigger",
+  backfill: "/api/v1/xdb/service/schedule/backfill",
+  delete: "/api/v1/xdb/service/schedule/delete",
+  list: "/api/v1/xdb/service/schedule/list",
+  describe: "/api/v1/xdb/service/schedule/describe",
 } as const;
 
 /** Where the service serves its OpenAPI document. */

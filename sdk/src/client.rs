@@ -24,6 +24,7 @@ mod operate;
 mod retry;
 #[cfg(test)]
 mod retry_tests;
+mod schedule;
 mod transport;
 
 pub use error::ClientError;

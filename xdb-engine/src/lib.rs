@@ -10,6 +10,7 @@ pub mod decide;
 pub mod model;
 pub mod plan;
 pub mod retry;
+pub mod schedule;
 pub mod validation;
 
 pub use model::*;

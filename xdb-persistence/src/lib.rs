@@ -34,6 +34,7 @@ mod plan_writes;
 pub mod postgres;
 mod query;
 pub mod receipts;
+mod schedule_store;
 mod session_limits;
 mod sql;
 mod sql_tables;
@@ -53,6 +54,7 @@ pub use definition_registry::*;
 pub use error::StoreError;
 pub use notifications::{Listen, Notification, Notifications};
 pub use query::{reads_business_row, QueryTable};
+pub use schedule_store::*;
 pub use store::*;
 pub use task_claim::TaskClaim;
 

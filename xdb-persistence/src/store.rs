@@ -120,6 +120,7 @@ pub trait ProcessStore:
     + InstanceRegistry
     + DefinitionRegistry
     + crate::BatchStore
+    + crate::ScheduleStore
     + DatabaseTime
 {
 }
@@ -130,6 +131,7 @@ impl<
             + InstanceRegistry
             + DefinitionRegistry
             + crate::BatchStore
+            + crate::ScheduleStore
             + DatabaseTime
             + ?Sized,
     > ProcessStore for S

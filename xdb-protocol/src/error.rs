@@ -32,6 +32,10 @@ pub enum ErrorSubType {
     RequestIdConflict,
     /// 404: no batch has this id.
     BatchNotFound,
+    /// 404: no schedule has this id.
+    ScheduleNotFound,
+    /// 409: a schedule with this id exists.
+    ScheduleAlreadyExists,
     /// 413: the request body is over the service's size limit.
     PayloadTooLarge,
     /// 424: the worker failed, timed out or answered garbage.
@@ -50,7 +54,7 @@ pub enum ErrorSubType {
 
 impl ErrorSubType {
     /// Every kind, in the order the document lists them.
-    pub const ALL: [ErrorSubType; 18] = [
+    pub const ALL: [ErrorSubType; 20] = [
         ErrorSubType::InvalidRequest,
         ErrorSubType::Unauthorized,
         ErrorSubType::Forbidden,
@@ -63,6 +67,8 @@ impl ErrorSubType {
         ErrorSubType::DefinitionIncompatible,
         ErrorSubType::RequestIdConflict,
         ErrorSubType::BatchNotFound,
+        ErrorSubType::ScheduleNotFound,
+        ErrorSubType::ScheduleAlreadyExists,
         ErrorSubType::PayloadTooLarge,
         ErrorSubType::WorkerApiError,
         ErrorSubType::AppDatabaseError,
@@ -78,13 +84,15 @@ impl ErrorSubType {
             ErrorSubType::Forbidden => 403,
             ErrorSubType::ProcessNotFound
             | ErrorSubType::DefinitionNotFound
-            | ErrorSubType::BatchNotFound => 404,
+            | ErrorSubType::BatchNotFound
+            | ErrorSubType::ScheduleNotFound => 404,
             ErrorSubType::ProcessAlreadyStarted
             | ErrorSubType::ProcessNotRunning
             | ErrorSubType::ProcessClosedDuringRpc
             | ErrorSubType::ControlNotApplicable
             | ErrorSubType::DefinitionIncompatible
-            | ErrorSubType::RequestIdConflict => 409,
+            | ErrorSubType::RequestIdConflict
+            | ErrorSubType::ScheduleAlreadyExists => 409,
             ErrorSubType::PayloadTooLarge => 413,
             ErrorSubType::WorkerApiError | ErrorSubType::AppDatabaseError => 424,
             ErrorSubType::InternalError => 500,
@@ -107,6 +115,8 @@ impl ErrorSubType {
             ErrorSubType::DefinitionIncompatible => "DEFINITION_INCOMPATIBLE",
             ErrorSubType::RequestIdConflict => "REQUEST_ID_CONFLICT",
             ErrorSubType::BatchNotFound => "BATCH_NOT_FOUND",
+            ErrorSubType::ScheduleNotFound => "SCHEDULE_NOT_FOUND",
+            ErrorSubType::ScheduleAlreadyExists => "SCHEDULE_ALREADY_EXISTS",
             ErrorSubType::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorSubType::WorkerApiError => "WORKER_API_ERROR",
             ErrorSubType::AppDatabaseError => "APP_DATABASE_ERROR",
@@ -176,6 +186,11 @@ impl ErrorSubType {
                  first. Nothing was changed: use a new id for a new request."
             }
             ErrorSubType::BatchNotFound => "No batch has this `batchId`.",
+            ErrorSubType::ScheduleNotFound => "No schedule has this `scheduleId`.",
+            ErrorSubType::ScheduleAlreadyExists => {
+                "A schedule with this `scheduleId` exists. Nothing was created: update it, \
+                 or delete it first."
+            }
             ErrorSubType::PayloadTooLarge => {
                 "The request body is over the service's `api.max_request_bytes` (1 MiB by \
                  default). Nothing was changed."

@@ -21,6 +21,7 @@ pub mod openapi;
 pub mod operate;
 pub mod paths;
 pub mod query;
+pub mod schedule;
 pub mod service;
 pub mod worker;
 
@@ -34,5 +35,6 @@ pub use internal::*;
 pub use limits::Limits;
 pub use operate::*;
 pub use query::*;
+pub use schedule::*;
 pub use service::*;
 pub use worker::*;

@@ -34,6 +34,15 @@ pub const BATCH_START: &str = "/api/v1/xdb/service/batch/start";
 pub const BATCH_LIST: &str = "/api/v1/xdb/service/batch/list";
 pub const BATCH_DESCRIBE: &str = "/api/v1/xdb/service/batch/describe";
 pub const BATCH_CANCEL: &str = "/api/v1/xdb/service/batch/cancel";
+pub const SCHEDULE_CREATE: &str = "/api/v1/xdb/service/schedule/create";
+pub const SCHEDULE_UPDATE: &str = "/api/v1/xdb/service/schedule/update";
+pub const SCHEDULE_PAUSE: &str = "/api/v1/xdb/service/schedule/pause";
+pub const SCHEDULE_RESUME: &str = "/api/v1/xdb/service/schedule/resume";
+pub const SCHEDULE_TRIGGER: &str = "/api/v1/xdb/service/schedule/trigger";
+pub const SCHEDULE_BACKFILL: &str = "/api/v1/xdb/service/schedule/backfill";
+pub const SCHEDULE_DELETE: &str = "/api/v1/xdb/service/schedule/delete";
+pub const SCHEDULE_LIST: &str = "/api/v1/xdb/service/schedule/list";
+pub const SCHEDULE_DESCRIBE: &str = "/api/v1/xdb/service/schedule/describe";
 
 /// Prefix of the web console's own reads: client paths like the service's (the same
 /// bearer tokens), kept apart because they serve a page, not an SDK.
@@ -116,9 +125,14 @@ pub fn role_of(path: &str) -> Option<Role> {
         | DEFINITIONS_DESCRIBE
         | DEPLOYMENTS_LIST
         | BATCH_LIST
-        | BATCH_DESCRIBE => Some(Role::Read),
+        | BATCH_DESCRIBE
+        | SCHEDULE_LIST
+        | SCHEDULE_DESCRIBE => Some(Role::Read),
+        // A schedule starts processes as a client would, but it is a standing order that
+        // runs unattended: those who run the system own it.
         RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE | BATCH_START
-        | BATCH_CANCEL => Some(Role::Operate),
+        | BATCH_CANCEL | SCHEDULE_CREATE | SCHEDULE_UPDATE | SCHEDULE_PAUSE | SCHEDULE_RESUME
+        | SCHEDULE_TRIGGER | SCHEDULE_BACKFILL | SCHEDULE_DELETE => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
@@ -186,7 +200,7 @@ mod tests {
             let mut segments = path.rsplit('/');
             let last = segments.next().unwrap_or_default();
             match segments.next() {
-                Some(group @ ("definitions" | "deployments" | "batch")) => {
+                Some(group @ ("definitions" | "deployments" | "batch" | "schedule")) => {
                     format!("{group}/{last}")
                 }
                 _ => last.to_string(),
@@ -206,7 +220,9 @@ mod tests {
                 "describe",
                 "history",
                 "list",
-                "states"
+                "states",
+                "schedule/describe",
+                "schedule/list"
             ]
         );
         assert_eq!(
@@ -220,7 +236,14 @@ mod tests {
                 "reset",
                 "resume",
                 "retry-now",
-                "stop"
+                "stop",
+                "schedule/backfill",
+                "schedule/create",
+                "schedule/delete",
+                "schedule/pause",
+                "schedule/resume",
+                "schedule/trigger",
+                "schedule/update"
             ]
         );
         assert_eq!(

@@ -112,6 +112,13 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "fleet_operations",
         sql: include_str!("../postgres/v009_fleet_operations.sql"),
     },
+    Migration {
+        version: 10,
+        // Additive: services of schema 5 still work on it (they create no schedules).
+        oldest_compatible: 5,
+        name: "schedules",
+        sql: include_str!("../postgres/v010_schedules.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -171,6 +178,13 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "fleet_operations",
         sql: include_str!("../mysql/v009_fleet_operations.sql"),
+    },
+    Migration {
+        version: 10,
+        // Additive: services of schema 5 still work on it (they create no schedules).
+        oldest_compatible: 5,
+        name: "schedules",
+        sql: include_str!("../mysql/v010_schedules.sql"),
     },
 ];
 

@@ -38,6 +38,8 @@ async fn as_written_by_version_5(database: &TestDatabase) {
              DROP TABLE xdb_sys_process_definitions; \
              DROP TABLE xdb_sys_request_receipts; \
              DROP TABLE xdb_sys_batches; \
+             DROP TABLE xdb_sys_schedules; \
+             DROP TABLE xdb_sys_schedule_firings; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;

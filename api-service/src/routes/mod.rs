@@ -16,6 +16,7 @@ mod operate;
 mod publish_to_local_queue;
 mod receipted;
 mod rpc;
+mod schedule;
 mod start;
 mod stop;
 mod wait_for_completion;
@@ -64,6 +65,15 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::BATCH_LIST, post(batch::list))
         .route(paths::BATCH_DESCRIBE, post(batch::describe))
         .route(paths::BATCH_CANCEL, post(batch::cancel))
+        .route(paths::SCHEDULE_CREATE, post(schedule::create))
+        .route(paths::SCHEDULE_UPDATE, post(schedule::update))
+        .route(paths::SCHEDULE_PAUSE, post(schedule::pause))
+        .route(paths::SCHEDULE_RESUME, post(schedule::resume))
+        .route(paths::SCHEDULE_TRIGGER, post(schedule::trigger))
+        .route(paths::SCHEDULE_BACKFILL, post(schedule::backfill))
+        .route(paths::SCHEDULE_DELETE, post(schedule::delete))
+        .route(paths::SCHEDULE_LIST, post(schedule::list))
+        .route(paths::SCHEDULE_DESCRIBE, post(schedule::describe))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))

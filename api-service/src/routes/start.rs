@@ -32,7 +32,7 @@ pub(crate) async fn start(
 /// Checks the start against its process type's registered definition and fills what it
 /// leaves to it; without one, the start must name its worker, and a worker that
 /// registered other types refuses it here rather than at its first call.
-async fn resolve_definition(
+pub(crate) async fn resolve_definition(
     state: &AppState,
     request: &mut ProcessExecutionStartRequest,
 ) -> Result<(), ApiError> {
@@ -71,7 +71,10 @@ async fn resolve_definition(
 }
 
 /// Attribute values written at start, held to `limits.max_attribute_value_bytes`.
-fn check_values(request: &ProcessExecutionStartRequest, limits: &Limits) -> Result<(), ApiError> {
+pub(crate) fn check_values(
+    request: &ProcessExecutionStartRequest,
+    limits: &Limits,
+) -> Result<(), ApiError> {
     use xdb_engine::validation::{check_global_values, check_local_values};
     let Some(config) = &request.process_start_config else {
         return Ok(());

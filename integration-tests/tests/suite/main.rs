@@ -112,6 +112,8 @@ mod reset;
 mod resilience;
 mod roles;
 mod rpc;
+mod schedule_cli;
+mod schedules;
 mod security;
 mod service_api;
 mod signup;

@@ -42,12 +42,15 @@ from xdb.protocol import (
     WorkerDeployment,
 )
 from xdb.rpc import RpcMethod
+from xdb.schedule import AsyncScheduleCalls
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 
 
-class AsyncClient(AsyncTransport, ProcessCalls, AsyncOperatorCalls, AsyncBatchCalls):
+class AsyncClient(
+    AsyncTransport, ProcessCalls, AsyncOperatorCalls, AsyncBatchCalls, AsyncScheduleCalls
+):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 
     Every call carries the current trace context as ``traceparent`` (inside a worker

@@ -42,12 +42,13 @@ from xdb.protocol import (
     WorkerDeployment,
 )
 from xdb.rpc import RpcMethod
+from xdb.schedule import ScheduleCalls
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 
 
-class Client(SyncTransport, ProcessCalls, OperatorCalls, BatchCalls):
+class Client(SyncTransport, ProcessCalls, OperatorCalls, BatchCalls, ScheduleCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
     @staticmethod

@@ -235,6 +235,22 @@ class CountGroup(WireModel):
     """
 
 
+class CronSpec(WireModel):
+    """
+    A cron expression read in an IANA time zone.
+
+    `expression` has 5 fields (`minute hour day-of-month month day-of-week`) or 6 with a
+    leading `second` field (7 with a trailing `year`). Day-of-week numbers run 1 to 7 from
+    Sunday; the names `SUN` to `SAT` are clearer. Across daylight-saving changes: a local time
+    the clocks skip does not fire, and a local time the clocks repeat fires once, at its
+    first occurrence.
+    """
+
+    expression: str
+    time_zone: str | None = None
+    """An IANA zone such as `Europe/Paris`; absent: `UTC`."""
+
+
 class DefinitionDescribeRequest(WireModel):
     """`POST .../definitions/describe`: one process type's definition and its revisions."""
 
@@ -325,6 +341,8 @@ class ErrorSubType(StrEnum):
     | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
     | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
     | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
+    | `SCHEDULE_NOT_FOUND` | 404 | No schedule has this `scheduleId`. |
+    | `SCHEDULE_ALREADY_EXISTS` | 409 | A schedule with this `scheduleId` exists. Nothing was created: update it, or delete it first. |
     | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
     | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
     | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -346,6 +364,8 @@ class ErrorSubType(StrEnum):
     DEFINITION_INCOMPATIBLE = "DEFINITION_INCOMPATIBLE"
     REQUEST_ID_CONFLICT = "REQUEST_ID_CONFLICT"
     BATCH_NOT_FOUND = "BATCH_NOT_FOUND"
+    SCHEDULE_NOT_FOUND = "SCHEDULE_NOT_FOUND"
+    SCHEDULE_ALREADY_EXISTS = "SCHEDULE_ALREADY_EXISTS"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     WORKER_API_ERROR = "WORKER_API_ERROR"
     APP_DATABASE_ERROR = "APP_DATABASE_ERROR"
@@ -534,6 +554,20 @@ class HistoryEventType(StrEnum):
     RESUMED = "RESUMED"
     TASK_PARKED = "TASK_PARKED"
     PROCESS_RESET = "PROCESS_RESET"
+
+
+class IntervalSpec(WireModel):
+    """
+    Every `everySeconds`, on the multiples of it since the Unix epoch (so an hourly
+    interval fires on the hour, UTC). With `jitterSeconds`, each firing starts up to that
+    many seconds after its nominal time, by an amount fixed per firing (not per attempt),
+    which spreads the load of many schedules with the same interval.
+    """
+
+    every_seconds: int
+    """At least 1."""
+    jitter_seconds: int | None = None
+    """Less than `everySeconds`; absent: 0."""
 
 
 class LocalAttributeValue(WireModel):
@@ -894,6 +928,102 @@ class RpcCompletedDetails(WireModel):
     published: int
     """Messages the RPC published."""
     rpc_name: str
+
+
+class ScheduleBackfillResponse(WireModel):
+    firings: int
+    """How many firings the range held that were not recorded yet."""
+
+
+class ScheduleControlRequest(WireModel):
+    """
+    `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
+    Pausing again a paused schedule (or resuming a running one) changes nothing.
+    """
+
+    reason: str | None = None
+    schedule_id: str
+
+
+class ScheduleDescribeRequest(WireModel):
+    """`POST .../schedule/describe`"""
+
+    schedule_id: str
+
+
+class ScheduleFiringOutcome(StrEnum):
+    """
+    Where a firing is: `PENDING` (recorded, not started yet), `BUFFERED` (waits for the
+    previous firing to close), `STARTED`, `SKIPPED` (overlap or catch-up window;
+    `reason` says which) or `FAILED` (the start was refused; `reason` says why).
+    """
+
+    PENDING = "PENDING"
+    BUFFERED = "BUFFERED"
+    STARTED = "STARTED"
+    SKIPPED = "SKIPPED"
+    FAILED = "FAILED"
+
+
+class ScheduleFiringTrigger(StrEnum):
+    """
+    How a firing came about.
+    """
+
+    SPEC = "SPEC"
+    MANUAL = "MANUAL"
+    BACKFILL = "BACKFILL"
+
+
+class ScheduleListRequest(WireModel):
+    """`POST .../schedule/list`: schedules by id."""
+
+    next_page_token: str | None = None
+    page_size: int | None = None
+    """Page size (default 50, at most 1000)."""
+    process_type: str | None = None
+    """Only schedules starting this process type."""
+
+
+class ScheduleOverlapPolicy(StrEnum):
+    """
+    What a firing does while the schedule's previous firing is still running:
+    - `SKIP` (the default): does not start; recorded as skipped;
+    - `BUFFER_ONE`: starts when the running one closes; a firing due while one is already
+      buffered is skipped;
+    - `ALLOW_ALL`: starts anyway;
+    - `TERMINATE_PREVIOUS`: terminates the running one, then starts.
+    """
+
+    SKIP = "SKIP"
+    BUFFER_ONE = "BUFFER_ONE"
+    ALLOW_ALL = "ALLOW_ALL"
+    TERMINATE_PREVIOUS = "TERMINATE_PREVIOUS"
+
+
+class ScheduleSpec(WireModel):
+    """When a schedule fires: exactly one of `cron` and `interval`."""
+
+    cron: CronSpec | None = None
+    interval: IntervalSpec | None = None
+
+
+class ScheduleTriggerRequest(WireModel):
+    """
+    `POST .../schedule/trigger`: one firing now, whatever the spec and the paused flag
+    say, under the schedule's overlap policy unless the request names another.
+    """
+
+    overlap_policy: ScheduleOverlapPolicy | None = None
+    schedule_id: str
+
+
+class ScheduleTriggerResponse(WireModel):
+    """The firing a trigger recorded; the async service starts it."""
+
+    nominal_timestamp_ms: int
+    """Its nominal time: the database's clock when the trigger was recorded."""
+    process_id: str
 
 
 class StateApiName(StrEnum):
@@ -1452,6 +1582,36 @@ class RpcDefinition(WireModel):
     name: str
 
 
+class ScheduleBackfillRequest(WireModel):
+    """
+    `POST .../schedule/backfill`: the firings the spec had in `[start, end)`, started
+    oldest first under the overlap policy (the schedule's unless the request names
+    another; `ALLOW_ALL` starts them all at once). A firing already recorded is not
+    started again. At most 1000 firings.
+    """
+
+    end_timestamp_ms: int
+    """Milliseconds since the Unix epoch, exclusive; not after now."""
+    overlap_policy: ScheduleOverlapPolicy | None = None
+    schedule_id: str
+    start_timestamp_ms: int
+    """Milliseconds since the Unix epoch, inclusive."""
+
+
+class ScheduleFiring(WireModel):
+    """One firing of a schedule."""
+
+    nominal_timestamp_ms: int
+    outcome: ScheduleFiringOutcome
+    process_execution_id: str | None = None
+    """The execution it started."""
+    process_id: str
+    reason: str | None = None
+    resolved_timestamp_ms: int | None = None
+    """When it started, was skipped or failed (the database's clock)."""
+    trigger: ScheduleFiringTrigger
+
+
 class StateApiFailureDetails(WireModel):
     """
     `STATE_API_FAILED` and `STATE_FAILED`; also the input (as a JSON payload) of the state
@@ -1891,6 +2051,97 @@ class RegisterDefinitionsRequest(WireModel):
     """
 
 
+class ScheduleCreateRequest(WireModel):
+    """`POST .../schedule/create`: a new schedule, firing from now on (unless `paused`)."""
+
+    catchup_window_seconds: int | None = None
+    """
+    After the schedule could not fire (the services were down, the schedule was
+    paused), the missed firings whose nominal time is at most this many seconds ago
+    still run, oldest first; older ones are dropped. Absent: 60.
+    """
+    note: str | None = None
+    """Free text kept with the schedule (what it is for, who owns it)."""
+    overlap_policy: ScheduleOverlapPolicy | None = None
+    paused: bool = False
+    """Created paused: it fires once resumed."""
+    schedule_id: str
+    """Unique among schedules; at most `max_id_chars` minus 25 characters."""
+    spec: ScheduleSpec
+    start: ScheduleStartTemplate
+
+
+class ScheduleDescribeResponse(WireModel):
+    next_fire_timestamps_ms: list[int]
+    """
+    The spec's next 10 nominal fire times from now (even when paused: what it would
+    do once resumed), milliseconds since the Unix epoch.
+    """
+    recent_firings: list[ScheduleFiring] = Field([], validate_default=True)
+    """The latest 20 firings, newest first."""
+    schedule: ScheduleInfo
+
+
+class ScheduleInfo(WireModel):
+    """A schedule as stored."""
+
+    catchup_window_seconds: int
+    created_timestamp_ms: int
+    next_fire_timestamp_ms: int | None = None
+    """
+    The nominal time of the next firing the async service will record; absent when
+    paused or when the spec has no more fire times.
+    """
+    note: str | None = None
+    overlap_policy: ScheduleOverlapPolicy
+    paused: bool
+    reason: str | None = None
+    """Why it was last paused or resumed."""
+    schedule_id: str
+    spec: ScheduleSpec
+    start: ScheduleStartTemplate
+    updated_timestamp_ms: int
+
+
+class ScheduleListResponse(WireModel):
+    next_page_token: str | None = None
+    """Absent on the last page."""
+    schedules: list[ScheduleInfo]
+
+
+class ScheduleStartTemplate(WireModel):
+    """
+    What each firing starts: a start request without its process id, which each firing
+    derives from the schedule id and its nominal time.
+    """
+
+    process_start_config: ProcessStartConfig | None = None
+    process_type: str
+    start_state_config: AsyncStateConfig | None = None
+    start_state_id: str | None = None
+    start_state_input: EncodedObject | None = None
+    worker_url: str = ""
+    """
+    Absent or empty: the URL of the deployment current for the process type when the
+    schedule is created or updated (stored then: update the schedule to follow a new
+    deployment).
+    """
+
+
+class ScheduleUpdateRequest(WireModel):
+    """
+    `POST .../schedule/update`: replaces a schedule's spec, start template and policies
+    (its paused flag stays); the next firing follows the new spec from now on.
+    """
+
+    catchup_window_seconds: int | None = None
+    note: str | None = None
+    overlap_policy: ScheduleOverlapPolicy | None = None
+    schedule_id: str
+    spec: ScheduleSpec
+    start: ScheduleStartTemplate
+
+
 class StateDecision(WireModel):
     """
     What follows an execute: exactly one of next states (several run as parallel threads)
@@ -1967,4 +2218,7 @@ ProcessDefinition.model_rebuild()
 ProcessExecutionCountRequest.model_rebuild()
 ProcessExecutionListRequest.model_rebuild()
 ProcessRpcWorkerResponse.model_rebuild()
+ScheduleCreateRequest.model_rebuild()
+ScheduleDescribeResponse.model_rebuild()
+ScheduleInfo.model_rebuild()
 StateDecision.model_rebuild()

@@ -154,6 +154,18 @@ class BatchNotFoundError(ApiError):
     sub_type_of_class = ErrorSubType.BATCH_NOT_FOUND
 
 
+class ScheduleNotFoundError(ApiError):
+    """404: no schedule has this id."""
+
+    sub_type_of_class = ErrorSubType.SCHEDULE_NOT_FOUND
+
+
+class ScheduleAlreadyExistsError(ApiError):
+    """409: a schedule with this id exists; nothing was created."""
+
+    sub_type_of_class = ErrorSubType.SCHEDULE_ALREADY_EXISTS
+
+
 class PayloadTooLargeError(ApiError):
     """413: a payload or field is over its limit."""
 
@@ -217,6 +229,8 @@ _BY_SUB_TYPE: dict[str, type[ApiError]] = {
         DefinitionIncompatibleError,
         RequestIdConflictError,
         BatchNotFoundError,
+        ScheduleNotFoundError,
+        ScheduleAlreadyExistsError,
         PayloadTooLargeError,
         WorkerApiError,
         AppDatabaseError,

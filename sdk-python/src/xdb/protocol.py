@@ -44,6 +44,7 @@ from xdb._wire import (
     ControlDetails,
     CountGroup,
     CountGroupBy,
+    CronSpec,
     DefinitionDescribeRequest,
     DefinitionDescribeResponse,
     DefinitionRevision,
@@ -77,6 +78,7 @@ from xdb._wire import (
     GroupField,
     HistoryEvent,
     HistoryEventType,
+    IntervalSpec,
     LoadedAttributes,
     LocalAttributeLoading,
     LocalAttributeValue,
@@ -132,6 +134,24 @@ from xdb._wire import (
     RetryPolicy,
     RpcCompletedDetails,
     RpcDefinition,
+    ScheduleBackfillRequest,
+    ScheduleBackfillResponse,
+    ScheduleControlRequest,
+    ScheduleCreateRequest,
+    ScheduleDescribeRequest,
+    ScheduleDescribeResponse,
+    ScheduleFiring,
+    ScheduleFiringOutcome,
+    ScheduleFiringTrigger,
+    ScheduleInfo,
+    ScheduleListRequest,
+    ScheduleListResponse,
+    ScheduleOverlapPolicy,
+    ScheduleSpec,
+    ScheduleStartTemplate,
+    ScheduleTriggerRequest,
+    ScheduleTriggerResponse,
+    ScheduleUpdateRequest,
     StateApiFailureDetails,
     StateApiName,
     StateDefinition,
@@ -197,6 +217,18 @@ BATCH_LIST = f"{BATCH_PREFIX}/list"
 BATCH_DESCRIBE = f"{BATCH_PREFIX}/describe"
 BATCH_CANCEL = f"{BATCH_PREFIX}/cancel"
 
+# Paths of the schedules (a process type started on a cron expression or an interval).
+SCHEDULE_PREFIX = "/api/v1/xdb/service/schedule"
+SCHEDULE_CREATE = f"{SCHEDULE_PREFIX}/create"
+SCHEDULE_UPDATE = f"{SCHEDULE_PREFIX}/update"
+SCHEDULE_PAUSE = f"{SCHEDULE_PREFIX}/pause"
+SCHEDULE_RESUME = f"{SCHEDULE_PREFIX}/resume"
+SCHEDULE_TRIGGER = f"{SCHEDULE_PREFIX}/trigger"
+SCHEDULE_BACKFILL = f"{SCHEDULE_PREFIX}/backfill"
+SCHEDULE_DELETE = f"{SCHEDULE_PREFIX}/delete"
+SCHEDULE_LIST = f"{SCHEDULE_PREFIX}/list"
+SCHEDULE_DESCRIBE = f"{SCHEDULE_PREFIX}/describe"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
@@ -228,6 +260,16 @@ __all__ = [
     "RESUME",
     "RETRY_NOW",
     "RPC",
+    "SCHEDULE_BACKFILL",
+    "SCHEDULE_CREATE",
+    "SCHEDULE_DELETE",
+    "SCHEDULE_DESCRIBE",
+    "SCHEDULE_LIST",
+    "SCHEDULE_PAUSE",
+    "SCHEDULE_PREFIX",
+    "SCHEDULE_RESUME",
+    "SCHEDULE_TRIGGER",
+    "SCHEDULE_UPDATE",
     "SERVICE_PREFIX",
     "START",
     "STATES",
@@ -270,6 +312,7 @@ __all__ = [
     "ControlDetails",
     "CountGroup",
     "CountGroupBy",
+    "CronSpec",
     "DefinitionDescribeRequest",
     "DefinitionDescribeResponse",
     "DefinitionRevision",
@@ -303,6 +346,7 @@ __all__ = [
     "GroupField",
     "HistoryEvent",
     "HistoryEventType",
+    "IntervalSpec",
     "LoadedAttributes",
     "LocalAttributeLoading",
     "LocalAttributeValue",
@@ -359,6 +403,24 @@ __all__ = [
     "RetryPolicy",
     "RpcCompletedDetails",
     "RpcDefinition",
+    "ScheduleBackfillRequest",
+    "ScheduleBackfillResponse",
+    "ScheduleControlRequest",
+    "ScheduleCreateRequest",
+    "ScheduleDescribeRequest",
+    "ScheduleDescribeResponse",
+    "ScheduleFiring",
+    "ScheduleFiringOutcome",
+    "ScheduleFiringTrigger",
+    "ScheduleInfo",
+    "ScheduleListRequest",
+    "ScheduleListResponse",
+    "ScheduleOverlapPolicy",
+    "ScheduleSpec",
+    "ScheduleStartTemplate",
+    "ScheduleTriggerRequest",
+    "ScheduleTriggerResponse",
+    "ScheduleUpdateRequest",
     "StateApiFailureDetails",
     "StateApiName",
     "StateDecisionWire",

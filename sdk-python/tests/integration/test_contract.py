@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import httpx
@@ -30,6 +31,7 @@ from xdb import (
     ProcessNotRunningError,
     ProcessStartOptions,
     ProcessStatus,
+    ScheduleNotFoundError,
     StateApiName,
     StateExecutionStatus,
     WorkerDeployment,
@@ -37,9 +39,16 @@ from xdb import (
 from xdb.protocol import (
     OPENAPI,
     CountGroupBy,
+    CronSpec,
     GroupByField,
     GroupField,
+    IntervalSpec,
     ProcessExecutionCountRequest,
+    ScheduleCreateRequest,
+    ScheduleOverlapPolicy,
+    ScheduleSpec,
+    ScheduleStartTemplate,
+    ScheduleUpdateRequest,
     StateExecutionInfo,
 )
 
@@ -240,6 +249,41 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     await client.cancel_batch(started.batch_id, reason="contract test", identity="tests")
     with pytest.raises(BatchNotFoundError):
         await client.describe_batch(str(uuid.uuid4()))
+
+    # Schedules: one created paused (nothing fires on its own), changed, fired, backfilled
+    # and deleted; and a schedule id no schedule has.
+    schedule_id = f"contract-{run}"
+    start = ScheduleStartTemplate(process_type=f"NothingRuns{run}", worker_url="http://127.0.0.1:1")
+    created = await client.create_schedule(
+        ScheduleCreateRequest(
+            schedule_id=schedule_id,
+            spec=ScheduleSpec(cron=CronSpec(expression="0 3 * * *", time_zone="Europe/Paris")),
+            start=start,
+            overlap_policy=ScheduleOverlapPolicy.BUFFER_ONE,
+            paused=True,
+        )
+    )
+    assert len(created.next_fire_timestamps_ms) == 10
+    await client.update_schedule(
+        ScheduleUpdateRequest(
+            schedule_id=schedule_id,
+            spec=ScheduleSpec(interval=IntervalSpec(every_seconds=3600, jitter_seconds=5)),
+            start=start,
+        )
+    )
+    await client.pause_schedule(schedule_id, reason="contract test")
+    await client.resume_schedule(schedule_id)
+    await client.pause_schedule(schedule_id)
+    now_ms = int(time.time() * 1000)
+    await client.backfill_schedule(schedule_id, now_ms - 7_200_000, now_ms - 3_600_000)
+    fired = await client.trigger_schedule(schedule_id)
+    assert fired.process_id.startswith(schedule_id)
+    listed_schedules = await client.list_schedules(page_size=1000)
+    assert schedule_id in {s.schedule_id for s in listed_schedules.schedules}
+    assert (await client.describe_schedule(schedule_id)).schedule.paused
+    await client.delete_schedule(schedule_id, reason="contract test")
+    with pytest.raises(ScheduleNotFoundError):
+        await client.describe_schedule(schedule_id)
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}

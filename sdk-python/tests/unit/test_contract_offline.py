@@ -26,7 +26,16 @@ from xdb import (
     local_queue_message,
     protocol,
 )
-from xdb.protocol import ProcessExecutionCountRequest, WireModel
+from xdb.protocol import (
+    CronSpec,
+    ProcessExecutionCountRequest,
+    ScheduleCreateRequest,
+    ScheduleOverlapPolicy,
+    ScheduleSpec,
+    ScheduleStartTemplate,
+    ScheduleUpdateRequest,
+    WireModel,
+)
 
 DOCUMENT = Path(__file__).resolve().parents[3] / "xdb-protocol" / "openapi.json"
 
@@ -143,6 +152,29 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.list_batches(status=BatchStatus.RUNNING, page_size=10, next_page_token="t"),
         client.describe_batch("0190e0a4-0000-7000-8000-000000000001"),
         client.cancel_batch("0190e0a4-0000-7000-8000-000000000001", reason="r", identity="ops"),
+        client.create_schedule(
+            ScheduleCreateRequest(
+                schedule_id="nightly",
+                spec=ScheduleSpec(cron=CronSpec(expression="0 3 * * *", time_zone="Europe/Paris")),
+                start=ScheduleStartTemplate(process_type="ShopProcess"),
+                overlap_policy=ScheduleOverlapPolicy.BUFFER_ONE,
+                catchup_window_seconds=600,
+            )
+        ),
+        client.update_schedule(
+            ScheduleUpdateRequest(
+                schedule_id="nightly",
+                spec=ScheduleSpec(cron=CronSpec(expression="0 4 * * *")),
+                start=ScheduleStartTemplate(process_type="ShopProcess", worker_url="http://w:1"),
+            )
+        ),
+        client.pause_schedule("nightly", reason="maintenance"),
+        client.resume_schedule("nightly"),
+        client.trigger_schedule("nightly", overlap_policy="ALLOW_ALL"),
+        client.backfill_schedule("nightly", 0, 86_400_000),
+        client.delete_schedule("nightly", reason="gone"),
+        client.list_schedules(process_type="ShopProcess", page_size=10, next_page_token="a"),
+        client.describe_schedule("nightly"),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):

@@ -508,6 +508,23 @@ export type CountGroup = {
 export type CountGroupBy = GroupByField | GroupByColumn;
 
 /**
+ * A cron expression read in an IANA time zone.
+ *
+ * `expression` has 5 fields (`minute hour day-of-month month day-of-week`) or 6 with a
+ * leading `second` field (7 with a trailing `year`). Day-of-week numbers run 1 to 7 from
+ * Sunday; the names `SUN` to `SAT` are clearer. Across daylight-saving changes: a local time
+ * the clocks skip does not fire, and a local time the clocks repeat fires once, at its
+ * first occurrence.
+ */
+export type CronSpec = {
+    expression: string;
+    /**
+     * An IANA zone such as `Europe/Paris`; absent: `UTC`.
+     */
+    timeZone?: string | null;
+};
+
+/**
  * `POST .../definitions/describe`: one process type's definition and its revisions.
  */
 export type DefinitionDescribeRequest = {
@@ -673,6 +690,8 @@ export type EncodedObject = {
  * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
  * | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
  * | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
+ * | `SCHEDULE_NOT_FOUND` | 404 | No schedule has this `scheduleId`. |
+ * | `SCHEDULE_ALREADY_EXISTS` | 409 | A schedule with this `scheduleId` exists. Nothing was created: update it, or delete it first. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -681,7 +700,7 @@ export type EncodedObject = {
  * | `DATABASE_UNAVAILABLE` | 503 | The service lost its connection to its database, or could not open one (the database is down, restarting, or cut off). A read can be sent again after the `Retry-After` header's seconds. A write may or may not have taken effect, as the connection can drop while the database commits: read what it changes (describe the process) before sending it again. |
  *
  */
-export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'DEFINITION_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'DEFINITION_INCOMPATIBLE' | 'REQUEST_ID_CONFLICT' | 'BATCH_NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
+export type ErrorSubType = 'INVALID_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PROCESS_NOT_FOUND' | 'DEFINITION_NOT_FOUND' | 'PROCESS_ALREADY_STARTED' | 'PROCESS_NOT_RUNNING' | 'PROCESS_CLOSED_DURING_RPC' | 'CONTROL_NOT_APPLICABLE' | 'DEFINITION_INCOMPATIBLE' | 'REQUEST_ID_CONFLICT' | 'BATCH_NOT_FOUND' | 'SCHEDULE_NOT_FOUND' | 'SCHEDULE_ALREADY_EXISTS' | 'PAYLOAD_TOO_LARGE' | 'WORKER_API_ERROR' | 'APP_DATABASE_ERROR' | 'INTERNAL_ERROR' | 'OVERLOADED' | 'DATABASE_UNAVAILABLE';
 
 /**
  * `EXECUTE_COMPLETED`
@@ -960,6 +979,23 @@ export type InternalNotifyRequest = {
      * New tasks were committed (for async-service instances).
      */
     newTasks?: boolean;
+};
+
+/**
+ * Every `everySeconds`, on the multiples of it since the Unix epoch (so an hourly
+ * interval fires on the hour, UTC). With `jitterSeconds`, each firing starts up to that
+ * many seconds after its nominal time, by an amount fixed per firing (not per attempt),
+ * which spreads the load of many schedules with the same interval.
+ */
+export type IntervalSpec = {
+    /**
+     * At least 1.
+     */
+    everySeconds: number;
+    /**
+     * Less than `everySeconds`; absent: 0.
+     */
+    jitterSeconds?: number | null;
 };
 
 /**
@@ -1787,6 +1823,235 @@ export type RpcDefinition = {
     } | null;
     localAttributeLoading?: null | LocalAttributeLoading;
     name: string;
+};
+
+/**
+ * `POST .../schedule/backfill`: the firings the spec had in `[start, end)`, started
+ * oldest first under the overlap policy (the schedule's unless the request names
+ * another; `ALLOW_ALL` starts them all at once). A firing already recorded is not
+ * started again. At most 1000 firings.
+ */
+export type ScheduleBackfillRequest = {
+    /**
+     * Milliseconds since the Unix epoch, exclusive; not after now.
+     */
+    endTimestampMs: number;
+    overlapPolicy?: null | ScheduleOverlapPolicy;
+    scheduleId: string;
+    /**
+     * Milliseconds since the Unix epoch, inclusive.
+     */
+    startTimestampMs: number;
+};
+
+export type ScheduleBackfillResponse = {
+    /**
+     * How many firings the range held that were not recorded yet.
+     */
+    firings: number;
+};
+
+/**
+ * `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
+ * Pausing again a paused schedule (or resuming a running one) changes nothing.
+ */
+export type ScheduleControlRequest = {
+    reason?: string | null;
+    scheduleId: string;
+};
+
+/**
+ * `POST .../schedule/create`: a new schedule, firing from now on (unless `paused`).
+ */
+export type ScheduleCreateRequest = {
+    /**
+     * After the schedule could not fire (the services were down, the schedule was
+     * paused), the missed firings whose nominal time is at most this many seconds ago
+     * still run, oldest first; older ones are dropped. Absent: 60.
+     */
+    catchupWindowSeconds?: number | null;
+    /**
+     * Free text kept with the schedule (what it is for, who owns it).
+     */
+    note?: string | null;
+    overlapPolicy?: null | ScheduleOverlapPolicy;
+    /**
+     * Created paused: it fires once resumed.
+     */
+    paused?: boolean;
+    /**
+     * Unique among schedules; at most `max_id_chars` minus 25 characters.
+     */
+    scheduleId: string;
+    spec: ScheduleSpec;
+    start: ScheduleStartTemplate;
+};
+
+/**
+ * `POST .../schedule/describe`
+ */
+export type ScheduleDescribeRequest = {
+    scheduleId: string;
+};
+
+export type ScheduleDescribeResponse = {
+    /**
+     * The spec's next 10 nominal fire times from now (even when paused: what it would
+     * do once resumed), milliseconds since the Unix epoch.
+     */
+    nextFireTimestampsMs: Array<number>;
+    /**
+     * The latest 20 firings, newest first.
+     */
+    recentFirings?: Array<ScheduleFiring>;
+    schedule: ScheduleInfo;
+};
+
+/**
+ * One firing of a schedule.
+ */
+export type ScheduleFiring = {
+    nominalTimestampMs: number;
+    outcome: ScheduleFiringOutcome;
+    /**
+     * The execution it started.
+     */
+    processExecutionId?: string | null;
+    processId: string;
+    reason?: string | null;
+    /**
+     * When it started, was skipped or failed (the database's clock).
+     */
+    resolvedTimestampMs?: number | null;
+    trigger: ScheduleFiringTrigger;
+};
+
+/**
+ * Where a firing is: `PENDING` (recorded, not started yet), `BUFFERED` (waits for the
+ * previous firing to close), `STARTED`, `SKIPPED` (overlap or catch-up window;
+ * `reason` says which) or `FAILED` (the start was refused; `reason` says why).
+ */
+export type ScheduleFiringOutcome = 'PENDING' | 'BUFFERED' | 'STARTED' | 'SKIPPED' | 'FAILED';
+
+/**
+ * How a firing came about.
+ */
+export type ScheduleFiringTrigger = 'SPEC' | 'MANUAL' | 'BACKFILL';
+
+/**
+ * A schedule as stored.
+ */
+export type ScheduleInfo = {
+    catchupWindowSeconds: number;
+    createdTimestampMs: number;
+    /**
+     * The nominal time of the next firing the async service will record; absent when
+     * paused or when the spec has no more fire times.
+     */
+    nextFireTimestampMs?: number | null;
+    note?: string | null;
+    overlapPolicy: ScheduleOverlapPolicy;
+    paused: boolean;
+    /**
+     * Why it was last paused or resumed.
+     */
+    reason?: string | null;
+    scheduleId: string;
+    spec: ScheduleSpec;
+    start: ScheduleStartTemplate;
+    updatedTimestampMs: number;
+};
+
+/**
+ * `POST .../schedule/list`: schedules by id.
+ */
+export type ScheduleListRequest = {
+    nextPageToken?: string | null;
+    /**
+     * Page size (default 50, at most 1000).
+     */
+    pageSize?: number | null;
+    /**
+     * Only schedules starting this process type.
+     */
+    processType?: string | null;
+};
+
+export type ScheduleListResponse = {
+    /**
+     * Absent on the last page.
+     */
+    nextPageToken?: string | null;
+    schedules: Array<ScheduleInfo>;
+};
+
+/**
+ * What a firing does while the schedule's previous firing is still running:
+ * - `SKIP` (the default): does not start; recorded as skipped;
+ * - `BUFFER_ONE`: starts when the running one closes; a firing due while one is already
+ * buffered is skipped;
+ * - `ALLOW_ALL`: starts anyway;
+ * - `TERMINATE_PREVIOUS`: terminates the running one, then starts.
+ */
+export type ScheduleOverlapPolicy = 'SKIP' | 'BUFFER_ONE' | 'ALLOW_ALL' | 'TERMINATE_PREVIOUS';
+
+/**
+ * When a schedule fires: exactly one of `cron` and `interval`.
+ */
+export type ScheduleSpec = {
+    cron?: null | CronSpec;
+    interval?: null | IntervalSpec;
+};
+
+/**
+ * What each firing starts: a start request without its process id, which each firing
+ * derives from the schedule id and its nominal time.
+ */
+export type ScheduleStartTemplate = {
+    processStartConfig?: null | ProcessStartConfig;
+    processType: string;
+    startStateConfig?: null | AsyncStateConfig;
+    startStateId?: string | null;
+    startStateInput?: null | EncodedObject;
+    /**
+     * Absent or empty: the URL of the deployment current for the process type when the
+     * schedule is created or updated (stored then: update the schedule to follow a new
+     * deployment).
+     */
+    workerUrl?: string;
+};
+
+/**
+ * `POST .../schedule/trigger`: one firing now, whatever the spec and the paused flag
+ * say, under the schedule's overlap policy unless the request names another.
+ */
+export type ScheduleTriggerRequest = {
+    overlapPolicy?: null | ScheduleOverlapPolicy;
+    scheduleId: string;
+};
+
+/**
+ * The firing a trigger recorded; the async service starts it.
+ */
+export type ScheduleTriggerResponse = {
+    /**
+     * Its nominal time: the database's clock when the trigger was recorded.
+     */
+    nominalTimestampMs: number;
+    processId: string;
+};
+
+/**
+ * `POST .../schedule/update`: replaces a schedule's spec, start template and policies
+ * (its paused flag stays); the next firing follows the new spec from now on.
+ */
+export type ScheduleUpdateRequest = {
+    catchupWindowSeconds?: number | null;
+    note?: string | null;
+    overlapPolicy?: null | ScheduleOverlapPolicy;
+    scheduleId: string;
+    spec: ScheduleSpec;
+    start: ScheduleStartTemplate;
 };
 
 /**

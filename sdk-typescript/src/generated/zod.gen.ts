@@ -207,6 +207,20 @@ export const CountGroupSchema = z.object({
 });
 
 /**
+ * A cron expression read in an IANA time zone.
+ *
+ * `expression` has 5 fields (`minute hour day-of-month month day-of-week`) or 6 with a
+ * leading `second` field (7 with a trailing `year`). Day-of-week numbers run 1 to 7 from
+ * Sunday; the names `SUN` to `SAT` are clearer. Across daylight-saving changes: a local time
+ * the clocks skip does not fire, and a local time the clocks repeat fires once, at its
+ * first occurrence.
+ */
+export const CronSpecSchema = z.object({
+    expression: z.string(),
+    timeZone: z.string().nullish()
+});
+
+/**
  * `POST .../definitions/describe`: one process type's definition and its revisions.
  */
 export const DefinitionDescribeRequestSchema = z.object({
@@ -289,6 +303,8 @@ export const EncodedObjectSchema = z.object({
  * | `DEFINITION_INCOMPATIBLE` | 409 | A registration would remove states that running executions of the process type wait in; `message` names the states and how many executions. Nothing was registered: drain them first, or register with `force: true`. |
  * | `REQUEST_ID_CONFLICT` | 409 | The request's `requestId` was used, within the retention window, for a request with a different body (or another operation); `message` names the first. Nothing was changed: use a new id for a new request. |
  * | `BATCH_NOT_FOUND` | 404 | No batch has this `batchId`. |
+ * | `SCHEDULE_NOT_FOUND` | 404 | No schedule has this `scheduleId`. |
+ * | `SCHEDULE_ALREADY_EXISTS` | 409 | A schedule with this `scheduleId` exists. Nothing was created: update it, or delete it first. |
  * | `PAYLOAD_TOO_LARGE` | 413 | The request body is over the service's `api.max_request_bytes` (1 MiB by default). Nothing was changed. |
  * | `WORKER_API_ERROR` | 424 | Your worker failed the RPC: it answered a non-2xx status, timed out, could not be reached, or answered a body XDB cannot use (not the response schema, a state the process cannot start, writes over the limits). `workerError` holds the worker's own detail when there is one. Nothing was written. (Workers are called synchronously only for RPCs; a failing state API is retried in the background and never answers a client request.) |
  * | `APP_DATABASE_ERROR` | 424 | Your database refused a read or write of the process's business table (`globalAttributeConfig`): the table or a column does not exist, a value does not fit its column's type, a constraint failed. `message` carries the database's error. Nothing was written. |
@@ -310,6 +326,8 @@ export const ErrorSubTypeSchema = z.enum([
     'DEFINITION_INCOMPATIBLE',
     'REQUEST_ID_CONFLICT',
     'BATCH_NOT_FOUND',
+    'SCHEDULE_NOT_FOUND',
+    'SCHEDULE_ALREADY_EXISTS',
     'PAYLOAD_TOO_LARGE',
     'WORKER_API_ERROR',
     'APP_DATABASE_ERROR',
@@ -562,6 +580,17 @@ export const HistoryEventTypeSchema = z.enum([
     'TASK_PARKED',
     'PROCESS_RESET'
 ]);
+
+/**
+ * Every `everySeconds`, on the multiples of it since the Unix epoch (so an hourly
+ * interval fires on the hour, UTC). With `jitterSeconds`, each firing starts up to that
+ * many seconds after its nominal time, by an amount fixed per firing (not per attempt),
+ * which spreads the load of many schedules with the same interval.
+ */
+export const IntervalSpecSchema = z.object({
+    everySeconds: z.int(),
+    jitterSeconds: z.int().nullish()
+});
 
 /**
  * One local attribute: a key/value kept by XDB per process execution.
@@ -1033,6 +1062,123 @@ export const RpcDefinitionSchema = z.object({
     inputSchema: z.record(z.string(), z.unknown()).nullish(),
     localAttributeLoading: LocalAttributeLoadingSchema.nullish(),
     name: z.string()
+});
+
+export const ScheduleBackfillResponseSchema = z.object({
+    firings: z.int()
+});
+
+/**
+ * `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
+ * Pausing again a paused schedule (or resuming a running one) changes nothing.
+ */
+export const ScheduleControlRequestSchema = z.object({
+    reason: z.string().nullish(),
+    scheduleId: z.string()
+});
+
+/**
+ * `POST .../schedule/describe`
+ */
+export const ScheduleDescribeRequestSchema = z.object({
+    scheduleId: z.string()
+});
+
+/**
+ * Where a firing is: `PENDING` (recorded, not started yet), `BUFFERED` (waits for the
+ * previous firing to close), `STARTED`, `SKIPPED` (overlap or catch-up window;
+ * `reason` says which) or `FAILED` (the start was refused; `reason` says why).
+ */
+export const ScheduleFiringOutcomeSchema = z.enum([
+    'PENDING',
+    'BUFFERED',
+    'STARTED',
+    'SKIPPED',
+    'FAILED'
+]);
+
+/**
+ * How a firing came about.
+ */
+export const ScheduleFiringTriggerSchema = z.enum([
+    'SPEC',
+    'MANUAL',
+    'BACKFILL'
+]);
+
+/**
+ * One firing of a schedule.
+ */
+export const ScheduleFiringSchema = z.object({
+    nominalTimestampMs: z.int(),
+    outcome: ScheduleFiringOutcomeSchema,
+    processExecutionId: z.string().nullish(),
+    processId: z.string(),
+    reason: z.string().nullish(),
+    resolvedTimestampMs: z.int().nullish(),
+    trigger: ScheduleFiringTriggerSchema
+});
+
+/**
+ * `POST .../schedule/list`: schedules by id.
+ */
+export const ScheduleListRequestSchema = z.object({
+    nextPageToken: z.string().nullish(),
+    pageSize: z.int().nullish(),
+    processType: z.string().nullish()
+});
+
+/**
+ * What a firing does while the schedule's previous firing is still running:
+ * - `SKIP` (the default): does not start; recorded as skipped;
+ * - `BUFFER_ONE`: starts when the running one closes; a firing due while one is already
+ * buffered is skipped;
+ * - `ALLOW_ALL`: starts anyway;
+ * - `TERMINATE_PREVIOUS`: terminates the running one, then starts.
+ */
+export const ScheduleOverlapPolicySchema = z.enum([
+    'SKIP',
+    'BUFFER_ONE',
+    'ALLOW_ALL',
+    'TERMINATE_PREVIOUS'
+]);
+
+/**
+ * `POST .../schedule/backfill`: the firings the spec had in `[start, end)`, started
+ * oldest first under the overlap policy (the schedule's unless the request names
+ * another; `ALLOW_ALL` starts them all at once). A firing already recorded is not
+ * started again. At most 1000 firings.
+ */
+export const ScheduleBackfillRequestSchema = z.object({
+    endTimestampMs: z.int(),
+    overlapPolicy: ScheduleOverlapPolicySchema.nullish(),
+    scheduleId: z.string(),
+    startTimestampMs: z.int()
+});
+
+/**
+ * When a schedule fires: exactly one of `cron` and `interval`.
+ */
+export const ScheduleSpecSchema = z.object({
+    cron: CronSpecSchema.nullish(),
+    interval: IntervalSpecSchema.nullish()
+});
+
+/**
+ * `POST .../schedule/trigger`: one firing now, whatever the spec and the paused flag
+ * say, under the schedule's overlap policy unless the request names another.
+ */
+export const ScheduleTriggerRequestSchema = z.object({
+    overlapPolicy: ScheduleOverlapPolicySchema.nullish(),
+    scheduleId: z.string()
+});
+
+/**
+ * The firing a trigger recorded; the async service starts it.
+ */
+export const ScheduleTriggerResponseSchema = z.object({
+    nominalTimestampMs: z.int(),
+    processId: z.string()
 });
 
 /**
@@ -1559,6 +1705,73 @@ export const RegisterDefinitionsRequestSchema = z.object({
     definitions: z.array(ProcessDefinitionSchema),
     deployment: WorkerDeploymentSchema,
     force: z.boolean().optional().default(false)
+});
+
+/**
+ * `POST .../schedule/create`: a new schedule, firing from now on (unless `paused`).
+ */
+export const ScheduleCreateRequestSchema = z.object({
+    catchupWindowSeconds: z.int().nullish(),
+    note: z.string().nullish(),
+    overlapPolicy: ScheduleOverlapPolicySchema.nullish(),
+    paused: z.boolean().optional().default(false),
+    scheduleId: z.string(),
+    spec: ScheduleSpecSchema,
+    start: z.lazy((): any => ScheduleStartTemplateSchema)
+});
+
+export const ScheduleDescribeResponseSchema = z.object({
+    nextFireTimestampsMs: z.array(z.int()),
+    recentFirings: z.array(ScheduleFiringSchema).optional().default([]),
+    schedule: z.lazy((): any => ScheduleInfoSchema)
+});
+
+/**
+ * A schedule as stored.
+ */
+export const ScheduleInfoSchema = z.object({
+    catchupWindowSeconds: z.int(),
+    createdTimestampMs: z.int(),
+    nextFireTimestampMs: z.int().nullish(),
+    note: z.string().nullish(),
+    overlapPolicy: ScheduleOverlapPolicySchema,
+    paused: z.boolean(),
+    reason: z.string().nullish(),
+    scheduleId: z.string(),
+    spec: ScheduleSpecSchema,
+    start: z.lazy((): any => ScheduleStartTemplateSchema),
+    updatedTimestampMs: z.int()
+});
+
+export const ScheduleListResponseSchema = z.object({
+    nextPageToken: z.string().nullish(),
+    schedules: z.array(ScheduleInfoSchema)
+});
+
+/**
+ * What each firing starts: a start request without its process id, which each firing
+ * derives from the schedule id and its nominal time.
+ */
+export const ScheduleStartTemplateSchema = z.object({
+    processStartConfig: ProcessStartConfigSchema.nullish(),
+    processType: z.string(),
+    startStateConfig: AsyncStateConfigSchema.nullish(),
+    startStateId: z.string().nullish(),
+    startStateInput: EncodedObjectSchema.nullish(),
+    workerUrl: z.string().optional().default('')
+});
+
+/**
+ * `POST .../schedule/update`: replaces a schedule's spec, start template and policies
+ * (its paused flag stays); the next firing follows the new spec from now on.
+ */
+export const ScheduleUpdateRequestSchema = z.object({
+    catchupWindowSeconds: z.int().nullish(),
+    note: z.string().nullish(),
+    overlapPolicy: ScheduleOverlapPolicySchema.nullish(),
+    scheduleId: z.string(),
+    spec: ScheduleSpecSchema,
+    start: ScheduleStartTemplateSchema
 });
 
 /**

@@ -185,6 +185,28 @@ for (const dialect of DIALECTS) {
       await client.cancelBatch(batch.batchId, { reason: "contract test", identity: "tests" });
       await assert.rejects(client.describeBatch(randomUUID()), (e: unknown) => isApiError(e, "BATCH_NOT_FOUND"));
 
+      const scheduleId = `contract-${randomUUID()}`;
+      const start = { processType: "ContractProcess", workerUrl: "http://127.0.0.1:1" };
+      const created = await client.createSchedule({
+        scheduleId,
+        spec: { cron: { expression: "0 3 * * *", timeZone: "Europe/Paris" } },
+        start,
+        overlapPolicy: "BUFFER_ONE",
+        paused: true,
+      });
+      assert.equal(created.nextFireTimestampsMs.length, 10);
+      await client.updateSchedule({ scheduleId, spec: { interval: { everySeconds: 3600, jitterSeconds: 5 } }, start });
+      await client.pauseSchedule(scheduleId, "contract test");
+      await client.resumeSchedule(scheduleId);
+      await client.pauseSchedule(scheduleId);
+      const now = Date.now();
+      await client.backfillSchedule({ scheduleId, startTimestampMs: now - 7_200_000, endTimestampMs: now - 3_600_000 });
+      assert.ok((await client.triggerSchedule(scheduleId)).processId.startsWith(scheduleId));
+      assert.ok((await client.listSchedules({ pageSize: 1000 })).schedules.some((s) => s.scheduleId === scheduleId));
+      assert.equal((await client.describeSchedule(scheduleId)).schedule.paused, true);
+      await client.deleteSchedule(scheduleId, "contract test");
+      await assert.rejects(client.describeSchedule(scheduleId), (e: unknown) => isApiError(e, "SCHEDULE_NOT_FOUND"));
+
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),
         ...workerSide.flatMap((e) => check(document, "XDB -> worker", e)),

@@ -46,6 +46,7 @@ pub(crate) mod plan_rows;
 pub(crate) mod process_rows;
 mod queue_rows;
 mod receipt_rows;
+mod schedule_rows;
 mod service_instances;
 mod state_rows;
 pub(crate) mod task_queue;

@@ -44,6 +44,14 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
         paths::DEPLOYMENTS_SET_CURRENT => &[DefinitionNotFound, DefinitionIncompatible],
         paths::BATCH_START => &[RequestIdConflict, AppDatabaseError],
         paths::BATCH_DESCRIBE | paths::BATCH_CANCEL => &[BatchNotFound],
+        paths::SCHEDULE_CREATE => &[ScheduleAlreadyExists],
+        paths::SCHEDULE_UPDATE
+        | paths::SCHEDULE_PAUSE
+        | paths::SCHEDULE_RESUME
+        | paths::SCHEDULE_TRIGGER
+        | paths::SCHEDULE_BACKFILL
+        | paths::SCHEDULE_DELETE
+        | paths::SCHEDULE_DESCRIBE => &[ScheduleNotFound],
         // Not signed with the cluster's internal secret.
         paths::INTERNAL_NOTIFY => &[Unauthorized],
         paths::RPC => &[

@@ -50,6 +50,13 @@ fn bound_of(property: &str, limits: &Limits) -> Option<Bound> {
         | "key"
         | "keys"
         | "encoding" => Bound::Id(limits.max_id_chars),
+        // Its firings' process ids append the nominal time.
+        "scheduleId" => Bound::Id(
+            limits
+                .max_id_chars
+                .saturating_sub(crate::schedule::FIRING_ID_SUFFIX_CHARS)
+                .max(1),
+        ),
         // Issued by the service (and by XDB's own instances), not chosen by clients.
         "processExecutionId" | "nextPageToken" | "closedProcessExecutionIds" | "batchId" => {
             Bound::Text(ID_CHARS_CEILING)

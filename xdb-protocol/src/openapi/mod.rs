@@ -59,6 +59,15 @@ pub mod operation_ids {
     pub const BATCH_LIST: &str = "batch_list";
     pub const BATCH_DESCRIBE: &str = "batch_describe";
     pub const BATCH_CANCEL: &str = "batch_cancel";
+    pub const SCHEDULE_CREATE: &str = "schedule_create";
+    pub const SCHEDULE_UPDATE: &str = "schedule_update";
+    pub const SCHEDULE_PAUSE: &str = "schedule_pause";
+    pub const SCHEDULE_RESUME: &str = "schedule_resume";
+    pub const SCHEDULE_TRIGGER: &str = "schedule_trigger";
+    pub const SCHEDULE_BACKFILL: &str = "schedule_backfill";
+    pub const SCHEDULE_DELETE: &str = "schedule_delete";
+    pub const SCHEDULE_LIST: &str = "schedule_list";
+    pub const SCHEDULE_DESCRIBE: &str = "schedule_describe";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -303,6 +312,72 @@ mod operations {
         responses((status = 200, body = BatchDescribeResponse, description = "cancelled")))]
     fn batch_cancel() {}
 
+    /// Create a schedule
+    ///
+    /// Starts `start.processType` on a cron expression in a time zone or on a fixed
+    /// interval. Each firing's process id is the schedule id and the firing's nominal
+    /// time, so no firing starts twice. A bad spec (an invalid cron expression, an unknown
+    /// time zone, an interval of 0) is a 400 naming the field, and creates nothing.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/create", tag = "schedule",
+        request_body = ScheduleCreateRequest,
+        responses((status = 200, body = ScheduleDescribeResponse, description = "created")))]
+    fn schedule_create() {}
+
+    /// Replace a schedule's spec, start template and policies
+    ///
+    /// Firings already recorded keep what they were recorded with; the next one follows
+    /// the new spec from now on.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/update", tag = "schedule",
+        request_body = ScheduleUpdateRequest,
+        responses((status = 200, body = ScheduleDescribeResponse, description = "updated")))]
+    fn schedule_update() {}
+
+    /// Pause a schedule: no firing is recorded until it is resumed
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/pause", tag = "schedule",
+        request_body = ScheduleControlRequest,
+        responses((status = 200, body = ScheduleDescribeResponse, description = "paused")))]
+    fn schedule_pause() {}
+
+    /// Resume a paused schedule
+    ///
+    /// Firings missed while paused run when within the catch-up window.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/resume", tag = "schedule",
+        request_body = ScheduleControlRequest,
+        responses((status = 200, body = ScheduleDescribeResponse, description = "resumed")))]
+    fn schedule_resume() {}
+
+    /// Fire a schedule now, whatever its spec and paused flag say
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/trigger", tag = "schedule",
+        request_body = ScheduleTriggerRequest,
+        responses((status = 200, body = ScheduleTriggerResponse, description = "recorded")))]
+    fn schedule_trigger() {}
+
+    /// Run the firings a schedule's spec had in a past range
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/backfill", tag = "schedule",
+        request_body = ScheduleBackfillRequest,
+        responses((status = 200, body = ScheduleBackfillResponse, description = "recorded")))]
+    fn schedule_backfill() {}
+
+    /// Delete a schedule and its firings' records
+    ///
+    /// Executions it started run on; firings not started yet are dropped.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/delete", tag = "schedule",
+        request_body = ScheduleControlRequest,
+        responses((status = 200, body = EmptyResponse, description = "deleted")))]
+    fn schedule_delete() {}
+
+    /// List schedules by id
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/list", tag = "schedule",
+        request_body = ScheduleListRequest,
+        responses((status = 200, body = ScheduleListResponse, description = "one page")))]
+    fn schedule_list() {}
+
+    /// Describe a schedule: its next 10 fire times and its latest firings
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/describe", tag = "schedule",
+        request_body = ScheduleDescribeRequest,
+        responses((status = 200, body = ScheduleDescribeResponse, description = "the schedule")))]
+    fn schedule_describe() {}
+
     /// Wake a service instance (between XDB's own services)
     ///
     /// Served on the instances' internal listeners only (never on the API service's
@@ -352,6 +427,11 @@ mod operations {
           operations::deployments_set_current, operations::deployments_move,
           operations::batch_start, operations::batch_list, operations::batch_describe,
           operations::batch_cancel,
+          operations::schedule_create, operations::schedule_update,
+          operations::schedule_pause, operations::schedule_resume,
+          operations::schedule_trigger, operations::schedule_backfill,
+          operations::schedule_delete, operations::schedule_list,
+          operations::schedule_describe,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
@@ -372,6 +452,8 @@ mod operations {
                                                against them"),
          (name = "batch", description = "One operation on every execution a filter \
                                          selects, as a durable job"),
+         (name = "schedule", description = "A process type started on a cron expression \
+                                            or an interval, fired by the async service"),
          (name = "console", description = "The web console's reads beside the service \
                                            API (served at `/ui`)"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \

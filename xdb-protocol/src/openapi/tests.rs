@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 25] = [
+const SERVICE_PATHS: [&str; 34] = [
     paths::STATES,
     paths::RESET,
     paths::RETRY_NOW,
@@ -41,6 +41,15 @@ const SERVICE_PATHS: [&str; 25] = [
     paths::BATCH_LIST,
     paths::BATCH_DESCRIBE,
     paths::BATCH_CANCEL,
+    paths::SCHEDULE_CREATE,
+    paths::SCHEDULE_UPDATE,
+    paths::SCHEDULE_PAUSE,
+    paths::SCHEDULE_RESUME,
+    paths::SCHEDULE_TRIGGER,
+    paths::SCHEDULE_BACKFILL,
+    paths::SCHEDULE_DELETE,
+    paths::SCHEDULE_LIST,
+    paths::SCHEDULE_DESCRIBE,
 ];
 const WORKER_PATHS: [&str; 3] = [
     paths::WORKER_WAIT_UNTIL,

@@ -1,0 +1,328 @@
+//! `xdb schedule`: schedules that start a process type on a cron expression or an
+//! interval, fired by the service. Each firing's process id is the schedule id and its
+//! nominal time, so `trigger` and `backfill` never start a firing twice.
+
+use clap::{Args, Subcommand, ValueEnum};
+use xdb_protocol::{
+    CronSpec, IntervalSpec, ScheduleBackfillRequest, ScheduleControlRequest, ScheduleCreateRequest,
+    ScheduleDescribeRequest, ScheduleDescribeResponse, ScheduleListRequest, ScheduleOverlapPolicy,
+    ScheduleSpec, ScheduleStartTemplate, ScheduleTriggerRequest, ScheduleUpdateRequest,
+};
+use xdb_sdk::Client;
+
+use crate::args::Output;
+use crate::commands::{print, Outcome};
+use crate::exit::Exit;
+use crate::format::{key_values, parse_time_ms, table, timestamp_ms};
+use crate::payload::encode_payload;
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Create a schedule
+    Create(ScheduleSpecArgs),
+    /// Replace a schedule's spec, start template and policies
+    Update(ScheduleSpecArgs),
+    /// Pause a schedule: nothing fires until it is resumed
+    Pause(ScheduleControlArgs),
+    /// Resume a paused schedule (missed firings within the catch-up window run)
+    Resume(ScheduleControlArgs),
+    /// Fire a schedule now
+    Trigger(ScheduleTriggerArgs),
+    /// Run the firings a schedule's spec had in a past range
+    Backfill(ScheduleBackfillArgs),
+    /// Delete a schedule (the executions it started run on)
+    Delete(ScheduleControlArgs),
+    /// Schedules by id
+    List(ScheduleListArgs),
+    /// A schedule, its next 10 fire times and its latest firings
+    Describe(ScheduleIdArgs),
+}
+
+/// What a firing does while the previous one still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverlapArg {
+    Skip,
+    BufferOne,
+    AllowAll,
+    TerminatePrevious,
+}
+
+impl From<OverlapArg> for ScheduleOverlapPolicy {
+    fn from(arg: OverlapArg) -> Self {
+        match arg {
+            OverlapArg::Skip => ScheduleOverlapPolicy::Skip,
+            OverlapArg::BufferOne => ScheduleOverlapPolicy::BufferOne,
+            OverlapArg::AllowAll => ScheduleOverlapPolicy::AllowAll,
+            OverlapArg::TerminatePrevious => ScheduleOverlapPolicy::TerminatePrevious,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleSpecArgs {
+    pub schedule_id: String,
+    #[arg(long = "type", short = 't')]
+    pub process_type: String,
+    /// The worker's URL (default: the current deployment's, when the type is registered)
+    #[arg(long)]
+    pub worker_url: Option<String>,
+    /// A cron expression: 5 fields, or 6 with seconds first
+    #[arg(long, conflicts_with = "every", required_unless_present = "every")]
+    pub cron: Option<String>,
+    /// The cron expression's IANA time zone (default UTC)
+    #[arg(long = "tz", requires = "cron")]
+    pub time_zone: Option<String>,
+    /// An interval, in seconds
+    #[arg(long)]
+    pub every: Option<u32>,
+    /// The interval's jitter, in seconds
+    #[arg(long, requires = "every")]
+    pub jitter: Option<u32>,
+    /// The first state
+    #[arg(long)]
+    pub state: Option<String>,
+    /// The first state's input, as JSON
+    #[arg(long)]
+    pub input: Option<String>,
+    #[arg(long, value_enum)]
+    pub overlap: Option<OverlapArg>,
+    /// Missed firings at most this many seconds old still run (default 60)
+    #[arg(long)]
+    pub catchup: Option<u32>,
+    /// Create it paused
+    #[arg(long)]
+    pub paused: bool,
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleIdArgs {
+    pub schedule_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleControlArgs {
+    pub schedule_id: String,
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleTriggerArgs {
+    pub schedule_id: String,
+    /// Instead of the schedule's own
+    #[arg(long, value_enum)]
+    pub overlap: Option<OverlapArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleBackfillArgs {
+    pub schedule_id: String,
+    /// Start of the range, inclusive: RFC 3339, a date, epoch ms, or an age (`2d`)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub from: i64,
+    /// End of the range, exclusive (at most now)
+    #[arg(long, value_parser = parse_time_ms)]
+    pub to: i64,
+    /// Instead of the schedule's own (`allow-all` starts them all at once)
+    #[arg(long, value_enum)]
+    pub overlap: Option<OverlapArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleListArgs {
+    #[arg(long = "type", short = 't')]
+    pub process_type: Option<String>,
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    #[arg(long)]
+    pub page_token: Option<String>,
+}
+
+/// The spec and template the flags describe.
+pub fn spec_and_template(
+    a: &ScheduleSpecArgs,
+) -> Result<(ScheduleSpec, ScheduleStartTemplate), String> {
+    let spec = match (&a.cron, a.every) {
+        (Some(expression), _) => ScheduleSpec {
+            cron: Some(CronSpec {
+                expression: expression.clone(),
+                time_zone: a.time_zone.clone(),
+            }),
+            interval: None,
+        },
+        (None, Some(every)) => ScheduleSpec {
+            cron: None,
+            interval: Some(IntervalSpec {
+                every_seconds: every,
+                jitter_seconds: a.jitter,
+            }),
+        },
+        (None, None) => return Err("one of --cron and --every is needed".into()),
+    };
+    let template = ScheduleStartTemplate {
+        process_type: a.process_type.clone(),
+        worker_url: a.worker_url.clone().unwrap_or_default(),
+        start_state_id: a.state.clone(),
+        start_state_input: encode_payload("--input", a.input.as_deref())?,
+        start_state_config: None,
+        process_start_config: None,
+    };
+    Ok((spec, template))
+}
+
+pub async fn run(client: &Client, output: Output, command: &ScheduleCommand) -> Outcome {
+    let control = |a: &ScheduleControlArgs| ScheduleControlRequest {
+        schedule_id: a.schedule_id.clone(),
+        reason: a.reason.clone(),
+    };
+    let described = match command {
+        ScheduleCommand::Create(a) => {
+            let (spec, start) = spec_and_template(a)?;
+            let request = ScheduleCreateRequest {
+                schedule_id: a.schedule_id.clone(),
+                spec,
+                start,
+                overlap_policy: a.overlap.map(Into::into),
+                catchup_window_seconds: a.catchup,
+                paused: a.paused,
+                note: a.note.clone(),
+            };
+            client.schedule_create(&request).await?
+        }
+        ScheduleCommand::Update(a) => {
+            let (spec, start) = spec_and_template(a)?;
+            let request = ScheduleUpdateRequest {
+                schedule_id: a.schedule_id.clone(),
+                spec,
+                start,
+                overlap_policy: a.overlap.map(Into::into),
+                catchup_window_seconds: a.catchup,
+                note: a.note.clone(),
+            };
+            client.schedule_update(&request).await?
+        }
+        ScheduleCommand::Pause(a) => client.schedule_pause(&control(a)).await?,
+        ScheduleCommand::Resume(a) => client.schedule_resume(&control(a)).await?,
+        ScheduleCommand::Describe(a) => {
+            let request = ScheduleDescribeRequest {
+                schedule_id: a.schedule_id.clone(),
+            };
+            client.schedule_describe(&request).await?
+        }
+        ScheduleCommand::Delete(a) => {
+            let response = client.schedule_delete(&control(a)).await?;
+            print(output, &response, || format!("deleted {}\n", a.schedule_id));
+            return Ok(Exit::Ok);
+        }
+        ScheduleCommand::Trigger(a) => {
+            let request = ScheduleTriggerRequest {
+                schedule_id: a.schedule_id.clone(),
+                overlap_policy: a.overlap.map(Into::into),
+            };
+            let response = client.schedule_trigger(&request).await?;
+            print(output, &response, || {
+                format!("fired {}\n", response.process_id)
+            });
+            return Ok(Exit::Ok);
+        }
+        ScheduleCommand::Backfill(a) => {
+            let request = ScheduleBackfillRequest {
+                schedule_id: a.schedule_id.clone(),
+                start_timestamp_ms: a.from,
+                end_timestamp_ms: a.to,
+                overlap_policy: a.overlap.map(Into::into),
+            };
+            let response = client.schedule_backfill(&request).await?;
+            print(output, &response, || {
+                format!("{} firings recorded\n", response.firings)
+            });
+            return Ok(Exit::Ok);
+        }
+        ScheduleCommand::List(a) => {
+            let request = ScheduleListRequest {
+                process_type: a.process_type.clone(),
+                page_size: a.page_size,
+                next_page_token: a.page_token.clone(),
+            };
+            let response = client.schedule_list(&request).await?;
+            print(output, &response, || {
+                let rows: Vec<Vec<String>> = response
+                    .schedules
+                    .iter()
+                    .map(|s| {
+                        vec![
+                            s.schedule_id.clone(),
+                            s.start.process_type.clone(),
+                            spec_text(&s.spec),
+                            if s.paused { "paused" } else { "" }.to_string(),
+                            s.next_fire_timestamp_ms
+                                .map(timestamp_ms)
+                                .unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                let mut out = table(&["SCHEDULE", "TYPE", "SPEC", "", "NEXT"], &rows);
+                if let Some(token) = &response.next_page_token {
+                    out.push_str(&format!("next page: --page-token {token}\n"));
+                }
+                out
+            });
+            return Ok(Exit::Ok);
+        }
+    };
+    print(output, &described, || describe_view(&described));
+    Ok(Exit::Ok)
+}
+
+fn spec_text(spec: &ScheduleSpec) -> String {
+    match (&spec.cron, &spec.interval) {
+        (Some(cron), _) => format!(
+            "cron {} {}",
+            cron.expression,
+            cron.time_zone.as_deref().unwrap_or("UTC")
+        ),
+        (None, Some(interval)) => match interval.jitter_seconds {
+            Some(jitter) => format!("every {}s ±{jitter}s", interval.every_seconds),
+            None => format!("every {}s", interval.every_seconds),
+        },
+        (None, None) => String::new(),
+    }
+}
+
+/// A schedule for people: its settings, next fire times and latest firings.
+pub fn describe_view(described: &ScheduleDescribeResponse) -> String {
+    let s = &described.schedule;
+    let mut out = key_values(&[
+        ("schedule", s.schedule_id.clone()),
+        ("type", s.start.process_type.clone()),
+        ("spec", spec_text(&s.spec)),
+        ("overlap", s.overlap_policy.as_str().to_string()),
+        ("catch-up", format!("{}s", s.catchup_window_seconds)),
+        ("paused", s.paused.to_string()),
+        ("note", s.note.clone().unwrap_or_default()),
+    ]);
+    out.push_str("next fire times:\n");
+    for time in &described.next_fire_timestamps_ms {
+        out.push_str(&format!("  {}\n", timestamp_ms(*time)));
+    }
+    let rows: Vec<Vec<String>> = described
+        .recent_firings
+        .iter()
+        .map(|f| {
+            vec![
+                timestamp_ms(f.nominal_timestamp_ms),
+                f.trigger.as_str().to_string(),
+                f.outcome.as_str().to_string(),
+                f.process_id.clone(),
+                f.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["NOMINAL", "BY", "OUTCOME", "PROCESS ID", "REASON"],
+        &rows,
+    ));
+    out
+}

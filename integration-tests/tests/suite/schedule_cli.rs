@@ -1,0 +1,90 @@
+//! `xdb schedule` as an operator runs it: create, describe, pause, trigger, list and
+//! delete, with a bad cron expression refused (exit 1, the field named) and an unknown
+//! schedule exiting 5.
+
+use xdb_integration_tests::{Database, EnvOptions};
+
+use crate::cli::{xdb_with, Run};
+use crate::query::{order_env, PROCESS_TYPE};
+
+both_databases!(an_operator_manages_a_schedule);
+
+async fn an_operator_manages_a_schedule(db: Database) {
+    let (env, worker, _service) = order_env(db, EnvOptions::default()).await;
+    let xdb = |args: Vec<&str>| {
+        let url = env.api_url().to_string();
+        let args: Vec<String> = args.into_iter().map(str::to_string).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            xdb_with(&url, None, &args).await
+        }
+    };
+    let create = |cron: &'static str| {
+        vec![
+            "-o",
+            "json",
+            "schedule",
+            "create",
+            "nightly",
+            "-t",
+            PROCESS_TYPE,
+            "--worker-url",
+            &worker,
+            "--cron",
+            cron,
+            "--tz",
+            "Europe/Paris",
+            "--overlap",
+            "buffer-one",
+        ]
+    };
+    let refused: Run = xdb(create("0 25 * * *")).await.expect(1);
+    assert!(
+        refused.stderr.contains("spec.cron.expression"),
+        "{}",
+        refused.stderr
+    );
+
+    let created = xdb(create("0 3 * * *")).await.expect(0).json();
+    assert_eq!(
+        created["schedule"]["overlapPolicy"], "BUFFER_ONE",
+        "{created}"
+    );
+    assert_eq!(
+        created["nextFireTimestampsMs"].as_array().unwrap().len(),
+        10
+    );
+
+    let described = xdb(vec!["schedule", "describe", "nightly"]).await.expect(0);
+    assert!(
+        described.stdout.contains("cron 0 3 * * * Europe/Paris"),
+        "{}",
+        described.stdout
+    );
+    assert!(
+        described.stdout.contains("next fire times:"),
+        "{}",
+        described.stdout
+    );
+
+    let paused = xdb(vec![
+        "-o", "json", "schedule", "pause", "nightly", "--reason", "test",
+    ])
+    .await
+    .expect(0)
+    .json();
+    assert_eq!(paused["schedule"]["paused"], true, "{paused}");
+    let fired = xdb(vec!["-o", "json", "schedule", "trigger", "nightly"])
+        .await
+        .expect(0)
+        .json();
+    assert!(
+        fired["processId"].as_str().unwrap().starts_with("nightly-"),
+        "{fired}"
+    );
+
+    let listed = xdb(vec!["schedule", "list"]).await.expect(0);
+    assert!(listed.stdout.contains("nightly"), "{}", listed.stdout);
+    xdb(vec!["schedule", "delete", "nightly"]).await.expect(0);
+    xdb(vec!["schedule", "describe", "nightly"]).await.expect(5);
+}
