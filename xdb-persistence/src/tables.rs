@@ -20,7 +20,7 @@ use xdb_protocol::{
 use crate::continuation::LeaseTo;
 use crate::plan_writes::NewMessage;
 use crate::receipts::Receipt;
-use crate::sql::SqlConn;
+use crate::sql::{Param, SqlConn};
 use crate::sql_tables::business_rows::BusinessConn;
 use crate::sql_tables::plan_rows;
 use crate::sql_tables::transition_batch::Batches;
@@ -468,6 +468,23 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
     /// The pieces of filtered lists' and counts' SQL this dialect writes its own way.
     fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax;
+
+    /// Runs one read-only statement in a transaction of its own that `setup` (a statement
+    /// without parameters, such as PostgreSQL's `SET LOCAL statement_timeout`) prepares;
+    /// the transaction is rolled back, never committed.
+    fn read_after_setup(
+        &self,
+        lane: Lane,
+        setup: &str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> impl Answer<Vec<<Self::Tx as SqlConn>::Row>> {
+        async move {
+            let mut tx = self.begin(lane).await?;
+            tx.execute(setup, &[]).await?;
+            tx.query_once(sql, params).await
+        }
+    }
 
     /// The batches of the generic faster forms below (`sql_tables::transition_batch`,
     /// `first_start_batch`), for a dialect that takes them (MySQL).

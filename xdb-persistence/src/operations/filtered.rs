@@ -246,8 +246,7 @@ fn join_for(
 
 /// Runs `statement`, bounded by `limit`, and decodes its rows. Where the dialect bounds
 /// time with a setting (PostgreSQL's `SET LOCAL`), in a transaction of its own that only
-/// reads: it is dropped, not committed, so it is rolled back (in a task of its own) after
-/// the answer went out. Elsewhere the bound is in the statement, which runs on a plain
+/// reads and is rolled back (`Dialect::read_after_setup`). Elsewhere the bound is in the statement, which runs on a plain
 /// connection: no BEGIN and COMMIT to wait for.
 async fn bounded<D: Dialect, R: Decode>(
     store: &D,
@@ -260,9 +259,9 @@ async fn bounded<D: Dialect, R: Decode>(
     let params: Vec<Param<'_>> = statement.values.iter().map(TypedValue::param).collect();
     match syntax.time_limit_setting(limit) {
         Some(setting) => {
-            let mut tx = store.begin(Lane::Main).await?;
-            tx.execute(&setting, &[]).await?;
-            let rows = tx.query_once(&sql, &params).await?;
+            let rows = store
+                .read_after_setup(Lane::Main, &setting, &sql, &params)
+                .await?;
             decode.decode::<D::Tx>(&rows)
         }
         None => {

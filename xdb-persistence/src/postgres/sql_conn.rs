@@ -1,7 +1,7 @@
 //! [`SqlConn`] on PostgreSQL: statements prepared once per connection, parameters in
 //! their PostgreSQL types, BEGIN sent with the first statement.
 
-use deadpool_postgres::GenericClient;
+use deadpool_postgres::{Client, GenericClient};
 use tokio_postgres::types::{Json, ToSql, Type};
 use tokio_postgres::Row;
 
@@ -61,6 +61,40 @@ pub(super) async fn execute_on(
     Ok(client.execute(&statement, &refs).await?)
 }
 
+/// [`SqlConn::query_once`] on `client`.
+pub(super) async fn query_once_on(
+    client: &Client,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, StoreError> {
+    let sql = numbered_placeholders(sql);
+    let values: Vec<_> = params.iter().map(postgres_value).collect();
+    let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
+    // Prepared and kept (planned once, then its plan reused) while the connection keeps
+    // few statements; past that an unnamed statement, so that filters of ever new shapes
+    // cannot grow the cache. With the parameters' types known, that one is parsed, bound
+    // and run in one round trip.
+    match types {
+        _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
+            let statement = client.prepare_cached(&sql).await?;
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.query(&statement, &refs).await?)
+        }
+        Some(types) => {
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
+                .iter()
+                .zip(types)
+                .map(|(v, ty)| (&**v as _, ty))
+                .collect();
+            Ok(client.query_typed(sql.as_ref(), &typed).await?)
+        }
+        None => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.query(sql.as_ref(), &refs).await?)
+        }
+    }
+}
+
 impl SqlConn for PgRows {
     type Row = Row;
     const KIND: SqlKind = SqlKind::Postgres;
@@ -81,35 +115,8 @@ impl SqlConn for PgRows {
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<Row>, StoreError> {
-        let sql = numbered_placeholders(sql);
-        let values: Vec<_> = params.iter().map(postgres_value).collect();
-        let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
-        self.on_client(|client| async move {
-            // Prepared and kept (planned once, then its plan reused) while the
-            // connection keeps few statements; past that an unnamed statement, so that
-            // filters of ever new shapes cannot grow the cache. With the parameters'
-            // types known, that one is parsed, bound and run in one round trip.
-            match types {
-                _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
-                    let statement = client.prepare_cached(&sql).await?;
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-                    Ok(client.query(&statement, &refs).await?)
-                }
-                Some(types) => {
-                    let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
-                        .iter()
-                        .zip(types)
-                        .map(|(v, ty)| (&**v as _, ty))
-                        .collect();
-                    Ok(client.query_typed(sql.as_ref(), &typed).await?)
-                }
-                None => {
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-                    Ok(client.query(sql.as_ref(), &refs).await?)
-                }
-            }
-        })
-        .await
+        self.on_client(|client| query_once_on(client, sql, params))
+            .await
     }
 
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {

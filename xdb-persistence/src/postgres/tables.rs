@@ -10,17 +10,19 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
+use tokio_postgres::Row;
 use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task, TransitionPlan};
 use xdb_protocol::ProcessExecutionStartRequest;
 
 use super::apply_plan::{announcements, apply_plan_then, NOTIFY};
 use super::pipeline::Pipeline;
+use super::sql_conn::query_once_on;
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
 use crate::receipts::Receipt;
-use crate::sql::SqlConn;
+use crate::sql::{Param, SqlConn};
 use crate::sql_tables::plan_rows;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
 use crate::tables::{
@@ -103,6 +105,31 @@ impl Dialect for PostgresStore {
             pending: Pipeline::default(),
             generic: !self.one_statement_forms(),
         })
+    }
+
+    /// BEGIN with `setup`, the statement and ROLLBACK are written together: one round
+    /// trip, and the connection goes back to the pool clean.
+    async fn read_after_setup(
+        &self,
+        lane: Lane,
+        setup: &str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, StoreError> {
+        let tx = Tx::on(self.lane(lane)).await?;
+        let client = tx.client();
+        let begin = format!("BEGIN; {setup}");
+        // `join!` polls in order, so the three go out in this order.
+        let (begun, rows, ended) = futures::join!(
+            client.batch_execute(&begin),
+            query_once_on(client, sql, params),
+            client.batch_execute("ROLLBACK"),
+        );
+        if ended.is_ok() {
+            tx.rolled_back();
+        }
+        begun?;
+        rows
     }
 
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>> {

@@ -48,6 +48,12 @@ impl Tx {
         self.finished = true;
     }
 
+    /// Records that ROLLBACK went out after the transaction's statements and succeeded:
+    /// the connection is clean.
+    pub fn rolled_back(mut self) {
+        self.finished = true;
+    }
+
     /// Commits; an error leaves the outcome to the server (a failed transaction is
     /// rolled back).
     pub async fn commit(mut self) -> Result<(), StoreError> {
