@@ -98,6 +98,14 @@ impl FleetResult {
             batch.server_elapsed.unwrap_or(batch.elapsed).as_secs_f64(),
             batch.rate(),
         );
+        if stops.overloaded > 0 {
+            let _ = writeln!(
+                out,
+                "\n{} stop calls were answered 503 (overloaded) and sent again a second \
+                 later, as the SDK clients do; their waits are in the stops' time.",
+                stops.overloaded
+            );
+        }
         let _ = writeln!(
             out,
             "\nBatch rate / stop rate: **{}**.",

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use reqwest::StatusCode;
 use serde_json::json;
 
 use super::api::{business_table, post, xdb_protocol_paths, Api};
@@ -22,6 +23,9 @@ pub struct Stops {
     pub executions: usize,
     pub clients: usize,
     pub failed: usize,
+    /// Calls the service answered 503 (overloaded) and that were sent again after the
+    /// second it asks for, as the SDK clients do.
+    pub overloaded: usize,
     pub first_error: Option<String>,
     pub elapsed: Duration,
 }
@@ -119,6 +123,12 @@ pub(super) async fn stops_against_batch(
 }
 
 /// Terminates `process_ids` one call at a time from each of `clients` clients.
+/// How long a stop client waits before sending again a call answered 503: the second
+/// the answer asks for.
+const OVERLOADED_BACKOFF: Duration = Duration::from_secs(1);
+/// 503s a stop client sends again at most, over all its calls.
+const MAX_OVERLOADED_PER_CLIENT: usize = 100;
+
 async fn stop_one_by_one(base: &str, process_ids: Vec<String>, clients: usize) -> Stops {
     let ids = Arc::new(process_ids);
     let next = Arc::new(AtomicUsize::new(0));
@@ -129,14 +139,22 @@ async fn stop_one_by_one(base: &str, process_ids: Vec<String>, clients: usize) -
             let (ids, next, http, base) =
                 (ids.clone(), next.clone(), http.clone(), base.to_string());
             tokio::spawn(async move {
-                let (mut failed, mut first_error) = (0, None);
+                let (mut failed, mut overloaded, mut first_error) = (0, 0, None);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(id) = ids.get(i) else {
-                        return (failed, first_error);
+                        return (failed, overloaded, first_error);
                     };
                     let body = json!({"processId": id, "stopType": "TERMINATE"});
-                    match post(&http, &base, xdb_protocol_paths::STOP, &body).await {
+                    let mut answer = post(&http, &base, xdb_protocol_paths::STOP, &body).await;
+                    while matches!(&answer, Ok((status, _)) if *status == StatusCode::SERVICE_UNAVAILABLE)
+                        && overloaded < MAX_OVERLOADED_PER_CLIENT
+                    {
+                        overloaded += 1;
+                        tokio::time::sleep(OVERLOADED_BACKOFF).await;
+                        answer = post(&http, &base, xdb_protocol_paths::STOP, &body).await;
+                    }
+                    match answer {
                         Ok((status, _)) if status.is_success() => {}
                         Ok((status, text)) => {
                             failed += 1;
@@ -157,10 +175,11 @@ async fn stop_one_by_one(base: &str, process_ids: Vec<String>, clients: usize) -
         ..Stops::default()
     };
     for task in tasks {
-        let (failed, first_error) = task
+        let (failed, overloaded, first_error) = task
             .await
-            .unwrap_or_else(|e| (1, Some(format!("a stop task panicked: {e}"))));
+            .unwrap_or_else(|e| (1, 0, Some(format!("a stop task panicked: {e}"))));
         stops.failed += failed;
+        stops.overloaded += overloaded;
         if stops.first_error.is_none() {
             stops.first_error = first_error;
         }
