@@ -3,6 +3,7 @@ var SERVICE = "/api/v1/xdb/service/process-execution/";
 var DEFINITIONS = "/api/v1/xdb/service/definitions/";
 var DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 var BATCH = "/api/v1/xdb/service/batch/";
+var SCHEDULE = "/api/v1/xdb/service/schedule/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -97,6 +98,13 @@ var api = {
   batchList: (request) => post(`${BATCH}list`, request),
   batchDescribe: (batchId) => post(`${BATCH}describe`, { batchId }),
   batchCancel: (batchId, reason) => post(`${BATCH}cancel`, { batchId, ...reason ? { reason } : {} }),
+  scheduleCreate: (request) => post(`${SCHEDULE}create`, request),
+  scheduleList: (request) => post(`${SCHEDULE}list`, request),
+  scheduleDescribe: (scheduleId) => post(`${SCHEDULE}describe`, { scheduleId }),
+  schedulePause: (scheduleId, reason) => post(`${SCHEDULE}pause`, { scheduleId, ...reason ? { reason } : {} }),
+  scheduleResume: (scheduleId, reason) => post(`${SCHEDULE}resume`, { scheduleId, ...reason ? { reason } : {} }),
+  scheduleTrigger: (scheduleId, overlapPolicy) => post(`${SCHEDULE}trigger`, { scheduleId, ...overlapPolicy ? { overlapPolicy } : {} }),
+  scheduleDelete: (scheduleId, reason) => post(`${SCHEDULE}delete`, { scheduleId, ...reason ? { reason } : {} }),
   definitions: () => post(`${DEFINITIONS}list`, {}),
   definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} }),
   deployments: () => post(`${DEPLOYMENTS}list`, {}),
@@ -745,6 +753,9 @@ function definitionHref(processType, revision) {
 function batchHref(batchId) {
   return `#/batch/${encodeURIComponent(batchId)}`;
 }
+function scheduleHref(scheduleId) {
+  return `#/schedule/${encodeURIComponent(scheduleId)}`;
+}
 function parseRoute(hash) {
   const path = hash.replace(/^#\/?/, "");
   const queryAt = path.indexOf("?");
@@ -753,6 +764,8 @@ function parseRoute(hash) {
   try {
     if (parts[0] === "batches") return { page: "batches" };
     if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
+    if (parts[0] === "schedules") return { page: "schedules" };
+    if (parts[0] === "schedule" && parts[1]) return { page: "schedule", scheduleId: decodeURIComponent(parts[1]) };
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
     if (parts[0] === "deployments") return { page: "deployments" };
@@ -2986,15 +2999,425 @@ function executionsTable(executions, parked) {
   );
 }
 
+// src/schedules.ts
+var OVERLAP_POLICIES = ["SKIP", "BUFFER_ONE", "ALLOW_ALL", "TERMINATE_PREVIOUS"];
+function specText(spec) {
+  if (spec.cron) return `cron ${spec.cron.expression} (${spec.cron.timeZone || "UTC"})`;
+  if (spec.interval) {
+    const every = `every ${formatDuration(spec.interval.everySeconds * 1e3)}`;
+    return spec.interval.jitterSeconds ? `${every}, up to ${formatDuration(spec.interval.jitterSeconds * 1e3)} later` : every;
+  }
+  return "—";
+}
+function scheduleState(schedule) {
+  return schedule.paused ? "paused" : "active";
+}
+function nextFireText(schedule) {
+  if (schedule.paused) return "— (paused)";
+  return schedule.nextFireTimestampMs === null || schedule.nextFireTimestampMs === void 0 ? "— (no more)" : formatTime(schedule.nextFireTimestampMs);
+}
+function lastFiringText(firings) {
+  const last = firings?.[0];
+  if (!last) return "none yet";
+  return `${last.outcome} (${last.trigger}, ${formatTime(last.nominalTimestampMs)})`;
+}
+var WHOLE = /^\d+$/;
+function scheduleRequest(values) {
+  const get = (name) => values(name).trim();
+  const scheduleId = get("scheduleId");
+  if (!scheduleId) return { error: "The schedule id is missing.", field: "scheduleId" };
+  const processType = get("processType");
+  if (!processType) return { error: "The process type is missing.", field: "processType" };
+  let spec;
+  if (get("kind") === "interval") {
+    const every = get("everySeconds");
+    if (!WHOLE.test(every) || Number(every) < 1) {
+      return { error: `The interval ${every ? `${every} ` : ""}is not a whole number of seconds, 1 or more.`, field: "everySeconds" };
+    }
+    const jitter = get("jitterSeconds");
+    if (jitter && !WHOLE.test(jitter)) return { error: `The jitter ${jitter} is not a whole number of seconds.`, field: "jitterSeconds" };
+    spec = { interval: { everySeconds: Number(every), ...jitter && Number(jitter) > 0 ? { jitterSeconds: Number(jitter) } : {} } };
+  } else {
+    const expression = get("cronExpression");
+    if (!expression) return { error: "The cron expression is missing: 5 fields (minute hour day month weekday), or 6 with seconds first.", field: "cronExpression" };
+    const timeZone = get("timeZone");
+    spec = { cron: { expression, ...timeZone ? { timeZone } : {} } };
+  }
+  const catchup = get("catchupWindowSeconds");
+  if (catchup && !WHOLE.test(catchup)) return { error: `The catch-up window ${catchup} is not a whole number of seconds.`, field: "catchupWindowSeconds" };
+  const workerUrl = get("workerUrl");
+  const startStateId = get("startStateId");
+  const overlap = get("overlapPolicy");
+  const request = {
+    scheduleId,
+    spec,
+    start: { processType, ...workerUrl ? { workerUrl } : {}, ...startStateId ? { startStateId } : {} },
+    ...overlap ? { overlapPolicy: overlap } : {},
+    ...catchup ? { catchupWindowSeconds: Number(catchup) } : {}
+  };
+  return { request };
+}
+var FIELDS2 = [
+  ["spec.cron.expression", "cronExpression"],
+  ["spec.cron.timeZone", "timeZone"],
+  ["spec.interval.everySeconds", "everySeconds"],
+  ["spec.interval.jitterSeconds", "jitterSeconds"],
+  ["start.workerUrl", "workerUrl"],
+  ["workerUrl", "workerUrl"],
+  ["start.startStateId", "startStateId"],
+  ["startStateId", "startStateId"],
+  ["start.processType", "processType"],
+  ["processType", "processType"],
+  ["catchupWindowSeconds", "catchupWindowSeconds"],
+  ["overlapPolicy", "overlapPolicy"],
+  ["scheduleId", "scheduleId"]
+];
+function errorField(message, subType = "") {
+  if (subType === "SCHEDULE_ALREADY_EXISTS") return "scheduleId";
+  let best;
+  for (const [path, field] of FIELDS2) {
+    const at = message.indexOf(path);
+    if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
+  }
+  return best?.field;
+}
+
+// src/views/schedule.ts
+var POLL_MS2 = 2e3;
+function scheduleView(root, scheduleId) {
+  const body = h("div", { "data-testid": "schedule" });
+  let stopped = false;
+  let timer;
+  let shown = 0;
+  async function load() {
+    if (timer) clearTimeout(timer);
+    const ticket = ++shown;
+    try {
+      const described = await api.scheduleDescribe(scheduleId);
+      if (!stopped && ticket === shown) render(described);
+    } catch (error) {
+      if (!stopped && ticket === shown) replace(body, h("p", { class: "error", role: "alert" }, `Could not describe schedule ${scheduleId}: ${String(error)}`));
+    }
+    if (!stopped && ticket === shown) timer = setTimeout(() => void load(), POLL_MS2);
+  }
+  function render({ schedule, nextFireTimestampsMs, recentFirings }) {
+    const state2 = scheduleState(schedule);
+    const start2 = schedule.start;
+    const now = Date.now();
+    replace(
+      body,
+      h("h1", {}, `Schedule ${schedule.scheduleId} `, h("span", { class: statusClass(state2), "data-testid": "schedule-state" }, state2)),
+      h(
+        "div",
+        { class: "actions" },
+        schedule.paused ? h("button", { type: "button", class: "primary", "data-testid": "schedule-resume", onclick: () => void control("resume") }, "Resume") : h("button", { type: "button", "data-testid": "schedule-pause", onclick: () => void control("pause") }, "Pause"),
+        h("button", { type: "button", "data-testid": "schedule-trigger", onclick: () => void trigger(schedule.overlapPolicy) }, "Trigger now"),
+        h("button", { type: "button", class: "danger", "data-testid": "schedule-delete", onclick: () => void remove() }, "Delete")
+      ),
+      h(
+        "div",
+        { class: "side-by-side" },
+        h(
+          "div",
+          { class: "panel" },
+          h("h2", {}, "Spec and policies"),
+          facts([
+            ["Spec", h("span", { class: "mono", "data-testid": "schedule-spec" }, specText(schedule.spec))],
+            ["Next fire (UTC)", h("span", { "data-testid": "schedule-next" }, nextFireText(schedule))],
+            ["Overlap policy", h("span", { "data-testid": "schedule-overlap" }, schedule.overlapPolicy)],
+            ["Catch-up window", formatDuration(schedule.catchupWindowSeconds * 1e3)],
+            ...schedule.note ? [["Note", schedule.note]] : [],
+            ...schedule.reason ? [[schedule.paused ? "Paused because" : "Resumed because", h("span", { "data-testid": "schedule-reason" }, schedule.reason)]] : [],
+            ["Created (UTC)", formatTime(schedule.createdTimestampMs)],
+            ["Updated (UTC)", formatTime(schedule.updatedTimestampMs)]
+          ])
+        ),
+        h(
+          "div",
+          { class: "panel" },
+          h("h2", {}, "Each firing starts"),
+          facts([
+            ["Process type", h("a", { href: definitionHref(start2.processType), "data-testid": "schedule-process-type" }, start2.processType)],
+            ["Worker URL", h("span", { class: "mono" }, start2.workerUrl || "—")],
+            ["Start state", start2.startStateId ?? "none"],
+            ["Start state input", h("pre", {}, formatPayload(start2.startStateInput))],
+            ["Process id", h("span", { class: "mono" }, `${schedule.scheduleId}-<nominal time, UTC>`)]
+          ])
+        )
+      ),
+      h(
+        "div",
+        { class: "side-by-side" },
+        h(
+          "div",
+          { class: "panel" },
+          h("h2", {}, schedule.paused ? "Next fire times, once resumed (UTC)" : "Next fire times (UTC)"),
+          nextFireTimestampsMs.length === 0 ? h("p", { class: "empty" }, "The spec has no more fire times.") : h(
+            "ol",
+            { class: "fire-times", "data-testid": "schedule-fire-times" },
+            nextFireTimestampsMs.map((ms) => h("li", { "data-testid": "schedule-fire-time" }, formatTime(ms), h("span", { class: "small" }, ` ${formatRelative(ms, now)}`)))
+          )
+        ),
+        h(
+          "div",
+          { class: "panel" },
+          h("h2", {}, "Latest firings"),
+          table(
+            ["Nominal (UTC)", "By", "Outcome", "Process id", "Resolved (UTC)", "Reason"],
+            (recentFirings ?? []).map(
+              (f) => h(
+                "tr",
+                { "data-testid": "schedule-firing", "data-trigger": f.trigger, "data-outcome": f.outcome, "data-process-id": f.processId },
+                h("td", {}, formatTime(f.nominalTimestampMs)),
+                h("td", {}, f.trigger),
+                h("td", {}, h("span", { class: statusClass(f.outcome) }, f.outcome)),
+                h(
+                  "td",
+                  { class: "mono small" },
+                  f.processExecutionId ? h("a", { href: executionHref(f.processId, f.processExecutionId) }, f.processId) : f.processId
+                ),
+                h("td", {}, formatTime(f.resolvedTimestampMs)),
+                h("td", {}, f.reason ?? "")
+              )
+            ),
+            "No firings yet.",
+            "schedule-firings"
+          )
+        )
+      )
+    );
+  }
+  async function control(action) {
+    const values = await ask(
+      action === "pause" ? "Pause the schedule?" : "Resume the schedule?",
+      action === "pause" ? "Nothing fires until it is resumed; executions already started run on." : `Firings missed while it was paused run if they are within its catch-up window; older ones are dropped.`,
+      [{ name: "reason", label: "Reason (kept with the schedule)", placeholder: "optional" }],
+      action === "pause" ? "Pause" : "Resume"
+    );
+    if (!values) return;
+    const reason = values("reason").trim() || void 0;
+    try {
+      const changed = action === "pause" ? await api.schedulePause(scheduleId, reason) : await api.scheduleResume(scheduleId, reason);
+      notify(`${action === "pause" ? "Paused" : "Resumed"} ${scheduleId}`);
+      if (!stopped) {
+        ++shown;
+        render(changed);
+      }
+    } catch (error) {
+      notify(`Could not ${action}: ${error instanceof Error ? error.message : String(error)}`, "error");
+    }
+    void load();
+  }
+  async function trigger(own) {
+    const values = await ask(
+      "Fire the schedule now?",
+      "One firing now, whatever the spec and the paused flag say. Its process id is the schedule id and this moment.",
+      [{ name: "overlap", label: "Overlap policy (the schedule's unless changed)", kind: "select", options: [...OVERLAP_POLICIES], value: own }],
+      "Trigger now"
+    );
+    if (!values) return;
+    const overlap = values("overlap");
+    try {
+      const fired = await api.scheduleTrigger(scheduleId, overlap === own ? void 0 : overlap);
+      notify(`Fired ${fired.processId}`);
+    } catch (error) {
+      notify(`Could not trigger: ${error instanceof Error ? error.message : String(error)}`, "error");
+    }
+    void load();
+  }
+  async function remove() {
+    const values = await ask(
+      `Delete schedule ${scheduleId}?`,
+      "It fires no more and its firings' records go; the executions it started run on.",
+      [{ name: "reason", label: "Reason (logged)", placeholder: "optional" }],
+      "Delete",
+      { danger: true }
+    );
+    if (!values) return;
+    try {
+      await api.scheduleDelete(scheduleId, values("reason").trim() || void 0);
+      notify(`Deleted ${scheduleId}`);
+      location.hash = "#/schedules";
+    } catch (error) {
+      notify(`Could not delete: ${error instanceof Error ? error.message : String(error)}`, "error");
+      void load();
+    }
+  }
+  replace(root, h("p", {}, h("a", { href: "#/schedules" }, "← Schedules")), body);
+  void load();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
+
+// src/views/schedules.ts
+var REFRESH_MS6 = 5e3;
+var PAGE_SIZE2 = 100;
+var DESCRIBES_AT_ONCE = 4;
+async function latestFirings(schedules) {
+  const found = /* @__PURE__ */ new Map();
+  let next = 0;
+  const work = async () => {
+    while (next < schedules.length) {
+      const id = schedules[next++]?.scheduleId ?? "";
+      found.set(id, await api.scheduleDescribe(id).then((d) => d.recentFirings ?? [], () => void 0));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DESCRIBES_AT_ONCE, schedules.length) }, work));
+  return found;
+}
+function schedulesView(root) {
+  const results = h("div");
+  let stopped = false;
+  async function load() {
+    try {
+      const listed = await api.scheduleList({ pageSize: PAGE_SIZE2 });
+      const firings = await latestFirings(listed.schedules);
+      if (stopped) return;
+      replace(
+        results,
+        table(
+          ["Schedule", "Process type", "Spec", "State", "Next fire (UTC)", "Last firing"],
+          listed.schedules.map((s2) => {
+            const recent = firings.get(s2.scheduleId);
+            return h(
+              "tr",
+              { "data-testid": "schedule-row", "data-schedule-id": s2.scheduleId },
+              h("td", {}, h("a", { href: scheduleHref(s2.scheduleId), class: "mono small" }, s2.scheduleId)),
+              h("td", {}, h("a", { href: definitionHref(s2.start.processType) }, s2.start.processType)),
+              h("td", { class: "mono small", "data-testid": "schedule-row-spec" }, specText(s2.spec)),
+              h("td", {}, h("span", { class: statusClass(scheduleState(s2)), "data-testid": "schedule-row-state" }, scheduleState(s2))),
+              h("td", { "data-testid": "schedule-row-next" }, nextFireText(s2)),
+              h(
+                "td",
+                {},
+                h("span", { "data-testid": "schedule-row-last", class: recent?.[0] ? statusClass(recent[0].outcome) : "" }, recent === void 0 ? "—" : lastFiringText(recent))
+              )
+            );
+          }),
+          "No schedules yet: create one below.",
+          "schedules-table"
+        ),
+        listed.nextPageToken && h("p", { class: "small" }, `The first ${PAGE_SIZE2} schedules by id.`)
+      );
+    } catch (error) {
+      if (!stopped) replace(results, h("p", { class: "error", role: "alert" }, `Could not list schedules: ${String(error)}`));
+    }
+  }
+  replace(root, h("h1", {}, "Schedules"), results, createForm());
+  void load();
+  const timer = setInterval(() => void load(), REFRESH_MS6);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+function createForm() {
+  const inputs = /* @__PURE__ */ new Map();
+  const input = (name, placeholder = "", list2) => {
+    const element = h("input", { name, placeholder, autocomplete: "off", list: list2, "data-testid": `schedule-${name}` });
+    inputs.set(name, element);
+    return element;
+  };
+  const select = (name, options, value) => {
+    const element = h(
+      "select",
+      { name, "data-testid": `schedule-${name}` },
+      options.map(([v, label]) => h("option", { value: v, selected: v === value }, label))
+    );
+    inputs.set(name, element);
+    return element;
+  };
+  const row = (label, control, hint) => h("label", {}, h("span", {}, label), control, hint && h("span", { class: "small" }, hint));
+  const types = h("datalist", { id: "schedule-process-types" });
+  const zones = h("datalist", { id: "schedule-time-zones" }, ["UTC", Intl.DateTimeFormat().resolvedOptions().timeZone].map((z) => h("option", { value: z })));
+  const kind = select("kind", [["cron", "cron expression"], ["interval", "fixed interval"]], "cron");
+  const cronRows = [
+    row("Cron expression", input("cronExpression", "0 3 * * *"), "5 fields (minute hour day month weekday), or 6 with seconds first"),
+    row("Time zone", input("timeZone", "UTC", "schedule-time-zones"), "an IANA zone; empty: UTC")
+  ];
+  const intervalRows = [
+    row("Every (seconds)", input("everySeconds", "60")),
+    row("Jitter (seconds)", input("jitterSeconds", "0"), "each firing up to this much later; less than the interval")
+  ];
+  const showSpec = () => {
+    for (const r of cronRows) r.hidden = kind.value !== "cron";
+    for (const r of intervalRows) r.hidden = kind.value !== "interval";
+  };
+  kind.addEventListener("change", showSpec);
+  showSpec();
+  const problem = h("p", { class: "error", role: "alert", "data-testid": "schedule-create-error", hidden: true });
+  const submit = h("button", { type: "submit", class: "primary", "data-testid": "schedule-create-submit" }, "Create schedule");
+  const show = (error, field) => {
+    problem.textContent = error ?? "";
+    problem.hidden = !error;
+    for (const [name, element] of inputs) element.toggleAttribute("aria-invalid", name === field);
+    if (field) inputs.get(field)?.focus();
+  };
+  const create = async () => {
+    const checked = scheduleRequest((name) => inputs.get(name)?.value ?? "");
+    if ("error" in checked) {
+      show(checked.error, checked.field);
+      return;
+    }
+    submit.disabled = true;
+    try {
+      const created = await api.scheduleCreate(checked.request);
+      show(void 0);
+      location.hash = scheduleHref(created.schedule.scheduleId);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      show(`The service refused the schedule: ${message}`, errorField(message, error instanceof ApiError ? error.subType : ""));
+    } finally {
+      submit.disabled = false;
+    }
+  };
+  const form = h(
+    "form",
+    {
+      class: "schedule-form",
+      onsubmit: (event) => {
+        event.preventDefault();
+        void create();
+      }
+    },
+    row("Schedule id", input("scheduleId", "nightly-report"), "each firing's process id is this id and its time"),
+    row("Process type", input("processType", "ReportProcess", "schedule-process-types")),
+    row("Worker URL", input("workerUrl", "optional"), "empty: the current deployment's, when the type is registered"),
+    row("Start state", input("startStateId", "optional"), "the state each execution starts in"),
+    row("When", kind),
+    cronRows,
+    intervalRows,
+    row("Overlap policy", select("overlapPolicy", OVERLAP_POLICIES.map((p) => [p, p]), "SKIP"), "what a firing does while the previous one still runs"),
+    row("Catch-up window (seconds)", input("catchupWindowSeconds", "60"), "missed firings at most this old still run"),
+    problem,
+    h("div", { class: "buttons" }, submit),
+    types,
+    zones
+  );
+  void api.definitions().then(
+    ({ definitions }) => replace(types, definitions.map((d) => h("option", { value: d.processType }))),
+    () => void 0
+  );
+  return h("details", { class: "panel schedule-create", "data-testid": "schedule-create" }, h("summary", {}, h("strong", {}, "New schedule")), form);
+}
+
 // src/main.ts
 var leave;
+var NAV_PAGE = {
+  definition: "definitions",
+  execution: "executions",
+  batch: "batches",
+  schedule: "schedules"
+};
 function route2() {
   const root = document.getElementById("app");
   if (!root) return;
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll("nav a[data-page]")) {
-    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page === "batch" ? "batches" : current.page;
+    const page = NAV_PAGE[current.page] ?? current.page;
     link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
@@ -3004,6 +3427,8 @@ function route2() {
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else if (current.page === "batches") leave = batchesView(root);
   else if (current.page === "batch") leave = batchView(root, current.batchId);
+  else if (current.page === "schedules") leave = schedulesView(root);
+  else if (current.page === "schedule") leave = scheduleView(root, current.scheduleId);
   else leave = executionsView(root, queryToSelection(current.query));
 }
 function start() {
@@ -3035,6 +3460,7 @@ function start() {
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
+        h("a", { href: "#/schedules", "data-page": "schedules" }, "Schedules"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard")
       ),
       forget

@@ -9,12 +9,14 @@ import type {
   BusinessTableRef, CountRequest, CountResponse, FilterNode, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
   ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
+  ScheduleCreateRequest, ScheduleDescribeResponse, ScheduleListRequest, ScheduleListResponse, ScheduleOverlapPolicy, ScheduleTriggerResponse,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
 const DEFINITIONS = "/api/v1/xdb/service/definitions/";
 const DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 const BATCH = "/api/v1/xdb/service/batch/";
+const SCHEDULE = "/api/v1/xdb/service/schedule/";
 const CONSOLE = "/api/v1/xdb/console/process-execution/";
 const TOKEN_KEY = "xdb.console.token";
 
@@ -136,6 +138,16 @@ export const api = {
   batchList: (request: BatchListRequest) => post<BatchListResponse>(`${BATCH}list`, request),
   batchDescribe: (batchId: string) => post<BatchDescribeResponse>(`${BATCH}describe`, { batchId }),
   batchCancel: (batchId: string, reason?: string) => post<object>(`${BATCH}cancel`, { batchId, ...(reason ? { reason } : {}) }),
+  scheduleCreate: (request: ScheduleCreateRequest) => post<ScheduleDescribeResponse>(`${SCHEDULE}create`, request),
+  scheduleList: (request: ScheduleListRequest) => post<ScheduleListResponse>(`${SCHEDULE}list`, request),
+  scheduleDescribe: (scheduleId: string) => post<ScheduleDescribeResponse>(`${SCHEDULE}describe`, { scheduleId }),
+  schedulePause: (scheduleId: string, reason?: string) =>
+    post<ScheduleDescribeResponse>(`${SCHEDULE}pause`, { scheduleId, ...(reason ? { reason } : {}) }),
+  scheduleResume: (scheduleId: string, reason?: string) =>
+    post<ScheduleDescribeResponse>(`${SCHEDULE}resume`, { scheduleId, ...(reason ? { reason } : {}) }),
+  scheduleTrigger: (scheduleId: string, overlapPolicy?: ScheduleOverlapPolicy) =>
+    post<ScheduleTriggerResponse>(`${SCHEDULE}trigger`, { scheduleId, ...(overlapPolicy ? { overlapPolicy } : {}) }),
+  scheduleDelete: (scheduleId: string, reason?: string) => post<object>(`${SCHEDULE}delete`, { scheduleId, ...(reason ? { reason } : {}) }),
   definitions: () => post<DefinitionsListResponse>(`${DEFINITIONS}list`, {}),
   definition: (processType: string, revision?: number) =>
     post<DefinitionDescribeResponse>(`${DEFINITIONS}describe`, { processType, ...(revision !== undefined ? { revision } : {}) }),

@@ -10,9 +10,19 @@ import { deploymentsView } from "./views/deployments.js";
 import { askToken } from "./views/dialog.js";
 import { executionView } from "./views/execution.js";
 import { executionsView } from "./views/executions.js";
-import { parseRoute } from "./views/routes.js";
+import { parseRoute, type Route } from "./views/routes.js";
+import { scheduleView } from "./views/schedule.js";
+import { schedulesView } from "./views/schedules.js";
 
 let leave: (() => void) | undefined;
+
+/** The navigation entry of a page that has none of its own. */
+const NAV_PAGE: Partial<Record<Route["page"], Route["page"]>> = {
+  definition: "definitions",
+  execution: "executions",
+  batch: "batches",
+  schedule: "schedules",
+};
 
 function route(): void {
   const root = document.getElementById("app");
@@ -20,7 +30,7 @@ function route(): void {
   leave?.();
   const current = parseRoute(location.hash);
   for (const link of document.querySelectorAll<HTMLAnchorElement>("nav a[data-page]")) {
-    const page = current.page === "definition" ? "definitions" : current.page === "execution" ? "executions" : current.page === "batch" ? "batches" : current.page;
+    const page = NAV_PAGE[current.page] ?? current.page;
     link.classList.toggle("active", link.dataset.page === page);
   }
   if (current.page === "execution") leave = executionView(root, current.processId, current.processExecutionId);
@@ -30,6 +40,8 @@ function route(): void {
   else if (current.page === "definition") leave = definitionView(root, current.processType, current.revision);
   else if (current.page === "batches") leave = batchesView(root);
   else if (current.page === "batch") leave = batchView(root, current.batchId);
+  else if (current.page === "schedules") leave = schedulesView(root);
+  else if (current.page === "schedule") leave = scheduleView(root, current.scheduleId);
   else leave = executionsView(root, queryToSelection(current.query));
 }
 
@@ -62,6 +74,7 @@ function start(): void {
         h("a", { href: "#/definitions", "data-page": "definitions" }, "Definitions"),
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
+        h("a", { href: "#/schedules", "data-page": "schedules" }, "Schedules"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
       ),
       forget,

@@ -54,6 +54,15 @@ export type BatchStartResponse = wire.BatchStartResponse;
 export type BatchListRequest = wire.BatchListRequest;
 export type BatchListResponse = wire.BatchListResponse;
 export type BatchDescribeResponse = wire.BatchDescribeResponse;
+export type ScheduleSpec = wire.ScheduleSpec;
+export type ScheduleInfo = wire.ScheduleInfo;
+export type ScheduleFiring = wire.ScheduleFiring;
+export type ScheduleOverlapPolicy = wire.ScheduleOverlapPolicy;
+export type ScheduleCreateRequest = wire.ScheduleCreateRequest;
+export type ScheduleListRequest = wire.ScheduleListRequest;
+export type ScheduleListResponse = wire.ScheduleListResponse;
+export type ScheduleDescribeResponse = wire.ScheduleDescribeResponse;
+export type ScheduleTriggerResponse = wire.ScheduleTriggerResponse;
 
 /** The statuses the filter offers, in its order. */
 export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const satisfies readonly ProcessStatus[];

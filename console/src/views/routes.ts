@@ -1,12 +1,14 @@
 // Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard,
 // #/definitions, #/definition/<process type>/<revision>, #/deployments, #/batches,
-// #/batch/<batch id>. The executions list takes its selection as a query:
+// #/batch/<batch id>, #/schedules, #/schedule/<schedule id>. The executions list takes its selection as a query:
 // #/executions?status=FAILED&where=... (see query.ts).
 
 export type Route =
   | { page: "executions"; query: string }
   | { page: "batches" }
   | { page: "batch"; batchId: string }
+  | { page: "schedules" }
+  | { page: "schedule"; scheduleId: string }
   | { page: "dashboard" }
   | { page: "definitions" }
   | { page: "deployments" }
@@ -28,6 +30,10 @@ export function batchHref(batchId: string): string {
   return `#/batch/${encodeURIComponent(batchId)}`;
 }
 
+export function scheduleHref(scheduleId: string): string {
+  return `#/schedule/${encodeURIComponent(scheduleId)}`;
+}
+
 /** The route a location hash names; anything unknown is the executions list. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#\/?/, "");
@@ -37,6 +43,8 @@ export function parseRoute(hash: string): Route {
   try {
     if (parts[0] === "batches") return { page: "batches" };
     if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
+    if (parts[0] === "schedules") return { page: "schedules" };
+    if (parts[0] === "schedule" && parts[1]) return { page: "schedule", scheduleId: decodeURIComponent(parts[1]) };
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
     if (parts[0] === "deployments") return { page: "deployments" };

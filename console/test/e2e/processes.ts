@@ -2,7 +2,8 @@
 // waits on a timer or a message and writes its business row, a state that fails on
 // every attempt with an hour between attempts, so only an operator moves it, and an order
 // whose definition the test registers: it reserves, then waits to be shipped (a message,
-// or its RPC `expedite`, which publishes one).
+// or its RPC `expedite`, which publishes one); and a tick that completes at once, which the
+// schedules test fires.
 import {
   Command, CommandRequest, CommunicationSchema, PersistenceSchema, StateDecision, StateSchema, rpc,
   type AsyncState, type CommandResults, type Communication, type Persistence, type Process, type WorkerContext,
@@ -113,4 +114,24 @@ export const ORDER_DEFINITION: ProcessDefinition = {
       { name: "status", type: "STRING" },
     ],
   },
+};
+
+class TickState implements AsyncState {
+  execute() {
+    return StateDecision.gracefulCompleteProcess("ticked");
+  }
+}
+
+/** Completes as soon as it starts: what a schedule fires. */
+export class TickProcess implements Process {
+  stateSchema() {
+    return StateSchema.withStartingState(new TickState());
+  }
+}
+
+/** TickProcess as its deployment registers it: its state skips waitUntil. */
+export const TICK_DEFINITION: ProcessDefinition = {
+  processType: "TickProcess",
+  states: [{ id: "TickState", hasWaitUntil: false, config: { skipWaitUntil: true } }],
+  startStates: ["TickState"],
 };

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { errorField, lastFiringText, nextFireText, scheduleRequest, scheduleState, specText } from "../../src/schedules.js";
+import type { ScheduleInfo } from "../../src/types.js";
+import { parseRoute, scheduleHref } from "../../src/views/routes.js";
+
+const values = (given: Record<string, string>) => (name: string) => given[name] ?? "";
+
+function info(paused: boolean, nextFireTimestampMs?: number): ScheduleInfo {
+  return {
+    scheduleId: "nightly",
+    spec: { cron: { expression: "0 3 * * *" } },
+    start: { processType: "Report" },
+    overlapPolicy: "SKIP",
+    catchupWindowSeconds: 60,
+    paused,
+    nextFireTimestampMs,
+    createdTimestampMs: 0,
+    updatedTimestampMs: 0,
+  };
+}
+
+describe("schedules", () => {
+  it("reads a spec as text: cron in its zone (UTC when none), or an interval and its jitter", () => {
+    assert.equal(specText({ cron: { expression: "0 3 * * *", timeZone: "Europe/Paris" } }), "cron 0 3 * * * (Europe/Paris)");
+    assert.equal(specText({ cron: { expression: "*/5 * * * * *" } }), "cron */5 * * * * * (UTC)");
+    assert.equal(specText({ interval: { everySeconds: 2 } }), "every 2 s");
+    assert.equal(specText({ interval: { everySeconds: 3600, jitterSeconds: 30 } }), "every 1h 0m, up to 30 s later");
+    assert.equal(specText({}), "—");
+  });
+
+  it("says a paused schedule has no next firing, and names the latest firing", () => {
+    assert.equal(scheduleState(info(false)), "active");
+    assert.equal(scheduleState(info(true, 1_795_878_000_000)), "paused");
+    assert.equal(nextFireText(info(false, 1_795_878_000_000)), "2026-11-28 15:00:00");
+    assert.equal(nextFireText(info(true, 1_795_878_000_000)), "— (paused)");
+    assert.equal(nextFireText(info(false)), "— (no more)");
+    assert.equal(lastFiringText([]), "none yet");
+    assert.equal(lastFiringText(undefined), "none yet");
+    assert.equal(
+      lastFiringText([
+        { nominalTimestampMs: 1_795_878_000_000, processId: "nightly-2026-11-28T15:00:00Z", trigger: "MANUAL", outcome: "STARTED" },
+        { nominalTimestampMs: 0, processId: "nightly-1970-01-01T00:00:00Z", trigger: "SPEC", outcome: "SKIPPED" },
+      ]),
+      "STARTED (MANUAL, 2026-11-28 15:00:00)",
+    );
+  });
+
+  it("checks the create form before sending it, naming the field", () => {
+    assert.deepEqual(scheduleRequest(values({})), { error: "The schedule id is missing.", field: "scheduleId" });
+    assert.deepEqual(scheduleRequest(values({ scheduleId: "s" })), { error: "The process type is missing.", field: "processType" });
+    const typed = { scheduleId: "s", processType: "Report" };
+    assert.equal((scheduleRequest(values({ ...typed, kind: "cron" })) as { field: string }).field, "cronExpression");
+    for (const every of ["", "0", "1.5", "-2", "often"]) {
+      const checked = scheduleRequest(values({ ...typed, kind: "interval", everySeconds: every }));
+      assert.equal("error" in checked && checked.field, "everySeconds", every);
+    }
+    assert.equal((scheduleRequest(values({ ...typed, kind: "interval", everySeconds: "5", jitterSeconds: "x" })) as { field: string }).field, "jitterSeconds");
+    assert.equal((scheduleRequest(values({ ...typed, cronExpression: "0 3 * * *", catchupWindowSeconds: "1h" })) as { field: string }).field, "catchupWindowSeconds");
+  });
+
+  it("sends only what the form was given: the service fills in the rest", () => {
+    assert.deepEqual(scheduleRequest(values({ scheduleId: " nightly ", processType: "Report", kind: "cron", cronExpression: "0 3 * * *" })), {
+      request: { scheduleId: "nightly", spec: { cron: { expression: "0 3 * * *" } }, start: { processType: "Report" } },
+    });
+    assert.deepEqual(
+      scheduleRequest(
+        values({
+          scheduleId: "tick",
+          processType: "Poll",
+          workerUrl: "http://w:8080",
+          startStateId: "First",
+          kind: "interval",
+          everySeconds: "60",
+          jitterSeconds: "10",
+          cronExpression: "ignored",
+          overlapPolicy: "ALLOW_ALL",
+          catchupWindowSeconds: "0",
+        }),
+      ),
+      {
+        request: {
+          scheduleId: "tick",
+          spec: { interval: { everySeconds: 60, jitterSeconds: 10 } },
+          start: { processType: "Poll", workerUrl: "http://w:8080", startStateId: "First" },
+          overlapPolicy: "ALLOW_ALL",
+          catchupWindowSeconds: 0,
+        },
+      },
+    );
+    const zoned = scheduleRequest(values({ scheduleId: "p", processType: "R", cronExpression: "0 3 * * *", timeZone: "Europe/Paris", overlapPolicy: "SKIP" }));
+    assert.deepEqual("request" in zoned && zoned.request.spec, { cron: { expression: "0 3 * * *", timeZone: "Europe/Paris" } });
+  });
+
+  it("finds the form field a refusal names", () => {
+    assert.equal(errorField("spec.cron.expression: '61 * * * *' is not a cron expression"), "cronExpression");
+    assert.equal(errorField("spec.cron.timeZone: 'Mars/Olympus' is not an IANA time zone"), "timeZone");
+    assert.equal(errorField("spec.interval.jitterSeconds: must be less than everySeconds"), "jitterSeconds");
+    assert.equal(errorField("start.workerUrl: required, as process type 'X' is not registered"), "workerUrl");
+    assert.equal(errorField("start.processType: the worker at http://w registered no process type 'X'"), "processType");
+    assert.equal(errorField("a schedule with id nightly exists", "SCHEDULE_ALREADY_EXISTS"), "scheduleId");
+    assert.equal(errorField("the database is unreachable"), undefined);
+  });
+
+  it("routes to the list and to a schedule by its id", () => {
+    assert.deepEqual(parseRoute("#/schedules"), { page: "schedules" });
+    assert.equal(scheduleHref("nightly/eu"), "#/schedule/nightly%2Feu");
+    assert.deepEqual(parseRoute(scheduleHref("nightly/eu")), { page: "schedule", scheduleId: "nightly/eu" });
+  });
+});
