@@ -9,6 +9,10 @@
 //! `partitions/`: network partitions between the services and the database or the
 //! worker (a fault-injecting TCP proxy), one `partition-report` line per fault.
 //!
+//! `schedules`: a cron schedule firing every second while async instances are SIGKILLed
+//! and the database server restarts: every firing started once, never early, one
+//! `schedule-faults-report` line per database.
+//!
 //! Bounded: `XDB_FAULTS_PROCESSES` (default 1000) processes, a few minutes per database.
 //! The two databases run one after the other (a restart of one server is enough noise).
 
@@ -30,6 +34,7 @@ use xdb_sdk::{Client, ClientError, WorkerService};
 
 mod fleet;
 mod partitions;
+mod schedules;
 
 const ASYNC_INSTANCE_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-async-instance");
 /// One database at a time.
