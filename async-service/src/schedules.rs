@@ -207,7 +207,14 @@ impl ScheduleFirer {
                     held = Some(schedule_id);
                     tracing::warn!(%error, schedule = schedule_id, "a firing waits for the next pass");
                 }
-                Err(error) => return Err(error),
+                Err(error) => {
+                    // Given back now, so that another instance may take the schedule
+                    // before the lease runs out.
+                    if let Some(done) = leased {
+                        let _ = self.store.release_schedule(done, &self.owner).await;
+                    }
+                    return Err(error);
+                }
             }
         }
         if let Some(done) = leased {
