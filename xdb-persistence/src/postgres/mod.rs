@@ -14,6 +14,8 @@ mod locks;
 mod notifications;
 mod pipeline;
 pub(crate) mod query_syntax;
+#[cfg(test)]
+mod read_after_setup_tests;
 mod rows;
 mod sql_conn;
 mod statement_batches;

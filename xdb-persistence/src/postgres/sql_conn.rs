@@ -3,7 +3,7 @@
 
 use deadpool_postgres::{Client, GenericClient};
 use tokio_postgres::types::{Json, ToSql, Type};
-use tokio_postgres::Row;
+use tokio_postgres::{Row, Statement};
 
 use super::rows::Columns;
 use super::tables::PgRows;
@@ -61,38 +61,65 @@ pub(super) async fn execute_on(
     Ok(client.execute(&statement, &refs).await?)
 }
 
+/// How [`SqlConn::query_once`] sends a statement: its parse done, or to be done in the
+/// same round trip as its run.
+pub(super) enum OnceForm {
+    Prepared(Statement),
+    /// An unnamed statement with its parameters' types: parsed, bound and run at once.
+    Typed(String, Vec<Type>),
+}
+
+/// Readies `sql` for one run on `client`. Prepared and kept (planned once, then its plan
+/// reused) while the connection keeps few statements; past that an unnamed statement,
+/// so that filters of ever new shapes cannot grow the cache.
+pub(super) async fn once_form(
+    client: &Client,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<OnceForm, StoreError> {
+    let sql = numbered_placeholders(sql);
+    let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
+    Ok(match types {
+        _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
+            OnceForm::Prepared(client.prepare_cached(&sql).await?)
+        }
+        Some(types) => OnceForm::Typed(sql.into_owned(), types),
+        None => OnceForm::Prepared(client.prepare(&sql).await?),
+    })
+}
+
+/// Runs a statement readied by [`once_form`]. Its request is written when the future
+/// is first polled, so that statements joined with it keep their order on the wire.
+pub(super) async fn run_once(
+    client: &Client,
+    form: &OnceForm,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, StoreError> {
+    let values: Vec<_> = params.iter().map(postgres_value).collect();
+    match form {
+        OnceForm::Prepared(statement) => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
+            Ok(client.query(statement, &refs).await?)
+        }
+        OnceForm::Typed(sql, types) => {
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
+                .iter()
+                .zip(types)
+                .map(|(v, ty)| (&**v as _, ty.clone()))
+                .collect();
+            Ok(client.query_typed(sql, &typed).await?)
+        }
+    }
+}
+
 /// [`SqlConn::query_once`] on `client`.
-pub(super) async fn query_once_on(
+async fn query_once_on(
     client: &Client,
     sql: &str,
     params: &[Param<'_>],
 ) -> Result<Vec<Row>, StoreError> {
-    let sql = numbered_placeholders(sql);
-    let values: Vec<_> = params.iter().map(postgres_value).collect();
-    let types: Option<Vec<Type>> = params.iter().map(postgres_type).collect();
-    // Prepared and kept (planned once, then its plan reused) while the connection keeps
-    // few statements; past that an unnamed statement, so that filters of ever new shapes
-    // cannot grow the cache. With the parameters' types known, that one is parsed, bound
-    // and run in one round trip.
-    match types {
-        _ if client.statement_cache.size() < MAX_CACHED_STATEMENTS => {
-            let statement = client.prepare_cached(&sql).await?;
-            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-            Ok(client.query(&statement, &refs).await?)
-        }
-        Some(types) => {
-            let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
-                .iter()
-                .zip(types)
-                .map(|(v, ty)| (&**v as _, ty))
-                .collect();
-            Ok(client.query_typed(sql.as_ref(), &typed).await?)
-        }
-        None => {
-            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| &**v as _).collect();
-            Ok(client.query(sql.as_ref(), &refs).await?)
-        }
-    }
+    let form = once_form(client, sql, params).await?;
+    run_once(client, &form, params).await
 }
 
 impl SqlConn for PgRows {

@@ -17,7 +17,7 @@ use xdb_protocol::ProcessExecutionStartRequest;
 
 use super::apply_plan::{announcements, apply_plan_then, NOTIFY};
 use super::pipeline::Pipeline;
-use super::sql_conn::query_once_on;
+use super::sql_conn::{once_form, run_once};
 use super::transaction::Tx;
 use super::{first_start, locks, task_transition, PostgresStore};
 use crate::continuation::LeaseTo;
@@ -118,11 +118,14 @@ impl Dialect for PostgresStore {
     ) -> Result<Vec<Row>, StoreError> {
         let tx = Tx::on(self.lane(lane)).await?;
         let client = tx.client();
+        // Parsed first (when not kept yet), so that the run is one request written
+        // between BEGIN and ROLLBACK, not after them.
+        let form = once_form(client, sql, params).await?;
         let begin = format!("BEGIN; {setup}");
         // `join!` polls in order, so the three go out in this order.
         let (begun, rows, ended) = futures::join!(
             client.batch_execute(&begin),
-            query_once_on(client, sql, params),
+            run_once(client, &form, params),
             client.batch_execute("ROLLBACK"),
         );
         if ended.is_ok() {
