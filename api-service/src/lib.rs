@@ -102,6 +102,10 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The internal listener's largest request body (axum's default, stated so that a 413
+/// can name it): a wake-up carries a few KiB of outcome.
+pub(crate) const INTERNAL_MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
+
 /// The internal listener's routes: async instances' signed wake-ups (MySQL), apart from
 /// the public listener so that no client can reach them.
 pub fn internal_router(state: AppState) -> Router {
@@ -110,6 +114,7 @@ pub fn internal_router(state: AppState) -> Router {
             xdb_protocol::paths::INTERNAL_NOTIFY,
             post(routes::internal_notify),
         )
+        .layer(DefaultBodyLimit::max(INTERNAL_MAX_REQUEST_BYTES))
         // Counted on `/metrics` like every route.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
