@@ -34,14 +34,12 @@ where
                 "malformed request body: expected `Content-Type: application/json`",
             ));
         }
+        let internal = request.uri().path() == xdb_protocol::paths::INTERNAL_NOTIFY;
         let body = Bytes::from_request(request, state)
             .await
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        ErrorSubType::PayloadTooLarge,
-                        "the request body is too large",
-                    )
+                    ApiError::new(ErrorSubType::PayloadTooLarge, too_large(state, internal))
                 } else {
                     ApiError::invalid(format!(
                         "unreadable request body: {}",
@@ -69,5 +67,22 @@ where
         T::deserialize(&value)
             .map(Self)
             .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+    }
+}
+
+/// What a 413 says: the limit in force and, on the service's listener, the setting that
+/// raises it.
+fn too_large(state: &AppState, internal: bool) -> String {
+    if internal {
+        format!(
+            "the request body is over the internal listener's limit of {} bytes",
+            crate::INTERNAL_MAX_REQUEST_BYTES
+        )
+    } else {
+        format!(
+            "the request body is over this service's limit of {} bytes; the operator can \
+             raise it with api.max_request_bytes (XDB_API_MAX_REQUEST_BYTES)",
+            state.config.api.max_request_bytes
+        )
     }
 }

@@ -67,6 +67,10 @@ pub struct AppState {
     pub contract: Arc<Contract>,
     /// Signs this instance's calls to async instances and checks theirs (MySQL).
     pub internal_auth: InternalAuth,
+    /// Turns true when [`serve`]'s shutdown signal arrives: open wait-for-completion
+    /// long polls then answer at once (`timedOut: true` for a running execution), so
+    /// their clients ask another instance instead of holding this one's drain.
+    pub(crate) draining: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl FromRef<AppState> for InternalAuth {
@@ -98,6 +102,10 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The internal listener's largest request body (axum's default, stated so that a 413
+/// can name it): a wake-up carries a few KiB of outcome.
+pub(crate) const INTERNAL_MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
+
 /// The internal listener's routes: async instances' signed wake-ups (MySQL), apart from
 /// the public listener so that no client can reach them.
 pub fn internal_router(state: AppState) -> Router {
@@ -106,6 +114,7 @@ pub fn internal_router(state: AppState) -> Router {
             xdb_protocol::paths::INTERNAL_NOTIFY,
             post(routes::internal_notify),
         )
+        .layer(DefaultBodyLimit::max(INTERNAL_MAX_REQUEST_BYTES))
         // Counted on `/metrics` like every route.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -173,10 +182,13 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         .with_signing_secret(config.security.worker_signing_secret.as_deref()),
         config: Arc::new(config),
         internal_auth,
+        draining: Arc::new(tokio::sync::watch::Sender::new(false)),
     })
 }
 
-/// Serves on `listener` until `shutdown` resolves, then finishes in-flight requests.
+/// Serves on `listener` until `shutdown` resolves, then finishes in-flight requests;
+/// open wait-for-completion long polls answer at once then (`timedOut: true` for an
+/// execution still running) rather than running out their timeouts.
 /// Where async instances announce closed executions over HTTP (MySQL), the internal
 /// listener (`api.internal_listen`) serves their signed calls beside it, and this
 /// instance registers its URL.
@@ -215,6 +227,11 @@ pub async fn serve(
     } else {
         None
     };
+    let draining = state.draining.clone();
+    let shutdown = shutdown.map(move |()| {
+        tracing::info!("draining: open waits answer now");
+        draining.send_replace(true);
+    });
     let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await;

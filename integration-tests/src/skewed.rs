@@ -5,6 +5,9 @@
 //! (`FAKETIME_DONT_FAKE_MONOTONIC=1`), so tokio's sleeps and timeouts are not disturbed:
 //! only what reads the wall clock is.
 //!
+//! The same spawn runs them unskewed too (`SkewedService::spawn_unskewed`), for tests
+//! that signal a real service process.
+//!
 //! The binaries are built by cargo on first use (a no-op when they are up to date), into
 //! the target directory this test binary runs from.
 
@@ -108,14 +111,36 @@ impl SkewedService {
         args: &[String],
         started_message: &str,
     ) -> SkewedService {
-        let library = require_faketime();
-        let mut child = tokio::process::Command::new(binary)
+        Self::spawn_with(binary, Some(skew), args, started_message).await
+    }
+
+    /// Runs `binary` as [`SkewedService::spawn`] does, with the machine's clock (no
+    /// `faketime`): a real service process, for tests that signal it.
+    pub async fn spawn_unskewed(
+        binary: &Path,
+        args: &[String],
+        started_message: &str,
+    ) -> SkewedService {
+        Self::spawn_with(binary, None, args, started_message).await
+    }
+
+    async fn spawn_with(
+        binary: &Path,
+        skew: Option<&str>,
+        args: &[String],
+        started_message: &str,
+    ) -> SkewedService {
+        let mut command = tokio::process::Command::new(binary);
+        if let Some(skew) = skew {
+            command
+                .env("LD_PRELOAD", require_faketime())
+                .env("FAKETIME", skew)
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        }
+        let mut child = command
             .args(args)
             .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
             .args(["--log-level", "info"])
-            .env("LD_PRELOAD", library)
-            .env("FAKETIME", skew)
-            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
             .env_remove("RUST_LOG")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -180,5 +205,21 @@ impl SkewedService {
     /// The process id (for signals).
     pub fn id(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// Sends SIGTERM, as an orchestrator does to stop a pod.
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("the service is running");
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("a pid fits i32"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
+            .unwrap_or_else(|e| panic!("SIGTERM to the service: {e}"));
+    }
+
+    /// Waits up to `limit` for the process to exit; its exit status.
+    pub async fn wait(&mut self, limit: Duration) -> std::process::ExitStatus {
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(status) => status.expect("wait for the service"),
+            Err(_) => panic!("the service did not exit within {limit:?}"),
+        }
     }
 }

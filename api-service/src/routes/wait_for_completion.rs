@@ -39,12 +39,15 @@ pub(crate) async fn wait_for_completion(
         process_execution_id: None,
     };
     let mut woken_by_close = false;
+    // The instance is shutting down: answer what the execution is now, so the client
+    // asks another instance rather than waiting out its timeout here.
+    let mut draining = state.draining.subscribe();
     loop {
         let execution = state.store.process_outcome(&describe).await?;
         if woken_by_close {
             wait_closes_answered(&state, "read");
         }
-        let timed_out = Instant::now() >= deadline;
+        let timed_out = Instant::now() >= deadline || *draining.borrow_and_update();
         if execution.status.is_closed() || timed_out {
             return Ok(Json(ProcessExecutionWaitForCompletionResponse {
                 process_execution_id: execution.process_execution_id,
@@ -60,7 +63,12 @@ pub(crate) async fn wait_for_completion(
             .register(&execution.process_execution_id);
         let _registered = Registered::count(&state);
         let wake = (Instant::now() + FALLBACK_POLL).min(deadline);
-        match tokio::time::timeout_at(wake, registration.wake()).await {
+        let woke = tokio::select! {
+            woke = tokio::time::timeout_at(wake, registration.wake()) => woke,
+            // Read once more, and answer.
+            () = drained(&mut draining) => Ok(Wake::Recheck),
+        };
+        match woke {
             // The closing transaction sent its answer along: no read needed.
             Ok(Wake::Closed(Some(outcome))) => {
                 wait_closes_answered(&state, "notification");
@@ -69,6 +77,13 @@ pub(crate) async fn wait_for_completion(
             Ok(Wake::Closed(None)) => woken_by_close = true,
             Ok(Wake::Recheck) | Err(_) => woken_by_close = false,
         }
+    }
+}
+
+/// Resolves once the instance drains (never, should the sender be gone).
+async fn drained(draining: &mut tokio::sync::watch::Receiver<bool>) {
+    if draining.wait_for(|draining| *draining).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -248,6 +248,12 @@ async fn oversize_bodies_are_413(db: Database) {
     .await;
     assert_eq!(status, 413, "{error}");
     assert_eq!(error["subType"], "PAYLOAD_TOO_LARGE");
+    // The JSON error shape, naming the limit and the setting that raises it.
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("65536 bytes") && message.contains("api.max_request_bytes"),
+        "{error}"
+    );
     let publish = json!({
         "processId": "big",
         "messages": [{"queueName": "q", "payload": {"encoding": "json", "data": big}}],

@@ -1,15 +1,19 @@
 //! Stopping an async-service instance the way an orchestrator does (SIGTERM, as in a
 //! rolling update) loses and duplicates nothing: it stops claiming, finishes its
 //! in-flight work (or, past its grace, abandons it) and releases every lease, so other
-//! instances carry on at once. Also: bad configuration stops start-up with a clear
-//! message.
+//! instances carry on at once. Stopping an API service answers its open long polls at
+//! once, so their clients ask another instance. Also: bad configuration stops start-up
+//! with a clear message.
 
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
+use xdb_integration_tests::metrics::{sample_sum, scrape};
 use xdb_integration_tests::processes::counted_site::{self, CountedSiteProcess};
 use xdb_integration_tests::processes::hang::HangProcess;
+use xdb_integration_tests::processes::park::ParkProcess;
+use xdb_integration_tests::skewed::{service_binaries, SkewedService};
 use xdb_integration_tests::worker_faults::WorkerFaults;
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_samples::site_services::ExternalServices;
@@ -196,6 +200,68 @@ async fn sigterm_past_the_grace_releases_the_lease_for_immediate_takeover(db: Da
 }
 
 /// Runs the instance binary to its (failed) end; its stderr.
+/// A wait-for-completion open on an API service process when it gets SIGTERM answers
+/// at once with the execution as it is (`timedOut: true`), not after its 60 s, and the
+/// process then exits cleanly.
+async fn sigterm_answers_open_waits_at_once_with_timed_out(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let worker = env
+        .start_worker(WorkerService::new().register(ParkProcess).router())
+        .await;
+    start(
+        &env,
+        &ParkProcess,
+        &worker,
+        "parked-at-sigterm",
+        ProcessStartOptions::new(),
+    )
+    .await
+    .unwrap();
+    let (api_binary, _) = service_binaries().await;
+    let args = ["--database-url", env.db().url(), "--max-wait-seconds", "60"].map(String::from);
+    let mut api =
+        SkewedService::spawn_unskewed(api_binary, &args, "XDB API service listening").await;
+    let url = format!(
+        "{}{}",
+        api.url,
+        xdb_sdk::protocol::paths::WAIT_FOR_COMPLETION
+    );
+    let wait = tokio::spawn(async move {
+        let response = reqwest::Client::new()
+            .post(url)
+            .json(&json!({"processId": "parked-at-sigterm", "timeoutSeconds": 60}))
+            .send()
+            .await
+            .expect("the API service answers the open wait");
+        let status = response.status().as_u16();
+        let body: serde_json::Value = response.json().await.expect("a JSON answer");
+        (status, body)
+    });
+    eventually("the wait to be registered", SOON, || async {
+        let text = scrape(&api.url).await;
+        sample_sum(&text, "xdb_api_waits_registered", &[]).unwrap_or(0.0) >= 1.0
+    })
+    .await;
+
+    let signalled = Instant::now();
+    api.terminate();
+    let (status, body) = tokio::time::timeout(SOON, wait)
+        .await
+        .unwrap_or_else(|_| panic!("the open wait was not answered within {SOON:?} of SIGTERM"))
+        .expect("the waiting task does not panic");
+    let answered_after = signalled.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["timedOut"], true, "{body}");
+    assert_eq!(body["status"], "RUNNING", "{body}");
+    assert!(answered_after < SOON, "answered after {answered_after:?}");
+    let exit = api.wait(Duration::from_secs(20)).await;
+    assert!(
+        exit.success(),
+        "a drained API service exits cleanly: {exit}"
+    );
+    env.shutdown().await;
+}
+
 async fn failed_start(env: &XdbTestEnv, extra: &[&str], vars: &[(&str, &str)]) -> String {
     let output = tokio::process::Command::new(ASYNC_INSTANCE_BIN)
         .arg("--database-url")
@@ -261,6 +327,7 @@ async fn bad_configuration_stops_start_up_with_a_clear_message(db: Database) {
 both_databases!(
     sigterm_finishes_in_flight_work_then_releases_leases,
     sigterm_past_the_grace_releases_the_lease_for_immediate_takeover,
+    sigterm_answers_open_waits_at_once_with_timed_out,
     bad_configuration_stops_start_up_with_a_clear_message,
 );
 
