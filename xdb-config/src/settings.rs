@@ -154,9 +154,11 @@ pub struct PulsarSettings {
     /// event) is claimed from the database directly, looked for every half of this;
     /// 0 turns it off.
     pub sweep_after_ms: u64,
-    /// Handlings of a task whose transition keeps failing (the database refusing it or
-    /// unreachable) before its message goes to the dead-letter topic. There the task
-    /// runs once more and is otherwise parked until an operator's retry-now or give-up.
+    /// Handlings of a task whose transition keeps failing for now (a deadlock, a lost
+    /// connection: a transient failure) before its message goes to the dead-letter
+    /// topic. There the task runs once more and is otherwise parked until an
+    /// operator's retry-now or give-up. A failure that would come back the same is
+    /// parked at once.
     pub max_deliveries: u32,
     /// Pause, in milliseconds, before a task whose transition failed (the database
     /// refused it or could not be reached) is handled again under its lease; each try
@@ -302,9 +304,10 @@ pub struct AsyncSettings {
     /// On SIGTERM, how long in-flight work may run before it is abandoned and its
     /// leases released; keep it below the orchestrator's kill deadline.
     pub shutdown_grace_seconds: f64,
-    /// Database queue: after this many refusals in a row of a task's transition (with
-    /// growing pauses between, about 20 s for 10), the task is parked until an operator's
-    /// retry-now instead of looping. 0: never park.
+    /// Database queue: after this many transient refusals in a row of a task's
+    /// transition (a deadlock, a lost connection; growing pauses between, about 20 s
+    /// for 10), the task is parked until an operator's retry-now instead of looping.
+    /// 0: never park. A failure that would come back the same is parked at once.
     pub park_after_refusals: u32,
     /// Gauge `xdb_async_states_past_attempts` counts state calls (WAIT_UNTIL/EXECUTE)
     /// whose attempt is this or later: states that keep failing, for an alert.

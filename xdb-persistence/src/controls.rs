@@ -44,8 +44,15 @@ pub(crate) fn check_request(
     Ok(ControlTarget { state })
 }
 
+/// A task that calls a state's API: its waitUntil or execute, or a timer of it past its
+/// first attempt or parked (the firing calls the state's execute, and until an attempt
+/// succeeds the timer task stands for that call, retried by the state's policy).
 fn is_state_call(view: &TaskView) -> bool {
-    matches!(view.task.task_type, TaskType::WaitUntil | TaskType::Execute)
+    match view.task.task_type {
+        TaskType::WaitUntil | TaskType::Execute => true,
+        TaskType::Timer => view.task.state.is_some() && (view.task.attempt > 1 || refused(view)),
+        TaskType::ProcessTimeout => false,
+    }
 }
 
 fn targeted(view: &TaskView, target: &ControlTarget) -> bool {
@@ -247,14 +254,47 @@ mod tests {
     fn give_up_takes_failing_state_calls() {
         let mut refused = task(2, TaskType::Execute, "B-1", 1, 0);
         refused.parked = Some((ParkReason::Refused, None));
+        let mut refused_timer = task(6, TaskType::Timer, "F-1", 1, 0);
+        refused_timer.parked = Some((ParkReason::Refused, None));
+        let mut paused_timer = task(7, TaskType::Timer, "G-1", 1, 0);
+        paused_timer.parked = Some((ParkReason::Paused, None));
+        let mut refused_timeout = task(8, TaskType::ProcessTimeout, "", 1, 0);
+        refused_timeout.parked = Some((ParkReason::Refused, None));
         let tasks = vec![
             task(1, TaskType::Execute, "A-1", 2, 5),
             refused,
             task(3, TaskType::Execute, "C-1", 1, 0),
+            // A timer whose firing's execute failed: it stands for the execute's retry.
             task(4, TaskType::Timer, "D-1", 2, 5),
+            // A timer that has not fired yet: nothing fails.
+            task(5, TaskType::Timer, "E-1", 1, 5),
+            refused_timer,
+            paused_timer,
+            // No state's recovery applies to the execution's deadline.
+            refused_timeout,
         ];
         let picked = give_up(&tasks, &all()).unwrap();
-        assert_eq!(picked.iter().map(|v| v.task.id).collect::<Vec<_>>(), [1, 2]);
+        let ids = picked.iter().map(|v| v.task.id).collect::<Vec<_>>();
+        assert_eq!(ids, [1, 2, 4, 6]);
+        assert!(give_up(&tasks, &only("E-1")).is_err());
+        assert!(give_up(&tasks, &only("G-1")).is_err());
+    }
+
+    #[test]
+    fn a_timer_standing_for_its_failing_execute_is_retried_now_and_named_while_called() {
+        let tasks = vec![
+            task(1, TaskType::Timer, "A-1", 3, 300),
+            task(2, TaskType::Timer, "B-1", 1, 300),
+        ];
+        let picked = retry_now(&tasks, &all(), now()).unwrap();
+        assert_eq!(picked.iter().map(|v| v.task.id).collect::<Vec<_>>(), [1]);
+        let mut running = task(1, TaskType::Timer, "A-1", 3, -1);
+        running.lease_owner = Some("async-1".into());
+        let error = give_up(&[running], &all()).unwrap_err();
+        assert!(
+            error.contains("attempt 3 of state A-1 is being called"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -54,7 +54,49 @@ pub enum StoreError {
     Database(String),
 }
 
+/// How a failed task handling is judged, the same by both task sources (the database
+/// queue and the Pulsar consumer): one class for each [`StoreError`], decided where the
+/// driver's error was converted (each dialect's `error.rs`). The table in
+/// `docs/reliability.md` ("How failures are judged") says what each mode does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureClass {
+    /// The database or the path to it failed for now (a lost connection, a deadlock, a
+    /// serialization failure, a lock wait or time limit, no free connection): handled
+    /// again after a pause, no attempt consumed; set aside for an operator only after
+    /// the source's limit of refusals in a row.
+    Transient,
+    /// The user's part refused (the business table, the worker, a decision the engine
+    /// rejects): the handlers record it as a failed attempt of the state, under its
+    /// retry policy. One that reaches a task source is set aside at once.
+    Users,
+    /// Trying again as it is would fail the same way (a row not found, a statement the
+    /// database rejects, a request that no longer applies): set aside at once, with the
+    /// reason, for an operator's retry-now or give-up.
+    Permanent,
+    /// The work was done (or is being done) elsewhere: nothing to do.
+    Stale,
+}
+
 impl StoreError {
+    /// This error's class (see [`FailureClass`]).
+    pub fn class(&self) -> FailureClass {
+        match self {
+            StoreError::Conflict(_)
+            | StoreError::ConnectionLost(_)
+            | StoreError::Overloaded(_)
+            | StoreError::TimedOut(_) => FailureClass::Transient,
+            StoreError::AppDatabase(_) | StoreError::Worker(_) | StoreError::Decide(_) => {
+                FailureClass::Users
+            }
+            StoreError::NotFound(_)
+            | StoreError::Database(_)
+            | StoreError::ClosedDuringRpc(_)
+            | StoreError::NotApplicable(_)
+            | StoreError::RequestIdConflict(_) => FailureClass::Permanent,
+            StoreError::Stale(_) => FailureClass::Stale,
+        }
+    }
+
     /// Whether trying the same work again may succeed. A connection lost mid-commit
     /// counts: every transition checks the rows it read, so one applied already is found
     /// stale the second time, never applied twice.
@@ -101,4 +143,39 @@ impl StoreError {
 /// password.
 pub(crate) fn invalid_database_url(error: impl Display) -> StoreError {
     StoreError::Database(format!("invalid database URL: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_has_the_class_its_retry_would_deserve() {
+        let m = || String::from("m");
+        let cases = [
+            (StoreError::Conflict(m()), FailureClass::Transient),
+            (StoreError::ConnectionLost(m()), FailureClass::Transient),
+            (StoreError::Overloaded(m()), FailureClass::Transient),
+            (StoreError::TimedOut(m()), FailureClass::Transient),
+            (StoreError::AppDatabase(m()), FailureClass::Users),
+            (StoreError::Worker(m()), FailureClass::Users),
+            (
+                StoreError::Decide(DecideError::NotRunning),
+                FailureClass::Users,
+            ),
+            (StoreError::NotFound(m()), FailureClass::Permanent),
+            (StoreError::Database(m()), FailureClass::Permanent),
+            (StoreError::NotApplicable(m()), FailureClass::Permanent),
+            (StoreError::RequestIdConflict(m()), FailureClass::Permanent),
+            (StoreError::ClosedDuringRpc(m()), FailureClass::Permanent),
+            (StoreError::Stale(m()), FailureClass::Stale),
+        ];
+        for (error, class) in cases {
+            assert_eq!(error.class(), class, "{error:?}");
+            // Only a transient error is worth the same transaction again.
+            if error.is_retryable() {
+                assert_eq!(class, FailureClass::Transient, "{error:?}");
+            }
+        }
+    }
 }

@@ -20,6 +20,7 @@ mod columns;
 mod conflict_retry;
 mod continuation;
 mod controls;
+mod database_health;
 mod db_clock;
 mod definition_registry;
 mod error;
@@ -27,12 +28,16 @@ mod fired_timer;
 #[cfg(test)]
 mod fixtures;
 mod generic_store;
+#[cfg(test)]
+mod idle_limit_tests;
 pub mod mysql;
 mod notifications;
 mod operations;
 mod plan_writes;
 pub mod postgres;
 mod query;
+#[cfg(test)]
+mod read_only_tests;
 pub mod receipts;
 mod schedule_store;
 mod session_limits;
@@ -49,9 +54,10 @@ use std::time::Duration;
 use uuid::Uuid;
 
 pub use batch_store::*;
+pub use database_health::{DatabaseHealth, DatabaseProbe, PROBE_EVERY, PROBE_LIMIT};
 pub use db_clock::DatabaseClock;
 pub use definition_registry::*;
-pub use error::StoreError;
+pub use error::{FailureClass, StoreError};
 pub use notifications::{Listen, Notification, Notifications};
 pub use query::{reads_business_row, QueryTable};
 pub use schedule_store::*;

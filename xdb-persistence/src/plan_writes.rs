@@ -38,6 +38,9 @@ pub(crate) enum Write<'a> {
     },
     /// The execution closed: every task of it goes.
     DeleteTasks,
+    /// The execution closed: its tasks set aside (paused, parked) go too, whichever
+    /// thread or request closed it.
+    DeleteParkedTasks,
     NewState(&'a NewStateExecution),
     /// A state's commands are settled: its timers go.
     DeleteTimers(&'a StateExecutionId),
@@ -77,6 +80,7 @@ pub(crate) fn plan_writes<'a>(
             except: plan.state_updates.iter().map(|u| &u.id).collect(),
         });
         writes.push(Write::DeleteTasks);
+        writes.push(Write::DeleteParkedTasks);
     }
     writes.extend(plan.new_states.iter().map(Write::NewState));
     writes.extend(plan.delete_timers_of.iter().map(Write::DeleteTimers));
@@ -283,6 +287,7 @@ mod tests {
                     except: vec![&plan.state_updates[0].id, &plan.state_updates[1].id],
                 },
                 Write::DeleteTasks,
+                Write::DeleteParkedTasks,
             ]
         );
     }

@@ -14,7 +14,10 @@
 //!   `idle_transaction_timeout`; MySQL has no such setting). No operation of the store
 //!   waits inside a transaction except an RPC on its worker, for at most the API's
 //!   largest RPC timeout (60 s), so this is that plus a margin: a live RPC is never cut.
-//!   Measured by the partition test (`integration-tests/tests/faults/partitions/api_cut.rs`).
+//!   An RPC's transaction narrows it to its own timeout plus 5 s (`operations/rpc.rs`;
+//!   MariaDB's setting is per session, so it is set back before the connection returns
+//!   to the pool). Measured by the partition test
+//!   (`integration-tests/tests/faults/partitions/api_cut.rs`).
 //! - [`KEEPALIVE_IDLE`] and friends: TCP keepalives on both ends (the server's per
 //!   session, the driver's per socket), so a dead peer is noticed in about
 //!   `idle + interval × count` = 30 s instead of two hours, also outside transactions.

@@ -122,6 +122,7 @@ pub trait ProcessStore:
     + crate::BatchStore
     + crate::ScheduleStore
     + DatabaseTime
+    + crate::DatabaseProbe
 {
 }
 impl<
@@ -133,6 +134,7 @@ impl<
             + crate::BatchStore
             + crate::ScheduleStore
             + DatabaseTime
+            + crate::DatabaseProbe
             + ?Sized,
     > ProcessStore for S
 {

@@ -306,8 +306,6 @@ pub trait OperatorRows: Send {
     /// The state calls of `processes` waiting out a retry's backoff at `now` (unleased,
     /// attempt 2 or more, due later), by execution.
     fn backing_off_of(&mut self, processes: &[Uuid], now: DateTime<Utc>) -> impl Answer<Vec<Task>>;
-    /// Deletes every set-aside task of a closed execution.
-    fn delete_parked(&mut self, process: Uuid) -> impl Answer<()>;
     /// How many of the execution's tasks wait for an operator: set aside as
     /// [`ParkReason::Refused`] or [`ParkReason::NonRetryable`].
     fn count_refused(&mut self, process: Uuid) -> impl Answer<u64>;
@@ -404,6 +402,12 @@ pub(crate) trait Transaction:
     ) -> impl Answer<(ProcessExecution, Option<StateExecution>)> {
         lock_for_task_in_order(self, task, owner, state)
     }
+
+    /// Bounds how long the database keeps this transaction while its client says
+    /// nothing (`None`: back to the connection's own limit, see `session_limits`), so
+    /// that one held across a remote call gives its locks back soon after the call's
+    /// own timeout when the network loses the client.
+    fn limit_idle(&mut self, limit: Option<std::time::Duration>) -> impl Answer<()>;
 
     /// Commits (a no-op when [`PlanWriter::apply_plan`] committed already).
     fn commit(self) -> impl Answer<()>;

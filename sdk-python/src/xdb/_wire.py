@@ -1068,7 +1068,9 @@ class StateFailure(WireModel):
 class TaskParkedReason(StrEnum):
     """
     Why a task was parked:
-    - `REFUSED`: the database refused its transition too many times in a row;
+    - `REFUSED`: the database refused its transition, too many times in a row for a
+      transient failure (a deadlock, a lost connection) or once for one that would come
+      back the same (`error` says which);
     - `NON_RETRYABLE_WORKER_ERROR`: the worker answered a waitUntil or execute with an
       `errorType` that can never succeed (see `WorkerErrorType`), after one attempt.
 

@@ -4,8 +4,11 @@ use crate::StoreError;
 
 /// ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT.
 const CONFLICT_CODES: [u16; 2] = [1213, 1205];
-/// ER_SERVER_SHUTDOWN, ER_CON_COUNT_ERROR; CR_SERVER_GONE_ERROR, CR_SERVER_LOST.
-const CONNECTION_CODES: [u16; 4] = [1053, 1040, 2006, 2013];
+/// ER_SERVER_SHUTDOWN, ER_CON_COUNT_ERROR; CR_SERVER_GONE_ERROR, CR_SERVER_LOST;
+/// ER_OPTION_PREVENTS_STATEMENT (`--read-only`) and
+/// ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: a primary demoted by a failover, or a
+/// replica the address now reaches, which the next connection may not be.
+const CONNECTION_CODES: [u16; 6] = [1053, 1040, 2006, 2013, 1290, 1792];
 /// MariaDB's ER_STATEMENT_TIMEOUT (`max_statement_time`), MySQL's ER_QUERY_TIMEOUT
 /// (`MAX_EXECUTION_TIME`).
 const TIMEOUT_CODES: [u16; 2] = [1969, 3024];

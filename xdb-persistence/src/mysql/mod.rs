@@ -68,6 +68,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct MySqlStore {
     pool: Pool,
     timekeeping: Pool,
+    /// One connection of the readiness probe's own (see [`crate::DatabaseHealth`]).
+    probe: Pool,
     /// The database the URL names: the schema of unqualified user tables.
     database: Arc<str>,
     /// MariaDB stores JSON as LONGTEXT with a `json_valid` check; MySQL has a JSON type.
@@ -83,6 +85,8 @@ pub struct MySqlStore {
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
     /// See [`StoreOptions::pool_wait`].
     pool_wait: Option<Duration>,
+    /// Every session's `idle_transaction_timeout` (MariaDB), see `session_setup`.
+    idle_in_transaction: Duration,
     clock: DatabaseClock,
 }
 
@@ -129,6 +133,7 @@ impl MySqlStore {
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&opts, timekeeping_connections, idle_in_transaction);
+        let probe = build_pool(&opts, 1, idle_in_transaction);
         let server: Option<(String, u8)> = conn
             .query_first("SELECT VERSION(), @@innodb_autoinc_lock_mode")
             .await?;
@@ -141,9 +146,10 @@ impl MySqlStore {
         drop(conn);
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
-            batches: Batches::start(),
+            batches: Batches::start(pool_wait),
             pool,
             timekeeping,
+            probe,
             database,
             mariadb,
             consecutive_insert_ids,
@@ -152,8 +158,19 @@ impl MySqlStore {
             continuation_lease,
             expired_lease_look: Arc::default(),
             pool_wait,
+            idle_in_transaction,
             clock,
         })
+    }
+
+    /// Whether the server is MariaDB (not MySQL).
+    pub(crate) fn is_mariadb(&self) -> bool {
+        self.mariadb
+    }
+
+    /// The limit every session of the pools starts with (see `session_setup`).
+    pub(crate) fn idle_in_transaction(&self) -> Duration {
+        self.idle_in_transaction
     }
 
     /// Whether the rows of one multi-row insert get consecutive AUTO_INCREMENT ids
@@ -232,6 +249,15 @@ impl MySqlStore {
 impl crate::DatabaseTime for MySqlStore {
     fn database_clock(&self) -> &DatabaseClock {
         &self.clock
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::DatabaseProbe for MySqlStore {
+    async fn probe(&self) -> Result<(), StoreError> {
+        // A text query: one round trip, nothing prepared.
+        self.probe.get_conn().await?.query_drop("SELECT 1").await?;
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ use xdb_engine::{ProcessExecution, StateExecution, StateExecutionId, Task};
 
 use super::MySqlStore;
 use crate::continuation::LeaseTo;
+use crate::sql::SqlConn;
 use crate::sql_tables::process_rows::{self, NewExecutionRow};
 use crate::sql_tables::transition_batch::Batches;
 use crate::tables::{Dialect, Lane, PlanWriter, TaskRows, Transaction};
@@ -125,6 +126,20 @@ impl Transaction for MySqlRows<MySqlTransaction<'static>> {
             .ok_or_else(|| StoreError::NotFound(format!("process execution {id} not found")))?;
         self.take_task(task, owner).await?;
         Ok(locked)
+    }
+
+    /// MariaDB's `idle_transaction_timeout` is a session setting, so the pooled
+    /// connection's own is set back afterwards (`None`). MySQL has no such limit: its
+    /// sessions keep `wait_timeout`'s.
+    async fn limit_idle(&mut self, limit: Option<std::time::Duration>) -> Result<(), StoreError> {
+        if !self.store.is_mariadb() {
+            return Ok(());
+        }
+        let limit = limit.unwrap_or(self.store.idle_in_transaction());
+        // Whole seconds, rounded up: a limit is never shortened below what was asked.
+        let seconds = limit.as_secs() + u64::from(limit.subsec_nanos() > 0);
+        let sql = format!("SET SESSION idle_transaction_timeout = {}", seconds.max(1));
+        self.execute(&sql, &[]).await.map(drop)
     }
 
     async fn commit(self) -> Result<(), StoreError> {

@@ -9,9 +9,7 @@ use xdb_protocol::{
 
 use super::deliveries::publish_and_deliver;
 use crate::receipts::Receipt;
-use crate::tables::{
-    Announce, Dialect, Finish, Lane, OperatorRows, PlanWriter, ProcessRows, Transaction,
-};
+use crate::tables::{Announce, Dialect, Finish, Lane, PlanWriter, ProcessRows, Transaction};
 use crate::StoreError;
 
 /// Stop: terminate or fail the current execution, cancelling its states and timers.
@@ -35,8 +33,6 @@ pub(crate) async fn stop_process<D: Dialect>(
             Finish::Later,
         )
         .await?;
-    // Tasks set aside (paused or parked) go with the execution, as its queued ones do.
-    tx.delete_parked(process.id).await?;
     super::record_receipt(&mut tx, receipt, &xdb_protocol::EmptyResponse {}, now).await?;
     tx.commit().await?;
     Ok(applied.closed_outcome)

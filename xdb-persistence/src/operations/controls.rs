@@ -77,10 +77,7 @@ pub(crate) async fn control<D: Dialect>(
             let ids = controls::state_ids(&picked);
             record(&mut tx, &process, control, request, &ids, now).await?;
             let tasks: Vec<Task> = picked.iter().map(|v| v.task.clone()).collect();
-            let closed = give_up_states(&mut tx, process.id, &tasks, request, now).await?;
-            if closed {
-                tx.delete_parked(process.id).await?;
-            }
+            give_up_states(&mut tx, process.id, &tasks, request, now).await?;
             let answer = ProcessExecutionControlResponse {
                 state_execution_ids: ids,
             };
@@ -161,21 +158,22 @@ async fn record<T: Transaction>(
     Ok(())
 }
 
-/// Applies each state's failure recovery in place of its remaining attempts; whether
-/// the execution closed. The execution is read again after each: a recovery changes it.
+/// Applies each state's failure recovery in place of its remaining attempts (a recovery
+/// that closes the execution takes its set-aside tasks with it, as every close does).
+/// The execution is read again after each: a recovery changes it.
 async fn give_up_states<T: Transaction>(
     tx: &mut T,
     id: uuid::Uuid,
     tasks: &[Task],
     request: &ProcessExecutionControlRequest,
     now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let who = request.identity.as_deref().unwrap_or("an operator");
     let why = request.reason.as_deref().unwrap_or("no reason given");
     for task in tasks {
         let process = tx.lock_process(id).await?;
         if process.status.is_closed() {
-            return Ok(true);
+            return Ok(());
         }
         let Some(state_id) = &task.state else {
             continue;
@@ -201,7 +199,7 @@ async fn give_up_states<T: Transaction>(
         )
         .await?;
     }
-    Ok(tx.lock_process(id).await?.status.is_closed())
+    Ok(())
 }
 
 /// Sets a claimed `task` aside instead of running it. `Ok(false)`: it should run after

@@ -20,6 +20,10 @@ use crate::tables::{
 };
 use crate::{RpcWorker, StoreError};
 
+/// How long the transaction may wait on the worker beyond the call's own timeout: its
+/// statements after the answer, on a busy service.
+const IDLE_MARGIN: Duration = Duration::from_secs(5);
+
 pub(crate) async fn rpc<D: Dialect>(
     store: &D,
     request: &ProcessExecutionRpcRequest,
@@ -29,6 +33,31 @@ pub(crate) async fn rpc<D: Dialect>(
     xdb_engine::validation::check_id("rpcName", &request.rpc_name)
         .map_err(|e| StoreError::Decide(e.into()))?;
     let mut tx = store.begin(Lane::Main).await?;
+    // The locks taken below are held across the worker call: if the network loses this
+    // service meanwhile, the database gives them back soon after the call's timeout,
+    // not after the connection's general limit.
+    tx.limit_idle(Some(timeout + IDLE_MARGIN)).await?;
+    match in_transaction(store, &mut tx, request, worker, timeout).await {
+        Ok(answer) => {
+            tx.limit_idle(None).await?;
+            tx.commit().await?;
+            Ok(answer)
+        }
+        Err(error) => {
+            // Best effort: a connection that failed is not pooled again anyway.
+            let _ = tx.limit_idle(None).await;
+            Err(error)
+        }
+    }
+}
+
+async fn in_transaction<D: Dialect>(
+    store: &D,
+    tx: &mut D::Tx,
+    request: &ProcessExecutionRpcRequest,
+    worker: &dyn RpcWorker,
+    timeout: Duration,
+) -> Result<ProcessExecutionRpcResponse, StoreError> {
     let id = tx.resolve_execution(&request.process_id, None).await?;
     let process = tx.read_process(id).await?;
     if process.status.is_closed() {
@@ -89,7 +118,7 @@ pub(crate) async fn rpc<D: Dialect>(
         .map_err(StoreError::Worker)?;
 
     lock_business_row_first(
-        &mut tx,
+        tx,
         process.global_attribute_config.as_ref(),
         &response.writes.global_attributes,
     )
@@ -108,7 +137,7 @@ pub(crate) async fn rpc<D: Dialect>(
     if !response.publish_to_local_queue.is_empty() {
         let published = &response.publish_to_local_queue;
         let by = Publisher::Rpc(request.rpc_name.clone());
-        publish_and_deliver(&mut tx, process.id, published, &by, now, &mut plan).await?;
+        publish_and_deliver(tx, process.id, published, &by, now, &mut plan).await?;
     }
     tx.apply_plan(
         &process,
@@ -119,7 +148,6 @@ pub(crate) async fn rpc<D: Dialect>(
         Finish::Later,
     )
     .await?;
-    tx.commit().await?;
     Ok(ProcessExecutionRpcResponse {
         output: response.output,
     })

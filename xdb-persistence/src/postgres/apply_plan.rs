@@ -165,6 +165,14 @@ pub(crate) fn plan_writes(
                 vec![param(id)],
                 Answer::Nothing,
             ),
+            Write::DeleteParkedTasks => writes.push(
+                format!(
+                    "DELETE FROM xdb_sys_parked_tasks \
+                     WHERE process_execution_id = $1{after_first}"
+                ),
+                vec![param(id)],
+                Answer::Nothing,
+            ),
             Write::NewState(state) => writes.push(
                 "INSERT INTO xdb_sys_async_state_executions \
                    (process_execution_id, state_id, state_execution_number, status, input, \

@@ -40,6 +40,9 @@ fn classify(error: &tokio_postgres::Error) -> StoreError {
         SqlState::LOCK_NOT_AVAILABLE,
     ]
     .contains(code)
+        // Insufficient resources (too many connections, out of memory, disk full):
+        // the server's state, not the statement's.
+        || code.code().starts_with("53")
     {
         StoreError::Conflict(message)
     } else if code.code().starts_with("08")
@@ -51,6 +54,9 @@ fn classify(error: &tokio_postgres::Error) -> StoreError {
             // `session_limits`): a client the network cut off, not a refused statement.
             SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
             SqlState::IDLE_SESSION_TIMEOUT,
+            // A primary demoted by a failover, or a standby the address now reaches:
+            // the server's role, which the next connection may not share.
+            SqlState::READ_ONLY_SQL_TRANSACTION,
         ]
         .contains(code)
     {

@@ -96,6 +96,8 @@ fn limit_dead_sessions(config: &mut tokio_postgres::Config, idle_in_transaction:
 pub struct PostgresStore {
     pool: Pool,
     timekeeping: Pool,
+    /// One connection of the readiness probe's own (see [`crate::DatabaseHealth`]).
+    probe: Pool,
     /// The server, its session options and TLS, for connections outside the pools.
     target: PostgresTarget,
     continuation_lease: Option<std::time::Duration>,
@@ -123,6 +125,7 @@ impl PostgresStore {
         // Connections are opened on first use: a store that never fires a timer (the
         // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&target, options.timekeeping_connections(), None)?;
+        let probe = build_pool(&target, 1, None)?;
         // Fail at start-up, not on the first request; a TLS refusal names its setting.
         match pool.get().await {
             Ok(connection) => drop(connection),
@@ -136,10 +139,16 @@ impl PostgresStore {
         }
         let clock = DatabaseClock::measure(TimekeepingClock(timekeeping.clone())).await?;
         Ok(Self {
-            batches: statement_batches::StatementBatches::start(pool.clone()),
-            timekeeping_batches: statement_batches::StatementBatches::start(timekeeping.clone()),
+            // A statement waits for a batch no longer than for a connection: an admitted
+            // request never queues without end behind a slow database.
+            batches: statement_batches::StatementBatches::start(pool.clone(), options.pool_wait),
+            timekeeping_batches: statement_batches::StatementBatches::start(
+                timekeeping.clone(),
+                None,
+            ),
             pool,
             timekeeping,
+            probe,
             target,
             continuation_lease: options.continuation_lease,
             expired_lease_look: Default::default(),
@@ -214,6 +223,16 @@ impl PostgresStore {
 impl crate::DatabaseTime for PostgresStore {
     fn database_clock(&self) -> &DatabaseClock {
         &self.clock
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::DatabaseProbe for PostgresStore {
+    async fn probe(&self) -> Result<(), StoreError> {
+        // A simple query: one round trip. A broken connection is dropped by the pool's
+        // recycling and the next probe opens another.
+        self.probe.get().await?.simple_query("SELECT 1").await?;
+        Ok(())
     }
 }
 

@@ -12,6 +12,8 @@
 //! makes its batch commit nothing, and then every statement of the batch runs again
 //! alone, so that each caller gets its own statement's answer or error.
 
+use std::time::Duration;
+
 use deadpool_postgres::{Object, Pool};
 use futures::future::{join_all, try_join_all};
 
@@ -35,9 +37,10 @@ pub(crate) struct StatementBatches {
 }
 
 impl StatementBatches {
-    /// Starts batching statements onto connections of `pool`.
-    pub fn start(pool: Pool) -> Self {
-        let batcher = Batcher::start(SLOTS, MAX_BATCH, move |batch| {
+    /// Starts batching statements onto connections of `pool`; each waits for a batch at
+    /// most `queue_wait`, when one is given (see [`crate::batches`]).
+    pub fn start(pool: Pool, queue_wait: Option<Duration>) -> Self {
+        let batcher = Batcher::start(SLOTS, MAX_BATCH, queue_wait, move |batch| {
             let pool = pool.clone();
             async move { run_batch(&pool, batch).await }
         });

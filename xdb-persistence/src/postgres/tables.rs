@@ -240,6 +240,18 @@ impl Transaction for PgRows {
             .await
     }
 
+    /// `SET LOCAL`: the limit ends with the transaction, whichever way it ends.
+    async fn limit_idle(&mut self, limit: Option<std::time::Duration>) -> Result<(), StoreError> {
+        let Some(limit) = limit else {
+            return Ok(());
+        };
+        let sql = format!(
+            "SET LOCAL idle_in_transaction_session_timeout = {}",
+            limit.as_millis().max(1)
+        );
+        self.execute(&sql, &[]).await.map(drop)
+    }
+
     async fn commit(mut self) -> Result<(), StoreError> {
         if !self.pending.is_empty() {
             let client = self.tx.client();

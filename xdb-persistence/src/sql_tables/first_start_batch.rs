@@ -68,10 +68,11 @@ impl<D> Clone for FirstStarts<D> {
 }
 
 impl<D: Dialect> FirstStarts<D> {
-    /// Starts batching first starts onto the main lane.
-    pub fn start() -> Self {
+    /// Starts batching first starts onto the main lane; each waits for a batch at most
+    /// `queue_wait`, when one is given (see [`crate::batches`]).
+    pub fn start(queue_wait: Option<std::time::Duration>) -> Self {
         Self {
-            batcher: Batcher::start(SLOTS, MAX_BATCH, run_batch),
+            batcher: Batcher::start(SLOTS, MAX_BATCH, queue_wait, run_batch),
         }
     }
 
@@ -265,7 +266,7 @@ mod tests {
     {
         let taken = request(ProcessStartConfig::default());
         store.start_process(&taken).await.unwrap();
-        let starts = FirstStarts::<D>::start();
+        let starts = FirstStarts::<D>::start(None);
         let now = Utc::now();
         let requests: Vec<_> = ["p", "q", "r", "s"]
             .into_iter()

@@ -236,15 +236,6 @@ impl<C: SqlConn> OperatorRows for C {
         Ok(())
     }
 
-    async fn delete_parked(&mut self, process: Uuid) -> Result<(), StoreError> {
-        self.execute(
-            "DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = ?",
-            &[process.into()],
-        )
-        .await?;
-        Ok(())
-    }
-
     async fn count_refused(&mut self, process: Uuid) -> Result<u64, StoreError> {
         let rows = self
             .query(

@@ -306,6 +306,10 @@ async fn remove_rows<C: SqlConn>(
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?";
             conn.execute(sql, &[id.into()]).await?;
         }
+        Write::DeleteParkedTasks => {
+            let sql = "DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = ?";
+            conn.execute(sql, &[id.into()]).await?;
+        }
         Write::DeleteTimers(state) => {
             let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
                  AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'";

@@ -115,6 +115,24 @@ fn catchup(info: &ScheduleInfo) -> i32 {
     i32::try_from(info.catchup_window_seconds).unwrap_or(i32::MAX)
 }
 
+/// The columns a create and a replace both write, in their order: `process_type`,
+/// `spec`, `start_template`, `overlap_policy`, `catchup_window_seconds`, `paused`,
+/// `note`, `reason`, `next_nominal_ms`, `next_fire_at`.
+fn schedule_params(schedule: &ScheduleInfo, next: NextFiring) -> [Param<'_>; 10] {
+    [
+        schedule.start.process_type.as_str().into(),
+        Param::Json(Some(crate::sql::json(&schedule.spec))),
+        Param::Json(Some(crate::sql::json(&schedule.start))),
+        schedule.overlap_policy.as_str().into(),
+        catchup(schedule).into(),
+        Param::Bool(Some(schedule.paused)),
+        Param::Text(schedule.note.as_deref()),
+        Param::Text(schedule.reason.as_deref()),
+        Param::BigInt(next.nominal_ms),
+        Param::Time(next.fire_at),
+    ]
+}
+
 #[async_trait]
 impl<D: Dialect> ScheduleStore for D
 where
@@ -144,20 +162,11 @@ where
                    next_nominal_ms, next_fire_at, version, created_at, updated_at) \
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
                 &[
-                    schedule.schedule_id.as_str().into(),
-                    schedule.start.process_type.as_str().into(),
-                    Param::Json(Some(crate::sql::json(&schedule.spec))),
-                    Param::Json(Some(crate::sql::json(&schedule.start))),
-                    schedule.overlap_policy.as_str().into(),
-                    catchup(schedule).into(),
-                    Param::Bool(Some(schedule.paused)),
-                    Param::Text(schedule.note.as_deref()),
-                    Param::Text(schedule.reason.as_deref()),
-                    Param::BigInt(next.nominal_ms),
-                    Param::Time(next.fire_at),
-                    now.into(),
-                    now.into(),
-                ],
+                    &[schedule.schedule_id.as_str().into()][..],
+                    &schedule_params(schedule, next),
+                    &[now.into(), now.into()],
+                ]
+                .concat(),
             )
             .await?;
             tx.commit().await?;
@@ -226,20 +235,14 @@ where
                    updated_at = ? \
                  WHERE schedule_id = ? AND version = ?",
                 &[
-                    schedule.start.process_type.as_str().into(),
-                    Param::Json(Some(crate::sql::json(&schedule.spec))),
-                    Param::Json(Some(crate::sql::json(&schedule.start))),
-                    schedule.overlap_policy.as_str().into(),
-                    catchup(schedule).into(),
-                    Param::Bool(Some(schedule.paused)),
-                    Param::Text(schedule.note.as_deref()),
-                    Param::Text(schedule.reason.as_deref()),
-                    Param::BigInt(next.nominal_ms),
-                    Param::Time(next.fire_at),
-                    now.into(),
-                    schedule.schedule_id.as_str().into(),
-                    expected_version.into(),
-                ],
+                    &schedule_params(schedule, next)[..],
+                    &[
+                        now.into(),
+                        schedule.schedule_id.as_str().into(),
+                        expected_version.into(),
+                    ],
+                ]
+                .concat(),
             )
             .await?;
         Ok(updated == 1)

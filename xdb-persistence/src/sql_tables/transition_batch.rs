@@ -59,11 +59,12 @@ impl<D> Clone for Batches<D> {
 }
 
 impl<D: Dialect> Batches<D> {
-    /// Starts batching both forms.
-    pub(crate) fn start() -> Self {
+    /// Starts batching both forms; a first start waits for a batch at most
+    /// `start_wait`, when one is given (the API store's pool wait).
+    pub(crate) fn start(start_wait: Option<Duration>) -> Self {
         Self {
             transitions: TransitionBatches::start(),
-            first_starts: FirstStarts::start(),
+            first_starts: FirstStarts::start(start_wait),
         }
     }
 }
@@ -102,7 +103,7 @@ impl<D: Dialect> TransitionBatches<D> {
     /// Starts batching, each lane's transitions in transactions of its own lane.
     pub fn start() -> Self {
         let on = |lane: Lane| {
-            Batcher::start(SLOTS, MAX_BATCH, move |batch: Batch<D>| {
+            Batcher::start(SLOTS, MAX_BATCH, None, move |batch: Batch<D>| {
                 run_batch(lane, batch)
             })
         };
