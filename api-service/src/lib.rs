@@ -71,6 +71,9 @@ pub struct AppState {
     /// long polls then answer at once (`timedOut: true` for a running execution), so
     /// their clients ask another instance instead of holding this one's drain.
     pub(crate) draining: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Whether the database answered the last background probe: what `/health/ready`
+    /// reports, read without a query.
+    pub(crate) database_health: xdb_persistence::DatabaseHealth,
 }
 
 impl FromRef<AppState> for InternalAuth {
@@ -139,6 +142,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         },
     )
     .await?;
+    let database_health = xdb_persistence::DatabaseHealth::start(store.clone());
     let internal_auth = InternalAuth::resolve(
         config.security.internal_secret.as_deref(),
         store.as_ref(),
@@ -183,6 +187,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         config: Arc::new(config),
         internal_auth,
         draining: Arc::new(tokio::sync::watch::Sender::new(false)),
+        database_health,
     })
 }
 

@@ -17,7 +17,7 @@ use xdb_persistence::{Applied, SetAside, StateCall, StoreError};
 use crate::clock::Clock;
 use crate::handlers::{handle_task, HandlerContext};
 use crate::leases::{LeaseHold, LeasedTasks};
-use crate::scheduling::{self, AfterRefusal, ClaimSchedule, Claimed};
+use crate::scheduling::{self, AfterRefusal, ClaimSchedule, Claimed, OnFailure};
 
 pub(crate) struct DbQueue {
     pub context: Arc<HandlerContext>,
@@ -213,39 +213,47 @@ impl Chains {
     }
 }
 
-/// Handles `task` until the database takes its transition, pausing longer after each
-/// refusal; after `park_after` refusals in a row the task is parked (set aside with the
-/// last error, recorded in its history) instead of looping on lease expiry. A lost
-/// connection counts too: parking needs the database, so while it is away the task stays
-/// leased and its lease runs out if the renewals fail too.
+/// Handles `task` until the database takes its transition, as the failure policy of
+/// both sources says ([`scheduling::on_failure`]): a transient failure is handled again,
+/// pausing longer after each, and the task parked after `park_after` in a row; a
+/// failure that would come back the same parks it at once. Either is recorded in its
+/// history with the error. A lost connection counts too: parking needs the database,
+/// so while it is away the task stays leased and its lease runs out if the renewals
+/// fail too.
 async fn handle_or_park(
     context: &HandlerContext,
     task: &Task,
     mut preloaded: Option<StateCall>,
     park_after: u32,
 ) -> Result<Applied, StoreError> {
-    let mut refusals: u32 = 0;
+    let mut failures: u32 = 0;
     loop {
         let error = match handle_task(context, task, preloaded.take()).await {
-            Err(error) if error.is_database() => error,
-            other => return other,
+            Ok(applied) => return Ok(applied),
+            Err(error) => error,
         };
-        refusals += 1;
-        match scheduling::after_refusal(refusals, park_after) {
-            AfterRefusal::RetryAfter(pause) => {
-                tracing::debug!(task = task.id, %error, refusals, "the database refused the transition; retrying");
-                tokio::time::sleep(pause).await;
-            }
-            AfterRefusal::Park => {
-                let why = SetAside::Refused {
-                    error: error.to_string(),
-                    refusals,
-                };
-                context.store.set_aside(task, &context.owner, &why).await?;
-                context.metrics.tasks_parked.inc();
-                tracing::warn!(task = task.id, %error, refusals, "the database refused the transition every time; task parked until retry-now");
-                return Ok(Applied::default());
-            }
+        failures += 1;
+        let park = match scheduling::on_failure(error.class()) {
+            OnFailure::Drop => return Ok(Applied::default()),
+            OnFailure::SetAsideNow => true,
+            OnFailure::RetryLater => match scheduling::after_refusal(failures, park_after) {
+                AfterRefusal::RetryAfter(pause) => {
+                    tracing::debug!(task = task.id, %error, failures, "the database refused the transition; retrying");
+                    tokio::time::sleep(pause).await;
+                    false
+                }
+                AfterRefusal::Park => true,
+            },
+        };
+        if park {
+            let why = SetAside::Refused {
+                error: scheduling::set_aside_reason(&error, failures),
+                refusals: failures,
+            };
+            context.store.set_aside(task, &context.owner, &why).await?;
+            context.metrics.tasks_parked.inc();
+            tracing::warn!(task = task.id, %error, failures, "task parked until retry-now or give-up");
+            return Ok(Applied::default());
         }
     }
 }

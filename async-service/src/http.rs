@@ -27,8 +27,11 @@ pub(crate) struct HttpState {
     pub draining: watch::Receiver<bool>,
     pub metrics: Arc<AsyncMetrics>,
     pub leased: Arc<LeasedTasks>,
-    /// Whether the task source can still get work (a Pulsar consumer may die).
+    /// Whether the task source can still get work (a Pulsar consumer or the claim loop
+    /// may die).
     pub source: Arc<dyn SourceHealth>,
+    /// Whether the database answered the last background probe.
+    pub database: xdb_persistence::DatabaseHealth,
     /// `async.attempts_alert_threshold`: the attempt from which a state call counts in
     /// `xdb_async_states_past_attempts`.
     pub attempts_alert_threshold: i32,
@@ -65,21 +68,22 @@ async fn live(State(state): State<HttpState>) -> (StatusCode, String) {
     }
 }
 
-/// Ready when the task source can get work, the database answers and the instance is
-/// not shutting down.
+/// Ready when the instance is not shutting down, the task source can get work and the
+/// database answered the last background probe. Read from in-process state only: a
+/// query here would queue behind the instance's own work.
 async fn ready(State(state): State<HttpState>) -> (StatusCode, String) {
-    if *state.draining.borrow() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
-    }
-    if let Some(problem) = state.source.problem() {
-        return (StatusCode::SERVICE_UNAVAILABLE, problem);
-    }
-    match state.store.next_task_due_in().await {
-        Ok(_) => (StatusCode::OK, String::new()),
-        Err(error) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the database does not answer: {error}"),
-        ),
+    let problem = if *state.draining.borrow() {
+        Some("shutting down".to_string())
+    } else {
+        state
+            .source
+            .problem()
+            .or_else(|| state.source.recovering())
+            .or_else(|| state.database.problem())
+    };
+    match problem {
+        None => (StatusCode::OK, String::new()),
+        Some(problem) => (StatusCode::SERVICE_UNAVAILABLE, problem),
     }
 }
 

@@ -88,11 +88,25 @@ impl AsyncService {
         .await?;
         // PostgreSQL pushes wake-ups; elsewhere API instances call our internal API and
         // we tell them about closed executions the same way, signed.
-        let (notifications, api_peers) = match store.listen(xdb_persistence::Listen::NewTasks) {
-            Some(notifications) => (notifications, PeerNotifier::disabled()),
+        // Work freed by a takeover is announced to every async instance the same way (on
+        // PostgreSQL the release's NOTIFY does it).
+        let (notifications, api_peers, async_peers) = match store
+            .listen(xdb_persistence::Listen::NewTasks)
+        {
+            Some(notifications) => (
+                notifications,
+                PeerNotifier::disabled(),
+                PeerNotifier::disabled(),
+            ),
             None => (
                 Notifications::new(),
                 PeerNotifier::start(store.clone(), ServiceKind::Api, internal_auth.clone()),
+                // In Pulsar mode the release's change events bring the work.
+                if config.queue.mode == QueueMode::Database {
+                    PeerNotifier::start(store.clone(), ServiceKind::Async, internal_auth.clone())
+                } else {
+                    PeerNotifier::disabled()
+                },
             ),
         };
         let serve_notify = api_peers.is_enabled();
@@ -158,10 +172,6 @@ impl AsyncService {
                 .await?,
             )),
         };
-        let source_health: Arc<dyn health::SourceHealth> = match source {
-            TaskSource::Database(_) => Arc::new(health::AlwaysHealthy),
-            TaskSource::Pulsar(_) => consumer_health,
-        };
         // Every instance registers: its heartbeat is how its peers know it is alive (and,
         // on MySQL, where API instances wake it).
         let instance = ServiceInstance {
@@ -180,9 +190,13 @@ impl AsyncService {
             store.clone(),
             instance,
             config.liveness_timeout(),
-            // Freed work is claimed at once here (and, on PostgreSQL, by every instance
-            // through the NOTIFY the release sent).
-            Box::new(move |_| wake.publish(Notification::Tasks)),
+            // Freed work is claimed at once here, and by every other live instance: on
+            // PostgreSQL through the NOTIFY the release sent, elsewhere called. This
+            // instance may be full (`async.max_in_flight`) while another is idle.
+            Box::new(move |_| {
+                wake.publish(Notification::Tasks);
+                async_peers.new_tasks();
+            }),
         )
         .await;
         let http_state = http::HttpState {
@@ -191,7 +205,8 @@ impl AsyncService {
             draining: claiming_stopped.clone(),
             metrics,
             leased: leased.clone(),
-            source: source_health,
+            source: consumer_health.clone(),
+            database: xdb_persistence::DatabaseHealth::start(store.clone()),
             // Validated to fit (at most 1 000 000).
             attempts_alert_threshold: i32::try_from(config.async_service.attempts_alert_threshold)
                 .unwrap_or(i32::MAX),
@@ -213,7 +228,16 @@ impl AsyncService {
         };
         let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
         let queue = match source {
-            TaskSource::Database(queue) => tokio::spawn(queue.run(claiming_stopped)),
+            TaskSource::Database(queue) => {
+                let watch = health::ClaimLoopWatch {
+                    health: consumer_health,
+                    draining: claiming_stopped.clone(),
+                };
+                tokio::spawn(async move {
+                    let _watch = watch;
+                    queue.run(claiming_stopped).await
+                })
+            }
             TaskSource::Pulsar(source) => tokio::spawn(source.run(claiming_stopped)),
         };
         let background = vec![

@@ -48,9 +48,12 @@ pub(crate) struct AsyncMetrics {
     pub queue_backlog: IntGauge,
     /// `xdb_async_leases_held`: tasks this instance is working on.
     pub leases_held: IntGauge,
-    /// `xdb_async_tasks_parked_total`: tasks set aside after the database refused their
-    /// transition too many times in a row.
+    /// `xdb_async_tasks_parked_total`: tasks set aside for an operator (see
+    /// `scheduling::on_failure`).
     pub tasks_parked: IntCounter,
+    /// `xdb_async_pulsar_consumers_lost_total{consumer}`: Pulsar consumers the client
+    /// gave up on, each subscribed again by the instance itself.
+    pub pulsar_resubscriptions: IntCounterVec,
     /// `xdb_async_paused_executions`: running executions an operator paused, sampled at
     /// each scrape.
     pub paused_executions: IntGauge,
@@ -133,8 +136,17 @@ impl AsyncMetrics {
             .expect("valid metric"),
             tasks_parked: IntCounter::new(
                 "xdb_async_tasks_parked_total",
-                "Tasks parked until an operator's retry-now: the database refused their \
-                 transition async.park_after_refusals times in a row.",
+                "Tasks parked until an operator's retry-now or give-up: a failure that would \
+                 come back the same, or a transient one past the source's limit.",
+            )
+            .expect("valid metric"),
+            pulsar_resubscriptions: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_pulsar_consumers_lost_total",
+                    "Pulsar consumers whose stream ended (the client gave up on the broker), \
+                     each then subscribed again by the instance, by consumer.",
+                ),
+                &["consumer"],
             )
             .expect("valid metric"),
             paused_executions: IntGauge::new(
@@ -162,7 +174,7 @@ impl AsyncMetrics {
             .registry
             .register(Box::new(metrics.clock_offset_seconds.clone()))
             .expect("metric names are unique");
-        let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.tasks_completed.clone()),
             Box::new(metrics.task_retries.clone()),
@@ -172,6 +184,7 @@ impl AsyncMetrics {
             Box::new(metrics.queue_backlog.clone()),
             Box::new(metrics.leases_held.clone()),
             Box::new(metrics.tasks_parked.clone()),
+            Box::new(metrics.pulsar_resubscriptions.clone()),
             Box::new(metrics.paused_executions.clone()),
             Box::new(metrics.parked_tasks.clone()),
             Box::new(metrics.states_past_attempts.clone()),

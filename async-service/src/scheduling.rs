@@ -15,6 +15,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use xdb_persistence::{FailureClass, StoreError};
 
 // ---- the database queue ----
 
@@ -120,6 +121,40 @@ pub(crate) enum Claimed {
 /// The longest pause between tries of a transition the database keeps refusing.
 const LONGEST_REFUSAL_PAUSE: Duration = Duration::from_secs(5);
 
+/// What a task source does with a handling that failed: the one policy of both
+/// sources, by the error's class. Each source paces the retries its own way (the
+/// database queue: [`after_refusal`]; Pulsar: [`on_refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnFailure {
+    /// Handle it again later, no attempt consumed; set aside after the source's limit.
+    RetryLater,
+    /// Set it aside for an operator now: the same handling would fail the same way.
+    SetAsideNow,
+    /// Nothing to do: the work was done elsewhere.
+    Drop,
+}
+
+pub(crate) fn on_failure(class: FailureClass) -> OnFailure {
+    match class {
+        FailureClass::Transient => OnFailure::RetryLater,
+        // A user's refusal is a failed attempt inside the handlers; one that escapes
+        // them (recording the attempt was refused too) would come back the same.
+        FailureClass::Users | FailureClass::Permanent => OnFailure::SetAsideNow,
+        FailureClass::Stale => OnFailure::Drop,
+    }
+}
+
+/// Why a task was set aside, as its `TASK_PARKED` event and the operators' view say:
+/// the error, and whether it was judged permanent or refused every time.
+pub(crate) fn set_aside_reason(error: &StoreError, failures: u32) -> String {
+    match error.class() {
+        FailureClass::Transient => {
+            format!("the database refused the transition {failures} times in a row: {error}")
+        }
+        _ => format!("a failure that would come back the same (not retried): {error}"),
+    }
+}
+
 /// What the database queue does after the database refused a task's transition
 /// `refusals` times in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +196,13 @@ pub(crate) fn lease_renewal_period(lease: Duration) -> Duration {
 }
 
 // ---- the Pulsar source ----
+
+/// The pause before subscribing again after `failures` failed tries in a row: from
+/// half a second, doubling, at most 30 s (a broker restarting takes tens of seconds).
+pub(crate) fn resubscribe_pause(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(6);
+    (Duration::from_millis(500) * 2u32.pow(doublings)).min(Duration::from_secs(30))
+}
 
 /// A little past the due time the database gave: the database clock decides whether the
 /// task is due, and a hold that ends a moment early finds it not due and waits again.
@@ -276,6 +318,30 @@ mod tests {
 
     fn at(millis: i64) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(1_700_000_000_000 + millis).unwrap()
+    }
+
+    #[test]
+    fn transient_failures_are_retried_others_set_aside_at_once_stale_dropped() {
+        assert_eq!(on_failure(FailureClass::Transient), OnFailure::RetryLater);
+        assert_eq!(on_failure(FailureClass::Users), OnFailure::SetAsideNow);
+        assert_eq!(on_failure(FailureClass::Permanent), OnFailure::SetAsideNow);
+        assert_eq!(on_failure(FailureClass::Stale), OnFailure::Drop);
+        let lost = StoreError::ConnectionLost("reset".into());
+        assert!(set_aside_reason(&lost, 8).contains("8 times in a row"));
+        let missing = StoreError::NotFound("no such row".into());
+        let reason = set_aside_reason(&missing, 1);
+        assert!(reason.contains("not retried") && reason.contains("no such row"));
+    }
+
+    #[test]
+    fn resubscribing_pauses_double_from_half_a_second_to_thirty() {
+        let pauses: Vec<u64> = (1..=9)
+            .map(|n| resubscribe_pause(n).as_millis() as u64)
+            .collect();
+        assert_eq!(
+            pauses,
+            [500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]
+        );
     }
 
     #[test]

@@ -74,14 +74,16 @@ pub(super) fn task_of(payload: &[u8]) -> Result<Option<(i64, String)>, String> {
 /// task whose transition the database keeps refusing, until an operator's retry-now (or
 /// give-up, for a state's call). Acknowledged once parked (or when the task moved on
 /// meanwhile); delivered again when the database cannot record even that.
-pub(super) async fn park(shared: &Shared, task: &Task, error: &StoreError) -> Verdict {
+pub(super) async fn park(
+    shared: &Shared,
+    task: &Task,
+    error: &StoreError,
+    failures: u32,
+) -> Verdict {
     let context = &shared.context;
     let why = SetAside::Refused {
-        error: format!(
-            "the transition could not be recorded in {} deliveries: {error}",
-            shared.max_deliveries
-        ),
-        refusals: shared.max_deliveries,
+        error: crate::scheduling::set_aside_reason(error, failures),
+        refusals: failures,
     };
     match context.store.set_aside(task, &context.owner, &why).await {
         Ok(_) => {

@@ -42,6 +42,7 @@
 
 mod dead_letters;
 mod events;
+mod subscriptions;
 mod timer;
 mod topics;
 
@@ -50,7 +51,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
-use pulsar::consumer::{ConsumerOptions, DeadLetterPolicy, InitialPosition, Message};
+use pulsar::consumer::{DeadLetterPolicy, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
@@ -63,9 +64,10 @@ use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
 use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
-use crate::scheduling::{self, Gone, NotClaimed, Refused, Sweep};
+use crate::scheduling::{self, Gone, NotClaimed, OnFailure, Refused, Sweep};
 use dead_letters::DeadLetterPublisher;
 use events::TaskChange;
+use subscriptions::Subscriber;
 pub use timer::TaskTimer;
 use timer::TimerPublisher;
 use topics::Topics;
@@ -90,10 +92,11 @@ pub(crate) struct PulsarSource {
     dead_letters: Consumer<Vec<u8>, TokioExecutor>,
     /// `pulsar.sweep_after_ms`, when on.
     sweep_after: Option<Duration>,
-    /// Told when a consumer dies, for the health probes.
+    /// Told when a consumer is lost and subscribed again, for the health probes.
     health: Arc<ConsumerHealth>,
-    /// Kept so the client's connections live as long as the source.
-    _client: Pulsar<TokioExecutor>,
+    /// Subscribes again to a consumer's topic when the client gave up on it; keeps the
+    /// client's connections alive as long as the source.
+    subscriber: Arc<Subscriber>,
 }
 
 /// What every message handler needs.
@@ -214,38 +217,29 @@ impl PulsarSource {
             // One execution's changes (keyed by its id) go to one instance at a time.
             SubscriptionType::KeyShared => SubType::KeyShared,
         };
-        let subscribe = |topic: &str, dead_letters: Option<DeadLetterPolicy>| {
-            let builder = client
-                .consumer()
-                .with_topic(topic)
-                .with_subscription(&settings.subscription)
-                .with_subscription_type(sub_type)
-                .with_consumer_name(&consumer_name)
-                .with_options(ConsumerOptions {
-                    // A new subscription must see the changes made before it existed.
-                    initial_position: InitialPosition::Earliest,
-                    ..ConsumerOptions::default()
-                });
-            match dead_letters {
-                Some(policy) => builder.with_dead_letter_policy(policy),
-                None => builder,
-            }
-            .build::<Vec<u8>>()
-        };
         let dead_letter_policy = DeadLetterPolicy {
             max_redeliver_count: settings.max_deliveries as usize,
             dead_letter_topic: topics.dead_letters.clone(),
         };
-        let tasks = subscribe(&topics.tasks, Some(dead_letter_policy.clone()))
-            .await
-            .map_err(|e| subscribe_error(&topics.tasks, e))?;
-        let timers = subscribe(&topics.timers, Some(dead_letter_policy))
-            .await
-            .map_err(|e| subscribe_error(&topics.timers, e))?;
-        // Dead letters stay on their own subscription until handled: no further topic.
-        let dead_letters = subscribe(&topics.dead_letters, None)
-            .await
-            .map_err(|e| subscribe_error(&topics.dead_letters, e))?;
+        let subscriber = Subscriber {
+            client: client.clone(),
+            topics,
+            subscription: settings.subscription.clone(),
+            sub_type,
+            consumer_name: consumer_name.clone(),
+            dead_letter_policy,
+        };
+        let subscriber_ref = &subscriber;
+        let subscribe = |source: Source| async move {
+            subscriber_ref
+                .subscribe(source)
+                .await
+                .map_err(|e| subscribe_error(subscriber_ref.topic(source), e))
+        };
+        let tasks = subscribe(Source::ChangeEvents).await?;
+        let timers = subscribe(Source::Timers).await?;
+        let dead_letters = subscribe(Source::DeadLetters).await?;
+        let topics = &subscriber.topics;
         let producer = client
             .producer()
             .with_topic(&topics.timers)
@@ -281,7 +275,7 @@ impl PulsarSource {
             sweep_after: (settings.sweep_after_ms > 0)
                 .then(|| Duration::from_millis(settings.sweep_after_ms)),
             health,
-            _client: client,
+            subscriber: Arc::new(subscriber),
         })
     }
 
@@ -296,18 +290,39 @@ impl PulsarSource {
         ] {
             let shared = self.shared.clone();
             let health = self.health.clone();
+            let subscriber = self.subscriber.clone();
             let stopping = shutdown.clone();
             consumers.spawn(async move {
-                // A panic ends the loop as surely as a closed stream does. (Not a task of
-                // its own: dropping `run` must still abort everything it started.)
-                let consuming = consume(consumer, source, shared, stopping.clone());
-                let why = match AssertUnwindSafe(consuming).catch_unwind().await {
-                    Ok(Ended::Shutdown) => return,
-                    Ok(Ended::StreamClosed) => "its stream ended (the client stopped reconnecting)",
-                    Err(_) => "its loop panicked",
-                };
-                if !*stopping.borrow() {
-                    health.died(source.name(), why);
+                let mut consumer = consumer;
+                loop {
+                    // A panic ends the loop as surely as a closed stream does. (Not a
+                    // task of its own: dropping `run` must still abort everything it
+                    // started.)
+                    let consuming = consume(consumer, source, shared.clone(), stopping.clone());
+                    let why = match AssertUnwindSafe(consuming).catch_unwind().await {
+                        Ok(Ended::Shutdown) => return,
+                        Ok(Ended::StreamClosed) => {
+                            "its stream ended (the client stopped reconnecting)"
+                        }
+                        Err(_) => "its loop panicked",
+                    };
+                    if *stopping.borrow() {
+                        return;
+                    }
+                    health.lost(source.name(), why);
+                    shared
+                        .context
+                        .metrics
+                        .pulsar_resubscriptions
+                        .with_label_values(&[source.name()])
+                        .inc();
+                    match subscriber
+                        .resubscribe(source, &health, stopping.clone())
+                        .await
+                    {
+                        Some(again) => consumer = again,
+                        None => return,
+                    }
                 }
             });
         }
@@ -535,7 +550,20 @@ async fn run_task(
                             break Verdict::Ack;
                         }
                         Err(error) if last_run => {
-                            break dead_letters::park(shared, &task, &error).await
+                            // Its deliveries ran out before it came here.
+                            let failures = shared.max_deliveries.max(failures + 1);
+                            break dead_letters::park(shared, &task, &error, failures).await;
+                        }
+                        Err(error)
+                            if scheduling::on_failure(error.class()) != OnFailure::RetryLater =>
+                        {
+                            // The one policy of both sources: a failure that would
+                            // come back the same is parked now, not after every
+                            // delivery and the dead-letter topic.
+                            break match scheduling::on_failure(error.class()) {
+                                OnFailure::Drop => Verdict::Ack,
+                                _ => dead_letters::park(shared, &task, &error, failures + 1).await,
+                            };
                         }
                         Err(error) => {
                             failures += 1;
