@@ -27,10 +27,11 @@ scripts/check-docs.sh
 echo "test: the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
 scripts/build-previous-release.sh >/dev/null
 echo "test: cargo test"
-# The fault-injection suite (faults, partitions and schedules) runs on its own
-# afterwards, so that its counts are printed.
+# The fault-injection suite (faults, partitions, schedules, broker restarts) runs on
+# its own afterwards, so that its counts are printed.
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing \
-    --skip partitions_lose_and_duplicate_nothing --skip schedule_faults_fire_each_time_once
+    --skip partitions_lose_and_duplicate_nothing --skip schedule_faults_fire_each_time_once \
+    --skip pulsar_broker_restarts_need_no_instance_restart
 echo "test: TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
 echo "test: web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
@@ -41,7 +42,7 @@ echo "test: SDK packages (wheel, sdist and npm tarball installed from the artefa
 scripts/test-packages.sh
 echo "test: the demo (scripts/demo.sh --exit, on the embedded PostgreSQL of xdb dev)"
 scripts/demo.sh --exit
-echo "test: fault injection (kills, restarts, worker faults, double delivery, network partitions, schedules)"
+echo "test: fault injection (kills, restarts, worker faults, double delivery, network partitions, schedules, Pulsar broker restarts)"
 cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
 echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
 scripts/fuzz-api.sh

@@ -13,6 +13,9 @@
 //! and the database server restarts: every firing started once, never early, one
 //! `schedule-faults-report` line per database.
 //!
+//! `pulsar_broker`: ten restarts of a Pulsar broker of the test's own under load; the
+//! async instances recover by themselves (PostgreSQL only, about five minutes).
+//!
 //! Bounded: `XDB_FAULTS_PROCESSES` (default 1000) processes, a few minutes per database.
 //! The two databases run one after the other (a restart of one server is enough noise).
 
@@ -34,6 +37,7 @@ use xdb_sdk::{Client, ClientError, WorkerService};
 
 mod fleet;
 mod partitions;
+mod pulsar_broker;
 mod schedules;
 
 const ASYNC_INSTANCE_BIN: &str = env!("CARGO_BIN_EXE_xdb-test-async-instance");

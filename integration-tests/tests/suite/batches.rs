@@ -21,10 +21,6 @@ both_databases!(
 /// How long a batch may take in these tests.
 const BATCH_DEADLINE: Duration = Duration::from_secs(60);
 
-async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
-    post_raw(env, path, body.to_string(), Some("application/json")).await
-}
-
 /// Starts `count` executions of the order type with no state running (no worker call),
 /// `order-<i>` with `amount` = i; answers their execution ids.
 async fn start_idle_orders(env: &XdbTestEnv, worker: &str, count: usize) -> Vec<String> {

@@ -8,9 +8,10 @@ use base64::Engine as _;
 use pulsar::consumer::{ConsumerOptions, InitialPosition, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use xdb_integration_tests::processes::counted_site;
 use xdb_integration_tests::{eventually, Database, XdbTestEnv};
+use xdb_protocol::paths;
 use xdb_samples::site_services::{ExternalServices, Operation};
 use xdb_sdk::protocol::{EncodedObject, ErrorSubType};
 use xdb_sdk::{ClientError, Process, ProcessDefinition, ProcessStartOptions};
@@ -84,6 +85,18 @@ pub async fn wait_state(env: &XdbTestEnv, exec: &str, state_id: &str, number: i3
         },
     )
     .await;
+}
+
+/// POSTs `body` as JSON to `path`; the status and the JSON answer.
+pub async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
+    post_raw(env, path, body.to_string(), Some("application/json")).await
+}
+
+/// The `states` view of `process_id`'s current execution (asserted 200).
+pub async fn states(env: &XdbTestEnv, process_id: &str) -> Value {
+    let (status, body) = call(env, paths::STATES, json!({ "processId": process_id })).await;
+    assert_eq!(status, 200, "{body}");
+    body
 }
 
 /// POSTs `body` to `path` of the API service; answers the status and the JSON body.
@@ -317,25 +330,44 @@ pub async fn assert_counted_sites_created_once(
 /// The message of the database's refusal installed by [`refuse_state_completion`].
 pub const REFUSAL: &str = "refused by the test trigger";
 
+/// How the database refuses, in [`refuse_state_completion`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// As a deadlock would (PostgreSQL 40P01, MariaDB 1213): a transient failure,
+    /// handled again until the source's limit.
+    ForNow,
+    /// With an error of its own: one that would come back the same, parked at once.
+    Always,
+}
+
 /// Makes the database refuse every transition that completes a state (or only states
-/// `only_state`): the task is handled, the worker answers, but nothing can be recorded,
-/// as with a business constraint that rejects the write until someone fixes it.
-pub async fn refuse_state_completion(env: &XdbTestEnv, only_state: Option<&'static str>) {
+/// `only_state`) as `refusal` says: the task is handled, the worker answers, but nothing
+/// can be recorded, as with a business constraint that rejects the write until someone
+/// fixes it, or a deadlock every time.
+pub async fn refuse_state_completion(
+    env: &XdbTestEnv,
+    only_state: Option<&'static str>,
+    refusal: Refusal,
+) {
     let condition = match only_state {
         Some(state) => format!("NEW.status = 'COMPLETED' AND NEW.state_id = '{state}'"),
         None => "NEW.status = 'COMPLETED'".to_owned(),
     };
+    let (pg_code, mysql_signal) = match refusal {
+        Refusal::ForNow => ("40P01", "SQLSTATE '40001' SET MYSQL_ERRNO = 1213,"),
+        Refusal::Always => ("P0001", "SQLSTATE '45000' SET"),
+    };
     let sql = match env.database() {
         Database::Postgres => format!(
             "CREATE FUNCTION refuse_completion() RETURNS trigger LANGUAGE plpgsql AS $$ \
-             BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$; \
+             BEGIN RAISE EXCEPTION '{REFUSAL}' USING ERRCODE = '{pg_code}'; END $$; \
              CREATE TRIGGER refuse_completion BEFORE UPDATE ON xdb_sys_async_state_executions \
              FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION refuse_completion();"
         ),
         Database::MySql => format!(
             "CREATE TRIGGER refuse_completion BEFORE UPDATE ON xdb_sys_async_state_executions \
              FOR EACH ROW BEGIN IF {condition} THEN \
-             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '{REFUSAL}'; END IF; END"
+             SIGNAL {mysql_signal} MESSAGE_TEXT = '{REFUSAL}'; END IF; END"
         ),
     };
     env.db().execute_sql(&sql).await;

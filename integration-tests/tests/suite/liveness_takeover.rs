@@ -310,7 +310,90 @@ async fn stale_handlings(base_url: &str) -> f64 {
     .unwrap_or(0.0)
 }
 
+/// The instance that releases a dead instance's leases may be full (`max_in_flight`)
+/// while another is idle: the freed work must reach the idle one at once, not at its
+/// next poll (a minute here). Instances: B full (one in flight, hung), A holding the
+/// work, C idle with takeovers off, so that B is the one to release.
+async fn freed_work_reaches_an_idle_instance_when_the_releasing_one_is_full(db: Database) {
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            lease_seconds: DEFAULT_LEASE_SECONDS,
+            poll_interval_ms: 60_000,
+            ..Default::default()
+        },
+    )
+    .await;
+    let process = HangProcess::new();
+    let worker = serve(&mut env, &process).await;
+    // Each execution is started before its instance: the instance's first claim, at
+    // start-up, takes it (no wake-up is needed, and the poll is a minute).
+    let started_then_claimed_by = |process_id: &'static str, instance: &'static str| {
+        let (env, process, worker) = (&env, &process, &worker);
+        async move {
+            let options = ProcessStartOptions::new().global_attribute_pk_value(process_id);
+            let exec = start(env, process, worker, process_id, options)
+                .await
+                .unwrap();
+            let args: &[&str] = match instance {
+                "instance-b" => &["--max-in-flight", "1"],
+                _ => &[],
+            };
+            let spawned = env
+                .spawn_async_process_with(ASYNC_INSTANCE_BIN, instance, args)
+                .await;
+            eventually("the first call to hang", SOON, || async {
+                process.calls_of(&exec).len() == 1
+            })
+            .await;
+            let tasks = env.tasks(&exec).await;
+            assert_eq!(tasks[0].lease_owner.as_deref(), Some(instance), "{tasks:?}");
+            (exec, spawned)
+        }
+    };
+    let (_, full) = started_then_claimed_by("fills-b", "instance-b").await;
+    let (exec, holder) = started_then_claimed_by("held-by-a", "instance-a").await;
+    let idle = env
+        .spawn_async_process_with(
+            ASYNC_INSTANCE_BIN,
+            "instance-c",
+            &["--set", "async.liveness_timeout_ms=0"],
+        )
+        .await;
+    eventually("the idle instance to register", SOON, || async {
+        registered(&env).await.contains(&"instance-c".to_string())
+    })
+    .await;
+
+    let killed_at = Instant::now();
+    holder.kill().await;
+    eventually(
+        "the freed call to come again, from the idle instance",
+        SOON,
+        || async { process.calls_of(&exec).len() >= 2 },
+    )
+    .await;
+    let taken_over = process.calls_of(&exec)[1].at - killed_at;
+    assert!(
+        taken_over < TAKEOVER_BOUND,
+        "the idle instance took the freed work after {taken_over:?}"
+    );
+    let done = env
+        .client
+        .wait_for_process_completion("held-by-a", SOON)
+        .await
+        .unwrap();
+    assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
+    applied_once(&env, &process, &exec, "held-by-a").await;
+    process.release();
+    full.kill().await;
+    idle.kill().await;
+    env.shutdown().await;
+}
+
 both_databases!(
+    freed_work_reaches_an_idle_instance_when_the_releasing_one_is_full,
     sigkilled_instance_s_work_runs_elsewhere_within_two_seconds,
     a_live_instance_s_slow_call_keeps_its_lease,
     a_resumed_instance_applies_nothing_of_the_work_taken_from_it,

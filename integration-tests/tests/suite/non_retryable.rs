@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
 use xdb_integration_tests::{eventually, Database, XdbTestEnv};
@@ -14,16 +14,6 @@ use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::{ProcessStartOptions, WorkerService};
 
 use crate::common::*;
-
-async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
-    post_raw(env, path, body.to_string(), Some("application/json")).await
-}
-
-async fn states(env: &XdbTestEnv, process_id: &str) -> Value {
-    let (status, body) = call(env, paths::STATES, json!({ "processId": process_id })).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
 
 /// Retries forever, 100 ms apart: only the classification can stop them. With
 /// `with_wait_until`, the state has a waitUntil (a short timer) before its execute.

@@ -244,7 +244,7 @@ async fn gauges_show_what_needs_an_operator(db: Database) {
     )
     .await;
 
-    refuse_state_completion(&env, None).await;
+    refuse_state_completion(&env, None, Refusal::ForNow).await;
     start(&env, &timer, &worker, "refused", ProcessStartOptions::new())
         .await
         .unwrap();

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::sql::SqlSession;
 use xdb_integration_tests::worker_faults::{CallMatch, StateApiKind, WorkerFaults};
@@ -13,17 +13,6 @@ use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::{ProcessStartOptions, WorkerService};
 
 use crate::common::*;
-
-/// POSTs `body` to `path`; the status and the JSON answer.
-async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
-    post_raw(env, path, body.to_string(), Some("application/json")).await
-}
-
-async fn states(env: &XdbTestEnv, process_id: &str) -> Value {
-    let (status, body) = call(env, paths::STATES, json!({ "processId": process_id })).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
 
 fn flaky(failing_attempts: u32, initial_interval: Duration) -> FlakyProcess {
     FlakyProcess::new(FlakyConfig {
@@ -251,8 +240,9 @@ async fn a_paused_execution_runs_nothing_until_it_resumes(db: Database) {
     env.shutdown().await;
 }
 
-/// A transition the database refuses every time is parked with the reason after
-/// `async.park_after_refusals` refusals instead of looping; fixed, retry-now runs it.
+/// A transition the database refuses for now every time (as a deadlock each time) is
+/// parked with the reason after `async.park_after_refusals` refusals instead of
+/// looping; fixed, retry-now runs it.
 async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Database) {
     let mut env = XdbTestEnv::start_with(
         db,
@@ -262,7 +252,7 @@ async fn a_task_the_database_keeps_refusing_is_parked_until_retry_now(db: Databa
         },
     )
     .await;
-    refuse_state_completion(&env, None).await;
+    refuse_state_completion(&env, None, Refusal::ForNow).await;
     let process = flaky(0, Duration::from_millis(100));
     let router = WorkerService::new().register(process.clone()).router();
     let worker = env.start_worker(router).await;

@@ -1,7 +1,7 @@
 //! What only Pulsar CDC mode has: XDB's own delayed messages on the timer topic, change
 //! events that name tasks which are not there (stale or forged), the sweep that runs
 //! tasks whose events were lost, the dead-letter path that parks a task until retry-now,
-//! and health probes that notice a dead consumer.
+//! and a live instance that subscribes again to a consumer its client gave up on.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -13,6 +13,7 @@ use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use serde_json::json;
 use xdb_async_service::{AsyncService, TaskTimer};
 use xdb_config::{QueueMode, SubscriptionType};
+use xdb_integration_tests::metrics::{sample_sum, scrape};
 use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::timer::{TimerEvent, TimerProcess};
 use xdb_integration_tests::processes::Recorder;
@@ -229,7 +230,7 @@ async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
         },
     )
     .await;
-    refuse_state_completion(&env, Some("FlakyState")).await;
+    refuse_state_completion(&env, Some("FlakyState"), Refusal::ForNow).await;
     let max_deliveries = 4;
     // Shorter than the default (1 s), and longer than the database's own retries of a
     // refused transition within one delivery (20 and 200 ms).
@@ -295,7 +296,7 @@ async fn a_dead_lettered_task_is_parked_until_retry_now(db: Database) {
         .unwrap_or_default();
     assert!(
         reason.contains(&format!(
-            "could not be recorded in {max_deliveries} deliveries"
+            "refused the transition {max_deliveries} times in a row"
         )) && reason.contains(REFUSAL),
         "{view}"
     );
@@ -625,10 +626,11 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
 /// retries the connection 12 times with a backoff growing to 30 s.
 const CONSUMER_GIVES_UP: Duration = Duration::from_secs(240);
 
-/// The broker of an instance dies for good: once its client stops reconnecting, the
-/// consumer is dead and the instance can never get work again, so both probes turn
-/// unhealthy (and an orchestrator restarts it), naming the consumer.
-async fn health_probes_fail_once_the_pulsar_consumer_is_dead(db: Database) {
+/// The broker of an instance goes away: once its client stops reconnecting, the
+/// consumers are lost. The instance stays alive (an orchestrator must not restart it),
+/// says not ready naming the consumer it is subscribing again, and when the broker is
+/// back it subscribes again by itself and turns ready.
+async fn a_lost_pulsar_consumer_is_subscribed_again_by_a_live_instance(db: Database) {
     let env = XdbTestEnv::start_with(
         db,
         EnvOptions {
@@ -639,7 +641,7 @@ async fn health_probes_fail_once_the_pulsar_consumer_is_dead(db: Database) {
     )
     .await;
     let mut broker = TestBroker::start().await;
-    let mut config = env.async_config("doomed");
+    let mut config = env.async_config("survivor");
     config.pulsar.service_url = Some(broker.url().to_string());
     let service = AsyncService::start(config)
         .await
@@ -655,15 +657,41 @@ async fn health_probes_fail_once_the_pulsar_consumer_is_dead(db: Database) {
 
     broker.kill();
     eventually(
-        "the liveness probe to fail once the consumer is dead",
+        "the readiness probe to name a consumer being subscribed again",
         CONSUMER_GIVES_UP,
-        || async { status("/health/live").await.status() == 503 },
+        || async {
+            assert_eq!(
+                status("/health/live").await.status(),
+                200,
+                "alive all along"
+            );
+            let ready = status("/health/ready").await;
+            ready.status() == 503
+                && ready
+                    .text()
+                    .await
+                    .is_ok_and(|reason| reason.contains("subscribing again"))
+        },
     )
     .await;
-    let ready = status("/health/ready").await;
-    assert_eq!(ready.status(), 503);
-    let reason = ready.text().await.unwrap();
-    assert!(reason.contains("Pulsar consumer"), "{reason}");
+    broker.restart().await;
+    // The longest pause between tries (30 s), and a subscription on a broker just up.
+    eventually(
+        "the instance to subscribe again and be ready",
+        Duration::from_secs(120),
+        || async {
+            assert_eq!(
+                status("/health/live").await.status(),
+                200,
+                "alive all along"
+            );
+            status("/health/ready").await.status() == 200
+        },
+    )
+    .await;
+    let metrics = scrape(&base).await;
+    let lost = sample_sum(&metrics, "xdb_async_pulsar_consumers_lost_total", &[]);
+    assert!(lost.is_some_and(|n| n >= 1.0), "{lost:?}");
     service.shutdown().await.expect("shuts down");
     env.shutdown().await;
 }
@@ -677,11 +705,11 @@ both_databases!(
     a_timer_message_for_a_missing_task_changes_nothing,
 );
 
-/// The consumer's death has nothing to do with the database: one run is enough.
+/// The consumer's loss has nothing to do with the database: one run is enough.
 mod any_database {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn health_probes_fail_once_the_pulsar_consumer_is_dead() {
-        super::health_probes_fail_once_the_pulsar_consumer_is_dead(
+    async fn a_lost_pulsar_consumer_is_subscribed_again_by_a_live_instance() {
+        super::a_lost_pulsar_consumer_is_subscribed_again_by_a_live_instance(
             xdb_integration_tests::Database::Postgres,
         )
         .await

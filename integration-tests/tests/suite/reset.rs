@@ -14,10 +14,6 @@ use xdb_sdk::{ProcessStartOptions, WorkerService};
 
 use crate::common::*;
 
-async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
-    post_raw(env, path, body.to_string(), Some("application/json")).await
-}
-
 /// A process whose first state waits on a timer of `timer` (with `after_timer`), then
 /// an execute that completes at once; `RecoveryState` writes `note = "recovered"`.
 fn process(after_timer: Option<Duration>) -> FlakyProcess {

@@ -29,10 +29,6 @@ both_databases!(
 /// How long firings may take to show in these tests (they fire every second).
 const DEADLINE: Duration = Duration::from_secs(30);
 
-async fn call(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
-    post_raw(env, path, body.to_string(), Some("application/json")).await
-}
-
 async fn ok(env: &XdbTestEnv, path: &str, body: Value) -> Value {
     let (status, answer) = call(env, path, body).await;
     assert_eq!(status, 200, "{path}: {answer}");

@@ -13,7 +13,7 @@
 //!   state's timeout, are retried, and complete once healed, each effect once.
 //!
 //! Each fault prints one `partition-report` line (see [`Report`]). The API cut waits
-//! for the database's idle-in-transaction timeout (70 s) and runs beside the other two.
+//! for the database to end the RPC's idle transaction (15 s) and runs beside the other two.
 
 mod api_cut;
 mod async_cut;

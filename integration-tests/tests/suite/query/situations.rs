@@ -27,19 +27,6 @@ both_databases!(situation_fields_find_executions_by_what_their_tasks_and_states_
 /// Far enough ahead that nothing fires or retries while the test runs.
 const LATER: Duration = Duration::from_secs(3600);
 
-async fn states(env: &XdbTestEnv, process_id: &str) -> Value {
-    let body = json!({ "processId": process_id });
-    let (status, view) = post_raw(
-        env,
-        paths::STATES,
-        body.to_string(),
-        Some("application/json"),
-    )
-    .await;
-    assert_eq!(status, 200, "{view}");
-    view
-}
-
 /// The process ids `tree` lists, and checks that `count` counts as many.
 async fn matching(env: &XdbTestEnv, tree: Value) -> BTreeSet<String> {
     let listed = list_all(env, &json!({ "where": tree }), 2)
