@@ -17,6 +17,7 @@ pub mod report;
 pub mod rss;
 pub mod scenarios;
 pub mod services;
+pub mod soak;
 pub mod stats;
 pub mod worker;
 

@@ -14,6 +14,7 @@ use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::options::{scenarios_of, QueueMode};
 use xdb_bench::report::{self, Comparison, Machine, Verdict};
+use xdb_bench::soak::{self, SoakOptions};
 use xdb_bench::{run, BenchOptions, Scenario};
 
 /// A database the bench runs against.
@@ -161,6 +162,75 @@ struct Cli {
     /// and publish is checked against them.
     #[arg(long)]
     register_definitions: bool,
+    /// "soak": minutes of load (not run unless named in --scenarios, and then alone).
+    #[arg(long, default_value_t = 60)]
+    minutes: u64,
+    /// "soak": units per second; by default `--soak-share` of the maximum measured first.
+    #[arg(long)]
+    soak_rate: Option<f64>,
+    /// "soak": the share of the measured maximum to run at.
+    #[arg(long, default_value_t = 0.5)]
+    soak_share: f64,
+    /// "soak": minutes a separate connection holds a transaction open, in the middle.
+    #[arg(long, default_value_t = 10)]
+    soak_hold_minutes: u64,
+    /// "soak": every how many minutes the oldest async instance is replaced.
+    #[arg(long, default_value_t = 5)]
+    soak_replace_minutes: u64,
+    /// "soak": async instances running at once.
+    #[arg(long, default_value_t = 2)]
+    soak_async_instances: usize,
+}
+
+impl Cli {
+    fn soak_options(&self, admin_url: String) -> SoakOptions {
+        SoakOptions {
+            admin_url,
+            minutes: self.minutes,
+            rate: self.soak_rate.filter(|r| *r > 0.0),
+            share: self.soak_share.clamp(0.01, 1.0),
+            probe: Duration::from_secs(30),
+            hold: Duration::from_secs(self.soak_hold_minutes * 60),
+            replace_every: Duration::from_secs(self.soak_replace_minutes.max(1) * 60),
+            async_instances: self.soak_async_instances.max(1),
+            max_in_flight: 5000,
+            timer_delay: Duration::from_secs(self.timer_seconds),
+        }
+    }
+}
+
+/// Runs the soak on each database in turn, and prints (and writes) its report.
+async fn soak(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        cli.scenarios.iter().all(|s| *s == Scenario::Soak),
+        "the soak runs alone: --scenarios soak"
+    );
+    anyhow::ensure!(
+        cli.queue == [QueueMode::Database],
+        "the soak runs on the database queue"
+    );
+    let mut markdown = String::new();
+    for database in databases {
+        let url = match database {
+            Database::Postgres => cli.postgres_url.clone(),
+            Database::Mysql => cli.mysql_url.clone(),
+        };
+        let options = cli.soak_options(url);
+        let report = tokio::select! {
+            report = soak::run(&options) => report
+                .with_context(|| format!("the {database:?} soak"))?,
+            _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
+        };
+        let text = report.to_markdown();
+        println!("{text}");
+        markdown.push_str(&text);
+        markdown.push('\n');
+    }
+    if let Some(path) = &cli.report {
+        std::fs::write(path, &markdown)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -174,6 +244,9 @@ async fn main() -> anyhow::Result<()> {
     let mut databases = cli.databases.clone();
     databases.dedup();
     anyhow::ensure!(!databases.is_empty(), "--databases names none");
+    if cli.scenarios.contains(&Scenario::Soak) {
+        return soak(&cli, &databases).await;
+    }
     anyhow::ensure!(cli.timer_seconds > 0, "--timer-seconds must be at least 1");
     let mut modes: Vec<QueueMode> = Vec::new();
     for mode in &cli.queue {

@@ -29,6 +29,10 @@ pub enum Scenario {
     Fleet,
     /// The database's commit-rate ceiling (pgbench on PostgreSQL).
     Pgbench,
+    /// An hour (`--minutes`) of steady mixed load with a held transaction and async
+    /// instances replaced: throughput, latency, memory and table bloat a minute. Runs
+    /// alone, not among the others.
+    Soak,
 }
 
 impl Scenario {

@@ -56,7 +56,17 @@ impl ServiceProcess {
         args: &[String],
         log_dir: &Path,
     ) -> anyhow::Result<ServiceProcess> {
-        let log = log_dir.join(format!("{name}.log"));
+        Self::spawn_logged(name, binary, args, log_dir.join(format!("{name}.log")))
+    }
+
+    /// [`ServiceProcess::spawn`] with the output appended to `log`: for a second
+    /// instance of one service.
+    pub fn spawn_logged(
+        name: &'static str,
+        binary: &Path,
+        args: &[String],
+        log: PathBuf,
+    ) -> anyhow::Result<ServiceProcess> {
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let level = std::env::var("XDB_BENCH_SERVICE_LOG").unwrap_or_else(|_| "warn".into());
         let child = Command::new(binary)

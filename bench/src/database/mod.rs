@@ -88,11 +88,11 @@ impl BenchDatabase {
 
     /// Settles the server before a measured load, so that every load starts alike:
     /// PostgreSQL vacuums and analyzes the database, as autovacuum would between
-    /// scenarios (CI's server runs with autovacuum off, so every scenario would
-    /// otherwise scan the dead rows of all those before it), then checkpoints, so that
-    /// no load pays for a checkpoint the WAL of the scenario before it started (the
-    /// 100,000 waiting processes write ~0.5 GB of WAL, and a checkpoint then ran through
-    /// the load beside them, which paid its full-page writes). InnoDB purges, samples
+    /// scenarios had it caught up (otherwise a scenario may scan the dead rows of those
+    /// before it), then checkpoints, so that no load pays for a checkpoint the WAL of
+    /// the scenario before it started (the 100,000 waiting processes write ~0.5 GB of
+    /// WAL, and a checkpoint then ran through the load beside them, which paid its
+    /// full-page writes). InnoDB purges, samples
     /// statistics and flushes on its own: nothing to do on MySQL.
     pub async fn settle(&self) -> anyhow::Result<()> {
         match self.dialect {
