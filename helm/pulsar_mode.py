@@ -8,6 +8,12 @@ connector's database (host, name, user) and the worker URL prefix. The Secrets t
 values reference are the operator's, so the run creates them: the database URL and
 password (`app-database`), an API token, a worker-signing secret.
 
+The connector and the services log in as a role of the run's own whose password holds
+quotes, slashes, `&`, `|` and spaces ([`PASSWORD`]); the server checks it (only
+`postgres` is trusted on 127.0.0.1). The services read it percent-encoded in the URL,
+the hook Job from the Secret as is: a hook that spliced it into text would hand the
+connector another password (or a broken config), and no process would run.
+
 The post-install hook Job runs its own script with `bin/pulsar-admin` from the image
 `apachepulsar/pulsar-all:<version>`; here that image is a directory (`--pulsar-home`,
 made by scripts/test-chart.sh) whose `bin/pulsar-admin` runs Pulsar's admin CLI
@@ -21,6 +27,7 @@ import re
 import secrets
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +38,9 @@ from local_pods import ChartRunError, Image, Manifest
 
 ADMIN_URL = "http://127.0.0.1:8080"
 BROKER_URL = "pulsar://127.0.0.1:6650"
+
+# The run's database password: what sed, shell quoting or a YAML/JSON splice would break.
+PASSWORD = 'it\'s "quoted" a/b\\c & d|e  f'
 
 
 def pulsar_version() -> str:
@@ -44,8 +54,13 @@ def pulsar_version() -> str:
 class PulsarRun:
     """The values, Secrets and clean-up of one Pulsar-mode run."""
 
-    def __init__(self, database: str, database_url: str, worker_url: str) -> None:
+    def __init__(self, database: str, worker_url: str) -> None:
         self.prefix = f"xdbchart{secrets.token_hex(4)}"
+        self.role = f"{self.prefix}_cdc"
+        database_url = (
+            f"postgres://{self.role}:{urllib.parse.quote(PASSWORD, safe='')}"
+            f"@127.0.0.1:5432/{database}"
+        )
         self.slot = f"{self.prefix}_slot"
         self.source = f"{self.prefix}-debezium"
         self.token = secrets.token_hex(16)
@@ -55,7 +70,7 @@ class PulsarRun:
             {
                 "database.hostname": "127.0.0.1",
                 "database.port": "5432",
-                "database.user": "postgres",
+                "database.user": self.role,
                 "database.dbname": database,
                 "slot.name": self.slot,
                 "publication.name": f"{self.prefix}_publication",
@@ -82,7 +97,7 @@ class PulsarRun:
         self.secrets: list[Manifest] = [
             secret(
                 secret_names["database"],
-                {values["database"]["existingSecretKey"]: database_url, "password": ""},
+                {values["database"]["existingSecretKey"]: database_url, "password": PASSWORD},
             ),
             secret(secret_names["tokens"], {"api-tokens": f'["{self.token}"]'}),
             secret(secret_names["signing"], {"worker-signing-secret": secrets.token_hex(32)}),
@@ -109,6 +124,21 @@ class PulsarRun:
         if not (home / "bin" / "pulsar-admin").is_file():
             raise ChartRunError(f"{home}/bin/pulsar-admin is missing (scripts/test-chart.sh)")
         return Image(binaries={}, entrypoint=[], workdir=home)
+
+    def create_role(self, run_sql: Callable[[str, str], list[list[str]]]) -> None:
+        """The run's login role, with [`PASSWORD`]: a superuser, as Debezium creates the
+        publication and reads the tables, and the schema hook installs them."""
+        if not re.fullmatch(r"[a-z0-9_]+", self.role):
+            raise ChartRunError(f"bad role name {self.role!r}")
+        literal = "'" + PASSWORD.replace("'", "''") + "'"
+        run_sql(
+            f"CREATE ROLE {self.role} LOGIN SUPERUSER REPLICATION PASSWORD {literal}", "postgres"
+        )
+
+    def drop_role(self, run_sql: Callable[[str, str], list[list[str]]]) -> None:
+        """Drops the run's role, once its database (holding the publication it owns) is
+        gone."""
+        run_sql(f"DROP ROLE IF EXISTS {self.role}", "postgres")
 
     def clean_up(self, run_sql: Callable[[str, str], list[list[str]]]) -> None:
         """Deletes the source, then its replication slot once the connector let it go

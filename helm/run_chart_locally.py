@@ -572,7 +572,7 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
     db = Database(MODES[mode], f"xdb_chart_{mode}_{uuid.uuid4().hex[:8]}")
     root = Path(tempfile.mkdtemp(prefix=f"xdb-chart-{mode}-"))
     worker_url = f"http://{WORKER_LISTEN}"
-    pulsar = PulsarRun(db.name, db.url, worker_url) if mode == "pulsar" else None
+    pulsar = PulsarRun(db.name, worker_url) if mode == "pulsar" else None
     if pulsar is None:
         values = merge(load_values(None), {"database": {"url": db.url}})
         values = merge(values, definitions_values(worker_url, None))
@@ -595,6 +595,8 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
 
     log(f"[{mode}] database {db.url}, pods under {root}")
     db.create()
+    if pulsar is not None:
+        pulsar.create_role(db.run)
     release = Release(
         name=RELEASE,
         namespace=NAMESPACE,
@@ -639,6 +641,8 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
         if not keep:
             db.drop()
             shutil.rmtree(root, ignore_errors=True)
+            if pulsar is not None:
+                pulsar.drop_role(db.run)
 
 
 def main() -> int:
