@@ -35,6 +35,12 @@ pub trait Process: Send + Sync + Sized + 'static {
         xdb_protocol::VersioningPolicy::Pinned
     }
 
+    /// Limits on the worker calls of all this type's states together, across all async
+    /// instances; declared at registration, and an operator may override them.
+    fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
+        None
+    }
+
     /// The states, and which one (if any) runs when the process starts.
     fn state_schema(&self) -> StateSchema;
 

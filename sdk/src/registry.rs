@@ -67,6 +67,7 @@ pub struct ProcessDefinition {
     communication: Arc<CommunicationSchema>,
     rpcs: HashMap<String, RegisteredRpc>,
     versioning_policy: proto::VersioningPolicy,
+    flow_limits: Option<proto::FlowLimits>,
 }
 
 impl ProcessDefinition {
@@ -117,6 +118,7 @@ impl ProcessDefinition {
         }
         Self {
             versioning_policy: process.versioning_policy(),
+            flow_limits: process.flow_limits(),
             persistence: Arc::new(process.persistence_schema()),
             communication: Arc::new(process.communication_schema()),
             process_type,
@@ -238,6 +240,7 @@ impl ProcessDefinition {
                 has_wait_until: self.states[id].has_wait_until(),
                 config: self.state_config(id).ok(),
                 input_schema: None,
+                flow_limits: self.states[id].flow_limits(),
             })
             .collect();
         let mut rpcs: Vec<proto::RpcDefinition> = self
@@ -288,6 +291,7 @@ impl ProcessDefinition {
                 .map(any)
                 .collect(),
             versioning_policy: self.versioning_policy,
+            flow_limits: self.flow_limits.clone(),
         }
     }
 

@@ -59,6 +59,12 @@ pub trait AsyncState: Send + Sync + 'static {
         AsyncStateConfig::default()
     }
 
+    /// Limits on this state's worker calls across all async instances, declared when the
+    /// worker registers its definitions; an operator may override them at run time.
+    fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
+        None
+    }
+
     /// Returns what XDB waits for before `execute`. Only called when `HAS_WAIT_UNTIL`.
     async fn wait_until(
         &self,
@@ -90,6 +96,7 @@ pub(crate) trait ErasedState: Send + Sync {
     fn id(&self) -> String;
     fn has_wait_until(&self) -> bool;
     fn options(&self) -> AsyncStateConfig;
+    fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits>;
     async fn wait_until(
         &self,
         ctx: &Context,
@@ -138,6 +145,10 @@ impl<S: AsyncState> ErasedState for TypedState<S> {
 
     fn options(&self) -> AsyncStateConfig {
         self.state.options()
+    }
+
+    fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
+        self.state.flow_limits()
     }
 
     async fn wait_until(

@@ -68,6 +68,9 @@ pub struct StateDefinition {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub input_schema: Option<serde_json::Value>,
+    /// Limits on this state's worker calls (see `flow-limits`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_limits: Option<crate::FlowLimits>,
 }
 
 /// One RPC of a process type, with the loading policy that guards it.
@@ -116,6 +119,10 @@ pub struct ProcessDefinition {
     #[serde(default)]
     #[schema(default = VersioningPolicy::default)]
     pub versioning_policy: VersioningPolicy,
+    /// Limits on the worker calls of all the type's states together (see
+    /// `flow-limits`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_limits: Option<crate::FlowLimits>,
 }
 
 /// A deployment of a worker: where its code runs and which build it is.

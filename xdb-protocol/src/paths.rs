@@ -43,6 +43,9 @@ pub const SCHEDULE_BACKFILL: &str = "/api/v1/xdb/service/schedule/backfill";
 pub const SCHEDULE_DELETE: &str = "/api/v1/xdb/service/schedule/delete";
 pub const SCHEDULE_LIST: &str = "/api/v1/xdb/service/schedule/list";
 pub const SCHEDULE_DESCRIBE: &str = "/api/v1/xdb/service/schedule/describe";
+pub const FLOW_LIMITS_SET: &str = "/api/v1/xdb/service/flow-limits/set";
+pub const FLOW_LIMITS_LIST: &str = "/api/v1/xdb/service/flow-limits/list";
+pub const FLOW_LIMITS_HISTORY: &str = "/api/v1/xdb/service/flow-limits/history";
 
 /// Prefix of the web console's own reads: client paths like the service's (the same
 /// bearer tokens), kept apart because they serve a page, not an SDK.
@@ -127,12 +130,16 @@ pub fn role_of(path: &str) -> Option<Role> {
         | BATCH_LIST
         | BATCH_DESCRIBE
         | SCHEDULE_LIST
-        | SCHEDULE_DESCRIBE => Some(Role::Read),
+        | SCHEDULE_DESCRIBE
+        | FLOW_LIMITS_LIST
+        | FLOW_LIMITS_HISTORY => Some(Role::Read),
         // A schedule starts processes as a client would, but it is a standing order that
         // runs unattended: those who run the system own it.
         RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE | BATCH_START
         | BATCH_CANCEL | SCHEDULE_CREATE | SCHEDULE_UPDATE | SCHEDULE_PAUSE | SCHEDULE_RESUME
-        | SCHEDULE_TRIGGER | SCHEDULE_BACKFILL | SCHEDULE_DELETE => Some(Role::Operate),
+        | SCHEDULE_TRIGGER | SCHEDULE_BACKFILL | SCHEDULE_DELETE | FLOW_LIMITS_SET => {
+            Some(Role::Operate)
+        }
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
@@ -200,7 +207,9 @@ mod tests {
             let mut segments = path.rsplit('/');
             let last = segments.next().unwrap_or_default();
             match segments.next() {
-                Some(group @ ("definitions" | "deployments" | "batch" | "schedule")) => {
+                Some(
+                    group @ ("definitions" | "deployments" | "batch" | "schedule" | "flow-limits"),
+                ) => {
                     format!("{group}/{last}")
                 }
                 _ => last.to_string(),
@@ -216,6 +225,8 @@ mod tests {
                 "definitions/describe",
                 "definitions/list",
                 "deployments/list",
+                "flow-limits/history",
+                "flow-limits/list",
                 "count",
                 "describe",
                 "history",
@@ -231,6 +242,7 @@ mod tests {
                 "batch/cancel",
                 "batch/start",
                 "deployments/move",
+                "flow-limits/set",
                 "give-up",
                 "pause",
                 "reset",

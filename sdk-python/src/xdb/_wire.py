@@ -467,6 +467,75 @@ class FilterOp(StrEnum):
     CONTAINS = "CONTAINS"
 
 
+class FlowLimitSource(StrEnum):
+    """
+    Where a limit or a change came from.
+    """
+
+    DEFINITION = "DEFINITION"
+    OPERATOR = "OPERATOR"
+
+
+class FlowLimits(WireModel):
+    """Limits on a process type's or a state's worker calls. An absent field is no limit."""
+
+    max_calls_per_second: float | None = None
+    """
+    At most this many worker calls (waitUntil and execute) a second across all async
+    instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
+    every two seconds). A call over the limit waits: briefly in the instance, or, for
+    a longer wait, as its task due later (shown by `states` as `RATE_LIMITED`).
+    """
+
+
+class FlowLimitsEntry(WireModel):
+    """The limits of one process type (`stateId` absent) or of one of its states."""
+
+    declared: FlowLimits | None = None
+    effective: FlowLimits
+    """What the async service applies: the override if set, else the declared limits."""
+    override: FlowLimits | None = None
+    process_type: str
+    state_id: str | None = None
+    """Absent: the limits apply to the calls of all the type's states together."""
+    updated_timestamp_ms: int
+
+
+class FlowLimitsHistoryRequest(WireModel):
+    """`POST .../flow-limits/history`: changes of limits, newest first."""
+
+    next_page_token: str | None = None
+    page_size: int | None = None
+    """1 to 1000; absent: 50."""
+    process_type: str | None = None
+
+
+class FlowLimitsListRequest(WireModel):
+    """`POST .../flow-limits/list`: the limits in force, by process type and state."""
+
+    process_type: str | None = None
+    """Only this type's limits."""
+
+
+class FlowLimitsListResponse(WireModel):
+    limits: list[FlowLimitsEntry]
+    """Ordered by process type, then state (the type's own first)."""
+
+
+class FlowLimitsSetRequest(WireModel):
+    """
+    `POST .../flow-limits/set`: sets or clears an operator's override of a process
+    type's or a state's limits. The type need not be registered.
+    """
+
+    override: FlowLimits | None = None
+    process_type: str
+    reason: str | None = None
+    """Why, kept in the audit history (at most 1024 characters)."""
+    state_id: str | None = None
+    """Absent: the limits of the whole type."""
+
+
 class GlobalAttributeValue(WireModel):
     """
     One column of the global-attribute row and its value.
@@ -1352,6 +1421,33 @@ class FieldCondition(WireModel):
     """The values of `IN`, at most 100."""
 
 
+class FlowLimitChange(WireModel):
+    """One change of one entry's declared limits or override."""
+
+    after: FlowLimits | None = None
+    before: FlowLimits | None = None
+    change_id: int
+    changed_by: str
+    """
+    The operator's token name (or `anonymous` without tokens), or the deployment
+    (`name@version`) whose registration made the change.
+    """
+    changed_timestamp_ms: int
+    process_type: str
+    reason: str | None = None
+    source: FlowLimitSource
+    """
+    `DEFINITION`: a registration changed the declared limits; `OPERATOR`: an operator
+    set or cleared the override.
+    """
+    state_id: str | None = None
+
+
+class FlowLimitsHistoryResponse(WireModel):
+    changes: list[FlowLimitChange]
+    next_page_token: str | None = None
+
+
 class GlobalAttributeConfig(WireModel):
     """The global-attribute row of a process: one row of a user table."""
 
@@ -1935,6 +2031,7 @@ class FilterOr(WireModel):
 class ProcessDefinition(WireModel):
     """A process type as its worker declares it."""
 
+    flow_limits: FlowLimits | None = None
     global_attributes: GlobalAttributesDefinition | None = None
     local_attributes: list[AttributeDefinition] = Field([], validate_default=True)
     local_queues: list[str] = []
@@ -2161,6 +2258,7 @@ class StateDefinition(WireModel):
     """One async state of a process type."""
 
     config: AsyncStateConfig | None = None
+    flow_limits: FlowLimits | None = None
     has_wait_until: bool
     """
     Whether the worker implements waitUntil for it; without one, a start or a

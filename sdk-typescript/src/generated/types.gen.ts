@@ -822,6 +822,116 @@ export type FilterOr = {
 };
 
 /**
+ * One change of one entry's declared limits or override.
+ */
+export type FlowLimitChange = {
+    after?: null | FlowLimits;
+    before?: null | FlowLimits;
+    changeId: number;
+    /**
+     * The operator's token name (or `anonymous` without tokens), or the deployment
+     * (`name@version`) whose registration made the change.
+     */
+    changedBy: string;
+    changedTimestampMs: number;
+    processType: string;
+    reason?: string | null;
+    /**
+     * `DEFINITION`: a registration changed the declared limits; `OPERATOR`: an operator
+     * set or cleared the override.
+     */
+    source: FlowLimitSource;
+    stateId?: string | null;
+};
+
+/**
+ * Where a limit or a change came from.
+ */
+export type FlowLimitSource = 'DEFINITION' | 'OPERATOR';
+
+/**
+ * Limits on a process type's or a state's worker calls. An absent field is no limit.
+ */
+export type FlowLimits = {
+    /**
+     * At most this many worker calls (waitUntil and execute) a second across all async
+     * instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
+     * every two seconds). A call over the limit waits: briefly in the instance, or, for
+     * a longer wait, as its task due later (shown by `states` as `RATE_LIMITED`).
+     */
+    maxCallsPerSecond?: number | null;
+};
+
+/**
+ * The limits of one process type (`stateId` absent) or of one of its states.
+ */
+export type FlowLimitsEntry = {
+    declared?: null | FlowLimits;
+    /**
+     * What the async service applies: the override if set, else the declared limits.
+     */
+    effective: FlowLimits;
+    override?: null | FlowLimits;
+    processType: string;
+    /**
+     * Absent: the limits apply to the calls of all the type's states together.
+     */
+    stateId?: string | null;
+    updatedTimestampMs: number;
+};
+
+/**
+ * `POST .../flow-limits/history`: changes of limits, newest first.
+ */
+export type FlowLimitsHistoryRequest = {
+    nextPageToken?: string | null;
+    /**
+     * 1 to 1000; absent: 50.
+     */
+    pageSize?: number | null;
+    processType?: string | null;
+};
+
+export type FlowLimitsHistoryResponse = {
+    changes: Array<FlowLimitChange>;
+    nextPageToken?: string | null;
+};
+
+/**
+ * `POST .../flow-limits/list`: the limits in force, by process type and state.
+ */
+export type FlowLimitsListRequest = {
+    /**
+     * Only this type's limits.
+     */
+    processType?: string | null;
+};
+
+export type FlowLimitsListResponse = {
+    /**
+     * Ordered by process type, then state (the type's own first).
+     */
+    limits: Array<FlowLimitsEntry>;
+};
+
+/**
+ * `POST .../flow-limits/set`: sets or clears an operator's override of a process
+ * type's or a state's limits. The type need not be registered.
+ */
+export type FlowLimitsSetRequest = {
+    override?: null | FlowLimits;
+    processType: string;
+    /**
+     * Why, kept in the audit history (at most 1024 characters).
+     */
+    reason?: string | null;
+    /**
+     * Absent: the limits of the whole type.
+     */
+    stateId?: string | null;
+};
+
+/**
  * The global-attribute row of a process: one row of a user table.
  */
 export type GlobalAttributeConfig = {
@@ -1177,6 +1287,7 @@ export type ProcessClosedDetails = {
  * A process type as its worker declares it.
  */
 export type ProcessDefinition = {
+    flowLimits?: null | FlowLimits;
     globalAttributes?: null | GlobalAttributesDefinition;
     localAttributes?: Array<AttributeDefinition>;
     /**
@@ -2101,6 +2212,7 @@ export type StateDecision = {
  */
 export type StateDefinition = {
     config?: null | AsyncStateConfig;
+    flowLimits?: null | FlowLimits;
     /**
      * Whether the worker implements waitUntil for it; without one, a start or a
      * movement must say `skipWaitUntil`.

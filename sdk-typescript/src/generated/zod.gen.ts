@@ -462,6 +462,81 @@ export const FieldConditionSchema = z.object({
 });
 
 /**
+ * Where a limit or a change came from.
+ */
+export const FlowLimitSourceSchema = z.enum(['DEFINITION', 'OPERATOR']);
+
+/**
+ * Limits on a process type's or a state's worker calls. An absent field is no limit.
+ */
+export const FlowLimitsSchema = z.object({
+    maxCallsPerSecond: z.number().nullish()
+});
+
+/**
+ * One change of one entry's declared limits or override.
+ */
+export const FlowLimitChangeSchema = z.object({
+    after: FlowLimitsSchema.nullish(),
+    before: FlowLimitsSchema.nullish(),
+    changeId: z.int(),
+    changedBy: z.string(),
+    changedTimestampMs: z.int(),
+    processType: z.string(),
+    reason: z.string().nullish(),
+    source: FlowLimitSourceSchema,
+    stateId: z.string().nullish()
+});
+
+/**
+ * The limits of one process type (`stateId` absent) or of one of its states.
+ */
+export const FlowLimitsEntrySchema = z.object({
+    declared: FlowLimitsSchema.nullish(),
+    effective: FlowLimitsSchema,
+    override: FlowLimitsSchema.nullish(),
+    processType: z.string(),
+    stateId: z.string().nullish(),
+    updatedTimestampMs: z.int()
+});
+
+/**
+ * `POST .../flow-limits/history`: changes of limits, newest first.
+ */
+export const FlowLimitsHistoryRequestSchema = z.object({
+    nextPageToken: z.string().nullish(),
+    pageSize: z.int().nullish(),
+    processType: z.string().nullish()
+});
+
+export const FlowLimitsHistoryResponseSchema = z.object({
+    changes: z.array(FlowLimitChangeSchema),
+    nextPageToken: z.string().nullish()
+});
+
+/**
+ * `POST .../flow-limits/list`: the limits in force, by process type and state.
+ */
+export const FlowLimitsListRequestSchema = z.object({
+    processType: z.string().nullish()
+});
+
+export const FlowLimitsListResponseSchema = z.object({
+    limits: z.array(FlowLimitsEntrySchema)
+});
+
+/**
+ * `POST .../flow-limits/set`: sets or clears an operator's override of a process
+ * type's or a state's limits. The type need not be registered.
+ */
+export const FlowLimitsSetRequestSchema = z.object({
+    override: FlowLimitsSchema.nullish(),
+    processType: z.string(),
+    reason: z.string().nullish(),
+    stateId: z.string().nullish()
+});
+
+/**
  * One column of the global-attribute row and its value.
  *
  * Values are plain JSON; the database converts them to the column's type (a JSON string
@@ -1625,6 +1700,7 @@ export const FilterOrSchema = z.object({
  * A process type as its worker declares it.
  */
 export const ProcessDefinitionSchema = z.object({
+    flowLimits: FlowLimitsSchema.nullish(),
     globalAttributes: GlobalAttributesDefinitionSchema.nullish(),
     localAttributes: z.array(AttributeDefinitionSchema).optional().default([]),
     localQueues: z.array(z.string()).optional().default([]),
@@ -1792,6 +1868,7 @@ export const StateDecisionSchema = z.object({
  */
 export const StateDefinitionSchema = z.object({
     config: AsyncStateConfigSchema.nullish(),
+    flowLimits: FlowLimitsSchema.nullish(),
     hasWaitUntil: z.boolean(),
     id: z.string(),
     inputSchema: z.record(z.string(), z.unknown()).nullish()

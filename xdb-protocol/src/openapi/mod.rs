@@ -68,6 +68,9 @@ pub mod operation_ids {
     pub const SCHEDULE_DELETE: &str = "schedule_delete";
     pub const SCHEDULE_LIST: &str = "schedule_list";
     pub const SCHEDULE_DESCRIBE: &str = "schedule_describe";
+    pub const FLOW_LIMITS_SET: &str = "flow_limits_set";
+    pub const FLOW_LIMITS_LIST: &str = "flow_limits_list";
+    pub const FLOW_LIMITS_HISTORY: &str = "flow_limits_history";
 }
 
 /// Error responses are added by `errors`, from the sub-types each operation can answer.
@@ -378,6 +381,28 @@ mod operations {
         responses((status = 200, body = ScheduleDescribeResponse, description = "the schedule")))]
     fn schedule_describe() {}
 
+    /// Set or clear an operator's override of a process type's or a state's flow limits
+    ///
+    /// The override wins over what the definition declares until it is cleared
+    /// (`override` absent or `null`). Async instances apply a change within about a
+    /// second. Kept in the limits' audit history.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/flow-limits/set", tag = "flow-limits",
+        request_body = FlowLimitsSetRequest,
+        responses((status = 200, body = FlowLimitsEntry, description = "the limits now")))]
+    fn flow_limits_set() {}
+
+    /// List the flow limits declared and overridden, with those in force
+    #[utoipa::path(post, path = "/api/v1/xdb/service/flow-limits/list", tag = "flow-limits",
+        request_body = FlowLimitsListRequest,
+        responses((status = 200, body = FlowLimitsListResponse, description = "every entry")))]
+    fn flow_limits_list() {}
+
+    /// The audit history of flow limits: every registration's and operator's change
+    #[utoipa::path(post, path = "/api/v1/xdb/service/flow-limits/history", tag = "flow-limits",
+        request_body = FlowLimitsHistoryRequest,
+        responses((status = 200, body = FlowLimitsHistoryResponse, description = "one page, newest first")))]
+    fn flow_limits_history() {}
+
     /// Wake a service instance (between XDB's own services)
     ///
     /// Served on the instances' internal listeners only (never on the API service's
@@ -432,6 +457,8 @@ mod operations {
           operations::schedule_trigger, operations::schedule_backfill,
           operations::schedule_delete, operations::schedule_list,
           operations::schedule_describe,
+          operations::flow_limits_set, operations::flow_limits_list,
+          operations::flow_limits_history,
           operations::internal_notify, operations::worker_wait_until,
           operations::worker_execute, operations::worker_rpc),
     components(schemas(
@@ -454,6 +481,9 @@ mod operations {
                                          selects, as a durable job"),
          (name = "schedule", description = "A process type started on a cron expression \
                                             or an interval, fired by the async service"),
+         (name = "flow-limits", description = "How fast the async service may call a \
+                                               process type's worker, declared by \
+                                               definitions and overridden by operators"),
          (name = "console", description = "The web console's reads beside the service \
                                            API (served at `/ui`)"),
          (name = "worker", description = "XDB → the user's worker: served by workers (the \
