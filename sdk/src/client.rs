@@ -2,8 +2,8 @@
 //!
 //! [`Client`], its settings and its typed calls are here; the rest by concern: the calls
 //! one per service endpoint (`endpoints`), the operator's calls (`operate`), batches
-//! (`batch`), how a call is sent and sent again (`transport`, `retry`), and its failures
-//! (`error`).
+//! (`batch`), schedules (`schedule`), flow limits (`flow_limits`), how a call is sent
+//! and sent again (`transport`, `retry`), and its failures (`error`).
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use crate::start_options::{build_start_request, ProcessStartOptions};
 mod batch;
 mod endpoints;
 mod error;
+mod flow_limits;
 mod operate;
 mod retry;
 #[cfg(test)]
@@ -36,12 +37,13 @@ pub use retry::{is_valid_request_id, new_request_id, IdempotentRequest, MAX_REQU
 /// **Retries.** Each call is sent again, up to [`Client::with_retries`] times (default
 /// 3), when sending it again cannot do more than sending it once:
 /// - reads (describe, list, count, history, states, wait, the definitions', deployments'
-///   and batches' reads), and the writes that carry a `requestId` (start, stop, publish,
-///   the operator's controls, reset, batch start), are sent again when no answer came
-///   (connection refused or reset, a timeout) and on any 503. Each such write gets the
-///   caller's `requestId`, else a fresh one, set once per call: every attempt sends the
-///   same id and the same body, so the service does it at most once and answers a repeat
-///   with the first answer;
+///   and batches' reads), the writes that carry a `requestId` (start, stop, publish,
+///   the operator's controls, reset, batch start), and the writes whose repeat leaves
+///   the same state (schedule update, pause, resume and backfill, setting a flow limit)
+///   are sent again when no answer came (connection refused or reset, a timeout) and on
+///   any 503. Each write with a `requestId` gets the caller's, else a fresh one, set once
+///   per call: every attempt sends the same id and the same body, so the service does it
+///   at most once and answers a repeat with the first answer;
 /// - other writes (RPC, registration, set-current, move, batch cancel) are sent again only
 ///   when they surely did nothing: the connection never opened, or 503 `OVERLOADED`.
 ///

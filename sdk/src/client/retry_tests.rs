@@ -387,3 +387,52 @@ async fn a_service_before_request_ids_gets_a_write_again_without_the_clients_own
     assert!(matches!(error, ClientError::Transport(_)), "{error}");
     assert_eq!(seen.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_override() {
+    let entry = r#"{"processType":"Order","effective":{"maxCallsPerSecond":2.5},
+        "override":{"maxCallsPerSecond":2.5},"updatedTimestampMs":7}"#;
+    let script = vec![Answer::Drop, Answer::Status(503, DATABASE_UNAVAILABLE)];
+    let (url, seen) = scripted_service(script, entry).await;
+    let request = FlowLimitsSetRequest {
+        process_type: "Order".into(),
+        state_id: None,
+        override_limits: Some(FlowLimits {
+            max_calls_per_second: Some(2.5),
+        }),
+        reason: Some("downstream slow".into()),
+    };
+    let answer = client(&url).flow_limits_set(&request).await.unwrap();
+    assert_eq!(answer.effective.max_calls_per_second, Some(2.5));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "two retries, then the answer");
+    for attempt in &seen {
+        assert_eq!(attempt.path, paths::FLOW_LIMITS_SET);
+        assert_eq!(attempt.body["override"]["maxCallsPerSecond"], 2.5);
+        assert_eq!(attempt.body, seen[0].body, "the same body every time");
+    }
+
+    let (url, seen) = scripted_service(vec![Answer::Status(400, INVALID)], entry).await;
+    let error = client(&url).flow_limits_set(&request).await.unwrap_err();
+    assert_eq!(error.sub_type(), Some(ErrorSubType::InvalidRequest));
+    assert_eq!(seen.lock().unwrap().len(), 1, "a refusal is final");
+}
+
+#[tokio::test]
+async fn clearing_a_flow_limit_sends_no_override() {
+    let entry = r#"{"processType":"Order","stateId":"S","effective":{},"updatedTimestampMs":7}"#;
+    let (url, seen) = scripted_service(vec![], entry).await;
+    let request = FlowLimitsSetRequest {
+        process_type: "Order".into(),
+        state_id: Some("S".into()),
+        override_limits: None,
+        reason: None,
+    };
+    let answer = client(&url).flow_limits_set(&request).await.unwrap();
+    assert_eq!(answer.override_limits, None);
+    let body = seen.lock().unwrap()[0].body.clone();
+    assert_eq!(
+        body,
+        serde_json::json!({"processType": "Order", "stateId": "S"})
+    );
+}
