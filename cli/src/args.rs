@@ -250,6 +250,23 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::schedule::ScheduleCommand,
     },
+    /// Flow limits: how fast a process type's worker is called, per type or per state
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb flow-limits set -t Order --max-calls-per-second 20 --reason 'payments API at 25/s'\n",
+        "  xdb flow-limits set -t Order --state Charge --max-calls-per-second 0.5\n",
+        "  xdb flow-limits set -t Order --unlimited --reason 'backlog after the outage'\n",
+        "  xdb flow-limits set -t Order --clear            # the declared limits apply again\n",
+        "  xdb flow-limits list\n",
+        "  xdb flow-limits history -t Order\n\n",
+        "`set` needs the operate role. A call over its limit waits (RATE_LIMITED in `xdb states`).\n",
+        "Exit codes: 0 done, 1 refused (e.g. a rate of 0, or a state the type does not have;\n",
+        "the field is named), 2 usage, 3 unreachable."
+    ))]
+    FlowLimits {
+        #[command(subcommand)]
+        command: crate::flow_limits::FlowLimitsCommand,
+    },
     /// Process definitions registered by worker deployments
     #[command(after_help = concat!(
         "Examples:\n",

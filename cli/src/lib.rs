@@ -11,6 +11,7 @@ pub mod commands;
 pub mod definitions;
 pub mod deployments;
 pub mod dev;
+pub mod flow_limits;
 pub mod format;
 mod history_lines;
 pub mod operate;
@@ -75,6 +76,7 @@ pub fn run(cli: Cli) -> Exit {
             Command::Definitions { command } => definitions::run(&client, output, command).await,
             Command::Deployments { command } => deployments::run(&client, output, command).await,
             Command::Schedule { command } => schedule::run(&client, output, command).await,
+            Command::FlowLimits { command } => flow_limits::run(&client, output, command).await,
             Command::Describe(a) => commands::describe(&client, output, a).await,
             Command::List(a) => commands::list(&client, output, a).await,
             Command::Count(a) => commands::count(&client, output, a).await,
