@@ -19,6 +19,7 @@ from xdb._start import ProcessStartOptions
 from xdb._transport import AsyncTransport
 from xdb.batch import AsyncBatchCalls
 from xdb.definitions import DefinitionSource
+from xdb.flow_limits import AsyncFlowLimitCalls
 from xdb.operate import AsyncOperatorCalls
 from xdb.process import Process
 from xdb.protocol import (
@@ -49,7 +50,12 @@ OutT = TypeVar("OutT")
 
 
 class AsyncClient(
-    AsyncTransport, ProcessCalls, AsyncOperatorCalls, AsyncBatchCalls, AsyncScheduleCalls
+    AsyncTransport,
+    ProcessCalls,
+    AsyncOperatorCalls,
+    AsyncBatchCalls,
+    AsyncScheduleCalls,
+    AsyncFlowLimitCalls,
 ):
     """Talks to one XDB service with asyncio; use ``async with`` or call :meth:`aclose`.
 

@@ -19,6 +19,7 @@ from xdb._start import ProcessStartOptions
 from xdb._transport import SyncTransport
 from xdb.batch import BatchCalls
 from xdb.definitions import DefinitionSource
+from xdb.flow_limits import FlowLimitCalls
 from xdb.operate import OperatorCalls
 from xdb.process import Process
 from xdb.protocol import (
@@ -48,7 +49,7 @@ InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 
 
-class Client(SyncTransport, ProcessCalls, OperatorCalls, BatchCalls, ScheduleCalls):
+class Client(SyncTransport, ProcessCalls, OperatorCalls, BatchCalls, ScheduleCalls, FlowLimitCalls):
     """Talks to one XDB service, blocking; the same calls as :class:`AsyncClient`."""
 
     @staticmethod

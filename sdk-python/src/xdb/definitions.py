@@ -57,7 +57,8 @@ def export_definition(
       input's JSON Schema;
     - ``global_attributes``: the table, its key and the declared columns with their
       types; ``local_attributes``: the declared keys with theirs;
-    - ``versioning_policy``: the process's ``versioning_policy``.
+    - ``versioning_policy``: the process's ``versioning_policy``;
+    - ``flow_limits``: the process's and each state's ``flow_limits`` (absent: none).
     """
     definition = (
         process if isinstance(process, ProcessDefinition) else ProcessDefinition.of(process)
@@ -69,6 +70,7 @@ def export_definition(
             has_wait_until=state.has_wait_until(),
             config=definition.state_config(state_id),
             input_schema=input_schema(state.input_type()),
+            flow_limits=definition.state_flow_limits[state_id],
         )
         for state_id, state in definition.states.items()
     ]
@@ -104,6 +106,7 @@ def export_definition(
         global_attributes=global_attributes,
         local_attributes=_attributes(schema.local_attributes),
         versioning_policy=definition.versioning_policy,
+        flow_limits=definition.flow_limits,
     )
 
 

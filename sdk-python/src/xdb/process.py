@@ -10,6 +10,7 @@ from xdb.decision import NextState, StateDecision
 from xdb.errors import SchemaError
 from xdb.protocol import (
     AsyncStateConfig,
+    FlowLimits,
     GlobalAttributeLoading,
     LocalAttributeLoading,
     LockType,
@@ -33,9 +34,15 @@ class Process:
     ``versioning_policy`` says what happens to running executions when another
     deployment of the type becomes current: ``PINNED`` (they stay on the deployment they
     started on) or ``MOVE_TO_CURRENT`` (they move to it); see ``docs/definitions.md``.
+
+    ``flow_limits`` limits the worker calls of all the type's states together, across all
+    async instances (``FlowLimits(max_calls_per_second=20)``); each state may declare its
+    own (:attr:`AsyncState.flow_limits`). Registration sends them; an operator may
+    override them at run time (``set_flow_limits``).
     """
 
     versioning_policy: ClassVar[VersioningPolicy | str] = VersioningPolicy.PINNED
+    flow_limits: ClassVar[FlowLimits | None] = None
 
     def get_process_type(self) -> str:
         """The process type, unique in a worker; the class name unless overridden."""
@@ -79,6 +86,11 @@ class ProcessDefinition:
                 f"{self.process_type}: versioning_policy {process.versioning_policy!r} is "
                 f"not one of {', '.join(p.value for p in VersioningPolicy)}"
             ) from None
+        self.flow_limits = _flow_limits(self.process_type, process.flow_limits)
+        self.state_flow_limits = {
+            state_id: _flow_limits(f"{self.process_type}.{state_id}", state.flow_limits)
+            for state_id, state in self.states.items()
+        }
         self.rpcs: dict[str, RpcMethod[Any, Any, Any]] = {}
         for klass in reversed(type(process).__mro__):
             for value in vars(klass).values():
@@ -185,3 +197,13 @@ class ProcessDefinition:
 
 _lock = threading.Lock()
 _by_class: dict[type[Process], ProcessDefinition] = {}
+
+
+def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
+    """``declared`` when it is limits (or none); a ``SchemaError`` naming ``owner`` if not."""
+    if declared is None or isinstance(declared, FlowLimits):
+        return declared
+    raise SchemaError(
+        f"{owner}: flow_limits {declared!r} is not a FlowLimits "
+        "(e.g. FlowLimits(max_calls_per_second=20))"
+    )

@@ -69,6 +69,15 @@ from xdb._wire import (
     FilterNot,
     FilterOp,
     FilterOr,
+    FlowLimitChange,
+    FlowLimits,
+    FlowLimitsEntry,
+    FlowLimitsHistoryRequest,
+    FlowLimitsHistoryResponse,
+    FlowLimitsListRequest,
+    FlowLimitsListResponse,
+    FlowLimitSource,
+    FlowLimitsSetRequest,
     GlobalAttributeConfig,
     GlobalAttributeLoading,
     GlobalAttributesDefinition,
@@ -229,6 +238,12 @@ SCHEDULE_DELETE = f"{SCHEDULE_PREFIX}/delete"
 SCHEDULE_LIST = f"{SCHEDULE_PREFIX}/list"
 SCHEDULE_DESCRIBE = f"{SCHEDULE_PREFIX}/describe"
 
+# Paths of the flow limits (how fast a process type's or a state's worker is called).
+FLOW_LIMITS_PREFIX = "/api/v1/xdb/service/flow-limits"
+FLOW_LIMITS_SET = f"{FLOW_LIMITS_PREFIX}/set"
+FLOW_LIMITS_LIST = f"{FLOW_LIMITS_PREFIX}/list"
+FLOW_LIMITS_HISTORY = f"{FLOW_LIMITS_PREFIX}/history"
+
 # Paths of the worker API (XDB calls them on the worker URL given at start).
 WORKER_WAIT_UNTIL = "/api/v1/xdb/worker/async-state/wait-until"
 WORKER_EXECUTE = "/api/v1/xdb/worker/async-state/execute"
@@ -250,6 +265,10 @@ __all__ = [
     "DEPLOYMENTS_PREFIX",
     "DEPLOYMENTS_SET_CURRENT",
     "DESCRIBE",
+    "FLOW_LIMITS_HISTORY",
+    "FLOW_LIMITS_LIST",
+    "FLOW_LIMITS_PREFIX",
+    "FLOW_LIMITS_SET",
     "GIVE_UP",
     "HISTORY",
     "LIST",
@@ -337,6 +356,15 @@ __all__ = [
     "FilterNot",
     "FilterOp",
     "FilterOr",
+    "FlowLimitChange",
+    "FlowLimitSource",
+    "FlowLimits",
+    "FlowLimitsEntry",
+    "FlowLimitsHistoryRequest",
+    "FlowLimitsHistoryResponse",
+    "FlowLimitsListRequest",
+    "FlowLimitsListResponse",
+    "FlowLimitsSetRequest",
     "GlobalAttributeConfig",
     "GlobalAttributeLoading",
     "GlobalAttributeValue",

@@ -8,7 +8,8 @@ twice does what acting once does:
 - the connection failed after the request left (reset, closed without an answer, a
   timeout waiting for the answer), or a 503 other than ``OVERLOADED`` (the service lost
   its database, possibly after committing; a proxy with no service behind it): only a
-  read, or a write that carries a request id. Start, stop, publish, the operator's
+  read, a write whose repeat leaves what the first left (setting a flow limit), or a
+  write that carries a request id. Start, stop, publish, the operator's
   controls, reset and batch start always carry one (the caller's, or a UUID the client
   makes once per call); the service answers a repeated id with the body it first
   answered, without acting again.
@@ -45,6 +46,9 @@ from xdb.protocol import (
     DEFINITIONS_LIST,
     DEPLOYMENTS_LIST,
     DESCRIBE,
+    FLOW_LIMITS_HISTORY,
+    FLOW_LIMITS_LIST,
+    FLOW_LIMITS_SET,
     HISTORY,
     LIST,
     STATES,
@@ -78,8 +82,14 @@ _READS = frozenset(
         DEPLOYMENTS_LIST,
         BATCH_LIST,
         BATCH_DESCRIBE,
+        FLOW_LIMITS_LIST,
+        FLOW_LIMITS_HISTORY,
     }
 )
+
+# The writes that leave the same state however often they are sent: the same flow-limit
+# override set twice is set once.
+_SAME_EACH_TIME = frozenset({FLOW_LIMITS_SET})
 
 # Failures in which the request never reached the service.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -101,9 +111,14 @@ def request_id(given: str | None) -> str:
 def repeatable(call: Call[Any]) -> bool:
     """Whether sending ``call`` twice does what sending it once does.
 
-    A read, or a write that carries a request id.
+    A read, a write whose repeat leaves what the first left, or a write that carries a
+    request id.
     """
-    return call.path in _READS or getattr(call.body, "request_id", None) is not None
+    return (
+        call.path in _READS
+        or call.path in _SAME_EACH_TIME
+        or getattr(call.body, "request_id", None) is not None
+    )
 
 
 def predates_request_ids(call: Call[Any], error: Exception) -> bool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
-from xdb.protocol import AsyncStateConfig
+from xdb.protocol import AsyncStateConfig, FlowLimits
 
 if TYPE_CHECKING:
     from xdb.command import CommandRequest, CommandResults
@@ -25,7 +25,13 @@ class AsyncState(ABC, Generic[InputT]):
     returns, then calls ``execute``, which decides what follows. Both may be plain or
     ``async`` methods: plain ones run in a worker thread so they cannot block the loop.
     Attribute writes and messages take effect only if XDB records the call's answer.
+
+    ``flow_limits`` limits this state's worker calls across all async instances
+    (``FlowLimits(max_calls_per_second=0.5)``: one call every two seconds); registration
+    sends it, and an operator may override it at run time.
     """
+
+    flow_limits: ClassVar[FlowLimits | None] = None
 
     @classmethod
     def get_state_id(cls) -> str:

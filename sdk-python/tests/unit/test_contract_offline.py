@@ -19,6 +19,7 @@ from xdb import (
     BatchStatus,
     BusinessTableRef,
     DeploymentRef,
+    FlowLimits,
     ProcessStartOptions,
     WorkerDeployment,
     WorkerService,
@@ -175,6 +176,16 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.delete_schedule("nightly", reason="gone"),
         client.list_schedules(process_type="ShopProcess", page_size=10, next_page_token="a"),
         client.describe_schedule("nightly"),
+        client.set_flow_limits(
+            "ShopProcess",
+            FlowLimits(max_calls_per_second=0.5),
+            state_id="Start",
+            reason="payments slow",
+        ),
+        client.set_flow_limits("ShopProcess", FlowLimits()),
+        client.set_flow_limits("ShopProcess", None),
+        client.list_flow_limits(process_type="ShopProcess"),
+        client.flow_limit_history(process_type="ShopProcess", page_size=10, next_page_token="a"),
     ]
     for coroutine in calls:
         with pytest.raises(Exception, match="offline"):
