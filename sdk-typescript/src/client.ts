@@ -1,7 +1,7 @@
 /**
  * The client of the XDB service API: typed calls built from a process definition
  * (start, RPC), the plain calls (stop, describe, list, history, publish, wait), the
- * operator's calls and batches. How a call is sent, sent again and its failures mapped
+ * operator's calls, batches, schedules and flow limits. How a call is sent, sent again and its failures mapped
  * to typed errors is in `transport.ts`; the options in `client-options.ts`; the requests
  * built from a call's arguments in `requests.ts`.
  */
@@ -13,6 +13,16 @@ import { OPERATE_PATHS } from "./operate.js";
 import type { Process, RpcInput, RpcName, RpcOutput } from "./process.js";
 import {
   BATCH_PATHS,
+  FLOW_LIMITS_PATHS,
+  FlowLimitsEntrySchema,
+  FlowLimitsHistoryResponseSchema,
+  FlowLimitsListResponseSchema,
+  type FlowLimits,
+  type FlowLimitsEntry,
+  type FlowLimitsHistoryRequest,
+  type FlowLimitsHistoryResponse,
+  type FlowLimitsListResponse,
+  type FlowLimitsSetRequest,
   SCHEDULE_PATHS,
   ScheduleBackfillResponseSchema,
   ScheduleDescribeResponseSchema,
@@ -493,6 +503,36 @@ export class Client extends ServiceTransport {
   /** A schedule, its next 10 fire times and its latest firings (`SCHEDULE_NOT_FOUND` for an unknown id). */
   async describeSchedule(scheduleId: string): Promise<ScheduleDescribeResponse> {
     return (await this.call(SCHEDULE_PATHS.describe, { scheduleId }, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  // ---- flow limits: how fast a process type's or a state's worker is called ----
+
+  /**
+   * Sets an operator's override of a type's limits (or, with `options.stateId`, a state's);
+   * `null` clears it, so the declared limits apply again, and `{}` is no limit whatever is
+   * declared. Answers the entry as it now is. A bad rate, a state the registered type does
+   * not have or a too-long reason is `INVALID_REQUEST` naming the field, and changes
+   * nothing. Sending the same override twice leaves the same override, so it is sent
+   * again like a read.
+   */
+  async setFlowLimits(
+    processType: string,
+    override: FlowLimits | null,
+    options: { stateId?: string; reason?: string } = {},
+  ): Promise<FlowLimitsEntry> {
+    const request: FlowLimitsSetRequest = { processType, stateId: options.stateId, reason: options.reason };
+    if (override !== null) request.override = override;
+    return this.call(FLOW_LIMITS_PATHS.set, request, FlowLimitsEntrySchema);
+  }
+
+  /** The limits declared, overridden and in force, by process type and state. */
+  async listFlowLimits(processType?: string): Promise<FlowLimitsListResponse> {
+    return this.call(FLOW_LIMITS_PATHS.list, { processType }, FlowLimitsListResponseSchema);
+  }
+
+  /** A page of changes of limits, by registrations and operators, newest first. */
+  async flowLimitHistory(request: FlowLimitsHistoryRequest = {}): Promise<FlowLimitsHistoryResponse> {
+    return this.call(FLOW_LIMITS_PATHS.history, request, FlowLimitsHistoryResponseSchema);
   }
 
   // ---- plain calls, one per endpoint ----

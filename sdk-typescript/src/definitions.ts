@@ -9,9 +9,11 @@
 import { toJSONSchema, type z } from "zod";
 
 import { definitionOf, ProcessDefinition } from "./definition.js";
+import { XdbSdkError } from "./errors.js";
 import type { Process } from "./process.js";
 import type {
   AttributeDefinition,
+  FlowLimits,
   ProcessDefinitionWire,
   RpcDefinition,
   StateDefinition,
@@ -37,7 +39,8 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  * - `globalAttributes`: the table, its key and the declared columns;
  *   `localAttributes`: the declared keys. The persistence schema declares names, not
  *   types, so every attribute's type is `ANY`;
- * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`.
+ * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
+ * - `flowLimits`: the process's and each state's `flowLimits` (absent: none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
   const definition = definitionOf(process);
@@ -50,6 +53,7 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
     };
     const schema = inputJsonSchema(state.inputSchema);
     if (schema) out.inputSchema = schema;
+    if (state.flowLimits) out.flowLimits = flowLimitsOf(`${definition.processType}.${id}`, state.flowLimits);
     return out;
   });
   const rpcs: RpcDefinition[] = definition.rpcNames().map((name) => {
@@ -71,6 +75,9 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
     localAttributes: persistence.localAttributeKeys.map(anyAttribute),
     versioningPolicy: definition.versioningPolicy,
   };
+  if (definition.process.flowLimits) {
+    wire.flowLimits = flowLimitsOf(definition.processType, definition.process.flowLimits);
+  }
   if (persistence.table) {
     wire.globalAttributes = {
       tableName: persistence.table.tableName,
@@ -79,6 +86,14 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
     };
   }
   return wire;
+}
+
+/** `limits` as sent; throws when they are not an object (a definition bug, caught at export). */
+function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
+  if (typeof limits !== "object" || Array.isArray(limits)) {
+    throw new XdbSdkError("NOT_ALLOWED", `${owner}: flowLimits must be an object such as { maxCallsPerSecond: 20 }`);
+  }
+  return { ...limits };
 }
 
 /** The wire definitions of `sources`; wire definitions are taken as they are. */

@@ -4,7 +4,7 @@
  */
 import type { Communication } from "./communication.js";
 import type { Persistence } from "./persistence.js";
-import type { GlobalAttributeLoading, LocalAttributeLoading, LockType, VersioningPolicy } from "./protocol.js";
+import type { FlowLimits, GlobalAttributeLoading, LocalAttributeLoading, LockType, VersioningPolicy } from "./protocol.js";
 import type { CommunicationSchema, PersistenceSchema } from "./schema.js";
 import type { AsyncState, Parser, WorkerContext } from "./state.js";
 
@@ -89,6 +89,12 @@ export interface Process {
    * `MOVE_TO_CURRENT` (they move to it). See docs/definitions.md.
    */
   readonly versioningPolicy?: VersioningPolicy;
+  /**
+   * Limits on the worker calls of all the type's states together, across all async
+   * instances (`{ maxCallsPerSecond: 20 }`); each state may declare its own. Sent at
+   * registration; an operator may override them at run time (`setFlowLimits`).
+   */
+  readonly flowLimits?: FlowLimits;
 }
 
 /** The RPC map of process `P`. */

@@ -11,6 +11,15 @@
 
 export type {
   CronSpec,
+  FlowLimitChange,
+  FlowLimitSource,
+  FlowLimits,
+  FlowLimitsEntry,
+  FlowLimitsHistoryRequest,
+  FlowLimitsHistoryResponse,
+  FlowLimitsListRequest,
+  FlowLimitsListResponse,
+  FlowLimitsSetRequest,
   IntervalSpec,
   ScheduleBackfillRequest,
   ScheduleBackfillResponse,
@@ -179,6 +188,9 @@ export {
   DefinitionsListResponseSchema,
   DeploymentsListResponseSchema,
   ExecutionsMoveResponseSchema,
+  FlowLimitsEntrySchema,
+  FlowLimitsHistoryResponseSchema,
+  FlowLimitsListResponseSchema,
   ProcessExecutionControlResponseSchema,
   ProcessExecutionDescribeResponseSchema,
   ProcessExecutionHistoryResponseSchema,
@@ -257,6 +269,16 @@ export const SCHEDULE_PATHS = {
   delete: "/api/v1/xdb/service/schedule/delete",
   list: "/api/v1/xdb/service/schedule/list",
   describe: "/api/v1/xdb/service/schedule/describe",
+} as const;
+
+/**
+ * The flow limits' paths: how fast a process type's or a state's worker is called (set:
+ * role `operate`; list and history: `read`).
+ */
+export const FLOW_LIMITS_PATHS = {
+  set: "/api/v1/xdb/service/flow-limits/set",
+  list: "/api/v1/xdb/service/flow-limits/list",
+  history: "/api/v1/xdb/service/flow-limits/history",
 } as const;
 
 /** Where the service serves its OpenAPI document. */

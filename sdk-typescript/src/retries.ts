@@ -8,7 +8,8 @@
  * - the connection failed after the request left (reset, closed without an answer, no
  *   answer within the timeout), or a 503 other than `OVERLOADED` (the service lost its
  *   database, possibly after committing; a proxy with no service behind it): only a read,
- *   or a write that carries a request id. Start, stop, publish, the operator's controls,
+ *   a write whose repeat leaves what the first left (setting a flow limit), or a write
+ *   that carries a request id. Start, stop, publish, the operator's controls,
  *   reset and batch start always carry one (the caller's `requestId`, or a UUID the client
  *   makes once per call); the service answers a repeated id with what it first answered,
  *   without acting again.
@@ -26,7 +27,7 @@ import { randomUUID } from "node:crypto";
 
 import { XdbApiError, XdbSdkError } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
-import { BATCH_PATHS, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, SERVICE_PATHS } from "./protocol.js";
+import { BATCH_PATHS, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, FLOW_LIMITS_PATHS, SERVICE_PATHS } from "./protocol.js";
 
 /** How many times a call is sent at most, unless the client is told otherwise. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -50,7 +51,12 @@ const READS: ReadonlySet<string> = new Set([
   DEPLOYMENTS_PATHS.list,
   BATCH_PATHS.list,
   BATCH_PATHS.describe,
+  FLOW_LIMITS_PATHS.list,
+  FLOW_LIMITS_PATHS.history,
 ]);
+
+/** The writes that leave the same state however often sent: one override set twice is set once. */
+const SAME_EACH_TIME: ReadonlySet<string> = new Set([FLOW_LIMITS_PATHS.set]);
 
 /** Network errors in which the request never left: no connection was made. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
@@ -88,7 +94,7 @@ export function predatesRequestIds(error: unknown): boolean {
 
 /** Whether sending `body` to `path` twice does what sending it once does: a read, or a write carrying a request id. */
 export function isRepeatable(path: string, body: unknown): boolean {
-  if (READS.has(path)) return true;
+  if (READS.has(path) || SAME_EACH_TIME.has(path)) return true;
   return typeof body === "object" && body !== null && typeof (body as { requestId?: unknown }).requestId === "string";
 }
 

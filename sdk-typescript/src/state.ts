@@ -7,7 +7,7 @@ import type { CommandRequest, CommandResults } from "./command.js";
 import type { Communication } from "./communication.js";
 import type { StateDecision } from "./decision.js";
 import type { Persistence } from "./persistence.js";
-import type { AsyncStateConfig, Context } from "./protocol.js";
+import type { AsyncStateConfig, Context, FlowLimits } from "./protocol.js";
 
 /** The call being served: the protocol's context plus the caller's trace context. */
 export interface WorkerContext extends Context {
@@ -32,6 +32,12 @@ export type StateOptions = Omit<AsyncStateConfig, "skipWaitUntil">;
 export interface AsyncState<I = void> {
   /** Timeouts, retry policies, failure recovery and loading policies of this state. */
   readonly options?: StateOptions;
+  /**
+   * Limits on this state's worker calls across all async instances
+   * (`{ maxCallsPerSecond: 0.5 }`: one call every two seconds); sent at registration, and
+   * an operator may override them at run time.
+   */
+  readonly flowLimits?: FlowLimits;
   /**
    * Checks the decoded input before `waitUntil`/`execute` see it (a bad input is a 400).
    * A zod schema also gives the state's registered definition its input's JSON Schema.

@@ -1,0 +1,152 @@
+// The flow-limit calls against a fake fetch (their requests checked against the
+// repository's OpenAPI document too), their retries against a scripted HTTP server, and
+// the limits processes and states declare for registration.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import {
+  Client, FLOW_LIMITS_PATHS, StateDecision, StateSchema, XdbSdkError, exportDefinition, isApiError,
+  type AsyncState, type FlowLimits, type Process,
+} from "@xdb/sdk";
+
+import { contractProblems } from "./contract.js";
+import { answer, drop, refusal, scriptedService } from "./scripted-service.js";
+
+interface Sent { path: string; body: Record<string, unknown> }
+
+const ENTRY = {
+  processType: "Order",
+  stateId: "Charge",
+  declared: { maxCallsPerSecond: 10 },
+  override: { maxCallsPerSecond: 2.5 },
+  effective: { maxCallsPerSecond: 2.5 },
+  updatedTimestampMs: 1_700_000_000_000,
+  future: "ignored",
+};
+const CHANGE = {
+  changeId: 7,
+  processType: "Order",
+  source: "OPERATOR",
+  before: { maxCallsPerSecond: 10 },
+  changedBy: "ops",
+  reason: "payments slow",
+  changedTimestampMs: 1_700_000_000_001,
+};
+
+/** A fetch answering as the service would, recording what was sent. */
+function fakeService(): { client: Client; sent: Sent[] } {
+  const sent: Sent[] = [];
+  const fetch: typeof globalThis.fetch = (input, init) => {
+    const path = new URL(input instanceof Request ? input.url : input.toString()).pathname;
+    const body = JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>;
+    sent.push({ path, body });
+    if (path === FLOW_LIMITS_PATHS.set) return Promise.resolve(Response.json(ENTRY));
+    if (path === FLOW_LIMITS_PATHS.list) return Promise.resolve(Response.json({ limits: [ENTRY] }));
+    return Promise.resolve(Response.json({ changes: [CHANGE], nextPageToken: "n" }));
+  };
+  return { client: new Client({ serviceUrl: "http://xdb", fetch }), sent };
+}
+
+describe("flow-limit calls", () => {
+  it("set an override, no limit, or clear it, as the contract takes them", async () => {
+    const { client, sent } = fakeService();
+    const entry = await client.setFlowLimits("Order", { maxCallsPerSecond: 2.5 }, { stateId: "Charge", reason: "payments slow" });
+    assert.deepEqual(entry.override, { maxCallsPerSecond: 2.5 });
+    assert.deepEqual(entry.declared, { maxCallsPerSecond: 10 });
+    await client.setFlowLimits("Order", {});
+    await client.setFlowLimits("Order", null, { reason: "back to normal" });
+    assert.deepEqual(sent, [
+      { path: FLOW_LIMITS_PATHS.set, body: { processType: "Order", stateId: "Charge", reason: "payments slow", override: { maxCallsPerSecond: 2.5 } } },
+      { path: FLOW_LIMITS_PATHS.set, body: { processType: "Order", override: {} } },
+      { path: FLOW_LIMITS_PATHS.set, body: { processType: "Order", reason: "back to normal" } },
+    ]);
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  it("list the limits and page through their history", async () => {
+    const { client, sent } = fakeService();
+    const listed = await client.listFlowLimits("Order");
+    assert.deepEqual(listed.limits.map((e) => [e.stateId, e.effective.maxCallsPerSecond]), [["Charge", 2.5]]);
+    const history = await client.flowLimitHistory({ processType: "Order", pageSize: 2 });
+    assert.equal(history.nextPageToken, "n");
+    assert.deepEqual([history.changes[0]?.source, history.changes[0]?.before, history.changes[0]?.after], ["OPERATOR", { maxCallsPerSecond: 10 }, undefined]);
+    await client.listFlowLimits();
+    assert.deepEqual(sent, [
+      { path: FLOW_LIMITS_PATHS.list, body: { processType: "Order" } },
+      { path: FLOW_LIMITS_PATHS.history, body: { processType: "Order", pageSize: 2 } },
+      { path: FLOW_LIMITS_PATHS.list, body: {} },
+    ]);
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  it("send a set again unchanged after a lost answer, and never after a refusal", async () => {
+    const service = await scriptedService(drop, refusal(503, "DATABASE_UNAVAILABLE", "0"), answer(200, ENTRY));
+    try {
+      const client = new Client({ serviceUrl: service.url, maxRetryDelayMs: 20 });
+      const entry = await client.setFlowLimits("Order", { maxCallsPerSecond: 2.5 });
+      assert.equal(entry.effective.maxCallsPerSecond, 2.5);
+    } finally {
+      await service.close();
+    }
+    assert.deepEqual(service.seen.map((s) => s.path), Array<string>(3).fill(FLOW_LIMITS_PATHS.set));
+    assert.equal(new Set(service.seen.map((s) => s.body)).size, 1, "a retry changed the body");
+    assert.equal(service.json()[0]?.requestId, undefined);
+
+    const bad = await scriptedService(answer(400, { subType: "INVALID_REQUEST", message: "override.maxCallsPerSecond: more than 0" }));
+    try {
+      const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+      await assert.rejects(
+        client.setFlowLimits("Order", { maxCallsPerSecond: 0 }),
+        (e) => isApiError(e, "INVALID_REQUEST") && /override\.maxCallsPerSecond/.test(e.message),
+      );
+    } finally {
+      await bad.close();
+    }
+    assert.equal(bad.seen.length, 1);
+  });
+});
+
+class Charge implements AsyncState {
+  readonly flowLimits = { maxCallsPerSecond: 0.5 };
+  execute() {
+    return StateDecision.deadEnd();
+  }
+}
+class Ship implements AsyncState {
+  execute() {
+    return StateDecision.gracefulCompleteProcess("shipped");
+  }
+}
+
+describe("declared flow limits", () => {
+  it("go with the process's and each state's definition, and are absent when none", () => {
+    class Limited implements Process {
+      readonly processType = "Limited";
+      readonly flowLimits = { maxCallsPerSecond: 20 };
+      stateSchema() {
+        return StateSchema.withStartingState(new Charge(), new Ship());
+      }
+    }
+    const wire = exportDefinition(new Limited());
+    assert.deepEqual(wire.flowLimits, { maxCallsPerSecond: 20 });
+    assert.deepEqual(wire.states.map((s) => [s.id, s.flowLimits]), [["Charge", { maxCallsPerSecond: 0.5 }], ["Ship", undefined]]);
+    assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
+      deployment: { name: "d", version: "1", workerUrl: "http://w" },
+      definitions: [wire],
+    }), "");
+    const bare = { processType: "bare", stateSchema: () => StateSchema.noStartingState(new Ship()) };
+    assert.equal("flowLimits" in exportDefinition(bare), false);
+  });
+
+  it("that are not an object are refused at export", () => {
+    const wrong = {
+      processType: "wrong",
+      flowLimits: 5 as unknown as FlowLimits,
+      stateSchema: () => StateSchema.noStartingState(new Ship()),
+    };
+    assert.throws(
+      () => exportDefinition(wrong),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /wrong: flowLimits/.test(e.message),
+    );
+  });
+});
