@@ -4,6 +4,7 @@ var DEFINITIONS = "/api/v1/xdb/service/definitions/";
 var DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 var BATCH = "/api/v1/xdb/service/batch/";
 var SCHEDULE = "/api/v1/xdb/service/schedule/";
+var FLOW_LIMITS = "/api/v1/xdb/service/flow-limits/";
 var CONSOLE = "/api/v1/xdb/console/process-execution/";
 var TOKEN_KEY = "xdb.console.token";
 var ApiError = class extends Error {
@@ -105,6 +106,9 @@ var api = {
   scheduleResume: (scheduleId, reason) => post(`${SCHEDULE}resume`, { scheduleId, ...reason ? { reason } : {} }),
   scheduleTrigger: (scheduleId, overlapPolicy) => post(`${SCHEDULE}trigger`, { scheduleId, ...overlapPolicy ? { overlapPolicy } : {} }),
   scheduleDelete: (scheduleId, reason) => post(`${SCHEDULE}delete`, { scheduleId, ...reason ? { reason } : {} }),
+  flowLimitsSet: (request) => post(`${FLOW_LIMITS}set`, request),
+  flowLimitsList: (processType) => post(`${FLOW_LIMITS}list`, processType ? { processType } : {}),
+  flowLimitsHistory: (request) => post(`${FLOW_LIMITS}history`, request),
   definitions: () => post(`${DEFINITIONS}list`, {}),
   definition: (processType, revision) => post(`${DEFINITIONS}describe`, { processType, ...revision !== void 0 ? { revision } : {} }),
   deployments: () => post(`${DEPLOYMENTS}list`, {}),
@@ -766,6 +770,7 @@ function parseRoute(hash) {
     if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
     if (parts[0] === "schedules") return { page: "schedules" };
     if (parts[0] === "schedule" && parts[1]) return { page: "schedule", scheduleId: decodeURIComponent(parts[1]) };
+    if (parts[0] === "flow-limits") return { page: "flow-limits" };
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
     if (parts[0] === "deployments") return { page: "deployments" };
@@ -2999,6 +3004,219 @@ function executionsTable(executions, parked) {
   );
 }
 
+// src/flow-limits.ts
+function limitsText(limits) {
+  if (limits === null || limits === void 0) return "—";
+  const rate2 = limits.maxCallsPerSecond;
+  return rate2 === null || rate2 === void 0 ? "unlimited" : `${rate2} calls/s`;
+}
+function scopeText(stateId) {
+  return stateId ? stateId : "(all states)";
+}
+function changeText(change) {
+  return `${limitsText(change.before)} → ${limitsText(change.after)}`;
+}
+var ACTIONS = [
+  ["rate", "limit to a rate"],
+  ["unlimited", "no limit (whatever is declared)"],
+  ["clear", "clear the override (declared limits apply)"]
+];
+function flowLimitsRequest(values) {
+  const get = (name) => values(name).trim();
+  const processType = get("processType");
+  if (!processType) return { error: "The process type is missing.", field: "processType" };
+  const stateId = get("stateId");
+  const reason = get("reason");
+  const request = { processType, ...stateId ? { stateId } : {}, ...reason ? { reason } : {} };
+  const action = get("action") || "rate";
+  if (action === "unlimited") return { request: { ...request, override: {} } };
+  if (action === "clear") return { request };
+  const rate2 = get("maxCallsPerSecond");
+  const value = Number(rate2);
+  if (!rate2 || !Number.isFinite(value)) {
+    return { error: `The rate ${rate2 ? `${rate2} ` : ""}is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
+  }
+  return { request: { ...request, override: { maxCallsPerSecond: value } } };
+}
+var FIELDS2 = [
+  ["override.maxCallsPerSecond", "maxCallsPerSecond"],
+  ["maxCallsPerSecond", "maxCallsPerSecond"],
+  ["stateId", "stateId"],
+  ["processType", "processType"],
+  ["reason", "reason"]
+];
+function errorField(message) {
+  let best;
+  for (const [path, field] of FIELDS2) {
+    const at = message.indexOf(path);
+    if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
+  }
+  return best?.field;
+}
+
+// src/views/flow-limits.ts
+var REFRESH_MS6 = 5e3;
+var HISTORY_SIZE = 50;
+function flowLimitsView(root) {
+  const limits = h("div");
+  const history = h("div");
+  let stopped = false;
+  async function load() {
+    try {
+      const [listed, changes] = await Promise.all([api.flowLimitsList(), api.flowLimitsHistory({ pageSize: HISTORY_SIZE })]);
+      if (stopped) return;
+      replace(
+        limits,
+        table(
+          ["Process type", "State", "Declared", "Override", "Effective", "Updated (UTC)", ""],
+          listed.limits.map(
+            (e) => h(
+              "tr",
+              { "data-testid": "flow-limit-row", "data-process-type": e.processType, "data-state-id": e.stateId ?? "" },
+              h("td", {}, h("a", { href: definitionHref(e.processType) }, e.processType)),
+              h("td", { class: "mono small" }, scopeText(e.stateId)),
+              h("td", { "data-testid": "flow-limit-declared" }, limitsText(e.declared)),
+              h("td", { "data-testid": "flow-limit-override" }, limitsText(e.override)),
+              h("td", { "data-testid": "flow-limit-effective" }, h("strong", {}, limitsText(e.effective))),
+              h("td", { class: "small" }, formatTime(e.updatedTimestampMs)),
+              h("td", {}, h("button", { type: "button", class: "link", "data-testid": "flow-limit-edit", onclick: () => form.edit(e.processType, e.stateId ?? "") }, "Change"))
+            )
+          ),
+          "No limits yet: a definition may declare them, or set an override below.",
+          "flow-limits-table"
+        )
+      );
+      replace(
+        history,
+        table(
+          ["Changed (UTC)", "Process type", "State", "Source", "Change", "By", "Reason"],
+          changes.changes.map(
+            (c) => h(
+              "tr",
+              { "data-testid": "flow-limit-change" },
+              h("td", { class: "small" }, formatTime(c.changedTimestampMs)),
+              h("td", {}, c.processType),
+              h("td", { class: "mono small" }, scopeText(c.stateId)),
+              h("td", {}, c.source),
+              h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)),
+              h("td", {}, c.changedBy),
+              h("td", {}, c.reason ?? "")
+            )
+          ),
+          "No changes yet.",
+          "flow-limit-history"
+        ),
+        changes.nextPageToken && h("p", { class: "small" }, `The latest ${HISTORY_SIZE} changes.`)
+      );
+    } catch (error) {
+      if (!stopped) replace(limits, h("p", { class: "error", role: "alert" }, `Could not list flow limits: ${String(error)}`));
+    }
+  }
+  const form = setForm(() => void load());
+  replace(
+    root,
+    h("h1", {}, "Flow limits"),
+    h("p", { class: "small" }, "How many worker calls a second the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again."),
+    limits,
+    form.element,
+    h("h2", {}, "History"),
+    history
+  );
+  void load();
+  const timer = setInterval(() => void load(), REFRESH_MS6);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+function setForm(changed) {
+  const inputs = /* @__PURE__ */ new Map();
+  const input = (name, placeholder = "", list2) => {
+    const element2 = h("input", { name, placeholder, autocomplete: "off", list: list2, "data-testid": `flow-limit-${name}` });
+    inputs.set(name, element2);
+    return element2;
+  };
+  const row = (label, control, hint) => h("label", {}, h("span", {}, label), control, hint && h("span", { class: "small" }, hint));
+  const types = h("datalist", { id: "flow-limit-process-types" });
+  const action = h(
+    "select",
+    { name: "action", "data-testid": "flow-limit-action" },
+    ACTIONS.map(([value, label]) => h("option", { value }, label))
+  );
+  inputs.set("action", action);
+  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s");
+  action.addEventListener("change", () => rateRow.hidden = action.value !== "rate");
+  const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
+  const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
+  const submit = h("button", { type: "submit", class: "primary", "data-testid": "flow-limit-submit" }, "Apply");
+  const show = (error, field) => {
+    problem.textContent = error ?? "";
+    problem.hidden = !error;
+    for (const [name, element2] of inputs) element2.toggleAttribute("aria-invalid", name === field);
+    if (field) inputs.get(field)?.focus();
+  };
+  const apply = async () => {
+    done.hidden = true;
+    const checked = flowLimitsRequest((name) => inputs.get(name)?.value ?? "");
+    if ("error" in checked) {
+      show(checked.error, checked.field);
+      return;
+    }
+    submit.disabled = true;
+    try {
+      const entry = await api.flowLimitsSet(checked.request);
+      show(void 0);
+      done.textContent = `${entry.processType} ${scopeText(entry.stateId)}: ${limitsText(entry.effective)} in force.`;
+      done.hidden = false;
+      changed();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      show(`The service refused the change: ${message}`, errorField(message));
+    } finally {
+      submit.disabled = false;
+    }
+  };
+  const element = h(
+    "details",
+    { class: "panel schedule-create", "data-testid": "flow-limit-form" },
+    h("summary", {}, h("strong", {}, "Set or clear an override")),
+    h(
+      "form",
+      {
+        class: "schedule-form",
+        onsubmit: (event) => {
+          event.preventDefault();
+          void apply();
+        }
+      },
+      row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
+      row("State", input("stateId", "optional"), "empty: all the type's states together"),
+      row("Change", action),
+      rateRow,
+      row("Reason", input("reason", "optional"), "kept in the history"),
+      problem,
+      done,
+      h("div", { class: "buttons" }, submit),
+      types
+    )
+  );
+  void api.definitions().then(
+    ({ definitions }) => replace(types, definitions.map((d) => h("option", { value: d.processType }))),
+    () => void 0
+  );
+  const edit = (processType, stateId) => {
+    const set = (name, value) => {
+      const field = inputs.get(name);
+      if (field) field.value = value;
+    };
+    set("processType", processType);
+    set("stateId", stateId);
+    element.open = true;
+    inputs.get("maxCallsPerSecond")?.focus();
+  };
+  return { element, edit };
+}
+
 // src/schedules.ts
 var OVERLAP_POLICIES = ["SKIP", "BUFFER_ONE", "ALLOW_ALL", "TERMINATE_PREVIOUS"];
 function specText(spec) {
@@ -3057,7 +3275,7 @@ function scheduleRequest(values) {
   };
   return { request };
 }
-var FIELDS2 = [
+var FIELDS3 = [
   ["spec.cron.expression", "cronExpression"],
   ["spec.cron.timeZone", "timeZone"],
   ["spec.interval.everySeconds", "everySeconds"],
@@ -3072,10 +3290,10 @@ var FIELDS2 = [
   ["overlapPolicy", "overlapPolicy"],
   ["scheduleId", "scheduleId"]
 ];
-function errorField(message, subType = "") {
+function errorField2(message, subType = "") {
   if (subType === "SCHEDULE_ALREADY_EXISTS") return "scheduleId";
   let best;
-  for (const [path, field] of FIELDS2) {
+  for (const [path, field] of FIELDS3) {
     const at = message.indexOf(path);
     if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
   }
@@ -3252,7 +3470,7 @@ function scheduleView(root, scheduleId) {
 }
 
 // src/views/schedules.ts
-var REFRESH_MS6 = 5e3;
+var REFRESH_MS7 = 5e3;
 var PAGE_SIZE2 = 100;
 var DESCRIBES_AT_ONCE = 4;
 async function latestFirings(schedules) {
@@ -3307,7 +3525,7 @@ function schedulesView(root) {
   }
   replace(root, h("h1", {}, "Schedules"), results, createForm());
   void load();
-  const timer = setInterval(() => void load(), REFRESH_MS6);
+  const timer = setInterval(() => void load(), REFRESH_MS7);
   return () => {
     stopped = true;
     clearInterval(timer);
@@ -3368,7 +3586,7 @@ function createForm() {
       location.hash = scheduleHref(created.schedule.scheduleId);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      show(`The service refused the schedule: ${message}`, errorField(message, error instanceof ApiError ? error.subType : ""));
+      show(`The service refused the schedule: ${message}`, errorField2(message, error instanceof ApiError ? error.subType : ""));
     } finally {
       submit.disabled = false;
     }
@@ -3429,6 +3647,7 @@ function route2() {
   else if (current.page === "batch") leave = batchView(root, current.batchId);
   else if (current.page === "schedules") leave = schedulesView(root);
   else if (current.page === "schedule") leave = scheduleView(root, current.scheduleId);
+  else if (current.page === "flow-limits") leave = flowLimitsView(root);
   else leave = executionsView(root, queryToSelection(current.query));
 }
 function start() {
@@ -3461,6 +3680,7 @@ function start() {
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
         h("a", { href: "#/schedules", "data-page": "schedules" }, "Schedules"),
+        h("a", { href: "#/flow-limits", "data-page": "flow-limits" }, "Flow limits"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard")
       ),
       forget

@@ -10,6 +10,7 @@ import type {
   ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
   ScheduleCreateRequest, ScheduleDescribeResponse, ScheduleListRequest, ScheduleListResponse, ScheduleOverlapPolicy, ScheduleTriggerResponse,
+  FlowLimitsEntry, FlowLimitsHistoryRequest, FlowLimitsHistoryResponse, FlowLimitsListResponse, FlowLimitsSetRequest,
 } from "./types.js";
 
 const SERVICE = "/api/v1/xdb/service/process-execution/";
@@ -17,6 +18,7 @@ const DEFINITIONS = "/api/v1/xdb/service/definitions/";
 const DEPLOYMENTS = "/api/v1/xdb/service/deployments/";
 const BATCH = "/api/v1/xdb/service/batch/";
 const SCHEDULE = "/api/v1/xdb/service/schedule/";
+const FLOW_LIMITS = "/api/v1/xdb/service/flow-limits/";
 const CONSOLE = "/api/v1/xdb/console/process-execution/";
 const TOKEN_KEY = "xdb.console.token";
 
@@ -148,6 +150,9 @@ export const api = {
   scheduleTrigger: (scheduleId: string, overlapPolicy?: ScheduleOverlapPolicy) =>
     post<ScheduleTriggerResponse>(`${SCHEDULE}trigger`, { scheduleId, ...(overlapPolicy ? { overlapPolicy } : {}) }),
   scheduleDelete: (scheduleId: string, reason?: string) => post<object>(`${SCHEDULE}delete`, { scheduleId, ...(reason ? { reason } : {}) }),
+  flowLimitsSet: (request: FlowLimitsSetRequest) => post<FlowLimitsEntry>(`${FLOW_LIMITS}set`, request),
+  flowLimitsList: (processType?: string) => post<FlowLimitsListResponse>(`${FLOW_LIMITS}list`, processType ? { processType } : {}),
+  flowLimitsHistory: (request: FlowLimitsHistoryRequest) => post<FlowLimitsHistoryResponse>(`${FLOW_LIMITS}history`, request),
   definitions: () => post<DefinitionsListResponse>(`${DEFINITIONS}list`, {}),
   definition: (processType: string, revision?: number) =>
     post<DefinitionDescribeResponse>(`${DEFINITIONS}describe`, { processType, ...(revision !== undefined ? { revision } : {}) }),

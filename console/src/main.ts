@@ -10,6 +10,7 @@ import { deploymentsView } from "./views/deployments.js";
 import { askToken } from "./views/dialog.js";
 import { executionView } from "./views/execution.js";
 import { executionsView } from "./views/executions.js";
+import { flowLimitsView } from "./views/flow-limits.js";
 import { parseRoute, type Route } from "./views/routes.js";
 import { scheduleView } from "./views/schedule.js";
 import { schedulesView } from "./views/schedules.js";
@@ -42,6 +43,7 @@ function route(): void {
   else if (current.page === "batch") leave = batchView(root, current.batchId);
   else if (current.page === "schedules") leave = schedulesView(root);
   else if (current.page === "schedule") leave = scheduleView(root, current.scheduleId);
+  else if (current.page === "flow-limits") leave = flowLimitsView(root);
   else leave = executionsView(root, queryToSelection(current.query));
 }
 
@@ -75,6 +77,7 @@ function start(): void {
         h("a", { href: "#/deployments", "data-page": "deployments" }, "Deployments"),
         h("a", { href: "#/batches", "data-page": "batches" }, "Batches"),
         h("a", { href: "#/schedules", "data-page": "schedules" }, "Schedules"),
+        h("a", { href: "#/flow-limits", "data-page": "flow-limits" }, "Flow limits"),
         h("a", { href: "#/dashboard", "data-page": "dashboard" }, "Dashboard"),
       ),
       forget,

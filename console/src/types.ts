@@ -63,6 +63,13 @@ export type ScheduleListRequest = wire.ScheduleListRequest;
 export type ScheduleListResponse = wire.ScheduleListResponse;
 export type ScheduleDescribeResponse = wire.ScheduleDescribeResponse;
 export type ScheduleTriggerResponse = wire.ScheduleTriggerResponse;
+export type FlowLimits = wire.FlowLimits;
+export type FlowLimitsEntry = wire.FlowLimitsEntry;
+export type FlowLimitChange = wire.FlowLimitChange;
+export type FlowLimitsSetRequest = wire.FlowLimitsSetRequest;
+export type FlowLimitsListResponse = wire.FlowLimitsListResponse;
+export type FlowLimitsHistoryRequest = wire.FlowLimitsHistoryRequest;
+export type FlowLimitsHistoryResponse = wire.FlowLimitsHistoryResponse;
 
 /** The statuses the filter offers, in its order. */
 export const STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "TERMINATED"] as const satisfies readonly ProcessStatus[];

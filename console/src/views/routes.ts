@@ -1,6 +1,6 @@
 // Hash routes: #/executions, #/execution/<process id>/<execution id>, #/dashboard,
 // #/definitions, #/definition/<process type>/<revision>, #/deployments, #/batches,
-// #/batch/<batch id>, #/schedules, #/schedule/<schedule id>. The executions list takes its selection as a query:
+// #/batch/<batch id>, #/schedules, #/schedule/<schedule id>, #/flow-limits. The executions list takes its selection as a query:
 // #/executions?status=FAILED&where=... (see query.ts).
 
 export type Route =
@@ -9,6 +9,7 @@ export type Route =
   | { page: "batch"; batchId: string }
   | { page: "schedules" }
   | { page: "schedule"; scheduleId: string }
+  | { page: "flow-limits" }
   | { page: "dashboard" }
   | { page: "definitions" }
   | { page: "deployments" }
@@ -45,6 +46,7 @@ export function parseRoute(hash: string): Route {
     if (parts[0] === "batch" && parts[1]) return { page: "batch", batchId: decodeURIComponent(parts[1]) };
     if (parts[0] === "schedules") return { page: "schedules" };
     if (parts[0] === "schedule" && parts[1]) return { page: "schedule", scheduleId: decodeURIComponent(parts[1]) };
+    if (parts[0] === "flow-limits") return { page: "flow-limits" };
     if (parts[0] === "dashboard") return { page: "dashboard" };
     if (parts[0] === "definitions") return { page: "definitions" };
     if (parts[0] === "deployments") return { page: "deployments" };

@@ -1,0 +1,70 @@
+// Pure parts of the flow-limits page: limits as text, the form's values checked and
+// turned into a request, and the form field a 400 names.
+import type { FlowLimitChange, FlowLimits, FlowLimitsSetRequest } from "./types.js";
+
+/** Limits as people read them: `2.5 calls/s`; `unlimited` for limits that limit nothing; `—` for none. */
+export function limitsText(limits: FlowLimits | null | undefined): string {
+  if (limits === null || limits === undefined) return "—";
+  const rate = limits.maxCallsPerSecond;
+  return rate === null || rate === undefined ? "unlimited" : `${rate} calls/s`;
+}
+
+/** Which calls an entry or a change limits: one state's, or all the type's together. */
+export function scopeText(stateId: string | null | undefined): string {
+  return stateId ? stateId : "(all states)";
+}
+
+/** A change as one line: `10 calls/s → 2.5 calls/s`; `—` where there was, or is, none. */
+export function changeText(change: FlowLimitChange): string {
+  return `${limitsText(change.before)} → ${limitsText(change.after)}`;
+}
+
+/** The form's fields, by name. */
+export type FormValues = (name: string) => string;
+
+/** What the form does: set a rate, no limit whatever is declared, or clear the override. */
+export const ACTIONS = [
+  ["rate", "limit to a rate"],
+  ["unlimited", "no limit (whatever is declared)"],
+  ["clear", "clear the override (declared limits apply)"],
+] as const;
+
+/** What is wrong with the form's `values`, or the request they make. The rate's range
+ * is the service's to check: its 400 names the field. */
+export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetRequest } | { error: string; field: string } {
+  const get = (name: string) => values(name).trim();
+  const processType = get("processType");
+  if (!processType) return { error: "The process type is missing.", field: "processType" };
+  const stateId = get("stateId");
+  const reason = get("reason");
+  const request: FlowLimitsSetRequest = { processType, ...(stateId ? { stateId } : {}), ...(reason ? { reason } : {}) };
+  const action = get("action") || "rate";
+  if (action === "unlimited") return { request: { ...request, override: {} } };
+  if (action === "clear") return { request };
+  const rate = get("maxCallsPerSecond");
+  const value = Number(rate);
+  if (!rate || !Number.isFinite(value)) {
+    return { error: `The rate ${rate ? `${rate} ` : ""}is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
+  }
+  return { request: { ...request, override: { maxCallsPerSecond: value } } };
+}
+
+/** The API's field paths, and the form's field of each. */
+const FIELDS: [string, string][] = [
+  ["override.maxCallsPerSecond", "maxCallsPerSecond"],
+  ["maxCallsPerSecond", "maxCallsPerSecond"],
+  ["stateId", "stateId"],
+  ["processType", "processType"],
+  ["reason", "reason"],
+];
+
+/** The form field an API error is about (the first field path its message names), so the
+ * form can mark it; undefined when it names none of them. */
+export function errorField(message: string): string | undefined {
+  let best: { at: number; field: string } | undefined;
+  for (const [path, field] of FIELDS) {
+    const at = message.indexOf(path);
+    if (at >= 0 && (best === undefined || at < best.at)) best = { at, field };
+  }
+  return best?.field;
+}

@@ -1,0 +1,180 @@
+// The flow limits: for each process type and state with limits, what its definition
+// declares, an operator's override and what is in force; the form that sets or clears an
+// override (with a reason, kept in the audit history); and the history of changes, by
+// registrations and operators, newest first. The form is checked before it is sent; what
+// the service refuses (a 400 naming the field) is shown under it, with the field marked,
+// and the form keeps what was typed.
+import { api } from "../api.js";
+import { h, replace, table } from "../dom.js";
+import { formatTime } from "../format.js";
+import { ACTIONS, changeText, errorField, flowLimitsRequest, limitsText, scopeText } from "../flow-limits.js";
+import { definitionHref } from "./routes.js";
+
+const REFRESH_MS = 5000;
+/** Changes shown in the history. */
+const HISTORY_SIZE = 50;
+
+export function flowLimitsView(root: HTMLElement): () => void {
+  const limits = h("div");
+  const history = h("div");
+  let stopped = false;
+
+  async function load(): Promise<void> {
+    try {
+      const [listed, changes] = await Promise.all([api.flowLimitsList(), api.flowLimitsHistory({ pageSize: HISTORY_SIZE })]);
+      if (stopped) return;
+      replace(
+        limits,
+        table(
+          ["Process type", "State", "Declared", "Override", "Effective", "Updated (UTC)", ""],
+          listed.limits.map((e) =>
+            h(
+              "tr",
+              { "data-testid": "flow-limit-row", "data-process-type": e.processType, "data-state-id": e.stateId ?? "" },
+              h("td", {}, h("a", { href: definitionHref(e.processType) }, e.processType)),
+              h("td", { class: "mono small" }, scopeText(e.stateId)),
+              h("td", { "data-testid": "flow-limit-declared" }, limitsText(e.declared)),
+              h("td", { "data-testid": "flow-limit-override" }, limitsText(e.override)),
+              h("td", { "data-testid": "flow-limit-effective" }, h("strong", {}, limitsText(e.effective))),
+              h("td", { class: "small" }, formatTime(e.updatedTimestampMs)),
+              h("td", {}, h("button", { type: "button", class: "link", "data-testid": "flow-limit-edit", onclick: () => form.edit(e.processType, e.stateId ?? "") }, "Change")),
+            ),
+          ),
+          "No limits yet: a definition may declare them, or set an override below.",
+          "flow-limits-table",
+        ),
+      );
+      replace(
+        history,
+        table(
+          ["Changed (UTC)", "Process type", "State", "Source", "Change", "By", "Reason"],
+          changes.changes.map((c) =>
+            h(
+              "tr",
+              { "data-testid": "flow-limit-change" },
+              h("td", { class: "small" }, formatTime(c.changedTimestampMs)),
+              h("td", {}, c.processType),
+              h("td", { class: "mono small" }, scopeText(c.stateId)),
+              h("td", {}, c.source),
+              h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)),
+              h("td", {}, c.changedBy),
+              h("td", {}, c.reason ?? ""),
+            ),
+          ),
+          "No changes yet.",
+          "flow-limit-history",
+        ),
+        changes.nextPageToken && h("p", { class: "small" }, `The latest ${HISTORY_SIZE} changes.`),
+      );
+    } catch (error) {
+      if (!stopped) replace(limits, h("p", { class: "error", role: "alert" }, `Could not list flow limits: ${String(error)}`));
+    }
+  }
+
+  const form = setForm(() => void load());
+  replace(
+    root,
+    h("h1", {}, "Flow limits"),
+    h("p", { class: "small" }, "How many worker calls a second the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again."),
+    limits,
+    form.element,
+    h("h2", {}, "History"),
+    history,
+  );
+  void load();
+  const timer = setInterval(() => void load(), REFRESH_MS);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+/** The form that sets or clears an override; `changed` runs after the service took one. */
+function setForm(changed: () => void): { element: HTMLElement; edit: (processType: string, stateId: string) => void } {
+  const inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
+  const input = (name: string, placeholder = "", list?: string) => {
+    const element = h("input", { name, placeholder, autocomplete: "off", list, "data-testid": `flow-limit-${name}` });
+    inputs.set(name, element);
+    return element;
+  };
+  const row = (label: string, control: HTMLElement, hint?: string) => h("label", {}, h("span", {}, label), control, hint && h("span", { class: "small" }, hint));
+  const types = h("datalist", { id: "flow-limit-process-types" });
+  const action = h(
+    "select",
+    { name: "action", "data-testid": "flow-limit-action" },
+    ACTIONS.map(([value, label]) => h("option", { value }, label)),
+  );
+  inputs.set("action", action);
+  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s");
+  action.addEventListener("change", () => (rateRow.hidden = action.value !== "rate"));
+
+  const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
+  const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
+  const submit = h("button", { type: "submit", class: "primary", "data-testid": "flow-limit-submit" }, "Apply");
+  const show = (error: string | undefined, field?: string) => {
+    problem.textContent = error ?? "";
+    problem.hidden = !error;
+    for (const [name, element] of inputs) element.toggleAttribute("aria-invalid", name === field);
+    if (field) inputs.get(field)?.focus();
+  };
+  const apply = async () => {
+    done.hidden = true;
+    const checked = flowLimitsRequest((name) => inputs.get(name)?.value ?? "");
+    if ("error" in checked) {
+      show(checked.error, checked.field);
+      return;
+    }
+    submit.disabled = true;
+    try {
+      const entry = await api.flowLimitsSet(checked.request);
+      show(undefined);
+      done.textContent = `${entry.processType} ${scopeText(entry.stateId)}: ${limitsText(entry.effective)} in force.`;
+      done.hidden = false;
+      changed();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      show(`The service refused the change: ${message}`, errorField(message));
+    } finally {
+      submit.disabled = false;
+    }
+  };
+  const element = h(
+    "details",
+    { class: "panel schedule-create", "data-testid": "flow-limit-form" },
+    h("summary", {}, h("strong", {}, "Set or clear an override")),
+    h(
+      "form",
+      {
+        class: "schedule-form",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void apply();
+        },
+      },
+      row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
+      row("State", input("stateId", "optional"), "empty: all the type's states together"),
+      row("Change", action),
+      rateRow,
+      row("Reason", input("reason", "optional"), "kept in the history"),
+      problem,
+      done,
+      h("div", { class: "buttons" }, submit),
+      types,
+    ),
+  );
+  void api.definitions().then(
+    ({ definitions }) => replace(types, definitions.map((d) => h("option", { value: d.processType }))),
+    () => undefined,
+  );
+  const edit = (processType: string, stateId: string) => {
+    const set = (name: string, value: string) => {
+      const field = inputs.get(name);
+      if (field) field.value = value;
+    };
+    set("processType", processType);
+    set("stateId", stateId);
+    element.open = true;
+    inputs.get("maxCallsPerSecond")?.focus();
+  };
+  return { element, edit };
+}

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { changeText, errorField, flowLimitsRequest, limitsText, scopeText } from "../../src/flow-limits.js";
+import { parseRoute } from "../../src/views/routes.js";
+
+const values = (given: Record<string, string>) => (name: string) => given[name] ?? "";
+
+describe("flow limits", () => {
+  it("reads limits as text: a rate, unlimited, or none", () => {
+    assert.equal(limitsText({ maxCallsPerSecond: 2.5 }), "2.5 calls/s");
+    assert.equal(limitsText({ maxCallsPerSecond: null }), "unlimited");
+    assert.equal(limitsText({}), "unlimited");
+    assert.equal(limitsText(null), "—");
+    assert.equal(limitsText(undefined), "—");
+    assert.equal(scopeText(undefined), "(all states)");
+    assert.equal(scopeText("Charge"), "Charge");
+    const change = { changeId: 1, processType: "Order", source: "OPERATOR" as const, changedBy: "ops", changedTimestampMs: 0 };
+    assert.equal(changeText({ ...change, after: { maxCallsPerSecond: 0.5 } }), "— → 0.5 calls/s");
+    assert.equal(changeText({ ...change, before: { maxCallsPerSecond: 10 } }), "10 calls/s → —");
+  });
+
+  it("turns the form into a rate, no limit, or a clearing, with the state and reason when given", () => {
+    assert.deepEqual(flowLimitsRequest(values({ processType: " Order ", stateId: "Charge", action: "rate", maxCallsPerSecond: "0.5", reason: "slow API" })), {
+      request: { processType: "Order", stateId: "Charge", reason: "slow API", override: { maxCallsPerSecond: 0.5 } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "unlimited" })), { request: { processType: "Order", override: {} } });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "clear", maxCallsPerSecond: "9" })), { request: { processType: "Order" } });
+  });
+
+  it("checks the form before sending it, naming the field, and leaves the rate's range to the service", () => {
+    assert.deepEqual(flowLimitsRequest(values({ action: "rate", maxCallsPerSecond: "1" })), { error: "The process type is missing.", field: "processType" });
+    const missing = flowLimitsRequest(values({ processType: "Order", action: "rate" }));
+    assert.ok("error" in missing && missing.field === "maxCallsPerSecond");
+    const words = flowLimitsRequest(values({ processType: "Order", maxCallsPerSecond: "fast" }));
+    assert.ok("error" in words && words.field === "maxCallsPerSecond" && words.error.includes("fast"));
+    // 0 is a number: the service refuses it with a 400 naming the field.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", maxCallsPerSecond: "0" })), { request: { processType: "Order", override: { maxCallsPerSecond: 0 } } });
+  });
+
+  it("marks the field a 400 names", () => {
+    assert.equal(errorField("override.maxCallsPerSecond: 0 is not more than 0"), "maxCallsPerSecond");
+    assert.equal(errorField("stateId: Nope is not a state of Order"), "stateId");
+    assert.equal(errorField("reason: more than 1024 characters"), "reason");
+    assert.equal(errorField("processType: empty"), "processType");
+    assert.equal(errorField("the database is down"), undefined);
+  });
+
+  it("has a route", () => {
+    assert.deepEqual(parseRoute("#/flow-limits"), { page: "flow-limits" });
+  });
+});
