@@ -5,13 +5,15 @@
 //! SDK, and measures: start-to-completion latency of a lone two-state process, throughput
 //! at several in-flight levels, timer lateness, RPC and local-queue latency, memory with
 //! many waiting processes, CPU per process, and the database's commit-rate ceiling. See
-//! [`run`] and [`options::Scenario`].
+//! [`run`] and [`options::Scenario`]. [`peers`] runs XDB beside Restate, DBOS and
+//! Temporal on the same workloads.
 
 pub mod cdc;
 pub mod ceiling;
 pub mod cpu;
 pub mod database;
 pub mod options;
+pub mod peers;
 pub mod profile;
 pub mod report;
 pub mod rss;

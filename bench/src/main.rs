@@ -13,6 +13,7 @@ use xdb_bench::cdc::{PulsarTarget, Standalone};
 use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::options::{scenarios_of, QueueMode};
+use xdb_bench::peers::{self, Peer, PeersOptions};
 use xdb_bench::report::{self, Comparison, Machine, Verdict};
 use xdb_bench::soak::{self, SoakOptions};
 use xdb_bench::{run, BenchOptions, Scenario};
@@ -180,6 +181,18 @@ struct Cli {
     /// "soak": async instances running at once.
     #[arg(long, default_value_t = 2)]
     soak_async_instances: usize,
+    /// Run XDB (on --databases) beside these peers instead of the scenarios, e.g.
+    /// `--peers restate,dbos,temporal`: each is installed by scripts/ensure-peers.sh (run
+    /// from the repository's root) and measured on the same workloads: --lone, --processes
+    /// at --concurrency (--peer-loads times) and --timers.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    peers: Vec<Peer>,
+    /// With --peers: times the load runs on each contender.
+    #[arg(long, default_value_t = 3)]
+    peer_loads: usize,
+    /// With --peers: do not run scripts/ensure-peers.sh (the peers are installed).
+    #[arg(long)]
+    no_install: bool,
 }
 
 impl Cli {
@@ -197,6 +210,60 @@ impl Cli {
             timer_delay: Duration::from_secs(self.timer_seconds),
         }
     }
+}
+
+/// Runs XDB on each database and then each peer, and prints (and writes) the table.
+async fn peers_run(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
+    let mut peers = cli.peers.clone();
+    peers.dedup();
+    if !cli.no_install {
+        peers::install::ensure(&peers)?;
+    }
+    let urls: Vec<String> = databases
+        .iter()
+        .map(|database| match database {
+            Database::Postgres => cli.postgres_url.clone(),
+            Database::Mysql => cli.mysql_url.clone(),
+        })
+        .collect();
+    let options = PeersOptions {
+        warm_up: cli.warm_up,
+        lone: cli.lone,
+        processes: cli.processes,
+        concurrency: cli.concurrency,
+        repetitions: cli.peer_loads.max(1),
+        timers: cli.timers.max(1),
+        timer_delay: Duration::from_secs(cli.timer_seconds),
+    };
+    let results = tokio::select! {
+        results = peers::run(&urls, &peers, &cli.postgres_url, &options) => results,
+        _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
+    };
+    let machine = Machine::detect();
+    let markdown = format!(
+        "# XDB beside its peers\n\n- Date: {}\n- Machine: {} CPUs, {} MiB, {}\n- Commit: {}\n         - Load average (1, 5, 15 min) at the end: {}\n- Sizes: {} lone, {} x {} at {} in \
+         flight, {} timers of {} s, after {} warm-up\n\n{}",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
+        machine.cpus,
+        machine.memory_mib,
+        machine.cpu,
+        machine.commit,
+        machine.load_average,
+        options.lone,
+        options.repetitions,
+        options.processes,
+        options.concurrency,
+        options.timers,
+        cli.timer_seconds,
+        options.warm_up,
+        peers::table::to_markdown(&results)
+    );
+    println!("{markdown}");
+    if let Some(path) = &cli.report {
+        std::fs::write(path, &markdown)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Runs the soak on each database in turn, and prints (and writes) its report.
@@ -248,6 +315,9 @@ async fn main() -> anyhow::Result<()> {
         return soak(&cli, &databases).await;
     }
     anyhow::ensure!(cli.timer_seconds > 0, "--timer-seconds must be at least 1");
+    if !cli.peers.is_empty() {
+        return peers_run(&cli, &databases).await;
+    }
     let mut modes: Vec<QueueMode> = Vec::new();
     for mode in &cli.queue {
         if !modes.contains(mode) {
