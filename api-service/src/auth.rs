@@ -29,9 +29,18 @@ struct Grant<'a> {
 
 /// Lets a request through when the API is open, the path takes no token, or it carries
 /// a configured token with the path's role; answers 401 or 403 otherwise.
+/// Who made a request, as changes record it: the accepted token's name, or `anonymous`
+/// where the API takes no token. Every request that passed [`require_token`] has one.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller(pub String);
+
+impl Caller {
+    pub(crate) const ANONYMOUS: &'static str = "anonymous";
+}
+
 pub(crate) async fn require_token(
     State(state): State<AppState>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let security = &state.config.security;
@@ -40,6 +49,9 @@ pub(crate) async fn require_token(
     // An unknown path under a client prefix still takes a token, so that probing for
     // paths without one learns nothing.
     if security.is_open() || (needed.is_none() && !paths::is_client_path(path)) {
+        request
+            .extensions_mut()
+            .insert(Caller(Caller::ANONYMOUS.to_string()));
         return next.run(request).await;
     }
     let presented = request
@@ -72,7 +84,11 @@ pub(crate) async fn require_token(
             )
             .into_response()
         }
-        _ => next.run(request).await,
+        _ => {
+            let caller = Caller(grant.name.to_string());
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
     }
 }
 

@@ -49,6 +49,8 @@ pub struct AppState {
     pub batches: Arc<dyn xdb_persistence::BatchStore>,
     /// Schedules' rows (the async service fires them).
     pub schedules: Arc<dyn xdb_persistence::ScheduleStore>,
+    /// Flow limits' rows (the async service applies them).
+    pub flow_limits: Arc<dyn xdb_persistence::FlowLimitStore>,
     /// Registered process definitions, which requests are checked against.
     pub definitions: Arc<definitions::Definitions>,
     /// Where this instance registers for closed-execution notices (MySQL).
@@ -165,6 +167,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         registry: store.clone(),
         batches: store.clone(),
         schedules: store.clone(),
+        flow_limits: store.clone(),
         definitions: Arc::new(definitions::Definitions::new(
             store.clone(),
             database_url.dialect() == xdb_config::Dialect::MySql,

@@ -150,6 +150,9 @@ impl Transitions for RecordedTimeouts {
     async fn set_aside(&self, _: &Task, _: &str, _: &SetAside) -> Result<bool, StoreError> {
         unreachable!("nothing is refused here")
     }
+    async fn hold_back(&self, _: &Task, _: &str, _: Duration) -> Result<bool, StoreError> {
+        unreachable!("nothing is limited here")
+    }
 }
 
 /// A claim loop over `tasks` and `transitions`, its wall clock standing at `now`, with
@@ -168,6 +171,7 @@ fn start_loop(
         default_api_timeout_seconds: 10,
         limits: xdb_protocol::Limits::default(),
         metrics: Arc::new(AsyncMetrics::new()),
+        flow: Default::default(),
     };
     let queue = DbQueue {
         context: Arc::new(context),

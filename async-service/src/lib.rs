@@ -12,6 +12,7 @@ mod config;
 mod db_queue;
 #[cfg(test)]
 mod fake_task_source;
+mod flow_limits;
 mod handlers;
 mod health;
 mod http;
@@ -121,6 +122,7 @@ impl AsyncService {
             metric_definitions::AsyncMetrics::new()
                 .with_database_clock(store.database_clock().clone()),
         );
+        let flow = Arc::new(flow_limits::FlowLimiter::default());
         let context = Arc::new(handlers::HandlerContext {
             metrics: metrics.clone(),
             store: store.clone(),
@@ -140,6 +142,7 @@ impl AsyncService {
             owner: owner.clone(),
             default_api_timeout_seconds: config.async_service.default_api_timeout_seconds,
             limits: config.limits.clone(),
+            flow: flow.clone(),
         });
         let (stop_claiming, claiming_stopped) = watch::channel(false);
         let (stop_background, background_stopped) = watch::channel(false);
@@ -227,6 +230,13 @@ impl AsyncService {
             owner: owner.clone(),
         };
         let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
+        // Without takeovers (liveness off) an instance still heartbeats: one silent for
+        // half a minute no longer takes its share.
+        let flow = tokio::spawn(flow.refresh_until(
+            store.clone(),
+            config.liveness_timeout().unwrap_or(Duration::from_secs(30)),
+            claiming_stopped.clone(),
+        ));
         let queue = match source {
             TaskSource::Database(queue) => {
                 let watch = health::ClaimLoopWatch {
@@ -243,6 +253,7 @@ impl AsyncService {
         let background = vec![
             batches,
             schedules,
+            flow,
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state, serve_notify))
                     .with_graceful_shutdown(async move {

@@ -32,6 +32,26 @@ impl ValidationError {
     }
 }
 
+/// Flow limits as a definition declares them or an operator sets them: a rate more than
+/// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`]. `field` names the limits.
+pub fn check_flow_limits(
+    field: &str,
+    limits: &xdb_protocol::FlowLimits,
+) -> Result<(), ValidationError> {
+    if let Some(rate) = limits.max_calls_per_second {
+        if !(rate.is_finite() && rate > 0.0 && rate <= xdb_protocol::MAX_CALLS_PER_SECOND) {
+            return Err(ValidationError::new(
+                format!("{field}.maxCallsPerSecond"),
+                format!(
+                    "must be more than 0 and at most {}, not {rate}",
+                    xdb_protocol::MAX_CALLS_PER_SECOND
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An id chosen by a client or worker: non-empty, bounded, printable, no control characters.
 pub fn check_id(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.is_empty() {

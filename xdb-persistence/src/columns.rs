@@ -93,13 +93,20 @@ pub(crate) fn read_state(row: &mut impl ColumnReader) -> Result<StateExecution, 
 
 /// The task whose [`TASK_COLUMNS`] come next.
 pub(crate) fn read_task(row: &mut impl ColumnReader) -> Result<Task, StoreError> {
+    read_task_with_info(row).map(|(task, _)| task)
+}
+
+/// [`read_task`], with the row's `info` beside it.
+pub(crate) fn read_task_with_info(
+    row: &mut impl ColumnReader,
+) -> Result<(Task, TaskInfo), StoreError> {
     let id = row.bigint()?;
     let task_type = parsed(row.text()?, TaskType::parse, "task type")?;
     let fire_at = row.time()?;
     let process_execution_id = row.uuid()?;
     let state_id = row.optional_text()?;
     let number = row.optional_int()?;
-    Ok(Task {
+    let mut task = Task {
         id,
         task_type,
         fire_at,
@@ -110,8 +117,11 @@ pub(crate) fn read_task(row: &mut impl ColumnReader) -> Result<Task, StoreError>
         timer_index: row.optional_int()?,
         attempt: row.int()?,
         first_attempt_at: row.optional_time()?,
-        traceparent: row.json::<TaskInfo>()?.and_then(|info| info.traceparent),
-    })
+        traceparent: None,
+    };
+    let mut info = row.json::<TaskInfo>()?.unwrap_or_default();
+    task.traceparent = info.traceparent.take();
+    Ok((task, info))
 }
 
 /// `columns` (a `*_COLUMNS` list) qualified with `table`, e.g. `p.id, p.process_id`.

@@ -192,6 +192,7 @@ mod tests {
             },
             lease_owner: None,
             parked: None,
+            rate_limited: false,
         }
     }
 

@@ -228,4 +228,12 @@ impl<D: Dialect> Transitions for D {
     ) -> Result<bool, StoreError> {
         operations::set_aside(self, task, owner, why).await
     }
+    async fn hold_back(
+        &self,
+        task: &Task,
+        owner: &str,
+        delay: Duration,
+    ) -> Result<bool, StoreError> {
+        operations::hold_back(self, task, owner, delay).await
+    }
 }

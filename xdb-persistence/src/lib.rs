@@ -27,6 +27,7 @@ mod error;
 mod fired_timer;
 #[cfg(test)]
 mod fixtures;
+mod flow_limit_store;
 mod generic_store;
 #[cfg(test)]
 mod idle_limit_tests;
@@ -58,6 +59,7 @@ pub use database_health::{DatabaseHealth, DatabaseProbe, PROBE_EVERY, PROBE_LIMI
 pub use db_clock::DatabaseClock;
 pub use definition_registry::*;
 pub use error::{FailureClass, StoreError};
+pub use flow_limit_store::FlowLimitStore;
 pub use notifications::{Listen, Notification, Notifications};
 pub use query::{reads_business_row, QueryTable};
 pub use schedule_store::*;

@@ -121,6 +121,7 @@ pub trait ProcessStore:
     + DefinitionRegistry
     + crate::BatchStore
     + crate::ScheduleStore
+    + crate::FlowLimitStore
     + DatabaseTime
     + crate::DatabaseProbe
 {
@@ -133,6 +134,7 @@ impl<
             + DefinitionRegistry
             + crate::BatchStore
             + crate::ScheduleStore
+            + crate::FlowLimitStore
             + DatabaseTime
             + crate::DatabaseProbe
             + ?Sized,
@@ -494,6 +496,15 @@ pub trait Transitions: Send + Sync + 'static {
     /// run it after all (its execution resumed meanwhile).
     async fn set_aside(&self, task: &Task, owner: &str, why: &SetAside)
         -> Result<bool, StoreError>;
+    /// Gives claimed state task `task` back unleased, due `delay` from now on the
+    /// database's clock, at the same attempt, marked as held back by a flow limit (the
+    /// operators' views show it `RATE_LIMITED`); `false`: `owner` no longer holds it.
+    async fn hold_back(
+        &self,
+        task: &Task,
+        owner: &str,
+        delay: Duration,
+    ) -> Result<bool, StoreError>;
 }
 
 /// Why a claimed task is set aside instead of run.

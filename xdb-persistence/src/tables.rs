@@ -132,6 +132,15 @@ pub trait TaskRows: Send {
     /// Gives `task` back for attempt `attempt + 1`, due at `at`; `Stale` unless `owner`
     /// holds it.
     fn retry_task(&mut self, task: &Task, owner: &str, at: DateTime<Utc>) -> impl Answer<()>;
+    /// Gives `task` back at the same attempt, due at `at`, with `info`; whether `owner`
+    /// held it.
+    fn hold_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        at: DateTime<Utc>,
+        info: &crate::trace_context::TaskInfo,
+    ) -> impl Answer<bool>;
 }
 
 /// `xdb_sys_local_queue_messages`.
@@ -246,13 +255,15 @@ pub struct TaskView {
     pub lease_owner: Option<String>,
     /// Set aside: why, and the last error that set it aside.
     pub parked: Option<(ParkReason, Option<String>)>,
+    /// Made due later by a flow limit, at the attempt it is at.
+    pub rate_limited: bool,
 }
 
 impl TaskView {
     /// A task as read with its lease owner and, when set aside, the reason and last
     /// error stored with it; a reason no dialect writes means a corrupt row.
     pub(crate) fn decode(
-        task: Task,
+        (task, info): (Task, crate::trace_context::TaskInfo),
         lease_owner: Option<String>,
         reason: Option<String>,
         error: Option<String>,
@@ -266,6 +277,7 @@ impl TaskView {
             None => None,
         };
         Ok(TaskView {
+            rate_limited: info.rate_limited_attempt == Some(task.attempt),
             task,
             lease_owner,
             parked,
@@ -570,10 +582,16 @@ mod tests {
 
     #[test]
     fn a_set_aside_task_keeps_its_reason_and_error() {
-        let view = TaskView::decode(task(), None, Some("REFUSED".into()), Some("e".into()));
+        let view = TaskView::decode(
+            (task(), Default::default()),
+            None,
+            Some("REFUSED".into()),
+            Some("e".into()),
+        );
         let parked = view.unwrap().parked;
         assert_eq!(parked, Some((ParkReason::Refused, Some("e".into()))));
-        let held = TaskView::decode(task(), Some("me".into()), None, None).unwrap();
+        let held =
+            TaskView::decode((task(), Default::default()), Some("me".into()), None, None).unwrap();
         assert_eq!(
             (held.lease_owner.as_deref(), held.parked),
             (Some("me"), None)
@@ -582,7 +600,13 @@ mod tests {
 
     #[test]
     fn an_unknown_park_reason_is_a_corrupt_row() {
-        let error = TaskView::decode(task(), None, Some("LOST".into()), None).unwrap_err();
+        let error = TaskView::decode(
+            (task(), Default::default()),
+            None,
+            Some("LOST".into()),
+            None,
+        )
+        .unwrap_err();
         assert!(
             matches!(&error, StoreError::Database(m) if m == "unknown park reason LOST"),
             "{error:?}"

@@ -24,6 +24,11 @@ pub async fn scope<F: Future>(traceparent: Option<String>, future: F) -> F::Outp
 pub(crate) struct TaskInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// The attempt a flow limit held back (its task was made due later without costing
+    /// an attempt): while the task is at that attempt and unleased, it waits for the
+    /// limit, which the operators' views show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limited_attempt: Option<i32>,
 }
 
 /// The `info` of tasks created now; `None` (a NULL column) outside a traced scope.
@@ -34,6 +39,7 @@ pub(crate) fn task_info() -> Option<TaskInfo> {
         .flatten()
         .map(|traceparent| TaskInfo {
             traceparent: Some(traceparent),
+            rate_limited_attempt: None,
         })
 }
 

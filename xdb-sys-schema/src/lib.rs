@@ -119,6 +119,13 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "schedules",
         sql: include_str!("../postgres/v010_schedules.sql"),
     },
+    Migration {
+        version: 11,
+        // Additive: services of schema 5 still work on it (they apply no flow limits).
+        oldest_compatible: 5,
+        name: "flow_limits",
+        sql: include_str!("../postgres/v011_flow_limits.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -185,6 +192,13 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "schedules",
         sql: include_str!("../mysql/v010_schedules.sql"),
+    },
+    Migration {
+        version: 11,
+        // Additive: services of schema 5 still work on it (they apply no flow limits).
+        oldest_compatible: 5,
+        name: "flow_limits",
+        sql: include_str!("../mysql/v011_flow_limits.sql"),
     },
 ];
 

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use xdb_engine::validation::{check_identifier, split_table_name};
+use xdb_engine::validation::{check_flow_limits, check_identifier, split_table_name};
 use xdb_persistence::{StoredDefinition, TableColumn};
 use xdb_protocol::canonical_json::with_sorted_keys;
 use xdb_protocol::{
@@ -108,6 +108,15 @@ pub(crate) fn check_definition(field: &str, definition: &ProcessDefinition) -> R
             &format!("{at}.columns"),
             globals.columns.iter().map(|c| c.name.as_str()),
         )?;
+    }
+    if let Some(limits) = &definition.flow_limits {
+        check_flow_limits(&format!("{field}.flowLimits"), limits).map_err(|e| e.to_string())?;
+    }
+    for (i, state) in definition.states.iter().enumerate() {
+        if let Some(limits) = &state.flow_limits {
+            check_flow_limits(&format!("{field}.states[{i}].flowLimits"), limits)
+                .map_err(|e| e.to_string())?;
+        }
     }
     let stored = StoredDefinition {
         revision: placeholder_revision(),

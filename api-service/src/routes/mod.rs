@@ -7,6 +7,7 @@ mod count;
 mod definitions;
 mod deployments;
 mod describe;
+mod flow_limits;
 mod health;
 mod history;
 mod internal_notify;
@@ -74,6 +75,9 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::SCHEDULE_DELETE, post(schedule::delete))
         .route(paths::SCHEDULE_LIST, post(schedule::list))
         .route(paths::SCHEDULE_DESCRIBE, post(schedule::describe))
+        .route(paths::FLOW_LIMITS_SET, post(flow_limits::set))
+        .route(paths::FLOW_LIMITS_LIST, post(flow_limits::list))
+        .route(paths::FLOW_LIMITS_HISTORY, post(flow_limits::history))
         .route(paths::CONSOLE_ATTRIBUTES, post(attributes::attributes))
         .route(paths::OPENAPI, get(openapi::openapi))
         .route("/health/live", get(health::live))

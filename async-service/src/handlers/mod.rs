@@ -28,6 +28,8 @@ pub struct HandlerContext {
     /// What a worker's answer may write and publish.
     pub limits: xdb_protocol::Limits,
     pub(crate) metrics: Arc<AsyncMetrics>,
+    /// When a state's worker call may go under the flow limits in force.
+    pub(crate) flow: Arc<crate::flow_limits::FlowLimiter>,
 }
 
 /// Handles one claimed task to the end: its outcome is committed (or the task is left
@@ -103,6 +105,24 @@ async fn set_aside_if_paused(
         tracing::debug!(task = task.id, "its execution is paused; task set aside");
     }
     Ok(set_aside)
+}
+
+/// Waits here for a state call's turn under the flow limits, when it comes soon;
+/// otherwise says how much later it comes (the caller gives its task back for then).
+async fn wait_turn(
+    context: &HandlerContext,
+    process_type: &str,
+    state_id: &str,
+) -> Option<std::time::Duration> {
+    use crate::flow_limits::Admission;
+    match context.flow.admit(process_type, state_id) {
+        Admission::Now => None,
+        Admission::After(wait) => {
+            tokio::time::sleep(wait).await;
+            None
+        }
+        Admission::HoldBack(delay) => Some(delay),
+    }
 }
 
 async fn dispatch(

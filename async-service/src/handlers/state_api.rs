@@ -60,6 +60,14 @@ pub(super) async fn handle(
     if super::set_aside_if_paused(context, task, &call.process).await? {
         return Ok(Applied::default());
     }
+    let state_id = &call.state.id.state_id;
+    if let Some(delay) = super::wait_turn(context, &call.process.process_type, state_id).await {
+        // Not run: given back for its turn, at the same attempt.
+        if context.store.hold_back(task, &context.owner, delay).await? {
+            tracing::debug!(task = task.id, ?delay, "held back by a flow limit");
+        }
+        return Ok(Applied::default());
+    }
     let api = if task.task_type == TaskType::WaitUntil {
         StateApi::WaitUntil
     } else {

@@ -16,6 +16,16 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
     if super::set_aside_if_paused(context, task, &fired.before.process).await? {
         return Ok(Applied::default());
     }
+    // The timer is never late for a limit: when the execute must wait long, the firing is
+    // written alone, and the execute task it starts waits its turn.
+    let fired_state = &fired.call.state.id.state_id;
+    let process_type = &fired.call.process.process_type;
+    if super::wait_turn(context, process_type, fired_state)
+        .await
+        .is_some()
+    {
+        return context.store.fire_timer(task, &context.owner).await;
+    }
     // A first attempt starts now, not when the timer was claimed (read ahead of time).
     let attempt = Task {
         first_attempt_at: task.first_attempt_at.filter(|_| task.attempt > 1),

@@ -362,9 +362,11 @@ export type BusinessTableRef = {
  * instance);
  * - `RUNNING`: an async-service instance holds it: the worker is being called;
  * - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
- * - `PAUSED`: held while the execution is paused; due again when it resumes.
+ * - `PAUSED`: held while the execution is paused; due again when it resumes;
+ * - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+ * it costs no attempt.
  */
-export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED';
+export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED' | 'RATE_LIMITED';
 
 /**
  * A condition on a column of the business row: the row of the table whose primary key

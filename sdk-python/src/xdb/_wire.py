@@ -153,13 +153,16 @@ class CallPhase(StrEnum):
       instance);
     - `RUNNING`: an async-service instance holds it: the worker is being called;
     - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
-    - `PAUSED`: held while the execution is paused; due again when it resumes.
+    - `PAUSED`: held while the execution is paused; due again when it resumes;
+    - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+      it costs no attempt.
     """
 
     SCHEDULED = "SCHEDULED"
     RUNNING = "RUNNING"
     PARKED = "PARKED"
     PAUSED = "PAUSED"
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class CommandWaitingType(StrEnum):

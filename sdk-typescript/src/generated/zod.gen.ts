@@ -148,13 +148,16 @@ export const BusinessTableRefSchema = z.object({
  * instance);
  * - `RUNNING`: an async-service instance holds it: the worker is being called;
  * - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
- * - `PAUSED`: held while the execution is paused; due again when it resumes.
+ * - `PAUSED`: held while the execution is paused; due again when it resumes;
+ * - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+ * it costs no attempt.
  */
 export const CallPhaseSchema = z.enum([
     'SCHEDULED',
     'RUNNING',
     'PARKED',
-    'PAUSED'
+    'PAUSED',
+    'RATE_LIMITED'
 ]);
 
 /**

@@ -278,3 +278,21 @@ pub(crate) async fn set_aside<D: Dialect>(
 pub(crate) fn held_back(process: &ProcessExecution) -> bool {
     process.paused.is_some() && !process.status.is_closed()
 }
+
+/// Gives a claimed state task back for later, at the same attempt, marked as held back
+/// by a flow limit (see [`crate::Transitions::hold_back`]).
+pub(crate) async fn hold_back<D: Dialect>(
+    store: &D,
+    task: &Task,
+    owner: &str,
+    delay: std::time::Duration,
+) -> Result<bool, StoreError> {
+    let due = store.database_clock().now()
+        + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
+    let info = crate::trace_context::TaskInfo {
+        traceparent: task.traceparent.clone(),
+        rate_limited_attempt: Some(task.attempt),
+    };
+    let mut session = store.session(Lane::Main).await?;
+    session.hold_task(task, owner, due, &info).await
+}

@@ -24,7 +24,7 @@ mod states;
 mod task_transitions;
 
 pub(crate) use client_requests::{publish_to_local_queue, stop_process};
-pub(crate) use controls::{control, held_back, set_aside};
+pub(crate) use controls::{control, held_back, hold_back, set_aside};
 pub(crate) use failures::state_api_failed;
 pub(crate) use filtered::{count_matching, list_matching};
 pub(crate) use list::list_processes;

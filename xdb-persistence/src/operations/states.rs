@@ -122,6 +122,7 @@ fn pending_call(view: &TaskView) -> Option<PendingCall> {
             Some(TaskParkedReason::NonRetryableWorkerError),
         ),
         (None, Some(_)) => (CallPhase::Running, None, None),
+        (None, None) if view.rate_limited => (CallPhase::RateLimited, None, None),
         (None, None) => (CallPhase::Scheduled, None, None),
     };
     Some(PendingCall {
@@ -229,6 +230,7 @@ mod tests {
             },
             lease_owner: None,
             parked: None,
+            rate_limited: false,
         }
     }
 

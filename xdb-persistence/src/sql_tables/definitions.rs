@@ -160,6 +160,8 @@ pub(super) async fn register_one<T: Transaction + SqlConn>(
         .first()
         .ok_or_else(|| StoreError::Database("the new revision is not readable".into()))?;
     let revision = read_revision(&mut T::columns(row, 0))?;
+    let registered_by = format!("{}@{}", deployment.name, deployment.version);
+    super::flow_limit_rows::record_declared(tx, definition, &registered_by).await?;
     if definition.versioning_policy == VersioningPolicy::MoveToCurrent {
         let moved =
             super::deployments::move_to_current(tx, definition, &deployment.worker_url).await?;

@@ -38,6 +38,7 @@ pub(crate) mod business_rows;
 mod definitions;
 mod deployments;
 pub(crate) mod first_start_batch;
+mod flow_limit_rows;
 mod history_rows;
 pub(crate) mod in_list;
 mod leases;

@@ -6,7 +6,9 @@ use uuid::Uuid;
 use xdb_engine::StateExecution;
 use xdb_protocol::PauseInfo;
 
-use crate::columns::{read_state, read_task, ColumnReader, STATE_COLUMNS, TASK_COLUMNS};
+use crate::columns::{
+    read_state, read_task, read_task_with_info, ColumnReader, STATE_COLUMNS, TASK_COLUMNS,
+};
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::{OperatorRows, ParkReason, TaskView};
 use crate::StoreError;
@@ -61,7 +63,7 @@ fn unpark_statements(kind: SqlKind) -> Vec<String> {
 
 fn task_view(row: &mut impl ColumnReader) -> Result<TaskView, StoreError> {
     TaskView::decode(
-        read_task(row)?,
+        read_task_with_info(row)?,
         row.optional_text()?,
         row.optional_text()?,
         row.optional_text()?,

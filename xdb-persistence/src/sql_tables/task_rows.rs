@@ -3,8 +3,9 @@
 use chrono::{DateTime, Utc};
 use xdb_engine::Task;
 
-use crate::sql::{SqlConn, SqlKind};
+use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::TaskRows;
+use crate::trace_context::TaskInfo;
 use crate::StoreError;
 
 /// Deletes a task its owner holds. Parameters: id, owner.
@@ -54,6 +55,19 @@ fn retry_task_sql(kind: SqlKind) -> &'static str {
     )
 }
 
+/// Gives a task its owner holds back at the same attempt. Parameters: due, info, id,
+/// owner.
+fn hold_task_sql(kind: SqlKind) -> &'static str {
+    kind.pick(
+        "UPDATE xdb_sys_tasks SET fire_at = ?, info = ?, \
+           lease_owner = NULL, lease_expires_at = NULL \
+         WHERE id = ? AND lease_owner IS NOT DISTINCT FROM ?",
+        "UPDATE xdb_sys_tasks SET fire_at = ?, info = ?, \
+           lease_owner = NULL, lease_expires_at = NULL \
+         WHERE id = ? AND lease_owner = ?",
+    )
+}
+
 fn stale(task: &Task) -> StoreError {
     StoreError::Stale(format!("task {} is no longer leased to us", task.id))
 }
@@ -91,5 +105,26 @@ impl<C: SqlConn> TaskRows for C {
             return Err(stale(task));
         }
         Ok(())
+    }
+
+    async fn hold_task(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        at: DateTime<Utc>,
+        info: &TaskInfo,
+    ) -> Result<bool, StoreError> {
+        let held = self
+            .execute(
+                hold_task_sql(C::KIND),
+                &[
+                    at.into(),
+                    Param::Json(Some(crate::sql::json(info))),
+                    task.id.into(),
+                    owner.into(),
+                ],
+            )
+            .await?;
+        Ok(held == 1)
     }
 }

@@ -1,0 +1,31 @@
+-- XDB system tables, version 11 (MySQL 8 / MariaDB 10.10+): flow limits.
+-- Additive only: services of version 5 keep working on it. Re-runnable.
+
+-- The limits of a process type (state_id '') or of one of its states. `declared` is what
+-- the type's last registered definition declared, `override_limits` an operator's
+-- override, in force while override_set. Each is the protocol's FlowLimits as JSON text,
+-- so a new kind of limit needs no migration.
+CREATE TABLE IF NOT EXISTS xdb_sys_flow_limits (
+    process_type     VARCHAR(255) NOT NULL,
+    state_id         VARCHAR(255) NOT NULL,
+    declared         TEXT         NULL,
+    override_set     BOOLEAN      NOT NULL DEFAULT FALSE,
+    override_limits  TEXT         NULL,
+    updated_at       DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
+    PRIMARY KEY (process_type, state_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;
+
+-- Every change of a declared limit or an override: the audit history.
+CREATE TABLE IF NOT EXISTS xdb_sys_flow_limit_changes (
+    change_id        BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    process_type     VARCHAR(255) NOT NULL,
+    state_id         VARCHAR(255) NOT NULL,
+    -- DEFINITION or OPERATOR.
+    source           VARCHAR(16)  NOT NULL,
+    before_limits    TEXT         NULL,
+    after_limits     TEXT         NULL,
+    changed_by       VARCHAR(600) NOT NULL,
+    reason           TEXT         NULL,
+    changed_at       DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
+    KEY xdb_sys_flow_limit_changes_by_type (process_type, change_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;
