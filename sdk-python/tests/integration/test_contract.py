@@ -14,7 +14,9 @@ from tests.integration.harness import Recording, ThreadedWorker, XdbServer, awai
 from tests.integration.processes import (
     EchoProcess,
     FlakyProcess,
+    PlaceOrder,
     RegisteredOrderProcess,
+    ShipOrder,
     StuckProcess,
 )
 from xdb import (
@@ -24,7 +26,10 @@ from xdb import (
     CallPhase,
     ControlNotApplicableError,
     DefinitionNotFoundError,
+    FlowLimits,
+    FlowLimitSource,
     HistoryEventType,
+    InvalidRequestError,
     ProcessAlreadyStartedError,
     ProcessIdReusePolicy,
     ProcessNotFoundError,
@@ -34,6 +39,7 @@ from xdb import (
     ScheduleNotFoundError,
     StateApiName,
     StateExecutionStatus,
+    StateSchema,
     WorkerDeployment,
 )
 from xdb.protocol import (
@@ -140,6 +146,80 @@ async def exercise_the_operator_calls(client: AsyncClient, stuck: str) -> None:
     assert [e.event_type for e in history.events] == controls
     assert all(e.details["stateExecutionIds"] == [sid] for e in history.events)
     assert history.events[2].details["reason"] == "the ledger is back"
+
+
+class SlowShipOrder(ShipOrder):
+    """``ShipOrder`` declaring a limit of its own."""
+
+    flow_limits = FlowLimits(max_calls_per_second=0.5)
+
+    @classmethod
+    def get_state_id(cls) -> str:
+        return "ShipOrder"
+
+
+class LimitedOrderProcess(RegisteredOrderProcess):
+    """An order type of its own name that declares flow limits; nothing starts it."""
+
+    flow_limits = FlowLimits(max_calls_per_second=20)
+
+    def __init__(self, process_type: str = "LimitedOrderProcess") -> None:
+        self.process_type = process_type
+
+    def get_process_type(self) -> str:
+        return self.process_type
+
+    def get_state_schema(self) -> StateSchema:
+        return StateSchema.with_starting_state(PlaceOrder(), SlowShipOrder())
+
+
+async def exercise_flow_limits(client: AsyncClient, run: str) -> None:
+    """Declared at registration, overridden, refused, cleared, and their history."""
+    process_type = f"LimitedOrder{run}"
+    deployment = WorkerDeployment(
+        name="contract-limits", version=run, worker_url=f"http://127.0.0.1:9/limits-{run}"
+    )
+    await client.register_definitions(deployment, [LimitedOrderProcess(process_type)])
+    declared = await client.list_flow_limits(process_type=process_type)
+    assert [(e.state_id, e.declared, e.override) for e in declared.limits] == [
+        (None, FlowLimits(max_calls_per_second=20), None),
+        ("ShipOrder", FlowLimits(max_calls_per_second=0.5), None),
+    ]
+    entry = await client.set_flow_limits(
+        process_type,
+        FlowLimits(max_calls_per_second=2.5),
+        state_id="ShipOrder",
+        reason="contract test",
+    )
+    assert entry.effective == FlowLimits(max_calls_per_second=2.5)
+    unlimited = await client.set_flow_limits(process_type, FlowLimits())
+    assert unlimited.effective.max_calls_per_second is None
+    with pytest.raises(InvalidRequestError, match="maxCallsPerSecond"):
+        await client.set_flow_limits(process_type, FlowLimits(max_calls_per_second=0))
+    with pytest.raises(InvalidRequestError, match="stateId"):
+        await client.set_flow_limits(
+            process_type, FlowLimits(max_calls_per_second=1), state_id="NoSuchState"
+        )
+    cleared = await client.set_flow_limits(process_type, None)
+    assert (cleared.override, cleared.effective) == (None, FlowLimits(max_calls_per_second=20))
+    after = await client.list_flow_limits(process_type=process_type)
+    assert [(e.state_id, e.effective.max_calls_per_second) for e in after.limits] == [
+        (None, 20),
+        ("ShipOrder", 2.5),
+    ], "the refused changes changed nothing"
+    first = await client.flow_limit_history(process_type=process_type, page_size=3)
+    assert [(c.source, c.state_id, c.after) for c in first.changes] == [
+        (FlowLimitSource.OPERATOR, None, None),
+        (FlowLimitSource.OPERATOR, None, FlowLimits()),
+        (FlowLimitSource.OPERATOR, "ShipOrder", FlowLimits(max_calls_per_second=2.5)),
+    ]
+    assert first.changes[2].reason == "contract test"
+    assert first.next_page_token is not None
+    rest = await client.flow_limit_history(
+        process_type=process_type, next_page_token=first.next_page_token
+    )
+    assert {c.source for c in rest.changes} == {FlowLimitSource.DEFINITION}
+    assert {c.state_id for c in rest.changes} == {None, "ShipOrder"}
 
 
 async def test_requests_answers_and_worker_calls_match_the_served_document(
@@ -284,6 +364,8 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     await client.delete_schedule(schedule_id, reason="contract test")
     with pytest.raises(ScheduleNotFoundError):
         await client.describe_schedule(schedule_id)
+
+    await exercise_flow_limits(client, run)
 
     sent = client_recording.all()
     assert {e.status for e in sent} >= {200, 404, 409}
