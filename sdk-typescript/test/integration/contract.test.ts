@@ -207,6 +207,37 @@ for (const dialect of DIALECTS) {
       await client.deleteSchedule(scheduleId, "contract test");
       await assert.rejects(client.describeSchedule(scheduleId), (e: unknown) => isApiError(e, "SCHEDULE_NOT_FOUND"));
 
+      // Flow limits: an override on a type nothing registers (allowed), read back, cleared;
+      // refusals naming the field (a rate of 0; a state the registered type lacks) that
+      // change nothing; and the history, newest first.
+      const limited = `ContractLimited${randomUUID().slice(0, 8)}`;
+      const set = await client.setFlowLimits(limited, { maxCallsPerSecond: 2.5 }, { stateId: "Charge", reason: "contract test" });
+      assert.deepEqual([set.stateId, set.override, set.effective], ["Charge", { maxCallsPerSecond: 2.5 }, { maxCallsPerSecond: 2.5 }]);
+      assert.equal((await client.setFlowLimits(limited, {})).effective.maxCallsPerSecond ?? undefined, undefined);
+      await assert.rejects(
+        client.setFlowLimits(limited, { maxCallsPerSecond: 0 }),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("maxCallsPerSecond"),
+      );
+      await assert.rejects(
+        client.setFlowLimits("UserSignupProcess", { maxCallsPerSecond: 1 }, { stateId: "NoSuchState" }),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("stateId"),
+      );
+      const cleared = await client.setFlowLimits(limited, null, { reason: "contract test" });
+      assert.equal(cleared.override ?? undefined, undefined);
+      const listed = await client.listFlowLimits(limited);
+      const charge = listed.limits.find((e) => e.stateId === "Charge");
+      assert.deepEqual(charge?.effective, { maxCallsPerSecond: 2.5 }, "the refusals changed nothing");
+      const whole = listed.limits.find((e) => !e.stateId);
+      assert.equal(whole?.override ?? undefined, undefined, "the type's override is cleared");
+      const changes = await client.flowLimitHistory({ processType: limited, pageSize: 2 });
+      assert.deepEqual(changes.changes.map((c) => [c.source, c.stateId ?? null, c.after ?? null]), [
+        ["OPERATOR", null, null],
+        ["OPERATOR", null, {}],
+      ]);
+      assert.ok(changes.nextPageToken, "a third change on the next page");
+      const rest = await client.flowLimitHistory({ processType: limited, nextPageToken: changes.nextPageToken });
+      assert.deepEqual(rest.changes.map((c) => [c.stateId, c.reason]), [["Charge", "contract test"]]);
+
       const problems = [
         ...clientSide.flatMap((e) => check(document, "client -> service", e)),
         ...workerSide.flatMap((e) => check(document, "XDB -> worker", e)),
