@@ -1,0 +1,123 @@
+// The web console's flow limits in headless Chromium against the real xdb-server on
+// PostgreSQL: the limits a registered definition declares, listed per type and state; an
+// override set through the page's form after the service refused a rate of 0 and a state
+// the type lacks (each 400 shown on its field, changing nothing); no limit for the whole
+// type; the audit history; and the override cleared, so the declared limit applies again.
+// Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { Client } from "@xdb/sdk";
+import type { Browser, Page } from "playwright-core";
+
+import { REPO_ROOT, TestDatabase, XdbServer, eventually, launchBrowser } from "./harness.js";
+import { TICK_DEFINITION } from "./processes.js";
+
+const SOON = 30_000;
+const SCREENSHOTS = join(REPO_ROOT, "docs", "console");
+
+describe("web console flow limits", () => {
+  let db: TestDatabase;
+  let server: XdbServer;
+  let browser: Browser;
+  let page: Page;
+  let client: Client;
+
+  const row = (stateId: string) => page.locator(`[data-testid=flow-limit-row][data-process-type=TickProcess][data-state-id="${stateId}"]`);
+  const cell = async (stateId: string, name: string) => row(stateId).getByTestId(`flow-limit-${name}`).textContent();
+  /** Fills the form's `fields` (by name) and sends it. */
+  const submit = async (fields: Record<string, string>) => {
+    for (const [name, value] of Object.entries(fields)) {
+      const field = page.getByTestId(`flow-limit-${name}`);
+      if ((await field.evaluate((e) => e.tagName)) === "SELECT") await field.selectOption(value);
+      else await field.fill(value);
+    }
+    await page.getByTestId("flow-limit-submit").click();
+  };
+  const limitOf = async (stateId?: string) => (await client.listFlowLimits("TickProcess")).limits.find((e) => (e.stateId ?? undefined) === stateId);
+
+  before(async () => {
+    db = await TestDatabase.create();
+    server = await XdbServer.start(db);
+    client = new Client({ serviceUrl: server.url });
+    const definition = {
+      ...TICK_DEFINITION,
+      flowLimits: { maxCallsPerSecond: 20 },
+      states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5 } })),
+    };
+    const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
+    const registered = await fetch(`${server.url}/api/v1/xdb/service/definitions/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ deployment, definitions: [definition] }),
+    });
+    assert.equal(registered.status, 200, await registered.clone().text());
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    page.setDefaultTimeout(SOON);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it("lists declared limits, refuses bad overrides on their field, sets and clears one, and shows the history", async () => {
+    await page.goto(`${server.url}/ui/#/flow-limits`);
+    await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
+    await row("TickState").waitFor();
+    assert.equal(await cell("", "declared"), "20 calls/s");
+    assert.equal(await cell("TickState", "declared"), "0.5 calls/s");
+    assert.equal(await cell("TickState", "override"), "—");
+    assert.equal(await cell("TickState", "effective"), "0.5 calls/s");
+
+    // "Change" on the state's row fills the form with its type and state.
+    await row("TickState").getByTestId("flow-limit-edit").click();
+    assert.equal(await page.getByTestId("flow-limit-processType").inputValue(), "TickProcess");
+    assert.equal(await page.getByTestId("flow-limit-stateId").inputValue(), "TickState");
+    // A rate of 0: the service's 400, on the rate's field; nothing changed.
+    await submit({ action: "rate", maxCallsPerSecond: "0", reason: "mail API throttles" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-maxCallsPerSecond").getAttribute("aria-invalid"), "");
+    assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
+    // A state the type does not have: the 400 on the state's field.
+    await submit({ stateId: "NoSuchState", maxCallsPerSecond: "5" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "stateId" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-stateId").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("flow-limit-maxCallsPerSecond").getAttribute("aria-invalid"), null);
+
+    // A good override: the page and the service agree.
+    await submit({ stateId: "TickState" });
+    await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s in force." }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-error").isHidden(), true);
+    await eventually("the row to show the override", SOON, async () => (await cell("TickState", "override")) === "5 calls/s");
+    assert.equal(await cell("TickState", "effective"), "5 calls/s");
+    assert.deepEqual((await limitOf("TickState"))?.effective, { maxCallsPerSecond: 5 });
+
+    // No limit for the whole type, whatever it declares.
+    await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
+    await eventually("the type's row to show no limit", SOON, async () => (await cell("", "effective")) === "unlimited");
+    assert.equal(await cell("", "declared"), "20 calls/s");
+    assert.deepEqual((await limitOf(undefined))?.override, {});
+
+    // The history: the two changes by the operator, newest first, with their reasons.
+    const changes = page.getByTestId("flow-limit-change");
+    await eventually("the history to show both overrides", SOON, async () => (await changes.filter({ hasText: "OPERATOR" }).count()) === 2);
+    assert.match((await changes.nth(0).textContent()) ?? "", /backlog after the outage/);
+    assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), "— → unlimited");
+    assert.match((await changes.nth(1).textContent()) ?? "", /mail API throttles/);
+    assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s");
+    assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
+    await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
+
+    // Cleared: the declared limit applies again.
+    await submit({ stateId: "TickState", action: "clear", reason: "" });
+    await eventually("the state's row to lose its override", SOON, async () => (await cell("TickState", "override")) === "—");
+    assert.equal(await cell("TickState", "effective"), "0.5 calls/s");
+    assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
+  });
+});
