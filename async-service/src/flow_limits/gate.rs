@@ -3,7 +3,7 @@
 //!
 //! Each limited key (a process type, or one of its states) keeps the earliest time its
 //! next call may go (`next_free`, a virtual schedule one interval apart: the generic cell
-//! rate algorithm without a burst). A call that may go within `max_hold` is let through
+//! rate algorithm). A call that may go within `max_hold` is let through
 //! at its time, which it books. A later one is held back instead, without booking: it
 //! is given a time of its own on a second schedule (`held_until`), so that calls held
 //! back together come back one interval apart, as the limit can take them, rather than
@@ -11,6 +11,9 @@
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// How late an unused time of a key may still be taken.
+pub const CATCH_UP: Duration = Duration::from_secs(1);
 
 /// What becomes of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +42,17 @@ impl RateGate {
     /// Admits one call limited by every `(key, calls per second)` of `limits` (all must
     /// let it through: the type's limit and its state's, say). Rates are this instance's
     /// share; a rate that is not positive and finite limits nothing.
-    pub fn admit(&mut self, limits: &[(&str, f64)], now: Instant, max_hold: Duration) -> Admission {
+    ///
+    /// `sharers` is how many instances share each limit: calls held back are spaced at
+    /// the whole limit's rate, not this instance's share, since they come back to
+    /// whichever instance claims them first, and every instance must find work.
+    pub fn admit(
+        &mut self,
+        limits: &[(&str, f64)],
+        sharers: usize,
+        now: Instant,
+        max_hold: Duration,
+    ) -> Admission {
         let limits: Vec<(&str, Duration)> = limits
             .iter()
             .filter(|(_, rate)| rate.is_finite() && *rate > 0.0)
@@ -52,12 +65,17 @@ impl RateGate {
             next_free: now,
             held_until: now,
         };
+        // A time left unused (no call came when it was free) may still be taken up to
+        // [`CATCH_UP`] late, so that calls arriving unevenly (held-back tasks come back
+        // to whichever instance claims them first) are not held below the limit; over
+        // any long run the rate stays the limit, in bursts of at most a second's share.
+        let floor = now.checked_sub(CATCH_UP).unwrap_or(now);
         let at = limits
             .iter()
             .map(|(key, _)| {
                 self.schedules
                     .get(*key)
-                    .map_or(now, |s| s.next_free.max(now))
+                    .map_or(now, |s| s.next_free.max(floor))
             })
             .max()
             .unwrap_or(now);
@@ -77,9 +95,10 @@ impl RateGate {
             let schedule = self.schedules.entry((*key).to_string()).or_insert(fresh);
             until = until.max(schedule.held_until);
         }
+        let sharers = u32::try_from(sharers.max(1)).unwrap_or(u32::MAX);
         for (key, interval) in &limits {
             let schedule = self.schedules.entry((*key).to_string()).or_insert(fresh);
-            schedule.held_until = until + *interval;
+            schedule.held_until = until + *interval / sharers;
         }
         Admission::HoldBack(until - now)
     }
@@ -104,9 +123,9 @@ mod tests {
     fn an_unlimited_call_goes_at_once() {
         let mut gate = RateGate::default();
         let now = Instant::now();
-        assert_eq!(gate.admit(&[], now, HOLD), Admission::Now);
-        assert_eq!(gate.admit(&[("t", 0.0)], now, HOLD), Admission::Now);
-        assert_eq!(gate.admit(&[("t", f64::NAN)], now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&[], 1, now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&[("t", 0.0)], 1, now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&[("t", f64::NAN)], 1, now, HOLD), Admission::Now);
     }
 
     #[test]
@@ -114,27 +133,27 @@ mod tests {
         let mut gate = RateGate::default();
         let now = Instant::now();
         let limits = [("t", 10.0)];
-        assert_eq!(gate.admit(&limits, now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&limits, 1, now, HOLD), Admission::Now);
         assert_eq!(
-            gate.admit(&limits, now, HOLD),
+            gate.admit(&limits, 1, now, HOLD),
             Admission::After(Duration::from_millis(100))
         );
         assert_eq!(
-            gate.admit(&limits, now, HOLD),
+            gate.admit(&limits, 1, now, HOLD),
             Admission::After(Duration::from_millis(200))
         );
         // 300 ms off: more than the hold. Held-back calls come back one interval apart.
         assert_eq!(
-            gate.admit(&limits, now, HOLD),
+            gate.admit(&limits, 1, now, HOLD),
             Admission::HoldBack(Duration::from_millis(300))
         );
         assert_eq!(
-            gate.admit(&limits, now, HOLD),
+            gate.admit(&limits, 1, now, HOLD),
             Admission::HoldBack(Duration::from_millis(400))
         );
         // When the first held one comes back, its time is free.
         let later = now + Duration::from_millis(300);
-        assert_eq!(gate.admit(&limits, later, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&limits, 1, later, HOLD), Admission::Now);
     }
 
     #[test]
@@ -146,7 +165,7 @@ mod tests {
         let mut through = 0;
         let mut now = start;
         while now < start + Duration::from_secs(10) {
-            if let Admission::Now | Admission::After(_) = gate.admit(&limits, now, HOLD) {
+            if let Admission::Now | Admission::After(_) = gate.admit(&limits, 1, now, HOLD) {
                 through += 1;
             }
             now += Duration::from_millis(1);
@@ -159,15 +178,15 @@ mod tests {
     fn a_call_waits_for_the_strictest_of_its_limits_and_books_both() {
         let mut gate = RateGate::default();
         let now = Instant::now();
-        assert_eq!(gate.admit(&[("state", 5.0)], now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&[("state", 5.0)], 1, now, HOLD), Admission::Now);
         // The type allows it at once; the state only in 200 ms.
         assert_eq!(
-            gate.admit(&[("type", 100.0), ("state", 5.0)], now, HOLD),
+            gate.admit(&[("type", 100.0), ("state", 5.0)], 1, now, HOLD),
             Admission::After(Duration::from_millis(200))
         );
         // The type's next time was booked from then.
         assert_eq!(
-            gate.admit(&[("type", 100.0)], now, HOLD),
+            gate.admit(&[("type", 100.0)], 1, now, HOLD),
             Admission::HoldBack(Duration::from_millis(210))
         );
     }
@@ -176,12 +195,12 @@ mod tests {
     fn a_key_forgotten_starts_afresh() {
         let mut gate = RateGate::default();
         let now = Instant::now();
-        gate.admit(&[("t", 1.0)], now, HOLD);
+        gate.admit(&[("t", 1.0)], 1, now, HOLD);
         assert!(matches!(
-            gate.admit(&[("t", 1.0)], now, HOLD),
+            gate.admit(&[("t", 1.0)], 1, now, HOLD),
             Admission::HoldBack(_)
         ));
         gate.retain(|_| false);
-        assert_eq!(gate.admit(&[("t", 1.0)], now, HOLD), Admission::Now);
+        assert_eq!(gate.admit(&[("t", 1.0)], 1, now, HOLD), Admission::Now);
     }
 }

@@ -74,10 +74,12 @@ impl FlowLimiter {
         if let Some(rate) = limits.states.get(state_id) {
             applied.push((&state_key, rate / share));
         }
-        self.gate
-            .lock()
-            .expect("rate gate lock")
-            .admit(&applied, Instant::now(), MAX_HOLD)
+        self.gate.lock().expect("rate gate lock").admit(
+            &applied,
+            in_force.instances,
+            Instant::now(),
+            MAX_HOLD,
+        )
     }
 
     /// Puts `entries` (the limits in force) and the live instance count into effect.

@@ -95,6 +95,7 @@ mod definitions;
 mod deployments;
 mod execution;
 mod failure_classes;
+mod flow_limits;
 mod flow_limits_cli;
 mod injection;
 mod internal_calls;
