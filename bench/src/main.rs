@@ -13,6 +13,7 @@ use xdb_bench::cdc::{PulsarTarget, Standalone};
 use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::options::{scenarios_of, QueueMode};
+use xdb_bench::peers::generator::Amount;
 use xdb_bench::peers::{self, Peer, PeersOptions};
 use xdb_bench::report::{self, Comparison, Machine, Verdict};
 use xdb_bench::soak::{self, SoakOptions};
@@ -183,13 +184,18 @@ struct Cli {
     soak_async_instances: usize,
     /// Run XDB (on --databases) beside these peers instead of the scenarios, e.g.
     /// `--peers restate,dbos,temporal`: each is installed by scripts/ensure-peers.sh (run
-    /// from the repository's root) and measured on the same workloads: --lone, --processes
-    /// at --concurrency (--peer-loads times) and --timers.
+    /// from the repository's root) and measured on the same workloads: --lone processes
+    /// one at a time, --peer-loads loads at --concurrency (--peer-load-seconds each) and
+    /// --timers timers started together.
     #[arg(long, value_enum, value_delimiter = ',')]
     peers: Vec<Peer>,
     /// With --peers: times the load runs on each contender.
     #[arg(long, default_value_t = 3)]
     peer_loads: usize,
+    /// With --peers: seconds each load lasts, the same for every contender however fast
+    /// (0: --processes processes each).
+    #[arg(long, default_value_t = 15)]
+    peer_load_seconds: u64,
     /// With --peers: do not run scripts/ensure-peers.sh (the peers are installed).
     #[arg(long)]
     no_install: bool,
@@ -229,7 +235,11 @@ async fn peers_run(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
     let options = PeersOptions {
         warm_up: cli.warm_up,
         lone: cli.lone,
-        processes: cli.processes,
+        load: if cli.peer_load_seconds > 0 {
+            Amount::For(Duration::from_secs(cli.peer_load_seconds))
+        } else {
+            Amount::Count(cli.processes)
+        },
         concurrency: cli.concurrency,
         repetitions: cli.peer_loads.max(1),
         timers: cli.timers.max(1),
@@ -240,22 +250,30 @@ async fn peers_run(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
         _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
     };
     let machine = Machine::detect();
+    let load = match options.load {
+        Amount::Count(count) => format!("{count} processes"),
+        Amount::For(length) => format!("{} s", length.as_secs()),
+    };
     let markdown = format!(
-        "# XDB beside its peers\n\n- Date: {}\n- Machine: {} CPUs, {} MiB, {}\n- Commit: {}\n         - Load average (1, 5, 15 min) at the end: {}\n- Sizes: {} lone, {} x {} at {} in \
-         flight, {} timers of {} s, after {} warm-up\n\n{}",
+        "# XDB beside its peers\n\n\
+         - Date: {}\n\
+         - Machine: {} CPUs, {} MiB, {}\n\
+         - Commit (of the working directory): {}\n\
+         - Load average (1, 5, 15 min) at the end: {}\n\
+         - Sizes: {} warm-up, {} lone, {} loads of {load} at {} in flight, {} timers of \
+         {} s started together\n\n{}",
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         machine.cpus,
         machine.memory_mib,
         machine.cpu,
         machine.commit,
         machine.load_average,
+        options.warm_up,
         options.lone,
         options.repetitions,
-        options.processes,
         options.concurrency,
         options.timers,
         cli.timer_seconds,
-        options.warm_up,
         peers::table::to_markdown(&results)
     );
     println!("{markdown}");

@@ -122,8 +122,13 @@ async fn dbos(dir: &Path, postgres_url: &str) -> anyhow::Result<Session> {
         .context("cannot reach PostgreSQL (start it with scripts/ensure-postgres.sh)")?;
     admin
         .batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {DBOS_DATABASE} WITH (FORCE); CREATE DATABASE {DBOS_DATABASE}"
+            "DROP DATABASE IF EXISTS {DBOS_DATABASE} WITH (FORCE)"
         ))
+        .await
+        .with_context(|| format!("dropping {DBOS_DATABASE}"))?;
+    // A statement of its own: CREATE DATABASE cannot run in a transaction block.
+    admin
+        .batch_execute(&format!("CREATE DATABASE {DBOS_DATABASE}"))
         .await
         .with_context(|| format!("creating {DBOS_DATABASE}"))?;
     // SQLAlchemy knows the scheme as postgresql only.

@@ -140,17 +140,31 @@ impl Batch {
     }
 }
 
-/// `count` calls of `workload`, `concurrency` tasks each calling the next until all are
-/// taken (1: one after another); the durations of every completed call.
+/// How many calls a batch makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    /// This many.
+    Count(usize),
+    /// As many as start within this long; the calls in flight then still finish, and
+    /// count (their time too).
+    For(Duration),
+}
+
+/// Calls of `workload`, `concurrency` tasks each calling the next until `amount` is
+/// reached (1: one after another); the durations of every completed call.
 pub async fn drive(
     target: &Target,
     workload: Workload,
     label: &str,
-    count: usize,
+    amount: Amount,
     concurrency: usize,
 ) -> (Batch, Vec<Duration>) {
     let next = Arc::new(AtomicUsize::new(0));
     let began = Instant::now();
+    let (count, deadline) = match amount {
+        Amount::Count(count) => (count, None),
+        Amount::For(length) => (usize::MAX, Some(began + length)),
+    };
     let tasks: Vec<_> = (0..concurrency.clamp(1, count.max(1)))
         .map(|_| {
             let (target, next, label) = (target.clone(), next.clone(), label.to_string());
@@ -158,7 +172,7 @@ pub async fn drive(
                 let mut outcomes = Vec::new();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= count {
+                    if index >= count || deadline.is_some_and(|d| Instant::now() >= d) {
                         return outcomes;
                     }
                     outcomes.push(target.call(workload, &label, index).await);
@@ -166,16 +180,14 @@ pub async fn drive(
             })
         })
         .collect();
-    let mut durations = Vec::with_capacity(count);
-    let mut batch = Batch {
-        calls: count,
-        ..Batch::default()
-    };
+    let mut durations = Vec::new();
+    let mut batch = Batch::default();
     for task in tasks {
         let outcomes = task
             .await
             .unwrap_or_else(|e| vec![Err(format!("a call task panicked: {e}"))]);
         for outcome in outcomes {
+            batch.calls += 1;
             match outcome {
                 Ok(duration) => durations.push(duration),
                 Err(error) => {
@@ -186,7 +198,6 @@ pub async fn drive(
         }
     }
     batch.elapsed = began.elapsed();
-    batch.failed = count - durations.len().min(count);
     batch.latency = LatencySummary::of(&durations);
     (batch, durations)
 }

@@ -21,7 +21,7 @@ pub mod process;
 pub mod session;
 pub mod table;
 
-use generator::{drive, lateness, Batch, Workload};
+use generator::{drive, lateness, Amount, Batch, Workload};
 use session::Session;
 
 /// A peer the bench can run beside XDB.
@@ -60,7 +60,9 @@ impl Peer {
 pub struct PeersOptions {
     pub warm_up: usize,
     pub lone: usize,
-    pub processes: usize,
+    /// Each load: a number of processes, or a length of time (the same for every
+    /// contender, however fast).
+    pub load: Amount,
     pub concurrency: usize,
     /// Times the load runs on each contender.
     pub repetitions: usize,
@@ -112,7 +114,14 @@ pub async fn measure(
     let target = session.target.clone();
     let name = session.name.clone();
     eprintln!("xdb-bench: {name}: warm-up ({} processes)", options.warm_up);
-    let (warm_up, _) = drive(&target, Workload::TwoStep, "warmup", options.warm_up, 1).await;
+    let (warm_up, _) = drive(
+        &target,
+        Workload::TwoStep,
+        "warmup",
+        Amount::Count(options.warm_up),
+        1,
+    )
+    .await;
     if let Some(error) = warm_up.first_error {
         session.ensure_running()?;
         anyhow::bail!("{name}: the warm-up failed: {error}");
@@ -131,16 +140,22 @@ pub async fn measure(
         "xdb-bench: {name}: lone ({} processes, one at a time)",
         options.lone
     );
-    result.lone = drive(&target, Workload::TwoStep, "lone", options.lone, 1)
-        .await
-        .0;
+    result.lone = drive(
+        &target,
+        Workload::TwoStep,
+        "lone",
+        Amount::Count(options.lone),
+        1,
+    )
+    .await
+    .0;
     let mut component_seconds: Vec<(String, f64)> = Vec::new();
     let mut completed = 0usize;
     for repetition in 1..=options.repetitions.max(1) {
         session.settle().await;
         eprintln!(
-            "xdb-bench: {name}: load {repetition} ({} processes, {} in flight)",
-            options.processes, options.concurrency
+            "xdb-bench: {name}: load {repetition} ({:?}, {} in flight)",
+            options.load, options.concurrency
         );
         let groups = cpu_groups(session);
         let order: Vec<&str> = groups.iter().map(|(n, _)| n.as_str()).collect();
@@ -154,7 +169,7 @@ pub async fn measure(
             &target,
             Workload::TwoStep,
             &label,
-            options.processes,
+            options.load,
             options.concurrency,
         )
         .await;
@@ -192,7 +207,7 @@ pub async fn measure(
         &target,
         Workload::Sleep,
         "timer",
-        options.timers,
+        Amount::Count(options.timers),
         options.timers,
     )
     .await;
