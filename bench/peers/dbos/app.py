@@ -90,6 +90,8 @@ def main() -> None:
     }
     DBOS(config=config)
     DBOS.launch()
+    # The listen backlog is 5 by default: the bench's 500 timers connect at once.
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler)
     server.daemon_threads = True
     print(f"dbos bench app on {server.server_address[1]}", file=sys.stderr, flush=True)
