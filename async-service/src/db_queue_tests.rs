@@ -153,6 +153,16 @@ impl Transitions for RecordedTimeouts {
     async fn hold_back(&self, _: &Task, _: &str, _: Duration) -> Result<bool, StoreError> {
         unreachable!("nothing is limited here")
     }
+    async fn take_call_slot(
+        &self,
+        _: &Task,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: xdb_persistence::CallSlotLimits,
+    ) -> Result<bool, StoreError> {
+        unreachable!("nothing is limited here")
+    }
 }
 
 /// A claim loop over `tasks` and `transitions`, its wall clock standing at `now`, with

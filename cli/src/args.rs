@@ -259,7 +259,7 @@ pub enum Command {
         "  xdb flow-limits set -t Order --clear            # the declared limits apply again\n",
         "  xdb flow-limits list\n",
         "  xdb flow-limits history -t Order\n\n",
-        "`set` needs the operate role. A call over its limit waits (RATE_LIMITED in `xdb states`).\n",
+        "`set` needs the operate role. A call over its limit waits (FLOW_LIMITED in `xdb states`).\n",
         "Exit codes: 0 done, 1 refused (e.g. a rate of 0, or a state the type does not have;\n",
         "the field is named), 2 usage, 3 unreachable."
     ))]

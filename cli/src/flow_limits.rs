@@ -72,6 +72,7 @@ pub fn set_request(a: &FlowLimitsSetArgs) -> FlowLimitsSetRequest {
     } else {
         Some(FlowLimits {
             max_calls_per_second: a.max_calls_per_second,
+            ..Default::default()
         })
     };
     FlowLimitsSetRequest {
@@ -263,10 +264,12 @@ mod tests {
                 state_id: state.map(str::to_string),
                 declared: Some(FlowLimits {
                     max_calls_per_second: declared,
+                    ..Default::default()
                 }),
                 override_limits: over,
                 effective: FlowLimits {
                     max_calls_per_second: effective,
+                    ..Default::default()
                 },
                 updated_timestamp_ms: 0,
             };
@@ -296,6 +299,7 @@ mod tests {
             before: None,
             after: Some(FlowLimits {
                 max_calls_per_second: Some(0.5),
+                ..Default::default()
             }),
             changed_by: "ops".into(),
             reason: Some("payments slow".into()),

@@ -33,7 +33,8 @@ impl ValidationError {
 }
 
 /// Flow limits as a definition declares them or an operator sets them: a rate more than
-/// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`]. `field` names the limits.
+/// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`], a concurrency 1 to
+/// [`xdb_protocol::MAX_CONCURRENT_CALLS`]. `field` names the limits.
 pub fn check_flow_limits(
     field: &str,
     limits: &xdb_protocol::FlowLimits,
@@ -45,6 +46,17 @@ pub fn check_flow_limits(
                 format!(
                     "must be more than 0 and at most {}, not {rate}",
                     xdb_protocol::MAX_CALLS_PER_SECOND
+                ),
+            ));
+        }
+    }
+    if let Some(calls) = limits.max_concurrent_calls {
+        if !(1..=xdb_protocol::MAX_CONCURRENT_CALLS).contains(&calls) {
+            return Err(ValidationError::new(
+                format!("{field}.maxConcurrentCalls"),
+                format!(
+                    "must be 1 to {}, not {calls}",
+                    xdb_protocol::MAX_CONCURRENT_CALLS
                 ),
             ));
         }

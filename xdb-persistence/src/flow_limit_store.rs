@@ -102,6 +102,7 @@ mod tests {
     fn rate(r: f64) -> Option<FlowLimits> {
         Some(FlowLimits {
             max_calls_per_second: Some(r),
+            ..Default::default()
         })
     }
 

@@ -236,4 +236,22 @@ impl<D: Dialect> Transitions for D {
     ) -> Result<bool, StoreError> {
         operations::hold_back(self, task, owner, delay).await
     }
+    async fn take_call_slot(
+        &self,
+        task: &Task,
+        owner: &str,
+        process_type: &str,
+        state_id: &str,
+        limits: crate::CallSlotLimits,
+    ) -> Result<bool, StoreError> {
+        crate::sql_tables::call_slots::take_call_slot(
+            self,
+            task,
+            owner,
+            process_type,
+            state_id,
+            limits,
+        )
+        .await
+    }
 }

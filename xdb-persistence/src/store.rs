@@ -498,13 +498,32 @@ pub trait Transitions: Send + Sync + 'static {
         -> Result<bool, StoreError>;
     /// Gives claimed state task `task` back unleased, due `delay` from now on the
     /// database's clock, at the same attempt, marked as held back by a flow limit (the
-    /// operators' views show it `RATE_LIMITED`); `false`: `owner` no longer holds it.
+    /// operators' views show it `FLOW_LIMITED`); `false`: `owner` no longer holds it.
     async fn hold_back(
         &self,
         task: &Task,
         owner: &str,
         delay: Duration,
     ) -> Result<bool, StoreError>;
+    /// Takes a place for claimed `task`'s worker call (of `state_id` of `process_type`)
+    /// under the concurrency limits `limits`; `false`: a limit has every place taken.
+    /// The place is given back by whatever ends the call: the transition deleting the
+    /// task, a retry or takeover unleasing it.
+    async fn take_call_slot(
+        &self,
+        task: &Task,
+        owner: &str,
+        process_type: &str,
+        state_id: &str,
+        limits: CallSlotLimits,
+    ) -> Result<bool, StoreError>;
+}
+
+/// The concurrency limits one worker call is under: its type's and its state's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallSlotLimits {
+    pub whole: Option<u32>,
+    pub state: Option<u32>,
 }
 
 /// Why a claimed task is set aside instead of run.

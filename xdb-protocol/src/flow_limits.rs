@@ -13,6 +13,8 @@ use utoipa::ToSchema;
 /// Largest calls-per-second limit: above it a limit is no limit in practice, and a typo
 /// (a rate in calls per hour, say) is refused rather than silently meaningless.
 pub const MAX_CALLS_PER_SECOND: f64 = 1_000_000.0;
+/// Largest concurrent-calls limit.
+pub const MAX_CONCURRENT_CALLS: u32 = 100_000;
 /// Longest reason an operator may give for a change, in characters.
 pub const MAX_FLOW_LIMIT_REASON_CHARS: usize = 1024;
 
@@ -23,15 +25,22 @@ pub struct FlowLimits {
     /// At most this many worker calls (waitUntil and execute) a second across all async
     /// instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
     /// every two seconds). A call over the limit waits: briefly in the instance, or, for
-    /// a longer wait, as its task due later (shown by `states` as `RATE_LIMITED`).
+    /// a longer wait, as its task due later (shown by `states` as `FLOW_LIMITED`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_calls_per_second: Option<f64>,
+    /// At most this many worker calls running at once across all async instances (of
+    /// the state; on a type, of all its states together); 1 to 100,000. A call over the
+    /// limit waits for a running one to end, as its task due a little later (shown by
+    /// `states` as `FLOW_LIMITED`). A call holds its place until its outcome is
+    /// committed, and an instance that dies gives its places back with its leases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_calls: Option<u32>,
 }
 
 impl FlowLimits {
     /// Whether no field limits anything.
     pub fn is_unlimited(&self) -> bool {
-        self.max_calls_per_second.is_none()
+        self.max_calls_per_second.is_none() && self.max_concurrent_calls.is_none()
     }
 }
 

@@ -90,7 +90,7 @@ pub struct StateExecutionInfo {
 /// - `RUNNING`: an async-service instance holds it: the worker is being called;
 /// - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
 /// - `PAUSED`: held while the execution is paused; due again when it resumes;
-/// - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+/// - `FLOW_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
 ///   it costs no attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -99,7 +99,7 @@ pub enum CallPhase {
     Running,
     Parked,
     Paused,
-    RateLimited,
+    FlowLimited,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -29,3 +29,18 @@ CREATE TABLE IF NOT EXISTS xdb_sys_flow_limit_changes (
     changed_at       DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
     KEY xdb_sys_flow_limit_changes_by_type (process_type, change_id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;
+
+-- The places of worker calls running under a concurrency limit: one row per call, taken
+-- before the call under the lock of its limit's row. A place counts only while its task
+-- is still leased to the instance that took it: the transition that records the call's
+-- outcome deletes the task (and with it the place, in the same transaction), a retry or
+-- a takeover unleases it, so no place outlives its call. Rows left behind are removed by
+-- the next call of the type.
+CREATE TABLE IF NOT EXISTS xdb_sys_call_slots (
+    task_id        BIGINT       NOT NULL PRIMARY KEY,
+    process_type   VARCHAR(255) NOT NULL,
+    state_id       VARCHAR(255) NOT NULL,
+    owner          VARCHAR(255) NOT NULL,
+    taken_at       DATETIME(6)  NOT NULL DEFAULT UTC_TIMESTAMP(6),
+    KEY xdb_sys_call_slots_by_state (process_type, state_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 pub use gate::Admission;
 use gate::RateGate;
 use tokio::sync::watch;
-use xdb_persistence::{FlowLimitStore, InstanceRegistry, ServiceKind};
+use xdb_persistence::{CallSlotLimits, FlowLimitStore, InstanceRegistry, ServiceKind};
 use xdb_protocol::FlowLimitsEntry;
 
 /// How often each instance reads the limits and the live instances: how soon a change
@@ -33,6 +33,8 @@ pub const MAX_HOLD: Duration = Duration::from_millis(200);
 struct TypeLimits {
     whole: Option<f64>,
     states: HashMap<String, f64>,
+    whole_calls: Option<u32>,
+    state_calls: HashMap<String, u32>,
 }
 
 #[derive(Debug, Default)]
@@ -47,7 +49,16 @@ struct InForce {
 pub struct FlowLimiter {
     in_force: RwLock<Arc<InForce>>,
     gate: Mutex<RateGate>,
+    /// Calls refused a place in a row, by gate key: how long the next refused one
+    /// waits before it asks again.
+    refusals: Mutex<HashMap<String, u32>>,
 }
+
+/// How long a call refused a place waits before asking again: a tenth of a second more
+/// for each refusal in a row, up to a second, so that a long queue of waiting calls asks
+/// the database a few times a second, not at once.
+pub const SLOT_RETRY_STEP: Duration = Duration::from_millis(100);
+const SLOT_RETRY_MAX_STEPS: u32 = 10;
 
 /// The gate's key of a type's own limit or a state's, unambiguous whatever the names.
 fn key(process_type: &str, state_id: Option<&str>) -> String {
@@ -82,18 +93,54 @@ impl FlowLimiter {
         )
     }
 
+    /// The concurrency limits a call of `state_id` of `process_type` is under.
+    pub fn call_slot_limits(&self, process_type: &str, state_id: &str) -> CallSlotLimits {
+        let in_force = self.in_force.read().expect("flow limits lock").clone();
+        in_force
+            .by_type
+            .get(process_type)
+            .map(|limits| CallSlotLimits {
+                whole: limits.whole_calls,
+                state: limits.state_calls.get(state_id).copied(),
+            })
+            .unwrap_or_default()
+    }
+
+    /// Records whether a call of `state_id` of `process_type` got its place; when it did
+    /// not, how long it waits before asking again.
+    pub fn slot_answer(&self, process_type: &str, state_id: &str, taken: bool) -> Duration {
+        let key = key(process_type, Some(state_id));
+        let mut refusals = self.refusals.lock().expect("refusals lock");
+        if taken {
+            refusals.remove(&key);
+            return Duration::ZERO;
+        }
+        let count = refusals.entry(key).or_insert(0);
+        *count = (*count + 1).min(SLOT_RETRY_MAX_STEPS);
+        SLOT_RETRY_STEP * *count
+    }
+
     /// Puts `entries` (the limits in force) and the live instance count into effect.
     pub fn replace(&self, entries: &[FlowLimitsEntry], instances: usize) {
         let mut by_type: HashMap<String, TypeLimits> = HashMap::new();
         for entry in entries {
-            let Some(rate) = entry.effective.max_calls_per_second else {
+            let effective = &entry.effective;
+            if effective.is_unlimited() {
                 continue;
-            };
+            }
             let limits = by_type.entry(entry.process_type.clone()).or_default();
             match &entry.state_id {
-                None => limits.whole = Some(rate),
+                None => {
+                    limits.whole = effective.max_calls_per_second;
+                    limits.whole_calls = effective.max_concurrent_calls;
+                }
                 Some(state) => {
-                    limits.states.insert(state.clone(), rate);
+                    if let Some(rate) = effective.max_calls_per_second {
+                        limits.states.insert(state.clone(), rate);
+                    }
+                    if let Some(calls) = effective.max_concurrent_calls {
+                        limits.state_calls.insert(state.clone(), calls);
+                    }
                 }
             }
         }
@@ -159,9 +206,39 @@ mod tests {
             override_limits: None,
             effective: FlowLimits {
                 max_calls_per_second: rate,
+                ..Default::default()
             },
             updated_timestamp_ms: 0,
         }
+    }
+
+    #[test]
+    fn concurrency_limits_are_read_per_state_and_refused_calls_wait_longer_each_time() {
+        let limiter = FlowLimiter::default();
+        let mut whole = entry("t", None, None);
+        whole.effective.max_concurrent_calls = Some(8);
+        let mut state = entry("t", Some("s"), None);
+        state.effective.max_concurrent_calls = Some(2);
+        limiter.replace(&[whole, state], 3);
+        assert_eq!(
+            limiter.call_slot_limits("t", "s"),
+            CallSlotLimits {
+                whole: Some(8),
+                state: Some(2)
+            }
+        );
+        assert_eq!(limiter.call_slot_limits("t", "other").state, None);
+        assert_eq!(limiter.call_slot_limits("u", "s"), CallSlotLimits::default());
+        // Concurrency limits are not shared out: they hold across all instances.
+        assert_eq!(limiter.admit("t", "s"), Admission::Now);
+        assert_eq!(limiter.slot_answer("t", "s", false), SLOT_RETRY_STEP);
+        assert_eq!(limiter.slot_answer("t", "s", false), SLOT_RETRY_STEP * 2);
+        for _ in 0..20 {
+            limiter.slot_answer("t", "s", false);
+        }
+        assert_eq!(limiter.slot_answer("t", "s", false), Duration::from_secs(1));
+        assert_eq!(limiter.slot_answer("t", "s", true), Duration::ZERO);
+        assert_eq!(limiter.slot_answer("t", "s", false), SLOT_RETRY_STEP);
     }
 
     #[test]

@@ -107,22 +107,31 @@ async fn set_aside_if_paused(
     Ok(set_aside)
 }
 
-/// Waits here for a state call's turn under the flow limits, when it comes soon;
-/// otherwise says how much later it comes (the caller gives its task back for then).
+/// Waits here for a state call's turn under the flow limits when it comes soon, and
+/// takes its place under a concurrency limit; otherwise says how much later to ask
+/// again (the caller gives its task back for then).
 async fn wait_turn(
     context: &HandlerContext,
+    task: &Task,
     process_type: &str,
     state_id: &str,
-) -> Option<std::time::Duration> {
+) -> Result<Option<std::time::Duration>, StoreError> {
     use crate::flow_limits::Admission;
     match context.flow.admit(process_type, state_id) {
-        Admission::Now => None,
-        Admission::After(wait) => {
-            tokio::time::sleep(wait).await;
-            None
-        }
-        Admission::HoldBack(delay) => Some(delay),
+        Admission::Now => {}
+        Admission::After(wait) => tokio::time::sleep(wait).await,
+        Admission::HoldBack(delay) => return Ok(Some(delay)),
     }
+    let slots = context.flow.call_slot_limits(process_type, state_id);
+    if slots == xdb_persistence::CallSlotLimits::default() {
+        return Ok(None);
+    }
+    let taken = context
+        .store
+        .take_call_slot(task, &context.owner, process_type, state_id, slots)
+        .await?;
+    let wait = context.flow.slot_answer(process_type, state_id, taken);
+    Ok((!taken).then_some(wait))
 }
 
 async fn dispatch(

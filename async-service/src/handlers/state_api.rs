@@ -61,7 +61,9 @@ pub(super) async fn handle(
         return Ok(Applied::default());
     }
     let state_id = &call.state.id.state_id;
-    if let Some(delay) = super::wait_turn(context, &call.process.process_type, state_id).await {
+    if let Some(delay) =
+        super::wait_turn(context, task, &call.process.process_type, state_id).await?
+    {
         // Not run: given back for its turn, at the same attempt.
         if context.store.hold_back(task, &context.owner, delay).await? {
             tracing::debug!(task = task.id, ?delay, "held back by a flow limit");

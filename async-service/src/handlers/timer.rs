@@ -20,8 +20,8 @@ pub(super) async fn handle(context: &HandlerContext, task: &Task) -> Result<Appl
     // written alone, and the execute task it starts waits its turn.
     let fired_state = &fired.call.state.id.state_id;
     let process_type = &fired.call.process.process_type;
-    if super::wait_turn(context, process_type, fired_state)
-        .await
+    if super::wait_turn(context, task, process_type, fired_state)
+        .await?
         .is_some()
     {
         return context.store.fire_timer(task, &context.owner).await;

@@ -1,8 +1,10 @@
 //! Flow limits through the API and the async service: three async instances held to a
 //! limit of 50 worker calls a second over a minute (within 10%), calls held back costing
-//! no attempt and shown `RATE_LIMITED` by `states`; bad limits refused naming the field,
+//! no attempt and shown `FLOW_LIMITED` by `states`; bad limits refused naming the field,
 //! changing nothing.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{stream, StreamExt};
@@ -16,6 +18,7 @@ use crate::common::*;
 
 both_databases!(
     three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt,
+    a_concurrency_limit_holds_across_instances_and_a_killed_one_gives_its_places_back,
     bad_limits_are_refused_naming_the_field_and_change_nothing,
 );
 
@@ -101,10 +104,10 @@ async fn three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt(db: Da
     assert_eq!(started.len(), total);
 
     // A call waiting for its turn is shown as such, and due later.
-    eventually("a call shown RATE_LIMITED", SOON, || async {
+    eventually("a call shown FLOW_LIMITED", SOON, || async {
         for i in (0..total).rev().step_by(97) {
             let view = states(&env, &format!("rated-{i}")).await;
-            if view.to_string().contains("\"RATE_LIMITED\"") {
+            if view.to_string().contains("\"FLOW_LIMITED\"") {
                 return true;
             }
         }
@@ -133,6 +136,156 @@ async fn three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt(db: Da
     assert!(
         calls.iter().all(|(_, attempt)| *attempt == 1),
         "a call held back cost an attempt"
+    );
+    env.shutdown().await;
+}
+
+/// One state whose execute takes [`SLOW_CALL`], counting the calls running at once.
+#[derive(Debug, Clone, Default)]
+struct SlowProcess {
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+    done: Arc<AtomicUsize>,
+    /// Calls seen, by execution: a second call of one execution is a repeated call (a
+    /// takeover), not another place.
+    calls: Recorder<(String, u32, Instant)>,
+}
+
+const SLOW_CALL: Duration = Duration::from_millis(300);
+const CONCURRENCY: u32 = 3;
+
+impl Process for SlowProcess {
+    fn state_schema(&self) -> StateSchema {
+        StateSchema::with_starting_state(SlowState(self.clone()))
+    }
+}
+
+struct SlowState(SlowProcess);
+
+/// Counts one call out when it ends, however it ends.
+struct Running(Arc<AtomicUsize>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl AsyncState for SlowState {
+    type Input = ();
+
+    async fn execute(
+        &self,
+        ctx: &Context,
+        _input: (),
+        _results: &CommandResults,
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        let counts = &self.0;
+        counts.calls.push((
+            ctx.process_execution_id.clone(),
+            ctx.attempt,
+            Instant::now(),
+        ));
+        let now = counts.running.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.most.fetch_max(now, Ordering::SeqCst);
+        // The call of a SIGKILLed instance is dropped with its connection: it must leave
+        // the count then too.
+        let _running = Running(counts.running.clone());
+        tokio::time::sleep(SLOW_CALL).await;
+        counts.done.fetch_add(1, Ordering::SeqCst);
+        Ok(StateDecision::graceful_complete_process(json!(null)))
+    }
+}
+
+/// 60 executions of a state limited to 3 calls at once, on two async instances (OS
+/// processes), one SIGKILLed midway and replaced: the worker never sees more than 3
+/// calls at once, nor does the database (sampled every 50 ms), and all complete.
+async fn a_concurrency_limit_holds_across_instances_and_a_killed_one_gives_its_places_back(
+    db: Database,
+) {
+    const EXECUTIONS: usize = 60;
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            ..Default::default()
+        },
+    )
+    .await;
+    let process = SlowProcess::default();
+    let worker = serve(&mut env, &process).await;
+    let (status, entry) = call(
+        &env,
+        paths::FLOW_LIMITS_SET,
+        json!({"processType": "SlowProcess", "stateId": "SlowState",
+               "override": {"maxConcurrentCalls": CONCURRENCY}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{entry}");
+    let mut first = Some(env.spawn_async_process(ASYNC_INSTANCE_BIN, "slots-1").await);
+    let _second = env.spawn_async_process(ASYNC_INSTANCE_BIN, "slots-2").await;
+    for i in 0..EXECUTIONS {
+        start(
+            &env,
+            &process,
+            &worker,
+            &format!("slow-{i}"),
+            ProcessStartOptions::new(),
+        )
+        .await
+        .unwrap();
+    }
+    let places_taken = "SELECT COUNT(*) FROM xdb_sys_call_slots s \
+         JOIN xdb_sys_tasks t ON t.id = s.task_id AND t.lease_owner = s.owner";
+    let mut most_in_database = 0;
+    let mut replacement = None;
+    let mut killed_at = None;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while process.done.load(Ordering::SeqCst) < EXECUTIONS {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {EXECUTIONS} done after 90 s",
+            process.done.load(Ordering::SeqCst)
+        );
+        let rows = env.sql().query(places_taken, &[]).await;
+        most_in_database = most_in_database.max(rows[0].i64(0));
+        if replacement.is_none() && process.done.load(Ordering::SeqCst) >= EXECUTIONS / 3 {
+            // Mid-call, most likely: its places come back with its leases.
+            if let Some(instance) = first.take() {
+                instance.kill().await;
+                killed_at = Some(Instant::now());
+            }
+            replacement = Some(env.spawn_async_process(ASYNC_INSTANCE_BIN, "slots-3").await);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let most = process.most.load(Ordering::SeqCst);
+    let calls = process.calls.all();
+    let mut executions: Vec<&String> = calls.iter().map(|(exec, _, _)| exec).collect();
+    executions.sort();
+    executions.dedup();
+    // Calls repeated after the kill: the killed instance's, taken over.
+    println!(
+        "calls={} executions={} killed_after={:?}",
+        calls.len(),
+        executions.len(),
+        killed_at.map(|at: Instant| at.duration_since(calls[0].2))
+    );
+    println!(
+        "concurrency-limit-report db={db:?} limit={CONCURRENCY} most_at_worker={most} \
+         most_in_database={most_in_database}"
+    );
+    assert!(most <= CONCURRENCY as usize, "{most} calls at once");
+    assert_eq!(
+        most, CONCURRENCY as usize,
+        "the limit's places were all used"
+    );
+    assert!(
+        most_in_database <= i64::from(CONCURRENCY),
+        "{most_in_database} places"
     );
     env.shutdown().await;
 }
@@ -174,6 +327,10 @@ async fn bad_limits_are_refused_naming_the_field_and_change_nothing(db: Database
         (
             json!({"processType": "RatedProcess", "override": {"maxCallsPerSecond": 2e6}}),
             "override.maxCallsPerSecond",
+        ),
+        (
+            json!({"processType": "RatedProcess", "override": {"maxConcurrentCalls": 0}}),
+            "override.maxConcurrentCalls",
         ),
         (
             json!({"processType": "RatedProcess", "stateId": "NoSuchState",

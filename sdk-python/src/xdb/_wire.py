@@ -154,7 +154,7 @@ class CallPhase(StrEnum):
     - `RUNNING`: an async-service instance holds it: the worker is being called;
     - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
     - `PAUSED`: held while the execution is paused; due again when it resumes;
-    - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+    - `FLOW_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
       it costs no attempt.
     """
 
@@ -162,7 +162,7 @@ class CallPhase(StrEnum):
     RUNNING = "RUNNING"
     PARKED = "PARKED"
     PAUSED = "PAUSED"
-    RATE_LIMITED = "RATE_LIMITED"
+    FLOW_LIMITED = "FLOW_LIMITED"
 
 
 class CommandWaitingType(StrEnum):
@@ -487,7 +487,15 @@ class FlowLimits(WireModel):
     At most this many worker calls (waitUntil and execute) a second across all async
     instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
     every two seconds). A call over the limit waits: briefly in the instance, or, for
-    a longer wait, as its task due later (shown by `states` as `RATE_LIMITED`).
+    a longer wait, as its task due later (shown by `states` as `FLOW_LIMITED`).
+    """
+    max_concurrent_calls: int | None = None
+    """
+    At most this many worker calls running at once across all async instances (of
+    the state; on a type, of all its states together); 1 to 100,000. A call over the
+    limit waits for a running one to end, as its task due a little later (shown by
+    `states` as `FLOW_LIMITED`). A call holds its place until its outcome is
+    committed, and an instance that dies gives its places back with its leases.
     """
 
 

@@ -149,7 +149,7 @@ export const BusinessTableRefSchema = z.object({
  * - `RUNNING`: an async-service instance holds it: the worker is being called;
  * - `PARKED`: set aside until someone acts: see `parkedReason`, and `retry-now`;
  * - `PAUSED`: held while the execution is paused; due again when it resumes;
- * - `RATE_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
+ * - `FLOW_LIMITED`: held back by a flow limit (`flow-limits`) until `dueTimestampMs`;
  * it costs no attempt.
  */
 export const CallPhaseSchema = z.enum([
@@ -157,7 +157,7 @@ export const CallPhaseSchema = z.enum([
     'RUNNING',
     'PARKED',
     'PAUSED',
-    'RATE_LIMITED'
+    'FLOW_LIMITED'
 ]);
 
 /**
@@ -473,7 +473,8 @@ export const FlowLimitSourceSchema = z.enum(['DEFINITION', 'OPERATOR']);
  * Limits on a process type's or a state's worker calls. An absent field is no limit.
  */
 export const FlowLimitsSchema = z.object({
-    maxCallsPerSecond: z.number().nullish()
+    maxCallsPerSecond: z.number().nullish(),
+    maxConcurrentCalls: z.int().nullish()
 });
 
 /**

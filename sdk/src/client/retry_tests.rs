@@ -399,6 +399,7 @@ async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_overri
         state_id: None,
         override_limits: Some(FlowLimits {
             max_calls_per_second: Some(2.5),
+            ..Default::default()
         }),
         reason: Some("downstream slow".into()),
     };

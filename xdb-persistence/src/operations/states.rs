@@ -122,7 +122,7 @@ fn pending_call(view: &TaskView) -> Option<PendingCall> {
             Some(TaskParkedReason::NonRetryableWorkerError),
         ),
         (None, Some(_)) => (CallPhase::Running, None, None),
-        (None, None) if view.rate_limited => (CallPhase::RateLimited, None, None),
+        (None, None) if view.rate_limited => (CallPhase::FlowLimited, None, None),
         (None, None) => (CallPhase::Scheduled, None, None),
     };
     Some(PendingCall {

@@ -12,6 +12,7 @@ on_both_databases!(
 fn rate(r: f64) -> Option<FlowLimits> {
     Some(FlowLimits {
         max_calls_per_second: Some(r),
+        ..Default::default()
     })
 }
 

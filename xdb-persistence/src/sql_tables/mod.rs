@@ -35,6 +35,7 @@ macro_rules! on_both_databases {
 mod attribute_rows;
 mod batch_rows;
 pub(crate) mod business_rows;
+pub(crate) mod call_slots;
 mod definitions;
 mod deployments;
 pub(crate) mod first_start_batch;
