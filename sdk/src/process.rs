@@ -36,7 +36,9 @@ pub trait Process: Send + Sync + Sized + 'static {
     }
 
     /// Limits on the worker calls of all this type's states together, across all async
-    /// instances; declared at registration, and an operator may override them.
+    /// instances: `max_calls_per_second` (a rate) and `max_concurrent_calls` (at most so
+    /// many calls running at once), either or both; declared at registration, and an
+    /// operator may override them. See `docs/flow-limits.md`.
     fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
         None
     }

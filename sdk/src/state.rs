@@ -59,8 +59,10 @@ pub trait AsyncState: Send + Sync + 'static {
         AsyncStateConfig::default()
     }
 
-    /// Limits on this state's worker calls across all async instances, declared when the
-    /// worker registers its definitions; an operator may override them at run time.
+    /// Limits on this state's worker calls across all async instances:
+    /// `max_calls_per_second` (a rate) and `max_concurrent_calls` (at most so many calls
+    /// running at once), either or both; declared when the worker registers its
+    /// definitions, and an operator may override them at run time.
     fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
         None
     }

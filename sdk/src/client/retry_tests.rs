@@ -390,8 +390,8 @@ async fn a_service_before_request_ids_gets_a_write_again_without_the_clients_own
 
 #[tokio::test]
 async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_override() {
-    let entry = r#"{"processType":"Order","effective":{"maxCallsPerSecond":2.5},
-        "override":{"maxCallsPerSecond":2.5},"updatedTimestampMs":7}"#;
+    let entry = r#"{"processType":"Order","effective":{"maxCallsPerSecond":2.5,"maxConcurrentCalls":8},
+        "override":{"maxCallsPerSecond":2.5,"maxConcurrentCalls":8},"updatedTimestampMs":7}"#;
     let script = vec![Answer::Drop, Answer::Status(503, DATABASE_UNAVAILABLE)];
     let (url, seen) = scripted_service(script, entry).await;
     let request = FlowLimitsSetRequest {
@@ -399,17 +399,19 @@ async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_overri
         state_id: None,
         override_limits: Some(FlowLimits {
             max_calls_per_second: Some(2.5),
-            ..Default::default()
+            max_concurrent_calls: Some(8),
         }),
         reason: Some("downstream slow".into()),
     };
     let answer = client(&url).flow_limits_set(&request).await.unwrap();
     assert_eq!(answer.effective.max_calls_per_second, Some(2.5));
+    assert_eq!(answer.effective.max_concurrent_calls, Some(8));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 3, "two retries, then the answer");
     for attempt in &seen {
         assert_eq!(attempt.path, paths::FLOW_LIMITS_SET);
         assert_eq!(attempt.body["override"]["maxCallsPerSecond"], 2.5);
+        assert_eq!(attempt.body["override"]["maxConcurrentCalls"], 8);
         assert_eq!(attempt.body, seen[0].body, "the same body every time");
     }
 
