@@ -250,18 +250,19 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::schedule::ScheduleCommand,
     },
-    /// Flow limits: how fast a process type's worker is called, per type or per state
+    /// Flow limits: how fast and how many at once a process type's worker is called
     #[command(after_help = concat!(
         "Examples:\n",
         "  xdb flow-limits set -t Order --max-calls-per-second 20 --reason 'payments API at 25/s'\n",
         "  xdb flow-limits set -t Order --state Charge --max-calls-per-second 0.5\n",
+        "  xdb flow-limits set -t Order --state Charge --max-concurrent-calls 8 --max-calls-per-second 5\n",
         "  xdb flow-limits set -t Order --unlimited --reason 'backlog after the outage'\n",
         "  xdb flow-limits set -t Order --clear            # the declared limits apply again\n",
         "  xdb flow-limits list\n",
         "  xdb flow-limits history -t Order\n\n",
         "`set` needs the operate role. A call over its limit waits (FLOW_LIMITED in `xdb states`).\n",
-        "Exit codes: 0 done, 1 refused (e.g. a rate of 0, or a state the type does not have;\n",
-        "the field is named), 2 usage, 3 unreachable."
+        "Exit codes: 0 done, 1 refused (e.g. a rate or a concurrency of 0, or a state the type\n",
+        "does not have; the field is named), 2 usage, 3 unreachable."
     ))]
     FlowLimits {
         #[command(subcommand)]

@@ -1,5 +1,6 @@
-//! `xdb flow-limits`: how fast the async service may call a process type's worker, per
-//! type or per state. A definition declares limits at registration; an operator overrides
+//! `xdb flow-limits`: how fast the async service may call a process type's worker (calls
+//! a second) and how many of its calls may run at once, per type or per state. A
+//! definition declares limits at registration; an operator overrides
 //! them here (or clears the override, so the declared limits apply again), and every
 //! change is kept in an audit history.
 
@@ -26,7 +27,12 @@ pub enum FlowLimitsCommand {
 }
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("limit").required(true).args(["max_calls_per_second", "clear", "unlimited"])))]
+#[command(group(
+    ArgGroup::new("limit")
+        .required(true)
+        .multiple(true)
+        .args(["max_calls_per_second", "max_concurrent_calls", "clear", "unlimited"])
+))]
 pub struct FlowLimitsSetArgs {
     #[arg(long = "type", short = 't')]
     pub process_type: String,
@@ -36,11 +42,15 @@ pub struct FlowLimitsSetArgs {
     /// At most this many worker calls a second (fractions allowed: 0.5 is one every 2 s)
     #[arg(long)]
     pub max_calls_per_second: Option<f64>,
-    /// Clear the override: the declared limits apply again
+    /// At most this many worker calls running at once (1 to 100000); with
+    /// --max-calls-per-second, both apply
     #[arg(long)]
+    pub max_concurrent_calls: Option<u32>,
+    /// Clear the override: the declared limits apply again
+    #[arg(long, conflicts_with_all = ["max_calls_per_second", "max_concurrent_calls", "unlimited"])]
     pub clear: bool,
     /// No limit, whatever the definition declares
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["max_calls_per_second", "max_concurrent_calls"])]
     pub unlimited: bool,
     /// Why, kept in the audit history
     #[arg(long)]
@@ -72,7 +82,7 @@ pub fn set_request(a: &FlowLimitsSetArgs) -> FlowLimitsSetRequest {
     } else {
         Some(FlowLimits {
             max_calls_per_second: a.max_calls_per_second,
-            ..Default::default()
+            max_concurrent_calls: a.max_concurrent_calls,
         })
     };
     FlowLimitsSetRequest {
@@ -115,13 +125,50 @@ pub async fn run(client: &Client, output: Output, command: &FlowLimitsCommand) -
     Ok(Exit::Ok)
 }
 
-/// Limits for people: `2.5/s`, `unlimited` for limits that limit nothing, `-` for none.
+/// Limits for people: `2.5/s`, `8 at once`, `2.5/s, 8 at once`, `unlimited` for limits
+/// that limit nothing, `-` for none.
 pub fn limits_text(limits: Option<&FlowLimits>) -> String {
-    match limits.map(|l| l.max_calls_per_second) {
+    let Some(limits) = limits else {
+        return "-".to_string();
+    };
+    let parts: Vec<String> = [
+        limits.max_calls_per_second.map(|rate| format!("{rate}/s")),
+        limits.max_concurrent_calls.map(|n| format!("{n} at once")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        "unlimited".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One field of limits, for a table's column: its value, `unlimited` if the limits do not
+/// limit it, `-` for no limits.
+fn field_text<T>(limits: Option<&FlowLimits>, field: fn(&FlowLimits) -> Option<T>) -> String
+where
+    T: std::fmt::Display,
+{
+    match limits.map(field) {
         None => "-".to_string(),
         Some(None) => "unlimited".to_string(),
-        Some(Some(rate)) => format!("{rate}/s"),
+        Some(Some(value)) => value.to_string(),
     }
+}
+
+/// The rate of limits, for a table's column: `2.5/s`, `unlimited` or `-`.
+fn rate_text(limits: Option<&FlowLimits>) -> String {
+    match limits.map(|l| l.max_calls_per_second) {
+        Some(Some(rate)) => format!("{rate}/s"),
+        _ => field_text(limits, |l| l.max_calls_per_second),
+    }
+}
+
+/// The concurrency of limits, for a table's column: `8`, `unlimited` or `-`.
+fn concurrency_text(limits: Option<&FlowLimits>) -> String {
+    field_text(limits, |l| l.max_concurrent_calls)
 }
 
 /// Which calls an entry or a change limits: the type's, or one of its states'.
@@ -141,17 +188,24 @@ pub fn entry_view(entry: &FlowLimitsEntry) -> String {
     ])
 }
 
-/// The entries, one row each.
+/// The entries, one row each: the rate declared, overridden and in force, then the
+/// concurrency (calls at once) likewise.
 pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
     let rows: Vec<Vec<String>> = limits
         .iter()
         .map(|e| {
+            let declared = e.declared.as_ref();
+            let over = e.override_limits.as_ref();
+            let effective = Some(&e.effective);
             vec![
                 e.process_type.clone(),
                 scope(e.state_id.as_deref()),
-                limits_text(e.declared.as_ref()),
-                limits_text(e.override_limits.as_ref()),
-                limits_text(Some(&e.effective)),
+                rate_text(declared),
+                rate_text(over),
+                rate_text(effective),
+                concurrency_text(declared),
+                concurrency_text(over),
+                concurrency_text(effective),
                 timestamp_ms(e.updated_timestamp_ms),
             ]
         })
@@ -160,9 +214,12 @@ pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
         &[
             "TYPE",
             "STATE",
-            "DECLARED",
-            "OVERRIDE",
-            "EFFECTIVE",
+            "DECLARED RATE",
+            "OVERRIDE RATE",
+            "EFFECTIVE RATE",
+            "DECLARED AT ONCE",
+            "OVERRIDE AT ONCE",
+            "EFFECTIVE AT ONCE",
             "UPDATED",
         ],
         &rows,
@@ -219,14 +276,18 @@ mod tests {
         }
     }
 
+    fn limits(rate: Option<f64>, at_once: Option<u32>) -> FlowLimits {
+        FlowLimits {
+            max_calls_per_second: rate,
+            max_concurrent_calls: at_once,
+        }
+    }
+
     #[test]
     fn set_flags_become_an_override_a_clearing_or_no_limit() {
         let rate = set(&["--state", "Charge", "--max-calls-per-second", "0.5"]);
         assert_eq!(rate.state_id.as_deref(), Some("Charge"));
-        assert_eq!(
-            rate.override_limits.unwrap().max_calls_per_second,
-            Some(0.5)
-        );
+        assert_eq!(rate.override_limits, Some(limits(Some(0.5), None)));
         let cleared = set(&["--clear", "--reason", "back to normal"]);
         assert_eq!(cleared.override_limits, None);
         assert_eq!(cleared.reason.as_deref(), Some("back to normal"));
@@ -240,75 +301,206 @@ mod tests {
     }
 
     #[test]
-    fn set_needs_exactly_one_of_a_rate_clear_and_unlimited() {
-        assert!(parse(&["flow-limits", "set", "-t", "Order"]).is_err());
-        let both = ["flow-limits", "set", "-t", "O", "--clear", "--unlimited"];
-        assert!(parse(&both).is_err());
-        let rate_and_clear = [
+    fn set_takes_a_concurrency_alone_or_with_a_rate() {
+        let at_once = set(&["--max-concurrent-calls", "8"]);
+        assert_eq!(at_once.override_limits, Some(limits(None, Some(8))));
+        let body = serde_json::to_value(&at_once).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"processType": "Order", "override": {"maxConcurrentCalls": 8}})
+        );
+        let both = set(&[
+            "--max-concurrent-calls",
+            "3",
+            "--max-calls-per-second",
+            "2.5",
+        ]);
+        assert_eq!(both.override_limits, Some(limits(Some(2.5), Some(3))));
+        // 0 is the service's to refuse, naming the field.
+        let zero = set(&["--max-concurrent-calls", "0"]);
+        assert_eq!(zero.override_limits, Some(limits(None, Some(0))));
+        let negative = [
             "flow-limits",
             "set",
             "-t",
             "O",
-            "--max-calls-per-second",
-            "3",
-            "--clear",
+            "--max-concurrent-calls",
+            "-1",
         ];
-        assert!(parse(&rate_and_clear).is_err());
+        assert!(parse(&negative).is_err());
+        let fraction = [
+            "flow-limits",
+            "set",
+            "-t",
+            "O",
+            "--max-concurrent-calls",
+            "1.5",
+        ];
+        assert!(parse(&fraction).is_err());
     }
 
     #[test]
-    fn the_list_shows_declared_override_and_effective_per_type_and_state() {
-        let entry =
-            |state: Option<&str>, declared, over: Option<FlowLimits>, effective| FlowLimitsEntry {
-                process_type: "Order".into(),
-                state_id: state.map(str::to_string),
-                declared: Some(FlowLimits {
-                    max_calls_per_second: declared,
-                    ..Default::default()
-                }),
-                override_limits: over,
-                effective: FlowLimits {
-                    max_calls_per_second: effective,
-                    ..Default::default()
-                },
-                updated_timestamp_ms: 0,
-            };
-        let text = list_view(&[
-            entry(None, Some(10.0), None, Some(10.0)),
-            entry(Some("Charge"), Some(2.0), Some(FlowLimits::default()), None),
-        ]);
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[0].starts_with("TYPE"), "{text}");
-        assert!(lines[1].contains("(all states)"), "{text}");
-        let type_row: Vec<&str> = lines[1].split_whitespace().collect();
-        assert_eq!(&type_row[3..6], ["10/s", "-", "10/s"], "{text}");
-        let state_row: Vec<&str> = lines[2].split_whitespace().collect();
+    fn set_needs_limits_or_exactly_one_of_clear_and_unlimited() {
+        assert!(parse(&["flow-limits", "set", "-t", "Order"]).is_err());
+        let both = ["flow-limits", "set", "-t", "O", "--clear", "--unlimited"];
+        assert!(parse(&both).is_err());
+        for limit in ["--max-calls-per-second", "--max-concurrent-calls"] {
+            for exclusive in ["--clear", "--unlimited"] {
+                let args = ["flow-limits", "set", "-t", "O", limit, "3", exclusive];
+                let error = parse(&args).expect_err(&format!("{limit} with {exclusive}"));
+                assert_eq!(
+                    error.kind(),
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "{error}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn limits_read_as_a_rate_a_concurrency_or_both() {
+        assert_eq!(limits_text(None), "-");
+        assert_eq!(limits_text(Some(&FlowLimits::default())), "unlimited");
+        assert_eq!(limits_text(Some(&limits(Some(2.5), None))), "2.5/s");
+        assert_eq!(limits_text(Some(&limits(None, Some(8)))), "8 at once");
         assert_eq!(
-            &state_row[1..5],
-            ["Charge", "2/s", "unlimited", "unlimited"]
+            limits_text(Some(&limits(Some(0.5), Some(8)))),
+            "0.5/s, 8 at once"
         );
     }
 
     #[test]
+    fn the_list_shows_rate_and_concurrency_declared_overridden_and_effective() {
+        let entry =
+            |state: Option<&str>, declared, over: Option<FlowLimits>, effective| FlowLimitsEntry {
+                process_type: "Order".into(),
+                state_id: state.map(str::to_string),
+                declared: Some(declared),
+                override_limits: over,
+                effective,
+                updated_timestamp_ms: 0,
+            };
+        let text = list_view(&[
+            entry(
+                None,
+                limits(Some(10.0), Some(4)),
+                None,
+                limits(Some(10.0), Some(4)),
+            ),
+            entry(
+                Some("Charge"),
+                limits(Some(2.0), None),
+                Some(FlowLimits::default()),
+                FlowLimits::default(),
+            ),
+            entry(
+                Some("Refund"),
+                limits(Some(2.0), None),
+                Some(limits(None, Some(8))),
+                limits(None, Some(8)),
+            ),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = lines[0].split("  ").filter(|h| !h.is_empty()).collect();
+        let header: Vec<&str> = header.iter().map(|h| h.trim()).collect();
+        assert_eq!(
+            header,
+            [
+                "TYPE",
+                "STATE",
+                "DECLARED RATE",
+                "OVERRIDE RATE",
+                "EFFECTIVE RATE",
+                "DECLARED AT ONCE",
+                "OVERRIDE AT ONCE",
+                "EFFECTIVE AT ONCE",
+                "UPDATED"
+            ],
+            "{text}"
+        );
+        assert!(lines[1].contains("(all states)"), "{text}");
+        let type_row: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            &type_row[3..9],
+            ["10/s", "-", "10/s", "4", "-", "4"],
+            "{text}"
+        );
+        let state_row: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(
+            &state_row[1..8],
+            [
+                "Charge",
+                "2/s",
+                "unlimited",
+                "unlimited",
+                "unlimited",
+                "unlimited",
+                "unlimited"
+            ],
+            "{text}"
+        );
+        let refund_row: Vec<&str> = lines[3].split_whitespace().collect();
+        assert_eq!(
+            &refund_row[1..8],
+            [
+                "Refund",
+                "2/s",
+                "unlimited",
+                "unlimited",
+                "unlimited",
+                "8",
+                "8"
+            ],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_entry_shows_both_limits() {
+        let entry = FlowLimitsEntry {
+            process_type: "Order".into(),
+            state_id: Some("Charge".into()),
+            declared: None,
+            override_limits: Some(limits(Some(5.0), Some(8))),
+            effective: limits(Some(5.0), Some(8)),
+            updated_timestamp_ms: 0,
+        };
+        let text = entry_view(&entry);
+        let line = |key: &str| {
+            text.lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("no {key}: {text}"))
+                .to_string()
+        };
+        assert!(line("declared").ends_with("  -"), "{text}");
+        assert!(line("override").ends_with("  5/s, 8 at once"), "{text}");
+        assert!(line("effective").ends_with("  5/s, 8 at once"), "{text}");
+    }
+
+    #[test]
     fn the_history_shows_each_change_before_and_after() {
-        let change = FlowLimitChange {
+        let change = |before, after| FlowLimitChange {
             change_id: 1,
             process_type: "Order".into(),
             state_id: None,
             source: FlowLimitSource::Operator,
-            before: None,
-            after: Some(FlowLimits {
-                max_calls_per_second: Some(0.5),
-                ..Default::default()
-            }),
+            before,
+            after,
             changed_by: "ops".into(),
             reason: Some("payments slow".into()),
             changed_timestamp_ms: 0,
         };
-        let text = history_view(&[change]);
-        let row = text.lines().nth(1).unwrap();
-        assert!(row.contains("OPERATOR"), "{text}");
-        assert!(row.contains("- → 0.5/s"), "{text}");
-        assert!(row.ends_with("ops  payments slow"), "{text}");
+        let text = history_view(&[
+            change(
+                Some(limits(Some(0.5), None)),
+                Some(limits(Some(0.5), Some(8))),
+            ),
+            change(None, Some(limits(Some(0.5), None))),
+        ]);
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert!(rows[0].contains("OPERATOR"), "{text}");
+        assert!(rows[0].contains("0.5/s → 0.5/s, 8 at once"), "{text}");
+        assert!(rows[1].contains("- → 0.5/s  "), "{text}");
+        assert!(rows[1].ends_with("ops  payments slow"), "{text}");
     }
 }
