@@ -1,5 +1,5 @@
 //! `xdb flow-limits` as an operator runs it against a registered type: an override on a
-//! state and on the type, refusals naming the field (exit 1) that change nothing, a
+//! state (a rate and a concurrency) and on the type, refusals naming the field (exit 1) that change nothing, a
 //! usage error (exit 2), the list and the history as tables and as JSON.
 
 use xdb_integration_tests::{Database, XdbTestEnv};
@@ -43,6 +43,8 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
         "VerifyState",
         "--max-calls-per-second",
         "2.5",
+        "--max-concurrent-calls",
+        "3",
         "--reason",
         "mail API throttles",
     ])
@@ -51,6 +53,8 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
     let entry = set.json();
     assert_eq!(entry["stateId"], "VerifyState", "{entry}");
     assert_eq!(entry["effective"]["maxCallsPerSecond"], 2.5, "{entry}");
+    assert_eq!(entry["effective"]["maxConcurrentCalls"], 3, "{entry}");
+    assert_eq!(entry["override"]["maxConcurrentCalls"], 3, "{entry}");
 
     let zero = xdb(&[
         "flow-limits",
@@ -63,6 +67,40 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
     .await
     .expect(1);
     assert!(zero.stderr.contains("maxCallsPerSecond"), "{}", zero.stderr);
+    let no_calls = xdb(&[
+        "flow-limits",
+        "set",
+        "-t",
+        TYPE,
+        "--state",
+        "VerifyState",
+        "--max-concurrent-calls",
+        "0",
+    ])
+    .await
+    .expect(1);
+    assert!(
+        no_calls.stderr.contains("override.maxConcurrentCalls"),
+        "{}",
+        no_calls.stderr
+    );
+    let too_many = xdb(&[
+        "flow-limits",
+        "set",
+        "-t",
+        TYPE,
+        "--max-concurrent-calls",
+        "100001",
+        "--max-calls-per-second",
+        "1",
+    ])
+    .await
+    .expect(1);
+    assert!(
+        too_many.stderr.contains("override.maxConcurrentCalls"),
+        "{}",
+        too_many.stderr
+    );
     let unknown_state = xdb(&[
         "flow-limits",
         "set",
@@ -83,6 +121,17 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
     xdb(&["flow-limits", "set", "-t", TYPE, "--clear", "--unlimited"])
         .await
         .expect(2);
+    xdb(&[
+        "flow-limits",
+        "set",
+        "-t",
+        TYPE,
+        "--unlimited",
+        "--max-concurrent-calls",
+        "2",
+    ])
+    .await
+    .expect(2);
 
     let unlimited = xdb(&["flow-limits", "set", "-t", TYPE, "--unlimited"])
         .await
@@ -98,7 +147,13 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
         .lines()
         .find(|line| line.contains("VerifyState"))
         .unwrap_or_else(|| panic!("no VerifyState row:\n{}", listed.stdout));
-    assert!(verify_row.contains("2.5/s"), "{}", listed.stdout);
+    let verify_cells: Vec<&str> = verify_row.split_whitespace().collect();
+    assert_eq!(
+        verify_cells[1..8],
+        ["VerifyState", "-", "2.5/s", "2.5/s", "-", "3", "3"][..],
+        "the refused 0 changed nothing: {}",
+        listed.stdout
+    );
     let whole_row = listed
         .stdout
         .lines()
@@ -133,8 +188,13 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
         "newest first, the refusals not among them: {history}"
     );
     let table = xdb(&["flow-limits", "history", "-t", TYPE]).await.expect(0);
+    let verify_change = table
+        .stdout
+        .lines()
+        .find(|line| line.contains("mail API throttles"))
+        .unwrap_or_else(|| panic!("no change with the reason:\n{}", table.stdout));
     assert!(
-        table.stdout.contains("mail API throttles"),
+        verify_change.contains("- → 2.5/s, 3 at once"),
         "{}",
         table.stdout
     );
