@@ -13,7 +13,7 @@
   ``list_deployments``, ``set_current_deployment`` and ``move_executions`` on a client
   roll back and move executions between deployments (``docs/definitions.md``).
 - Pace the calls to a worker: ``flow_limits`` on a process or a state declares how many
-  calls a second it takes; ``set_flow_limits``, ``list_flow_limits`` and
+  calls a second it takes and how many at once; ``set_flow_limits``, ``list_flow_limits`` and
   ``flow_limit_history`` on a client override them, show them and their changes.
 - Act on many executions: ``start_batch`` applies one operation (terminate, pause,
   publish, reset, move, ...) to every execution a filter selects, as a durable job

@@ -1,7 +1,8 @@
 """Flow limits of both clients: how fast a process type's worker is called.
 
 A process type (all its states' calls together) or one of its states may be limited to
-at most so many worker calls a second, across all async instances. A definition
+at most so many worker calls a second (``max_calls_per_second``) and to at most so many
+running at once (``max_concurrent_calls``), across all async instances. A definition
 declares limits at registration (:attr:`xdb.Process.flow_limits`,
 :attr:`xdb.AsyncState.flow_limits`); an operator overrides them at run time with
 :meth:`set_flow_limits` and clears the override to return to the declared ones. Every
@@ -88,7 +89,8 @@ class AsyncFlowLimitCalls(_FlowLimitRequests):
         """Sets an operator's override of a type's (or a state's) limits; ``None`` clears it.
 
         ``FlowLimits()`` is no limit, whatever the definition declares; once cleared, the
-        declared limits apply again. Answers the entry as it now is. A bad rate, a state
+        declared limits apply again. Answers the entry as it now is. A bad rate or
+        concurrency (``override.maxConcurrentCalls`` of 0, say), a state
         the registered type does not have or a too-long reason raises
         ``InvalidRequestError`` naming the field, and changes nothing. Sending the same
         override twice leaves the same override, so it is sent again like a read.

@@ -36,8 +36,9 @@ class Process:
     started on) or ``MOVE_TO_CURRENT`` (they move to it); see ``docs/definitions.md``.
 
     ``flow_limits`` limits the worker calls of all the type's states together, across all
-    async instances (``FlowLimits(max_calls_per_second=20)``); each state may declare its
-    own (:attr:`AsyncState.flow_limits`). Registration sends them; an operator may
+    async instances: how many a second (``FlowLimits(max_calls_per_second=20)``), how
+    many running at once (``FlowLimits(max_concurrent_calls=8)``), or both; each state
+    may declare its own (:attr:`AsyncState.flow_limits`). Registration sends them; an operator may
     override them at run time (``set_flow_limits``).
     """
 

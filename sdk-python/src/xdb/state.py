@@ -27,8 +27,9 @@ class AsyncState(ABC, Generic[InputT]):
     Attribute writes and messages take effect only if XDB records the call's answer.
 
     ``flow_limits`` limits this state's worker calls across all async instances
-    (``FlowLimits(max_calls_per_second=0.5)``: one call every two seconds); registration
-    sends it, and an operator may override it at run time.
+    (``FlowLimits(max_calls_per_second=0.5)``: one call every two seconds;
+    ``FlowLimits(max_concurrent_calls=4)``: at most four running at once; both may be
+    given); registration sends it, and an operator may override it at run time.
     """
 
     flow_limits: ClassVar[FlowLimits | None] = None

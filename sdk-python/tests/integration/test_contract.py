@@ -151,7 +151,7 @@ async def exercise_the_operator_calls(client: AsyncClient, stuck: str) -> None:
 class SlowShipOrder(ShipOrder):
     """``ShipOrder`` declaring a limit of its own."""
 
-    flow_limits = FlowLimits(max_calls_per_second=0.5)
+    flow_limits = FlowLimits(max_calls_per_second=0.5, max_concurrent_calls=4)
 
     @classmethod
     def get_state_id(cls) -> str:
@@ -183,19 +183,26 @@ async def exercise_flow_limits(client: AsyncClient, run: str) -> None:
     declared = await client.list_flow_limits(process_type=process_type)
     assert [(e.state_id, e.declared, e.override) for e in declared.limits] == [
         (None, FlowLimits(max_calls_per_second=20), None),
-        ("ShipOrder", FlowLimits(max_calls_per_second=0.5), None),
+        ("ShipOrder", FlowLimits(max_calls_per_second=0.5, max_concurrent_calls=4), None),
     ]
     entry = await client.set_flow_limits(
         process_type,
-        FlowLimits(max_calls_per_second=2.5),
+        FlowLimits(max_calls_per_second=2.5, max_concurrent_calls=3),
         state_id="ShipOrder",
         reason="contract test",
     )
-    assert entry.effective == FlowLimits(max_calls_per_second=2.5)
+    assert entry.effective == FlowLimits(max_calls_per_second=2.5, max_concurrent_calls=3)
+    assert entry.declared == FlowLimits(max_calls_per_second=0.5, max_concurrent_calls=4)
     unlimited = await client.set_flow_limits(process_type, FlowLimits())
     assert unlimited.effective.max_calls_per_second is None
     with pytest.raises(InvalidRequestError, match="maxCallsPerSecond"):
         await client.set_flow_limits(process_type, FlowLimits(max_calls_per_second=0))
+    with pytest.raises(InvalidRequestError, match=r"override\.maxConcurrentCalls"):
+        await client.set_flow_limits(
+            process_type, FlowLimits(max_concurrent_calls=0), state_id="ShipOrder"
+        )
+    with pytest.raises(InvalidRequestError, match=r"override\.maxConcurrentCalls"):
+        await client.set_flow_limits(process_type, FlowLimits(max_concurrent_calls=100_001))
     with pytest.raises(InvalidRequestError, match="stateId"):
         await client.set_flow_limits(
             process_type, FlowLimits(max_calls_per_second=1), state_id="NoSuchState"
@@ -203,15 +210,19 @@ async def exercise_flow_limits(client: AsyncClient, run: str) -> None:
     cleared = await client.set_flow_limits(process_type, None)
     assert (cleared.override, cleared.effective) == (None, FlowLimits(max_calls_per_second=20))
     after = await client.list_flow_limits(process_type=process_type)
-    assert [(e.state_id, e.effective.max_calls_per_second) for e in after.limits] == [
-        (None, 20),
-        ("ShipOrder", 2.5),
+    assert [(e.state_id, e.effective) for e in after.limits] == [
+        (None, FlowLimits(max_calls_per_second=20)),
+        ("ShipOrder", FlowLimits(max_calls_per_second=2.5, max_concurrent_calls=3)),
     ], "the refused changes changed nothing"
     first = await client.flow_limit_history(process_type=process_type, page_size=3)
     assert [(c.source, c.state_id, c.after) for c in first.changes] == [
         (FlowLimitSource.OPERATOR, None, None),
         (FlowLimitSource.OPERATOR, None, FlowLimits()),
-        (FlowLimitSource.OPERATOR, "ShipOrder", FlowLimits(max_calls_per_second=2.5)),
+        (
+            FlowLimitSource.OPERATOR,
+            "ShipOrder",
+            FlowLimits(max_calls_per_second=2.5, max_concurrent_calls=3),
+        ),
     ]
     assert first.changes[2].reason == "contract test"
     assert first.next_page_token is not None

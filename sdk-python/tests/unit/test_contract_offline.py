@@ -183,6 +183,9 @@ async def test_every_client_request_validates(contract: Contract) -> None:
             reason="payments slow",
         ),
         client.set_flow_limits("ShopProcess", FlowLimits()),
+        client.set_flow_limits(
+            "ShopProcess", FlowLimits(max_calls_per_second=2, max_concurrent_calls=8)
+        ),
         client.set_flow_limits("ShopProcess", None),
         client.list_flow_limits(process_type="ShopProcess"),
         client.flow_limit_history(process_type="ShopProcess", page_size=10, next_page_token="a"),

@@ -122,6 +122,59 @@ def test_the_blocking_client_has_the_flow_limit_calls() -> None:
     ]
 
 
+async def test_set_sends_a_concurrency_alone_or_with_a_rate() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+    client = async_client(answers(seen))
+    await client.set_flow_limits("ShopProcess", FlowLimits(max_concurrent_calls=8))
+    await client.set_flow_limits(
+        "ShopProcess",
+        FlowLimits(max_calls_per_second=2.5, max_concurrent_calls=3),
+        state_id="Start",
+    )
+    await client.aclose()
+    assert [body["override"] for _, body in seen] == [
+        {"maxConcurrentCalls": 8},
+        {"maxCallsPerSecond": 2.5, "maxConcurrentCalls": 3},
+    ]
+
+
+async def test_an_answer_with_a_concurrency_reads_it() -> None:
+    entry = {
+        **ENTRY,
+        "override": {"maxConcurrentCalls": 8},
+        "effective": {"maxConcurrentCalls": 8},
+    }
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, sent_body(request)))
+        return httpx.Response(200, json={"limits": [entry]})
+
+    client = async_client(handler)
+    listed = await client.list_flow_limits()
+    await client.aclose()
+    only = listed.limits[0]
+    assert only.effective == FlowLimits(max_concurrent_calls=8)
+    assert only.effective.max_calls_per_second is None
+    assert only.declared == FlowLimits(max_calls_per_second=10)
+
+
+async def test_a_concurrency_of_0_is_refused_naming_its_field() -> None:
+    bad = Answer(
+        400,
+        {
+            "subType": "INVALID_REQUEST",
+            "message": "override.maxConcurrentCalls: must be 1 to 100000, not 0",
+        },
+    )
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(InvalidRequestError, match=r"override\.maxConcurrentCalls"):
+                await c.set_flow_limits("ShopProcess", FlowLimits(max_concurrent_calls=0))
+    assert len(service.seen) == 1, "a refusal is final"
+    assert service.seen[0].json()["override"] == {"maxConcurrentCalls": 0}
+
+
 async def test_set_is_sent_again_unchanged_and_a_refusal_is_final() -> None:
     with serve(Drop(), refusal(503, "DATABASE_UNAVAILABLE", "0"), Answer(200, ENTRY)) as service:
         async with AsyncClient(service.url, max_retry_delay=0.05) as c:
@@ -143,21 +196,21 @@ async def test_set_is_sent_again_unchanged_and_a_refusal_is_final() -> None:
 
 def test_a_process_and_its_states_declare_flow_limits() -> None:
     class Slow(Start):
-        flow_limits = FlowLimits(max_calls_per_second=0.5)
+        flow_limits = FlowLimits(max_calls_per_second=0.5, max_concurrent_calls=4)
 
     class Limited(ShopProcess):
-        flow_limits = FlowLimits(max_calls_per_second=20)
+        flow_limits = FlowLimits(max_concurrent_calls=16)
 
         def get_state_schema(self) -> StateSchema:
             return StateSchema.with_starting_state(Slow(), Recover())
 
     wire = export_definition(Limited()).to_wire()
-    assert wire["flowLimits"] == {"maxCallsPerSecond": 20}
+    assert wire["flowLimits"] == {"maxConcurrentCalls": 16}
     states = {s["id"]: s for s in wire["states"]}
-    assert states["Slow"]["flowLimits"] == {"maxCallsPerSecond": 0.5}
+    assert states["Slow"]["flowLimits"] == {"maxCallsPerSecond": 0.5, "maxConcurrentCalls": 4}
     assert "flowLimits" not in states["Recover"]
     assert "flowLimits" not in export_definition(NoTableProcess).to_wire()
-    assert json.loads(json.dumps(wire))["flowLimits"]["maxCallsPerSecond"] == 20
+    assert json.loads(json.dumps(wire))["flowLimits"]["maxConcurrentCalls"] == 16
 
 
 def test_a_declaration_that_is_not_flow_limits_is_refused() -> None:
