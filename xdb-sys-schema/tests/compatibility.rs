@@ -40,6 +40,9 @@ async fn as_written_by_version_5(database: &TestDatabase) {
              DROP TABLE xdb_sys_batches; \
              DROP TABLE xdb_sys_schedules; \
              DROP TABLE xdb_sys_schedule_firings; \
+             DROP TABLE xdb_sys_flow_limits; \
+             DROP TABLE xdb_sys_flow_limit_changes; \
+             DROP TABLE xdb_sys_call_slots; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;
