@@ -91,7 +91,8 @@ export interface Process {
   readonly versioningPolicy?: VersioningPolicy;
   /**
    * Limits on the worker calls of all the type's states together, across all async
-   * instances (`{ maxCallsPerSecond: 20 }`); each state may declare its own. Sent at
+   * instances: how many a second (`{ maxCallsPerSecond: 20 }`), how many running at once
+   * (`{ maxConcurrentCalls: 8 }`), or both; each state may declare its own. Sent at
    * registration; an operator may override them at run time (`setFlowLimits`).
    */
   readonly flowLimits?: FlowLimits;

@@ -34,8 +34,9 @@ export interface AsyncState<I = void> {
   readonly options?: StateOptions;
   /**
    * Limits on this state's worker calls across all async instances
-   * (`{ maxCallsPerSecond: 0.5 }`: one call every two seconds); sent at registration, and
-   * an operator may override them at run time.
+   * (`{ maxCallsPerSecond: 0.5 }`: one call every two seconds; `{ maxConcurrentCalls: 4 }`:
+   * at most four running at once; both may be given); sent at registration, and an
+   * operator may override them at run time.
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -207,17 +207,26 @@ for (const dialect of DIALECTS) {
       await client.deleteSchedule(scheduleId, "contract test");
       await assert.rejects(client.describeSchedule(scheduleId), (e: unknown) => isApiError(e, "SCHEDULE_NOT_FOUND"));
 
-      // Flow limits: an override on a type nothing registers (allowed), read back, cleared;
-      // refusals naming the field (a rate of 0; a state the registered type lacks) that
-      // change nothing; and the history, newest first.
+      // Flow limits: an override (a rate and a concurrency) on a type nothing registers
+      // (allowed), read back, cleared; refusals naming the field (a rate of 0, a
+      // concurrency of 0 or over 100,000, a state the registered type lacks) that change
+      // nothing; and the history, newest first.
       const limited = `ContractLimited${randomUUID().slice(0, 8)}`;
-      const set = await client.setFlowLimits(limited, { maxCallsPerSecond: 2.5 }, { stateId: "Charge", reason: "contract test" });
-      assert.deepEqual([set.stateId, set.override, set.effective], ["Charge", { maxCallsPerSecond: 2.5 }, { maxCallsPerSecond: 2.5 }]);
+      const both = { maxCallsPerSecond: 2.5, maxConcurrentCalls: 3 };
+      const set = await client.setFlowLimits(limited, both, { stateId: "Charge", reason: "contract test" });
+      assert.deepEqual([set.stateId, set.override, set.effective], ["Charge", both, both]);
       assert.equal((await client.setFlowLimits(limited, {})).effective.maxCallsPerSecond ?? undefined, undefined);
       await assert.rejects(
         client.setFlowLimits(limited, { maxCallsPerSecond: 0 }),
         (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("maxCallsPerSecond"),
       );
+      for (const maxConcurrentCalls of [0, 100_001]) {
+        await assert.rejects(
+          client.setFlowLimits(limited, { maxConcurrentCalls }, { stateId: "Charge" }),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("override.maxConcurrentCalls"),
+          `a concurrency of ${maxConcurrentCalls}`,
+        );
+      }
       await assert.rejects(
         client.setFlowLimits("UserSignupProcess", { maxCallsPerSecond: 1 }, { stateId: "NoSuchState" }),
         (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("stateId"),
@@ -226,7 +235,7 @@ for (const dialect of DIALECTS) {
       assert.equal(cleared.override ?? undefined, undefined);
       const listed = await client.listFlowLimits(limited);
       const charge = listed.limits.find((e) => e.stateId === "Charge");
-      assert.deepEqual(charge?.effective, { maxCallsPerSecond: 2.5 }, "the refusals changed nothing");
+      assert.deepEqual(charge?.effective, both, "the refusals changed nothing");
       const whole = listed.limits.find((e) => !e.stateId);
       assert.equal(whole?.override ?? undefined, undefined, "the type's override is cleared");
       const changes = await client.flowLimitHistory({ processType: limited, pageSize: 2 });

@@ -63,6 +63,38 @@ describe("flow-limit calls", () => {
     for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
   });
 
+  it("set a concurrency alone or with a rate, and read one answered", async () => {
+    const { client, sent } = fakeService();
+    await client.setFlowLimits("Order", { maxConcurrentCalls: 8 });
+    await client.setFlowLimits("Order", { maxCallsPerSecond: 2.5, maxConcurrentCalls: 3 }, { stateId: "Charge" });
+    assert.deepEqual(sent.map((s) => s.body.override), [{ maxConcurrentCalls: 8 }, { maxCallsPerSecond: 2.5, maxConcurrentCalls: 3 }]);
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+
+    const concurrent = { ...ENTRY, override: { maxConcurrentCalls: 8 }, effective: { maxConcurrentCalls: 8 } };
+    const fetch: typeof globalThis.fetch = () => Promise.resolve(Response.json({ limits: [concurrent] }));
+    const listed = await new Client({ serviceUrl: "http://xdb", fetch }).listFlowLimits();
+    assert.equal(listed.limits[0]?.effective.maxCallsPerSecond ?? undefined, undefined);
+    assert.deepEqual(listed.limits[0]?.effective, { maxConcurrentCalls: 8 });
+  });
+
+  it("refuse a concurrency of 0 on its field, once", async () => {
+    const bad = await scriptedService(answer(400, {
+      subType: "INVALID_REQUEST",
+      message: "override.maxConcurrentCalls: must be 1 to 100000, not 0",
+    }));
+    try {
+      const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+      await assert.rejects(
+        client.setFlowLimits("Order", { maxConcurrentCalls: 0 }),
+        (e) => isApiError(e, "INVALID_REQUEST") && /override\.maxConcurrentCalls/.test(e.message),
+      );
+    } finally {
+      await bad.close();
+    }
+    assert.equal(bad.seen.length, 1, "a refusal is final");
+    assert.deepEqual(bad.json()[0]?.override, { maxConcurrentCalls: 0 });
+  });
+
   it("list the limits and page through their history", async () => {
     const { client, sent } = fakeService();
     const listed = await client.listFlowLimits("Order");
@@ -107,7 +139,7 @@ describe("flow-limit calls", () => {
 });
 
 class Charge implements AsyncState {
-  readonly flowLimits = { maxCallsPerSecond: 0.5 };
+  readonly flowLimits = { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 };
   execute() {
     return StateDecision.deadEnd();
   }
@@ -122,14 +154,14 @@ describe("declared flow limits", () => {
   it("go with the process's and each state's definition, and are absent when none", () => {
     class Limited implements Process {
       readonly processType = "Limited";
-      readonly flowLimits = { maxCallsPerSecond: 20 };
+      readonly flowLimits = { maxConcurrentCalls: 16 };
       stateSchema() {
         return StateSchema.withStartingState(new Charge(), new Ship());
       }
     }
     const wire = exportDefinition(new Limited());
-    assert.deepEqual(wire.flowLimits, { maxCallsPerSecond: 20 });
-    assert.deepEqual(wire.states.map((s) => [s.id, s.flowLimits]), [["Charge", { maxCallsPerSecond: 0.5 }], ["Ship", undefined]]);
+    assert.deepEqual(wire.flowLimits, { maxConcurrentCalls: 16 });
+    assert.deepEqual(wire.states.map((s) => [s.id, s.flowLimits]), [["Charge", { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 }], ["Ship", undefined]]);
     assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
       deployment: { name: "d", version: "1", workerUrl: "http://w" },
       definitions: [wire],
