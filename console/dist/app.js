@@ -2177,6 +2177,80 @@ function eventStateExecution(event) {
   return str(d.stateExecutionId) ?? (many.length > 0 ? many.join(", ") : void 0);
 }
 
+// src/flow-limits.ts
+function limitsText(limits) {
+  if (limits === null || limits === void 0) return "—";
+  const rate2 = limits.maxCallsPerSecond;
+  const atOnce = limits.maxConcurrentCalls;
+  const parts = [
+    rate2 === null || rate2 === void 0 ? void 0 : `${rate2} calls/s`,
+    atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`
+  ].filter((part) => part !== void 0);
+  return parts.length === 0 ? "unlimited" : parts.join(", ");
+}
+function phaseNote(phase) {
+  return phase === "FLOW_LIMITED" ? "held back by a flow limit until due; costs no attempt" : void 0;
+}
+function scopeText(stateId) {
+  return stateId ? stateId : "(all states)";
+}
+function changeText(change) {
+  return `${limitsText(change.before)} → ${limitsText(change.after)}`;
+}
+var ACTIONS = [
+  ["limits", "limit calls a second and/or at once"],
+  ["unlimited", "no limit (whatever is declared)"],
+  ["clear", "clear the override (declared limits apply)"]
+];
+function flowLimitsRequest(values) {
+  const get = (name) => values(name).trim();
+  const processType = get("processType");
+  if (!processType) return { error: "The process type is missing.", field: "processType" };
+  const stateId = get("stateId");
+  const reason = get("reason");
+  const request = { processType, ...stateId ? { stateId } : {}, ...reason ? { reason } : {} };
+  const action = get("action") || "limits";
+  if (action === "unlimited") return { request: { ...request, override: {} } };
+  if (action === "clear") return { request };
+  const rate2 = get("maxCallsPerSecond");
+  const atOnce = get("maxConcurrentCalls");
+  if (!rate2 && !atOnce) {
+    return { error: "Give a number of calls a second, a number of calls at once, or both.", field: "maxCallsPerSecond" };
+  }
+  const override = {};
+  if (rate2) {
+    const value = Number(rate2);
+    if (!Number.isFinite(value)) {
+      return { error: `The rate ${rate2} is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
+    }
+    override.maxCallsPerSecond = value;
+  }
+  if (atOnce) {
+    if (!/^\d+$/.test(atOnce)) {
+      return { error: `The concurrency ${atOnce} is not a whole number of calls at once.`, field: "maxConcurrentCalls" };
+    }
+    override.maxConcurrentCalls = Number(atOnce);
+  }
+  return { request: { ...request, override } };
+}
+var FIELDS2 = [
+  ["override.maxCallsPerSecond", "maxCallsPerSecond"],
+  ["maxCallsPerSecond", "maxCallsPerSecond"],
+  ["override.maxConcurrentCalls", "maxConcurrentCalls"],
+  ["maxConcurrentCalls", "maxConcurrentCalls"],
+  ["stateId", "stateId"],
+  ["processType", "processType"],
+  ["reason", "reason"]
+];
+function errorField(message) {
+  let best;
+  for (const [path, field] of FIELDS2) {
+    const at = message.indexOf(path);
+    if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
+  }
+  return best?.field;
+}
+
 // src/views/actions.ts
 function actionButtons(execution, states, definition, done) {
   const processId = execution.processId;
@@ -2581,7 +2655,8 @@ function stateRow(s2, now) {
         " ",
         h("span", { class: `phase phase-${call.phase.toLowerCase()}`, "data-testid": "state-phase" }, call.phase),
         call.parkedKind === "NON_RETRYABLE_WORKER_ERROR" ? h("div", { class: "small" }, "worker error, not retried") : null,
-        call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null
+        call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null,
+        phaseNote(call.phase) ? h("div", { class: "small", "data-testid": "state-phase-note" }, phaseNote(call.phase), " (", h("a", { href: "#/flow-limits" }, "flow limits"), ")") : null
       ] : "—"
     ),
     h("td", {}, call ? [formatTime(call.dueTimestampMs), h("div", { class: "small" }, formatRelative(call.dueTimestampMs, now))] : "—"),
@@ -3004,56 +3079,6 @@ function executionsTable(executions, parked) {
   );
 }
 
-// src/flow-limits.ts
-function limitsText(limits) {
-  if (limits === null || limits === void 0) return "—";
-  const rate2 = limits.maxCallsPerSecond;
-  return rate2 === null || rate2 === void 0 ? "unlimited" : `${rate2} calls/s`;
-}
-function scopeText(stateId) {
-  return stateId ? stateId : "(all states)";
-}
-function changeText(change) {
-  return `${limitsText(change.before)} → ${limitsText(change.after)}`;
-}
-var ACTIONS = [
-  ["rate", "limit to a rate"],
-  ["unlimited", "no limit (whatever is declared)"],
-  ["clear", "clear the override (declared limits apply)"]
-];
-function flowLimitsRequest(values) {
-  const get = (name) => values(name).trim();
-  const processType = get("processType");
-  if (!processType) return { error: "The process type is missing.", field: "processType" };
-  const stateId = get("stateId");
-  const reason = get("reason");
-  const request = { processType, ...stateId ? { stateId } : {}, ...reason ? { reason } : {} };
-  const action = get("action") || "rate";
-  if (action === "unlimited") return { request: { ...request, override: {} } };
-  if (action === "clear") return { request };
-  const rate2 = get("maxCallsPerSecond");
-  const value = Number(rate2);
-  if (!rate2 || !Number.isFinite(value)) {
-    return { error: `The rate ${rate2 ? `${rate2} ` : ""}is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
-  }
-  return { request: { ...request, override: { maxCallsPerSecond: value } } };
-}
-var FIELDS2 = [
-  ["override.maxCallsPerSecond", "maxCallsPerSecond"],
-  ["maxCallsPerSecond", "maxCallsPerSecond"],
-  ["stateId", "stateId"],
-  ["processType", "processType"],
-  ["reason", "reason"]
-];
-function errorField(message) {
-  let best;
-  for (const [path, field] of FIELDS2) {
-    const at = message.indexOf(path);
-    if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
-  }
-  return best?.field;
-}
-
 // src/views/flow-limits.ts
 var REFRESH_MS6 = 5e3;
 var HISTORY_SIZE = 50;
@@ -3116,7 +3141,7 @@ function flowLimitsView(root) {
   replace(
     root,
     h("h1", {}, "Flow limits"),
-    h("p", { class: "small" }, "How many worker calls a second the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again."),
+    h("p", { class: "small" }, "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states."),
     limits,
     form.element,
     h("h2", {}, "History"),
@@ -3144,8 +3169,12 @@ function setForm(changed) {
     ACTIONS.map(([value, label]) => h("option", { value }, label))
   );
   inputs.set("action", action);
-  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s");
-  action.addEventListener("change", () => rateRow.hidden = action.value !== "rate");
+  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s; empty: no rate limit");
+  const atOnceRow = row("Max concurrent calls", input("maxConcurrentCalls", "8"), "at most so many calls running at once, 1 to 100,000; empty: no such limit");
+  action.addEventListener("change", () => {
+    rateRow.hidden = action.value !== "limits";
+    atOnceRow.hidden = action.value !== "limits";
+  });
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
   const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
   const submit = h("button", { type: "submit", class: "primary", "data-testid": "flow-limit-submit" }, "Apply");
@@ -3193,6 +3222,7 @@ function setForm(changed) {
       row("State", input("stateId", "optional"), "empty: all the type's states together"),
       row("Change", action),
       rateRow,
+      atOnceRow,
       row("Reason", input("reason", "optional"), "kept in the history"),
       problem,
       done,

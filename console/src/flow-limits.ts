@@ -2,11 +2,23 @@
 // turned into a request, and the form field a 400 names.
 import type { FlowLimitChange, FlowLimits, FlowLimitsSetRequest } from "./types.js";
 
-/** Limits as people read them: `2.5 calls/s`; `unlimited` for limits that limit nothing; `—` for none. */
+/** Limits as people read them: `2.5 calls/s`, `8 at once`, `2.5 calls/s, 8 at once`;
+ * `unlimited` for limits that limit nothing; `—` for none. */
 export function limitsText(limits: FlowLimits | null | undefined): string {
   if (limits === null || limits === undefined) return "—";
   const rate = limits.maxCallsPerSecond;
-  return rate === null || rate === undefined ? "unlimited" : `${rate} calls/s`;
+  const atOnce = limits.maxConcurrentCalls;
+  const parts = [
+    rate === null || rate === undefined ? undefined : `${rate} calls/s`,
+    atOnce === null || atOnce === undefined ? undefined : `${atOnce} at once`,
+  ].filter((part) => part !== undefined);
+  return parts.length === 0 ? "unlimited" : parts.join(", ");
+}
+
+/** What a call's phase means, when it is not plain: a call held back by a flow limit
+ * waits for its turn (a rate) or for a running call to end (a concurrency). */
+export function phaseNote(phase: string): string | undefined {
+  return phase === "FLOW_LIMITED" ? "held back by a flow limit until due; costs no attempt" : undefined;
 }
 
 /** Which calls an entry or a change limits: one state's, or all the type's together. */
@@ -22,15 +34,16 @@ export function changeText(change: FlowLimitChange): string {
 /** The form's fields, by name. */
 export type FormValues = (name: string) => string;
 
-/** What the form does: set a rate, no limit whatever is declared, or clear the override. */
+/** What the form does: set limits (a rate, a concurrency or both), no limit whatever is
+ * declared, or clear the override. */
 export const ACTIONS = [
-  ["rate", "limit to a rate"],
+  ["limits", "limit calls a second and/or at once"],
   ["unlimited", "no limit (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"],
 ] as const;
 
-/** What is wrong with the form's `values`, or the request they make. The rate's range
- * is the service's to check: its 400 names the field. */
+/** What is wrong with the form's `values`, or the request they make. The limits' ranges
+ * are the service's to check: its 400 names the field. */
 export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetRequest } | { error: string; field: string } {
   const get = (name: string) => values(name).trim();
   const processType = get("processType");
@@ -38,21 +51,37 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   const stateId = get("stateId");
   const reason = get("reason");
   const request: FlowLimitsSetRequest = { processType, ...(stateId ? { stateId } : {}), ...(reason ? { reason } : {}) };
-  const action = get("action") || "rate";
+  const action = get("action") || "limits";
   if (action === "unlimited") return { request: { ...request, override: {} } };
   if (action === "clear") return { request };
   const rate = get("maxCallsPerSecond");
-  const value = Number(rate);
-  if (!rate || !Number.isFinite(value)) {
-    return { error: `The rate ${rate ? `${rate} ` : ""}is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
+  const atOnce = get("maxConcurrentCalls");
+  if (!rate && !atOnce) {
+    return { error: "Give a number of calls a second, a number of calls at once, or both.", field: "maxCallsPerSecond" };
   }
-  return { request: { ...request, override: { maxCallsPerSecond: value } } };
+  const override: FlowLimits = {};
+  if (rate) {
+    const value = Number(rate);
+    if (!Number.isFinite(value)) {
+      return { error: `The rate ${rate} is not a number of calls a second (fractions allowed: 0.5 is one every 2 s).`, field: "maxCallsPerSecond" };
+    }
+    override.maxCallsPerSecond = value;
+  }
+  if (atOnce) {
+    if (!/^\d+$/.test(atOnce)) {
+      return { error: `The concurrency ${atOnce} is not a whole number of calls at once.`, field: "maxConcurrentCalls" };
+    }
+    override.maxConcurrentCalls = Number(atOnce);
+  }
+  return { request: { ...request, override } };
 }
 
 /** The API's field paths, and the form's field of each. */
 const FIELDS: [string, string][] = [
   ["override.maxCallsPerSecond", "maxCallsPerSecond"],
   ["maxCallsPerSecond", "maxCallsPerSecond"],
+  ["override.maxConcurrentCalls", "maxConcurrentCalls"],
+  ["maxConcurrentCalls", "maxConcurrentCalls"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"],

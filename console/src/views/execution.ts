@@ -5,6 +5,7 @@ import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { formatPayload, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
 import { eventStateExecution, summarizeEvent } from "../history.js";
+import { phaseNote } from "../flow-limits.js";
 import type {
   AttributesResponse, DefinitionDescribeResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse,
 } from "../types.js";
@@ -284,6 +285,7 @@ function stateRow(s: StateInfo, now: number): HTMLTableRowElement {
               ? h("div", { class: "small" }, "worker error, not retried")
               : null,
             call.parkedReason ? h("div", { class: "small" }, call.parkedReason) : null,
+            phaseNote(call.phase) ? h("div", { class: "small", "data-testid": "state-phase-note" }, phaseNote(call.phase), " (", h("a", { href: "#/flow-limits" }, "flow limits"), ")") : null,
           ]
         : "—",
     ),

@@ -1,5 +1,5 @@
-// The flow limits: for each process type and state with limits, what its definition
-// declares, an operator's override and what is in force; the form that sets or clears an
+// The flow limits: for each process type and state with limits (calls a second and calls
+// at once), what its definition declares, an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
 // registrations and operators, newest first. The form is checked before it is sent; what
 // the service refuses (a 400 naming the field) is shown under it, with the field marked,
@@ -75,7 +75,7 @@ export function flowLimitsView(root: HTMLElement): () => void {
   replace(
     root,
     h("h1", {}, "Flow limits"),
-    h("p", { class: "small" }, "How many worker calls a second the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again."),
+    h("p", { class: "small" }, "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states."),
     limits,
     form.element,
     h("h2", {}, "History"),
@@ -105,8 +105,12 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
     ACTIONS.map(([value, label]) => h("option", { value }, label)),
   );
   inputs.set("action", action);
-  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s");
-  action.addEventListener("change", () => (rateRow.hidden = action.value !== "rate"));
+  const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s; empty: no rate limit");
+  const atOnceRow = row("Max concurrent calls", input("maxConcurrentCalls", "8"), "at most so many calls running at once, 1 to 100,000; empty: no such limit");
+  action.addEventListener("change", () => {
+    rateRow.hidden = action.value !== "limits";
+    atOnceRow.hidden = action.value !== "limits";
+  });
 
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
   const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
@@ -155,6 +159,7 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
       row("State", input("stateId", "optional"), "empty: all the type's states together"),
       row("Change", action),
       rateRow,
+      atOnceRow,
       row("Reason", input("reason", "optional"), "kept in the history"),
       problem,
       done,

@@ -1,7 +1,8 @@
 // The web console's flow limits in headless Chromium against the real xdb-server on
-// PostgreSQL: the limits a registered definition declares, listed per type and state; an
-// override set through the page's form after the service refused a rate of 0 and a state
-// the type lacks (each 400 shown on its field, changing nothing); no limit for the whole
+// PostgreSQL: the limits a registered definition declares (calls a second and at once),
+// listed per type and state; an override of both set through the page's form after the
+// service refused a rate of 0, a state the type lacks and a concurrency of 0 (each 400
+// shown on its field, changing nothing); no limit for the whole
 // type; the audit history; and the override cleared, so the declared limit applies again.
 // Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
 import assert from "node:assert/strict";
@@ -45,7 +46,7 @@ describe("web console flow limits", () => {
     const definition = {
       ...TICK_DEFINITION,
       flowLimits: { maxCallsPerSecond: 20 },
-      states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5 } })),
+      states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 } })),
     };
     const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
     const registered = await fetch(`${server.url}/api/v1/xdb/service/definitions/register`, {
@@ -71,16 +72,16 @@ describe("web console flow limits", () => {
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await row("TickState").waitFor();
     assert.equal(await cell("", "declared"), "20 calls/s");
-    assert.equal(await cell("TickState", "declared"), "0.5 calls/s");
+    assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
     assert.equal(await cell("TickState", "override"), "—");
-    assert.equal(await cell("TickState", "effective"), "0.5 calls/s");
+    assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
 
     // "Change" on the state's row fills the form with its type and state.
     await row("TickState").getByTestId("flow-limit-edit").click();
     assert.equal(await page.getByTestId("flow-limit-processType").inputValue(), "TickProcess");
     assert.equal(await page.getByTestId("flow-limit-stateId").inputValue(), "TickState");
     // A rate of 0: the service's 400, on the rate's field; nothing changed.
-    await submit({ action: "rate", maxCallsPerSecond: "0", reason: "mail API throttles" });
+    await submit({ action: "limits", maxCallsPerSecond: "0", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-maxCallsPerSecond").getAttribute("aria-invalid"), "");
     assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
@@ -89,14 +90,22 @@ describe("web console flow limits", () => {
     await page.getByTestId("flow-limit-error").filter({ hasText: "stateId" }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-stateId").getAttribute("aria-invalid"), "");
     assert.equal(await page.getByTestId("flow-limit-maxCallsPerSecond").getAttribute("aria-invalid"), null);
+    // A concurrency of 0: the 400 names override.maxConcurrentCalls, on its field.
+    await submit({ stateId: "TickState", maxConcurrentCalls: "0" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "override.maxConcurrentCalls" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("flow-limit-stateId").getAttribute("aria-invalid"), null);
+    assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
 
-    // A good override: the page and the service agree.
-    await submit({ stateId: "TickState" });
-    await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s in force." }).waitFor();
+    // A good override of both: the page and the service agree.
+    await submit({ maxConcurrentCalls: "3" });
+    await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s, 3 at once in force." }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-error").isHidden(), true);
-    await eventually("the row to show the override", SOON, async () => (await cell("TickState", "override")) === "5 calls/s");
-    assert.equal(await cell("TickState", "effective"), "5 calls/s");
-    assert.deepEqual((await limitOf("TickState"))?.effective, { maxCallsPerSecond: 5 });
+    assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), null);
+    await eventually("the row to show the override", SOON, async () => (await cell("TickState", "override")) === "5 calls/s, 3 at once");
+    assert.equal(await cell("TickState", "effective"), "5 calls/s, 3 at once");
+    assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
+    assert.deepEqual((await limitOf("TickState"))?.effective, { maxCallsPerSecond: 5, maxConcurrentCalls: 3 });
 
     // No limit for the whole type, whatever it declares.
     await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
@@ -110,14 +119,14 @@ describe("web console flow limits", () => {
     assert.match((await changes.nth(0).textContent()) ?? "", /backlog after the outage/);
     assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), "— → unlimited");
     assert.match((await changes.nth(1).textContent()) ?? "", /mail API throttles/);
-    assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s");
+    assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s, 3 at once");
     assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
     await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
 
     // Cleared: the declared limit applies again.
     await submit({ stateId: "TickState", action: "clear", reason: "" });
     await eventually("the state's row to lose its override", SOON, async () => (await cell("TickState", "override")) === "—");
-    assert.equal(await cell("TickState", "effective"), "0.5 calls/s");
+    assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
     assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
   });
 });

@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { changeText, errorField, flowLimitsRequest, limitsText, scopeText } from "../../src/flow-limits.js";
+import { changeText, errorField, flowLimitsRequest, limitsText, phaseNote, scopeText } from "../../src/flow-limits.js";
 import { parseRoute } from "../../src/views/routes.js";
 
 const values = (given: Record<string, string>) => (name: string) => given[name] ?? "";
 
 describe("flow limits", () => {
-  it("reads limits as text: a rate, unlimited, or none", () => {
+  it("reads limits as text: a rate, a concurrency, both, unlimited, or none", () => {
     assert.equal(limitsText({ maxCallsPerSecond: 2.5 }), "2.5 calls/s");
+    assert.equal(limitsText({ maxConcurrentCalls: 8 }), "8 at once");
+    assert.equal(limitsText({ maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 }), "0.5 calls/s, 4 at once");
+    assert.equal(limitsText({ maxCallsPerSecond: null, maxConcurrentCalls: null }), "unlimited");
     assert.equal(limitsText({ maxCallsPerSecond: null }), "unlimited");
     assert.equal(limitsText({}), "unlimited");
     assert.equal(limitsText(null), "—");
@@ -18,20 +21,41 @@ describe("flow limits", () => {
     const change = { changeId: 1, processType: "Order", source: "OPERATOR" as const, changedBy: "ops", changedTimestampMs: 0 };
     assert.equal(changeText({ ...change, after: { maxCallsPerSecond: 0.5 } }), "— → 0.5 calls/s");
     assert.equal(changeText({ ...change, before: { maxCallsPerSecond: 10 } }), "10 calls/s → —");
+    assert.equal(
+      changeText({ ...change, before: { maxCallsPerSecond: 10 }, after: { maxCallsPerSecond: 10, maxConcurrentCalls: 3 } }),
+      "10 calls/s → 10 calls/s, 3 at once",
+    );
   });
 
-  it("turns the form into a rate, no limit, or a clearing, with the state and reason when given", () => {
-    assert.deepEqual(flowLimitsRequest(values({ processType: " Order ", stateId: "Charge", action: "rate", maxCallsPerSecond: "0.5", reason: "slow API" })), {
+  it("explains a call held back by a flow limit, and no other phase", () => {
+    assert.match(phaseNote("FLOW_LIMITED") ?? "", /flow limit/);
+    for (const phase of ["SCHEDULED", "RUNNING", "PARKED", "PAUSED", "RATE_LIMITED"]) assert.equal(phaseNote(phase), undefined, phase);
+  });
+
+  it("turns the form into limits, no limit, or a clearing, with the state and reason when given", () => {
+    assert.deepEqual(flowLimitsRequest(values({ processType: " Order ", stateId: "Charge", action: "limits", maxCallsPerSecond: "0.5", reason: "slow API" })), {
       request: { processType: "Order", stateId: "Charge", reason: "slow API", override: { maxCallsPerSecond: 0.5 } },
     });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", maxConcurrentCalls: " 8 " })), {
+      request: { processType: "Order", override: { maxConcurrentCalls: 8 } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "limits", maxCallsPerSecond: "5", maxConcurrentCalls: "3" })), {
+      request: { processType: "Order", override: { maxCallsPerSecond: 5, maxConcurrentCalls: 3 } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "unlimited", maxConcurrentCalls: "3" })), { request: { processType: "Order", override: {} } });
     assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "unlimited" })), { request: { processType: "Order", override: {} } });
     assert.deepEqual(flowLimitsRequest(values({ processType: "Order", action: "clear", maxCallsPerSecond: "9" })), { request: { processType: "Order" } });
   });
 
-  it("checks the form before sending it, naming the field, and leaves the rate's range to the service", () => {
-    assert.deepEqual(flowLimitsRequest(values({ action: "rate", maxCallsPerSecond: "1" })), { error: "The process type is missing.", field: "processType" });
-    const missing = flowLimitsRequest(values({ processType: "Order", action: "rate" }));
+  it("checks the form before sending it, naming the field, and leaves the limits' ranges to the service", () => {
+    assert.deepEqual(flowLimitsRequest(values({ action: "limits", maxCallsPerSecond: "1" })), { error: "The process type is missing.", field: "processType" });
+    const missing = flowLimitsRequest(values({ processType: "Order", action: "limits" }));
     assert.ok("error" in missing && missing.field === "maxCallsPerSecond");
+    for (const atOnce of ["1.5", "many", "-2"]) {
+      const wrong = flowLimitsRequest(values({ processType: "Order", maxCallsPerSecond: "5", maxConcurrentCalls: atOnce }));
+      assert.ok("error" in wrong && wrong.field === "maxConcurrentCalls" && wrong.error.includes(atOnce), atOnce);
+    }
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Order", maxConcurrentCalls: "0" })), { request: { processType: "Order", override: { maxConcurrentCalls: 0 } } });
     const words = flowLimitsRequest(values({ processType: "Order", maxCallsPerSecond: "fast" }));
     assert.ok("error" in words && words.field === "maxCallsPerSecond" && words.error.includes("fast"));
     // 0 is a number: the service refuses it with a 400 naming the field.
@@ -40,6 +64,7 @@ describe("flow limits", () => {
 
   it("marks the field a 400 names", () => {
     assert.equal(errorField("override.maxCallsPerSecond: 0 is not more than 0"), "maxCallsPerSecond");
+    assert.equal(errorField("override.maxConcurrentCalls: must be 1 to 100000, not 0"), "maxConcurrentCalls");
     assert.equal(errorField("stateId: Nope is not a state of Order"), "stateId");
     assert.equal(errorField("reason: more than 1024 characters"), "reason");
     assert.equal(errorField("processType: empty"), "processType");
