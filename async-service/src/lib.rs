@@ -123,6 +123,10 @@ impl AsyncService {
                 .with_database_clock(store.database_clock().clone()),
         );
         let flow = Arc::new(flow_limits::FlowLimiter::default());
+        // Without takeovers (liveness off) an instance still heartbeats: one silent for
+        // half a minute no longer takes its share of a rate.
+        let flow_liveness = config.liveness_timeout().unwrap_or(Duration::from_secs(30));
+        flow.refresh(store.as_ref(), flow_liveness).await?;
         let context = Arc::new(handlers::HandlerContext {
             metrics: metrics.clone(),
             store: store.clone(),
@@ -230,11 +234,9 @@ impl AsyncService {
             owner: owner.clone(),
         };
         let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
-        // Without takeovers (liveness off) an instance still heartbeats: one silent for
-        // half a minute no longer takes its share.
         let flow = tokio::spawn(flow.refresh_until(
             store.clone(),
-            config.liveness_timeout().unwrap_or(Duration::from_secs(30)),
+            flow_liveness,
             claiming_stopped.clone(),
         ));
         let queue = match source {

@@ -161,6 +161,26 @@ impl FlowLimiter {
             Arc::new(InForce { by_type, instances });
     }
 
+    /// Reads the limits and the live instances once and puts them into effect. The
+    /// service does so before it claims its first task, so that no call of a limited
+    /// type runs unlimited while an instance starts.
+    pub async fn refresh<S>(
+        &self,
+        store: &S,
+        liveness_timeout: Duration,
+    ) -> Result<(), xdb_persistence::StoreError>
+    where
+        S: FlowLimitStore + InstanceRegistry + ?Sized,
+    {
+        let entries = store.list_flow_limits(None).await?;
+        let instances = store
+            .live_instances(ServiceKind::Async, liveness_timeout)
+            .await?
+            .len();
+        self.replace(&entries, instances);
+        Ok(())
+    }
+
     /// Reads the limits and the live instances every [`REFRESH_EVERY`] until `stop`; a
     /// failed read keeps the limits last read (the database's trouble is reported by
     /// the services' own health).
@@ -173,17 +193,8 @@ impl FlowLimiter {
         S: FlowLimitStore + InstanceRegistry + ?Sized,
     {
         loop {
-            let read = async {
-                let entries = store.list_flow_limits(None).await?;
-                let instances = store
-                    .live_instances(ServiceKind::Async, liveness_timeout)
-                    .await?
-                    .len();
-                Ok::<_, xdb_persistence::StoreError>((entries, instances))
-            };
-            match read.await {
-                Ok((entries, instances)) => self.replace(&entries, instances),
-                Err(error) => tracing::debug!(%error, "flow limits not read; the last ones apply"),
+            if let Err(error) = self.refresh(store.as_ref(), liveness_timeout).await {
+                tracing::debug!(%error, "flow limits not read; the last ones apply");
             }
             tokio::select! {
                 _ = tokio::time::sleep(REFRESH_EVERY) => {}
@@ -228,7 +239,10 @@ mod tests {
             }
         );
         assert_eq!(limiter.call_slot_limits("t", "other").state, None);
-        assert_eq!(limiter.call_slot_limits("u", "s"), CallSlotLimits::default());
+        assert_eq!(
+            limiter.call_slot_limits("u", "s"),
+            CallSlotLimits::default()
+        );
         // Concurrency limits are not shared out: they hold across all instances.
         assert_eq!(limiter.admit("t", "s"), Admission::Now);
         assert_eq!(limiter.slot_answer("t", "s", false), SLOT_RETRY_STEP);

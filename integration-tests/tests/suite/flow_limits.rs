@@ -1,7 +1,8 @@
 //! Flow limits through the API and the async service: three async instances held to a
 //! limit of 50 worker calls a second over a minute (within 10%), calls held back costing
-//! no attempt and shown `FLOW_LIMITED` by `states`; bad limits refused naming the field,
-//! changing nothing.
+//! no attempt and shown `FLOW_LIMITED` by `states`; a concurrency limit held across
+//! instances while one is SIGKILLed (also in Pulsar mode); bad limits refused naming the
+//! field, changing nothing.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -21,6 +22,9 @@ both_databases!(
     a_concurrency_limit_holds_across_instances_and_a_killed_one_gives_its_places_back,
     bad_limits_are_refused_naming_the_field_and_change_nothing,
 );
+
+// The held-back task comes back as a row change, through the CDC pipeline.
+pulsar_mode_too!(a_concurrency_limit_holds_across_instances_and_a_killed_one_gives_its_places_back);
 
 const LIMIT: f64 = 50.0;
 const MEASURED: Duration = Duration::from_secs(60);
