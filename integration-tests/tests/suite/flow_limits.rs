@@ -66,7 +66,14 @@ impl AsyncState for RatedState {
     }
 }
 
-async fn three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt(db: Database) {
+/// An environment without async instances, `process`'s worker, and the limit `set` (a
+/// `flow-limits/set` body) in force before any instance starts, so each applies it from
+/// its first claim; the limit's entry as set.
+async fn limited<P: Process + Clone>(
+    db: Database,
+    process: &P,
+    set: serde_json::Value,
+) -> (XdbTestEnv, String, serde_json::Value) {
     let mut env = XdbTestEnv::start_with(
         db,
         EnvOptions {
@@ -75,17 +82,21 @@ async fn three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt(db: Da
         },
     )
     .await;
+    let worker = serve(&mut env, process).await;
+    let (status, entry) = call(&env, paths::FLOW_LIMITS_SET, set).await;
+    assert_eq!(status, 200, "{entry}");
+    (env, worker, entry)
+}
+
+async fn three_instances_keep_to_the_limit_and_held_calls_cost_no_attempt(db: Database) {
     let process = RatedProcess::default();
-    let worker = serve(&mut env, &process).await;
-    // Set before any instance starts, so each applies it from its first claim.
-    let (status, entry) = call(
-        &env,
-        paths::FLOW_LIMITS_SET,
+    let (mut env, worker, entry) = limited(
+        db,
+        &process,
         json!({"processType": "RatedProcess", "override": {"maxCallsPerSecond": LIMIT},
                "reason": "the downstream takes 50 a second"}),
     )
     .await;
-    assert_eq!(status, 200, "{entry}");
     assert_eq!(entry["effective"]["maxCallsPerSecond"], json!(LIMIT));
     for _ in 0..3 {
         env.add_async_instance().await;
@@ -211,24 +222,14 @@ async fn a_concurrency_limit_holds_across_instances_and_a_killed_one_gives_its_p
     db: Database,
 ) {
     const EXECUTIONS: usize = 60;
-    let mut env = XdbTestEnv::start_with(
-        db,
-        EnvOptions {
-            async_instances: 0,
-            ..Default::default()
-        },
-    )
-    .await;
     let process = SlowProcess::default();
-    let worker = serve(&mut env, &process).await;
-    let (status, entry) = call(
-        &env,
-        paths::FLOW_LIMITS_SET,
+    let (env, worker, _) = limited(
+        db,
+        &process,
         json!({"processType": "SlowProcess", "stateId": "SlowState",
                "override": {"maxConcurrentCalls": CONCURRENCY}}),
     )
     .await;
-    assert_eq!(status, 200, "{entry}");
     let mut first = Some(env.spawn_async_process(ASYNC_INSTANCE_BIN, "slots-1").await);
     let _second = env.spawn_async_process(ASYNC_INSTANCE_BIN, "slots-2").await;
     for i in 0..EXECUTIONS {
