@@ -23,17 +23,19 @@ pub enum Figure {
     LatenessP50,
     LatenessP99,
     CpuPerProcess,
+    OwnCpuPerProcess,
     PeakMemory,
 }
 
 impl Figure {
-    pub const ALL: [Figure; 7] = [
+    pub const ALL: [Figure; 8] = [
         Figure::Throughput,
         Figure::LoneP50,
         Figure::LoneP99,
         Figure::LatenessP50,
         Figure::LatenessP99,
         Figure::CpuPerProcess,
+        Figure::OwnCpuPerProcess,
         Figure::PeakMemory,
     ];
 
@@ -45,6 +47,9 @@ impl Figure {
             Figure::LatenessP50 => "Timer lateness p50 (ms)",
             Figure::LatenessP99 => "Timer lateness p99 (ms)",
             Figure::CpuPerProcess => "Machine CPU per process (ms, mean of the loads)",
+            Figure::OwnCpuPerProcess => {
+                "CPU of its components and the bench per process (ms, over the loads)"
+            }
             Figure::PeakMemory => "Peak RSS, sum of the components' peaks (MB)",
         }
     }
@@ -63,6 +68,9 @@ impl Figure {
             Figure::LatenessP50 => measured_timers.then_some(result.lateness.p50),
             Figure::LatenessP99 => measured_timers.then_some(result.lateness.p99),
             Figure::CpuPerProcess => mean(result.cpu_ms.iter().copied()),
+            // Other work on a shared machine is left out, but so is the kernel's for them.
+            Figure::OwnCpuPerProcess => (!result.component_cpu_ms.is_empty())
+                .then(|| result.component_cpu_ms.iter().map(|(_, ms)| ms).sum()),
             Figure::PeakMemory => (!result.memory.is_empty()).then(|| {
                 result
                     .memory
@@ -295,6 +303,7 @@ mod tests {
                 },
                 ..Batch::default()
             },
+            component_cpu_ms: cpu.iter().map(|ms| ("c".to_string(), ms / 2.0)).collect(),
             lateness: SignedSummary {
                 count: 1,
                 p50: late_p99 / 2.0,
@@ -322,6 +331,7 @@ mod tests {
         assert!((ratio(Figure::LoneP50, &xdb, &restate).unwrap() - 0.5).abs() < 1e-9);
         assert!((ratio(Figure::CpuPerProcess, &xdb, &restate).unwrap() - 0.25).abs() < 1e-9);
         assert!((Figure::PeakMemory.of(&xdb).unwrap() - 3.072).abs() < 1e-9);
+        assert!((Figure::OwnCpuPerProcess.of(&xdb).unwrap() - 1.5).abs() < 1e-9);
         // A peer whose lateness is not positive gives no ratio.
         let punctual = contender("P", false, &[1.0], 1, -1.0, &[1.0]);
         assert_eq!(ratio(Figure::LatenessP99, &xdb, &punctual), None);
