@@ -40,9 +40,17 @@ pub async fn start(peer: Peer, postgres_url: &str) -> anyhow::Result<Session> {
         Peer::Dbos => dbos(&dir, postgres_url).await,
         Peer::Temporal => temporal(&dir).await,
     };
-    let mut session = started?;
-    session.temp_dirs.push(dir);
-    Ok(session)
+    match started {
+        Ok(mut session) => {
+            session.temp_dirs.push(dir);
+            Ok(session)
+        }
+        Err(error) => {
+            // Its programs are stopped already (dropped); their logs go with the rest.
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(error)
+        }
+    }
 }
 
 /// Restate's server (RocksDB under `dir`, its own ports) and the Node endpoint,
