@@ -9,8 +9,9 @@
 //! loads a page). `/metrics` takes the `read` role. The internal path is not served on
 //! this listener at all (see `internal_router`).
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::request::Parts;
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -36,6 +37,20 @@ pub(crate) struct Caller(pub String);
 
 impl Caller {
     pub(crate) const ANONYMOUS: &'static str = "anonymous";
+}
+
+/// A handler takes the caller as an argument; a request that met no [`require_token`]
+/// (a router without it, in a test) is `anonymous`.
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .unwrap_or_else(|| Caller(Caller::ANONYMOUS.to_string())))
+    }
 }
 
 pub(crate) async fn require_token(

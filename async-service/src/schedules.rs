@@ -165,6 +165,7 @@ impl ScheduleFirer {
                     id,
                     &recording.firings,
                     Some((schedule.version, recording.next)),
+                    None,
                 )
                 .await?;
         }

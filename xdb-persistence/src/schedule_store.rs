@@ -13,8 +13,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_protocol::{
-    ScheduleFiring, ScheduleFiringOutcome, ScheduleFiringTrigger, ScheduleInfo,
-    ScheduleListRequest, ScheduleListResponse, ScheduleOverlapPolicy,
+    ScheduleChangeAction, ScheduleFiring, ScheduleFiringOutcome, ScheduleFiringTrigger,
+    ScheduleHistoryRequest, ScheduleHistoryResponse, ScheduleInfo, ScheduleListRequest,
+    ScheduleListResponse, ScheduleOverlapPolicy,
 };
 
 use crate::StoreError;
@@ -58,7 +59,20 @@ pub struct NextFiring {
     pub fire_at: Option<DateTime<Utc>>,
 }
 
-/// Schedules' rows.
+/// An operator's change of a schedule, as the audit history records it beside the
+/// schedule before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleChangeNote<'a> {
+    pub action: ScheduleChangeAction,
+    /// The operator's token name (or `anonymous`).
+    pub changed_by: &'a str,
+    pub reason: Option<&'a str>,
+    /// What a trigger or a backfill started.
+    pub detail: Option<&'a str>,
+}
+
+/// Schedules' rows. Every operator's change is recorded in `xdb_sys_schedule_changes` in
+/// the transaction that makes it.
 #[async_trait]
 pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
     /// Inserts a schedule (`version` 1); `false`, writing nothing, when its id exists.
@@ -66,6 +80,7 @@ pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
         &self,
         schedule: &ScheduleInfo,
         next: NextFiring,
+        change: &ScheduleChangeNote<'_>,
     ) -> Result<bool, StoreError>;
     /// A schedule by id.
     async fn get_schedule(&self, schedule_id: &str) -> Result<Option<StoredSchedule>, StoreError>;
@@ -82,9 +97,19 @@ pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
         schedule: &ScheduleInfo,
         next: NextFiring,
         expected_version: i64,
+        change: &ScheduleChangeNote<'_>,
     ) -> Result<bool, StoreError>;
-    /// Deletes a schedule and its firings' records; whether it existed.
-    async fn delete_schedule(&self, schedule_id: &str) -> Result<bool, StoreError>;
+    /// Deletes a schedule and its firings' records (not its changes); whether it existed.
+    async fn delete_schedule(
+        &self,
+        schedule_id: &str,
+        change: &ScheduleChangeNote<'_>,
+    ) -> Result<bool, StoreError>;
+    /// Changes of schedules, newest first, a page at a time.
+    async fn schedule_history(
+        &self,
+        request: &ScheduleHistoryRequest,
+    ) -> Result<ScheduleHistoryResponse, StoreError>;
     /// The latest `limit` firings, newest first.
     async fn recent_firings(
         &self,
@@ -94,12 +119,14 @@ pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
     /// Records `firings` (those not recorded yet; how many) under the schedule's lock.
     /// With `advance`, only if the schedule's version is still the one given, and then
     /// moves its next firing and bumps its version. `None` when the schedule is gone (or,
-    /// with `advance`, changed meanwhile).
+    /// with `advance`, changed meanwhile). An operator's trigger or backfill comes with
+    /// its `change`, recorded with the firings.
     async fn record_firings(
         &self,
         schedule_id: &str,
         firings: &[NewFiring],
         advance: Option<(i64, NextFiring)>,
+        change: Option<&ScheduleChangeNote<'_>>,
     ) -> Result<Option<u32>, StoreError>;
     /// Up to `limit` schedules not paused whose next firing may start by now (the
     /// database's clock), soonest first.

@@ -23,6 +23,7 @@ pub mod operate;
 pub mod paths;
 pub mod query;
 pub mod schedule;
+pub mod schedule_history;
 pub mod service;
 pub mod worker;
 
@@ -38,5 +39,6 @@ pub use limits::Limits;
 pub use operate::*;
 pub use query::*;
 pub use schedule::*;
+pub use schedule_history::*;
 pub use service::*;
 pub use worker::*;

@@ -43,6 +43,7 @@ pub const SCHEDULE_BACKFILL: &str = "/api/v1/xdb/service/schedule/backfill";
 pub const SCHEDULE_DELETE: &str = "/api/v1/xdb/service/schedule/delete";
 pub const SCHEDULE_LIST: &str = "/api/v1/xdb/service/schedule/list";
 pub const SCHEDULE_DESCRIBE: &str = "/api/v1/xdb/service/schedule/describe";
+pub const SCHEDULE_HISTORY: &str = "/api/v1/xdb/service/schedule/history";
 pub const FLOW_LIMITS_SET: &str = "/api/v1/xdb/service/flow-limits/set";
 pub const FLOW_LIMITS_LIST: &str = "/api/v1/xdb/service/flow-limits/list";
 pub const FLOW_LIMITS_HISTORY: &str = "/api/v1/xdb/service/flow-limits/history";
@@ -131,6 +132,7 @@ pub fn role_of(path: &str) -> Option<Role> {
         | BATCH_DESCRIBE
         | SCHEDULE_LIST
         | SCHEDULE_DESCRIBE
+        | SCHEDULE_HISTORY
         | FLOW_LIMITS_LIST
         | FLOW_LIMITS_HISTORY => Some(Role::Read),
         // A schedule starts processes as a client would, but it is a standing order that
@@ -233,6 +235,7 @@ mod tests {
                 "list",
                 "states",
                 "schedule/describe",
+                "schedule/history",
                 "schedule/list"
             ]
         );

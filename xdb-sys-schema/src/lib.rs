@@ -126,6 +126,14 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "flow_limits",
         sql: include_str!("../postgres/v011_flow_limits.sql"),
     },
+    Migration {
+        version: 12,
+        // Additive: services of schema 5 still work on it (they record no schedule
+        // changes).
+        oldest_compatible: 5,
+        name: "schedule_changes",
+        sql: include_str!("../postgres/v012_schedule_changes.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -199,6 +207,14 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "flow_limits",
         sql: include_str!("../mysql/v011_flow_limits.sql"),
+    },
+    Migration {
+        version: 12,
+        // Additive: services of schema 5 still work on it (they record no schedule
+        // changes).
+        oldest_compatible: 5,
+        name: "schedule_changes",
+        sql: include_str!("../mysql/v012_schedule_changes.sql"),
     },
 ];
 

@@ -2,20 +2,21 @@
 //! applied by the async service (`xdb_persistence::FlowLimitStore`).
 
 use axum::extract::State;
-use axum::{Extension, Json};
+use axum::Json;
 use xdb_engine::validation::{check_flow_limits, check_id};
 use xdb_protocol::{
     FlowLimitsEntry, FlowLimitsHistoryRequest, FlowLimitsHistoryResponse, FlowLimitsListRequest,
     FlowLimitsListResponse, FlowLimitsSetRequest, MAX_FLOW_LIMIT_REASON_CHARS,
 };
 
+use super::check_history_page;
 use crate::auth::Caller;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
 pub(crate) async fn set(
     State(state): State<AppState>,
-    caller: Option<Extension<Caller>>,
+    Caller(caller): Caller,
     ApiJson(request): ApiJson<FlowLimitsSetRequest>,
 ) -> Result<Json<FlowLimitsEntry>, ApiError> {
     check_id("processType", &request.process_type).map_err(|e| ApiError::invalid(e.to_string()))?;
@@ -49,7 +50,6 @@ pub(crate) async fn set(
             }
         }
     }
-    let caller = caller.map_or_else(|| Caller::ANONYMOUS.to_string(), |Extension(c)| c.0);
     let entry = state
         .flow_limits
         .set_flow_limit_override(&request, &caller)
@@ -79,17 +79,6 @@ pub(crate) async fn history(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<FlowLimitsHistoryRequest>,
 ) -> Result<Json<FlowLimitsHistoryResponse>, ApiError> {
-    if let Some(size) = request.page_size {
-        if !(1..=1000).contains(&size) {
-            return Err(ApiError::invalid("pageSize: must be 1 to 1000"));
-        }
-    }
-    if let Some(token) = &request.next_page_token {
-        if token.parse::<i64>().is_err() {
-            return Err(ApiError::invalid(
-                "nextPageToken: not a token this service gave",
-            ));
-        }
-    }
+    check_history_page(request.page_size, request.next_page_token.as_deref())?;
     Ok(Json(state.flow_limits.flow_limit_history(&request).await?))
 }

@@ -26,7 +26,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use xdb_protocol::paths;
 
-use crate::AppState;
+use crate::{ApiError, AppState};
 
 pub(crate) use internal_notify::internal_notify;
 
@@ -75,6 +75,7 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::SCHEDULE_DELETE, post(schedule::delete))
         .route(paths::SCHEDULE_LIST, post(schedule::list))
         .route(paths::SCHEDULE_DESCRIBE, post(schedule::describe))
+        .route(paths::SCHEDULE_HISTORY, post(schedule::history))
         .route(paths::FLOW_LIMITS_SET, post(flow_limits::set))
         .route(paths::FLOW_LIMITS_LIST, post(flow_limits::list))
         .route(paths::FLOW_LIMITS_HISTORY, post(flow_limits::history))
@@ -83,4 +84,20 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route("/health/live", get(health::live))
         .route("/health/ready", get(health::ready))
         .merge(console::routes(console))
+}
+
+/// Checks an audit history's page request: a page size of 1 to 1000, and a token that
+/// this service could have given (a change id).
+fn check_history_page(page_size: Option<u32>, token: Option<&str>) -> Result<(), ApiError> {
+    if let Some(size) = page_size {
+        if !(1..=1000).contains(&size) {
+            return Err(ApiError::invalid("pageSize: must be 1 to 1000"));
+        }
+    }
+    if token.is_some_and(|token| token.parse::<i64>().is_err()) {
+        return Err(ApiError::invalid(
+            "nextPageToken: not a token this service gave",
+        ));
+    }
+    Ok(())
 }

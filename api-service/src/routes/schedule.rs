@@ -10,26 +10,44 @@
 use axum::extract::State;
 use axum::Json;
 use xdb_engine::schedule::CompiledSpec;
-use xdb_persistence::{NewFiring, NextFiring, StoredSchedule};
+use xdb_persistence::{NewFiring, NextFiring, ScheduleChangeNote, StoredSchedule};
 use xdb_protocol::{
     firing_process_id, EmptyResponse, ErrorSubType, ProcessExecutionStartRequest,
-    ScheduleBackfillRequest, ScheduleBackfillResponse, ScheduleControlRequest,
-    ScheduleCreateRequest, ScheduleDescribeRequest, ScheduleDescribeResponse,
-    ScheduleFiringTrigger, ScheduleInfo, ScheduleListRequest, ScheduleListResponse, ScheduleSpec,
+    ScheduleBackfillRequest, ScheduleBackfillResponse, ScheduleChangeAction,
+    ScheduleControlRequest, ScheduleCreateRequest, ScheduleDescribeRequest,
+    ScheduleDescribeResponse, ScheduleFiringTrigger, ScheduleHistoryRequest,
+    ScheduleHistoryResponse, ScheduleInfo, ScheduleListRequest, ScheduleListResponse, ScheduleSpec,
     ScheduleStartTemplate, ScheduleTriggerRequest, ScheduleTriggerResponse, ScheduleUpdateRequest,
     DEFAULT_CATCHUP_WINDOW_SECONDS, MAX_BACKFILL_FIRINGS, SCHEDULE_NEXT_FIRE_TIMES,
     SCHEDULE_RECENT_FIRINGS,
 };
 
+use super::check_history_page;
 use super::start::{check_values, check_worker_url, resolve_definition};
+use crate::auth::Caller;
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
 /// Times a pause, resume or update reads the schedule again after another change won.
 const VERSION_RACES: usize = 5;
 
+/// `caller`'s `action`, for the audit history.
+fn note<'a>(
+    action: ScheduleChangeAction,
+    caller: &'a Caller,
+    reason: Option<&'a str>,
+) -> ScheduleChangeNote<'a> {
+    ScheduleChangeNote {
+        action,
+        changed_by: &caller.0,
+        reason,
+        detail: None,
+    }
+}
+
 pub(crate) async fn create(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleCreateRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
     let spec = compile(&request.spec)?;
@@ -50,7 +68,12 @@ pub(crate) async fn create(
         updated_timestamp_ms: 0,
     };
     let next = next_from_now(&state, &spec, &info.schedule_id);
-    if !state.schedules.create_schedule(&info, next).await? {
+    let created = note(ScheduleChangeAction::Created, &caller, None);
+    if !state
+        .schedules
+        .create_schedule(&info, next, &created)
+        .await?
+    {
         return Err(ApiError::new(
             ErrorSubType::ScheduleAlreadyExists,
             format!("a schedule with id {} exists", info.schedule_id),
@@ -62,11 +85,13 @@ pub(crate) async fn create(
 
 pub(crate) async fn update(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleUpdateRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
     let spec = compile(&request.spec)?;
     let start = checked_template(&state, &request.schedule_id, request.start).await?;
-    change(&state, &request.schedule_id, |info| {
+    let updated = note(ScheduleChangeAction::Updated, &caller, None);
+    change(&state, &request.schedule_id, &updated, |info| {
         info.spec = request.spec.clone();
         info.start = start.clone();
         if let Some(policy) = request.overlap_policy {
@@ -86,9 +111,15 @@ pub(crate) async fn update(
 
 pub(crate) async fn pause(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
-    change(&state, &request.schedule_id, |info| {
+    let paused = note(
+        ScheduleChangeAction::Paused,
+        &caller,
+        request.reason.as_deref(),
+    );
+    change(&state, &request.schedule_id, &paused, |info| {
         info.paused = true;
         info.reason = request.reason.clone();
         None
@@ -100,9 +131,15 @@ pub(crate) async fn pause(
 /// caught up within the window (and the older ones dropped) as after downtime.
 pub(crate) async fn resume(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
-    change(&state, &request.schedule_id, |info| {
+    let resumed = note(
+        ScheduleChangeAction::Resumed,
+        &caller,
+        request.reason.as_deref(),
+    );
+    change(&state, &request.schedule_id, &resumed, |info| {
         info.paused = false;
         info.reason = request.reason.clone();
         None
@@ -112,6 +149,7 @@ pub(crate) async fn resume(
 
 pub(crate) async fn trigger(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleTriggerRequest>,
 ) -> Result<Json<ScheduleTriggerResponse>, ApiError> {
     let stored = stored(&state, &request.schedule_id).await?;
@@ -124,9 +162,19 @@ pub(crate) async fn trigger(
         overlap_policy: request.overlap_policy.unwrap_or(stored.info.overlap_policy),
         fire_at: now,
     };
+    let detail = format!("process id {}", firing.process_id);
+    let triggered = ScheduleChangeNote {
+        detail: Some(&detail),
+        ..note(ScheduleChangeAction::Triggered, &caller, None)
+    };
     let recorded = state
         .schedules
-        .record_firings(&request.schedule_id, std::slice::from_ref(&firing), None)
+        .record_firings(
+            &request.schedule_id,
+            std::slice::from_ref(&firing),
+            None,
+            Some(&triggered),
+        )
         .await?;
     if recorded.is_none() {
         return Err(not_found(&request.schedule_id));
@@ -139,6 +187,7 @@ pub(crate) async fn trigger(
 
 pub(crate) async fn backfill(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleBackfillRequest>,
 ) -> Result<Json<ScheduleBackfillResponse>, ApiError> {
     let stored = stored(&state, &request.schedule_id).await?;
@@ -177,9 +226,22 @@ pub(crate) async fn backfill(
             fire_at: now,
         })
         .collect();
+    let detail = match (firings.first(), firings.last()) {
+        (Some(first), Some(last)) => format!(
+            "{} firings of the spec, process ids {} to {}",
+            firings.len(),
+            first.process_id,
+            last.process_id
+        ),
+        _ => "no firing of the spec in the range".to_string(),
+    };
+    let backfilled = ScheduleChangeNote {
+        detail: Some(&detail),
+        ..note(ScheduleChangeAction::Backfilled, &caller, None)
+    };
     let recorded = state
         .schedules
-        .record_firings(&request.schedule_id, &firings, None)
+        .record_firings(&request.schedule_id, &firings, None, Some(&backfilled))
         .await?
         .ok_or_else(|| not_found(&request.schedule_id))?;
     Ok(Json(ScheduleBackfillResponse { firings: recorded }))
@@ -187,11 +249,17 @@ pub(crate) async fn backfill(
 
 pub(crate) async fn delete(
     State(state): State<AppState>,
+    caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<EmptyResponse>, ApiError> {
+    let deleted = note(
+        ScheduleChangeAction::Deleted,
+        &caller,
+        request.reason.as_deref(),
+    );
     if !state
         .schedules
-        .delete_schedule(&request.schedule_id)
+        .delete_schedule(&request.schedule_id, &deleted)
         .await?
     {
         return Err(not_found(&request.schedule_id));
@@ -212,6 +280,14 @@ pub(crate) async fn describe(
     ApiJson(request): ApiJson<ScheduleDescribeRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
     described(&state, &request.schedule_id).await.map(Json)
+}
+
+pub(crate) async fn history(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<ScheduleHistoryRequest>,
+) -> Result<Json<ScheduleHistoryResponse>, ApiError> {
+    check_history_page(request.page_size, request.next_page_token.as_deref())?;
+    Ok(Json(state.schedules.schedule_history(&request).await?))
 }
 
 /// The spec, or a 400 naming its field.
@@ -268,11 +344,13 @@ fn next_from_now(state: &AppState, spec: &CompiledSpec, schedule_id: &str) -> Ne
     }
 }
 
-/// Applies `edit` to the schedule and writes it back if nobody changed it meanwhile
-/// (reading it again otherwise); `edit` answers the new next firing, or `None` to keep it.
+/// Applies `edit` to the schedule and writes it back, with `change` in its history, if
+/// nobody changed it meanwhile (reading it again otherwise); `edit` answers the new next
+/// firing, or `None` to keep it.
 async fn change(
     state: &AppState,
     schedule_id: &str,
+    change: &ScheduleChangeNote<'_>,
     edit: impl Fn(&mut ScheduleInfo) -> Option<NextFiring>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
     for _ in 0..VERSION_RACES {
@@ -284,7 +362,7 @@ async fn change(
         });
         if state
             .schedules
-            .replace_schedule(&info, next, stored.version)
+            .replace_schedule(&info, next, stored.version, change)
             .await?
         {
             return described(state, schedule_id).await.map(Json);

@@ -24,6 +24,7 @@ both_databases!(
     describe_lists_the_next_ten_fire_times_in_the_zone,
     bad_input_is_a_400_naming_the_field_and_creates_nothing,
     the_rust_client_manages_a_schedule,
+    every_change_is_in_the_history_with_who_made_it,
 );
 
 /// How long firings may take to show in these tests (they fire every second).
@@ -521,4 +522,117 @@ async fn the_rust_client_manages_a_schedule(db: Database) {
             if error.sub_type == ErrorSubType::ScheduleNotFound),
         "{gone}"
     );
+}
+
+/// Every operator's change is kept, newest first, with the accepted token's name, the
+/// schedule before and after, and why; the history outlives the schedule.
+async fn every_change_is_in_the_history_with_who_made_it(db: Database) {
+    let options = EnvOptions {
+        api_tokens: vec![HISTORY_TOKEN.into()],
+        ..EnvOptions::default()
+    };
+    let (env, worker, _service) = order_env(db, options).await;
+    let mut nightly = json!({
+        "scheduleId": "audited",
+        "spec": {"cron": {"expression": "0 3 * * *"}},
+        "start": {"processType": PROCESS_TYPE, "workerUrl": worker},
+        "paused": true,
+    });
+    authorized(&env, paths::SCHEDULE_CREATE, nightly.clone()).await;
+    nightly.as_object_mut().unwrap().remove("paused");
+    nightly["spec"] = json!({"cron": {"expression": "0 4 * * *"}});
+    authorized(&env, paths::SCHEDULE_UPDATE, nightly).await;
+    let control = json!({"scheduleId": "audited", "reason": "night shift"});
+    authorized(&env, paths::SCHEDULE_RESUME, control.clone()).await;
+    authorized(&env, paths::SCHEDULE_PAUSE, control.clone()).await;
+    let triggered = authorized(
+        &env,
+        paths::SCHEDULE_TRIGGER,
+        json!({"scheduleId": "audited"}),
+    )
+    .await;
+    authorized(&env, paths::SCHEDULE_DELETE, control).await;
+
+    let history = authorized(
+        &env,
+        paths::SCHEDULE_HISTORY,
+        json!({"scheduleId": "audited"}),
+    )
+    .await;
+    let changes = history["changes"].as_array().unwrap();
+    let actions: Vec<&str> = changes
+        .iter()
+        .map(|c| c["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "DELETED",
+            "TRIGGERED",
+            "PAUSED",
+            "RESUMED",
+            "UPDATED",
+            "CREATED"
+        ],
+        "{history}"
+    );
+    for change in changes {
+        assert_eq!(change["changedBy"], "api_tokens", "{change}");
+    }
+    let [deleted, trigger, paused, _resumed, updated, created] = &changes[..] else {
+        unreachable!()
+    };
+    assert_eq!(created["after"]["paused"], true, "{created}");
+    assert!(created.get("before").is_none(), "{created}");
+    assert_eq!(
+        updated["before"]["spec"]["cron"]["expression"], "0 3 * * *",
+        "{updated}"
+    );
+    assert_eq!(
+        updated["after"]["spec"]["cron"]["expression"], "0 4 * * *",
+        "{updated}"
+    );
+    assert_eq!(paused["reason"], "night shift", "{paused}");
+    assert_eq!(paused["after"]["paused"], true, "{paused}");
+    let detail = trigger["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(triggered["processId"].as_str().unwrap()),
+        "{trigger}"
+    );
+    assert_eq!(deleted["before"]["scheduleId"], "audited", "{deleted}");
+    assert!(deleted.get("after").is_none(), "{deleted}");
+
+    let (status, body) = unchecked(
+        &env,
+        paths::SCHEDULE_HISTORY,
+        json!({"nextPageToken": "'; DROP TABLE x"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("nextPageToken"));
+    let (status, body) = unchecked(&env, paths::SCHEDULE_HISTORY, json!({"pageSize": 0})).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("pageSize"));
+}
+
+const HISTORY_TOKEN: &str = "history-test-token";
+
+/// `path` called with [`HISTORY_TOKEN`]: its status and body.
+async fn unchecked(env: &XdbTestEnv, path: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", env.api_url()))
+        .bearer_auth(HISTORY_TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .expect("the API service answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("a JSON body"))
+}
+
+/// `path` called with [`HISTORY_TOKEN`], asserted 200.
+async fn authorized(env: &XdbTestEnv, path: &str, body: Value) -> Value {
+    let (status, answer) = unchecked(env, path, body).await;
+    assert_eq!(status, 200, "{path}: {answer}");
+    answer
 }

@@ -1015,6 +1015,20 @@ class ScheduleBackfillResponse(WireModel):
     """How many firings the range held that were not recorded yet."""
 
 
+class ScheduleChangeAction(StrEnum):
+    """
+    What an operator did to a schedule.
+    """
+
+    CREATED = "CREATED"
+    UPDATED = "UPDATED"
+    PAUSED = "PAUSED"
+    RESUMED = "RESUMED"
+    TRIGGERED = "TRIGGERED"
+    BACKFILLED = "BACKFILLED"
+    DELETED = "DELETED"
+
+
 class ScheduleControlRequest(WireModel):
     """
     `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
@@ -1053,6 +1067,16 @@ class ScheduleFiringTrigger(StrEnum):
     SPEC = "SPEC"
     MANUAL = "MANUAL"
     BACKFILL = "BACKFILL"
+
+
+class ScheduleHistoryRequest(WireModel):
+    """`POST .../schedule/history`: changes of schedules, newest first."""
+
+    next_page_token: str | None = None
+    page_size: int | None = None
+    """1 to 1000; absent: 50."""
+    schedule_id: str | None = None
+    """Only this schedule's changes (it need not exist any more)."""
 
 
 class ScheduleListRequest(WireModel):
@@ -2161,6 +2185,22 @@ class RegisterDefinitionsRequest(WireModel):
     """
 
 
+class ScheduleChange(WireModel):
+    """One change of one schedule."""
+
+    action: ScheduleChangeAction
+    after: ScheduleInfo | None = None
+    before: ScheduleInfo | None = None
+    change_id: int
+    changed_by: str
+    """The operator's token name (or `anonymous` without tokens)."""
+    changed_timestamp_ms: int
+    detail: str | None = None
+    """What a trigger or a backfill started."""
+    reason: str | None = None
+    schedule_id: str
+
+
 class ScheduleCreateRequest(WireModel):
     """`POST .../schedule/create`: a new schedule, firing from now on (unless `paused`)."""
 
@@ -2190,6 +2230,11 @@ class ScheduleDescribeResponse(WireModel):
     recent_firings: list[ScheduleFiring] = Field([], validate_default=True)
     """The latest 20 firings, newest first."""
     schedule: ScheduleInfo
+
+
+class ScheduleHistoryResponse(WireModel):
+    changes: list[ScheduleChange]
+    next_page_token: str | None = None
 
 
 class ScheduleInfo(WireModel):
@@ -2329,6 +2374,7 @@ ProcessDefinition.model_rebuild()
 ProcessExecutionCountRequest.model_rebuild()
 ProcessExecutionListRequest.model_rebuild()
 ProcessRpcWorkerResponse.model_rebuild()
+ScheduleChange.model_rebuild()
 ScheduleCreateRequest.model_rebuild()
 ScheduleDescribeResponse.model_rebuild()
 ScheduleInfo.model_rebuild()

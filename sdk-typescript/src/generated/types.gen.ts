@@ -1973,6 +1973,32 @@ export type ScheduleBackfillResponse = {
 };
 
 /**
+ * One change of one schedule.
+ */
+export type ScheduleChange = {
+    action: ScheduleChangeAction;
+    after?: null | ScheduleInfo;
+    before?: null | ScheduleInfo;
+    changeId: number;
+    /**
+     * The operator's token name (or `anonymous` without tokens).
+     */
+    changedBy: string;
+    changedTimestampMs: number;
+    /**
+     * What a trigger or a backfill started.
+     */
+    detail?: string | null;
+    reason?: string | null;
+    scheduleId: string;
+};
+
+/**
+ * What an operator did to a schedule.
+ */
+export type ScheduleChangeAction = 'CREATED' | 'UPDATED' | 'PAUSED' | 'RESUMED' | 'TRIGGERED' | 'BACKFILLED' | 'DELETED';
+
+/**
  * `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
  * Pausing again a paused schedule (or resuming a running one) changes nothing.
  */
@@ -2058,6 +2084,26 @@ export type ScheduleFiringOutcome = 'PENDING' | 'BUFFERED' | 'STARTED' | 'SKIPPE
  * How a firing came about.
  */
 export type ScheduleFiringTrigger = 'SPEC' | 'MANUAL' | 'BACKFILL';
+
+/**
+ * `POST .../schedule/history`: changes of schedules, newest first.
+ */
+export type ScheduleHistoryRequest = {
+    nextPageToken?: string | null;
+    /**
+     * 1 to 1000; absent: 50.
+     */
+    pageSize?: number | null;
+    /**
+     * Only this schedule's changes (it need not exist any more).
+     */
+    scheduleId?: string | null;
+};
+
+export type ScheduleHistoryResponse = {
+    changes: Array<ScheduleChange>;
+    nextPageToken?: string | null;
+};
 
 /**
  * A schedule as stored.

@@ -1148,6 +1148,19 @@ export const ScheduleBackfillResponseSchema = z.object({
 });
 
 /**
+ * What an operator did to a schedule.
+ */
+export const ScheduleChangeActionSchema = z.enum([
+    'CREATED',
+    'UPDATED',
+    'PAUSED',
+    'RESUMED',
+    'TRIGGERED',
+    'BACKFILLED',
+    'DELETED'
+]);
+
+/**
  * `POST .../schedule/pause`, `.../resume` and `.../delete`: one schedule by id, and why.
  * Pausing again a paused schedule (or resuming a running one) changes nothing.
  */
@@ -1196,6 +1209,15 @@ export const ScheduleFiringSchema = z.object({
     reason: z.string().nullish(),
     resolvedTimestampMs: z.int().nullish(),
     trigger: ScheduleFiringTriggerSchema
+});
+
+/**
+ * `POST .../schedule/history`: changes of schedules, newest first.
+ */
+export const ScheduleHistoryRequestSchema = z.object({
+    nextPageToken: z.string().nullish(),
+    pageSize: z.int().nullish(),
+    scheduleId: z.string().nullish()
 });
 
 /**
@@ -1790,6 +1812,21 @@ export const RegisterDefinitionsRequestSchema = z.object({
 });
 
 /**
+ * One change of one schedule.
+ */
+export const ScheduleChangeSchema = z.object({
+    action: ScheduleChangeActionSchema,
+    after: z.lazy((): any => ScheduleInfoSchema).nullish(),
+    before: z.lazy((): any => ScheduleInfoSchema).nullish(),
+    changeId: z.int(),
+    changedBy: z.string(),
+    changedTimestampMs: z.int(),
+    detail: z.string().nullish(),
+    reason: z.string().nullish(),
+    scheduleId: z.string()
+});
+
+/**
  * `POST .../schedule/create`: a new schedule, firing from now on (unless `paused`).
  */
 export const ScheduleCreateRequestSchema = z.object({
@@ -1806,6 +1843,11 @@ export const ScheduleDescribeResponseSchema = z.object({
     nextFireTimestampsMs: z.array(z.int()),
     recentFirings: z.array(ScheduleFiringSchema).optional().default([]),
     schedule: z.lazy((): any => ScheduleInfoSchema)
+});
+
+export const ScheduleHistoryResponseSchema = z.object({
+    changes: z.array(ScheduleChangeSchema),
+    nextPageToken: z.string().nullish()
 });
 
 /**

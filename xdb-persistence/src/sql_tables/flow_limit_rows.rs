@@ -9,6 +9,7 @@ use xdb_protocol::{
     FlowLimitsHistoryResponse, FlowLimitsSetRequest, ProcessDefinition,
 };
 
+use super::change_pages::{change_page, ChangePageQuery};
 use crate::columns::ColumnReader;
 use crate::conflict_retry::retrying_conflicts;
 use crate::flow_limit_store::{
@@ -23,9 +24,6 @@ const ENTRY_COLUMNS: &str = "process_type, state_id, declared, \
 
 const CHANGE_COLUMNS: &str = "change_id, process_type, state_id, source, before_limits, \
      after_limits, changed_by, reason, changed_at";
-
-/// Most changes a history page holds.
-const MAX_PAGE: u32 = 1000;
 
 /// The database's time in a statement, as each dialect writes it.
 fn now(kind: SqlKind) -> &'static str {
@@ -282,38 +280,24 @@ where
         &self,
         request: &FlowLimitsHistoryRequest,
     ) -> Result<FlowLimitsHistoryResponse, StoreError> {
-        let page = request.page_size.unwrap_or(50).clamp(1, MAX_PAGE);
-        let mut sql =
-            format!("SELECT {CHANGE_COLUMNS} FROM xdb_sys_flow_limit_changes WHERE 1 = 1");
-        let mut params: Vec<Param<'_>> = Vec::new();
-        if let Some(process_type) = &request.process_type {
-            sql.push_str(" AND process_type = ?");
-            params.push(process_type.as_str().into());
-        }
-        // The token is the last change id of the page before; the API service checks
-        // that it is a number.
-        if let Some(before) = &request.next_page_token {
-            let before: i64 = before.parse().map_err(|_| {
-                StoreError::Database(format!("nextPageToken {before:?} is not a change id"))
-            })?;
-            sql.push_str(" AND change_id < ?");
-            params.push(before.into());
-        }
-        sql.push_str(" ORDER BY change_id DESC LIMIT ?");
-        params.push(i64::from(page + 1).into());
         let mut session = self.session(Lane::Main).await?;
-        let rows = session.query(&sql, &params).await?;
-        let mut changes = Vec::with_capacity(rows.len());
-        for row in rows.iter().take(page as usize) {
-            changes.push(read_change(&mut D::Session::columns(row, 0))?);
-        }
-        let next_page_token = match changes.last() {
-            Some(last) if rows.len() > page as usize => Some(last.change_id.to_string()),
-            _ => None,
+        let query = ChangePageQuery {
+            table: "xdb_sys_flow_limit_changes",
+            columns: CHANGE_COLUMNS,
+            subject_column: "process_type",
+            subject: request.process_type.as_deref(),
+            page_size: request.page_size,
+            next_page_token: request.next_page_token.as_deref(),
         };
+        let page = change_page(&mut session, query).await?;
+        let changes = page
+            .rows
+            .iter()
+            .map(|row| read_change(&mut D::Session::columns(row, 0)))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(FlowLimitsHistoryResponse {
+            next_page_token: page.next_page_token(changes.last().map(|c| c.change_id)),
             changes,
-            next_page_token,
         })
     }
 }

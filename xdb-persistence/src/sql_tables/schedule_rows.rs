@@ -5,18 +5,22 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 use xdb_protocol::{
-    ScheduleFiring, ScheduleFiringOutcome, ScheduleFiringTrigger, ScheduleInfo,
-    ScheduleListRequest, ScheduleListResponse, ScheduleOverlapPolicy,
+    ScheduleFiring, ScheduleFiringOutcome, ScheduleFiringTrigger, ScheduleHistoryRequest,
+    ScheduleHistoryResponse, ScheduleInfo, ScheduleListRequest, ScheduleListResponse,
+    ScheduleOverlapPolicy,
 };
 
+use super::schedule_changes::{locked_schedule, record_schedule_change, schedule_history};
 use crate::columns::ColumnReader;
 use crate::conflict_retry::retrying_conflicts;
-use crate::schedule_store::{NewFiring, NextFiring, OpenFiring, ScheduleStore, StoredSchedule};
+use crate::schedule_store::{
+    NewFiring, NextFiring, OpenFiring, ScheduleChangeNote, ScheduleStore, StoredSchedule,
+};
 use crate::sql::{Param, SqlConn};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::StoreError;
 
-const SCHEDULE_COLUMNS: &str = "schedule_id, spec, start_template, overlap_policy, \
+pub(super) const SCHEDULE_COLUMNS: &str = "schedule_id, spec, start_template, overlap_policy, \
      catchup_window_seconds, CASE WHEN paused THEN 1 ELSE 0 END, note, reason, \
      CAST(next_nominal_ms AS CHAR(20)), next_fire_at, version, created_at, updated_at";
 
@@ -34,7 +38,7 @@ fn policy(text: String) -> Result<ScheduleOverlapPolicy, StoreError> {
     ScheduleOverlapPolicy::parse(&text).ok_or_else(|| corrupt("overlap policy", &text))
 }
 
-fn read_schedule(row: &mut impl ColumnReader) -> Result<StoredSchedule, StoreError> {
+pub(super) fn read_schedule(row: &mut impl ColumnReader) -> Result<StoredSchedule, StoreError> {
     let schedule_id = row.text()?;
     let missing = |what: &str| StoreError::Database(format!("a schedule without its {what}"));
     let spec = row.json()?.ok_or_else(|| missing("spec"))?;
@@ -142,6 +146,7 @@ where
         &self,
         schedule: &ScheduleInfo,
         next: NextFiring,
+        change: &ScheduleChangeNote<'_>,
     ) -> Result<bool, StoreError> {
         retrying_conflicts(|| async {
             let mut tx = self.begin(Lane::Main).await?;
@@ -169,6 +174,9 @@ where
                 .concat(),
             )
             .await?;
+            let created = locked_schedule(&mut tx, &schedule.schedule_id).await?;
+            let after = created.as_ref().map(|stored| &stored.info);
+            record_schedule_change(&mut tx, &schedule.schedule_id, change, None, after).await?;
             tx.commit().await?;
             Ok(true)
         })
@@ -224,48 +232,75 @@ where
         schedule: &ScheduleInfo,
         next: NextFiring,
         expected_version: i64,
+        change: &ScheduleChangeNote<'_>,
     ) -> Result<bool, StoreError> {
-        let mut session = self.session(Lane::Main).await?;
-        let now = self.database_clock().now();
-        let updated = session
-            .execute(
+        let schedule_id = schedule.schedule_id.as_str();
+        retrying_conflicts(|| async {
+            let mut tx = self.begin(Lane::Main).await?;
+            let before = match locked_schedule(&mut tx, schedule_id).await? {
+                Some(before) if before.version == expected_version => before,
+                _ => {
+                    tx.commit().await?;
+                    return Ok(false);
+                }
+            };
+            let now = self.database_clock().now();
+            tx.execute(
                 "UPDATE xdb_sys_schedules SET process_type = ?, spec = ?, start_template = ?, \
                    overlap_policy = ?, catchup_window_seconds = ?, paused = ?, note = ?, \
                    reason = ?, next_nominal_ms = ?, next_fire_at = ?, version = version + 1, \
                    updated_at = ? \
-                 WHERE schedule_id = ? AND version = ?",
+                 WHERE schedule_id = ?",
                 &[
                     &schedule_params(schedule, next)[..],
-                    &[
-                        now.into(),
-                        schedule.schedule_id.as_str().into(),
-                        expected_version.into(),
-                    ],
+                    &[now.into(), schedule_id.into()],
                 ]
                 .concat(),
             )
             .await?;
-        Ok(updated == 1)
+            let after = locked_schedule(&mut tx, schedule_id).await?;
+            let after = after.as_ref().map(|stored| &stored.info);
+            record_schedule_change(&mut tx, schedule_id, change, Some(&before.info), after).await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+        .await
     }
 
-    async fn delete_schedule(&self, schedule_id: &str) -> Result<bool, StoreError> {
+    async fn delete_schedule(
+        &self,
+        schedule_id: &str,
+        change: &ScheduleChangeNote<'_>,
+    ) -> Result<bool, StoreError> {
         retrying_conflicts(|| async {
             let mut tx = self.begin(Lane::Main).await?;
-            let deleted = tx
-                .execute(
-                    "DELETE FROM xdb_sys_schedules WHERE schedule_id = ?",
-                    &[schedule_id.into()],
-                )
-                .await?;
+            let Some(before) = locked_schedule(&mut tx, schedule_id).await? else {
+                tx.commit().await?;
+                return Ok(false);
+            };
+            tx.execute(
+                "DELETE FROM xdb_sys_schedules WHERE schedule_id = ?",
+                &[schedule_id.into()],
+            )
+            .await?;
             tx.execute(
                 "DELETE FROM xdb_sys_schedule_firings WHERE schedule_id = ?",
                 &[schedule_id.into()],
             )
             .await?;
+            record_schedule_change(&mut tx, schedule_id, change, Some(&before.info), None).await?;
             tx.commit().await?;
-            Ok(deleted == 1)
+            Ok(true)
         })
         .await
+    }
+
+    async fn schedule_history(
+        &self,
+        request: &ScheduleHistoryRequest,
+    ) -> Result<ScheduleHistoryResponse, StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        schedule_history(&mut session, request).await
     }
 
     async fn recent_firings(
@@ -292,6 +327,7 @@ where
         schedule_id: &str,
         firings: &[NewFiring],
         advance: Option<(i64, NextFiring)>,
+        change: Option<&ScheduleChangeNote<'_>>,
     ) -> Result<Option<u32>, StoreError> {
         retrying_conflicts(|| async {
             let mut tx = self.begin(Lane::Main).await?;
@@ -351,6 +387,9 @@ where
                     ],
                 )
                 .await?;
+            }
+            if let Some(change) = change {
+                record_schedule_change(&mut tx, schedule_id, change, None, None).await?;
             }
             tx.commit().await?;
             Ok(Some(recorded))

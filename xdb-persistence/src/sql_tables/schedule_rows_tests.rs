@@ -1,4 +1,4 @@
-use xdb_protocol::{CronSpec, ScheduleSpec, ScheduleStartTemplate};
+use xdb_protocol::{CronSpec, ScheduleChangeAction, ScheduleSpec, ScheduleStartTemplate};
 
 use super::*;
 
@@ -10,7 +10,21 @@ on_both_databases!(
     due_schedules_and_open_firings_follow_the_database_clock,
     lists_page_by_id_and_delete_takes_the_firings,
     one_instance_at_a_time_starts_a_schedules_firings,
+    every_change_is_in_the_history_which_outlives_the_schedule,
 );
+
+/// An operator's `action`, as the API service notes it.
+fn by(action: ScheduleChangeAction) -> ScheduleChangeNote<'static> {
+    ScheduleChangeNote {
+        action,
+        changed_by: "ops",
+        reason: None,
+        detail: None,
+    }
+}
+
+const CREATED: ScheduleChangeAction = ScheduleChangeAction::Created;
+const UPDATED: ScheduleChangeAction = ScheduleChangeAction::Updated;
 
 fn schedule(id: &str, process_type: &str) -> ScheduleInfo {
     ScheduleInfo {
@@ -61,8 +75,14 @@ fn firing(id: &str, nominal_ms: i64, at: DateTime<Utc>) -> NewFiring {
 async fn a_schedule_reads_back_and_its_id_is_taken_once(store: impl ScheduleStore) {
     let at = store.database_clock().now() + chrono::TimeDelta::hours(1);
     let info = schedule("nightly", "report");
-    assert!(store.create_schedule(&info, next_at(at)).await.unwrap());
-    assert!(!store.create_schedule(&info, next_at(at)).await.unwrap());
+    assert!(store
+        .create_schedule(&info, next_at(at), &by(CREATED))
+        .await
+        .unwrap());
+    assert!(!store
+        .create_schedule(&info, next_at(at), &by(CREATED))
+        .await
+        .unwrap());
     let stored = store.get_schedule("nightly").await.unwrap().unwrap();
     assert_eq!(stored.version, 1);
     assert_eq!(stored.info.spec, info.spec);
@@ -91,6 +111,7 @@ async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore) {
                 nominal_ms: None,
                 fire_at: None,
             },
+            &by(CREATED),
         )
         .await
         .unwrap();
@@ -101,9 +122,15 @@ async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore) {
         nominal_ms: None,
         fire_at: None,
     };
-    assert!(store.replace_schedule(&paused, none, 1).await.unwrap());
+    assert!(store
+        .replace_schedule(&paused, none, 1, &by(UPDATED))
+        .await
+        .unwrap());
     assert!(
-        !store.replace_schedule(&info, none, 1).await.unwrap(),
+        !store
+            .replace_schedule(&info, none, 1, &by(UPDATED))
+            .await
+            .unwrap(),
         "stale"
     );
     let stored = store.get_schedule("s").await.unwrap().unwrap();
@@ -116,32 +143,38 @@ async fn a_replace_needs_the_version_it_read(store: impl ScheduleStore) {
 async fn firings_are_recorded_once_and_an_old_read_records_nothing(store: impl ScheduleStore) {
     let now = store.database_clock().now();
     store
-        .create_schedule(&schedule("s", "report"), next_at(now))
+        .create_schedule(&schedule("s", "report"), next_at(now), &by(CREATED))
         .await
         .unwrap();
     let first = firing("s", 1_000, now);
     let second = firing("s", 2_000, now);
     let advance = Some((1, next_at(now + chrono::TimeDelta::minutes(1))));
     let recorded = store
-        .record_firings("s", &[first.clone(), second.clone()], advance)
+        .record_firings("s", &[first.clone(), second.clone()], advance, None)
         .await
         .unwrap();
     assert_eq!(recorded, Some(2));
     // Another instance that read version 1 records nothing.
     assert_eq!(
         store
-            .record_firings("s", std::slice::from_ref(&first), advance)
+            .record_firings("s", std::slice::from_ref(&first), advance, None)
             .await
             .unwrap(),
         None
     );
     // A manual firing of a nominal time already recorded is not recorded again.
     assert_eq!(
-        store.record_firings("s", &[second], None).await.unwrap(),
+        store
+            .record_firings("s", &[second], None, None)
+            .await
+            .unwrap(),
         Some(0)
     );
     assert_eq!(
-        store.record_firings("gone", &[first], None).await.unwrap(),
+        store
+            .record_firings("gone", &[first], None, None)
+            .await
+            .unwrap(),
         None
     );
     let stored = store.get_schedule("s").await.unwrap().unwrap();
@@ -178,16 +211,19 @@ async fn due_schedules_and_open_firings_follow_the_database_clock(store: impl Sc
     let past = now - chrono::TimeDelta::seconds(5);
     let future = now + chrono::TimeDelta::hours(1);
     store
-        .create_schedule(&schedule("due", "t"), next_at(past))
+        .create_schedule(&schedule("due", "t"), next_at(past), &by(CREATED))
         .await
         .unwrap();
     store
-        .create_schedule(&schedule("later", "t"), next_at(future))
+        .create_schedule(&schedule("later", "t"), next_at(future), &by(CREATED))
         .await
         .unwrap();
     let mut paused = schedule("paused", "t");
     paused.paused = true;
-    store.create_schedule(&paused, next_at(past)).await.unwrap();
+    store
+        .create_schedule(&paused, next_at(past), &by(CREATED))
+        .await
+        .unwrap();
     let due = store.due_schedules(10).await.unwrap();
     let ids: Vec<&str> = due.iter().map(|s| s.info.schedule_id.as_str()).collect();
     assert_eq!(ids, ["due"]);
@@ -197,11 +233,12 @@ async fn due_schedules_and_open_firings_follow_the_database_clock(store: impl Sc
             "due",
             &[firing("due", 2, past), firing("due", 1, past)],
             None,
+            None,
         )
         .await
         .unwrap();
     store
-        .record_firings("later", &[firing("later", 1, future)], None)
+        .record_firings("later", &[firing("later", 1, future)], None, None)
         .await
         .unwrap();
     let open = store.open_firings(10).await.unwrap();
@@ -235,7 +272,7 @@ async fn lists_page_by_id_and_delete_takes_the_firings(store: impl ScheduleStore
     };
     for (id, process_type) in [("c", "x"), ("a", "x"), ("b", "y"), ("d", "x")] {
         store
-            .create_schedule(&schedule(id, process_type), none)
+            .create_schedule(&schedule(id, process_type), none, &by(CREATED))
             .await
             .unwrap();
     }
@@ -264,11 +301,17 @@ async fn lists_page_by_id_and_delete_takes_the_firings(store: impl ScheduleStore
 
     let now = store.database_clock().now();
     store
-        .record_firings("a", &[firing("a", 1, now)], None)
+        .record_firings("a", &[firing("a", 1, now)], None, None)
         .await
         .unwrap();
-    assert!(store.delete_schedule("a").await.unwrap());
-    assert!(!store.delete_schedule("a").await.unwrap());
+    assert!(store
+        .delete_schedule("a", &by(ScheduleChangeAction::Deleted))
+        .await
+        .unwrap());
+    assert!(!store
+        .delete_schedule("a", &by(ScheduleChangeAction::Deleted))
+        .await
+        .unwrap());
     assert!(store.recent_firings("a", 10).await.unwrap().is_empty());
     assert!(store.get_schedule("a").await.unwrap().is_none());
 }
@@ -279,7 +322,7 @@ async fn one_instance_at_a_time_starts_a_schedules_firings(store: impl ScheduleS
         fire_at: None,
     };
     store
-        .create_schedule(&schedule("s", "t"), none)
+        .create_schedule(&schedule("s", "t"), none, &by(CREATED))
         .await
         .unwrap();
     let lease = std::time::Duration::from_secs(30);
@@ -312,4 +355,102 @@ async fn one_instance_at_a_time_starts_a_schedules_firings(store: impl ScheduleS
         tokio::task::yield_now().await;
     }
     assert!(!store.lease_schedule("missing", "a", lease).await.unwrap());
+}
+
+async fn every_change_is_in_the_history_which_outlives_the_schedule(store: impl ScheduleStore) {
+    let none = NextFiring {
+        nominal_ms: None,
+        fire_at: None,
+    };
+    let info = schedule("s", "t");
+    store
+        .create_schedule(&info, none, &by(CREATED))
+        .await
+        .unwrap();
+    let mut paused = info.clone();
+    paused.paused = true;
+    let pause = ScheduleChangeNote {
+        reason: Some("maintenance"),
+        ..by(ScheduleChangeAction::Paused)
+    };
+    assert!(store
+        .replace_schedule(&paused, none, 1, &pause)
+        .await
+        .unwrap());
+    // A replace that lost its race records nothing.
+    assert!(!store
+        .replace_schedule(&info, none, 1, &by(UPDATED))
+        .await
+        .unwrap());
+    let now = store.database_clock().now();
+    let trigger = ScheduleChangeNote {
+        detail: Some("process id s-1"),
+        ..by(ScheduleChangeAction::Triggered)
+    };
+    store
+        .record_firings("s", &[firing("s", 1, now)], None, Some(&trigger))
+        .await
+        .unwrap();
+    // The firer's own firings are not an operator's change.
+    store
+        .record_firings("s", &[firing("s", 2, now)], None, None)
+        .await
+        .unwrap();
+    let delete = by(ScheduleChangeAction::Deleted);
+    assert!(store.delete_schedule("s", &delete).await.unwrap());
+    assert!(!store.delete_schedule("s", &delete).await.unwrap());
+    store
+        .create_schedule(&schedule("other", "t"), none, &by(CREATED))
+        .await
+        .unwrap();
+
+    let of_s = |page_size, token: Option<String>| ScheduleHistoryRequest {
+        schedule_id: Some("s".into()),
+        page_size: Some(page_size),
+        next_page_token: token,
+    };
+    let all = store.schedule_history(&of_s(10, None)).await.unwrap();
+    let actions: Vec<_> = all.changes.iter().map(|c| c.action).collect();
+    assert_eq!(
+        actions,
+        [
+            ScheduleChangeAction::Deleted,
+            ScheduleChangeAction::Triggered,
+            ScheduleChangeAction::Paused,
+            CREATED
+        ]
+    );
+    assert_eq!(all.next_page_token, None);
+    let [deleted, triggered, paused_change, created] = &all.changes[..] else {
+        unreachable!()
+    };
+    assert!(created.before.is_none());
+    let created_after = created.after.as_ref().unwrap();
+    assert_eq!(created_after.spec, info.spec);
+    assert!(created_after.created_timestamp_ms > 0);
+    assert!(!paused_change.before.as_ref().unwrap().paused);
+    assert!(paused_change.after.as_ref().unwrap().paused);
+    assert_eq!(paused_change.reason.as_deref(), Some("maintenance"));
+    assert_eq!(paused_change.changed_by, "ops");
+    assert_eq!(triggered.detail.as_deref(), Some("process id s-1"));
+    assert!(triggered.before.is_none() && triggered.after.is_none());
+    assert!(deleted.before.as_ref().unwrap().paused);
+    assert!(deleted.after.is_none());
+    assert!(deleted.changed_timestamp_ms >= created.changed_timestamp_ms);
+
+    let first = store.schedule_history(&of_s(3, None)).await.unwrap();
+    assert_eq!(first.changes.len(), 3);
+    let second = store
+        .schedule_history(&of_s(3, first.next_page_token.clone()))
+        .await
+        .unwrap();
+    assert_eq!(second.changes, std::slice::from_ref(created));
+    assert_eq!(second.next_page_token, None);
+
+    let everyone = store
+        .schedule_history(&ScheduleHistoryRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(everyone.changes.len(), 5);
+    assert_eq!(everyone.changes[0].schedule_id, "other");
 }

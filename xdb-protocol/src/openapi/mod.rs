@@ -68,6 +68,7 @@ pub mod operation_ids {
     pub const SCHEDULE_DELETE: &str = "schedule_delete";
     pub const SCHEDULE_LIST: &str = "schedule_list";
     pub const SCHEDULE_DESCRIBE: &str = "schedule_describe";
+    pub const SCHEDULE_HISTORY: &str = "schedule_history";
     pub const FLOW_LIMITS_SET: &str = "flow_limits_set";
     pub const FLOW_LIMITS_LIST: &str = "flow_limits_list";
     pub const FLOW_LIMITS_HISTORY: &str = "flow_limits_history";
@@ -381,6 +382,15 @@ mod operations {
         responses((status = 200, body = ScheduleDescribeResponse, description = "the schedule")))]
     fn schedule_describe() {}
 
+    /// The audit history of schedules: who created, changed, paused, resumed, triggered,
+    /// backfilled or deleted each one, and why
+    ///
+    /// A deleted schedule's changes stay.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/schedule/history", tag = "schedule",
+        request_body = ScheduleHistoryRequest,
+        responses((status = 200, body = ScheduleHistoryResponse, description = "one page, newest first")))]
+    fn schedule_history() {}
+
     /// Set or clear an operator's override of a process type's or a state's flow limits
     ///
     /// The override wins over what the definition declares until it is cleared
@@ -456,7 +466,7 @@ mod operations {
           operations::schedule_pause, operations::schedule_resume,
           operations::schedule_trigger, operations::schedule_backfill,
           operations::schedule_delete, operations::schedule_list,
-          operations::schedule_describe,
+          operations::schedule_describe, operations::schedule_history,
           operations::flow_limits_set, operations::flow_limits_list,
           operations::flow_limits_history,
           operations::internal_notify, operations::worker_wait_until,

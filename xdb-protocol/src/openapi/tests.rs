@@ -15,7 +15,7 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 34] = [
+const SERVICE_PATHS: [&str; 38] = [
     paths::STATES,
     paths::RESET,
     paths::RETRY_NOW,
@@ -50,6 +50,10 @@ const SERVICE_PATHS: [&str; 34] = [
     paths::SCHEDULE_DELETE,
     paths::SCHEDULE_LIST,
     paths::SCHEDULE_DESCRIBE,
+    paths::SCHEDULE_HISTORY,
+    paths::FLOW_LIMITS_SET,
+    paths::FLOW_LIMITS_LIST,
+    paths::FLOW_LIMITS_HISTORY,
 ];
 const WORKER_PATHS: [&str; 3] = [
     paths::WORKER_WAIT_UNTIL,
