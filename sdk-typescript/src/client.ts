@@ -26,12 +26,15 @@ import {
   SCHEDULE_PATHS,
   ScheduleBackfillResponseSchema,
   ScheduleDescribeResponseSchema,
+  ScheduleHistoryResponseSchema,
   ScheduleListResponseSchema,
   ScheduleTriggerResponseSchema,
   type ScheduleBackfillRequest,
   type ScheduleBackfillResponse,
   type ScheduleCreateRequest,
   type ScheduleDescribeResponse,
+  type ScheduleHistoryRequest,
+  type ScheduleHistoryResponse,
   type ScheduleListRequest,
   type ScheduleListResponse,
   type ScheduleOverlapPolicy,
@@ -503,6 +506,15 @@ export class Client extends ServiceTransport {
   /** A schedule, its next 10 fire times and its latest firings (`SCHEDULE_NOT_FOUND` for an unknown id). */
   async describeSchedule(scheduleId: string): Promise<ScheduleDescribeResponse> {
     return (await this.call(SCHEDULE_PATHS.describe, { scheduleId }, ScheduleDescribeResponseSchema)) as ScheduleDescribeResponse;
+  }
+
+  /**
+   * A page of operators' changes of schedules, newest first: each names the action, who
+   * made it (the token's name, `anonymous` without tokens), the schedule before and after,
+   * and why. `request.scheduleId` need not exist any more: a deleted schedule's history is kept.
+   */
+  async scheduleHistory(request: ScheduleHistoryRequest = {}): Promise<ScheduleHistoryResponse> {
+    return this.call(SCHEDULE_PATHS.history, request, ScheduleHistoryResponseSchema);
   }
 
   // ---- flow limits: how fast a process type's or a state's worker is called ----

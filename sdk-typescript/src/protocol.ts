@@ -23,6 +23,8 @@ export type {
   IntervalSpec,
   ScheduleBackfillRequest,
   ScheduleBackfillResponse,
+  ScheduleChange,
+  ScheduleChangeAction,
   ScheduleControlRequest,
   ScheduleCreateRequest,
   ScheduleDescribeRequest,
@@ -30,6 +32,8 @@ export type {
   ScheduleFiring,
   ScheduleFiringOutcome,
   ScheduleFiringTrigger,
+  ScheduleHistoryRequest,
+  ScheduleHistoryResponse,
   ScheduleInfo,
   ScheduleListRequest,
   ScheduleListResponse,
@@ -206,6 +210,7 @@ export {
   StateApiFailureDetailsSchema,
   ScheduleBackfillResponseSchema,
   ScheduleDescribeResponseSchema,
+  ScheduleHistoryResponseSchema,
   ScheduleListResponseSchema,
   ScheduleTriggerResponseSchema,
 } from "./generated/zod.gen.js";
@@ -258,7 +263,11 @@ export const BATCH_PATHS = {
   cancel: "/api/v1/xdb/service/batch/cancel",
 } as const;
 
-/** The schedules' paths: a process type started on a cron expression or an interval. */
+/**
+ * The schedules' paths: a process type started on a cron expression or an interval (list,
+ * describe and history, which pages the operators' changes: role `read`; the others:
+ * `operate`).
+ */
 export const SCHEDULE_PATHS = {
   create: "/api/v1/xdb/service/schedule/create",
   update: "/api/v1/xdb/service/schedule/update",
@@ -269,6 +278,7 @@ export const SCHEDULE_PATHS = {
   delete: "/api/v1/xdb/service/schedule/delete",
   list: "/api/v1/xdb/service/schedule/list",
   describe: "/api/v1/xdb/service/schedule/describe",
+  history: "/api/v1/xdb/service/schedule/history",
 } as const;
 
 /**

@@ -27,7 +27,7 @@ import { randomUUID } from "node:crypto";
 
 import { XdbApiError, XdbSdkError } from "./errors.js";
 import { OPERATE_PATHS } from "./operate.js";
-import { BATCH_PATHS, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, FLOW_LIMITS_PATHS, SERVICE_PATHS } from "./protocol.js";
+import { BATCH_PATHS, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, FLOW_LIMITS_PATHS, SCHEDULE_PATHS, SERVICE_PATHS } from "./protocol.js";
 
 /** How many times a call is sent at most, unless the client is told otherwise. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -53,6 +53,7 @@ const READS: ReadonlySet<string> = new Set([
   BATCH_PATHS.describe,
   FLOW_LIMITS_PATHS.list,
   FLOW_LIMITS_PATHS.history,
+  SCHEDULE_PATHS.history,
 ]);
 
 /** The writes that leave the same state however often sent: one override set twice is set once. */

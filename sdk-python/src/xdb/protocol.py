@@ -145,6 +145,8 @@ from xdb._wire import (
     RpcDefinition,
     ScheduleBackfillRequest,
     ScheduleBackfillResponse,
+    ScheduleChange,
+    ScheduleChangeAction,
     ScheduleControlRequest,
     ScheduleCreateRequest,
     ScheduleDescribeRequest,
@@ -152,6 +154,8 @@ from xdb._wire import (
     ScheduleFiring,
     ScheduleFiringOutcome,
     ScheduleFiringTrigger,
+    ScheduleHistoryRequest,
+    ScheduleHistoryResponse,
     ScheduleInfo,
     ScheduleListRequest,
     ScheduleListResponse,
@@ -237,6 +241,7 @@ SCHEDULE_BACKFILL = f"{SCHEDULE_PREFIX}/backfill"
 SCHEDULE_DELETE = f"{SCHEDULE_PREFIX}/delete"
 SCHEDULE_LIST = f"{SCHEDULE_PREFIX}/list"
 SCHEDULE_DESCRIBE = f"{SCHEDULE_PREFIX}/describe"
+SCHEDULE_HISTORY = f"{SCHEDULE_PREFIX}/history"
 
 # Paths of the flow limits (how fast a process type's or a state's worker is called).
 FLOW_LIMITS_PREFIX = "/api/v1/xdb/service/flow-limits"
@@ -283,6 +288,7 @@ __all__ = [
     "SCHEDULE_CREATE",
     "SCHEDULE_DELETE",
     "SCHEDULE_DESCRIBE",
+    "SCHEDULE_HISTORY",
     "SCHEDULE_LIST",
     "SCHEDULE_PAUSE",
     "SCHEDULE_PREFIX",
@@ -433,6 +439,8 @@ __all__ = [
     "RpcDefinition",
     "ScheduleBackfillRequest",
     "ScheduleBackfillResponse",
+    "ScheduleChange",
+    "ScheduleChangeAction",
     "ScheduleControlRequest",
     "ScheduleCreateRequest",
     "ScheduleDescribeRequest",
@@ -440,6 +448,8 @@ __all__ = [
     "ScheduleFiring",
     "ScheduleFiringOutcome",
     "ScheduleFiringTrigger",
+    "ScheduleHistoryRequest",
+    "ScheduleHistoryResponse",
     "ScheduleInfo",
     "ScheduleListRequest",
     "ScheduleListResponse",

@@ -51,6 +51,7 @@ from xdb.protocol import (
     FLOW_LIMITS_SET,
     HISTORY,
     LIST,
+    SCHEDULE_HISTORY,
     STATES,
     WAIT_FOR_COMPLETION,
     ApiErrorResponse,
@@ -84,6 +85,7 @@ _READS = frozenset(
         BATCH_DESCRIBE,
         FLOW_LIMITS_LIST,
         FLOW_LIMITS_HISTORY,
+        SCHEDULE_HISTORY,
     }
 )
 

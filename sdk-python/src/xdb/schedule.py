@@ -2,7 +2,9 @@
 
 Each firing's process id is the schedule id and its nominal time, so a firing never
 starts twice. A cron spec reads wall-clock time in its zone: a local time the clocks skip
-does not fire, one they repeat fires once. See ``docs/schedules.md``.
+does not fire, one they repeat fires once. Every operator's change of a schedule (create,
+update, pause, resume, trigger, backfill, delete) is kept in an audit history, which
+outlives the schedule. See ``docs/schedules.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from xdb.protocol import (
     SCHEDULE_CREATE,
     SCHEDULE_DELETE,
     SCHEDULE_DESCRIBE,
+    SCHEDULE_HISTORY,
     SCHEDULE_LIST,
     SCHEDULE_PAUSE,
     SCHEDULE_RESUME,
@@ -27,6 +30,8 @@ from xdb.protocol import (
     ScheduleCreateRequest,
     ScheduleDescribeRequest,
     ScheduleDescribeResponse,
+    ScheduleHistoryRequest,
+    ScheduleHistoryResponse,
     ScheduleListRequest,
     ScheduleListResponse,
     ScheduleOverlapPolicy,
@@ -125,6 +130,19 @@ class _ScheduleRequests:
             ScheduleDescribeResponse.model_validate_json,
         )
 
+    def _schedule_history_call(
+        self, schedule_id: str | None, page_size: int | None, next_page_token: str | None
+    ) -> Call[ScheduleHistoryResponse]:
+        body = ScheduleHistoryRequest(
+            schedule_id=schedule_id, page_size=page_size, next_page_token=next_page_token
+        )
+        return Call(
+            SCHEDULE_HISTORY,
+            body,
+            self.request_timeout,
+            ScheduleHistoryResponse.model_validate_json,
+        )
+
 
 class AsyncScheduleCalls(_ScheduleRequests):
     """The schedule calls of :class:`~xdb.AsyncClient`."""
@@ -191,6 +209,23 @@ class AsyncScheduleCalls(_ScheduleRequests):
         """A schedule, its next 10 fire times and its latest firings."""
         return await self._send(self._describe_schedule_call(schedule_id))
 
+    async def schedule_history(
+        self,
+        *,
+        schedule_id: str | None = None,
+        page_size: int | None = None,
+        next_page_token: str | None = None,
+    ) -> ScheduleHistoryResponse:
+        """A page of operators' changes of schedules, newest first.
+
+        Each names the action, who made it (the token's name, ``anonymous`` without
+        tokens), the schedule before and after, and why. ``schedule_id`` need not exist any
+        more: a deleted schedule's history is kept.
+        """
+        return await self._send(
+            self._schedule_history_call(schedule_id, page_size, next_page_token)
+        )
+
 
 class ScheduleCalls(_ScheduleRequests):
     """The schedule calls of :class:`~xdb.Client`, as :class:`AsyncScheduleCalls`."""
@@ -256,3 +291,16 @@ class ScheduleCalls(_ScheduleRequests):
     def describe_schedule(self, schedule_id: str) -> ScheduleDescribeResponse:
         """A schedule, its next 10 fire times and its latest firings."""
         return self._send(self._describe_schedule_call(schedule_id))
+
+    def schedule_history(
+        self,
+        *,
+        schedule_id: str | None = None,
+        page_size: int | None = None,
+        next_page_token: str | None = None,
+    ) -> ScheduleHistoryResponse:
+        """A page of operators' changes of schedules, newest first.
+
+        As :meth:`AsyncScheduleCalls.schedule_history`.
+        """
+        return self._send(self._schedule_history_call(schedule_id, page_size, next_page_token))

@@ -50,6 +50,7 @@ from xdb.protocol import (
     GroupField,
     IntervalSpec,
     ProcessExecutionCountRequest,
+    ScheduleChangeAction,
     ScheduleCreateRequest,
     ScheduleOverlapPolicy,
     ScheduleSpec,
@@ -375,6 +376,37 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     await client.delete_schedule(schedule_id, reason="contract test")
     with pytest.raises(ScheduleNotFoundError):
         await client.describe_schedule(schedule_id)
+    # Its history outlives it: every change above, newest first, by `anonymous` (the
+    # server takes no token), with the schedule before and after and why.
+    history = await client.schedule_history(schedule_id=schedule_id)
+    assert [c.action for c in history.changes] == [
+        ScheduleChangeAction.DELETED,
+        ScheduleChangeAction.TRIGGERED,
+        ScheduleChangeAction.BACKFILLED,
+        ScheduleChangeAction.PAUSED,
+        ScheduleChangeAction.RESUMED,
+        ScheduleChangeAction.PAUSED,
+        ScheduleChangeAction.UPDATED,
+        ScheduleChangeAction.CREATED,
+    ]
+    assert {c.changed_by for c in history.changes} == {"anonymous"}
+    assert {c.schedule_id for c in history.changes} == {schedule_id}
+    deleted, triggered, *_, first_pause, updated, created_change = history.changes
+    assert deleted.reason == "contract test"
+    assert (deleted.before is not None, deleted.after) == (True, None)
+    assert fired.process_id in (triggered.detail or "")
+    assert first_pause.reason == "contract test"
+    assert updated.before is not None
+    assert updated.after is not None
+    assert (updated.before.spec.interval, updated.after.spec.interval) == (
+        None,
+        IntervalSpec(every_seconds=3600, jitter_seconds=5),
+    )
+    assert (created_change.before, created_change.after is not None) == (None, True)
+    assert history.next_page_token is None
+    first = await client.schedule_history(schedule_id=schedule_id, page_size=3)
+    assert [c.change_id for c in first.changes] == [c.change_id for c in history.changes[:3]]
+    assert first.next_page_token is not None
 
     await exercise_flow_limits(client, run)
 

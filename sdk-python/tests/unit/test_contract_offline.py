@@ -176,6 +176,8 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.delete_schedule("nightly", reason="gone"),
         client.list_schedules(process_type="ShopProcess", page_size=10, next_page_token="a"),
         client.describe_schedule("nightly"),
+        client.schedule_history(schedule_id="nightly", page_size=10, next_page_token="a"),
+        client.schedule_history(),
         client.set_flow_limits(
             "ShopProcess",
             FlowLimits(max_calls_per_second=0.5),

@@ -201,11 +201,31 @@ for (const dialect of DIALECTS) {
       await client.pauseSchedule(scheduleId);
       const now = Date.now();
       await client.backfillSchedule({ scheduleId, startTimestampMs: now - 7_200_000, endTimestampMs: now - 3_600_000 });
-      assert.ok((await client.triggerSchedule(scheduleId)).processId.startsWith(scheduleId));
+      const fired = await client.triggerSchedule(scheduleId);
+      assert.ok(fired.processId.startsWith(scheduleId));
       assert.ok((await client.listSchedules({ pageSize: 1000 })).schedules.some((s) => s.scheduleId === scheduleId));
       assert.equal((await client.describeSchedule(scheduleId)).schedule.paused, true);
       await client.deleteSchedule(scheduleId, "contract test");
       await assert.rejects(client.describeSchedule(scheduleId), (e: unknown) => isApiError(e, "SCHEDULE_NOT_FOUND"));
+      // Its history outlives it: every change above, newest first, by `anonymous` (the
+      // server takes no token), with the schedule before and after and why.
+      const history = await client.scheduleHistory({ scheduleId });
+      assert.deepEqual(history.changes.map((c) => c.action), [
+        "DELETED", "TRIGGERED", "BACKFILLED", "PAUSED", "RESUMED", "PAUSED", "UPDATED", "CREATED",
+      ]);
+      assert.deepEqual(new Set(history.changes.map((c) => c.changedBy)), new Set(["anonymous"]));
+      assert.deepEqual(new Set(history.changes.map((c) => c.scheduleId)), new Set([scheduleId]));
+      const [deleted, triggered] = history.changes;
+      const [creation, updated, firstPause] = [...history.changes].reverse();
+      assert.deepEqual([deleted?.reason, deleted?.before?.scheduleId, deleted?.after ?? null], ["contract test", scheduleId, null]);
+      assert.ok(triggered?.detail?.includes(fired.processId), triggered?.detail ?? "no detail");
+      assert.equal(firstPause?.reason, "contract test");
+      assert.deepEqual([updated?.before?.spec.interval ?? null, updated?.after?.spec.interval], [null, { everySeconds: 3600, jitterSeconds: 5 }]);
+      assert.deepEqual([creation?.before ?? null, creation?.after?.paused], [null, true]);
+      assert.equal(history.nextPageToken ?? undefined, undefined);
+      const firstPage = await client.scheduleHistory({ scheduleId, pageSize: 3 });
+      assert.deepEqual(firstPage.changes.map((c) => c.changeId), history.changes.slice(0, 3).map((c) => c.changeId));
+      assert.ok(firstPage.nextPageToken, "more changes on the next page");
 
       // Flow limits: an override (a rate and a concurrency) on a type nothing registers
       // (allowed), read back, cleared; refusals naming the field (a rate of 0, a
