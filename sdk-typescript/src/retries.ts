@@ -53,11 +53,23 @@ const READS: ReadonlySet<string> = new Set([
   BATCH_PATHS.describe,
   FLOW_LIMITS_PATHS.list,
   FLOW_LIMITS_PATHS.history,
+  SCHEDULE_PATHS.list,
+  SCHEDULE_PATHS.describe,
   SCHEDULE_PATHS.history,
 ]);
 
-/** The writes that leave the same state however often sent: one override set twice is set once. */
-const SAME_EACH_TIME: ReadonlySet<string> = new Set([FLOW_LIMITS_PATHS.set]);
+/**
+ * The writes that leave the same state however often sent: one override set twice is set
+ * once, a schedule paused twice is paused, a backfill records each firing once by its
+ * nominal time.
+ */
+const SAME_EACH_TIME: ReadonlySet<string> = new Set([
+  FLOW_LIMITS_PATHS.set,
+  SCHEDULE_PATHS.update,
+  SCHEDULE_PATHS.pause,
+  SCHEDULE_PATHS.resume,
+  SCHEDULE_PATHS.backfill,
+]);
 
 /** Network errors in which the request never left: no connection was made. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([

@@ -51,7 +51,13 @@ from xdb.protocol import (
     FLOW_LIMITS_SET,
     HISTORY,
     LIST,
+    SCHEDULE_BACKFILL,
+    SCHEDULE_DESCRIBE,
     SCHEDULE_HISTORY,
+    SCHEDULE_LIST,
+    SCHEDULE_PAUSE,
+    SCHEDULE_RESUME,
+    SCHEDULE_UPDATE,
     STATES,
     WAIT_FOR_COMPLETION,
     ApiErrorResponse,
@@ -85,13 +91,18 @@ _READS = frozenset(
         BATCH_DESCRIBE,
         FLOW_LIMITS_LIST,
         FLOW_LIMITS_HISTORY,
+        SCHEDULE_LIST,
+        SCHEDULE_DESCRIBE,
         SCHEDULE_HISTORY,
     }
 )
 
 # The writes that leave the same state however often they are sent: the same flow-limit
-# override set twice is set once.
-_SAME_EACH_TIME = frozenset({FLOW_LIMITS_SET})
+# override set twice is set once, a schedule paused twice is paused, and a backfill
+# records each firing once by its nominal time.
+_SAME_EACH_TIME = frozenset(
+    {FLOW_LIMITS_SET, SCHEDULE_UPDATE, SCHEDULE_PAUSE, SCHEDULE_RESUME, SCHEDULE_BACKFILL}
+)
 
 # Failures in which the request never reached the service.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)

@@ -453,6 +453,15 @@ def test_which_calls_are_repeatable() -> None:
     assert repeatable(call(PAUSE, ProcessExecutionControlRequest(process_id="p", request_id="r")))
     assert not repeatable(call(PAUSE, ProcessExecutionControlRequest(process_id="p")))
     assert not repeatable(call(RPC, ProcessExecutionRpcRequest(process_id="p", rpc_name="r")))
+    # Schedules: reads and the writes that leave the same schedule when sent twice, not
+    # those that would start or delete twice.
+    from xdb import protocol
+
+    schedule = protocol.ScheduleControlRequest(schedule_id="s")
+    for path in ("LIST", "DESCRIBE", "HISTORY", "UPDATE", "PAUSE", "RESUME", "BACKFILL"):
+        assert repeatable(call(getattr(protocol, f"SCHEDULE_{path}"), schedule)), path
+    for path in ("CREATE", "TRIGGER", "DELETE"):
+        assert not repeatable(call(getattr(protocol, f"SCHEDULE_{path}"), schedule)), path
 
 
 def test_an_answer_that_is_not_the_services_503_still_counts_as_503() -> None:

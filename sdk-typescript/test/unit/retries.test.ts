@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 
 import {
-  BATCH_PATHS, CallRetries, Client, OPERATE_PATHS, SERVICE_PATHS, XdbSdkError, XdbTransportError, isApiError, isRepeatable,
+  BATCH_PATHS, CallRetries, Client, OPERATE_PATHS, SERVICE_PATHS, XdbSdkError, XdbTransportError, isApiError, isRepeatable, protocol,
   type ClientOptions,
 } from "@xdb/sdk";
 
@@ -295,6 +295,14 @@ describe("the retry policy", () => {
     assert.ok(!isRepeatable(OPERATE_PATHS.pause, { processId: "p" }));
     assert.ok(!isRepeatable(SERVICE_PATHS.rpc, { processId: "p", rpcName: "r" }));
     assert.ok(!isRepeatable(BATCH_PATHS.cancel, { batchId: "b" }));
+    // Schedules: reads and the writes that leave the same schedule when sent twice, not
+    // those that would start or delete twice.
+    for (const path of ["list", "describe", "history", "update", "pause", "resume", "backfill"] as const) {
+      assert.ok(isRepeatable(protocol.SCHEDULE_PATHS[path], { scheduleId: "s" }), path);
+    }
+    for (const path of ["create", "trigger", "delete"] as const) {
+      assert.ok(!isRepeatable(protocol.SCHEDULE_PATHS[path], { scheduleId: "s" }), path);
+    }
   });
 
   it("treats a proxy's 503 as a 503: sent again only if repeatable", () => {
