@@ -241,7 +241,8 @@ pub enum Command {
         "  xdb schedule describe nightly\n",
         "  xdb schedule pause nightly --reason 'maintenance'\n",
         "  xdb schedule trigger nightly\n",
-        "  xdb schedule backfill nightly --from 2026-11-01 --to 2026-11-08\n\n",
+        "  xdb schedule backfill nightly --from 2026-11-01 --to 2026-11-08\n",
+        "  xdb schedule history nightly                 # who changed it, when and why\n\n",
         "A skipped local time (spring forward) does not fire; a repeated one fires once.\n",
         "Exit codes: 0 done, 5 no such schedule, 1 refused (e.g. a bad cron expression),\n",
         "3 unreachable."

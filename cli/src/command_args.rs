@@ -343,3 +343,23 @@ pub struct PauseArgs {
     #[command(flatten)]
     pub control: ControlOpts,
 }
+
+/// The paging flags of the listings and audit histories whose service default is 50 a
+/// page: `schedule list`, `schedule history`, `flow-limits history`.
+#[derive(Debug, Args)]
+pub struct PageArgs {
+    /// Rows per page (service default 50, at most 1000)
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// The token the previous page printed (its nextPageToken in JSON)
+    #[arg(long)]
+    pub page_token: Option<String>,
+}
+
+/// The line after a page's table naming the flag that asks for the next page (nothing
+/// on the last page); kept beside [`PageArgs`] so it names the flag as declared.
+pub fn next_page_line(token: Option<&str>) -> String {
+    token
+        .map(|token| format!("next page: --page-token {token}\n"))
+        .unwrap_or_default()
+}

@@ -12,6 +12,7 @@ use xdb_protocol::{
 use xdb_sdk::Client;
 
 use crate::args::Output;
+use crate::command_args::{next_page_line, PageArgs};
 use crate::commands::{print, Outcome};
 use crate::exit::Exit;
 use crate::format::{key_values, table, timestamp_ms};
@@ -67,10 +68,8 @@ pub struct FlowLimitsListArgs {
 pub struct FlowLimitsHistoryArgs {
     #[arg(long = "type", short = 't')]
     pub process_type: Option<String>,
-    #[arg(long)]
-    pub page_size: Option<u32>,
-    #[arg(long)]
-    pub page_token: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// The request the `set` flags describe.
@@ -109,16 +108,13 @@ pub async fn run(client: &Client, output: Output, command: &FlowLimitsCommand) -
         FlowLimitsCommand::History(a) => {
             let request = FlowLimitsHistoryRequest {
                 process_type: a.process_type.clone(),
-                page_size: a.page_size,
-                next_page_token: a.page_token.clone(),
+                page_size: a.page.page_size,
+                next_page_token: a.page.page_token.clone(),
             };
             let response = client.flow_limits_history(&request).await?;
             print(output, &response, || {
-                let mut out = history_view(&response.changes);
-                if let Some(token) = &response.next_page_token {
-                    out.push_str(&format!("next page: --page-token {token}\n"));
-                }
-                out
+                history_view(&response.changes)
+                    + &next_page_line(response.next_page_token.as_deref())
             });
         }
     }

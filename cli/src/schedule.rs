@@ -4,13 +4,16 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use xdb_protocol::{
-    CronSpec, IntervalSpec, ScheduleBackfillRequest, ScheduleControlRequest, ScheduleCreateRequest,
-    ScheduleDescribeRequest, ScheduleDescribeResponse, ScheduleListRequest, ScheduleOverlapPolicy,
-    ScheduleSpec, ScheduleStartTemplate, ScheduleTriggerRequest, ScheduleUpdateRequest,
+    CronSpec, IntervalSpec, ScheduleBackfillRequest, ScheduleChange, ScheduleChangeAction,
+    ScheduleControlRequest, ScheduleCreateRequest, ScheduleDescribeRequest,
+    ScheduleDescribeResponse, ScheduleHistoryRequest, ScheduleInfo, ScheduleListRequest,
+    ScheduleOverlapPolicy, ScheduleSpec, ScheduleStartTemplate, ScheduleTriggerRequest,
+    ScheduleUpdateRequest,
 };
 use xdb_sdk::Client;
 
 use crate::args::Output;
+use crate::command_args::{next_page_line, PageArgs};
 use crate::commands::{print, Outcome};
 use crate::exit::Exit;
 use crate::format::{key_values, parse_time_ms, table, timestamp_ms};
@@ -36,6 +39,8 @@ pub enum ScheduleCommand {
     List(ScheduleListArgs),
     /// A schedule, its next 10 fire times and its latest firings
     Describe(ScheduleIdArgs),
+    /// Operators' changes of schedules, newest first: what, who and why
+    History(ScheduleHistoryArgs),
 }
 
 /// What a firing does while the previous one still runs.
@@ -134,10 +139,16 @@ pub struct ScheduleBackfillArgs {
 pub struct ScheduleListArgs {
     #[arg(long = "type", short = 't')]
     pub process_type: Option<String>,
-    #[arg(long)]
-    pub page_size: Option<u32>,
-    #[arg(long)]
-    pub page_token: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleHistoryArgs {
+    /// Only this schedule's changes (a deleted schedule's too); absent: every schedule's
+    pub schedule_id: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// The spec and template the flags describe.
@@ -243,8 +254,8 @@ pub async fn run(client: &Client, output: Output, command: &ScheduleCommand) -> 
         ScheduleCommand::List(a) => {
             let request = ScheduleListRequest {
                 process_type: a.process_type.clone(),
-                page_size: a.page_size,
-                next_page_token: a.page_token.clone(),
+                page_size: a.page.page_size,
+                next_page_token: a.page.page_token.clone(),
             };
             let response = client.schedule_list(&request).await?;
             print(output, &response, || {
@@ -263,11 +274,21 @@ pub async fn run(client: &Client, output: Output, command: &ScheduleCommand) -> 
                         ]
                     })
                     .collect();
-                let mut out = table(&["SCHEDULE", "TYPE", "SPEC", "", "NEXT"], &rows);
-                if let Some(token) = &response.next_page_token {
-                    out.push_str(&format!("next page: --page-token {token}\n"));
-                }
-                out
+                table(&["SCHEDULE", "TYPE", "SPEC", "", "NEXT"], &rows)
+                    + &next_page_line(response.next_page_token.as_deref())
+            });
+            return Ok(Exit::Ok);
+        }
+        ScheduleCommand::History(a) => {
+            let request = ScheduleHistoryRequest {
+                schedule_id: a.schedule_id.clone(),
+                page_size: a.page.page_size,
+                next_page_token: a.page.page_token.clone(),
+            };
+            let response = client.schedule_history(&request).await?;
+            print(output, &response, || {
+                history_view(&response.changes)
+                    + &next_page_line(response.next_page_token.as_deref())
             });
             return Ok(Exit::Ok);
         }
@@ -325,4 +346,219 @@ pub fn describe_view(described: &ScheduleDescribeResponse) -> String {
         &rows,
     ));
     out
+}
+
+/// The top-level settings an update changed, by their JSON names; the timestamps and
+/// the next fire time are left out, as every update moves them.
+pub fn changed_fields(before: &ScheduleInfo, after: &ScheduleInfo) -> Vec<&'static str> {
+    [
+        ("spec", before.spec != after.spec),
+        ("start", before.start != after.start),
+        (
+            "overlapPolicy",
+            before.overlap_policy != after.overlap_policy,
+        ),
+        (
+            "catchupWindowSeconds",
+            before.catchup_window_seconds != after.catchup_window_seconds,
+        ),
+        ("paused", before.paused != after.paused),
+        ("note", before.note != after.note),
+    ]
+    .into_iter()
+    .filter_map(|(name, differs)| differs.then_some(name))
+    .collect()
+}
+
+/// What a change did beyond its action: an update's changed settings, then the detail
+/// the service recorded (what a trigger or a backfill started).
+fn change_text(change: &ScheduleChange) -> String {
+    let mut parts = Vec::new();
+    if let (ScheduleChangeAction::Updated, Some(before), Some(after)) =
+        (change.action, &change.before, &change.after)
+    {
+        let fields = changed_fields(before, after);
+        parts.push(if fields.is_empty() {
+            "nothing changed".to_string()
+        } else {
+            format!("changed {}", fields.join(", "))
+        });
+    }
+    parts.extend(change.detail.clone());
+    parts.join("; ")
+}
+
+/// The changes, newest first as the service answers them, one row each.
+pub fn history_view(changes: &[ScheduleChange]) -> String {
+    let rows: Vec<Vec<String>> = changes
+        .iter()
+        .map(|c| {
+            vec![
+                timestamp_ms(c.changed_timestamp_ms),
+                c.action.as_str().to_string(),
+                c.schedule_id.clone(),
+                c.changed_by.clone(),
+                change_text(c),
+                c.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table(
+        &["CHANGED", "ACTION", "SCHEDULE", "BY", "CHANGE", "REASON"],
+        &rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    fn schedule_command(args: &[&str]) -> Result<ScheduleCommand, clap::Error> {
+        let all = ["xdb", "schedule"].into_iter().chain(args.iter().copied());
+        match Cli::try_parse_from(all)?.command {
+            Command::Schedule { command } => Ok(command),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    fn nightly() -> ScheduleInfo {
+        ScheduleInfo {
+            schedule_id: "nightly".into(),
+            spec: ScheduleSpec {
+                cron: Some(CronSpec {
+                    expression: "0 3 * * *".into(),
+                    time_zone: None,
+                }),
+                interval: None,
+            },
+            start: ScheduleStartTemplate {
+                process_type: "Report".into(),
+                worker_url: "http://w:8080".into(),
+                start_state_id: None,
+                start_state_input: None,
+                start_state_config: None,
+                process_start_config: None,
+            },
+            overlap_policy: ScheduleOverlapPolicy::Skip,
+            catchup_window_seconds: 60,
+            paused: false,
+            note: None,
+            reason: None,
+            next_fire_timestamp_ms: Some(1_000),
+            created_timestamp_ms: 0,
+            updated_timestamp_ms: 0,
+        }
+    }
+
+    fn change(action: ScheduleChangeAction) -> ScheduleChange {
+        ScheduleChange {
+            change_id: 1,
+            schedule_id: "nightly".into(),
+            action,
+            before: None,
+            after: None,
+            detail: None,
+            changed_by: "ops".into(),
+            reason: None,
+            changed_timestamp_ms: 1_714_564_800_123,
+        }
+    }
+
+    #[test]
+    fn history_takes_an_optional_schedule_and_the_page_flags() {
+        let args = [
+            "history",
+            "nightly",
+            "--page-size",
+            "5",
+            "--page-token",
+            "t1",
+        ];
+        match schedule_command(&args).unwrap() {
+            ScheduleCommand::History(a) => {
+                assert_eq!(a.schedule_id.as_deref(), Some("nightly"));
+                assert_eq!(a.page.page_size, Some(5));
+                assert_eq!(a.page.page_token.as_deref(), Some("t1"));
+            }
+            other => panic!("parsed as {other:?}"),
+        }
+        match schedule_command(&["history"]).unwrap() {
+            ScheduleCommand::History(a) => assert_eq!(a.schedule_id, None),
+            other => panic!("parsed as {other:?}"),
+        }
+        assert!(schedule_command(&["history", "--page-size", "-1"]).is_err());
+    }
+
+    #[test]
+    fn an_update_names_the_settings_it_changed_and_not_its_timestamps() {
+        let before = nightly();
+        let mut after = nightly();
+        after.next_fire_timestamp_ms = Some(2_000);
+        after.updated_timestamp_ms = 5;
+        assert!(changed_fields(&before, &after).is_empty());
+        after.note = Some("hourly".into());
+        after.spec.cron = None;
+        after.spec.interval = Some(IntervalSpec {
+            every_seconds: 3600,
+            jitter_seconds: None,
+        });
+        assert_eq!(changed_fields(&before, &after), ["spec", "note"]);
+        after.start.worker_url = "http://w2:8080".into();
+        after.overlap_policy = ScheduleOverlapPolicy::AllowAll;
+        after.catchup_window_seconds = 0;
+        after.paused = true;
+        assert_eq!(
+            changed_fields(&before, &after),
+            [
+                "spec",
+                "start",
+                "overlapPolicy",
+                "catchupWindowSeconds",
+                "paused",
+                "note"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_history_shows_each_change_on_a_line_in_the_order_given() {
+        let mut updated = change(ScheduleChangeAction::Updated);
+        updated.before = Some(nightly());
+        let mut after = nightly();
+        after.catchup_window_seconds = 0;
+        updated.after = Some(after);
+        let mut unchanged = change(ScheduleChangeAction::Updated);
+        unchanged.before = Some(nightly());
+        unchanged.after = Some(nightly());
+        let mut triggered = change(ScheduleChangeAction::Triggered);
+        triggered.detail = Some("process id nightly-20240501T120000Z".into());
+        let mut paused = change(ScheduleChangeAction::Paused);
+        paused.reason = Some("maintenance".into());
+        paused.changed_by = "anonymous".into();
+        let text = history_view(&[triggered, updated, unchanged, paused]);
+        // Words only: the columns' padding depends on the widest cell.
+        let lines: Vec<String> = text
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "CHANGED ACTION SCHEDULE BY CHANGE REASON",
+                "2024-05-01 12:00:00.123Z TRIGGERED nightly ops process id nightly-20240501T120000Z",
+                "2024-05-01 12:00:00.123Z UPDATED nightly ops changed catchupWindowSeconds",
+                "2024-05-01 12:00:00.123Z UPDATED nightly ops nothing changed",
+                "2024-05-01 12:00:00.123Z PAUSED nightly anonymous maintenance",
+            ],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_page_with_more_after_it_names_the_flag_to_ask_for_it() {
+        assert_eq!(next_page_line(None), "");
+        assert_eq!(next_page_line(Some("abc")), "next page: --page-token abc\n");
+    }
 }

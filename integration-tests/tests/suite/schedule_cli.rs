@@ -1,6 +1,6 @@
-//! `xdb schedule` as an operator runs it: create, describe, pause, trigger, list and
-//! delete, with a bad cron expression refused (exit 1, the field named) and an unknown
-//! schedule exiting 5.
+//! `xdb schedule` as an operator runs it: create, describe, pause, trigger, list, update,
+//! delete and the history of those changes, with a bad cron expression and a bad page
+//! size refused (exit 1, the field named) and an unknown schedule exiting 5.
 
 use xdb_integration_tests::{Database, EnvOptions};
 
@@ -85,6 +85,49 @@ async fn an_operator_manages_a_schedule(db: Database) {
 
     let listed = xdb(vec!["schedule", "list"]).await.expect(0);
     assert!(listed.stdout.contains("nightly"), "{}", listed.stdout);
+    xdb(vec![
+        "schedule",
+        "update",
+        "nightly",
+        "-t",
+        PROCESS_TYPE,
+        "--worker-url",
+        &worker,
+        "--cron",
+        "0 4 * * *",
+        "--tz",
+        "Europe/Paris",
+    ])
+    .await
+    .expect(0);
     xdb(vec!["schedule", "delete", "nightly"]).await.expect(0);
     xdb(vec!["schedule", "describe", "nightly"]).await.expect(5);
+
+    // The deleted schedule's changes stay; the refused create is not one of them.
+    let history = xdb(vec!["schedule", "history", "nightly"]).await.expect(0);
+    let rows: Vec<&str> = history.stdout.lines().skip(1).collect();
+    // A row starts with the time (a date and a time of day), then the action.
+    let actions: Vec<&str> = rows
+        .iter()
+        .map(|row| row.split_whitespace().nth(2).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        actions,
+        ["DELETED", "UPDATED", "TRIGGERED", "PAUSED", "CREATED"],
+        "{}",
+        history.stdout
+    );
+    for row in &rows {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(words[3..5], ["nightly", "anonymous"], "{}", history.stdout);
+    }
+    assert!(rows[1].contains("changed spec"), "{}", history.stdout);
+    let process_id = fired["processId"].as_str().unwrap();
+    assert!(rows[2].contains(process_id), "{}", history.stdout);
+    assert!(rows[3].ends_with(" test"), "{}", history.stdout);
+
+    let refused = xdb(vec!["schedule", "history", "nightly", "--page-size", "0"])
+        .await
+        .expect(1);
+    assert!(refused.stderr.contains("pageSize"), "{}", refused.stderr);
 }

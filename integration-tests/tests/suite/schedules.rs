@@ -522,6 +522,53 @@ async fn the_rust_client_manages_a_schedule(db: Database) {
             if error.sub_type == ErrorSubType::ScheduleNotFound),
         "{gone}"
     );
+
+    // The deleted schedule's history stays, newest first, in pages.
+    let history = |page_size, next_page_token| async move {
+        let request = ScheduleHistoryRequest {
+            schedule_id: Some("sdk".into()),
+            page_size,
+            next_page_token,
+        };
+        client.schedule_history(&request).await
+    };
+    let whole = history(None, None).await.unwrap();
+    let actions: Vec<&str> = whole.changes.iter().map(|c| c.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "DELETED",
+            "TRIGGERED",
+            "UPDATED",
+            "RESUMED",
+            "PAUSED",
+            "CREATED"
+        ],
+        "{whole:?}"
+    );
+    assert_eq!(whole.next_page_token, None);
+    for change in &whole.changes {
+        assert_eq!(change.changed_by, "anonymous", "{change:?}");
+        assert_eq!(change.schedule_id, "sdk", "{change:?}");
+    }
+    let [deleted, trigger, updated, _resumed, paused, _created] = &whole.changes[..] else {
+        unreachable!()
+    };
+    assert_eq!(paused.reason.as_deref(), Some("holiday"));
+    assert_eq!(deleted.reason.as_deref(), Some("holiday"));
+    assert!(
+        trigger
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.contains(&triggered.process_id)),
+        "{trigger:?}"
+    );
+    assert_eq!(updated.after.as_ref().map(|a| &a.spec), Some(&update.spec));
+    let first = history(Some(4), None).await.unwrap();
+    assert_eq!(first.changes, whole.changes[..4]);
+    let rest = history(Some(4), first.next_page_token).await.unwrap();
+    assert_eq!(rest.changes, whole.changes[4..]);
+    assert_eq!(rest.next_page_token, None);
 }
 
 /// Every operator's change is kept, newest first, with the accepted token's name, the

@@ -95,4 +95,14 @@ impl Client {
         self.call(paths::SCHEDULE_DESCRIBE, request, Repeat::Safe)
             .await
     }
+
+    /// Operators' changes of schedules (of one, with `schedule_id`, even a deleted one),
+    /// newest first, a page at a time.
+    pub async fn schedule_history(
+        &self,
+        request: &ScheduleHistoryRequest,
+    ) -> Result<ScheduleHistoryResponse, ClientError> {
+        self.call(paths::SCHEDULE_HISTORY, request, Repeat::Safe)
+            .await
+    }
 }
