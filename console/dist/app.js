@@ -106,6 +106,7 @@ var api = {
   scheduleResume: (scheduleId, reason) => post(`${SCHEDULE}resume`, { scheduleId, ...reason ? { reason } : {} }),
   scheduleTrigger: (scheduleId, overlapPolicy) => post(`${SCHEDULE}trigger`, { scheduleId, ...overlapPolicy ? { overlapPolicy } : {} }),
   scheduleDelete: (scheduleId, reason) => post(`${SCHEDULE}delete`, { scheduleId, ...reason ? { reason } : {} }),
+  scheduleHistory: (request) => post(`${SCHEDULE}history`, request),
   flowLimitsSet: (request) => post(`${FLOW_LIMITS}set`, request),
   flowLimitsList: (processType) => post(`${FLOW_LIMITS}list`, processType ? { processType } : {}),
   flowLimitsHistory: (request) => post(`${FLOW_LIMITS}history`, request),
@@ -3079,16 +3080,111 @@ function executionsTable(executions, parked) {
   );
 }
 
+// src/changes.ts
+var newestFirst = (a, b) => b.changeId - a.changeId;
+function withFirstPage(shown, page) {
+  const token2 = page.nextPageToken ?? void 0;
+  if (!shown) return { changes: [...page.changes].sort(newestFirst), ...token2 ? { nextPageToken: token2 } : {} };
+  const known = new Set(shown.changes.map((c) => c.changeId));
+  const fresh = page.changes.filter((c) => !known.has(c.changeId));
+  if (fresh.length === 0) return shown;
+  if (token2 && fresh.length === page.changes.length) return { changes: [...page.changes].sort(newestFirst), nextPageToken: token2 };
+  return { ...shown, changes: [...fresh, ...shown.changes].sort(newestFirst) };
+}
+function withNextPage(shown, page) {
+  const known = new Set(shown.changes.map((c) => c.changeId));
+  const token2 = page.nextPageToken ?? void 0;
+  return {
+    changes: [...shown.changes, ...page.changes.filter((c) => !known.has(c.changeId))].sort(newestFirst),
+    ...token2 ? { nextPageToken: token2 } : {}
+  };
+}
+
+// src/views/changes.ts
+function changeHistory(options) {
+  const element = h("div");
+  let shown;
+  let problem;
+  let reading = false;
+  const describe = (error) => `Could not read the history: ${error instanceof Error ? error.message : String(error)}`;
+  function render() {
+    const token2 = shown?.nextPageToken;
+    replace(
+      element,
+      problem && h("p", { class: "error", role: "alert" }, problem),
+      shown && table(
+        ["Changed (UTC)", ...options.columns.map((c) => c.label), "By", "Reason"],
+        shown.changes.map(
+          (change) => h(
+            "tr",
+            options.row(change),
+            h("td", { class: "small", "data-testid": "change-time" }, formatTime(change.changedTimestampMs)),
+            options.columns.map((c) => c.cell(change)),
+            h("td", { "data-testid": "change-by" }, change.changedBy),
+            h("td", { "data-testid": "change-reason" }, change.reason ?? "")
+          )
+        ),
+        options.empty,
+        options.testId
+      ),
+      shown && token2 && h(
+        "div",
+        { class: "pager" },
+        h("button", { type: "button", disabled: reading, "data-testid": `${options.testId}-more`, onclick: () => void more(token2) }, "More"),
+        h("span", { class: "small" }, `the latest ${shown.changes.length} changes`)
+      )
+    );
+  }
+  async function refresh() {
+    try {
+      shown = withFirstPage(shown, await options.read(options.pageSize));
+      problem = void 0;
+    } catch (error) {
+      problem = describe(error);
+    }
+    render();
+  }
+  async function more(token2) {
+    if (reading) return;
+    reading = true;
+    render();
+    try {
+      const page = await options.read(options.pageSize, token2);
+      if (shown && shown.nextPageToken === token2) shown = withNextPage(shown, page);
+      problem = void 0;
+    } catch (error) {
+      problem = describe(error);
+    } finally {
+      reading = false;
+    }
+    render();
+  }
+  return { element, refresh };
+}
+
 // src/views/flow-limits.ts
 var REFRESH_MS6 = 5e3;
 var HISTORY_SIZE = 50;
 function flowLimitsView(root) {
   const limits = h("div");
-  const history = h("div");
+  const history = changeHistory({
+    read: (pageSize, nextPageToken) => api.flowLimitsHistory({ pageSize, ...nextPageToken ? { nextPageToken } : {} }),
+    pageSize: HISTORY_SIZE,
+    columns: [
+      { label: "Process type", cell: (c) => h("td", {}, c.processType) },
+      { label: "State", cell: (c) => h("td", { class: "mono small" }, scopeText(c.stateId)) },
+      { label: "Source", cell: (c) => h("td", {}, c.source) },
+      { label: "Change", cell: (c) => h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)) }
+    ],
+    row: () => ({ "data-testid": "flow-limit-change" }),
+    empty: "No changes yet.",
+    testId: "flow-limit-history"
+  });
   let stopped = false;
   async function load() {
     try {
-      const [listed, changes] = await Promise.all([api.flowLimitsList(), api.flowLimitsHistory({ pageSize: HISTORY_SIZE })]);
+      void history.refresh();
+      const listed = await api.flowLimitsList();
       if (stopped) return;
       replace(
         limits,
@@ -3111,28 +3207,6 @@ function flowLimitsView(root) {
           "flow-limits-table"
         )
       );
-      replace(
-        history,
-        table(
-          ["Changed (UTC)", "Process type", "State", "Source", "Change", "By", "Reason"],
-          changes.changes.map(
-            (c) => h(
-              "tr",
-              { "data-testid": "flow-limit-change" },
-              h("td", { class: "small" }, formatTime(c.changedTimestampMs)),
-              h("td", {}, c.processType),
-              h("td", { class: "mono small" }, scopeText(c.stateId)),
-              h("td", {}, c.source),
-              h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)),
-              h("td", {}, c.changedBy),
-              h("td", {}, c.reason ?? "")
-            )
-          ),
-          "No changes yet.",
-          "flow-limit-history"
-        ),
-        changes.nextPageToken && h("p", { class: "small" }, `The latest ${HISTORY_SIZE} changes.`)
-      );
     } catch (error) {
       if (!stopped) replace(limits, h("p", { class: "error", role: "alert" }, `Could not list flow limits: ${String(error)}`));
     }
@@ -3145,7 +3219,7 @@ function flowLimitsView(root) {
     limits,
     form.element,
     h("h2", {}, "History"),
-    history
+    history.element
   );
   void load();
   const timer = setInterval(() => void load(), REFRESH_MS6);
@@ -3269,6 +3343,47 @@ function lastFiringText(firings) {
   if (!last) return "none yet";
   return `${last.outcome} (${last.trigger}, ${formatTime(last.nominalTimestampMs)})`;
 }
+function canonical(value) {
+  if (value === null || value === void 0) return "null";
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== null && v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+var same2 = (a, b) => canonical(a) === canonical(b);
+function valueText2(value) {
+  if (value === null || value === void 0 || value === "") return "—";
+  return typeof value === "string" ? value : canonical(value);
+}
+var START_FIELDS = ["processType", "workerUrl", "startStateId", "startStateInput", "startStateConfig", "processStartConfig"];
+function changedFields(before, after) {
+  const lines = [];
+  if (!same2(before.spec, after.spec)) lines.push(`spec: ${specText(before.spec)} → ${specText(after.spec)}`);
+  for (const field of START_FIELDS) {
+    const [was, is] = [before.start[field] || void 0, after.start[field] || void 0];
+    if (same2(was, is)) continue;
+    const plain = (v) => v === null || v === void 0 || typeof v === "string";
+    lines.push(plain(was) && plain(is) ? `start.${field}: ${valueText2(was)} → ${valueText2(is)}` : `start.${field} changed`);
+  }
+  if (before.overlapPolicy !== after.overlapPolicy) lines.push(`overlapPolicy: ${before.overlapPolicy} → ${after.overlapPolicy}`);
+  if (before.catchupWindowSeconds !== after.catchupWindowSeconds) {
+    lines.push(`catchupWindowSeconds: ${formatDuration(before.catchupWindowSeconds * 1e3)} → ${formatDuration(after.catchupWindowSeconds * 1e3)}`);
+  }
+  if (before.paused !== after.paused) lines.push(`paused: ${String(before.paused)} → ${String(after.paused)}`);
+  if (!same2(before.note || void 0, after.note || void 0)) lines.push(`note: ${valueText2(before.note)} → ${valueText2(after.note)}`);
+  return lines;
+}
+function scheduleChangeLines(change) {
+  const lines = [];
+  if (change.action === "UPDATED" && change.before && change.after) {
+    const fields = changedFields(change.before, change.after);
+    lines.push(...fields.length > 0 ? fields : ["no field changed"]);
+  }
+  if (change.detail) lines.push(change.detail);
+  return lines;
+}
 var WHOLE = /^\d+$/;
 function scheduleRequest(values) {
   const get = (name) => values(name).trim();
@@ -3332,8 +3447,24 @@ function errorField2(message, subType = "") {
 
 // src/views/schedule.ts
 var POLL_MS2 = 2e3;
+var HISTORY_POLL_MS = 5e3;
+var HISTORY_SIZE2 = 20;
 function scheduleView(root, scheduleId) {
   const body = h("div", { "data-testid": "schedule" });
+  const history = changeHistory({
+    read: (pageSize, nextPageToken) => api.scheduleHistory({ scheduleId, pageSize, ...nextPageToken ? { nextPageToken } : {} }),
+    pageSize: HISTORY_SIZE2,
+    columns: [
+      { label: "Action", cell: (c) => h("td", { "data-testid": "schedule-change-action" }, c.action) },
+      {
+        label: "Details",
+        cell: (c) => h("td", { "data-testid": "schedule-change-details" }, scheduleChangeLines(c).map((line) => h("div", { "data-testid": "schedule-change-line" }, line)))
+      }
+    ],
+    row: (c) => ({ "data-testid": "schedule-change", "data-action": c.action, "data-change-id": c.changeId }),
+    empty: "No changes yet.",
+    testId: "schedule-history"
+  });
   let stopped = false;
   let timer;
   let shown = 0;
@@ -3455,6 +3586,7 @@ function scheduleView(root, scheduleId) {
       notify(`Could not ${action}: ${error instanceof Error ? error.message : String(error)}`, "error");
     }
     void load();
+    void history.refresh();
   }
   async function trigger(own) {
     const values = await ask(
@@ -3472,6 +3604,7 @@ function scheduleView(root, scheduleId) {
       notify(`Could not trigger: ${error instanceof Error ? error.message : String(error)}`, "error");
     }
     void load();
+    void history.refresh();
   }
   async function remove() {
     const values = await ask(
@@ -3489,13 +3622,22 @@ function scheduleView(root, scheduleId) {
     } catch (error) {
       notify(`Could not delete: ${error instanceof Error ? error.message : String(error)}`, "error");
       void load();
+      void history.refresh();
     }
   }
-  replace(root, h("p", {}, h("a", { href: "#/schedules" }, "← Schedules")), body);
+  replace(
+    root,
+    h("p", {}, h("a", { href: "#/schedules" }, "← Schedules")),
+    body,
+    h("div", { class: "panel wide", "data-testid": "schedule-history-panel" }, h("h2", {}, "History"), history.element)
+  );
   void load();
+  void history.refresh();
+  const historyTimer = setInterval(() => void history.refresh(), HISTORY_POLL_MS);
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);
+    clearInterval(historyTimer);
   };
 }
 

@@ -9,7 +9,8 @@ import type {
   BusinessTableRef, CountRequest, CountResponse, FilterNode, DescribeResponse, EncodedObject, HistoryEventType, HistoryResponse, ListFilter, ListResponse,
   ResetRequest,
   ResetResponse, RpcResponse, StatesResponse, StopType,
-  ScheduleCreateRequest, ScheduleDescribeResponse, ScheduleListRequest, ScheduleListResponse, ScheduleOverlapPolicy, ScheduleTriggerResponse,
+  ScheduleCreateRequest, ScheduleDescribeResponse, ScheduleHistoryRequest, ScheduleHistoryResponse, ScheduleListRequest, ScheduleListResponse,
+  ScheduleOverlapPolicy, ScheduleTriggerResponse,
   FlowLimitsEntry, FlowLimitsHistoryRequest, FlowLimitsHistoryResponse, FlowLimitsListResponse, FlowLimitsSetRequest,
 } from "./types.js";
 
@@ -150,6 +151,7 @@ export const api = {
   scheduleTrigger: (scheduleId: string, overlapPolicy?: ScheduleOverlapPolicy) =>
     post<ScheduleTriggerResponse>(`${SCHEDULE}trigger`, { scheduleId, ...(overlapPolicy ? { overlapPolicy } : {}) }),
   scheduleDelete: (scheduleId: string, reason?: string) => post<object>(`${SCHEDULE}delete`, { scheduleId, ...(reason ? { reason } : {}) }),
+  scheduleHistory: (request: ScheduleHistoryRequest) => post<ScheduleHistoryResponse>(`${SCHEDULE}history`, request),
   flowLimitsSet: (request: FlowLimitsSetRequest) => post<FlowLimitsEntry>(`${FLOW_LIMITS}set`, request),
   flowLimitsList: (processType?: string) => post<FlowLimitsListResponse>(`${FLOW_LIMITS}list`, processType ? { processType } : {}),
   flowLimitsHistory: (request: FlowLimitsHistoryRequest) => post<FlowLimitsHistoryResponse>(`${FLOW_LIMITS}history`, request),

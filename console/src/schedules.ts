@@ -1,7 +1,8 @@
-// Pure parts of the schedules pages: a spec as text, a firing as text, the create form's
-// values checked and turned into a request, and the form field a 400 names.
+// Pure parts of the schedules pages: a spec as text, a firing as text, a change of the
+// audit history as text, the create form's values checked and turned into a request, and
+// the form field a 400 names.
 import { formatDuration, formatTime } from "./format.js";
-import type { ScheduleCreateRequest, ScheduleFiring, ScheduleInfo, ScheduleOverlapPolicy, ScheduleSpec } from "./types.js";
+import type { ScheduleChange, ScheduleCreateRequest, ScheduleFiring, ScheduleInfo, ScheduleOverlapPolicy, ScheduleSpec } from "./types.js";
 
 /** The overlap policies, the service's default first. */
 export const OVERLAP_POLICIES = ["SKIP", "BUFFER_ONE", "ALLOW_ALL", "TERMINATE_PREVIOUS"] as const satisfies readonly ScheduleOverlapPolicy[];
@@ -35,6 +36,67 @@ export function lastFiringText(firings: ScheduleFiring[] | undefined): string {
   const last = firings?.[0];
   if (!last) return "none yet";
   return `${last.outcome} (${last.trigger}, ${formatTime(last.nominalTimestampMs)})`;
+}
+
+/** `value` as JSON with its keys sorted and its absent (null or undefined) fields left
+ * out, so two equal values give the same text whatever the order of their keys. */
+function canonical(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const same = (a: unknown, b: unknown) => canonical(a) === canonical(b);
+
+/** A value of the history as text: `—` for none. */
+function valueText(value: unknown): string {
+  if (value === null || value === undefined || value === "") return "—";
+  return typeof value === "string" ? value : canonical(value);
+}
+
+/** The fields of a start template, in the order the lines name them. */
+const START_FIELDS = ["processType", "workerUrl", "startStateId", "startStateInput", "startStateConfig", "processStartConfig"] as const;
+// A field the contract's start template gains and START_FIELDS does not name fails to compile here.
+type _EveryStartFieldNamed = _Holds<[Exclude<keyof ScheduleInfo["start"], (typeof START_FIELDS)[number]>] extends [never] ? true : false>;
+
+/** What an update changed, a line a field, as the API names it: `spec: every 2 s → every 5 s`,
+ * `start.workerUrl: http://a → http://b`, `catchupWindowSeconds: 30 s → 1m 0s`; structured
+ * values (a start state's input, its config) are named, not shown. */
+export function changedFields(before: ScheduleInfo, after: ScheduleInfo): string[] {
+  const lines: string[] = [];
+  if (!same(before.spec, after.spec)) lines.push(`spec: ${specText(before.spec)} → ${specText(after.spec)}`);
+  for (const field of START_FIELDS) {
+    // An empty text is none.
+    const [was, is] = [before.start[field] || undefined, after.start[field] || undefined];
+    if (same(was, is)) continue;
+    const plain = (v: unknown) => v === null || v === undefined || typeof v === "string";
+    lines.push(plain(was) && plain(is) ? `start.${field}: ${valueText(was)} → ${valueText(is)}` : `start.${field} changed`);
+  }
+  if (before.overlapPolicy !== after.overlapPolicy) lines.push(`overlapPolicy: ${before.overlapPolicy} → ${after.overlapPolicy}`);
+  if (before.catchupWindowSeconds !== after.catchupWindowSeconds) {
+    lines.push(`catchupWindowSeconds: ${formatDuration(before.catchupWindowSeconds * 1000)} → ${formatDuration(after.catchupWindowSeconds * 1000)}`);
+  }
+  if (before.paused !== after.paused) lines.push(`paused: ${String(before.paused)} → ${String(after.paused)}`);
+  if (!same(before.note || undefined, after.note || undefined)) lines.push(`note: ${valueText(before.note)} → ${valueText(after.note)}`);
+  return lines;
+}
+
+/** A change of the audit history as lines: for an update, the fields it changed (or that it
+ * changed none); then what the change says it did (the process id a trigger started). */
+export function scheduleChangeLines(change: ScheduleChange): string[] {
+  const lines: string[] = [];
+  if (change.action === "UPDATED" && change.before && change.after) {
+    const fields = changedFields(change.before, change.after);
+    lines.push(...(fields.length > 0 ? fields : ["no field changed"]));
+  }
+  if (change.detail) lines.push(change.detail);
+  return lines;
 }
 
 /** The create form's fields, by name. */

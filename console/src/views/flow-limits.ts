@@ -1,27 +1,42 @@
 // The flow limits: for each process type and state with limits (calls a second and calls
 // at once), what its definition declares, an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
-// registrations and operators, newest first. The form is checked before it is sent; what
+// registrations and operators, newest first, older ones on demand (views/changes.ts). The form is checked before it is sent; what
 // the service refuses (a 400 naming the field) is shown under it, with the field marked,
 // and the form keeps what was typed.
 import { api } from "../api.js";
 import { h, replace, table } from "../dom.js";
 import { formatTime } from "../format.js";
 import { ACTIONS, changeText, errorField, flowLimitsRequest, limitsText, scopeText } from "../flow-limits.js";
+import type { FlowLimitChange } from "../types.js";
+import { changeHistory } from "./changes.js";
 import { definitionHref } from "./routes.js";
 
 const REFRESH_MS = 5000;
-/** Changes shown in the history. */
+/** Changes in a page of the history. */
 const HISTORY_SIZE = 50;
 
 export function flowLimitsView(root: HTMLElement): () => void {
   const limits = h("div");
-  const history = h("div");
+  const history = changeHistory<FlowLimitChange>({
+    read: (pageSize, nextPageToken) => api.flowLimitsHistory({ pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
+    pageSize: HISTORY_SIZE,
+    columns: [
+      { label: "Process type", cell: (c) => h("td", {}, c.processType) },
+      { label: "State", cell: (c) => h("td", { class: "mono small" }, scopeText(c.stateId)) },
+      { label: "Source", cell: (c) => h("td", {}, c.source) },
+      { label: "Change", cell: (c) => h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)) },
+    ],
+    row: () => ({ "data-testid": "flow-limit-change" }),
+    empty: "No changes yet.",
+    testId: "flow-limit-history",
+  });
   let stopped = false;
 
   async function load(): Promise<void> {
     try {
-      const [listed, changes] = await Promise.all([api.flowLimitsList(), api.flowLimitsHistory({ pageSize: HISTORY_SIZE })]);
+      void history.refresh();
+      const listed = await api.flowLimitsList();
       if (stopped) return;
       replace(
         limits,
@@ -44,28 +59,6 @@ export function flowLimitsView(root: HTMLElement): () => void {
           "flow-limits-table",
         ),
       );
-      replace(
-        history,
-        table(
-          ["Changed (UTC)", "Process type", "State", "Source", "Change", "By", "Reason"],
-          changes.changes.map((c) =>
-            h(
-              "tr",
-              { "data-testid": "flow-limit-change" },
-              h("td", { class: "small" }, formatTime(c.changedTimestampMs)),
-              h("td", {}, c.processType),
-              h("td", { class: "mono small" }, scopeText(c.stateId)),
-              h("td", {}, c.source),
-              h("td", { "data-testid": "flow-limit-change-text" }, changeText(c)),
-              h("td", {}, c.changedBy),
-              h("td", {}, c.reason ?? ""),
-            ),
-          ),
-          "No changes yet.",
-          "flow-limit-history",
-        ),
-        changes.nextPageToken && h("p", { class: "small" }, `The latest ${HISTORY_SIZE} changes.`),
-      );
     } catch (error) {
       if (!stopped) replace(limits, h("p", { class: "error", role: "alert" }, `Could not list flow limits: ${String(error)}`));
     }
@@ -79,7 +72,7 @@ export function flowLimitsView(root: HTMLElement): () => void {
     limits,
     form.element,
     h("h2", {}, "History"),
-    history,
+    history.element,
   );
   void load();
   const timer = setInterval(() => void load(), REFRESH_MS);

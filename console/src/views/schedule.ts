@@ -1,19 +1,40 @@
 // One schedule, described every two seconds: its spec, start template and policies, the
 // spec's next 10 fire times and its latest firings, each linking to the execution it
-// started. Pause, resume, trigger now and delete each ask first; delete then returns to
-// the list.
+// started; and its audit history, newest first (who changed what, and why), read again
+// after each of the page's own actions and every few seconds, older changes on demand. A
+// deleted schedule's page still shows its history. Pause, resume, trigger now and delete
+// each ask first; delete then returns to the list.
 import { api } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { formatDuration, formatPayload, formatRelative, formatTime, statusClass } from "../format.js";
-import { OVERLAP_POLICIES, nextFireText, scheduleState, specText } from "../schedules.js";
-import type { ScheduleDescribeResponse, ScheduleOverlapPolicy } from "../types.js";
+import { OVERLAP_POLICIES, nextFireText, scheduleChangeLines, scheduleState, specText } from "../schedules.js";
+import type { ScheduleChange, ScheduleDescribeResponse, ScheduleOverlapPolicy } from "../types.js";
+import { changeHistory } from "./changes.js";
 import { ask, notify } from "./dialog.js";
 import { definitionHref, executionHref } from "./routes.js";
 
 const POLL_MS = 2000;
+/** How often the history is read again (besides after the page's own actions). */
+const HISTORY_POLL_MS = 5000;
+/** Changes in a page of the history. */
+const HISTORY_SIZE = 20;
 
 export function scheduleView(root: HTMLElement, scheduleId: string): () => void {
   const body = h("div", { "data-testid": "schedule" });
+  const history = changeHistory<ScheduleChange>({
+    read: (pageSize, nextPageToken) => api.scheduleHistory({ scheduleId, pageSize, ...(nextPageToken ? { nextPageToken } : {}) }),
+    pageSize: HISTORY_SIZE,
+    columns: [
+      { label: "Action", cell: (c) => h("td", { "data-testid": "schedule-change-action" }, c.action) },
+      {
+        label: "Details",
+        cell: (c) => h("td", { "data-testid": "schedule-change-details" }, scheduleChangeLines(c).map((line) => h("div", { "data-testid": "schedule-change-line" }, line))),
+      },
+    ],
+    row: (c) => ({ "data-testid": "schedule-change", "data-action": c.action, "data-change-id": c.changeId }),
+    empty: "No changes yet.",
+    testId: "schedule-history",
+  });
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   /** Bumped by each answer shown, so an older poll's answer never overwrites a newer one. */
@@ -145,6 +166,7 @@ export function scheduleView(root: HTMLElement, scheduleId: string): () => void 
       notify(`Could not ${action}: ${error instanceof Error ? error.message : String(error)}`, "error");
     }
     void load();
+    void history.refresh();
   }
 
   async function trigger(own: ScheduleOverlapPolicy): Promise<void> {
@@ -163,6 +185,7 @@ export function scheduleView(root: HTMLElement, scheduleId: string): () => void 
       notify(`Could not trigger: ${error instanceof Error ? error.message : String(error)}`, "error");
     }
     void load();
+    void history.refresh();
   }
 
   async function remove(): Promise<void> {
@@ -181,13 +204,22 @@ export function scheduleView(root: HTMLElement, scheduleId: string): () => void 
     } catch (error) {
       notify(`Could not delete: ${error instanceof Error ? error.message : String(error)}`, "error");
       void load();
+      void history.refresh();
     }
   }
 
-  replace(root, h("p", {}, h("a", { href: "#/schedules" }, "← Schedules")), body);
+  replace(
+    root,
+    h("p", {}, h("a", { href: "#/schedules" }, "← Schedules")),
+    body,
+    h("div", { class: "panel wide", "data-testid": "schedule-history-panel" }, h("h2", {}, "History"), history.element),
+  );
   void load();
+  void history.refresh();
+  const historyTimer = setInterval(() => void history.refresh(), HISTORY_POLL_MS);
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);
+    clearInterval(historyTimer);
   };
 }

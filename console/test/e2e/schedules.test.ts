@@ -2,9 +2,12 @@
 // PostgreSQL and a worker built with the TypeScript SDK: a schedule created through the
 // page's form (an empty form, a bad cron expression and a taken id refused first, each
 // saying why), listed with its next fire time and latest firing beside one created through
-// the API; its page with the next fire times and the firings as they start; then paused,
-// triggered while paused, resumed and deleted from its page, each checked on the page and
-// through the API. Writes docs/console/schedules.png and docs/console/schedule.png.
+// the API; its page with the next fire times and the firings as they start; then updated
+// through the API, paused, triggered while paused, resumed and deleted from its page, each
+// checked on the page and through the API, and each in the page's history with who, why,
+// the fields the update changed and the process id the trigger started, the deleted
+// schedule's page still showing it; a long history read a page at a time with More.
+// Writes docs/console/schedules.png and docs/console/schedule.png.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -29,6 +32,9 @@ describe("web console schedules", () => {
 
   const row = (scheduleId: string) => page.locator(`[data-testid=schedule-row][data-schedule-id="${scheduleId}"]`);
   const firing = (trigger: string, outcome: string) => page.locator(`[data-testid=schedule-firing][data-trigger=${trigger}][data-outcome=${outcome}]`);
+  /** The history's rows, newest first; `action`'s only, when given. */
+  const changes = (action?: string) => page.locator(action ? `[data-testid=schedule-change][data-action=${action}]` : "[data-testid=schedule-change]");
+  const actions = () => changes().evaluateAll((rows) => rows.map((row) => row.getAttribute("data-action")));
   /** Fills the create form's `fields` (by name) and sends it. */
   const submit = async (fields: Record<string, string>) => {
     for (const [name, value] of Object.entries(fields)) {
@@ -120,6 +126,8 @@ describe("web console schedules", () => {
     await submit({ scheduleId: "tick", kind: "interval", everySeconds: "2", overlapPolicy: "ALLOW_ALL", catchupWindowSeconds: "30" });
     await stateIs("active");
     assert.equal(new URL(page.url()).hash, "#/schedule/tick");
+    // Its history begins with its creation, by the caller (no tokens here: anonymous).
+    await changes("CREATED").getByTestId("change-by").filter({ hasText: "anonymous" }).waitFor();
     assert.equal(await page.getByTestId("schedule-spec").textContent(), "every 2 s");
     assert.equal(await page.getByTestId("schedule-overlap").textContent(), "ALLOW_ALL");
 
@@ -148,7 +156,18 @@ describe("web console schedules", () => {
     await page.screenshot({ path: join(SCREENSHOTS, "schedules.png") });
   });
 
-  it("shows a schedule's fire times and firings, and pauses, triggers, resumes and deletes it", async () => {
+  it("shows a schedule's fire times and firings, and pauses, triggers, resumes and deletes it, each in its history", async () => {
+    // Updated through the API (the console does not edit a schedule): a note, and a longer
+    // catch-up window.
+    const before = (await client.describeSchedule("tick")).schedule;
+    await client.updateSchedule({
+      scheduleId: "tick",
+      spec: before.spec,
+      start: before.start,
+      overlapPolicy: before.overlapPolicy,
+      catchupWindowSeconds: 60,
+      note: "ticks every 2 s",
+    });
     await page.goto(`${server.url}/ui/#/schedules`);
     await row("tick").getByRole("link", { name: "tick", exact: true }).click();
     await stateIs("active");
@@ -160,6 +179,13 @@ describe("web console schedules", () => {
     assert.match(started, /^tick-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/);
     assert.match((await firing("SPEC", "STARTED").first().getByRole("link").getAttribute("href")) ?? "", /^#\/execution\/tick-/);
     await eventually(`${started} to complete`, SOON, async () => (await client.describe(started)).status === "COMPLETED");
+    // The history names the fields the update changed, with their values before and after.
+    await changes("UPDATED").waitFor();
+    assert.deepEqual(await actions(), ["UPDATED", "CREATED"]);
+    assert.deepEqual(await changes("UPDATED").getByTestId("schedule-change-line").allTextContents(), [
+      "catchupWindowSeconds: 30 s → 1m 0s",
+      "note: — → ticks every 2 s",
+    ]);
 
     // Pause: the page says so at once, and the service agrees.
     await page.getByTestId("schedule-pause").click();
@@ -171,6 +197,10 @@ describe("web console schedules", () => {
     const paused = await client.describeSchedule("tick");
     assert.equal(paused.schedule.paused, true);
     assert.equal(paused.schedule.reason, "maintenance");
+    // The history shows the pause on top, with its reason.
+    await changes("PAUSED").getByTestId("change-reason").filter({ hasText: "maintenance" }).waitFor();
+    assert.deepEqual(await actions(), ["PAUSED", "UPDATED", "CREATED"]);
+    assert.equal(await changes("PAUSED").getByTestId("change-by").textContent(), "anonymous");
 
     // Trigger while paused: one firing now, which starts like the others.
     await page.getByTestId("schedule-trigger").click();
@@ -187,6 +217,9 @@ describe("web console schedules", () => {
     assert.equal(manual?.outcome, "STARTED");
     // Still paused: the trigger does not resume it.
     assert.equal(await page.getByTestId("schedule-state").textContent(), "paused");
+    // The history names the process id the trigger started.
+    await changes("TRIGGERED").getByTestId("schedule-change-line").filter({ hasText: `process id ${fired}` }).waitFor();
+    assert.deepEqual(await actions(), ["TRIGGERED", "PAUSED", "UPDATED", "CREATED"]);
     await quiet();
     await page.screenshot({ path: join(SCREENSHOTS, "schedule.png"), fullPage: true });
 
@@ -195,6 +228,10 @@ describe("web console schedules", () => {
     await stateIs("active");
     await page.getByTestId("schedule-pause").waitFor();
     assert.equal((await client.describeSchedule("tick")).schedule.paused, false);
+    // Resumed without a reason: none in the history.
+    await changes("RESUMED").waitFor();
+    assert.deepEqual(await actions(), ["RESUMED", "TRIGGERED", "PAUSED", "UPDATED", "CREATED"]);
+    assert.equal(await changes("RESUMED").getByTestId("change-reason").textContent(), "");
 
     // Delete asks first: cancelled, nothing happens.
     await page.getByTestId("schedule-delete").click();
@@ -211,5 +248,44 @@ describe("web console schedules", () => {
     await assert.rejects(client.describeSchedule("tick"), /SCHEDULE_NOT_FOUND/);
     // The executions it started stay.
     assert.equal((await client.describe(fired)).status, "COMPLETED");
+
+    // Its history stays too: its page says it is gone, and shows who deleted it and why.
+    await page.goto(`${server.url}/ui/#/schedule/tick`);
+    await page.getByTestId("schedule").getByRole("alert").waitFor();
+    await changes("DELETED").getByTestId("change-reason").filter({ hasText: "done with it" }).waitFor();
+    const all = ["DELETED", "RESUMED", "TRIGGERED", "PAUSED", "UPDATED", "CREATED"];
+    assert.deepEqual(await actions(), all);
+    assert.deepEqual(await changes().getByTestId("change-reason").allTextContents(), ["done with it", "", "", "maintenance", "", ""]);
+    assert.deepEqual(new Set(await changes().getByTestId("change-by").allTextContents()), new Set(["anonymous"]));
+    assert.equal(await page.getByTestId("schedule-history-more").count(), 0);
+    // As the API has it.
+    const history = await client.scheduleHistory({ scheduleId: "tick" });
+    assert.deepEqual(history.changes.map((c) => c.action), all);
+    assert.equal(history.changes.find((c) => c.action === "TRIGGERED")?.detail, `process id ${fired}`);
+  });
+
+  it("reads a long history a page at a time, with More", async () => {
+    // 21 updates of the paused schedule's note, after its creation: 22 changes, 20 a page.
+    const { schedule } = await client.describeSchedule("nightly-report");
+    for (let n = 1; n <= 21; n++) {
+      await client.updateSchedule({ scheduleId: "nightly-report", spec: schedule.spec, start: schedule.start, note: `note ${n}` });
+    }
+    await page.goto(`${server.url}/ui/#/schedule/nightly-report`);
+    await stateIs("paused");
+    const more = page.getByTestId("schedule-history-more");
+    await more.waitFor();
+    assert.equal(await changes().count(), 20);
+    assert.deepEqual(await changes().first().getByTestId("schedule-change-line").allTextContents(), ["note: note 20 → note 21"]);
+    await more.click();
+    await more.waitFor({ state: "detached" });
+    assert.equal(await changes().count(), 22);
+    assert.deepEqual(await changes().nth(20).getByTestId("schedule-change-line").allTextContents(), ["note: created through the API → note 1"]);
+    assert.equal(await changes().last().getAttribute("data-action"), "CREATED");
+    // The page reads the history again on its own, keeping the older page read: an
+    // operator's resume elsewhere shows on top.
+    await client.resumeSchedule("nightly-report", "elsewhere");
+    await changes("RESUMED").getByTestId("change-reason").filter({ hasText: "elsewhere" }).waitFor();
+    assert.equal(await changes().count(), 23);
+    assert.equal(await changes().first().getAttribute("data-action"), "RESUMED");
   });
 });

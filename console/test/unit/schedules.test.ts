@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { errorField, lastFiringText, nextFireText, scheduleRequest, scheduleState, specText } from "../../src/schedules.js";
-import type { ScheduleInfo } from "../../src/types.js";
+import { changedFields, errorField, lastFiringText, nextFireText, scheduleChangeLines, scheduleRequest, scheduleState, specText } from "../../src/schedules.js";
+import type { ScheduleChange, ScheduleInfo } from "../../src/types.js";
 import { parseRoute, scheduleHref } from "../../src/views/routes.js";
 
 const values = (given: Record<string, string>) => (name: string) => given[name] ?? "";
@@ -45,6 +45,41 @@ describe("schedules", () => {
       ]),
       "STARTED (MANUAL, 2026-11-28 15:00:00)",
     );
+  });
+
+  it("names the fields an update changed, with their values before and after", () => {
+    const before = info(false);
+    assert.deepEqual(changedFields(before, { ...before, updatedTimestampMs: 5, nextFireTimestampMs: 9, reason: "x" }), []);
+    // Key order and absent-or-null fields are not changes; an empty note is none.
+    assert.deepEqual(changedFields({ ...before, note: null, start: { workerUrl: "", processType: "Report" } }, { ...before, note: "" }), []);
+    assert.deepEqual(
+      changedFields(before, {
+        ...before,
+        spec: { interval: { everySeconds: 5 } },
+        overlapPolicy: "ALLOW_ALL",
+        catchupWindowSeconds: 30,
+        paused: true,
+        note: "ticks",
+      }),
+      ["spec: cron 0 3 * * * (UTC) → every 5 s", "overlapPolicy: SKIP → ALLOW_ALL", "catchupWindowSeconds: 1m 0s → 30 s", "paused: false → true", "note: — → ticks"],
+    );
+    assert.deepEqual(
+      changedFields(
+        { ...before, start: { processType: "Report", workerUrl: "http://a", startStateInput: { encoding: "json", data: "1" } } },
+        { ...before, start: { processType: "Report", workerUrl: "http://b", startStateId: "Build", startStateInput: { encoding: "json", data: "2" } } },
+      ),
+      ["start.workerUrl: http://a → http://b", "start.startStateId: — → Build", "start.startStateInput changed"],
+    );
+  });
+
+  it("reads a change of the history as lines: an update's fields, then its detail", () => {
+    const change: ScheduleChange = { changeId: 1, scheduleId: "nightly", action: "UPDATED", changedBy: "ops", changedTimestampMs: 0 };
+    assert.deepEqual(scheduleChangeLines({ ...change, before: info(false), after: { ...info(false), note: "n" } }), ["note: — → n"]);
+    assert.deepEqual(scheduleChangeLines({ ...change, before: info(false), after: info(false) }), ["no field changed"]);
+    assert.deepEqual(scheduleChangeLines({ ...change, action: "TRIGGERED", detail: "process id nightly-2026-11-28T15:00:00Z" }), ["process id nightly-2026-11-28T15:00:00Z"]);
+    // A pause's schedule before and after differ in its paused flag: the action says so.
+    assert.deepEqual(scheduleChangeLines({ ...change, action: "PAUSED", before: info(false), after: info(true), reason: "maintenance" }), []);
+    assert.deepEqual(scheduleChangeLines({ ...change, action: "CREATED", after: info(false) }), []);
   });
 
   it("checks the create form before sending it, naming the field", () => {
