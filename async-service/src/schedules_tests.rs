@@ -36,6 +36,7 @@ fn every_minute(next: DateTime<Utc>, catchup_seconds: u32) -> StoredSchedule {
             next_fire_timestamp_ms: Some(next.timestamp_millis()),
             created_timestamp_ms: 0,
             updated_timestamp_ms: 0,
+            declared_by: None,
         },
         next_fire_at: Some(next),
         version: 3,

@@ -449,6 +449,7 @@ mod tests {
             next_fire_timestamp_ms: Some(1_000),
             created_timestamp_ms: 0,
             updated_timestamp_ms: 0,
+            declared_by: None,
         }
     }
 

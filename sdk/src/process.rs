@@ -43,6 +43,13 @@ pub trait Process: Send + Sync + Sized + 'static {
         None
     }
 
+    /// Schedules that start this process type, owned by this code: each registration
+    /// creates, changes and deletes them to match, and each firing calls the registering
+    /// deployment. Operators may pause, resume and trigger them. See `docs/schedules.md`.
+    fn schedules(&self) -> Vec<xdb_protocol::ScheduleDeclaration> {
+        Vec::new()
+    }
+
     /// The states, and which one (if any) runs when the process starts.
     fn state_schema(&self) -> StateSchema;
 

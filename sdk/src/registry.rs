@@ -68,6 +68,7 @@ pub struct ProcessDefinition {
     rpcs: HashMap<String, RegisteredRpc>,
     versioning_policy: proto::VersioningPolicy,
     flow_limits: Option<proto::FlowLimits>,
+    schedules: Vec<proto::ScheduleDeclaration>,
 }
 
 impl ProcessDefinition {
@@ -119,6 +120,7 @@ impl ProcessDefinition {
         Self {
             versioning_policy: process.versioning_policy(),
             flow_limits: process.flow_limits(),
+            schedules: process.schedules(),
             persistence: Arc::new(process.persistence_schema()),
             communication: Arc::new(process.communication_schema()),
             process_type,
@@ -292,6 +294,7 @@ impl ProcessDefinition {
                 .collect(),
             versioning_policy: self.versioning_policy,
             flow_limits: self.flow_limits.clone(),
+            schedules: self.schedules.clone(),
         }
     }
 

@@ -129,6 +129,7 @@ mod tests {
             local_attributes: vec![],
             versioning_policy: Default::default(),
             flow_limits: type_limit,
+            schedules: Vec::new(),
         }
     }
 

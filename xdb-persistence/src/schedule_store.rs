@@ -84,6 +84,11 @@ pub trait ScheduleStore: crate::DatabaseTime + Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
     /// A schedule by id.
     async fn get_schedule(&self, schedule_id: &str) -> Result<Option<StoredSchedule>, StoreError>;
+    /// The schedules `process_type`'s definition declares, by id.
+    async fn schedules_declared_by(
+        &self,
+        process_type: &str,
+    ) -> Result<Vec<StoredSchedule>, StoreError>;
     /// Schedules by id, a page at a time.
     async fn list_schedules(
         &self,

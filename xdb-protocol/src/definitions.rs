@@ -123,6 +123,11 @@ pub struct ProcessDefinition {
     /// `flow-limits`); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_limits: Option<crate::FlowLimits>,
+    /// Schedules that start this type, owned by the code: each registration creates,
+    /// changes and deletes them to match (see `ScheduleDeclaration`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(default = json!([]))]
+    pub schedules: Vec<crate::ScheduleDeclaration>,
 }
 
 /// A deployment of a worker: where its code runs and which build it is.

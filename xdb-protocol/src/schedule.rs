@@ -151,6 +151,36 @@ pub struct ScheduleCreateRequest {
     pub note: Option<String>,
 }
 
+/// A schedule a process definition declares, starting that process type: created by the
+/// registration that first declares it, changed by one that declares it otherwise, and
+/// deleted by one that no longer does. Its code owns it: operators may pause, resume,
+/// trigger and backfill it, but not update or delete it. Each firing starts the type at
+/// the registering deployment's worker URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScheduleDeclaration {
+    /// Unique among all schedules, as for `schedule/create`.
+    pub schedule_id: String,
+    pub spec: ScheduleSpec,
+    /// One of the definition's start states; absent: the process starts with no state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_state_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_state_input: Option<EncodedObject>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_state_config: Option<AsyncStateConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_start_config: Option<ProcessStartConfig>,
+    /// Absent: `SKIP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap_policy: Option<ScheduleOverlapPolicy>,
+    /// Absent: 60.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catchup_window_seconds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// `POST .../schedule/update`: replaces a schedule's spec, start template and policies
 /// (its paused flag stays); the next firing follows the new spec from now on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -270,6 +300,10 @@ pub struct ScheduleInfo {
     pub next_fire_timestamp_ms: Option<i64>,
     pub created_timestamp_ms: i64,
     pub updated_timestamp_ms: i64,
+    /// The process type whose definition declares the schedule (see
+    /// `ProcessDefinition.schedules`); absent: an operator created it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_by: Option<String>,
 }
 
 /// How a firing came about.

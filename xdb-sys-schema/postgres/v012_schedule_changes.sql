@@ -1,4 +1,5 @@
--- XDB system tables, version 12 (PostgreSQL): the audit history of schedules.
+-- XDB system tables, version 12 (PostgreSQL): the audit history of schedules, and the
+-- schedules that definitions declare.
 -- Additive only: services of version 5 keep working on it.
 
 -- Every operator's change of a schedule, written in the transaction that makes it, kept
@@ -18,3 +19,8 @@ CREATE TABLE xdb_sys_schedule_changes (
 );
 CREATE INDEX xdb_sys_schedule_changes_by_schedule
     ON xdb_sys_schedule_changes (schedule_id, change_id);
+
+-- The process type whose definition declares a schedule (its registrations create,
+-- change and delete it); NULL: an operator's.
+ALTER TABLE xdb_sys_schedules ADD COLUMN declared_by VARCHAR(255);
+CREATE INDEX xdb_sys_schedules_by_declarer ON xdb_sys_schedules (declared_by);

@@ -11,6 +11,7 @@ use xdb_protocol::{
     DefinitionsListResponse, ErrorSubType, RegisterDefinitionsRequest, RegisterDefinitionsResponse,
 };
 
+use super::declared_schedules;
 use crate::definitions::{check_columns, check_definition, content_hash};
 use crate::json::ApiJson;
 use crate::{ApiError, AppState};
@@ -26,14 +27,18 @@ pub(crate) async fn register(
     ApiJson(request): ApiJson<RegisterDefinitionsRequest>,
 ) -> Result<Json<RegisterDefinitionsResponse>, ApiError> {
     check_request(&state, &request)?;
+    declared_schedules::check(&state, &request)?;
     check_tables(&state, &request).await?;
+    declared_schedules::check_ids_free(&state, &request).await?;
     let hashes: Vec<String> = request.definitions.iter().map(content_hash).collect();
     let outcome = state
         .definitions
         .registry()
         .register_definitions(&request, &hashes)
         .await?;
-    Ok(Json(registered_or_incompatible(&state, outcome)?))
+    let response = registered_or_incompatible(&state, outcome)?;
+    declared_schedules::reconcile(&state, &response.registered).await?;
+    Ok(Json(response))
 }
 
 /// The answer to a registration (or a deployment made current): what was registered, or

@@ -43,6 +43,7 @@ pub(crate) async fn set_current(
         ));
     };
     let response = registered_or_incompatible(&state, outcome)?;
+    super::declared_schedules::reconcile(&state, &response.registered).await?;
     tracing::info!(name = %deployment.name, version = %deployment.version, "deployment made current");
     Ok(Json(response))
 }

@@ -4,6 +4,7 @@ mod attributes;
 mod batch;
 mod console;
 mod count;
+mod declared_schedules;
 mod definitions;
 mod deployments;
 mod describe;

@@ -66,6 +66,7 @@ pub(crate) async fn create(
         next_fire_timestamp_ms: None,
         created_timestamp_ms: 0,
         updated_timestamp_ms: 0,
+        declared_by: None,
     };
     let next = next_from_now(&state, &spec, &info.schedule_id);
     let created = note(ScheduleChangeAction::Created, &caller, None);
@@ -90,6 +91,7 @@ pub(crate) async fn update(
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
     let spec = compile(&request.spec)?;
     let start = checked_template(&state, &request.schedule_id, request.start).await?;
+    refuse_declared(&stored(&state, &request.schedule_id).await?, "updated")?;
     let updated = note(ScheduleChangeAction::Updated, &caller, None);
     change(&state, &request.schedule_id, &updated, |info| {
         info.spec = request.spec.clone();
@@ -252,6 +254,7 @@ pub(crate) async fn delete(
     caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<EmptyResponse>, ApiError> {
+    refuse_declared(&stored(&state, &request.schedule_id).await?, "deleted")?;
     let deleted = note(
         ScheduleChangeAction::Deleted,
         &caller,
@@ -291,7 +294,7 @@ pub(crate) async fn history(
 }
 
 /// The spec, or a 400 naming its field.
-fn compile(spec: &ScheduleSpec) -> Result<CompiledSpec, ApiError> {
+pub(super) fn compile(spec: &ScheduleSpec) -> Result<CompiledSpec, ApiError> {
     CompiledSpec::compile(spec).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
@@ -334,7 +337,11 @@ async fn checked_template(
 }
 
 /// The spec's first firing after now (the database's clock).
-fn next_from_now(state: &AppState, spec: &CompiledSpec, schedule_id: &str) -> NextFiring {
+pub(super) fn next_from_now(
+    state: &AppState,
+    spec: &CompiledSpec,
+    schedule_id: &str,
+) -> NextFiring {
     let now = state.schedules.database_clock().now().timestamp_millis();
     let nominal = spec.next_after(now);
     NextFiring {
@@ -401,6 +408,19 @@ async fn described(
         next_fire_timestamps_ms,
         recent_firings,
     })
+}
+
+/// A schedule a definition declares is changed by registering the definition, not here.
+fn refuse_declared(stored: &StoredSchedule, what: &str) -> Result<(), ApiError> {
+    match &stored.info.declared_by {
+        Some(process_type) => Err(ApiError::invalid(format!(
+            "scheduleId: schedule {} is declared by the definition of process type \
+             {process_type}, so it is {what} by changing that code and registering it \
+             (pause, resume, trigger and backfill work here)",
+            stored.info.schedule_id
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn not_found(schedule_id: &str) -> ApiError {

@@ -2073,6 +2073,11 @@ class ProcessDefinition(WireModel):
     """The local queues its states wait on; a publish to any other is refused."""
     process_type: str
     rpcs: list[RpcDefinition] = Field([], validate_default=True)
+    schedules: list[ScheduleDeclaration] = Field([], validate_default=True)
+    """
+    Schedules that start this type, owned by the code: each registration creates,
+    changes and deletes them to match (see `ScheduleDeclaration`).
+    """
     start_states: list[str] = []
     """The states a start may name; empty: any of `states`."""
     states: list[StateDefinition]
@@ -2221,6 +2226,29 @@ class ScheduleCreateRequest(WireModel):
     start: ScheduleStartTemplate
 
 
+class ScheduleDeclaration(WireModel):
+    """
+    A schedule a process definition declares, starting that process type: created by the
+    registration that first declares it, changed by one that declares it otherwise, and
+    deleted by one that no longer does. Its code owns it: operators may pause, resume,
+    trigger and backfill it, but not update or delete it. Each firing starts the type at
+    the registering deployment's worker URL.
+    """
+
+    catchup_window_seconds: int | None = None
+    """Absent: 60."""
+    note: str | None = None
+    overlap_policy: ScheduleOverlapPolicy | None = None
+    process_start_config: ProcessStartConfig | None = None
+    schedule_id: str
+    """Unique among all schedules, as for `schedule/create`."""
+    spec: ScheduleSpec
+    start_state_config: AsyncStateConfig | None = None
+    start_state_id: str | None = None
+    """One of the definition's start states; absent: the process starts with no state."""
+    start_state_input: EncodedObject | None = None
+
+
 class ScheduleDescribeResponse(WireModel):
     next_fire_timestamps_ms: list[int]
     """
@@ -2242,6 +2270,11 @@ class ScheduleInfo(WireModel):
 
     catchup_window_seconds: int
     created_timestamp_ms: int
+    declared_by: str | None = None
+    """
+    The process type whose definition declares the schedule (see
+    `ProcessDefinition.schedules`); absent: an operator created it.
+    """
     next_fire_timestamp_ms: int | None = None
     """
     The nominal time of the next firing the async service will record; absent when

@@ -1307,6 +1307,11 @@ export type ProcessDefinition = {
     processType: string;
     rpcs?: Array<RpcDefinition>;
     /**
+     * Schedules that start this type, owned by the code: each registration creates,
+     * changes and deletes them to match (see `ScheduleDeclaration`).
+     */
+    schedules?: Array<ScheduleDeclaration>;
+    /**
      * The states a start may name; empty: any of `states`.
      */
     startStates?: Array<string>;
@@ -2035,6 +2040,34 @@ export type ScheduleCreateRequest = {
 };
 
 /**
+ * A schedule a process definition declares, starting that process type: created by the
+ * registration that first declares it, changed by one that declares it otherwise, and
+ * deleted by one that no longer does. Its code owns it: operators may pause, resume,
+ * trigger and backfill it, but not update or delete it. Each firing starts the type at
+ * the registering deployment's worker URL.
+ */
+export type ScheduleDeclaration = {
+    /**
+     * Absent: 60.
+     */
+    catchupWindowSeconds?: number | null;
+    note?: string | null;
+    overlapPolicy?: null | ScheduleOverlapPolicy;
+    processStartConfig?: null | ProcessStartConfig;
+    /**
+     * Unique among all schedules, as for `schedule/create`.
+     */
+    scheduleId: string;
+    spec: ScheduleSpec;
+    startStateConfig?: null | AsyncStateConfig;
+    /**
+     * One of the definition's start states; absent: the process starts with no state.
+     */
+    startStateId?: string | null;
+    startStateInput?: null | EncodedObject;
+};
+
+/**
  * `POST .../schedule/describe`
  */
 export type ScheduleDescribeRequest = {
@@ -2111,6 +2144,11 @@ export type ScheduleHistoryResponse = {
 export type ScheduleInfo = {
     catchupWindowSeconds: number;
     createdTimestampMs: number;
+    /**
+     * The process type whose definition declares the schedule (see
+     * `ProcessDefinition.schedules`); absent: an operator created it.
+     */
+    declaredBy?: string | null;
     /**
      * The nominal time of the next firing the async service will record; absent when
      * paused or when the spec has no more fire times.

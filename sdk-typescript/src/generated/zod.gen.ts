@@ -1732,6 +1732,7 @@ export const ProcessDefinitionSchema = z.object({
     localQueues: z.array(z.string()).optional().default([]),
     processType: z.string(),
     rpcs: z.array(RpcDefinitionSchema).optional().default([]),
+    schedules: z.array(z.lazy((): any => ScheduleDeclarationSchema)).optional().default([]),
     startStates: z.array(z.string()).optional().default([]),
     states: z.array(z.lazy((): any => StateDefinitionSchema)),
     versioningPolicy: VersioningPolicySchema.optional().default('PINNED')
@@ -1839,6 +1840,25 @@ export const ScheduleCreateRequestSchema = z.object({
     start: z.lazy((): any => ScheduleStartTemplateSchema)
 });
 
+/**
+ * A schedule a process definition declares, starting that process type: created by the
+ * registration that first declares it, changed by one that declares it otherwise, and
+ * deleted by one that no longer does. Its code owns it: operators may pause, resume,
+ * trigger and backfill it, but not update or delete it. Each firing starts the type at
+ * the registering deployment's worker URL.
+ */
+export const ScheduleDeclarationSchema = z.object({
+    catchupWindowSeconds: z.int().nullish(),
+    note: z.string().nullish(),
+    overlapPolicy: ScheduleOverlapPolicySchema.nullish(),
+    processStartConfig: ProcessStartConfigSchema.nullish(),
+    scheduleId: z.string(),
+    spec: ScheduleSpecSchema,
+    startStateConfig: AsyncStateConfigSchema.nullish(),
+    startStateId: z.string().nullish(),
+    startStateInput: EncodedObjectSchema.nullish()
+});
+
 export const ScheduleDescribeResponseSchema = z.object({
     nextFireTimestampsMs: z.array(z.int()),
     recentFirings: z.array(ScheduleFiringSchema).optional().default([]),
@@ -1856,6 +1876,7 @@ export const ScheduleHistoryResponseSchema = z.object({
 export const ScheduleInfoSchema = z.object({
     catchupWindowSeconds: z.int(),
     createdTimestampMs: z.int(),
+    declaredBy: z.string().nullish(),
     nextFireTimestampMs: z.int().nullish(),
     note: z.string().nullish(),
     overlapPolicy: ScheduleOverlapPolicySchema,

@@ -125,6 +125,7 @@ fn registration(
             local_attributes: vec![],
             versioning_policy: Default::default(),
             flow_limits: type_limit,
+            schedules: Vec::new(),
         }],
         force: false,
     }

@@ -22,7 +22,8 @@ use crate::StoreError;
 
 pub(super) const SCHEDULE_COLUMNS: &str = "schedule_id, spec, start_template, overlap_policy, \
      catchup_window_seconds, CASE WHEN paused THEN 1 ELSE 0 END, note, reason, \
-     CAST(next_nominal_ms AS CHAR(20)), next_fire_at, version, created_at, updated_at";
+     CAST(next_nominal_ms AS CHAR(20)), next_fire_at, version, created_at, updated_at, \
+     declared_by";
 
 const FIRING_COLUMNS: &str = "nominal_ms, process_id, fired_by, outcome, \
      CAST(process_execution_id AS CHAR(36)), resolved_at, reason, overlap_policy, fire_at, schedule_id";
@@ -53,6 +54,7 @@ pub(super) fn read_schedule(row: &mut impl ColumnReader) -> Result<StoredSchedul
     let version = row.bigint()?;
     let created = row.time()?;
     let updated = row.time()?;
+    let declared_by = row.optional_text()?;
     Ok(StoredSchedule {
         info: ScheduleInfo {
             schedule_id,
@@ -66,6 +68,7 @@ pub(super) fn read_schedule(row: &mut impl ColumnReader) -> Result<StoredSchedul
             next_fire_timestamp_ms: next_nominal,
             created_timestamp_ms: created.timestamp_millis(),
             updated_timestamp_ms: updated.timestamp_millis(),
+            declared_by,
         },
         next_fire_at,
         version,
@@ -121,8 +124,8 @@ fn catchup(info: &ScheduleInfo) -> i32 {
 
 /// The columns a create and a replace both write, in their order: `process_type`,
 /// `spec`, `start_template`, `overlap_policy`, `catchup_window_seconds`, `paused`,
-/// `note`, `reason`, `next_nominal_ms`, `next_fire_at`.
-fn schedule_params(schedule: &ScheduleInfo, next: NextFiring) -> [Param<'_>; 10] {
+/// `note`, `reason`, `next_nominal_ms`, `next_fire_at`, `declared_by`.
+fn schedule_params(schedule: &ScheduleInfo, next: NextFiring) -> [Param<'_>; 11] {
     [
         schedule.start.process_type.as_str().into(),
         Param::Json(Some(crate::sql::json(&schedule.spec))),
@@ -134,6 +137,7 @@ fn schedule_params(schedule: &ScheduleInfo, next: NextFiring) -> [Param<'_>; 10]
         Param::Text(schedule.reason.as_deref()),
         Param::BigInt(next.nominal_ms),
         Param::Time(next.fire_at),
+        Param::Text(schedule.declared_by.as_deref()),
     ]
 }
 
@@ -164,8 +168,9 @@ where
             tx.execute(
                 "INSERT INTO xdb_sys_schedules (schedule_id, process_type, spec, start_template, \
                    overlap_policy, catchup_window_seconds, paused, note, reason, \
-                   next_nominal_ms, next_fire_at, version, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                   next_nominal_ms, next_fire_at, declared_by, version, created_at, \
+                   updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
                 &[
                     &[schedule.schedule_id.as_str().into()][..],
                     &schedule_params(schedule, next),
@@ -190,6 +195,21 @@ where
         rows.first()
             .map(|row| read_schedule(&mut D::Session::columns(row, 0)))
             .transpose()
+    }
+
+    async fn schedules_declared_by(
+        &self,
+        process_type: &str,
+    ) -> Result<Vec<StoredSchedule>, StoreError> {
+        let mut session = self.session(Lane::Main).await?;
+        let sql = format!(
+            "SELECT {SCHEDULE_COLUMNS} FROM xdb_sys_schedules WHERE declared_by = ? \
+             ORDER BY schedule_id"
+        );
+        let rows = session.query(&sql, &[process_type.into()]).await?;
+        rows.iter()
+            .map(|row| read_schedule(&mut D::Session::columns(row, 0)))
+            .collect()
     }
 
     async fn list_schedules(
@@ -248,8 +268,8 @@ where
             tx.execute(
                 "UPDATE xdb_sys_schedules SET process_type = ?, spec = ?, start_template = ?, \
                    overlap_policy = ?, catchup_window_seconds = ?, paused = ?, note = ?, \
-                   reason = ?, next_nominal_ms = ?, next_fire_at = ?, version = version + 1, \
-                   updated_at = ? \
+                   reason = ?, next_nominal_ms = ?, next_fire_at = ?, declared_by = ?, \
+                   version = version + 1, updated_at = ? \
                  WHERE schedule_id = ?",
                 &[
                     &schedule_params(schedule, next)[..],

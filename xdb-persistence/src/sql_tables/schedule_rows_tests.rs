@@ -52,6 +52,7 @@ fn schedule(id: &str, process_type: &str) -> ScheduleInfo {
         next_fire_timestamp_ms: None,
         created_timestamp_ms: 0,
         updated_timestamp_ms: 0,
+        declared_by: None,
     }
 }
 
