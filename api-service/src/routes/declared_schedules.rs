@@ -7,15 +7,16 @@
 use std::collections::{BTreeMap, HashSet};
 
 use xdb_engine::validation::check_id;
-use xdb_persistence::{NextFiring, ScheduleChangeNote, StoredSchedule};
+use xdb_persistence::{NextFiring, ScheduleChangeNote, StoredDefinition, StoredSchedule};
 use xdb_protocol::{
-    ProcessDefinition, ProcessExecutionStartRequest, RegisterDefinitionsRequest,
-    RegisteredDefinition, ScheduleChangeAction, ScheduleDeclaration, ScheduleInfo,
-    ScheduleStartTemplate, WorkerDeployment, DEFAULT_CATCHUP_WINDOW_SECONDS,
+    DefinitionRevision, ProcessDefinition, ProcessExecutionStartRequest,
+    RegisterDefinitionsRequest, RegisteredDefinition, ScheduleChangeAction, ScheduleDeclaration,
+    ScheduleInfo, ScheduleStartTemplate, WorkerDeployment, DEFAULT_CATCHUP_WINDOW_SECONDS,
 };
 
 use super::schedule::{compile, next_from_now};
 use super::start::check_values;
+use crate::definitions::{resolve_start, Compiled};
 use crate::{ApiError, AppState};
 
 /// Most schedules one definition declares.
@@ -34,6 +35,11 @@ pub(super) fn check(
                 "definitions[{i}].schedules: at most {MAX_DECLARED}"
             )));
         }
+        if definition.schedules.is_empty() {
+            continue;
+        }
+        let compiled = compiled(definition, &request.deployment)
+            .map_err(|e| ApiError::invalid(format!("definitions[{i}].{e}")))?;
         for (j, declaration) in definition.schedules.iter().enumerate() {
             let field = format!("definitions[{i}].schedules[{j}]");
             let prefixed = |e: ApiError| ApiError::invalid(format!("{field}.{}", e.message));
@@ -46,8 +52,8 @@ pub(super) fn check(
                 )));
             }
             compile(&declaration.spec).map_err(prefixed)?;
-            check_start_state(&field, definition, declaration)?;
-            let info = declared_info(definition, &request.deployment, declaration);
+            let info = declared_info(&compiled, declaration)
+                .map_err(|e| ApiError::invalid(format!("{field}.{e}")))?;
             check_values(&start_request(&info), &state.config.limits).map_err(prefixed)?;
         }
     }
@@ -101,6 +107,7 @@ pub(super) async fn reconcile(
         };
         let deployment = &revision.deployment;
         let by = format!("{}@{}", deployment.name, deployment.version);
+        let compiled = Compiled::new(stored).map_err(ApiError::invalid)?;
         let existing = state
             .schedules
             .schedules_declared_by(&revision.process_type)
@@ -109,8 +116,8 @@ pub(super) async fn reconcile(
             .into_iter()
             .map(|s| (s.info.schedule_id.clone(), s))
             .collect();
-        for declaration in &stored.definition.schedules {
-            let desired = declared_info(&stored.definition, deployment, declaration);
+        for declaration in &compiled.stored.definition.schedules {
+            let desired = declared_info(&compiled, declaration).map_err(ApiError::invalid)?;
             let before = existing.remove(&declaration.schedule_id);
             match_one(state, &by, desired, before).await?;
         }
@@ -196,18 +203,37 @@ fn same_declaration(stored: &ScheduleInfo, desired: &ScheduleInfo) -> bool {
         && stored.declared_by == desired.declared_by
 }
 
-/// The schedule a declaration makes, firing at `deployment`'s worker.
-fn declared_info(
+/// `definition` as `deployment` registers it, for resolving its declarations before and
+/// after the registration alike.
+fn compiled(
     definition: &ProcessDefinition,
     deployment: &WorkerDeployment,
+) -> Result<Compiled, String> {
+    Compiled::new(StoredDefinition {
+        revision: DefinitionRevision {
+            process_type: definition.process_type.clone(),
+            revision: 0,
+            content_hash: String::new(),
+            deployment: deployment.clone(),
+            registered_at_ms: 0,
+        },
+        definition: definition.clone(),
+    })
+}
+
+/// The schedule a declaration makes, firing at the registering deployment's worker, its
+/// start resolved as a start naming no options is (the start state's declared options).
+fn declared_info(
+    compiled: &Compiled,
     declaration: &ScheduleDeclaration,
-) -> ScheduleInfo {
-    ScheduleInfo {
+) -> Result<ScheduleInfo, String> {
+    let process_type = &compiled.stored.definition.process_type;
+    let mut info = ScheduleInfo {
         schedule_id: declaration.schedule_id.clone(),
         spec: declaration.spec.clone(),
         start: ScheduleStartTemplate {
-            process_type: definition.process_type.clone(),
-            worker_url: deployment.worker_url.clone(),
+            process_type: process_type.clone(),
+            worker_url: compiled.stored.revision.deployment.worker_url.clone(),
             start_state_id: declaration.start_state_id.clone(),
             start_state_input: declaration.start_state_input.clone(),
             start_state_config: declaration.start_state_config.clone(),
@@ -223,8 +249,13 @@ fn declared_info(
         next_fire_timestamp_ms: None,
         created_timestamp_ms: 0,
         updated_timestamp_ms: 0,
-        declared_by: Some(definition.process_type.clone()),
-    }
+        declared_by: Some(process_type.clone()),
+    };
+    let mut start = start_request(&info);
+    resolve_start(compiled, &mut start)?;
+    info.start.start_state_config = start.start_state_config;
+    info.start.process_start_config = start.process_start_config;
+    Ok(info)
 }
 
 /// A firing's start request, for the checks a start gets.
@@ -239,28 +270,6 @@ fn start_request(info: &ScheduleInfo) -> ProcessExecutionStartRequest {
         start_state_config: info.start.start_state_config.clone(),
         process_start_config: info.start.process_start_config.clone(),
     }
-}
-
-/// The start state is one the definition may start in.
-fn check_start_state(
-    field: &str,
-    definition: &ProcessDefinition,
-    declaration: &ScheduleDeclaration,
-) -> Result<(), ApiError> {
-    let Some(state_id) = &declaration.start_state_id else {
-        return Ok(());
-    };
-    let is_state = definition.states.iter().any(|s| &s.id == state_id);
-    let may_start =
-        definition.start_states.is_empty() || definition.start_states.iter().any(|s| s == state_id);
-    if is_state && may_start {
-        return Ok(());
-    }
-    Err(ApiError::invalid(format!(
-        "{field}.startStateId: '{state_id}' is not a state that process type {} may start \
-         in",
-        definition.process_type
-    )))
 }
 
 #[cfg(test)]
@@ -279,7 +288,8 @@ mod tests {
     fn definition(start_states: &[&str]) -> ProcessDefinition {
         serde_json::from_value(serde_json::json!({
             "processType": "Report",
-            "states": [{"id": "first", "hasWaitUntil": false}, {"id": "second", "hasWaitUntil": false}],
+            "states": [{"id": "first", "hasWaitUntil": false},
+                       {"id": "second", "hasWaitUntil": true}],
             "startStates": start_states,
         }))
         .unwrap()
@@ -293,20 +303,39 @@ mod tests {
         }
     }
 
+    fn info(
+        start_states: &[&str],
+        declaration: &ScheduleDeclaration,
+    ) -> Result<ScheduleInfo, String> {
+        declared_info(
+            &compiled(&definition(start_states), &deployment())?,
+            declaration,
+        )
+    }
+
     #[test]
-    fn a_declaration_fires_at_the_deployment_and_names_its_type() {
-        let info = declared_info(&definition(&[]), &deployment(), &declaration());
+    fn a_declaration_fires_at_the_deployment_with_the_states_options() {
+        let info = info(&[], &declaration()).unwrap();
         assert_eq!(info.start.worker_url, "http://reports:8080");
         assert_eq!(info.start.process_type, "Report");
         assert_eq!(info.declared_by.as_deref(), Some("Report"));
         assert_eq!(info.catchup_window_seconds, DEFAULT_CATCHUP_WINDOW_SECONDS);
-        let request = start_request(&info);
-        assert_eq!(request.process_id, "nightly-1970-01-01T00:00:00Z");
+        // A state without waitUntil starts without one, as a start naming no options.
+        let config = info
+            .start
+            .start_state_config
+            .clone()
+            .expect("the state's options");
+        assert!(config.skip_wait_until);
+        assert_eq!(
+            start_request(&info).process_id,
+            "nightly-1970-01-01T00:00:00Z"
+        );
     }
 
     #[test]
     fn what_operators_and_firings_change_is_not_a_change_of_declaration() {
-        let desired = declared_info(&definition(&[]), &deployment(), &declaration());
+        let desired = info(&[], &declaration()).unwrap();
         let mut stored = desired.clone();
         stored.paused = true;
         stored.reason = Some("maintenance".into());
@@ -319,18 +348,12 @@ mod tests {
 
     #[test]
     fn the_start_state_must_be_one_the_type_may_start_in() {
-        let field = "definitions[0].schedules[0]";
-        check_start_state(field, &definition(&[]), &declaration()).unwrap();
-        check_start_state(field, &definition(&["first"]), &declaration()).unwrap();
-        let error = check_start_state(field, &definition(&["second"]), &declaration())
-            .unwrap_err()
-            .message;
-        assert!(
-            error.starts_with("definitions[0].schedules[0].startStateId"),
-            "{error}"
-        );
+        info(&["first"], &declaration()).unwrap();
+        let error = info(&["second"], &declaration()).unwrap_err();
+        assert!(error.contains("startStateId"), "{error}");
         let mut unknown = declaration();
         unknown.start_state_id = Some("third".into());
-        assert!(check_start_state(field, &definition(&[]), &unknown).is_err());
+        let error = info(&[], &unknown).unwrap_err();
+        assert!(error.contains("startStateId"), "{error}");
     }
 }

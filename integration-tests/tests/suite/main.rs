@@ -91,6 +91,7 @@ mod common;
 mod console;
 mod contract;
 mod database_lost;
+mod declared_schedules;
 mod definitions;
 mod deployments;
 mod execution;
