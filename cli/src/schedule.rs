@@ -23,7 +23,8 @@ use crate::payload::encode_payload;
 pub enum ScheduleCommand {
     /// Create a schedule
     Create(ScheduleSpecArgs),
-    /// Replace a schedule's spec, start template and policies
+    /// Replace a schedule's spec, start template and policies (not one a definition
+    /// declares: registering the definition changes that)
     Update(ScheduleSpecArgs),
     /// Pause a schedule: nothing fires until it is resumed
     Pause(ScheduleControlArgs),
@@ -33,13 +34,14 @@ pub enum ScheduleCommand {
     Trigger(ScheduleTriggerArgs),
     /// Run the firings a schedule's spec had in a past range
     Backfill(ScheduleBackfillArgs),
-    /// Delete a schedule (the executions it started run on)
+    /// Delete a schedule (the executions it started run on; not one a definition declares)
     Delete(ScheduleControlArgs),
-    /// Schedules by id
+    /// Schedules by id, each with the process type declaring it (`-`: an operator's)
     List(ScheduleListArgs),
     /// A schedule, its next 10 fire times and its latest firings
     Describe(ScheduleIdArgs),
-    /// Operators' changes of schedules, newest first: what, who and why
+    /// Changes of schedules, newest first: what, who (an operator, or the registering
+    /// deployment of a declared schedule) and why
     History(ScheduleHistoryArgs),
 }
 
@@ -259,22 +261,7 @@ pub async fn run(client: &Client, output: Output, command: &ScheduleCommand) -> 
             };
             let response = client.schedule_list(&request).await?;
             print(output, &response, || {
-                let rows: Vec<Vec<String>> = response
-                    .schedules
-                    .iter()
-                    .map(|s| {
-                        vec![
-                            s.schedule_id.clone(),
-                            s.start.process_type.clone(),
-                            spec_text(&s.spec),
-                            if s.paused { "paused" } else { "" }.to_string(),
-                            s.next_fire_timestamp_ms
-                                .map(timestamp_ms)
-                                .unwrap_or_default(),
-                        ]
-                    })
-                    .collect();
-                table(&["SCHEDULE", "TYPE", "SPEC", "", "NEXT"], &rows)
+                list_view(&response.schedules)
                     + &next_page_line(response.next_page_token.as_deref())
             });
             return Ok(Exit::Ok);
@@ -312,12 +299,52 @@ fn spec_text(spec: &ScheduleSpec) -> String {
     }
 }
 
-/// A schedule for people: its settings, next fire times and latest firings.
+/// Who owns a schedule: the process type whose definition declares it (its code owns it:
+/// registering the definition changes it, and `update` and `delete` are refused), or `-`
+/// for an operator's.
+fn declared_by_text(schedule: &ScheduleInfo) -> String {
+    schedule
+        .declared_by
+        .clone()
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// Schedules for people, one row each, in the order given.
+pub fn list_view(schedules: &[ScheduleInfo]) -> String {
+    let rows: Vec<Vec<String>> = schedules
+        .iter()
+        .map(|s| {
+            vec![
+                s.schedule_id.clone(),
+                s.start.process_type.clone(),
+                spec_text(&s.spec),
+                if s.paused { "paused" } else { "" }.to_string(),
+                s.next_fire_timestamp_ms
+                    .map(timestamp_ms)
+                    .unwrap_or_default(),
+                declared_by_text(s),
+            ]
+        })
+        .collect();
+    table(
+        &["SCHEDULE", "TYPE", "SPEC", "", "NEXT", "DECLARED BY"],
+        &rows,
+    )
+}
+
+/// A schedule for people: its settings, who owns it, next fire times and latest firings.
 pub fn describe_view(described: &ScheduleDescribeResponse) -> String {
     let s = &described.schedule;
+    let declared_by = match &s.declared_by {
+        Some(process_type) => {
+            format!("{process_type} (its code owns it: registering its definition changes it)")
+        }
+        None => "-".to_string(),
+    };
     let mut out = key_values(&[
         ("schedule", s.schedule_id.clone()),
         ("type", s.start.process_type.clone()),
+        ("declared by", declared_by),
         ("spec", spec_text(&s.spec)),
         ("overlap", s.overlap_policy.as_str().to_string()),
         ("catch-up", format!("{}s", s.catchup_window_seconds)),
@@ -539,19 +566,80 @@ mod tests {
         paused.reason = Some("maintenance".into());
         paused.changed_by = "anonymous".into();
         let text = history_view(&[triggered, updated, unchanged, paused]);
-        // Words only: the columns' padding depends on the widest cell.
-        let lines: Vec<String> = text
-            .lines()
-            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect();
         assert_eq!(
-            lines,
+            words(&text),
             [
                 "CHANGED ACTION SCHEDULE BY CHANGE REASON",
                 "2024-05-01 12:00:00.123Z TRIGGERED nightly ops process id nightly-20240501T120000Z",
                 "2024-05-01 12:00:00.123Z UPDATED nightly ops changed catchupWindowSeconds",
                 "2024-05-01 12:00:00.123Z UPDATED nightly ops nothing changed",
                 "2024-05-01 12:00:00.123Z PAUSED nightly anonymous maintenance",
+            ],
+            "{text}"
+        );
+    }
+
+    /// `text`'s lines with each run of spaces made one: the columns' padding depends on
+    /// the widest cell.
+    fn words(text: &str) -> Vec<String> {
+        text.lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
+    #[test]
+    fn the_list_names_the_type_declaring_a_schedule_and_a_dash_for_an_operators() {
+        let mut declared = nightly();
+        declared.schedule_id = "hourly".into();
+        declared.declared_by = Some("Report".into());
+        declared.paused = true;
+        declared.next_fire_timestamp_ms = None;
+        let text = list_view(&[declared, nightly()]);
+        assert_eq!(
+            words(&text),
+            [
+                "SCHEDULE TYPE SPEC NEXT DECLARED BY",
+                "hourly Report cron 0 3 * * * UTC paused Report",
+                "nightly Report cron 0 3 * * * UTC 1970-01-01 00:00:01.000Z -",
+            ],
+            "{text}"
+        );
+        // The column starts where its header does, whatever the cells before it hold.
+        let lines: Vec<&str> = text.lines().collect();
+        let column = lines[0].find("DECLARED BY").unwrap();
+        assert_eq!(&lines[1][column..], "Report", "{text}");
+        assert_eq!(&lines[2][column..], "-", "{text}");
+    }
+
+    #[test]
+    fn describe_says_whether_the_schedules_code_owns_it() {
+        let mut described = ScheduleDescribeResponse {
+            schedule: nightly(),
+            next_fire_timestamps_ms: vec![1_000],
+            recent_firings: vec![],
+        };
+        let declared_by = |text: &str| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("declared by"))
+                .map(str::trim)
+                .map(str::to_string)
+        };
+        let text = describe_view(&described);
+        assert_eq!(declared_by(&text).as_deref(), Some("-"), "{text}");
+        described.schedule.declared_by = Some("Report".into());
+        let text = describe_view(&described);
+        assert_eq!(
+            declared_by(&text).as_deref(),
+            Some("Report (its code owns it: registering its definition changes it)"),
+            "{text}"
+        );
+        // Its line comes after the type's, the keys padded alike.
+        assert_eq!(
+            text.lines().take(3).collect::<Vec<_>>(),
+            [
+                "schedule     nightly",
+                "type         Report",
+                "declared by  Report (its code owns it: registering its definition changes it)",
             ],
             "{text}"
         );

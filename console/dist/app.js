@@ -3334,6 +3334,12 @@ function specText(spec) {
 function scheduleState(schedule) {
   return schedule.paused ? "paused" : "active";
 }
+function declaredByText(schedule) {
+  return schedule.declaredBy ? `declared by ${schedule.declaredBy} (its code owns it)` : void 0;
+}
+function deleteRefusal(schedule) {
+  return schedule.declaredBy ? `The definition of ${schedule.declaredBy} declares this schedule: registering it without the schedule deletes it.` : void 0;
+}
 function nextFireText(schedule) {
   if (schedule.paused) return "— (paused)";
   return schedule.nextFireTimestampMs === null || schedule.nextFireTimestampMs === void 0 ? "— (no more)" : formatTime(schedule.nextFireTimestampMs);
@@ -3483,15 +3489,18 @@ function scheduleView(root, scheduleId) {
     const state2 = scheduleState(schedule);
     const start2 = schedule.start;
     const now = Date.now();
+    const declaredBy = declaredByText(schedule);
+    const refusal = deleteRefusal(schedule);
     replace(
       body,
       h("h1", {}, `Schedule ${schedule.scheduleId} `, h("span", { class: statusClass(state2), "data-testid": "schedule-state" }, state2)),
+      declaredBy && h("p", { class: "small", "data-testid": "schedule-declared-by" }, declaredBy),
       h(
         "div",
         { class: "actions" },
         schedule.paused ? h("button", { type: "button", class: "primary", "data-testid": "schedule-resume", onclick: () => void control("resume") }, "Resume") : h("button", { type: "button", "data-testid": "schedule-pause", onclick: () => void control("pause") }, "Pause"),
         h("button", { type: "button", "data-testid": "schedule-trigger", onclick: () => void trigger(schedule.overlapPolicy) }, "Trigger now"),
-        h("button", { type: "button", class: "danger", "data-testid": "schedule-delete", onclick: () => void remove() }, "Delete")
+        h("button", { type: "button", class: "danger", "data-testid": "schedule-delete", disabled: refusal !== void 0, title: refusal, onclick: () => void remove() }, "Delete")
       ),
       h(
         "div",
@@ -3671,10 +3680,16 @@ function schedulesView(root) {
           ["Schedule", "Process type", "Spec", "State", "Next fire (UTC)", "Last firing"],
           listed.schedules.map((s2) => {
             const recent = firings.get(s2.scheduleId);
+            const declaredBy = declaredByText(s2);
             return h(
               "tr",
-              { "data-testid": "schedule-row", "data-schedule-id": s2.scheduleId },
-              h("td", {}, h("a", { href: scheduleHref(s2.scheduleId), class: "mono small" }, s2.scheduleId)),
+              { "data-testid": "schedule-row", "data-schedule-id": s2.scheduleId, "data-declared-by": s2.declaredBy },
+              h(
+                "td",
+                {},
+                h("a", { href: scheduleHref(s2.scheduleId), class: "mono small" }, s2.scheduleId),
+                declaredBy && h("div", { class: "small", "data-testid": "schedule-row-declared-by" }, declaredBy)
+              ),
               h("td", {}, h("a", { href: definitionHref(s2.start.processType) }, s2.start.processType)),
               h("td", { class: "mono small", "data-testid": "schedule-row-spec" }, specText(s2.spec)),
               h("td", {}, h("span", { class: statusClass(scheduleState(s2)), "data-testid": "schedule-row-state" }, scheduleState(s2))),

@@ -1,6 +1,6 @@
-// Pure parts of the schedules pages: a spec as text, a firing as text, a change of the
-// audit history as text, the create form's values checked and turned into a request, and
-// the form field a 400 names.
+// Pure parts of the schedules pages: a spec as text, a firing as text, who owns a
+// schedule, a change of the audit history as text, the create form's values checked and
+// turned into a request, and the form field a 400 names.
 import { formatDuration, formatTime } from "./format.js";
 import type { ScheduleChange, ScheduleCreateRequest, ScheduleFiring, ScheduleInfo, ScheduleOverlapPolicy, ScheduleSpec } from "./types.js";
 
@@ -23,6 +23,20 @@ export function specText(spec: ScheduleSpec): string {
 /** `active` or `paused`. */
 export function scheduleState(schedule: ScheduleInfo): "active" | "paused" {
   return schedule.paused ? "paused" : "active";
+}
+
+/** Who owns a schedule a definition declares: `declared by Report (its code owns it)`;
+ * undefined for an operator's. */
+export function declaredByText(schedule: ScheduleInfo): string | undefined {
+  return schedule.declaredBy ? `declared by ${schedule.declaredBy} (its code owns it)` : undefined;
+}
+
+/** Why a schedule cannot be deleted here (the service refuses to delete a schedule a
+ * definition declares), or undefined when it can. */
+export function deleteRefusal(schedule: ScheduleInfo): string | undefined {
+  return schedule.declaredBy
+    ? `The definition of ${schedule.declaredBy} declares this schedule: registering it without the schedule deletes it.`
+    : undefined;
 }
 
 /** The next firing's time, or why there is none. */

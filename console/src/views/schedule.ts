@@ -3,11 +3,13 @@
 // started; and its audit history, newest first (who changed what, and why), read again
 // after each of the page's own actions and every few seconds, older changes on demand. A
 // deleted schedule's page still shows its history. Pause, resume, trigger now and delete
-// each ask first; delete then returns to the list.
+// each ask first; delete then returns to the list. A schedule a definition declares says
+// so (its code owns it) and cannot be deleted here: registering the definition without it
+// does that.
 import { api } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { formatDuration, formatPayload, formatRelative, formatTime, statusClass } from "../format.js";
-import { OVERLAP_POLICIES, nextFireText, scheduleChangeLines, scheduleState, specText } from "../schedules.js";
+import { OVERLAP_POLICIES, declaredByText, deleteRefusal, nextFireText, scheduleChangeLines, scheduleState, specText } from "../schedules.js";
 import type { ScheduleChange, ScheduleDescribeResponse, ScheduleOverlapPolicy } from "../types.js";
 import { changeHistory } from "./changes.js";
 import { ask, notify } from "./dialog.js";
@@ -56,9 +58,12 @@ export function scheduleView(root: HTMLElement, scheduleId: string): () => void 
     const state = scheduleState(schedule);
     const start = schedule.start;
     const now = Date.now();
+    const declaredBy = declaredByText(schedule);
+    const refusal = deleteRefusal(schedule);
     replace(
       body,
       h("h1", {}, `Schedule ${schedule.scheduleId} `, h("span", { class: statusClass(state), "data-testid": "schedule-state" }, state)),
+      declaredBy && h("p", { class: "small", "data-testid": "schedule-declared-by" }, declaredBy),
       h(
         "div",
         { class: "actions" },
@@ -66,7 +71,7 @@ export function scheduleView(root: HTMLElement, scheduleId: string): () => void 
           ? h("button", { type: "button", class: "primary", "data-testid": "schedule-resume", onclick: () => void control("resume") }, "Resume")
           : h("button", { type: "button", "data-testid": "schedule-pause", onclick: () => void control("pause") }, "Pause"),
         h("button", { type: "button", "data-testid": "schedule-trigger", onclick: () => void trigger(schedule.overlapPolicy) }, "Trigger now"),
-        h("button", { type: "button", class: "danger", "data-testid": "schedule-delete", onclick: () => void remove() }, "Delete"),
+        h("button", { type: "button", class: "danger", "data-testid": "schedule-delete", disabled: refusal !== undefined, title: refusal, onclick: () => void remove() }, "Delete"),
       ),
       h(
         "div",

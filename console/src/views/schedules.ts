@@ -1,12 +1,13 @@
-// The schedules: by id, with the process type each starts, its spec, whether it is
-// paused, its next fire time and its latest firing (from `describe`, which the list call
-// does not carry), each linking to its page; and the form that creates one. The form is
+// The schedules: by id (and, for one a definition declares, that type: its code owns it),
+// with the process type each starts, its spec, whether it is paused, its next fire time and
+// its latest firing (from `describe`, which the list call does not carry), each linking to
+// its page; and the form that creates one. The form is
 // checked before it is sent; what the service refuses (a 400 naming the field, or an id
 // taken) is shown under it, with the field marked, and the form keeps what was typed.
 import { api, ApiError } from "../api.js";
 import { h, replace, table } from "../dom.js";
 import { statusClass } from "../format.js";
-import { OVERLAP_POLICIES, errorField, lastFiringText, nextFireText, scheduleRequest, scheduleState, specText } from "../schedules.js";
+import { OVERLAP_POLICIES, declaredByText, errorField, lastFiringText, nextFireText, scheduleRequest, scheduleState, specText } from "../schedules.js";
 import type { ScheduleFiring, ScheduleInfo } from "../types.js";
 import { definitionHref, scheduleHref } from "./routes.js";
 
@@ -46,10 +47,16 @@ export function schedulesView(root: HTMLElement): () => void {
           ["Schedule", "Process type", "Spec", "State", "Next fire (UTC)", "Last firing"],
           listed.schedules.map((s) => {
             const recent = firings.get(s.scheduleId);
+            const declaredBy = declaredByText(s);
             return h(
               "tr",
-              { "data-testid": "schedule-row", "data-schedule-id": s.scheduleId },
-              h("td", {}, h("a", { href: scheduleHref(s.scheduleId), class: "mono small" }, s.scheduleId)),
+              { "data-testid": "schedule-row", "data-schedule-id": s.scheduleId, "data-declared-by": s.declaredBy },
+              h(
+                "td",
+                {},
+                h("a", { href: scheduleHref(s.scheduleId), class: "mono small" }, s.scheduleId),
+                declaredBy && h("div", { class: "small", "data-testid": "schedule-row-declared-by" }, declaredBy),
+              ),
               h("td", {}, h("a", { href: definitionHref(s.start.processType) }, s.start.processType)),
               h("td", { class: "mono small", "data-testid": "schedule-row-spec" }, specText(s.spec)),
               h("td", {}, h("span", { class: statusClass(scheduleState(s)), "data-testid": "schedule-row-state" }, scheduleState(s))),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { changedFields, errorField, lastFiringText, nextFireText, scheduleChangeLines, scheduleRequest, scheduleState, specText } from "../../src/schedules.js";
+import { changedFields, declaredByText, deleteRefusal, errorField, lastFiringText, nextFireText, scheduleChangeLines, scheduleRequest, scheduleState, specText } from "../../src/schedules.js";
 import type { ScheduleChange, ScheduleInfo } from "../../src/types.js";
 import { parseRoute, scheduleHref } from "../../src/views/routes.js";
 
@@ -44,6 +44,18 @@ describe("schedules", () => {
         { nominalTimestampMs: 0, processId: "nightly-1970-01-01T00:00:00Z", trigger: "SPEC", outcome: "SKIPPED" },
       ]),
       "STARTED (MANUAL, 2026-11-28 15:00:00)",
+    );
+  });
+
+  it("names the type whose code owns a declared schedule, and offers no delete for it", () => {
+    assert.equal(declaredByText(info(false)), undefined);
+    assert.equal(declaredByText({ ...info(false), declaredBy: null }), undefined);
+    assert.equal(declaredByText({ ...info(false), declaredBy: "Report" }), "declared by Report (its code owns it)");
+    assert.equal(deleteRefusal(info(false)), undefined);
+    assert.equal(deleteRefusal({ ...info(false), declaredBy: null }), undefined);
+    assert.equal(
+      deleteRefusal({ ...info(true), declaredBy: "Report" }),
+      "The definition of Report declares this schedule: registering it without the schedule deletes it.",
     );
   });
 
