@@ -16,6 +16,7 @@ import type {
   FlowLimits,
   ProcessDefinitionWire,
   RpcDefinition,
+  ScheduleDeclaration,
   StateDefinition,
 } from "./protocol.js";
 import type { Parser } from "./state.js";
@@ -40,7 +41,8 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  *   `localAttributes`: the declared keys. The persistence schema declares names, not
  *   types, so every attribute's type is `ANY`;
  * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
- * - `flowLimits`: the process's and each state's `flowLimits` (absent: none).
+ * - `flowLimits`: the process's and each state's `flowLimits` (absent: none);
+ * - `schedules`: the process's `schedules` as declared (absent when it declares none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
   const definition = definitionOf(process);
@@ -78,6 +80,8 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
   if (definition.process.flowLimits) {
     wire.flowLimits = flowLimitsOf(definition.processType, definition.process.flowLimits);
   }
+  const schedules = schedulesOf(definition);
+  if (schedules.length > 0) wire.schedules = schedules;
   if (persistence.table) {
     wire.globalAttributes = {
       tableName: persistence.table.tableName,
@@ -94,6 +98,38 @@ function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
     throw new XdbSdkError("NOT_ALLOWED", `${owner}: flowLimits must be an object such as { maxCallsPerSecond: 20 }`);
   }
   return { ...limits };
+}
+
+/**
+ * The process's declared schedules as sent; throws when they are not a list of
+ * declarations with unique ids, each starting no state or one of the process's.
+ */
+function schedulesOf(definition: ProcessDefinition): ScheduleDeclaration[] {
+  const owner = definition.processType;
+  const declared = definition.process.schedules ?? [];
+  if (!Array.isArray(declared)) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `${owner}: schedules must be a list such as [{ scheduleId: "nightly", spec: { cron: { expression: "0 3 * * *" } } }]`,
+    );
+  }
+  const ids = new Set<string>();
+  return declared.map((declaration: ScheduleDeclaration) => {
+    if (typeof declaration !== "object" || declaration === null || typeof declaration.scheduleId !== "string") {
+      throw new XdbSdkError("NOT_ALLOWED", `${owner}: schedules: ${JSON.stringify(declaration)} is not a schedule declaration`);
+    }
+    const id = declaration.scheduleId;
+    if (ids.has(id)) throw new XdbSdkError("NOT_ALLOWED", `${owner}: schedule id ${JSON.stringify(id)} is declared twice`);
+    ids.add(id);
+    const stateId = declaration.startStateId;
+    if (stateId !== undefined && stateId !== null && !definition.state(stateId)) {
+      throw new XdbSdkError(
+        "NOT_ALLOWED",
+        `${owner}: schedule ${JSON.stringify(id)} starts state ${JSON.stringify(stateId)}, which is not registered`,
+      );
+    }
+    return { ...declaration };
+  });
 }
 
 /** The wire definitions of `sources`; wire definitions are taken as they are. */

@@ -8,6 +8,8 @@
  * - Drive it: `Client` calls the XDB service (start, RPC, wait, ...).
  * - Register it: `await worker.registerDefinitions(client, deployment)` tells XDB the
  *   hosted processes' definitions, so it checks requests and routes starts.
+ * - Start it on a schedule: `schedules` on a process declares the schedules that start it
+ *   (`ScheduleDeclaration`); registration creates, changes and deletes them to match.
  * - Act on many executions: `client.startBatch` applies one operation to every execution a
  *   filter selects, as a durable job.
  *
@@ -80,6 +82,9 @@ export {
   type ProcessStatus,
   type RegisterDefinitionsResponse,
   type RetryPolicy,
+  type ScheduleDeclaration,
+  type ScheduleOverlapPolicy,
+  type ScheduleSpec,
   type StateApiFailureDetails,
   type VersioningPolicy,
   type WorkerDeployment,

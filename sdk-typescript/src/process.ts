@@ -4,7 +4,14 @@
  */
 import type { Communication } from "./communication.js";
 import type { Persistence } from "./persistence.js";
-import type { FlowLimits, GlobalAttributeLoading, LocalAttributeLoading, LockType, VersioningPolicy } from "./protocol.js";
+import type {
+  FlowLimits,
+  GlobalAttributeLoading,
+  LocalAttributeLoading,
+  LockType,
+  ScheduleDeclaration,
+  VersioningPolicy,
+} from "./protocol.js";
 import type { CommunicationSchema, PersistenceSchema } from "./schema.js";
 import type { AsyncState, Parser, WorkerContext } from "./state.js";
 
@@ -96,6 +103,14 @@ export interface Process {
    * registration; an operator may override them at run time (`setFlowLimits`).
    */
   readonly flowLimits?: FlowLimits;
+  /**
+   * Schedules that start this type, owned by this code: each registration creates,
+   * changes and deletes them to match, and each firing starts the type at the registering
+   * deployment's worker URL. Operators may pause, resume and trigger them, not update or
+   * delete them. For example `[{ scheduleId: "nightly-report", spec: { cron: { expression:
+   * "0 3 * * *" } }, startStateId: "Report" }]`; see docs/schedules.md.
+   */
+  readonly schedules?: readonly ScheduleDeclaration[];
 }
 
 /** The RPC map of process `P`. */

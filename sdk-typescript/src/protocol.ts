@@ -27,6 +27,7 @@ export type {
   ScheduleChangeAction,
   ScheduleControlRequest,
   ScheduleCreateRequest,
+  ScheduleDeclaration,
   ScheduleDescribeRequest,
   ScheduleDescribeResponse,
   ScheduleFiring,

@@ -15,6 +15,9 @@
 - Pace the calls to a worker: ``flow_limits`` on a process or a state declares how many
   calls a second it takes and how many at once; ``set_flow_limits``, ``list_flow_limits`` and
   ``flow_limit_history`` on a client override them, show them and their changes.
+- Start it on a schedule: ``schedules`` on a process declares the schedules that start it
+  (:class:`ScheduleDeclaration`, with :func:`cron_spec` or :func:`interval_spec`);
+  registration creates, changes and deletes them to match.
 - Act on many executions: ``start_batch`` applies one operation (terminate, pause,
   publish, reset, move, ...) to every execution a filter selects, as a durable job
   (:mod:`xdb.batch`).
@@ -105,6 +108,9 @@ from xdb.protocol import (
     ProcessStatus,
     RegisterDefinitionsResponse,
     RetryPolicy,
+    ScheduleDeclaration,
+    ScheduleOverlapPolicy,
+    ScheduleSpec,
     StateApiFailureDetails,
     StateApiName,
     StateExecutionStatus,
@@ -114,6 +120,7 @@ from xdb.protocol import (
     WorkerDeployment,
 )
 from xdb.rpc import RpcMethod, RpcOptions, rpc
+from xdb.schedule import cron_spec, interval_spec
 from xdb.schema import (
     CommunicationMethod,
     CommunicationSchema,
@@ -202,7 +209,10 @@ __all__ = [
     "RpcMethod",
     "RpcOptions",
     "ScheduleAlreadyExistsError",
+    "ScheduleDeclaration",
     "ScheduleNotFoundError",
+    "ScheduleOverlapPolicy",
+    "ScheduleSpec",
     "SchemaError",
     "StateApiFailureDetails",
     "StateApiName",
@@ -221,9 +231,11 @@ __all__ = [
     "WorkerDeployment",
     "WorkerService",
     "XdbError",
+    "cron_spec",
     "current_trace_context",
     "decode_payload",
     "export_definition",
+    "interval_spec",
     "local_queue_message",
     "rpc",
     "state_execution_id_of",

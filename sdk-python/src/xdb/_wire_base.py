@@ -5,7 +5,9 @@ suffixed with ``_`` because it is a Python keyword (``from_``) is the keyword on
 wire. Answers are read
 leniently (unknown fields ignored) so that a newer service keeps working with this SDK.
 An optional field left unset (``None``) is left out of what the SDK sends, as the Rust
-SDK does: absent means the default the contract states, where ``null`` may not.
+SDK does: absent means the default the contract states, where ``null`` may not. So is a
+list the service itself leaves out when empty (:data:`OMITTED_WHEN_EMPTY`), so that what
+the SDK sends without it stays what it sent before the contract gained it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
+
+# The lists left out of what the SDK sends when they are empty, by model and field name:
+# those the service declares ``skip_serializing_if = "Vec::is_empty"`` and that were added
+# to a model the SDK already sent (``ProcessDefinition.schedules``).
+OMITTED_WHEN_EMPTY: dict[str, frozenset[str]] = {
+    "ProcessDefinition": frozenset({"schedules"}),
+}
 
 
 def _wire_name(name: str) -> str:
@@ -36,8 +45,15 @@ class WireModel(BaseModel):
         data = handler(self)
         if not isinstance(data, dict):
             return data
+        omitted_when_empty = OMITTED_WHEN_EMPTY.get(type(self).__name__, frozenset())
         for name, field in type(self).model_fields.items():
-            if field.is_required() or getattr(self, name) is not None:
+            value = getattr(self, name)
+            if name in omitted_when_empty and value == []:
+                for key in (field.alias, name):
+                    if key is not None:
+                        data.pop(key, None)
+                continue
+            if field.is_required() or value is not None:
                 continue
             for key in (field.alias, name):
                 if key is not None and key in data and data[key] is None:

@@ -58,7 +58,8 @@ def export_definition(
     - ``global_attributes``: the table, its key and the declared columns with their
       types; ``local_attributes``: the declared keys with theirs;
     - ``versioning_policy``: the process's ``versioning_policy``;
-    - ``flow_limits``: the process's and each state's ``flow_limits`` (absent: none).
+    - ``flow_limits``: the process's and each state's ``flow_limits`` (absent: none);
+    - ``schedules``: the process's ``schedules`` as declared (absent when it declares none).
     """
     definition = (
         process if isinstance(process, ProcessDefinition) else ProcessDefinition.of(process)
@@ -107,6 +108,7 @@ def export_definition(
         local_attributes=_attributes(schema.local_attributes),
         versioning_policy=definition.versioning_policy,
         flow_limits=definition.flow_limits,
+        schedules=list(definition.schedules),
     )
 
 

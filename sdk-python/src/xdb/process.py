@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from xdb import encoding
@@ -14,6 +15,7 @@ from xdb.protocol import (
     GlobalAttributeLoading,
     LocalAttributeLoading,
     LockType,
+    ScheduleDeclaration,
     StateDecisionWire,
     StateMovement,
     ThreadCloseDecision,
@@ -40,10 +42,18 @@ class Process:
     many running at once (``FlowLimits(max_concurrent_calls=8)``), or both; each state
     may declare its own (:attr:`AsyncState.flow_limits`). Registration sends them; an operator may
     override them at run time (``set_flow_limits``).
+
+    ``schedules`` are schedules that start this type, owned by this code: each
+    registration creates, changes and deletes them to match, and each firing starts the
+    type at the registering deployment's worker URL. Operators may pause, resume and
+    trigger them, not update or delete them. For example
+    ``(ScheduleDeclaration(schedule_id="nightly-report", spec=cron_spec("0 3 * * *"),
+    start_state_id="Report"),)``; see ``docs/schedules.md``.
     """
 
     versioning_policy: ClassVar[VersioningPolicy | str] = VersioningPolicy.PINNED
     flow_limits: ClassVar[FlowLimits | None] = None
+    schedules: ClassVar[Sequence[ScheduleDeclaration]] = ()
 
     def get_process_type(self) -> str:
         """The process type, unique in a worker; the class name unless overridden."""
@@ -92,6 +102,7 @@ class ProcessDefinition:
             state_id: _flow_limits(f"{self.process_type}.{state_id}", state.flow_limits)
             for state_id, state in self.states.items()
         }
+        self.schedules = _schedules(self.process_type, process.schedules, self.states)
         self.rpcs: dict[str, RpcMethod[Any, Any, Any]] = {}
         for klass in reversed(type(process).__mro__):
             for value in vars(klass).values():
@@ -208,3 +219,32 @@ def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
         f"{owner}: flow_limits {declared!r} is not a FlowLimits "
         "(e.g. FlowLimits(max_calls_per_second=20))"
     )
+
+
+def _schedules(
+    owner: str, declared: object, states: dict[str, AsyncState[Any]]
+) -> list[ScheduleDeclaration]:
+    """``declared`` as a list; a ``SchemaError`` naming ``owner`` if it is not one.
+
+    Each item must be a ``ScheduleDeclaration`` with an id of its own, starting no state or
+    one of ``states``.
+    """
+    if isinstance(declared, (str, bytes)) or not isinstance(declared, Sequence):
+        raise SchemaError(
+            f"{owner}: schedules {declared!r} is not a list of ScheduleDeclaration "
+            '(e.g. [ScheduleDeclaration(schedule_id="nightly", spec=cron_spec("0 3 * * *"))])'
+        )
+    out: list[ScheduleDeclaration] = []
+    for declaration in declared:
+        if not isinstance(declaration, ScheduleDeclaration):
+            raise SchemaError(f"{owner}: schedules: {declaration!r} is not a ScheduleDeclaration")
+        if any(d.schedule_id == declaration.schedule_id for d in out):
+            raise SchemaError(f"{owner}: schedule id {declaration.schedule_id!r} is declared twice")
+        state_id = declaration.start_state_id
+        if state_id is not None and state_id not in states:
+            raise SchemaError(
+                f"{owner}: schedule {declaration.schedule_id!r} starts state {state_id!r}, "
+                "which is not registered"
+            )
+        out.append(declaration)
+    return out

@@ -5,6 +5,9 @@ starts twice. A cron spec reads wall-clock time in its zone: a local time the cl
 does not fire, one they repeat fires once. Every operator's change of a schedule (create,
 update, pause, resume, trigger, backfill, delete) is kept in an audit history, which
 outlives the schedule. See ``docs/schedules.md``.
+
+A process type may also declare the schedules that start it (:attr:`xdb.Process.schedules`);
+:func:`cron_spec` and :func:`interval_spec` write their specs.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from xdb.protocol import (
     SCHEDULE_RESUME,
     SCHEDULE_TRIGGER,
     SCHEDULE_UPDATE,
+    CronSpec,
     EmptyResponse,
+    IntervalSpec,
     ScheduleBackfillRequest,
     ScheduleBackfillResponse,
     ScheduleControlRequest,
@@ -35,12 +40,32 @@ from xdb.protocol import (
     ScheduleListRequest,
     ScheduleListResponse,
     ScheduleOverlapPolicy,
+    ScheduleSpec,
     ScheduleTriggerRequest,
     ScheduleTriggerResponse,
     ScheduleUpdateRequest,
 )
 
 T = TypeVar("T")
+
+
+def cron_spec(expression: str, *, time_zone: str | None = None) -> ScheduleSpec:
+    """A spec firing on a cron ``expression``, read in an IANA ``time_zone`` (default UTC).
+
+    ``cron_spec("0 3 * * *", time_zone="Europe/Paris")`` fires at 03:00 Paris time every day.
+    """
+    return ScheduleSpec(cron=CronSpec(expression=expression, time_zone=time_zone))
+
+
+def interval_spec(every_seconds: int, *, jitter_seconds: int | None = None) -> ScheduleSpec:
+    """A spec firing every ``every_seconds``, on its multiples since the Unix epoch.
+
+    With ``jitter_seconds`` (less than ``every_seconds``), each firing starts up to that many
+    seconds after its nominal time.
+    """
+    return ScheduleSpec(
+        interval=IntervalSpec(every_seconds=every_seconds, jitter_seconds=jitter_seconds)
+    )
 
 
 class _ScheduleRequests:
