@@ -116,17 +116,7 @@ pub(crate) async fn pause(
     caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
-    let paused = note(
-        ScheduleChangeAction::Paused,
-        &caller,
-        request.reason.as_deref(),
-    );
-    change(&state, &request.schedule_id, &paused, |info| {
-        info.paused = true;
-        info.reason = request.reason.clone();
-        None
-    })
-    .await
+    set_paused(&state, &caller, &request, true).await
 }
 
 /// Keeps the next firing where the pause left it, so the firings missed meanwhile are
@@ -136,13 +126,28 @@ pub(crate) async fn resume(
     caller: Caller,
     ApiJson(request): ApiJson<ScheduleControlRequest>,
 ) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
-    let resumed = note(
-        ScheduleChangeAction::Resumed,
-        &caller,
-        request.reason.as_deref(),
-    );
-    change(&state, &request.schedule_id, &resumed, |info| {
-        info.paused = false;
+    set_paused(&state, &caller, &request, false).await
+}
+
+/// Pausing a paused schedule (or resuming a running one) changes nothing, as the
+/// contract says: neither its reason nor its history.
+async fn set_paused(
+    state: &AppState,
+    caller: &Caller,
+    request: &ScheduleControlRequest,
+    paused: bool,
+) -> Result<Json<ScheduleDescribeResponse>, ApiError> {
+    if stored(state, &request.schedule_id).await?.info.paused == paused {
+        return described(state, &request.schedule_id).await.map(Json);
+    }
+    let action = if paused {
+        ScheduleChangeAction::Paused
+    } else {
+        ScheduleChangeAction::Resumed
+    };
+    let changed = note(action, caller, request.reason.as_deref());
+    change(state, &request.schedule_id, &changed, |info| {
+        info.paused = paused;
         info.reason = request.reason.clone();
         None
     })

@@ -592,6 +592,14 @@ async fn every_change_is_in_the_history_with_who_made_it(db: Database) {
     let control = json!({"scheduleId": "audited", "reason": "night shift"});
     authorized(&env, paths::SCHEDULE_RESUME, control.clone()).await;
     authorized(&env, paths::SCHEDULE_PAUSE, control.clone()).await;
+    // Paused already: a second pause changes nothing, neither the reason nor the history.
+    let again = authorized(
+        &env,
+        paths::SCHEDULE_PAUSE,
+        json!({"scheduleId": "audited", "reason": "another"}),
+    )
+    .await;
+    assert_eq!(again["schedule"]["reason"], "night shift", "{again}");
     let triggered = authorized(
         &env,
         paths::SCHEDULE_TRIGGER,

@@ -196,9 +196,10 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(created.nextFireTimestampsMs.length, 10);
       await client.updateSchedule({ scheduleId, spec: { interval: { everySeconds: 3600, jitterSeconds: 5 } }, start });
-      await client.pauseSchedule(scheduleId, "contract test");
       await client.resumeSchedule(scheduleId);
-      await client.pauseSchedule(scheduleId);
+      await client.pauseSchedule(scheduleId, "contract test");
+      // Paused already: changes nothing, neither the reason nor the history.
+      assert.equal((await client.pauseSchedule(scheduleId)).schedule.reason, "contract test");
       const now = Date.now();
       await client.backfillSchedule({ scheduleId, startTimestampMs: now - 7_200_000, endTimestampMs: now - 3_600_000 });
       const fired = await client.triggerSchedule(scheduleId);
@@ -211,15 +212,15 @@ for (const dialect of DIALECTS) {
       // server takes no token), with the schedule before and after and why.
       const history = await client.scheduleHistory({ scheduleId });
       assert.deepEqual(history.changes.map((c) => c.action), [
-        "DELETED", "TRIGGERED", "BACKFILLED", "PAUSED", "RESUMED", "PAUSED", "UPDATED", "CREATED",
+        "DELETED", "TRIGGERED", "BACKFILLED", "PAUSED", "RESUMED", "UPDATED", "CREATED",
       ]);
       assert.deepEqual(new Set(history.changes.map((c) => c.changedBy)), new Set(["anonymous"]));
       assert.deepEqual(new Set(history.changes.map((c) => c.scheduleId)), new Set([scheduleId]));
-      const [deleted, triggered] = history.changes;
-      const [creation, updated, firstPause] = [...history.changes].reverse();
+      const [deleted, triggered, , pause] = history.changes;
+      const [creation, updated] = [...history.changes].reverse();
       assert.deepEqual([deleted?.reason, deleted?.before?.scheduleId, deleted?.after ?? null], ["contract test", scheduleId, null]);
       assert.ok(triggered?.detail?.includes(fired.processId), triggered?.detail ?? "no detail");
-      assert.equal(firstPause?.reason, "contract test");
+      assert.equal(pause?.reason, "contract test");
       assert.deepEqual([updated?.before?.spec.interval ?? null, updated?.after?.spec.interval], [null, { everySeconds: 3600, jitterSeconds: 5 }]);
       assert.deepEqual([creation?.before ?? null, creation?.after?.paused], [null, true]);
       assert.equal(history.nextPageToken ?? undefined, undefined);
