@@ -7,6 +7,7 @@
 //! its task and state rows.
 
 use std::future::Future;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -485,20 +486,19 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     /// The pieces of filtered lists' and counts' SQL this dialect writes its own way.
     fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax;
 
-    /// Runs one read-only statement in a transaction of its own that `setup` (a statement
-    /// without parameters, such as PostgreSQL's `SET LOCAL statement_timeout`) prepares;
-    /// the transaction is rolled back, never committed.
-    fn read_after_setup(
+    /// Runs one read-only statement, at most `limit` long: the generic form runs it on a
+    /// plain connection, for a dialect whose statement text carries the bound
+    /// (`QuerySyntax::time_limited`, MySQL's `MAX_EXECUTION_TIME`).
+    fn read_bounded(
         &self,
         lane: Lane,
-        setup: &str,
         sql: &str,
         params: &[Param<'_>],
-    ) -> impl Answer<Vec<<Self::Tx as SqlConn>::Row>> {
+        _limit: Duration,
+    ) -> impl Answer<Vec<<Self::Session as SqlConn>::Row>> {
         async move {
-            let mut tx = self.begin(lane).await?;
-            tx.execute(setup, &[]).await?;
-            tx.query_once(sql, params).await
+            let mut session = self.session(lane).await?;
+            session.query_once(sql, params).await
         }
     }
 

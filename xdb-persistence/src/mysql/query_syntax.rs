@@ -158,10 +158,6 @@ impl QuerySyntax for MariaDbSyntax {
         keyset_before(start, id)
     }
 
-    fn time_limit_setting(&self, _limit: Duration) -> Option<String> {
-        None
-    }
-
     fn time_limited(&self, select: String, limit: Duration) -> String {
         // Seconds, to the millisecond: a number of ours, not a client's.
         let seconds = limit.as_millis().max(1) as f64 / 1000.0;
@@ -220,10 +216,6 @@ impl QuerySyntax for MySqlSyntax {
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {
         keyset_before(start, id)
-    }
-
-    fn time_limit_setting(&self, _limit: Duration) -> Option<String> {
-        None
     }
 
     fn time_limited(&self, select: String, limit: Duration) -> String {

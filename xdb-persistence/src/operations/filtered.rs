@@ -1,5 +1,5 @@
 //! Filtered list and count: a request's filter tree checked, rendered to one statement
-//! and run in a transaction of its own under a time limit, so a filter over an
+//! and run under a time limit, so a filter over an
 //! unindexed business column costs the user's database at most that long.
 //!
 //! Pages use the plain list's tokens (`operations::list`): the last row's
@@ -244,32 +244,20 @@ fn join_for(
     }))
 }
 
-/// Runs `statement`, bounded by `limit`, and decodes its rows. Where the dialect bounds
-/// time with a setting (PostgreSQL's `SET LOCAL`), in a transaction of its own that only
-/// reads and is rolled back (`Dialect::read_after_setup`). Elsewhere the bound is in the statement, which runs on a plain
-/// connection: no BEGIN and COMMIT to wait for.
+/// Runs `statement`, bounded by `limit`, and decodes its rows: the dialect bounds it in
+/// its text (`QuerySyntax::time_limited`) or by cancelling it (`Dialect::read_bounded`).
 async fn bounded<D: Dialect, R: Decode>(
     store: &D,
     statement: &Statement,
     limit: Duration,
     decode: R,
 ) -> Result<R::Answer, StoreError> {
-    let syntax = store.query_syntax();
-    let sql = syntax.time_limited(statement.sql.clone(), limit);
+    let sql = store
+        .query_syntax()
+        .time_limited(statement.sql.clone(), limit);
     let params: Vec<Param<'_>> = statement.values.iter().map(TypedValue::param).collect();
-    match syntax.time_limit_setting(limit) {
-        Some(setting) => {
-            let rows = store
-                .read_after_setup(Lane::Main, &setting, &sql, &params)
-                .await?;
-            decode.decode::<D::Tx>(&rows)
-        }
-        None => {
-            let mut session = store.session(Lane::Main).await?;
-            let rows = session.query_once(&sql, &params).await?;
-            decode.decode::<D::Session>(&rows)
-        }
-    }
+    let rows = store.read_bounded(Lane::Main, &sql, &params, limit).await?;
+    decode.decode::<D::Session>(&rows)
 }
 
 /// A group's value as JSON, from its text: numbers and booleans as such.

@@ -15,7 +15,7 @@ mod notifications;
 mod pipeline;
 pub(crate) mod query_syntax;
 #[cfg(test)]
-mod read_after_setup_tests;
+mod read_bounded_tests;
 mod rows;
 mod sql_conn;
 mod statement_batches;

@@ -101,14 +101,8 @@ impl QuerySyntax for PostgresSyntax {
         )
     }
 
-    fn time_limit_setting(&self, limit: Duration) -> Option<String> {
-        // A number of ours, not a client's: SET takes no parameters.
-        Some(format!(
-            "SET LOCAL statement_timeout = {}",
-            limit.as_millis().max(1)
-        ))
-    }
-
+    /// The text as it is: the store cancels a statement past its limit
+    /// (`Dialect::read_bounded`).
     fn time_limited(&self, select: String, _limit: Duration) -> String {
         select
     }

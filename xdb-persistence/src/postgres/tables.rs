@@ -7,6 +7,7 @@
 //! `transaction`), and COMMIT with its last writes where nothing follows them.
 
 use std::future::Future;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
@@ -107,32 +108,35 @@ impl Dialect for PostgresStore {
         })
     }
 
-    /// BEGIN with `setup`, the statement and ROLLBACK are written together: one round
-    /// trip, and the connection goes back to the pool clean.
-    async fn read_after_setup(
+    /// The statement alone on a pooled connection, timed by the service: no transaction
+    /// and no setting to send with it. Past `limit` the server is asked to cancel it and
+    /// the connection is closed, never reused: a cancel request names the session, not
+    /// the statement, so one that arrived late would cancel the next user's statement.
+    async fn read_bounded(
         &self,
         lane: Lane,
-        setup: &str,
         sql: &str,
         params: &[Param<'_>],
+        limit: Duration,
     ) -> Result<Vec<Row>, StoreError> {
-        let tx = Tx::on(self.lane(lane)).await?;
+        let tx = Tx::outside(self.lane(lane)).await?;
         let client = tx.client();
-        // Parsed first (when not kept yet), so that the run is one request written
-        // between BEGIN and ROLLBACK, not after them.
-        let form = once_form(client, sql, params).await?;
-        let begin = format!("BEGIN; {setup}");
-        // `join!` polls in order, so the three go out in this order.
-        let (begun, rows, ended) = futures::join!(
-            client.batch_execute(&begin),
-            run_once(client, &form, params),
-            client.batch_execute("ROLLBACK"),
-        );
-        if ended.is_ok() {
-            tx.rolled_back();
+        let read = async {
+            let form = once_form(client, sql, params).await?;
+            run_once(client, &form, params).await
+        };
+        if let Ok(rows) = tokio::time::timeout(limit, read).await {
+            return rows;
         }
-        begun?;
-        rows
+        let token = client.cancel_token();
+        if let Err(error) = token.cancel_query(self.target.tls()).await {
+            tracing::warn!(%error, "could not cancel a query past its time limit");
+        }
+        tx.close();
+        Err(StoreError::TimedOut(format!(
+            "the statement ran longer than {} ms and was cancelled",
+            limit.as_millis()
+        )))
     }
 
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>> {

@@ -48,10 +48,12 @@ impl Tx {
         self.finished = true;
     }
 
-    /// Records that ROLLBACK went out after the transaction's statements and succeeded:
-    /// the connection is clean.
-    pub fn rolled_back(mut self) {
+    /// Closes the connection instead of handing it back to the pool.
+    pub fn close(mut self) {
         self.finished = true;
+        if let Some(connection) = self.connection.take() {
+            drop(Object::take(connection));
+        }
     }
 
     /// Commits; an error leaves the outcome to the server (a failed transaction is

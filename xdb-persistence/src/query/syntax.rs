@@ -51,9 +51,6 @@ pub(crate) trait QuerySyntax: Send + Sync + 'static {
     /// The condition on `p` (the execution) that keeps rows before `(start, id)` in the
     /// list's order (start time, then id, descending), and its parameters.
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>);
-    /// A statement to run first in the query's transaction to bound the statements
-    /// after it by `limit`, where the dialect bounds them so.
-    fn time_limit_setting(&self, limit: Duration) -> Option<String>;
     /// `select` bounded by `limit`, where the dialect bounds one statement in its text.
     fn time_limited(&self, select: String, limit: Duration) -> String;
 }
