@@ -281,6 +281,11 @@ fn build_pool(
     );
     Pool::builder(manager)
         .max_size(size)
+        // The connection used last is taken first (as PgBouncer does by default): at
+        // low concurrency a few connections carry the load, with their prepared
+        // statements and the server's caches warm, rather than each statement waiting
+        // for its parse on every connection in turn.
+        .queue_mode(deadpool_postgres::QueueMode::Lifo)
         .wait_timeout(wait)
         // deadpool needs a timer for the wait timeout.
         .runtime(deadpool_postgres::Runtime::Tokio1)
