@@ -192,7 +192,14 @@ impl Drop for BenchDatabase {
     }
 }
 
+/// Set to keep each bench database after the run, to look into it or run probes on it.
+pub const KEEP_DATABASE_ENV: &str = "XDB_BENCH_KEEP_DATABASE";
+
 async fn drop_now(dialect: Dialect, admin_url: &str, name: &str) -> anyhow::Result<()> {
+    if std::env::var_os(KEEP_DATABASE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        eprintln!("xdb-bench: kept database {name} ({KEEP_DATABASE_ENV} is set)");
+        return Ok(());
+    }
     match dialect {
         Dialect::Postgres => postgres::drop_database(admin_url, name).await,
         Dialect::MySql => mysql::drop_database(admin_url, name).await,
