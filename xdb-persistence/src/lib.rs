@@ -124,6 +124,13 @@ impl StoreOptions {
     pub(crate) fn timekeeping_connections(&self) -> usize {
         (self.pool_size / 2).max(2)
     }
+
+    /// Connections of the query lane (see [`tables::Lane::Query`]): a quarter of the
+    /// main pool's (at least two). More filtered reads at once wait for one, up to
+    /// `pool_wait`.
+    pub(crate) fn query_connections(&self) -> usize {
+        (self.pool_size / 4).max(2)
+    }
 }
 
 impl Default for StoreOptions {

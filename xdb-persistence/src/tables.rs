@@ -444,6 +444,10 @@ pub enum Lane {
     /// Work whose lateness counts: timers and process timeouts. A backlog of state
     /// transitions waiting for the main pool would otherwise hold a due timer back.
     Timekeeping,
+    /// Filtered lists and counts: reads that may scan a business table until their time
+    /// limit. Where the dialect gives them a pool of their own (PostgreSQL), a burst of
+    /// slow ones never holds the connections starts and transitions need.
+    Query,
 }
 
 /// [`Transaction::lock_for_task`] one statement per row, in the lock order: the

@@ -59,7 +59,7 @@ impl Dialect for MySqlStore {
 
     async fn begin(&self, lane: Lane) -> Result<Self::Tx, StoreError> {
         let conn = match lane {
-            Lane::Main => MySqlStore::begin(self).await?,
+            Lane::Main | Lane::Query => MySqlStore::begin(self).await?,
             Lane::Timekeeping => MySqlStore::begin_timekeeping(self).await?,
         };
         Ok(MySqlRows {
@@ -70,7 +70,7 @@ impl Dialect for MySqlStore {
 
     async fn session(&self, lane: Lane) -> Result<Self::Session, StoreError> {
         let conn = match lane {
-            Lane::Main => self.within_pool_wait(self.pool().get_conn()).await?,
+            Lane::Main | Lane::Query => self.within_pool_wait(self.pool().get_conn()).await?,
             Lane::Timekeeping => self.timekeeping_pool().get_conn().await?,
         };
         Ok(MySqlRows {

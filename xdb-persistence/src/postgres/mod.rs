@@ -26,7 +26,7 @@ mod transaction;
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod};
 use xdb_db_connect::PostgresTarget;
 
 pub use notifications::{CHANNEL_PROCESS_CLOSED, CHANNEL_TASKS};
@@ -96,6 +96,8 @@ fn limit_dead_sessions(config: &mut tokio_postgres::Config, idle_in_transaction:
 pub struct PostgresStore {
     pool: Pool,
     timekeeping: Pool,
+    /// Filtered lists' and counts' (`Lane::Query`).
+    query: Pool,
     /// One connection of the readiness probe's own (see [`crate::DatabaseHealth`]).
     probe: Pool,
     /// The server, its session options and TLS, for connections outside the pools.
@@ -126,6 +128,16 @@ impl PostgresStore {
         // API service's) opens one, to read the database clock.
         let timekeeping = build_pool(&target, options.timekeeping_connections(), None)?;
         let probe = build_pool(&target, 1, None)?;
+        // The connection used last is taken first (as PgBouncer does by default): one
+        // person's queries reuse one connection, its statements parsed and the server's
+        // caches warm, rather than each new statement waiting for its parse on every
+        // connection in turn. Not for the main pool: there it cost the load 9%.
+        let query = build_pool_taking(
+            &target,
+            options.query_connections(),
+            options.pool_wait,
+            QueueMode::Lifo,
+        )?;
         // Fail at start-up, not on the first request; a TLS refusal names its setting.
         match pool.get().await {
             Ok(connection) => drop(connection),
@@ -148,6 +160,7 @@ impl PostgresStore {
             ),
             pool,
             timekeeping,
+            query,
             probe,
             target,
             continuation_lease: options.continuation_lease,
@@ -193,6 +206,11 @@ impl PostgresStore {
     /// ready at once.
     pub(crate) fn batches(&self) -> &statement_batches::StatementBatches {
         &self.batches
+    }
+
+    /// The lane of filtered lists and counts (`Lane::Query`).
+    pub(crate) fn query_pool(&self) -> &Pool {
+        &self.query
     }
 
     /// The lane for work whose lateness counts: claiming due tasks, finding when the
@@ -272,6 +290,16 @@ fn build_pool(
     size: usize,
     wait: Option<std::time::Duration>,
 ) -> Result<Pool, StoreError> {
+    build_pool_taking(target, size, wait, QueueMode::Fifo)
+}
+
+/// A pool whose idle connections are handed out in `queue` order.
+fn build_pool_taking(
+    target: &PostgresTarget,
+    size: usize,
+    wait: Option<std::time::Duration>,
+    queue: QueueMode,
+) -> Result<Pool, StoreError> {
     let manager = Manager::from_config(
         target.config().clone(),
         target.tls(),
@@ -281,11 +309,7 @@ fn build_pool(
     );
     Pool::builder(manager)
         .max_size(size)
-        // The connection used last is taken first (as PgBouncer does by default): at
-        // low concurrency a few connections carry the load, with their prepared
-        // statements and the server's caches warm, rather than each statement waiting
-        // for its parse on every connection in turn.
-        .queue_mode(deadpool_postgres::QueueMode::Lifo)
+        .queue_mode(queue)
         .wait_timeout(wait)
         // deadpool needs a timer for the wait timeout.
         .runtime(deadpool_postgres::Runtime::Tokio1)

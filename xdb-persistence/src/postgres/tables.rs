@@ -80,6 +80,7 @@ impl PostgresStore {
         match lane {
             Lane::Main => self.pool(),
             Lane::Timekeeping => self.timekeeping_pool(),
+            Lane::Query => self.query_pool(),
         }
     }
 }
@@ -157,7 +158,7 @@ impl Dialect for PostgresStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Applied>, StoreError> {
         let batches = match lane {
-            Lane::Main => self.batches(),
+            Lane::Main | Lane::Query => self.batches(),
             Lane::Timekeeping => self.timekeeping_batches(),
         };
         task_transition::one_statement_transition(batches, self, task, owner, call, plan, now).await

@@ -145,7 +145,7 @@ impl<D: Dialect> TransitionBatches<D> {
             info: trace_context::task_info(),
         };
         let batcher = match lane {
-            Lane::Main => &self.main,
+            Lane::Main | Lane::Query => &self.main,
             Lane::Timekeeping => &self.timekeeping,
         };
         let Some(mut applied) = batcher.run(process.id.to_string(), job).await? else {
