@@ -335,6 +335,7 @@ fn list_request(
         next_page_token: position,
         where_: request.where_.clone(),
         business_table: request.business_table.clone(),
+        explain: false,
     }
 }
 

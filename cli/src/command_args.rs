@@ -90,6 +90,10 @@ pub struct ListArgs {
     /// Follow every page and print them as one list
     #[arg(long)]
     pub all: bool,
+    /// With --where: show the database's plan for the page instead of the page, and
+    /// which index would serve the filter when none does
+    #[arg(long, requires = "where_", conflicts_with = "all")]
+    pub explain: bool,
 }
 
 /// Which executions: the selection `list`, `count` and `batch start` share (see

@@ -70,6 +70,10 @@ pub async fn describe(client: &Client, output: Output, a: &DescribeArgs) -> Outc
 pub async fn list(client: &Client, output: Output, a: &ListArgs) -> Outcome {
     let mut request = list_request(a);
     let mut response = client.list(&request).await?;
+    if let Some(plan) = &response.plan {
+        print(output, &response, || views::plan(plan));
+        return Ok(Exit::Ok);
+    }
     while a.all && response.next_page_token.is_some() {
         let token = response.next_page_token.take();
         request.next_page_token = token;

@@ -299,6 +299,12 @@ pub struct ProcessExecutionListRequest {
     /// declares it (the definition's table is used when there is one).
     #[serde(default)]
     pub business_table: Option<crate::BusinessTableRef>,
+    /// With `where`: answer the database's plan for the page's statement (`plan`)
+    /// instead of running it, so no executions. Says whether an index serves the
+    /// filter, and which to create when none does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schema(default = false)]
+    pub explain: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -320,6 +326,19 @@ pub struct ProcessExecutionSummary {
     pub backing_off: Option<BackingOff>,
 }
 
+/// The database's plan for a filtered list's statement, and what it means for indexes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryPlan {
+    /// Tables the statement reads in full, no index serving it: the business table
+    /// (by its name) or `xdb_sys_process_executions`.
+    pub full_scans: Vec<String>,
+    /// What would let an index serve the filter; empty when indexes serve it.
+    pub advice: Vec<String>,
+    /// The database's own plan, as `EXPLAIN` in JSON gives it.
+    pub plan: serde_json::Value,
+}
+
 /// A state call waiting out its retry's backoff: which, its next attempt and when, and
 /// why the last one failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -339,6 +358,9 @@ pub struct BackingOff {
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionListResponse {
     pub executions: Vec<ProcessExecutionSummary>,
+    /// The plan, when the request asked to `explain` it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<QueryPlan>,
     /// Absent on the last page.
     #[serde(default)]
     pub next_page_token: Option<String>,

@@ -9,12 +9,18 @@ use crate::json::ApiJson;
 use crate::{ApiError, AppState};
 
 /// A page of executions: the plain list's statement without `where`, else one filtered
-/// statement under `api.query_timeout_ms`.
+/// statement under `api.query_timeout_ms`; with `explain`, that statement's plan.
 pub(crate) async fn list(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ProcessExecutionListRequest>,
 ) -> Result<Json<ProcessExecutionListResponse>, ApiError> {
     let Some(tree) = &request.where_ else {
+        if request.explain {
+            return Err(ApiError::invalid(
+                "explain: needs a `where` filter (without one, the list reads XDB's own \
+                 indexes only)",
+            ));
+        }
         return Ok(Json(state.store.list_processes(&request).await?));
     };
     let table = state

@@ -95,6 +95,7 @@ pub fn list_request(a: &ListArgs) -> ProcessExecutionListRequest {
         next_page_token: a.page_token.clone(),
         where_: selection.where_,
         business_table: selection.business_table,
+        explain: a.explain,
     }
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use xdb_protocol::{
     PauseInfo, ProcessExecutionCountResponse, ProcessExecutionDescribeResponse,
-    ProcessExecutionSummary, ProcessFailure,
+    ProcessExecutionSummary, ProcessFailure, QueryPlan,
 };
 
 use crate::format::{between_ms, duration, key_values, table, timestamp_ms, truncate};
@@ -17,6 +17,22 @@ mod wait;
 pub use history::{history, history_header, history_line, history_rows};
 pub use states::{states, waiting_for_text};
 pub use wait::{active_states, progress_line, wait_result};
+
+/// A filtered list's plan: whether indexes serve it and, if not, what would; then the
+/// database's own plan.
+pub fn plan(plan: &QueryPlan) -> String {
+    let mut out = String::new();
+    if plan.advice.is_empty() {
+        out.push_str("indexes serve this filter: no table is read in full\n");
+    }
+    for advice in &plan.advice {
+        out.push_str(&format!("advice: {advice}\n"));
+    }
+    out.push_str("\nthe database's plan:\n");
+    out.push_str(&serde_json::to_string_pretty(&plan.plan).unwrap_or_default());
+    out.push('\n');
+    out
+}
 
 /// How long an execution ran: until its close, or until `now_ms` while it runs.
 fn ran_for(start_ms: i64, close_ms: Option<i64>, now_ms: i64) -> String {

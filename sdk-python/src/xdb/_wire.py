@@ -967,6 +967,20 @@ class PublishToLocalQueueRequest(WireModel):
     """Idempotency key: see *Idempotent requests* in the document's description."""
 
 
+class QueryPlan(WireModel):
+    """The database's plan for a filtered list's statement, and what it means for indexes."""
+
+    advice: list[str]
+    """What would let an index serve the filter; empty when indexes serve it."""
+    full_scans: list[str]
+    """
+    Tables the statement reads in full, no index serving it: the business table
+    (by its name) or `xdb_sys_process_executions`.
+    """
+    plan: Any
+    """The database's own plan, as `EXPLAIN` in JSON gives it."""
+
+
 class RetryPolicy(WireModel):
     """
     Backoff retry for a state's waitUntil or execute calls. An attempt fails when the
@@ -1876,6 +1890,7 @@ class ProcessExecutionListResponse(WireModel):
     executions: list[ProcessExecutionSummary]
     next_page_token: str | None = None
     """Absent on the last page."""
+    plan: QueryPlan | None = None
 
 
 class RegisterDefinitionsResponse(WireModel):
@@ -2106,6 +2121,12 @@ class ProcessExecutionListRequest(WireModel):
     """`POST .../list`: newest first."""
 
     business_table: BusinessTableRef | None = None
+    explain: bool = False
+    """
+    With `where`: answer the database's plan for the page's statement (`plan`)
+    instead of running it, so no executions. Says whether an index serves the
+    filter, and which to create when none does.
+    """
     filter: ProcessExecutionListFilter = Field({}, validate_default=True)
     next_page_token: str | None = None
     page_size: int | None = None

@@ -1506,6 +1506,12 @@ export type ProcessExecutionListFilter = {
  */
 export type ProcessExecutionListRequest = {
     businessTable?: null | BusinessTableRef;
+    /**
+     * With `where`: answer the database's plan for the page's statement (`plan`)
+     * instead of running it, so no executions. Says whether an index serves the
+     * filter, and which to create when none does.
+     */
+    explain?: boolean;
     filter?: ProcessExecutionListFilter;
     nextPageToken?: string | null;
     /**
@@ -1521,6 +1527,7 @@ export type ProcessExecutionListResponse = {
      * Absent on the last page.
      */
     nextPageToken?: string | null;
+    plan?: null | QueryPlan;
 };
 
 /**
@@ -1843,6 +1850,25 @@ export type PublishToLocalQueueRequest = {
      * Idempotency key: see *Idempotent requests* in the document's description.
      */
     requestId?: string | null;
+};
+
+/**
+ * The database's plan for a filtered list's statement, and what it means for indexes.
+ */
+export type QueryPlan = {
+    /**
+     * What would let an index serve the filter; empty when indexes serve it.
+     */
+    advice: Array<string>;
+    /**
+     * Tables the statement reads in full, no index serving it: the business table
+     * (by its name) or `xdb_sys_process_executions`.
+     */
+    fullScans: Array<string>;
+    /**
+     * The database's own plan, as `EXPLAIN` in JSON gives it.
+     */
+    plan: unknown;
 };
 
 /**

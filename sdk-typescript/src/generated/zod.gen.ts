@@ -1062,11 +1062,6 @@ export const ProcessExecutionSummarySchema = z.object({
     status: ProcessStatusSchema
 });
 
-export const ProcessExecutionListResponseSchema = z.object({
-    executions: z.array(ProcessExecutionSummarySchema),
-    nextPageToken: z.string().nullish()
-});
-
 export const ProcessExecutionWaitForCompletionResponseSchema = z.object({
     failure: ProcessFailureSchema.nullish(),
     processExecutionId: z.string(),
@@ -1098,6 +1093,21 @@ export const PublishToLocalQueueRequestSchema = z.object({
     processExecutionId: z.string().nullish(),
     processId: z.string(),
     requestId: z.string().nullish()
+});
+
+/**
+ * The database's plan for a filtered list's statement, and what it means for indexes.
+ */
+export const QueryPlanSchema = z.object({
+    advice: z.array(z.string()),
+    fullScans: z.array(z.string()),
+    plan: z.unknown()
+});
+
+export const ProcessExecutionListResponseSchema = z.object({
+    executions: z.array(ProcessExecutionSummarySchema),
+    nextPageToken: z.string().nullish(),
+    plan: QueryPlanSchema.nullish()
 });
 
 /**
@@ -1754,6 +1764,7 @@ export const ProcessExecutionCountRequestSchema = z.object({
  */
 export const ProcessExecutionListRequestSchema = z.object({
     businessTable: BusinessTableRefSchema.nullish(),
+    explain: z.boolean().optional().default(false),
     filter: ProcessExecutionListFilterSchema.optional().default({}),
     nextPageToken: z.string().nullish(),
     pageSize: z.int().nullish(),

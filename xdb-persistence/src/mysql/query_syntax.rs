@@ -158,6 +158,10 @@ impl QuerySyntax for MariaDbSyntax {
         keyset_before(start, id)
     }
 
+    fn explain_prefix(&self) -> &'static str {
+        "EXPLAIN FORMAT=JSON "
+    }
+
     fn time_limited(&self, select: String, limit: Duration) -> String {
         // Seconds, to the millisecond: a number of ours, not a client's.
         let seconds = limit.as_millis().max(1) as f64 / 1000.0;
@@ -216,6 +220,10 @@ impl QuerySyntax for MySqlSyntax {
 
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>) {
         keyset_before(start, id)
+    }
+
+    fn explain_prefix(&self) -> &'static str {
+        "EXPLAIN FORMAT=JSON "
     }
 
     fn time_limited(&self, select: String, limit: Duration) -> String {

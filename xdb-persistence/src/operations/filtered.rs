@@ -49,6 +49,16 @@ pub(crate) async fn list_matching<D: Dialect>(
     let syntax = store.query_syntax();
     let rows = i64::from(page_size) + 1;
     let statement = query::list(syntax, &filter, join.as_ref(), after, rows);
+    if request.explain {
+        let business_table = join.as_ref().and(table).map(|t| t.table_name.as_str());
+        // Not run, so not given the dialect's time limit in its text.
+        let plan = read(store, &syntax.explain(&statement), limit, Plan).await?;
+        return Ok(ProcessExecutionListResponse {
+            executions: Vec::new(),
+            next_page_token: None,
+            plan: Some(query::read_plan(plan, &filter, business_table)),
+        });
+    }
     let mut page = bounded(store, &statement, limit, Page).await?;
     let page_size = page_size as usize;
     let next_page_token = (page.len() > page_size)
@@ -59,6 +69,7 @@ pub(crate) async fn list_matching<D: Dialect>(
     Ok(ProcessExecutionListResponse {
         executions,
         next_page_token,
+        plan: None,
     })
 }
 
@@ -111,6 +122,20 @@ impl Decode for Page {
 
     fn decode<C: SqlConn>(&self, rows: &[C::Row]) -> Result<Self::Answer, StoreError> {
         rows.iter().map(summary_of::<C>).collect()
+    }
+}
+
+/// `EXPLAIN`'s one row: the plan as JSON.
+struct Plan;
+
+impl Decode for Plan {
+    type Answer = serde_json::Value;
+
+    fn decode<C: SqlConn>(&self, rows: &[C::Row]) -> Result<Self::Answer, StoreError> {
+        Ok(match rows.first() {
+            Some(row) => C::columns(row, 0).json()?.unwrap_or_default(),
+            None => serde_json::Value::Null,
+        })
     }
 }
 
@@ -255,8 +280,24 @@ async fn bounded<D: Dialect, R: Decode>(
     let sql = store
         .query_syntax()
         .time_limited(statement.sql.clone(), limit);
+    let statement = Statement {
+        sql,
+        values: statement.values.clone(),
+    };
+    read(store, &statement, limit, decode).await
+}
+
+/// Runs `statement` as it is, cancelled past `limit` where the store does that.
+async fn read<D: Dialect, R: Decode>(
+    store: &D,
+    statement: &Statement,
+    limit: Duration,
+    decode: R,
+) -> Result<R::Answer, StoreError> {
     let params: Vec<Param<'_>> = statement.values.iter().map(TypedValue::param).collect();
-    let rows = store.read_bounded(Lane::Main, &sql, &params, limit).await?;
+    let rows = store
+        .read_bounded(Lane::Query, &statement.sql, &params, limit)
+        .await?;
     decode.decode::<D::Session>(&rows)
 }
 

@@ -32,6 +32,7 @@ pub(crate) async fn list_processes<D: Dialect>(
     Ok(ProcessExecutionListResponse {
         executions,
         next_page_token,
+        plan: None,
     })
 }
 

@@ -101,6 +101,10 @@ impl QuerySyntax for PostgresSyntax {
         )
     }
 
+    fn explain_prefix(&self) -> &'static str {
+        "EXPLAIN (FORMAT JSON) "
+    }
+
     /// The text as it is: the store cancels a statement past its limit
     /// (`Dialect::read_bounded`).
     fn time_limited(&self, select: String, _limit: Duration) -> String {

@@ -7,6 +7,7 @@
 //! columns and quoted.
 
 mod check;
+mod plan;
 mod render;
 mod syntax;
 mod values;
@@ -15,6 +16,7 @@ pub use check::QueryTable;
 pub use values::{TypedValue, ValueType};
 
 pub(crate) use check::{check_filter, check_group, Checked, Condition, Group, Subject, Test};
+pub(crate) use plan::read_plan;
 pub(crate) use render::{count, list, Join, Statement, SUMMARY_COLUMNS};
 pub(crate) use syntax::{quoted, QuerySyntax};
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::render::Statement;
 use super::values::{TypedValue, ValueType};
 
 /// The pieces of query SQL that differ between dialects.
@@ -53,6 +54,19 @@ pub(crate) trait QuerySyntax: Send + Sync + 'static {
     fn keyset_before(&self, start: DateTime<Utc>, id: Uuid) -> (&'static str, Vec<TypedValue>);
     /// `select` bounded by `limit`, where the dialect bounds one statement in its text.
     fn time_limited(&self, select: String, limit: Duration) -> String;
+    /// What goes before a statement so that it answers its plan as JSON, in one row,
+    /// without running.
+    fn explain_prefix(&self) -> &'static str;
+}
+
+impl dyn QuerySyntax {
+    /// `statement`'s plan, asked of the database (`EXPLAIN` without running it).
+    pub(crate) fn explain(&self, statement: &Statement) -> Statement {
+        Statement {
+            sql: format!("{}{}", self.explain_prefix(), statement.sql),
+            values: statement.values.clone(),
+        }
+    }
 }
 
 /// `identifier` between `mark`s, with `mark` doubled inside.

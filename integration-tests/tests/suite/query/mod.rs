@@ -4,9 +4,11 @@
 //!
 //! `property` checks random filters against an in-memory evaluation of the same rows;
 //! `hostile` checks that bad filters are refused before any SQL; `situations` finds
-//! executions parked, backing off, waiting on timers and queues, and by deployment.
+//! executions parked, backing off, waiting on timers and queues, and by deployment;
+//! `explain` answers the plan and the index a filter lacks.
 
 mod cli;
+mod explain;
 mod hostile;
 mod property;
 mod situations;
