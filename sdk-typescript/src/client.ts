@@ -189,7 +189,11 @@ export class Client extends ServiceTransport {
     );
   }
 
-  /** Lists executions, newest first. */
+  /**
+   * Lists executions, newest first. `where` filters them by execution fields and
+   * business-row columns (see docs/queries.md); with `where`, `explain: true` answers the
+   * database's plan (`plan`: whether an index serves the filter) instead of the page.
+   */
   async list(request: ProcessExecutionListRequest = {}): Promise<ProcessExecutionListResponse> {
     return this.call(SERVICE_PATHS.list, request, ProcessExecutionListResponseSchema);
   }

@@ -120,6 +120,7 @@ export type {
   ProcessExecutionListFilter,
   ProcessExecutionListRequest,
   ProcessExecutionListResponse,
+  QueryPlan,
   ProcessExecutionCountRequest,
   ProcessExecutionCountResponse,
   CountGroup,

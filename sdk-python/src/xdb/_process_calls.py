@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar, overload
 
@@ -35,6 +35,7 @@ from xdb.protocol import (
     START,
     STOP,
     WAIT_FOR_COMPLETION,
+    BusinessTableRef,
     DefinitionDescribeRequest,
     DefinitionDescribeResponse,
     DefinitionsListRequest,
@@ -46,6 +47,7 @@ from xdb.protocol import (
     EncodedObject,
     ExecutionsMoveRequest,
     ExecutionsMoveResponse,
+    FilterNode,
     HistoryEventType,
     LocalQueueMessage,
     LockType,
@@ -128,6 +130,13 @@ def list_filter(
     )
 
 
+def filter_node(where: FilterNode | Mapping[str, Any] | None) -> FilterNode | None:
+    """A ``where`` tree given as a :class:`~xdb.protocol.FilterNode` or its JSON form."""
+    if where is None or isinstance(where, FilterNode):
+        return where
+    return FilterNode.model_validate(where)
+
+
 def _deployment_ref(deployment: DeploymentRef | WorkerDeployment) -> DeploymentRef:
     if isinstance(deployment, WorkerDeployment):
         return DeploymentRef(name=deployment.name, version=deployment.version)
@@ -204,9 +213,17 @@ class ProcessCalls:
         filter: ProcessExecutionListFilter,
         page_size: int | None,
         next_page_token: str | None,
+        where: FilterNode | Mapping[str, Any] | None = None,
+        business_table: BusinessTableRef | None = None,
+        explain: bool = False,
     ) -> Call[ProcessExecutionListResponse]:
         body = ProcessExecutionListRequest(
-            filter=filter, page_size=page_size, next_page_token=next_page_token
+            filter=filter,
+            page_size=page_size,
+            next_page_token=next_page_token,
+            where=filter_node(where),
+            business_table=business_table,
+            explain=explain,
         )
         read = ProcessExecutionListResponse.model_validate_json
         return Call(LIST, body, self.request_timeout, read)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar, overload
 
@@ -23,11 +23,13 @@ from xdb.flow_limits import FlowLimitCalls
 from xdb.operate import OperatorCalls
 from xdb.process import Process
 from xdb.protocol import (
+    BusinessTableRef,
     DefinitionDescribeResponse,
     DefinitionsListResponse,
     DeploymentRef,
     DeploymentsListResponse,
     ExecutionsMoveResponse,
+    FilterNode,
     HistoryEvent,
     HistoryEventType,
     LocalQueueMessage,
@@ -114,10 +116,22 @@ class Client(SyncTransport, ProcessCalls, OperatorCalls, BatchCalls, ScheduleCal
         start_time_max_ms: int | None = None,
         page_size: int | None = None,
         next_page_token: str | None = None,
+        where: FilterNode | Mapping[str, Any] | None = None,
+        business_table: BusinessTableRef | None = None,
+        explain: bool = False,
     ) -> ProcessExecutionListResponse:
-        """A page of executions matching every filter given, newest first."""
+        """A page of executions matching every filter given, newest first.
+
+        ``where`` filters by execution fields and business-row columns, as
+        ``count_processes`` takes it (a :class:`~xdb.protocol.FilterNode` or its JSON form;
+        see docs/queries.md); ``business_table`` names the type's table when no registered
+        definition declares it. ``explain`` (with ``where``) answers the database's plan
+        (``plan``: whether an index serves the filter) instead of the page.
+        """
         filter = list_filter(status, process_type, process_id, start_time_min_ms, start_time_max_ms)
-        return self._send(self._list(filter, page_size, next_page_token))
+        return self._send(
+            self._list(filter, page_size, next_page_token, where, business_table, explain)
+        )
 
     def count_processes(
         self, request: ProcessExecutionCountRequest | None = None

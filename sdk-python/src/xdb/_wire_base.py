@@ -6,8 +6,9 @@ wire. Answers are read
 leniently (unknown fields ignored) so that a newer service keeps working with this SDK.
 An optional field left unset (``None``) is left out of what the SDK sends, as the Rust
 SDK does: absent means the default the contract states, where ``null`` may not. So is a
-list the service itself leaves out when empty (:data:`OMITTED_WHEN_EMPTY`), so that what
-the SDK sends without it stays what it sent before the contract gained it.
+list the service itself leaves out when empty (:data:`OMITTED_WHEN_EMPTY`), and a flag it
+leaves out when false (:data:`OMITTED_WHEN_FALSE`), so that what the SDK sends without
+it stays what it sent before the contract gained it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from pydantic.alias_generators import to_camel
 # to a model the SDK already sent (``ProcessDefinition.schedules``).
 OMITTED_WHEN_EMPTY: dict[str, frozenset[str]] = {
     "ProcessDefinition": frozenset({"schedules"}),
+}
+# The flags left out of what the SDK sends when false: those the service declares
+# ``skip_serializing_if = "Not::not"`` and that were added to a model the SDK already sent
+# (``ProcessExecutionListRequest.explain``).
+OMITTED_WHEN_FALSE: dict[str, frozenset[str]] = {
+    "ProcessExecutionListRequest": frozenset({"explain"}),
 }
 
 
@@ -46,9 +53,12 @@ class WireModel(BaseModel):
         if not isinstance(data, dict):
             return data
         omitted_when_empty = OMITTED_WHEN_EMPTY.get(type(self).__name__, frozenset())
+        omitted_when_false = OMITTED_WHEN_FALSE.get(type(self).__name__, frozenset())
         for name, field in type(self).model_fields.items():
             value = getattr(self, name)
-            if name in omitted_when_empty and value == []:
+            if (name in omitted_when_empty and value == []) or (
+                name in omitted_when_false and value is False
+            ):
                 for key in (field.alias, name):
                     if key is not None:
                         data.pop(key, None)

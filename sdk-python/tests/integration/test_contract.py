@@ -6,11 +6,21 @@ import time
 import uuid
 
 import httpx
+import psycopg
 import pytest
 
 from samples.user_signup import Form, UserSignupProcess, process_id, start_signup
 from tests.contract import Contract
-from tests.integration.harness import Recording, ThreadedWorker, XdbServer, await_until
+from tests.integration.harness import (
+    Database,
+    Recording,
+    ThreadedWorker,
+    XdbServer,
+    _mysql_connect,
+    _pg_conninfo,
+    await_until,
+    running_worker,
+)
 from tests.integration.processes import (
     EchoProcess,
     FlakyProcess,
@@ -21,15 +31,25 @@ from tests.integration.processes import (
 )
 from xdb import (
     AsyncClient,
+    AsyncState,
     BatchNotFoundError,
     BatchOperation,
+    BusinessTableRef,
     CallPhase,
+    CommandResults,
+    Communication,
+    Context,
     ControlNotApplicableError,
     DefinitionNotFoundError,
+    FilterNode,
     FlowLimits,
     FlowLimitSource,
     HistoryEventType,
     InvalidRequestError,
+    Persistence,
+    PersistenceField,
+    PersistenceSchema,
+    Process,
     ProcessAlreadyStartedError,
     ProcessIdReusePolicy,
     ProcessNotFoundError,
@@ -38,11 +58,14 @@ from xdb import (
     ProcessStatus,
     ScheduleNotFoundError,
     StateApiName,
+    StateDecision,
     StateExecutionStatus,
     StateSchema,
     WorkerDeployment,
+    WorkerService,
 )
 from xdb.protocol import (
+    LIST,
     OPENAPI,
     CountGroupBy,
     CronSpec,
@@ -428,5 +451,111 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     assert {e.path.rsplit("/", 1)[-1] for e in calls} == {"wait-until", "execute", "rpc"}
     assert {e.status for e in calls} == {200, 500}
     for e in calls:
+        contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
+SCORES_TABLE = "contract_scores"
+
+
+class Scored(AsyncState[None]):
+    """Completes at once: the execution's row holds its score."""
+
+    async def execute(
+        self,
+        ctx: Context,
+        input: None,
+        command_results: CommandResults,
+        persistence: Persistence,
+        communication: Communication,
+    ) -> StateDecision:
+        return StateDecision.graceful_complete_process(persistence.get_global_attribute("score"))
+
+
+class ScoredProcess(Process):
+    """A process whose row has an integer column, ``score``, that no index serves."""
+
+    def get_state_schema(self) -> StateSchema:
+        return StateSchema.with_starting_state(Scored())
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.create(
+            PersistenceField.global_attribute_def("score", int),
+            table_name=SCORES_TABLE,
+            primary_key="id",
+        )
+
+
+def create_scores_table(database: Database) -> None:
+    """The scored process's table: ``score`` is an integer, indexed by nothing."""
+    if database.kind == "postgres":
+        with psycopg.connect(_pg_conninfo(database.url), autocommit=True) as conn:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {SCORES_TABLE} (id TEXT PRIMARY KEY, score INTEGER)"
+            )
+        return
+    with _mysql_connect(database.url) as my, my.cursor() as cur:
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS {SCORES_TABLE} "
+            "(id VARCHAR(255) NOT NULL PRIMARY KEY, score INT) ENGINE = InnoDB"
+        )
+
+
+async def test_a_filtered_list_finds_rows_by_column_and_explains_the_index_it_lacks(
+    client: AsyncClient, database: Database, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    create_scores_table(database)
+    run = uuid.uuid4().hex[:10]
+    with running_worker(WorkerService(ScoredProcess())) as scored_worker:
+        for score in (5, 50, 500):
+            pid = f"scored-{run}-{score}"
+            options = ProcessStartOptions(
+                worker_url=scored_worker.url,
+                global_attribute_pk_value=pid,
+                initial_global_attributes={"score": score},
+            )
+            await client.start_process(pid, ScoredProcess, options=options)
+            assert (await client.wait_for_completion(pid, 30)).status == ProcessStatus.COMPLETED
+
+    # No registered definition declares the table: the request names it. `IN`, because
+    # its `values` keep Python ints as ints, while the generated model's `value` (typed
+    # `str | float | ...`) sends 50 as 50.0, which the service refuses for an integer
+    # column.
+    table = BusinessTableRef(table_name=SCORES_TABLE, primary_key_column="id")
+    where = {
+        "and": [
+            {"column": "score", "op": "IN", "values": [50, 500, 5000]},
+            {"field": "processId", "op": "PREFIX", "value": f"scored-{run}-"},
+        ]
+    }
+    listed = await client.list_processes(
+        process_type=ScoredProcess, where=where, business_table=table
+    )
+    assert [e.process_id for e in listed.executions] == [f"scored-{run}-500", f"scored-{run}-50"]
+    assert listed.plan is None
+
+    explained = await client.list_processes(
+        process_type=ScoredProcess,
+        where=FilterNode.model_validate(where),
+        business_table=table,
+        explain=True,
+    )
+    assert explained.executions == []
+    assert explained.plan is not None
+    index = f"CREATE INDEX ON {SCORES_TABLE} (score)"
+    assert any(index in advice for advice in explained.plan.advice), explained.plan
+    assert isinstance(explained.plan.plan, dict | list), explained.plan
+
+    with pytest.raises(InvalidRequestError, match="explain") as refused:
+        await client.list_processes(process_type=ScoredProcess, explain=True)
+    assert refused.value.status == 400
+
+    lists = [e for e in client_recording.all() if e.path == LIST]
+    assert [e.status for e in lists] == [200, 200, 400]
+    # `explain` is sent only when true, as the Rust SDK sends it.
+    assert [e.request_json().get("explain") for e in lists] == [None, True, True]
+    for e in lists:
         contract.check_request(e.path, e.request_json())
         contract.check_response(e.path, e.status, e.response)

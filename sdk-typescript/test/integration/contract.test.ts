@@ -12,8 +12,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 
 import {
   Client, Command, CommandRequest, CommandResults, CommunicationSchema, OPENAPI_PATH, Persistence, PersistenceSchema,
-  StateDecision, StateSchema, WorkerService, isApiError, rpc,
-  type AsyncState, type Process, type WorkerContext,
+  SERVICE_PATHS, StateDecision, StateSchema, WorkerService, isApiError, rpc,
+  type AsyncState, type Process, type WorkerContext, type protocol,
 } from "@xdb/sdk";
 
 import { UserSignupProcess, processId, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
@@ -72,6 +72,25 @@ class CounterProcess implements Process {
       return "added";
     }),
   };
+}
+
+/** The table of `ScoredProcess`: `score` is an integer column no index serves. */
+const SCORES_TABLE = "contract_scores";
+
+/** Completes at once: the execution's row holds its score. */
+class ScoredState implements AsyncState {
+  execute(_ctx: WorkerContext, _input: void, _results: CommandResults, persistence: Persistence) {
+    return StateDecision.gracefulCompleteProcess(persistence.getGlobalAttribute<number>("score"));
+  }
+}
+
+class ScoredProcess implements Process {
+  stateSchema() {
+    return StateSchema.withStartingState(new ScoredState());
+  }
+  persistenceSchema() {
+    return PersistenceSchema.withTable(SCORES_TABLE, "id").globalAttributes("score");
+  }
 }
 
 for (const dialect of DIALECTS) {
@@ -282,6 +301,58 @@ for (const dialect of DIALECTS) {
         assert.ok(workerPaths.has(path), `XDB called the worker at ${path}`);
       }
       assert.ok(workerSide.some((e) => e.status === 500), "a failed attempt was answered");
+    });
+
+    it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {
+      await env.db.execute(
+        dialect === "postgres"
+          ? `CREATE TABLE ${SCORES_TABLE} (id TEXT PRIMARY KEY, score INTEGER)`
+          : `CREATE TABLE ${SCORES_TABLE} (id VARCHAR(255) NOT NULL PRIMARY KEY, score INT) ENGINE = InnoDB`,
+      );
+      const scoredWorker = await env.worker(new WorkerService({ onError: () => undefined }).register(new ScoredProcess()).nodeHandler());
+      const lists: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        if (url.pathname === SERVICE_PATHS.list) {
+          const text = await response.clone().text();
+          lists.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(text) });
+        }
+        return response;
+      };
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: scoredWorker.url, fetch: recording });
+      const run = randomUUID().slice(0, 8);
+      for (const score of [5, 50, 500]) {
+        const pid = `scored-${run}-${score}`;
+        await client.startProcess(ScoredProcess, pid, undefined, { globalAttributePkValue: pid, initialGlobalAttributes: { score } });
+        assert.equal((await client.waitForCompletion(pid, { timeoutMs: 20_000 })).status, "COMPLETED");
+      }
+
+      // No registered definition declares the table: the request names it.
+      const request: protocol.ProcessExecutionListRequest = {
+        filter: { processType: "ScoredProcess" },
+        where: { and: [{ column: "score", op: ">=", value: 50 }, { field: "processId", op: "PREFIX", value: `scored-${run}-` }] },
+        businessTable: { tableName: SCORES_TABLE, primaryKeyColumn: "id" },
+      };
+      const listed = await client.list(request);
+      assert.deepEqual(listed.executions.map((e) => e.processId), [`scored-${run}-500`, `scored-${run}-50`]);
+      assert.equal(listed.plan ?? undefined, undefined);
+
+      const explained = await client.list({ ...request, explain: true });
+      assert.deepEqual(explained.executions, []);
+      const plan: protocol.QueryPlan | null | undefined = explained.plan;
+      assert.ok(plan, "a plan");
+      const index = `CREATE INDEX ON ${SCORES_TABLE} (score)`;
+      assert.ok(plan.advice.some((a) => a.includes(index)), JSON.stringify(plan.advice));
+      assert.ok(typeof plan.plan === "object" && plan.plan !== null, "the database's own plan");
+
+      await assert.rejects(
+        client.list({ filter: { processType: "ScoredProcess" }, explain: true }),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("explain"),
+      );
+
+      assert.deepEqual(lists.map((e) => e.status), [200, 200, 400]);
+      assert.deepEqual(lists.flatMap((e) => check(document, "client -> service", e)), []);
     });
   });
 }
