@@ -107,7 +107,6 @@ pub(super) async fn reconcile(
         };
         let deployment = &revision.deployment;
         let by = format!("{}@{}", deployment.name, deployment.version);
-        let compiled = Compiled::new(stored).map_err(ApiError::invalid)?;
         let existing = state
             .schedules
             .schedules_declared_by(&revision.process_type)
@@ -116,10 +115,14 @@ pub(super) async fn reconcile(
             .into_iter()
             .map(|s| (s.info.schedule_id.clone(), s))
             .collect();
-        for declaration in &compiled.stored.definition.schedules {
-            let desired = declared_info(&compiled, declaration).map_err(ApiError::invalid)?;
-            let before = existing.remove(&declaration.schedule_id);
-            match_one(state, &by, desired, before).await?;
+        // Compiled only to resolve declared starts: most types declare none.
+        if !stored.definition.schedules.is_empty() {
+            let compiled = Compiled::new(stored).map_err(ApiError::invalid)?;
+            for declaration in &compiled.stored.definition.schedules {
+                let desired = declared_info(&compiled, declaration).map_err(ApiError::invalid)?;
+                let before = existing.remove(&declaration.schedule_id);
+                match_one(state, &by, desired, before).await?;
+            }
         }
         for (schedule_id, _) in existing {
             let note = note(ScheduleChangeAction::Deleted, &by);
