@@ -66,12 +66,15 @@ async function getText(path) {
   return response.ok ? response.text() : void 0;
 }
 var api = {
-  list: (filter, pageSize, nextPageToken, where, businessTable) => post(`${SERVICE}list`, {
+  /** A page of executions; with `explain` (and `where`), the database's plan for it
+   * (`plan`) instead, and no executions. */
+  list: (filter, pageSize, nextPageToken, where, businessTable, explain = false) => post(`${SERVICE}list`, {
     filter,
     pageSize,
     ...nextPageToken ? { nextPageToken } : {},
     ...where ? { where } : {},
-    ...businessTable ? { businessTable } : {}
+    ...businessTable ? { businessTable } : {},
+    ...explain ? { explain } : {}
   }),
   count: (request) => post(`${SERVICE}count`, request),
   describe: (processId, processExecutionId) => post(`${SERVICE}describe`, { processId, ...processExecutionId ? { processExecutionId } : {} }),
@@ -2870,6 +2873,7 @@ function executionsView(root, selection) {
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });
   const pager = h("div", { class: "pager" });
+  const explained = h("div", {});
   let timer;
   let stopped = false;
   const field = (name, value, placeholder, type = "text") => h("input", { name, type, value: value ?? "", placeholder, "data-testid": `filter-${name}` });
@@ -2907,6 +2911,23 @@ function executionsView(root, selection) {
       void load();
     }
   };
+  const explain = async () => {
+    const text = builder.text();
+    if (!text || text !== state.where.trim()) {
+      const message = text ? "Apply this filter first: Explain shows the plan of the list shown." : "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
+      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, message));
+      return;
+    }
+    try {
+      const { where } = selectionRequest({ filter: {}, where: state.where });
+      const { plan } = await api.list(state.filter, PAGE_SIZE, void 0, where, state.table, true);
+      builder.showError("");
+      if (stopped) return;
+      replace(explained, plan ? queryPlanPanel(plan) : h("p", { class: "error", role: "alert" }, "Could not explain the filter: the service answered no plan."));
+    } catch (error) {
+      if (!stopped) showFailure(error, "Could not explain the filter", explained);
+    }
+  };
   const selected = () => ({ filter: state.filter, where: state.where, ...state.table ? { table: state.table } : {} });
   const form = h(
     "div",
@@ -2917,6 +2938,11 @@ function executionsView(root, selection) {
     h("label", {}, "from ", from),
     h("label", {}, "to ", to),
     h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
+    h(
+      "button",
+      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain() },
+      "Explain"
+    ),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
     h(
       "button",
@@ -2963,11 +2989,13 @@ function executionsView(root, selection) {
         )
       );
     } catch (error) {
-      if (stopped) return;
-      if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
-      else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
-      replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${error instanceof Error ? error.message : String(error)}`));
+      if (!stopped) showFailure(error, "Could not list executions", results);
     }
+  }
+  function showFailure(error, what, into) {
+    if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
+    else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
+    replace(into, h("p", { class: "error", role: "alert" }, `${what}: ${error instanceof Error ? error.message : String(error)}`));
   }
   function page_(direction, token2) {
     if (direction === 1) state.pages.push(token2);
@@ -2994,7 +3022,7 @@ function executionsView(root, selection) {
     if (timer) clearInterval(timer);
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS5) : void 0;
   }
-  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, results, pager);
+  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, explained, results, pager);
   void load().catch((error) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -3019,6 +3047,26 @@ async function businessTableOf(processType) {
   if (!latest) return void 0;
   const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
   return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : void 0;
+}
+function queryPlanPanel(plan) {
+  return h(
+    "div",
+    { class: "panel query-plan", "data-testid": "query-plan" },
+    h("strong", {}, "Plan of this filter"),
+    plan.advice.length > 0 ? h("ul", { class: "plan-advice" }, plan.advice.map((advice) => h("li", { "data-testid": "plan-advice" }, advice))) : h("p", { class: "plan-served", "data-testid": "plan-served" }, "Indexes serve this filter."),
+    plan.fullScans.length > 0 && h(
+      "p",
+      { class: "small", "data-testid": "plan-full-scans" },
+      "Read in full: ",
+      plan.fullScans.flatMap((table2, i) => [i > 0 && ", ", h("span", { class: "mono" }, table2)])
+    ),
+    h(
+      "details",
+      { "data-testid": "plan-json" },
+      h("summary", { class: "small" }, "The database's plan (EXPLAIN)"),
+      h("pre", {}, JSON.stringify(plan.plan, null, 2))
+    )
+  );
 }
 async function parkedOf(executions) {
   const running = executions.filter((e) => e.status === "RUNNING");

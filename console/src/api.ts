@@ -100,13 +100,16 @@ export async function getText(path: string): Promise<string | undefined> {
 }
 
 export const api = {
-  list: (filter: ListFilter, pageSize: number, nextPageToken?: string, where?: FilterNode, businessTable?: BusinessTableRef) =>
+  /** A page of executions; with `explain` (and `where`), the database's plan for it
+   * (`plan`) instead, and no executions. */
+  list: (filter: ListFilter, pageSize: number, nextPageToken?: string, where?: FilterNode, businessTable?: BusinessTableRef, explain = false) =>
     post<ListResponse>(`${SERVICE}list`, {
       filter,
       pageSize,
       ...(nextPageToken ? { nextPageToken } : {}),
       ...(where ? { where } : {}),
       ...(businessTable ? { businessTable } : {}),
+      ...(explain ? { explain } : {}),
     }),
   count: (request: CountRequest) => post<CountResponse>(`${SERVICE}count`, request),
   describe: (processId: string, processExecutionId?: string) =>

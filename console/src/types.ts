@@ -8,6 +8,7 @@ export type EncodedObject = wire.EncodedObject;
 export type ListFilter = wire.ProcessExecutionListFilter;
 export type ExecutionSummary = wire.ProcessExecutionSummary;
 export type ListResponse = wire.ProcessExecutionListResponse;
+export type QueryPlan = wire.QueryPlan;
 export type CountRequest = wire.ProcessExecutionCountRequest;
 export type CountResponse = wire.ProcessExecutionCountResponse;
 export type FilterNode = wire.FilterNode;

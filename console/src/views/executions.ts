@@ -1,12 +1,13 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out, and those backing
-// off show their next attempt, when, and the last error.
+// off show their next attempt, when, and the last error. Explain shows the database's plan
+// for the list's Where filter: whether an index serves it, and which to create if none does.
 import { api, ApiError, definitionOrNothing } from "../api.js";
 import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
 import { formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
 import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
-import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus } from "../types.js";
+import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus, type QueryPlan } from "../types.js";
 import { notify } from "./dialog.js";
 import { startBatch } from "./batch.js";
 import { queryBuilder } from "./querybuilder.js";
@@ -38,6 +39,8 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });
   const pager = h("div", { class: "pager" });
+  /** The plan Explain read, or why it could not; empty until then. */
+  const explained = h("div", {});
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
 
@@ -80,6 +83,26 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
       void load();
     }
   };
+  /** The plan of the list shown: the selection `load()` reads, with `explain`. */
+  const explain = async () => {
+    const text = builder.text();
+    if (!text || text !== state.where.trim()) {
+      const message = text
+        ? "Apply this filter first: Explain shows the plan of the list shown."
+        : "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
+      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, message));
+      return;
+    }
+    try {
+      const { where } = selectionRequest({ filter: {}, where: state.where });
+      const { plan } = await api.list(state.filter, PAGE_SIZE, undefined, where, state.table, true);
+      builder.showError("");
+      if (stopped) return;
+      replace(explained, plan ? queryPlanPanel(plan) : h("p", { class: "error", role: "alert" }, "Could not explain the filter: the service answered no plan."));
+    } catch (error) {
+      if (!stopped) showFailure(error, "Could not explain the filter", explained);
+    }
+  };
   const selected = (): Selection => ({ filter: state.filter, where: state.where, ...(state.table ? { table: state.table } : {}) });
   const form = h(
     "div",
@@ -90,6 +113,11 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     h("label", {}, "from ", from),
     h("label", {}, "to ", to),
     h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
+    h(
+      "button",
+      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain() },
+      "Explain",
+    ),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
     h(
       "button",
@@ -138,11 +166,16 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
         ),
       );
     } catch (error) {
-      if (stopped) return;
-      if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
-      else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
-      replace(results, h("p", { class: "error", role: "alert" }, `Could not list executions: ${error instanceof Error ? error.message : String(error)}`));
+      if (!stopped) showFailure(error, "Could not list executions", results);
     }
+  }
+
+  /** `error` of a call over the selection: the service's 400 or a filter text that does not
+   * parse next to the editor, and the whole of it in `into` as `what: ...`. */
+  function showFailure(error: unknown, what: string, into: HTMLElement): void {
+    if (error instanceof ApiError && error.status === 400) builder.showError(error.message);
+    else if (error instanceof Error && !(error instanceof ApiError)) builder.showError(`The filter text: ${error.message}`);
+    replace(into, h("p", { class: "error", role: "alert" }, `${what}: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   function page_(direction: 1 | -1, token?: string): void {
@@ -173,7 +206,7 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
   }
 
-  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, results, pager);
+  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, explained, results, pager);
   void load().catch((error: unknown) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -205,6 +238,32 @@ async function businessTableOf(processType: string): Promise<BusinessTableRef | 
   if (!latest) return undefined;
   const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
   return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : undefined;
+}
+
+/** What the database's plan says about the filter's indexes: each advice (or that indexes
+ * serve it), the tables read in full, and the plan itself, folded. */
+function queryPlanPanel(plan: QueryPlan): HTMLElement {
+  return h(
+    "div",
+    { class: "panel query-plan", "data-testid": "query-plan" },
+    h("strong", {}, "Plan of this filter"),
+    plan.advice.length > 0
+      ? h("ul", { class: "plan-advice" }, plan.advice.map((advice) => h("li", { "data-testid": "plan-advice" }, advice)))
+      : h("p", { class: "plan-served", "data-testid": "plan-served" }, "Indexes serve this filter."),
+    plan.fullScans.length > 0 &&
+      h(
+        "p",
+        { class: "small", "data-testid": "plan-full-scans" },
+        "Read in full: ",
+        plan.fullScans.flatMap((table, i) => [i > 0 && ", ", h("span", { class: "mono" }, table)]),
+      ),
+    h(
+      "details",
+      { "data-testid": "plan-json" },
+      h("summary", { class: "small" }, "The database's plan (EXPLAIN)"),
+      h("pre", {}, JSON.stringify(plan.plan, null, 2)),
+    ),
+  );
 }
 
 /** Parked task counts of the running executions on the page, by execution id. */

@@ -1,7 +1,8 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
-// worker built with the TypeScript SDK: the list and its query builder, the execution page
-// with its history and business row, the actions (publish, retry now, pause/resume,
-// stop), a batch over a filter, the dashboard and its charts,
+// worker built with the TypeScript SDK: the list and its query builder (and Explain's
+// index advice), the execution page with its history and business row, the actions
+// (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
+// charts,
 // the registered definitions with a process type's state graph and the dialogs that offer
 // its queues and RPCs, the deployments (a second deployment registered, executions moved to
 // it, the first made current again), the token prompt, and the setting that turns the
@@ -94,7 +95,7 @@ describe("web console", () => {
     await page.screenshot({ path: join(SCREENSHOTS, "executions.png") });
   });
 
-  it("builds a filter with the query builder, keeps it in the URL and shows the service's word on a bad one", async () => {
+  it("builds a filter with the query builder, keeps it in the URL, explains its plan and shows the service's word on a bad one", async () => {
     // The list joins the business row whose key is the process id: two such sign-ups.
     for (const [id, status] of [["user-dee", "waiting"], ["user-eve", "verified"]] as const) {
       await client.startProcess(SignupProcess, id, undefined, {
@@ -133,6 +134,19 @@ describe("web console", () => {
     assert.equal(await page.getByTestId("where-row").count(), 2);
     await page.screenshot({ path: join(SCREENSHOTS, "query.png") });
 
+    // No index of `user` serves `status`: Explain says which to create, with the database's
+    // plan folded below it; the list stays as it was.
+    await page.getByTestId("explain-filter").click();
+    const plan = page.getByTestId("query-plan");
+    await plan.waitFor();
+    const advice = await plan.getByTestId("plan-advice").allTextContents();
+    assert.ok(advice.some((a) => a.includes("CREATE INDEX ON") && a.includes("(status)")), advice.join("\n"));
+    assert.equal(await plan.getByTestId("plan-served").count(), 0);
+    assert.equal(await plan.getByTestId("plan-json").getAttribute("open"), null);
+    assert.match((await plan.locator("details pre").textContent()) ?? "", /"Plan"/);
+    assert.equal(await page.getByTestId("execution-row").count(), 1);
+    await page.screenshot({ path: join(SCREENSHOTS, "query-plan.png") });
+
     // A column the business table lacks: the service's 400 next to the editor.
     await page.getByTestId("where-text").fill("no_such_column = 1");
     await page.getByTestId("where-text").dispatchEvent("change");
@@ -142,6 +156,9 @@ describe("web console", () => {
     await client.stop("user-eve");
     await page.goto(`${server.url}/ui/#/executions`);
     await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 5);
+    // Without a Where filter there is no plan to ask for: a word instead of a call.
+    await page.getByTestId("explain-filter").click();
+    await page.getByTestId("query-plan-unavailable").filter({ hasText: "needs a Where filter" }).waitFor();
   });
 
   it("shows an execution's history, states and business row, and publishes to its queue", async () => {
