@@ -228,8 +228,11 @@ pub struct ColumnCondition {
 /// Any JSON value; null reads as absent.
 fn any_value() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    // `integer` before `number`: a generated client (Python's) keeps an integer an
+    // integer rather than sending 50 as 50.0, which an integer column refuses.
     let any = [
         Type::String,
+        Type::Integer,
         Type::Number,
         Type::Boolean,
         Type::Object,

@@ -1404,7 +1404,7 @@ class ColumnCondition(WireModel):
     Object keys into a JSON column, outermost first (letters, digits, `_`, `-`; at
     most 8 keys).
     """
-    value: str | float | bool | dict[str, Any] | list[Any] | None = None
+    value: str | int | float | bool | dict[str, Any] | list[Any] | None = None
     """The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent)."""
     values: list[Any] | None = None
     """The values of `IN`, at most 100."""
@@ -1464,7 +1464,7 @@ class FieldCondition(WireModel):
 
     field: ExecutionField
     op: FilterOp
-    value: str | float | bool | dict[str, Any] | list[Any] | None = None
+    value: str | int | float | bool | dict[str, Any] | list[Any] | None = None
     """The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent)."""
     values: list[Any] | None = None
     """The values of `IN`, at most 100."""

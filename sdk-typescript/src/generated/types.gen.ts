@@ -393,7 +393,7 @@ export type ColumnCondition = {
     /**
      * The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent).
      */
-    value?: string | number | boolean | {
+    value?: string | number | number | boolean | {
         [key: string]: unknown;
     } | Array<unknown> | null;
     /**
@@ -776,7 +776,7 @@ export type FieldCondition = {
     /**
      * The value compared with (absent for `IN`, `IS NULL`, `IS NOT NULL`; null reads as absent).
      */
-    value?: string | number | boolean | {
+    value?: string | number | number | boolean | {
         [key: string]: unknown;
     } | Array<unknown> | null;
     /**

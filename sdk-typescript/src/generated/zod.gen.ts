@@ -440,6 +440,7 @@ export const ColumnConditionSchema = z.object({
     path: z.array(z.string()).nullish(),
     value: z.union([
         z.string(),
+        z.int(),
         z.number(),
         z.boolean(),
         z.record(z.string(), z.unknown()),
@@ -456,6 +457,7 @@ export const FieldConditionSchema = z.object({
     op: FilterOpSchema,
     value: z.union([
         z.string(),
+        z.int(),
         z.number(),
         z.boolean(),
         z.record(z.string(), z.unknown()),
