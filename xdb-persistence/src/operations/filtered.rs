@@ -50,13 +50,13 @@ pub(crate) async fn list_matching<D: Dialect>(
     let rows = i64::from(page_size) + 1;
     let statement = query::list(syntax, &filter, join.as_ref(), after, rows);
     if request.explain {
-        let business_table = join.as_ref().and(table).map(|t| t.table_name.as_str());
+        let business_table = join.as_ref().map(|j| j.table.as_slice());
         // Not run, so not given the dialect's time limit in its text.
         let plan = read(store, &syntax.explain(&statement), limit, Plan).await?;
         return Ok(ProcessExecutionListResponse {
             executions: Vec::new(),
             next_page_token: None,
-            plan: Some(query::read_plan(plan, &filter, business_table)),
+            plan: Some(query::read_plan(plan, &filter, business_table, syntax)),
         });
     }
     let mut page = bounded(store, &statement, limit, Page).await?;

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use xdb_protocol::QueryPlan;
 
 use super::check::{Checked, Subject};
+use super::syntax::QuerySyntax;
 
 /// The aliases the statements give their tables (see `render`).
 const EXECUTIONS_ALIAS: &str = "p";
@@ -20,19 +21,25 @@ const BUSINESS_ALIAS: &str = "b";
 const EXECUTIONS_TABLE: &str = "xdb_sys_process_executions";
 
 /// The plan of a statement over `filter`, whose business table (if joined) is
-/// `business_table`.
-pub(crate) fn read_plan(plan: Value, filter: &Checked, business_table: Option<&str>) -> QueryPlan {
+/// `business_table`, its name's parts in order; the advice's SQL in `syntax`'s quoting.
+pub(crate) fn read_plan(
+    plan: Value,
+    filter: &Checked,
+    business_table: Option<&[String]>,
+    syntax: &dyn QuerySyntax,
+) -> QueryPlan {
     let mut reads = Vec::new();
     table_reads(&plan, &mut reads);
     let mut columns = Vec::new();
     row_columns(filter, &mut columns);
     let mut full_scans = Vec::new();
     let mut advice = Vec::new();
-    if let Some(table) = business_table.filter(|_| !columns.is_empty()) {
+    if let Some(parts) = business_table.filter(|_| !columns.is_empty()) {
+        let table = parts.join(".");
         let business: Vec<&TableRead> =
             reads.iter().filter(|r| r.alias == BUSINESS_ALIAS).collect();
         if business.iter().any(|r| r.full) {
-            full_scans.push(table.to_string());
+            full_scans.push(table.clone());
         }
         let served = business.iter().any(|r| {
             columns
@@ -43,9 +50,9 @@ pub(crate) fn read_plan(plan: Value, filter: &Checked, business_table: Option<&s
             advice.push(format!(
                 "no index of {table} serves the columns the filter compares ({}): the \
                  database reads the type's executions one by one and checks each one's row; \
-                 index the most selective of them, e.g. CREATE INDEX ON {table} ({})",
+                 index the most selective of them, e.g. {}",
                 columns.join(", "),
-                columns[0],
+                create_index(parts, &columns[0], syntax),
             ));
         }
     }
@@ -62,6 +69,19 @@ pub(crate) fn read_plan(plan: Value, filter: &Checked, business_table: Option<&s
         advice,
         plan,
     }
+}
+
+/// `CREATE INDEX` on `column` of the table `parts` names, every identifier quoted (a
+/// table may be called `user`) and the index named, as MySQL requires.
+fn create_index(parts: &[String], column: &str, syntax: &dyn QuerySyntax) -> String {
+    let table: Vec<String> = parts.iter().map(|p| syntax.quote(p)).collect();
+    let last = parts.last().map(String::as_str).unwrap_or_default();
+    format!(
+        "CREATE INDEX {} ON {} ({})",
+        syntax.quote(&format!("{last}_{column}")),
+        table.join("."),
+        syntax.quote(column)
+    )
 }
 
 /// How the plan reads one table (by its alias).
@@ -152,7 +172,13 @@ mod tests {
     use xdb_protocol::FilterOp;
 
     use super::*;
+    use crate::mysql::query_syntax::MariaDbSyntax;
+    use crate::postgres::query_syntax::PostgresSyntax;
     use crate::query::{Condition, Test, TypedValue, ValueType};
+
+    fn table(parts: &[&str]) -> Vec<String> {
+        parts.iter().map(|p| p.to_string()).collect()
+    }
 
     fn column(name: &str) -> Checked {
         Checked::Test(Condition {
@@ -171,7 +197,13 @@ mod tests {
             {"Node Type": "Index Scan", "Alias": "p", "Index Cond": "(process_id = b.id)"},
             {"Node Type": "Seq Scan", "Alias": "t"}
         ]}}]);
-        let read = read_plan(plan.clone(), &column("customer"), Some("orders"));
+        let orders = table(&["orders"]);
+        let read = read_plan(
+            plan.clone(),
+            &column("customer"),
+            Some(&orders),
+            &PostgresSyntax,
+        );
         assert!(read.full_scans.is_empty(), "{read:?}");
         assert!(read.advice.is_empty(), "{read:?}");
         assert_eq!(read.plan, plan);
@@ -185,15 +217,17 @@ mod tests {
              "Filter": "(amount = $2)"}
         ]}}]);
         let filter = Checked::All(vec![column("amount"), column("region"), column("amount")]);
-        let read = read_plan(plan, &filter, Some("shop.orders"));
+        let user = table(&["shop", "user"]);
+        let read = read_plan(plan, &filter, Some(&user), &PostgresSyntax);
         assert!(read.full_scans.is_empty());
         assert_eq!(read.advice.len(), 1);
+        let advice = &read.advice[0];
+        assert!(advice.contains("no index of shop.user serves"), "{advice}");
+        assert!(advice.contains("(amount, region)"), "{advice}");
         assert!(
-            read.advice[0].contains("(amount, region)"),
-            "{}",
-            read.advice[0]
+            advice.contains(r#"CREATE INDEX "user_amount" ON "shop"."user" ("amount")"#),
+            "{advice}"
         );
-        assert!(read.advice[0].contains("CREATE INDEX ON shop.orders (amount)"));
     }
 
     #[test]
@@ -202,9 +236,11 @@ mod tests {
             {"table": {"table_name": "p", "access_type": "ALL"}},
             {"table": {"table_name": "b", "access_type": "ALL"}}
         ]}});
-        let read = read_plan(plan, &column("amount"), Some("orders"));
+        let orders = table(&["orders"]);
+        let read = read_plan(plan, &column("amount"), Some(&orders), &MariaDbSyntax);
         assert_eq!(read.full_scans, ["orders", EXECUTIONS_TABLE]);
         assert_eq!(read.advice.len(), 2);
+        assert!(read.advice[0].contains("CREATE INDEX `orders_amount` ON `orders` (`amount`)"));
         assert!(read.advice[1].contains("processType, status or startTime"));
 
         let plan = json!({"query_block": {"nested_loop": [
@@ -212,7 +248,7 @@ mod tests {
                        "used_key_parts": ["customer"]}},
             {"table": {"table_name": "p", "access_type": "ref", "used_key_parts": ["process_id"]}}
         ]}});
-        let read = read_plan(plan, &column("customer"), Some("orders"));
+        let read = read_plan(plan, &column("customer"), Some(&orders), &MariaDbSyntax);
         assert!(
             read.full_scans.is_empty() && read.advice.is_empty(),
             "{read:?}"
@@ -226,7 +262,7 @@ mod tests {
             subject: Subject::Field(xdb_protocol::ExecutionField::Status),
             test: Test::Compare(FilterOp::Eq, TypedValue::Text("RUNNING".into())),
         });
-        let read = read_plan(plan, &status, None);
+        let read = read_plan(plan, &status, None, &PostgresSyntax);
         assert!(read.full_scans.is_empty() && read.advice.is_empty());
     }
 }
