@@ -206,7 +206,8 @@ pub struct ApiSettings {
     /// a reachable address when async instances run elsewhere.
     #[schema(value_type = String, format = "host:port")]
     pub internal_listen: SocketAddr,
-    /// Database connections in the pool.
+    /// Database connections in the main pool. On PostgreSQL, filtered lists and counts
+    /// use a pool of their own, a quarter as many more (at least two).
     pub pool_size: usize,
     /// Largest request body accepted, in bytes.
     pub max_request_bytes: usize,
@@ -283,7 +284,8 @@ pub struct AsyncSettings {
     /// URL other instances reach this one at (MySQL only; default: from `listen`).
     pub advertise_url: Option<String>,
     /// Database connections in the main pool. Claims, timers and process timeouts use a
-    /// lane of their own, half as many more (at least two).
+    /// lane of their own, half as many more (at least two); on PostgreSQL, batches'
+    /// selections another, a quarter as many more (at least two).
     pub pool_size: usize,
     /// Worker calls (tasks) in flight at once.
     pub max_in_flight: usize,
