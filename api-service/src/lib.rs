@@ -140,6 +140,7 @@ pub async fn connect(config: ApiServiceConfig) -> anyhow::Result<AppState> {
         xdb_persistence::StoreOptions {
             pool_size: config.api.pool_size,
             pool_wait: Some(Duration::from_millis(config.api.pool_wait_ms)),
+            longest_query: Duration::from_millis(config.api.query_timeout_ms),
             ..Default::default()
         },
     )

@@ -76,6 +76,7 @@ impl AsyncService {
                 // Transitions never wait inside a transaction on anything but the
                 // database: an instance cut off mid-transition frees its locks quickly.
                 idle_in_transaction: xdb_persistence::IDLE_IN_TRANSACTION_WITHOUT_RPC,
+                longest_query: batches::PAGE_QUERY_TIMEOUT,
                 ..Default::default()
             },
         )

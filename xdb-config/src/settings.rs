@@ -236,6 +236,8 @@ pub struct ApiSettings {
     pub pool_wait_ms: u64,
     /// Longest a filtered list or a count may run in the database before it is
     /// cancelled (400): a filter over unindexed business columns scans the user's table.
+    /// On PostgreSQL the server also ends such a statement 1 s past this limit by
+    /// itself, should the service die mid-read.
     pub query_timeout_ms: u64,
     /// How long a request's `requestId` answers for it: the same request sent again
     /// within it gets the first answer back, nothing done twice. Receipts older than it

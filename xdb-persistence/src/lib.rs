@@ -104,7 +104,17 @@ pub struct StoreOptions {
     /// [`IDLE_IN_TRANSACTION_WITHOUT_RPC`], so that an instance the network cut off
     /// mid-transition blocks the executions it locked for seconds, not a minute.
     pub idle_in_transaction: Duration,
+    /// The longest time limit this store's filtered reads are given (the API's
+    /// `api.query_timeout_ms`, the async service's batch page). The service's own timer
+    /// cancels a read past its limit; on PostgreSQL the query lane's sessions also carry
+    /// a server-side `statement_timeout` of [`QUERY_BACKSTOP_MARGIN`] more, so a scan
+    /// whose service died mid-read still ends (MySQL's limit is in the statement).
+    pub longest_query: Duration,
 }
+
+/// How much longer than [`StoreOptions::longest_query`] the server lets a filtered read
+/// run: the service's timer, which starts first, always ends it sooner while it lives.
+pub const QUERY_BACKSTOP_MARGIN: Duration = Duration::from_secs(1);
 
 pub use session_limits::IDLE_IN_TRANSACTION_WITHOUT_RPC;
 
@@ -133,6 +143,9 @@ impl StoreOptions {
     }
 }
 
+/// [`StoreOptions::longest_query`]'s default: the async service's batch page limit.
+pub const DEFAULT_LONGEST_QUERY: Duration = Duration::from_secs(30);
+
 impl Default for StoreOptions {
     /// A pool of four connections, no continuations leased.
     fn default() -> Self {
@@ -141,6 +154,7 @@ impl Default for StoreOptions {
             continuation_lease: None,
             pool_wait: None,
             idle_in_transaction: session_limits::IDLE_IN_TRANSACTION,
+            longest_query: DEFAULT_LONGEST_QUERY,
         }
     }
 }

@@ -106,6 +106,8 @@ impl MySqlStore {
             continuation_lease,
             pool_wait,
             idle_in_transaction,
+            // MySQL and MariaDB bound each filtered read in its own text.
+            longest_query: _,
         } = options;
         let url = xdb_config::DatabaseUrl::parse(url).map_err(invalid_database_url)?;
         let database: Arc<str> = url.require_database().map_err(invalid_database_url)?.into();

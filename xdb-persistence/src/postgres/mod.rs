@@ -133,7 +133,7 @@ impl PostgresStore {
         // caches warm, rather than each new statement waiting for its parse on every
         // connection in turn. Not for the main pool: there it cost the load 9%.
         let query = build_pool_taking(
-            &target,
+            &bounded_statements(&target, options.longest_query),
             options.query_connections(),
             options.pool_wait,
             QueueMode::Lifo,
@@ -283,6 +283,25 @@ async fn read_clock(client: &tokio_postgres::Client) -> Result<i64, StoreError> 
         })
         .and_then(|text| text.parse().ok())
         .ok_or_else(|| StoreError::Database("the database clock read as no number".into()))
+}
+
+/// `target` whose sessions end any statement running past `longest_query` and
+/// [`crate::QUERY_BACKSTOP_MARGIN`], on the server: the query lane's backstop for a
+/// service that died mid-read (see [`crate::StoreOptions::longest_query`]). A URL that
+/// sets `statement_timeout` itself keeps its value.
+fn bounded_statements(target: &PostgresTarget, longest_query: Duration) -> PostgresTarget {
+    let mut bounded = target.clone();
+    let config = bounded.config_mut();
+    let given = config.get_options().unwrap_or_default().to_string();
+    if !given.contains("statement_timeout") {
+        let backstop = (longest_query + crate::QUERY_BACKSTOP_MARGIN).as_millis();
+        config.options(
+            format!("{given} -c statement_timeout={backstop}")
+                .trim()
+                .to_string(),
+        );
+    }
+    bounded
 }
 
 fn build_pool(

@@ -111,3 +111,44 @@ async fn a_read_within_its_limit_answers_and_keeps_its_connection() {
     .await;
     assert_eq!(unset, 1, "statement_timeout was set");
 }
+
+/// A service that died mid-read cannot cancel it: the query lane's sessions end the
+/// statement themselves, just past the store's longest limit. Shown here by a read
+/// whose own limit is far longer than the store's backstop.
+#[tokio::test]
+async fn the_query_lane_ends_a_statement_past_the_longest_limit_on_the_server() {
+    let db = xdb_test_util::TestDatabase::create_postgres().await;
+    let store = PostgresStore::connect_with(
+        db.url(),
+        crate::StoreOptions {
+            pool_size: 1,
+            longest_query: Duration::from_millis(200),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let began = Instant::now();
+    let read = store
+        .read_bounded(
+            Lane::Query,
+            "SELECT pg_sleep(?)",
+            &[Param::Double(Some(30.0))],
+            Duration::from_secs(60),
+        )
+        .await;
+    assert!(matches!(read, Err(StoreError::TimedOut(_))), "{read:?}");
+    let waited = began.elapsed();
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_secs(20),
+        "the server ended the statement after {waited:?}"
+    );
+    // The main lane's sessions carry no such limit: transitions are never cut.
+    let main = bigint(
+        &store,
+        "SELECT CAST(CASE WHEN current_setting('statement_timeout') = '0' THEN 1 ELSE 0 END \
+         AS BIGINT)",
+    )
+    .await;
+    assert_eq!(main, 1, "the main lane has a statement_timeout");
+}
