@@ -163,6 +163,9 @@ impl Transitions for RecordedTimeouts {
     ) -> Result<bool, StoreError> {
         unreachable!("nothing is limited here")
     }
+    async fn admit_pending_executions(&self) -> Result<usize, StoreError> {
+        unreachable!("the claim loop admits nothing")
+    }
 }
 
 /// A claim loop over `tasks` and `transitions`, its wall clock standing at `now`, with

@@ -5,6 +5,7 @@
 //! through the storage layer in one transaction. It keeps no state of its own beyond
 //! leases: any instance may die at any point and another takes over its work.
 
+mod admissions;
 mod batches;
 mod cli;
 mod clock;
@@ -235,6 +236,7 @@ impl AsyncService {
             owner: owner.clone(),
         };
         let schedules = tokio::spawn(schedules.run(claiming_stopped.clone()));
+        let admissions = tokio::spawn(admissions::run(store.clone(), claiming_stopped.clone()));
         let flow = tokio::spawn(flow.refresh_until(
             store.clone(),
             flow_liveness,
@@ -256,6 +258,7 @@ impl AsyncService {
         let background = vec![
             batches,
             schedules,
+            admissions,
             flow,
             tokio::spawn(async move {
                 let served = axum::serve(listener, http::router(http_state, serve_notify))

@@ -42,6 +42,10 @@ pub struct StartArgs {
     /// What to do when the process id already has an execution
     #[arg(long, value_enum)]
     pub id_reuse: Option<IdReuse>,
+    /// The key the type's --max-running-executions counts this execution under (a
+    /// customer's id, say)
+    #[arg(long)]
+    pub concurrency_key: Option<String>,
     /// The business table holding the global attributes
     #[arg(long, requires = "key")]
     pub table: Option<String>,

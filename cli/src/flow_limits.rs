@@ -32,7 +32,13 @@ pub enum FlowLimitsCommand {
     ArgGroup::new("limit")
         .required(true)
         .multiple(true)
-        .args(["max_calls_per_second", "max_concurrent_calls", "clear", "unlimited"])
+        .args([
+            "max_calls_per_second",
+            "max_concurrent_calls",
+            "max_running_executions",
+            "clear",
+            "unlimited"
+        ])
 ))]
 pub struct FlowLimitsSetArgs {
     #[arg(long = "type", short = 't')]
@@ -47,11 +53,24 @@ pub struct FlowLimitsSetArgs {
     /// --max-calls-per-second, both apply
     #[arg(long)]
     pub max_concurrent_calls: Option<u32>,
+    /// At most this many executions of the type running at once per concurrency key (1
+    /// to 100000; the type's limits only): more starts wait PENDING, in start order
+    #[arg(long, conflicts_with = "state")]
+    pub max_running_executions: Option<u32>,
     /// Clear the override: the declared limits apply again
-    #[arg(long, conflicts_with_all = ["max_calls_per_second", "max_concurrent_calls", "unlimited"])]
+    #[arg(long, conflicts_with_all = [
+        "max_calls_per_second",
+        "max_concurrent_calls",
+        "max_running_executions",
+        "unlimited"
+    ])]
     pub clear: bool,
     /// No limit, whatever the definition declares
-    #[arg(long, conflicts_with_all = ["max_calls_per_second", "max_concurrent_calls"])]
+    #[arg(long, conflicts_with_all = [
+        "max_calls_per_second",
+        "max_concurrent_calls",
+        "max_running_executions"
+    ])]
     pub unlimited: bool,
     /// Why, kept in the audit history
     #[arg(long)]
@@ -82,6 +101,7 @@ pub fn set_request(a: &FlowLimitsSetArgs) -> FlowLimitsSetRequest {
         Some(FlowLimits {
             max_calls_per_second: a.max_calls_per_second,
             max_concurrent_calls: a.max_concurrent_calls,
+            max_running_executions: a.max_running_executions,
         })
     };
     FlowLimitsSetRequest {
@@ -130,6 +150,9 @@ pub fn limits_text(limits: Option<&FlowLimits>) -> String {
     let parts: Vec<String> = [
         limits.max_calls_per_second.map(|rate| format!("{rate}/s")),
         limits.max_concurrent_calls.map(|n| format!("{n} at once")),
+        limits
+            .max_running_executions
+            .map(|n| format!("{n} running per key")),
     ]
     .into_iter()
     .flatten()
@@ -276,6 +299,7 @@ mod tests {
         FlowLimits {
             max_calls_per_second: rate,
             max_concurrent_calls: at_once,
+            max_running_executions: None,
         }
     }
 

@@ -30,6 +30,8 @@ pub struct ProcessStartOptions {
     pub id_reuse_policy: Option<ProcessIdReusePolicy>,
     /// The start's `requestId`; `None`: a fresh one for each call.
     pub request_id: Option<String>,
+    /// See [`ProcessStartOptions::concurrency_key`].
+    pub concurrency_key: Option<String>,
     encode_error: Option<XdbError>,
 }
 
@@ -96,6 +98,14 @@ impl ProcessStartOptions {
     /// retention, 24 hours by default).
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());
+        self
+    }
+
+    /// Counts the execution under this key for its type's `max_running_executions` (a
+    /// customer's id, say): at most so many of the key's executions run at once, the
+    /// others wait `PENDING` in start order. Ignored by a type without that limit.
+    pub fn concurrency_key(mut self, key: impl Into<String>) -> Self {
+        self.concurrency_key = Some(key.into());
         self
     }
 
@@ -186,6 +196,7 @@ pub fn build_start_request(
             id_reuse_policy: options.id_reuse_policy,
             global_attribute_config,
             local_attribute_initial_write: options.initial_local_attributes,
+            concurrency_key: options.concurrency_key,
         }),
     })
 }

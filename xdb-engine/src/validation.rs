@@ -34,7 +34,8 @@ impl ValidationError {
 
 /// Flow limits as a definition declares them or an operator sets them: a rate more than
 /// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`], a concurrency 1 to
-/// [`xdb_protocol::MAX_CONCURRENT_CALLS`]. `field` names the limits.
+/// [`xdb_protocol::MAX_CONCURRENT_CALLS`], running executions 1 to
+/// [`xdb_protocol::MAX_RUNNING_EXECUTIONS`]. `field` names the limits.
 pub fn check_flow_limits(
     field: &str,
     limits: &xdb_protocol::FlowLimits,
@@ -61,7 +62,33 @@ pub fn check_flow_limits(
             ));
         }
     }
+    if let Some(running) = limits.max_running_executions {
+        if !(1..=xdb_protocol::MAX_RUNNING_EXECUTIONS).contains(&running) {
+            return Err(ValidationError::new(
+                format!("{field}.maxRunningExecutions"),
+                format!(
+                    "must be 1 to {}, not {running}",
+                    xdb_protocol::MAX_RUNNING_EXECUTIONS
+                ),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// [`check_flow_limits`] for one state's limits: a state cannot limit running
+/// executions, which are the type's.
+pub fn check_state_flow_limits(
+    field: &str,
+    limits: &xdb_protocol::FlowLimits,
+) -> Result<(), ValidationError> {
+    if limits.max_running_executions.is_some() {
+        return Err(ValidationError::new(
+            format!("{field}.maxRunningExecutions"),
+            "limits a process type's executions: set it on the type, not on a state",
+        ));
+    }
+    check_flow_limits(field, limits)
 }
 
 /// An id chosen by a client or worker: non-empty, bounded, printable, no control characters.

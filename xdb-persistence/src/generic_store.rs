@@ -254,4 +254,7 @@ impl<D: Dialect> Transitions for D {
         )
         .await
     }
+    async fn admit_pending_executions(&self) -> Result<usize, StoreError> {
+        operations::admit_pending(self).await
+    }
 }

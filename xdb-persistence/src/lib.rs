@@ -40,6 +40,7 @@ mod query;
 #[cfg(test)]
 mod read_only_tests;
 pub mod receipts;
+mod run_limits;
 mod schedule_store;
 mod session_limits;
 mod sql;

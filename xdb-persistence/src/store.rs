@@ -517,6 +517,10 @@ pub trait Transitions: Send + Sync + 'static {
         state_id: &str,
         limits: CallSlotLimits,
     ) -> Result<bool, StoreError>;
+    /// Admits executions waiting (`PENDING`) for a slot of their type's
+    /// `maxRunningExecutions` where slots are free, oldest first per concurrency key,
+    /// and forgets the slots of closed executions; returns how many were admitted.
+    async fn admit_pending_executions(&self) -> Result<usize, StoreError>;
 }
 
 /// The concurrency limits one worker call is under: its type's and its state's.

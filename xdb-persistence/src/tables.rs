@@ -489,6 +489,8 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     fn lease_to<'a>(&self, owner: &'a str) -> Option<LeaseTo<'a>>;
     /// The pieces of filtered lists' and counts' SQL this dialect writes its own way.
     fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax;
+    /// The types' running-execution limits as this store last read them.
+    fn run_limits(&self) -> &crate::run_limits::RunLimits;
 
     /// Runs one read-only statement, at most `limit` long: the generic form runs it on a
     /// plain connection, for a dialect whose statement text carries the bound

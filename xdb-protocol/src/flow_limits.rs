@@ -15,6 +15,10 @@ use utoipa::ToSchema;
 pub const MAX_CALLS_PER_SECOND: f64 = 1_000_000.0;
 /// Largest concurrent-calls limit.
 pub const MAX_CONCURRENT_CALLS: u32 = 100_000;
+/// Largest running-executions limit.
+pub const MAX_RUNNING_EXECUTIONS: u32 = 100_000;
+/// Longest concurrency key a start may give, in characters.
+pub const MAX_CONCURRENCY_KEY_CHARS: usize = 255;
 /// Longest reason an operator may give for a change, in characters.
 pub const MAX_FLOW_LIMIT_REASON_CHARS: usize = 1024;
 
@@ -35,12 +39,22 @@ pub struct FlowLimits {
     /// committed, and an instance that dies gives its places back with its leases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrent_calls: Option<u32>,
+    /// At most this many executions of the type running at once per concurrency key
+    /// (the start's `processStartConfig.concurrencyKey`; starts without one share one
+    /// key); 1 to 100,000, on a type's limits only. A start over the limit is held:
+    /// its execution is `PENDING` (a pause of the limit's own) and starts, in start
+    /// order, when one of its key closes. A slot is the running execution itself, so
+    /// it frees in the transaction that closes it, whatever becomes of any instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_running_executions: Option<u32>,
 }
 
 impl FlowLimits {
     /// Whether no field limits anything.
     pub fn is_unlimited(&self) -> bool {
-        self.max_calls_per_second.is_none() && self.max_concurrent_calls.is_none()
+        self.max_calls_per_second.is_none()
+            && self.max_concurrent_calls.is_none()
+            && self.max_running_executions.is_none()
     }
 }
 

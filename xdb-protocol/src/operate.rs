@@ -29,6 +29,11 @@ pub struct PauseInfo {
     pub reason: Option<String>,
     #[serde(default)]
     pub identity: Option<String>,
+    /// Set when the pause is the type's `maxRunningExecutions` holding a new execution
+    /// (`PENDING`): the concurrency key it waits on (`""` for starts without one). It
+    /// starts by itself when a slot frees; an operator cannot resume it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_on_key: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

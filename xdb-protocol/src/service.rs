@@ -63,6 +63,11 @@ pub struct ProcessStartConfig {
     #[serde(default)]
     #[schema(default = json!([]))]
     pub local_attribute_initial_write: Vec<LocalAttributeValue>,
+    /// The key the type's `maxRunningExecutions` counts this execution under (a
+    /// customer's id, say); at most 255 characters. Absent: the key every start
+    /// without one shares. Ignored by a type without that limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
 }
 
 /// `POST .../start`
@@ -317,10 +322,16 @@ pub struct ProcessExecutionSummary {
     pub start_timestamp_ms: i64,
     #[serde(default)]
     pub close_timestamp_ms: Option<i64>,
-    /// Whether an operator has paused it.
+    /// Whether an operator has paused it (or its type's `maxRunningExecutions` holds it:
+    /// see `pending`).
     #[serde(default)]
     #[schema(default = false)]
     pub paused: bool,
+    /// Whether it is `PENDING`: held by its type's `maxRunningExecutions`, waiting for a
+    /// running slot of its concurrency key (`paused` is true too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schema(default = false)]
+    pub pending: bool,
     /// Set while a state call of it waits out a retry's backoff after failing.
     #[serde(default)]
     pub backing_off: Option<BackingOff>,

@@ -134,6 +134,14 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "schedule_changes",
         sql: include_str!("../postgres/v012_schedule_changes.sql"),
     },
+    Migration {
+        version: 13,
+        // Additive: services of schema 5 still work on it (they apply no running
+        // limits).
+        oldest_compatible: 5,
+        name: "run_slots",
+        sql: include_str!("../postgres/v013_run_slots.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -215,6 +223,14 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "schedule_changes",
         sql: include_str!("../mysql/v012_schedule_changes.sql"),
+    },
+    Migration {
+        version: 13,
+        // Additive: services of schema 5 still work on it (they apply no running
+        // limits).
+        oldest_compatible: 5,
+        name: "run_slots",
+        sql: include_str!("../mysql/v013_run_slots.sql"),
     },
 ];
 

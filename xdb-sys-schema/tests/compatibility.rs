@@ -44,6 +44,8 @@ async fn as_written_by_version_5(database: &TestDatabase) {
              DROP TABLE xdb_sys_flow_limit_changes; \
              DROP TABLE xdb_sys_call_slots; \
              DROP TABLE xdb_sys_schedule_changes; \
+             DROP TABLE xdb_sys_run_slot_keys; \
+             DROP TABLE xdb_sys_run_slots; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;

@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use xdb_engine::validation::{check_flow_limits, check_identifier, split_table_name};
+use xdb_engine::validation::{
+    check_flow_limits, check_identifier, check_state_flow_limits, split_table_name,
+};
 use xdb_persistence::{StoredDefinition, TableColumn};
 use xdb_protocol::canonical_json::with_sorted_keys;
 use xdb_protocol::{
@@ -114,7 +116,7 @@ pub(crate) fn check_definition(field: &str, definition: &ProcessDefinition) -> R
     }
     for (i, state) in definition.states.iter().enumerate() {
         if let Some(limits) = &state.flow_limits {
-            check_flow_limits(&format!("{field}.states[{i}].flowLimits"), limits)
+            check_state_flow_limits(&format!("{field}.states[{i}].flowLimits"), limits)
                 .map_err(|e| e.to_string())?;
         }
     }

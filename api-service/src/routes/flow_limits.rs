@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use xdb_engine::validation::{check_flow_limits, check_id};
+use xdb_engine::validation::{check_flow_limits, check_id, check_state_flow_limits};
 use xdb_protocol::{
     FlowLimitsEntry, FlowLimitsHistoryRequest, FlowLimitsHistoryResponse, FlowLimitsListRequest,
     FlowLimitsListResponse, FlowLimitsSetRequest, MAX_FLOW_LIMIT_REASON_CHARS,
@@ -24,7 +24,11 @@ pub(crate) async fn set(
         check_id("stateId", state_id).map_err(|e| ApiError::invalid(e.to_string()))?;
     }
     if let Some(limits) = &request.override_limits {
-        check_flow_limits("override", limits).map_err(|e| ApiError::invalid(e.to_string()))?;
+        let checked = match request.state_id {
+            Some(_) => check_state_flow_limits("override", limits),
+            None => check_flow_limits("override", limits),
+        };
+        checked.map_err(|e| ApiError::invalid(e.to_string()))?;
     }
     if let Some(reason) = &request.reason {
         if reason.chars().count() > MAX_FLOW_LIMIT_REASON_CHARS {

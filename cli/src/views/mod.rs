@@ -77,7 +77,12 @@ pub fn describe(d: &ProcessExecutionDescribeResponse, now_ms: i64) -> String {
         ));
     }
     if let Some(paused) = &d.paused {
-        pairs.push(("Paused", paused_text(paused, now_ms)));
+        // A running limit's hold reads as what it is: the execution has not begun.
+        let label = match paused.pending_on_key {
+            Some(_) => "Pending",
+            None => "Paused",
+        };
+        pairs.push((label, paused_text(paused, now_ms)));
     }
     if d.parked_tasks > 0 {
         pairs.push((
@@ -141,7 +146,9 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
                 e.process_id.clone(),
                 e.process_execution_id.clone(),
                 e.process_type.clone(),
-                if e.paused {
+                if e.pending {
+                    "PENDING".to_string()
+                } else if e.paused {
                     format!("{} (paused)", e.status.as_str())
                 } else {
                     e.status.as_str().to_string()
@@ -258,6 +265,7 @@ mod tests {
             start_timestamp_ms: 0,
             close_timestamp_ms: None,
             paused: false,
+            pending: false,
         };
         let paused = ProcessExecutionSummary {
             process_id: "p2".into(),
@@ -270,7 +278,13 @@ mod tests {
             }),
             ..e.clone()
         };
-        let text = list(&[e, paused], 2_500);
+        let pending = ProcessExecutionSummary {
+            process_id: "p3".into(),
+            paused: true,
+            pending: true,
+            ..e.clone()
+        };
+        let text = list(&[e, paused, pending], 2_500);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("PROCESS ID  EXECUTION ID  TYPE  STATUS"));
         assert!(lines[1].starts_with("p1          e1            T     RUNNING  "));
@@ -281,6 +295,10 @@ mod tests {
         );
         assert!(
             lines[2].starts_with("p2          e1            T     RUNNING (paused)  "),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("p3          e1            T     PENDING  "),
             "{text}"
         );
     }
@@ -294,6 +312,7 @@ mod tests {
             since_timestamp_ms: 0,
             reason: Some("investigating".into()),
             identity: Some("ann".into()),
+            pending_on_key: None,
         });
         d.parked_tasks = 2;
         let text = describe(&d, 245_000);
@@ -308,6 +327,7 @@ mod tests {
             since_timestamp_ms: 0,
             reason: None,
             identity: None,
+            pending_on_key: None,
         });
         assert!(describe(&d, 1_000)
             .contains("Paused          since 1970-01-01 00:00:00.000Z (1.0s ago)\n"));

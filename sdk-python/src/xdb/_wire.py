@@ -497,6 +497,15 @@ class FlowLimits(WireModel):
     `states` as `FLOW_LIMITED`). A call holds its place until its outcome is
     committed, and an instance that dies gives its places back with its leases.
     """
+    max_running_executions: int | None = None
+    """
+    At most this many executions of the type running at once per concurrency key
+    (the start's `processStartConfig.concurrencyKey`; starts without one share one
+    key); 1 to 100,000, on a type's limits only. A start over the limit is held:
+    its execution is `PENDING` (a pause of the limit's own) and starts, in start
+    order, when one of its key closes. A slot is the running execution itself, so
+    it frees in the transaction that closes it, whatever becomes of any instance.
+    """
 
 
 class FlowLimitsEntry(WireModel):
@@ -749,6 +758,12 @@ class PauseInfo(WireModel):
     """Why an execution is paused, and since when."""
 
     identity: str | None = None
+    pending_on_key: str | None = None
+    """
+    Set when the pause is the type's `maxRunningExecutions` holding a new execution
+    (`PENDING`): the concurrency key it waits on (`""` for starts without one). It
+    starts by itself when a slot frees; an operator cannot resume it.
+    """
     reason: str | None = None
     since_timestamp_ms: int
     """Milliseconds since the Unix epoch."""
@@ -1663,7 +1678,15 @@ class ProcessExecutionSummary(WireModel):
     backing_off: BackingOff | None = None
     close_timestamp_ms: int | None = None
     paused: bool = False
-    """Whether an operator has paused it."""
+    """
+    Whether an operator has paused it (or its type's `maxRunningExecutions` holds it:
+    see `pending`).
+    """
+    pending: bool = False
+    """
+    Whether it is `PENDING`: held by its type's `maxRunningExecutions`, waiting for a
+    running slot of its concurrency key (`paused` is true too).
+    """
     process_execution_id: str
     process_id: str
     process_type: str
@@ -1701,6 +1724,12 @@ class ProcessRpcWorkerRequest(WireModel):
 class ProcessStartConfig(WireModel):
     """Options of a process execution."""
 
+    concurrency_key: str | None = None
+    """
+    The key the type's `maxRunningExecutions` counts this execution under (a
+    customer's id, say); at most 255 characters. Absent: the key every start
+    without one shares. Ignored by a type without that limit.
+    """
     global_attribute_config: GlobalAttributeConfig | None = None
     id_reuse_policy: ProcessIdReusePolicy | None = None
     local_attribute_initial_write: list[LocalAttributeValue] = Field([], validate_default=True)

@@ -870,6 +870,15 @@ export type FlowLimits = {
      * committed, and an instance that dies gives its places back with its leases.
      */
     maxConcurrentCalls?: number | null;
+    /**
+     * At most this many executions of the type running at once per concurrency key
+     * (the start's `processStartConfig.concurrencyKey`; starts without one share one
+     * key); 1 to 100,000, on a type's limits only. A start over the limit is held:
+     * its execution is `PENDING` (a pause of the limit's own) and starts, in start
+     * order, when one of its key closes. A slot is the running execution itself, so
+     * it frees in the transaction that closes it, whatever becomes of any instance.
+     */
+    maxRunningExecutions?: number | null;
 };
 
 /**
@@ -1255,6 +1264,12 @@ export type LockType = 'NO_LOCK' | 'SHARED_LOCK' | 'EXCLUSIVE_LOCK';
  */
 export type PauseInfo = {
     identity?: string | null;
+    /**
+     * Set when the pause is the type's `maxRunningExecutions` holding a new execution
+     * (`PENDING`): the concurrency key it waits on (`""` for starts without one). It
+     * starts by itself when a slot frees; an operator cannot resume it.
+     */
+    pendingOnKey?: string | null;
     reason?: string | null;
     /**
      * Milliseconds since the Unix epoch.
@@ -1685,9 +1700,15 @@ export type ProcessExecutionSummary = {
     backingOff?: null | BackingOff;
     closeTimestampMs?: number | null;
     /**
-     * Whether an operator has paused it.
+     * Whether an operator has paused it (or its type's `maxRunningExecutions` holds it:
+     * see `pending`).
      */
     paused?: boolean;
+    /**
+     * Whether it is `PENDING`: held by its type's `maxRunningExecutions`, waiting for a
+     * running slot of its concurrency key (`paused` is true too).
+     */
+    pending?: boolean;
     processExecutionId: string;
     processId: string;
     processType: string;
@@ -1793,6 +1814,12 @@ export type ProcessRpcWorkerResponse = {
  * Options of a process execution.
  */
 export type ProcessStartConfig = {
+    /**
+     * The key the type's `maxRunningExecutions` counts this execution under (a
+     * customer's id, say); at most 255 characters. Absent: the key every start
+     * without one shares. Ignored by a type without that limit.
+     */
+    concurrencyKey?: string | null;
     globalAttributeConfig?: null | GlobalAttributeConfig;
     idReusePolicy?: null | ProcessIdReusePolicy;
     /**

@@ -476,7 +476,8 @@ export const FlowLimitSourceSchema = z.enum(['DEFINITION', 'OPERATOR']);
  */
 export const FlowLimitsSchema = z.object({
     maxCallsPerSecond: z.number().nullish(),
-    maxConcurrentCalls: z.int().nullish()
+    maxConcurrentCalls: z.int().nullish(),
+    maxRunningExecutions: z.int().nullish()
 });
 
 /**
@@ -798,6 +799,7 @@ export const LocalAttributeLoadingSchema = z.object({
  */
 export const PauseInfoSchema = z.object({
     identity: z.string().nullish(),
+    pendingOnKey: z.string().nullish(),
     reason: z.string().nullish(),
     sinceTimestampMs: z.int()
 });
@@ -989,6 +991,7 @@ export const ProcessRpcWorkerRequestSchema = z.object({
  * Options of a process execution.
  */
 export const ProcessStartConfigSchema = z.object({
+    concurrencyKey: z.string().nullish(),
     globalAttributeConfig: GlobalAttributeConfigSchema.nullish(),
     idReusePolicy: ProcessIdReusePolicySchema.nullish(),
     localAttributeInitialWrite: z.array(LocalAttributeValueSchema).optional().default([]),
@@ -1057,6 +1060,7 @@ export const ProcessExecutionSummarySchema = z.object({
     backingOff: BackingOffSchema.nullish(),
     closeTimestampMs: z.int().nullish(),
     paused: z.boolean().optional().default(false),
+    pending: z.boolean().optional().default(false),
     processExecutionId: z.string(),
     processId: z.string(),
     processType: z.string(),

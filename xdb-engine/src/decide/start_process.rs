@@ -141,6 +141,9 @@ pub fn validate_start_request(request: &ProcessExecutionStartRequest) -> Result<
     for attribute in &config.local_attribute_initial_write {
         check_id("localAttributeInitialWrite.key", &attribute.key)?;
     }
+    if let Some(key) = &config.concurrency_key {
+        check_id("processStartConfig.concurrencyKey", key)?;
+    }
     Ok(())
 }
 

@@ -83,6 +83,7 @@ pub struct MySqlStore {
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
+    run_limits: Arc<crate::run_limits::RunLimits>,
     /// See [`StoreOptions::pool_wait`].
     pool_wait: Option<Duration>,
     /// Every session's `idle_transaction_timeout` (MariaDB), see `session_setup`.
@@ -159,6 +160,7 @@ impl MySqlStore {
             columns: Arc::default(),
             continuation_lease,
             expired_lease_look: Arc::default(),
+            run_limits: Arc::default(),
             pool_wait,
             idle_in_transaction,
             clock,

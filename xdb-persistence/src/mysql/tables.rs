@@ -83,6 +83,10 @@ impl Dialect for MySqlStore {
         MySqlStore::lease_to(self, owner)
     }
 
+    fn run_limits(&self) -> &crate::run_limits::RunLimits {
+        &self.run_limits
+    }
+
     fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax {
         if self.mariadb {
             &super::query_syntax::MariaDbSyntax

@@ -93,6 +93,7 @@ pub(crate) async fn control<D: Dialect>(
                 since_timestamp_ms: now.timestamp_millis(),
                 reason: request.reason.clone(),
                 identity: request.identity.clone(),
+                pending_on_key: None,
             };
             tx.set_paused(process.id, Some(&info)).await?;
             let held = controls::to_hold(&tasks);
@@ -103,8 +104,16 @@ pub(crate) async fn control<D: Dialect>(
             controls::state_ids(&held)
         }
         Control::Resume => {
-            if process.paused.is_none() {
-                return Err(not_applicable("the execution is not paused".into()));
+            match &process.paused {
+                None => return Err(not_applicable("the execution is not paused".into())),
+                Some(pause) if pause.pending_on_key.is_some() => {
+                    return Err(not_applicable(
+                        "the execution is PENDING, held by its type's maxRunningExecutions: \
+                         it starts by itself when a running one of its key closes"
+                            .into(),
+                    ))
+                }
+                Some(_) => {}
             }
             tx.set_paused(process.id, None).await?;
             let released = controls::to_release(&tasks);

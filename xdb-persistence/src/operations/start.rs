@@ -21,11 +21,14 @@ pub(crate) async fn start_process<D: Dialect>(
     decide::validate_start_request(request)?;
     let now = store.database_clock().now();
     let new_id = Uuid::now_v7();
-    if let Some(started) = store
-        .start_first_execution(request, new_id, now, receipt)
-        .await?
-    {
-        return Ok(started);
+    let run_limit = store.run_limits().of(store, &request.process_type).await?;
+    if run_limit.is_none() {
+        if let Some(started) = store
+            .start_first_execution(request, new_id, now, receipt)
+            .await?
+        {
+            return Ok(started);
+        }
     }
     let mut tx = store.begin(Lane::Main).await?;
     let previous = tx.claim_process_id(&request.process_id, new_id).await?;
@@ -65,7 +68,7 @@ pub(crate) async fn start_process<D: Dialect>(
     }
     tx.insert_execution(&start.execution).await?;
     // A first execution's plan updates no state row: COMMIT may go out with its writes.
-    let finish = if previous.is_none() && receipt.is_none() {
+    let finish = if previous.is_none() && receipt.is_none() && run_limit.is_none() {
         Finish::WithWrites
     } else {
         Finish::Later
@@ -79,6 +82,14 @@ pub(crate) async fn start_process<D: Dialect>(
         finish,
     )
     .await?;
+    if let Some(limit) = run_limit {
+        let key = request
+            .process_start_config
+            .as_ref()
+            .and_then(|config| config.concurrency_key.as_deref())
+            .unwrap_or_default();
+        super::run_slots::take_or_queue(&mut tx, &start.execution, key, limit, now).await?;
+    }
     let answer = xdb_protocol::ProcessExecutionStartResponse {
         process_execution_id: new_id.to_string(),
     };

@@ -252,6 +252,7 @@ mod tests {
             since_timestamp_ms: 5,
             reason: Some("deploy".into()),
             identity: None,
+            pending_on_key: None,
         });
         let states = [state("A-1", StateExecutionStatus::ExecuteRunning)];
         let mut parked = task(7, TaskType::Execute, "A-1", 3);

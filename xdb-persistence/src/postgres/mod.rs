@@ -106,6 +106,7 @@ pub struct PostgresStore {
     batches: statement_batches::StatementBatches,
     timekeeping_batches: statement_batches::StatementBatches,
     expired_lease_look: std::sync::Arc<crate::task_claim::ExpiredLeaseLook>,
+    run_limits: std::sync::Arc<crate::run_limits::RunLimits>,
     one_statement_forms: bool,
     clock: DatabaseClock,
 }
@@ -165,6 +166,7 @@ impl PostgresStore {
             target,
             continuation_lease: options.continuation_lease,
             expired_lease_look: Default::default(),
+            run_limits: Default::default(),
             one_statement_forms: true,
             clock,
         })

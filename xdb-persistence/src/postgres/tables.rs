@@ -148,6 +148,10 @@ impl Dialect for PostgresStore {
         &super::query_syntax::PostgresSyntax
     }
 
+    fn run_limits(&self) -> &crate::run_limits::RunLimits {
+        &self.run_limits
+    }
+
     async fn transition_as_read(
         &self,
         lane: Lane,

@@ -20,7 +20,10 @@ const OPEN_STATE_STATUSES: &str = "('WAIT_UNTIL_RUNNING', 'WAITING_COMMANDS', 'E
 /// retry (due or not), so that only such rows cost the page a look at their tasks.
 pub(crate) const SUMMARY_COLUMNS: &str = "p.id, p.process_id, p.process_type, p.status, \
     p.start_time, p.close_time, \
-    CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN 1 ELSE 0 END, \
+    CASE WHEN p.status = 'RUNNING' AND p.paused IS NOT NULL THEN \
+      CASE WHEN EXISTS (SELECT 1 FROM xdb_sys_run_slots r \
+        WHERE r.process_execution_id = p.id AND r.admitted = 0) THEN 2 ELSE 1 END \
+    ELSE 0 END, \
     CASE WHEN p.status = 'RUNNING' AND EXISTS (SELECT 1 FROM xdb_sys_tasks t \
       WHERE t.process_execution_id = p.id AND t.task_type IN ('WAIT_UNTIL', 'EXECUTE') \
         AND t.attempt > 1 AND t.lease_owner IS NULL) THEN 1 ELSE 0 END";

@@ -344,6 +344,9 @@ pub(crate) fn summary_of<C: SqlConn>(row: &C::Row) -> Result<Listed, StoreError>
     let process_type = columns.text()?;
     let status = columns.text()?;
     let start = columns.time()?;
+    let close = columns.optional_time()?;
+    // 0: running freely or closed; 1: paused by an operator; 2: held by a running limit.
+    let held = columns.int()?;
     let summary = ProcessExecutionSummary {
         backing_off: None,
         process_execution_id: id.to_string(),
@@ -352,8 +355,9 @@ pub(crate) fn summary_of<C: SqlConn>(row: &C::Row) -> Result<Listed, StoreError>
         status: ProcessStatus::parse(&status)
             .ok_or_else(|| StoreError::Database(format!("unknown status {status}")))?,
         start_timestamp_ms: start.timestamp_millis(),
-        close_timestamp_ms: columns.optional_time()?.map(|t| t.timestamp_millis()),
-        paused: columns.int()? != 0,
+        close_timestamp_ms: close.map(|t| t.timestamp_millis()),
+        paused: held != 0,
+        pending: held == 2,
     };
     let may_back_off = columns.int()? != 0;
     Ok(Listed {

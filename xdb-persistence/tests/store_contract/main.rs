@@ -57,4 +57,5 @@ mod first_starts;
 mod flow;
 mod query_types;
 mod queue;
+mod run_limits;
 mod service;

@@ -1,0 +1,167 @@
+//! Running-execution limits: starts over a key's `maxRunningExecutions` wait PENDING in
+//! start order, their tasks held; closing a running one lets the next in; a type whose
+//! limit is cleared lets every waiting one in.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use xdb_persistence::{ProcessStore, StoreError};
+use xdb_protocol::*;
+use xdb_test_util::Dialect;
+
+use crate::common::*;
+
+both!(starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free);
+
+fn limited_start(process_id: &str, key: &str) -> ProcessExecutionStartRequest {
+    ProcessExecutionStartRequest {
+        process_start_config: Some(ProcessStartConfig {
+            concurrency_key: Some(key.into()),
+            ..Default::default()
+        }),
+        ..start_request(process_id, "A")
+    }
+}
+
+async fn set_limit(store: &dyn ProcessStore, limit: Option<u32>) {
+    store
+        .set_flow_limit_override(
+            &FlowLimitsSetRequest {
+                process_type: "ContractTest".into(),
+                state_id: None,
+                override_limits: limit.map(|n| FlowLimits {
+                    max_running_executions: Some(n),
+                    ..Default::default()
+                }),
+                reason: None,
+            },
+            "test",
+        )
+        .await
+        .unwrap();
+}
+
+/// The key an execution waits on, if it is PENDING.
+async fn pending_on(store: &dyn ProcessStore, process_id: &str) -> Option<String> {
+    describe(store, process_id)
+        .await
+        .paused
+        .and_then(|pause| pause.pending_on_key)
+}
+
+/// The process ids of every task due now (left leased to the test).
+async fn due_process_ids(store: &dyn ProcessStore, owner: &str) -> BTreeSet<String> {
+    let tasks = store
+        .claim_due_tasks(owner, 100, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let mut ids = BTreeSet::new();
+    for task in tasks {
+        let call = store.load_state_call(&task, owner).await.unwrap();
+        ids.insert(call.expect("a current task").process.process_id.clone());
+    }
+    ids
+}
+
+async fn stop(store: &dyn ProcessStore, process_id: &str) {
+    store
+        .stop_process(&ProcessExecutionStopRequest {
+            process_execution_id: None,
+            request_id: None,
+            process_id: process_id.into(),
+            stop_type: ProcessExecutionStopType::Terminate,
+            reason: None,
+        })
+        .await
+        .unwrap();
+}
+
+async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    set_limit(store, Some(2)).await;
+    for (id, key) in [
+        ("a1", "a"),
+        ("a2", "a"),
+        ("a3", "a"),
+        ("a4", "a"),
+        ("b1", "b"),
+    ] {
+        store.start_process(&limited_start(id, key)).await.unwrap();
+    }
+    for running in ["a1", "a2", "b1"] {
+        assert_eq!(pending_on(store, running).await, None, "{running}");
+    }
+    for waiting in ["a3", "a4"] {
+        assert_eq!(
+            pending_on(store, waiting).await.as_deref(),
+            Some("a"),
+            "{waiting}"
+        );
+    }
+    // Lists say which wait.
+    let listed = store
+        .list_processes(&ProcessExecutionListRequest::default())
+        .await
+        .unwrap();
+    let pending: BTreeSet<&str> = listed
+        .executions
+        .iter()
+        .filter(|e| e.pending)
+        .map(|e| e.process_id.as_str())
+        .collect();
+    assert_eq!(pending, BTreeSet::from(["a3", "a4"]));
+    // Only the running ones' tasks are due; nothing is admitted while the key is full.
+    assert_eq!(
+        due_process_ids(store, "w").await,
+        BTreeSet::from(["a1".to_string(), "a2".into(), "b1".into()])
+    );
+    assert_eq!(store.admit_pending_executions().await.unwrap(), 0);
+    // An operator cannot resume a held execution past the limit.
+    let resumed = store
+        .resume(&ProcessExecutionControlRequest {
+            process_id: "a3".into(),
+            ..Default::default()
+        })
+        .await;
+    assert!(
+        matches!(resumed, Err(StoreError::NotApplicable(_))),
+        "{resumed:?}"
+    );
+
+    // Closing a running one frees its slot: the first waiting one runs, the next waits.
+    stop(store, "a1").await;
+    assert_eq!(store.admit_pending_executions().await.unwrap(), 1);
+    assert_eq!(pending_on(store, "a3").await, None);
+    assert_eq!(pending_on(store, "a4").await.as_deref(), Some("a"));
+    assert_eq!(
+        due_process_ids(store, "w").await,
+        BTreeSet::from(["a3".to_string()])
+    );
+    assert!(history_types(store, "a3")
+        .await
+        .contains(&HistoryEventType::Resumed.as_str().to_string()));
+    // A new start of the full key waits too, behind a4.
+    store
+        .start_process(&limited_start("a5", "a"))
+        .await
+        .unwrap();
+    assert_eq!(pending_on(store, "a5").await.as_deref(), Some("a"));
+
+    // Without the limit every waiting execution runs, once the change is read (within
+    // about a second).
+    set_limit(store, None).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut admitted = 0;
+    while admitted < 2 {
+        assert!(Instant::now() < deadline, "admitted {admitted} of 2");
+        admitted += store.admit_pending_executions().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(pending_on(store, "a4").await, None);
+    assert_eq!(pending_on(store, "a5").await, None);
+    assert_eq!(
+        due_process_ids(store, "w").await,
+        BTreeSet::from(["a4".to_string(), "a5".into()])
+    );
+}
