@@ -28,6 +28,12 @@ class ProcessStartOptions:
     ``global_attribute_pk_value`` picks the execution's row in the process's table
     (required when the process has one); ``initial_global_attributes`` are upserted into
     that row, and ``initial_local_attributes`` written, in the start transaction.
+
+    ``concurrency_key`` is the key the type's ``max_running_executions`` counts the
+    execution under (a customer's id, say; 1 to 255 characters, no control characters):
+    at most that many executions of a key run at once, and a start over the limit waits
+    ``PENDING`` until one of its key closes, in start order. Absent: the key every start
+    without one shares. Ignored by a type without that limit.
     """
 
     global_attribute_pk_value: Any = None
@@ -38,6 +44,8 @@ class ProcessStartOptions:
     worker_url: str | None = None
     """The worker hosting the process; default the client's. Neither: the URL of the
     deployment that registered the process type (the service answers 400 if none did)."""
+    concurrency_key: str | None = None
+    """The key the type's ``max_running_executions`` counts the execution under."""
 
 
 def build_start_request(
@@ -106,6 +114,7 @@ def build_start_request(
         process_start_config=ProcessStartConfig(
             timeout_seconds=math.ceil(seconds) if seconds is not None else None,
             id_reuse_policy=options.id_reuse_policy,
+            concurrency_key=options.concurrency_key,
             global_attribute_config=global_config,
             local_attribute_initial_write=[
                 LocalAttributeValue(key=k, value=encoding.encode(f"local attribute {k!r}", v))

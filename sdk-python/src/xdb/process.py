@@ -41,7 +41,10 @@ class Process:
     async instances: how many a second (``FlowLimits(max_calls_per_second=20)``), how
     many running at once (``FlowLimits(max_concurrent_calls=8)``), or both; each state
     may declare its own (:attr:`AsyncState.flow_limits`). Registration sends them; an operator may
-    override them at run time (``set_flow_limits``).
+    override them at run time (``set_flow_limits``). A type's limits (not a state's) may
+    also cap its running executions per concurrency key
+    (``FlowLimits(max_running_executions=2)``: at most two executions of a start's
+    ``concurrency_key`` run at once; the others wait ``PENDING``, in start order).
 
     ``schedules`` are schedules that start this type, owned by this code: each
     registration creates, changes and deletes them to match, and each firing starts the
@@ -99,7 +102,7 @@ class ProcessDefinition:
             ) from None
         self.flow_limits = _flow_limits(self.process_type, process.flow_limits)
         self.state_flow_limits = {
-            state_id: _flow_limits(f"{self.process_type}.{state_id}", state.flow_limits)
+            state_id: _state_flow_limits(f"{self.process_type}.{state_id}", state.flow_limits)
             for state_id, state in self.states.items()
         }
         self.schedules = _schedules(self.process_type, process.schedules, self.states)
@@ -219,6 +222,17 @@ def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
         f"{owner}: flow_limits {declared!r} is not a FlowLimits "
         "(e.g. FlowLimits(max_calls_per_second=20))"
     )
+
+
+def _state_flow_limits(owner: str, declared: object) -> FlowLimits | None:
+    """:func:`_flow_limits` of a state, which cannot limit running executions (the type's)."""
+    limits = _flow_limits(owner, declared)
+    if limits is not None and limits.max_running_executions is not None:
+        raise SchemaError(
+            f"{owner}: flow_limits.max_running_executions limits a process type's "
+            "executions: declare it in the process's flow_limits, not a state's"
+        )
+    return limits
 
 
 def _schedules(

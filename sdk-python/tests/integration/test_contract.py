@@ -23,6 +23,7 @@ from tests.integration.harness import (
     running_worker,
 )
 from tests.integration.processes import (
+    CALLS,
     EchoProcess,
     FlakyProcess,
     PlaceOrder,
@@ -454,6 +455,112 @@ async def test_requests_answers_and_worker_calls_match_the_served_document(
     for e in calls:
         contract.check_request(e.path, e.request_json())
         contract.check_response(e.path, e.status, e.response)
+
+
+class HeldEchoProcess(EchoProcess):
+    """``EchoProcess`` under a type of its own: its state waits for a message on ``go``."""
+
+    def __init__(self, process_type: str = "HeldEchoProcess") -> None:
+        self.process_type = process_type
+
+    def get_process_type(self) -> str:
+        return self.process_type
+
+
+async def test_starts_over_a_keys_running_limit_wait_pending_until_one_closes(
+    client: AsyncClient, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    run = uuid.uuid4().hex[:10]
+    # A type of this test's own, so that its limit holds no other test's starts.
+    process = HeldEchoProcess(f"HeldEcho{run}")
+    key = f"customer-{run}"
+
+    entry = await client.set_flow_limits(
+        process.process_type, FlowLimits(max_running_executions=1), reason="contract test"
+    )
+    assert entry.effective == FlowLimits(max_running_executions=1)
+    with pytest.raises(InvalidRequestError, match=r"override\.maxRunningExecutions"):
+        await client.set_flow_limits(
+            process.process_type, FlowLimits(max_running_executions=1), state_id="Echo"
+        )
+    with pytest.raises(InvalidRequestError, match=r"override\.maxRunningExecutions"):
+        await client.set_flow_limits(process.process_type, FlowLimits(max_running_executions=0))
+    with pytest.raises(InvalidRequestError, match=r"processStartConfig\.concurrencyKey"):
+        await client.start_process(
+            f"held-{run}-bad-key", process, options=ProcessStartOptions(concurrency_key="")
+        )
+
+    with running_worker(WorkerService(process)) as held_worker:
+        started: list[str] = []
+
+        async def start(name: str, concurrency_key: str | None) -> str:
+            pid = f"held-{run}-{name}"
+            options = ProcessStartOptions(
+                worker_url=held_worker.url, concurrency_key=concurrency_key
+            )
+            await client.start_process(pid, process, options=options)
+            started.append(pid)
+            return pid
+
+        # A service instance reads the limits at most once a second: start on a key of
+        # their own until a start waits, so that the limit is in force for what follows.
+        probes = iter(range(1_000))
+
+        async def a_probe_waits() -> bool:
+            probe = await start(f"probe-{next(probes)}", f"probe-{run}")
+            return (await client.describe_process(probe)).paused is not None
+
+        await await_until("the limit to hold a start", a_probe_waits, interval=0.2)
+
+        # Another key has a slot of its own; the second start of it waits for it.
+        first = await start("first", key)
+        second = await start("second", key)
+        assert (await client.describe_process(first)).paused is None
+        held = (await client.describe_process(second)).paused
+        assert held is not None
+        assert (held.pending_on_key, held.identity) == (key, "maxRunningExecutions")
+        assert (held.reason or "").startswith("PENDING: waiting for a running slot"), held
+        listed = await client.list_processes(process_type=process.process_type)
+        summaries = {e.process_id: e for e in listed.executions}
+        assert (summaries[first].pending, summaries[first].paused) == (False, False)
+        assert (summaries[second].pending, summaries[second].paused) == (True, True)
+        assert summaries[second].status == ProcessStatus.RUNNING
+        with pytest.raises(ControlNotApplicableError, match="PENDING"):
+            await client.resume(second)
+        # Starts without a key share one, named "" where they wait.
+        await start("unkeyed-1", None)
+        unkeyed = await start("unkeyed-2", None)
+        unkeyed_hold = (await client.describe_process(unkeyed)).paused
+        assert unkeyed_hold is not None
+        assert unkeyed_hold.pending_on_key == ""
+
+        await await_until("the first to run its state", lambda: called(first), interval=0.05)
+        await client.stop_process(first, reason="contract test")
+
+        async def admitted() -> bool:
+            return (await client.describe_process(second)).paused is None
+
+        await await_until("the second to take the freed slot", admitted)
+        assert not (await client.list_processes(process_id=second)).executions[0].pending
+        await await_until("the second to run its state", lambda: called(second))
+        resumed = await client.get_process_history(second, event_types=[HistoryEventType.RESUMED])
+        assert [e.details.get("identity") for e in resumed.events] == ["maxRunningExecutions"]
+
+        for pid in started:
+            if pid != first:
+                await client.stop_process(pid, reason="contract test")
+    await client.set_flow_limits(process.process_type, None, reason="contract test")
+
+    for e in client_recording.all():
+        contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
+async def called(process_id: str) -> bool:
+    """Whether the worker has run the state's ``wait_until`` for ``process_id``."""
+    return bool(CALLS.of(process_id, "Echo.wait_until"))
 
 
 SCORES_TABLE = "contract_scores"

@@ -70,6 +70,7 @@ async def test_every_client_request_validates(contract: Contract) -> None:
                 initial_global_attributes={"status": "new", "order": Order(item="tea")},
                 initial_local_attributes={"attempts": 0},
                 timeout=30,
+                concurrency_key="customer-42",
             ),
         ),
         client.invoke_rpc("p", ShopProcess.cancel, "why"),
@@ -187,6 +188,9 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.set_flow_limits("ShopProcess", FlowLimits()),
         client.set_flow_limits(
             "ShopProcess", FlowLimits(max_calls_per_second=2, max_concurrent_calls=8)
+        ),
+        client.set_flow_limits(
+            "ShopProcess", FlowLimits(max_concurrent_calls=8, max_running_executions=2)
         ),
         client.set_flow_limits("ShopProcess", None),
         client.list_flow_limits(process_type="ShopProcess"),

@@ -1,4 +1,8 @@
-"""The flow-limit calls and declarations: requests, answers, retries and registration."""
+"""The flow-limit calls and declarations: requests, answers, retries and registration.
+
+Also the running-execution limit's parts: a start's concurrency key, and the PENDING
+executions lists and descriptions show.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,31 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from tests.unit.sample_processes import NoTableProcess, Recover, ShopProcess, Start
+from tests.unit.sample_processes import NoTableProcess, Order, Recover, ShopProcess, Start
 from tests.unit.scripted_service import Answer, Drop, refusal
 from tests.unit.scripted_service import scripted_service as serve
 from tests.unit.test_client import async_client, sent_body, sync_client
 from xdb import (
     AsyncClient,
+    ControlNotApplicableError,
     FlowLimits,
     FlowLimitSource,
     InvalidRequestError,
+    ProcessStartOptions,
     SchemaError,
     StateSchema,
     export_definition,
 )
-from xdb.protocol import FLOW_LIMITS_HISTORY, FLOW_LIMITS_LIST, FLOW_LIMITS_SET
+from xdb.protocol import (
+    DESCRIBE,
+    FLOW_LIMITS_HISTORY,
+    FLOW_LIMITS_LIST,
+    FLOW_LIMITS_SET,
+    LIST,
+    RESUME,
+    START,
+    PauseInfo,
+)
 
 ENTRY = {
     "processType": "ShopProcess",
@@ -219,3 +234,175 @@ def test_a_declaration_that_is_not_flow_limits_is_refused() -> None:
 
     with pytest.raises(SchemaError, match=r"Wrong: flow_limits"):
         export_definition(Wrong())
+
+
+async def test_set_sends_a_running_executions_limit_and_reads_it_back() -> None:
+    entry = {
+        "processType": "ShopProcess",
+        "override": {"maxRunningExecutions": 3},
+        "effective": {"maxRunningExecutions": 3},
+        "updatedTimestampMs": 1_700_000_000_000,
+    }
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(sent_body(request))
+        return httpx.Response(200, json=entry)
+
+    client = async_client(handler)
+    answered = await client.set_flow_limits(
+        "ShopProcess", FlowLimits(max_running_executions=3), reason="one export per customer"
+    )
+    await client.set_flow_limits(
+        "ShopProcess", FlowLimits(max_concurrent_calls=8, max_running_executions=100_000)
+    )
+    await client.aclose()
+    assert answered.effective == FlowLimits(max_running_executions=3)
+    assert answered.effective.max_concurrent_calls is None
+    assert seen == [
+        {
+            "processType": "ShopProcess",
+            "override": {"maxRunningExecutions": 3},
+            "reason": "one export per customer",
+        },
+        {
+            "processType": "ShopProcess",
+            "override": {"maxConcurrentCalls": 8, "maxRunningExecutions": 100_000},
+        },
+    ]
+
+
+async def test_a_running_executions_limit_on_a_state_is_refused_naming_its_field() -> None:
+    bad = Answer(
+        400,
+        {
+            "subType": "INVALID_REQUEST",
+            "message": "override.maxRunningExecutions: limits a process type's executions: "
+            "set it on the type, not on a state",
+        },
+    )
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(InvalidRequestError, match=r"override\.maxRunningExecutions"):
+                await c.set_flow_limits(
+                    "ShopProcess", FlowLimits(max_running_executions=1), state_id="Start"
+                )
+    assert len(service.seen) == 1, "a refusal is final"
+    assert service.seen[0].json()["stateId"] == "Start"
+
+
+def start_answers(seen: list[dict[str, Any]]) -> Any:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == START
+        seen.append(sent_body(request))
+        return httpx.Response(200, json={"processExecutionId": "e-1"})
+
+    return handler
+
+
+async def test_both_clients_send_a_starts_concurrency_key() -> None:
+    seen: list[dict[str, Any]] = []
+    options = ProcessStartOptions(global_attribute_pk_value=1, concurrency_key="customer-42")
+    client = async_client(start_answers(seen))
+    assert await client.start_process("order-1", ShopProcess, Order(item="tea"), options) == "e-1"
+    await client.start_process(
+        "order-2", ShopProcess, Order(item="tea"), ProcessStartOptions(global_attribute_pk_value=2)
+    )
+    await client.aclose()
+    with sync_client(start_answers(seen)) as blocking:
+        blocking.start_process("order-3", ShopProcess, Order(item="tea"), options)
+    keys = [body["processStartConfig"].get("concurrencyKey") for body in seen]
+    assert keys == ["customer-42", None, "customer-42"]
+
+
+async def test_a_pending_execution_reads_as_pending_and_on_its_key() -> None:
+    pending = {
+        "sinceTimestampMs": 2,
+        "reason": "PENDING: waiting for a running slot (customer-42: at most 1 running at once)",
+        "identity": "maxRunningExecutions",
+        "pendingOnKey": "customer-42",
+    }
+    described = {
+        "processExecutionId": "e-2",
+        "processId": "p",
+        "processType": "ShopProcess",
+        "workerUrl": "http://worker",
+        "status": "RUNNING",
+        "startTimestampMs": 1,
+        "runningStateExecutions": 1,
+        "paused": pending,
+        "parkedTasks": 1,
+    }
+
+    def summary(process_id: str, **flags: bool) -> dict[str, Any]:
+        return {
+            "processExecutionId": f"e-{process_id}",
+            "processId": process_id,
+            "processType": "ShopProcess",
+            "status": "RUNNING",
+            "startTimestampMs": 1,
+            **flags,
+        }
+
+    listed_summaries = [
+        summary("waiting", paused=True, pending=True),
+        summary("paused", paused=True),
+        summary("running"),
+    ]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == DESCRIBE:
+            return httpx.Response(200, json=described)
+        if request.url.path == LIST:
+            return httpx.Response(200, json={"executions": listed_summaries})
+        assert request.url.path == RESUME
+        return httpx.Response(
+            409,
+            json={
+                "subType": "CONTROL_NOT_APPLICABLE",
+                "message": "the execution is PENDING, held by its type's maxRunningExecutions",
+            },
+        )
+
+    client = async_client(handler)
+    description = await client.describe_process("p")
+    assert description.paused is not None
+    assert description.paused.pending_on_key == "customer-42"
+    assert description.paused.identity == "maxRunningExecutions"
+    listed = await client.list_processes(process_type=ShopProcess)
+    assert [(e.process_id, e.paused, e.pending) for e in listed.executions] == [
+        ("waiting", True, True),
+        ("paused", True, False),
+        ("running", False, False),
+    ]
+    with pytest.raises(ControlNotApplicableError, match="PENDING"):
+        await client.resume("p")
+    await client.aclose()
+    # An operator's pause has no key: the field is absent, not "".
+    operator = PauseInfo.model_validate({"sinceTimestampMs": 3, "reason": "ops"})
+    assert operator.pending_on_key is None
+
+
+def test_a_process_declares_a_running_executions_limit_and_a_state_cannot() -> None:
+    class OnePerKey(ShopProcess):
+        flow_limits = FlowLimits(max_concurrent_calls=16, max_running_executions=2)
+
+    wire = export_definition(OnePerKey()).to_wire()
+    assert wire["flowLimits"] == {"maxConcurrentCalls": 16, "maxRunningExecutions": 2}
+    assert all("flowLimits" not in s for s in wire["states"])
+
+    class RunningStart(Start):
+        flow_limits = FlowLimits(max_running_executions=1)
+
+        @classmethod
+        def get_state_id(cls) -> str:
+            return "Start"
+
+    class StateLimited(ShopProcess):
+        def get_state_schema(self) -> StateSchema:
+            return StateSchema.with_starting_state(RunningStart(), Recover())
+
+    with pytest.raises(
+        SchemaError, match=r"StateLimited\.Start: flow_limits\.max_running_executions"
+    ):
+        export_definition(StateLimited())

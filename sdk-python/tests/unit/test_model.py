@@ -287,6 +287,24 @@ def test_start_request_carries_type_state_config_and_the_row() -> None:
     ]
 
 
+def test_start_request_carries_the_concurrency_key_only_when_given() -> None:
+    plain = ProcessDefinition.of(NoTableProcess)
+    keyed = build_start_request(
+        plain, "p", "http://w", None, ProcessStartOptions(concurrency_key="customer-42")
+    ).to_wire()
+    assert keyed["processStartConfig"] == {
+        "concurrencyKey": "customer-42",
+        "localAttributeInitialWrite": [],
+    }
+    # An empty key is a key the service refuses (1 to 255 characters), not "none": sent.
+    empty = build_start_request(
+        plain, "p", "http://w", None, ProcessStartOptions(concurrency_key="")
+    ).to_wire()
+    assert empty["processStartConfig"]["concurrencyKey"] == ""
+    unkeyed = build_start_request(plain, "p", "http://w", None, ProcessStartOptions()).to_wire()
+    assert "concurrencyKey" not in unkeyed["processStartConfig"]
+
+
 def test_start_request_mistakes_fail_before_the_service() -> None:
     shop = ProcessDefinition.of(ShopProcess)
     with pytest.raises(SchemaError, match="global_attribute_pk_value is required"):
