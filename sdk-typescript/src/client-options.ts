@@ -73,6 +73,14 @@ export interface ProcessStartOptions extends RequestIdOption {
   readonly timeoutSeconds?: number;
   /** What to do when the process id already has an execution (service default: `ALLOW_IF_NO_RUNNING`). */
   readonly idReusePolicy?: ProcessIdReusePolicy;
+  /**
+   * The key the type's `maxRunningExecutions` counts the execution under (a customer's id,
+   * say; 1 to 255 characters, no control characters): at most that many executions of a
+   * key run at once, and a start over the limit waits `PENDING` until one of its key
+   * closes, in start order. Absent: the key every start without one shares. Ignored by a
+   * type without that limit.
+   */
+  readonly concurrencyKey?: string;
 }
 
 /** Options of `history` and `historyEvents`. */

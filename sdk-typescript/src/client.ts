@@ -527,7 +527,8 @@ export class Client extends ServiceTransport {
    * Sets an operator's override of a type's limits (or, with `options.stateId`, a state's);
    * `null` clears it, so the declared limits apply again, and `{}` is no limit whatever is
    * declared. Answers the entry as it now is. A bad rate or concurrency (a
-   * `maxConcurrentCalls` of 0 is `override.maxConcurrentCalls`), a state the registered
+   * `maxConcurrentCalls` of 0 is `override.maxConcurrentCalls`), `maxRunningExecutions` on
+   * a state (`override.maxRunningExecutions`: it is the type's), a state the registered
    * type does not have or a too-long reason is `INVALID_REQUEST` naming the field, and changes
    * nothing. Sending the same override twice leaves the same override, so it is sent
    * again like a read.

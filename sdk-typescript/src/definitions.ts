@@ -41,7 +41,8 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  *   `localAttributes`: the declared keys. The persistence schema declares names, not
  *   types, so every attribute's type is `ANY`;
  * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
- * - `flowLimits`: the process's and each state's `flowLimits` (absent: none);
+ * - `flowLimits`: the process's and each state's `flowLimits` (absent: none; a state's
+ *   may not set `maxRunningExecutions`, which is the type's);
  * - `schedules`: the process's `schedules` as declared (absent when it declares none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
@@ -55,7 +56,7 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
     };
     const schema = inputJsonSchema(state.inputSchema);
     if (schema) out.inputSchema = schema;
-    if (state.flowLimits) out.flowLimits = flowLimitsOf(`${definition.processType}.${id}`, state.flowLimits);
+    if (state.flowLimits) out.flowLimits = stateFlowLimitsOf(`${definition.processType}.${id}`, state.flowLimits);
     return out;
   });
   const rpcs: RpcDefinition[] = definition.rpcNames().map((name) => {
@@ -98,6 +99,21 @@ function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
     throw new XdbSdkError("NOT_ALLOWED", `${owner}: flowLimits must be an object such as { maxCallsPerSecond: 20 }`);
   }
   return { ...limits };
+}
+
+/**
+ * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they limit running
+ * executions, which are the type's (the service refuses them too, at registration).
+ */
+function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
+  const out = flowLimitsOf(owner, limits);
+  if (out.maxRunningExecutions !== undefined && out.maxRunningExecutions !== null) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `${owner}: flowLimits.maxRunningExecutions limits a process type's executions: declare it in the process's flowLimits, not a state's`,
+    );
+  }
+  return out;
 }
 
 /**

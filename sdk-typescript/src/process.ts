@@ -100,7 +100,10 @@ export interface Process {
    * Limits on the worker calls of all the type's states together, across all async
    * instances: how many a second (`{ maxCallsPerSecond: 20 }`), how many running at once
    * (`{ maxConcurrentCalls: 8 }`), or both; each state may declare its own. Sent at
-   * registration; an operator may override them at run time (`setFlowLimits`).
+   * registration; an operator may override them at run time (`setFlowLimits`). A type's
+   * limits (not a state's) may also cap its running executions per concurrency key
+   * (`{ maxRunningExecutions: 2 }`: at most two executions of a start's `concurrencyKey`
+   * run at once; the others wait `PENDING`, in start order).
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -77,6 +77,7 @@ export function buildStartRequest(
   if (localWrites.length > 0) config.localAttributeInitialWrite = localWrites;
   if (options.timeoutSeconds !== undefined) config.timeoutSeconds = Math.ceil(options.timeoutSeconds);
   if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
+  if (options.concurrencyKey !== undefined) config.concurrencyKey = options.concurrencyKey;
 
   const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
   if (options.requestId !== undefined) request.requestId = options.requestId;

@@ -17,7 +17,7 @@ import {
 } from "@xdb/sdk";
 
 import { UserSignupProcess, processId, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
-import { DIALECTS, TestEnv } from "./harness.js";
+import { DIALECTS, TestEnv, eventually } from "./harness.js";
 import { StuckProcess, unstick } from "./stuck.js";
 
 /** One HTTP exchange, as seen by the client or by the worker. */
@@ -90,6 +90,31 @@ class ScoredProcess implements Process {
   }
   persistenceSchema() {
     return PersistenceSchema.withTable(SCORES_TABLE, "id").globalAttributes("score");
+  }
+}
+
+/** Waits for a message on `go`; records the executions whose `waitUntil` ran. */
+class HeldState implements AsyncState {
+  static readonly stateId = "Held";
+  constructor(private readonly ran: Set<string>) {}
+  waitUntil(ctx: WorkerContext) {
+    this.ran.add(ctx.processId);
+    return CommandRequest.allOf(Command.localQueue("go"));
+  }
+  execute() {
+    return StateDecision.gracefulCompleteProcess("released");
+  }
+}
+
+/** A type of a test's own (its limit holds no other test's starts) whose state waits. */
+class HeldProcess implements Process {
+  readonly ran = new Set<string>();
+  constructor(readonly processType: string) {}
+  stateSchema() {
+    return StateSchema.withStartingState(new HeldState(this.ran));
+  }
+  communicationSchema() {
+    return CommunicationSchema.localQueues("go");
   }
 }
 
@@ -301,6 +326,81 @@ for (const dialect of DIALECTS) {
         assert.ok(workerPaths.has(path), `XDB called the worker at ${path}`);
       }
       assert.ok(workerSide.some((e) => e.status === 500), "a failed attempt was answered");
+    });
+
+    it("holds a start over its key's maxRunningExecutions PENDING until a running one closes", async () => {
+      const exchanges: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        exchanges.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(await response.clone().text()) });
+        return response;
+      };
+      const run = randomUUID().slice(0, 8);
+      const held = new HeldProcess(`HeldContract${run}`);
+      const heldWorker = await env.worker(new WorkerService({ onError: () => undefined }).register(held).nodeHandler());
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: heldWorker.url, fetch: recording });
+      const key = `customer-${run}`;
+      const type = held.processType;
+
+      const entry = await client.setFlowLimits(type, { maxRunningExecutions: 1 }, { reason: "contract test" });
+      assert.deepEqual(entry.effective, { maxRunningExecutions: 1 });
+      for (const [override, options] of [
+        [{ maxRunningExecutions: 1 }, { stateId: "Held" }],
+        [{ maxRunningExecutions: 0 }, {}],
+      ] as const) {
+        await assert.rejects(
+          client.setFlowLimits(type, override, options),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("override.maxRunningExecutions"),
+          JSON.stringify([override, options]),
+        );
+      }
+      await assert.rejects(
+        client.startProcess(held, `held-${run}-bad-key`, undefined, { concurrencyKey: "" }),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("processStartConfig.concurrencyKey"),
+      );
+
+      const started: string[] = [];
+      const start = async (name: string, concurrencyKey?: string): Promise<string> => {
+        const pid = `held-${run}-${name}`;
+        await client.startProcess(held, pid, undefined, concurrencyKey === undefined ? {} : { concurrencyKey });
+        started.push(pid);
+        return pid;
+      };
+      const pausedOf = async (pid: string) => (await client.describe(pid)).paused ?? undefined;
+      // A service instance reads the limits at most once a second: start on a key of their
+      // own until a start waits, so that the limit is in force for what follows.
+      let probes = 0;
+      await eventually("the limit to hold a start", 30_000, async () => (await pausedOf(await start(`probe-${probes++}`, `probe-${run}`))) !== undefined);
+
+      // Another key has a slot of its own; the second start of it waits for it.
+      const first = await start("first", key);
+      const second = await start("second", key);
+      assert.equal(await pausedOf(first), undefined);
+      const hold = await pausedOf(second);
+      assert.deepEqual([hold?.pendingOnKey, hold?.identity], [key, "maxRunningExecutions"]);
+      assert.ok(hold?.reason?.startsWith("PENDING: waiting for a running slot"), hold?.reason ?? "no reason");
+      const listed = await client.list({ filter: { processType: type }, pageSize: 1000 });
+      const summary = (pid: string) => listed.executions.find((e) => e.processId === pid);
+      assert.deepEqual([summary(first)?.pending, summary(first)?.paused], [false, false]);
+      assert.deepEqual([summary(second)?.pending, summary(second)?.paused, summary(second)?.status], [true, true, "RUNNING"]);
+      await assert.rejects(client.resume(second), (e: unknown) => isApiError(e, "CONTROL_NOT_APPLICABLE") && e.message.includes("PENDING"));
+      // Starts without a key share one, named "" where they wait.
+      await start("unkeyed-1");
+      assert.equal((await pausedOf(await start("unkeyed-2")))?.pendingOnKey, "");
+
+      await eventually("the first to run its state", 30_000, () => held.ran.has(first));
+      await client.stop(first, { reason: "contract test" });
+      await eventually("the second to take the freed slot", 30_000, async () => (await pausedOf(second)) === undefined);
+      const after = await client.list({ filter: { processId: second } });
+      assert.equal(after.executions[0]?.pending, false);
+      await eventually("the second to run its state", 30_000, () => held.ran.has(second));
+      const resumed = await client.history(second, { eventTypes: ["RESUMED"] });
+      assert.deepEqual(resumed.events.map((e) => (e.details as { identity?: string }).identity), ["maxRunningExecutions"]);
+
+      for (const pid of started.filter((p) => p !== first)) await client.stop(pid, { reason: "contract test" });
+      await client.setFlowLimits(type, null, { reason: "contract test" });
+      assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
     });
 
     it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {

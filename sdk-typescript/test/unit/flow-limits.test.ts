@@ -1,12 +1,14 @@
 // The flow-limit calls against a fake fetch (their requests checked against the
 // repository's OpenAPI document too), their retries against a scripted HTTP server, and
-// the limits processes and states declare for registration.
+// the limits processes and states declare for registration. Also the running-execution
+// limit's parts: a start's concurrency key, and the PENDING executions lists and
+// descriptions show.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  Client, FLOW_LIMITS_PATHS, StateDecision, StateSchema, XdbSdkError, exportDefinition, isApiError,
-  type AsyncState, type FlowLimits, type Process,
+  Client, FLOW_LIMITS_PATHS, OPERATE_PATHS, SERVICE_PATHS, StateDecision, StateSchema, XdbSdkError, exportDefinition,
+  isApiError, type AsyncState, type FlowLimits, type Process,
 } from "@xdb/sdk";
 
 import { contractProblems } from "./contract.js";
@@ -179,6 +181,141 @@ describe("declared flow limits", () => {
     assert.throws(
       () => exportDefinition(wrong),
       (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /wrong: flowLimits/.test(e.message),
+    );
+  });
+});
+
+describe("running-execution limits", () => {
+  it("set maxRunningExecutions on a type, alone or with a concurrency, and read it back", async () => {
+    const entry = {
+      processType: "Order",
+      override: { maxRunningExecutions: 3 },
+      effective: { maxRunningExecutions: 3 },
+      updatedTimestampMs: 1_700_000_000_000,
+    };
+    const sent: Record<string, unknown>[] = [];
+    const fetch: typeof globalThis.fetch = (_input, init) => {
+      sent.push(JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>);
+      return Promise.resolve(Response.json(entry));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    const answered = await client.setFlowLimits("Order", { maxRunningExecutions: 3 }, { reason: "one export per customer" });
+    await client.setFlowLimits("Order", { maxConcurrentCalls: 8, maxRunningExecutions: 100_000 });
+    assert.deepEqual(answered.effective, { maxRunningExecutions: 3 });
+    assert.deepEqual(sent, [
+      { processType: "Order", reason: "one export per customer", override: { maxRunningExecutions: 3 } },
+      { processType: "Order", override: { maxConcurrentCalls: 8, maxRunningExecutions: 100_000 } },
+    ]);
+    for (const body of sent) assert.equal(contractProblems(FLOW_LIMITS_PATHS.set, body), "", JSON.stringify(body));
+  });
+
+  it("refuse maxRunningExecutions on a state on its field, once", async () => {
+    const bad = await scriptedService(answer(400, {
+      subType: "INVALID_REQUEST",
+      message: "override.maxRunningExecutions: limits a process type's executions: set it on the type, not on a state",
+    }));
+    try {
+      const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+      await assert.rejects(
+        client.setFlowLimits("Order", { maxRunningExecutions: 1 }, { stateId: "Charge" }),
+        (e) => isApiError(e, "INVALID_REQUEST") && /override\.maxRunningExecutions/.test(e.message),
+      );
+    } finally {
+      await bad.close();
+    }
+    assert.equal(bad.seen.length, 1, "a refusal is final");
+    assert.equal(bad.json()[0]?.stateId, "Charge");
+  });
+
+  it("send a start's concurrency key only when given", async () => {
+    const sent: Record<string, unknown>[] = [];
+    const fetch: typeof globalThis.fetch = (_input, init) => {
+      sent.push(JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>);
+      return Promise.resolve(Response.json({ processExecutionId: "e-1" }));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", workerUrl: "http://w:1", fetch });
+    class Export implements Process {
+      readonly processType = "Export";
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+    }
+    assert.equal(await client.startProcess(Export, "export-1", undefined, { concurrencyKey: "customer-42" }), "e-1");
+    await client.startProcess(Export, "export-2");
+    const configs = sent.map((body) => body.processStartConfig as Record<string, unknown>);
+    assert.deepEqual(configs.map((c) => c.concurrencyKey), ["customer-42", undefined]);
+    assert.equal("concurrencyKey" in (configs[1] ?? {}), false);
+    for (const body of sent) assert.equal(contractProblems(SERVICE_PATHS.start, body), "", JSON.stringify(body));
+  });
+
+  it("read a PENDING execution from lists and descriptions, and its refused resume", async () => {
+    const summary = (processId: string, flags: Record<string, boolean>) => ({
+      processExecutionId: `e-${processId}`, processId, processType: "Export", status: "RUNNING", startTimestampMs: 1, ...flags,
+    });
+    const fetch: typeof globalThis.fetch = (input) => {
+      const path = new URL(input instanceof Request ? input.url : input.toString()).pathname;
+      if (path === SERVICE_PATHS.describe) {
+        return Promise.resolve(Response.json({
+          processExecutionId: "e-2", processId: "p", processType: "Export", workerUrl: "http://w", status: "RUNNING",
+          startTimestampMs: 1, runningStateExecutions: 1, parkedTasks: 1,
+          paused: {
+            sinceTimestampMs: 2,
+            reason: "PENDING: waiting for a running slot (customer-42: at most 1 running at once)",
+            identity: "maxRunningExecutions",
+            pendingOnKey: "customer-42",
+          },
+        }));
+      }
+      if (path === SERVICE_PATHS.list) {
+        return Promise.resolve(Response.json({
+          executions: [summary("waiting", { paused: true, pending: true }), summary("paused", { paused: true }), summary("running", {})],
+        }));
+      }
+      assert.equal(path, OPERATE_PATHS.resume);
+      return Promise.resolve(Response.json(
+        { subType: "CONTROL_NOT_APPLICABLE", message: "the execution is PENDING, held by its type's maxRunningExecutions" },
+        { status: 409 },
+      ));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    const described = await client.describe("p");
+    assert.equal(described.paused?.pendingOnKey, "customer-42");
+    assert.equal(described.paused?.identity, "maxRunningExecutions");
+    const listed = await client.list({ filter: { processType: "Export" } });
+    assert.deepEqual(listed.executions.map((e) => [e.processId, e.paused, e.pending]), [
+      ["waiting", true, true],
+      ["paused", true, false],
+      ["running", false, false],
+    ]);
+    await assert.rejects(client.resume("p"), (e) => isApiError(e, "CONTROL_NOT_APPLICABLE") && /PENDING/.test(e.message));
+  });
+
+  it("are declared by a process, and refused on a state at export", () => {
+    class OnePerKey implements Process {
+      readonly processType = "OnePerKey";
+      readonly flowLimits = { maxConcurrentCalls: 16, maxRunningExecutions: 2 };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+    }
+    const wire = exportDefinition(new OnePerKey());
+    assert.deepEqual(wire.flowLimits, { maxConcurrentCalls: 16, maxRunningExecutions: 2 });
+    assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
+      deployment: { name: "d", version: "1", workerUrl: "http://w" },
+      definitions: [wire],
+    }), "");
+
+    class RunningCharge implements AsyncState {
+      static readonly stateId = "Charge";
+      readonly flowLimits = { maxRunningExecutions: 1 };
+      execute() {
+        return StateDecision.deadEnd();
+      }
+    }
+    const stateLimited = { processType: "StateLimited", stateSchema: () => StateSchema.withStartingState(new RunningCharge()) };
+    assert.throws(
+      () => exportDefinition(stateLimited),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /StateLimited\.Charge: flowLimits\.maxRunningExecutions/.test(e.message),
     );
   });
 });

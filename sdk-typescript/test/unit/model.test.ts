@@ -241,6 +241,15 @@ describe("start requests", () => {
     });
   });
 
+  it("carries a concurrency key only when given", () => {
+    const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
+    const keyed = buildStartRequest(signup, "p", undefined, { ...base, concurrencyKey: "customer-42" });
+    assert.equal(keyed.processStartConfig?.concurrencyKey, "customer-42");
+    // An empty key is a key the service refuses (1 to 255 characters), not "none": sent.
+    assert.equal(buildStartRequest(signup, "p", undefined, { ...base, concurrencyKey: "" }).processStartConfig?.concurrencyKey, "");
+    assert.equal("concurrencyKey" in (buildStartRequest(signup, "p", undefined, base).processStartConfig ?? {}), false);
+  });
+
   it("catches mistakes before the service does", () => {
     const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
     assert.throws(() => buildStartRequest(signup, "p", undefined, { ...base, initialGlobalAttributes: { stauts: 1 } }), sdkError("UNDECLARED"));
