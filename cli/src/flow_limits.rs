@@ -208,7 +208,8 @@ pub fn entry_view(entry: &FlowLimitsEntry) -> String {
 }
 
 /// The entries, one row each: the rate declared, overridden and in force, then the
-/// concurrency (calls at once) likewise.
+/// concurrency (calls at once) likewise, then the running executions per key in force
+/// (a type's only).
 pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
     let rows: Vec<Vec<String>> = limits
         .iter()
@@ -225,6 +226,10 @@ pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
                 concurrency_text(declared),
                 concurrency_text(over),
                 concurrency_text(effective),
+                match e.state_id {
+                    Some(_) => "-".to_string(),
+                    None => field_text(effective, |l| l.max_running_executions),
+                },
                 timestamp_ms(e.updated_timestamp_ms),
             ]
         })
@@ -239,6 +244,7 @@ pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
             "DECLARED AT ONCE",
             "OVERRIDE AT ONCE",
             "EFFECTIVE AT ONCE",
+            "RUNNING PER KEY",
             "UPDATED",
         ],
         &rows,
@@ -434,6 +440,7 @@ mod tests {
                 "DECLARED AT ONCE",
                 "OVERRIDE AT ONCE",
                 "EFFECTIVE AT ONCE",
+                "RUNNING PER KEY",
                 "UPDATED"
             ],
             "{text}"
@@ -441,8 +448,8 @@ mod tests {
         assert!(lines[1].contains("(all states)"), "{text}");
         let type_row: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(
-            &type_row[3..9],
-            ["10/s", "-", "10/s", "4", "-", "4"],
+            &type_row[3..10],
+            ["10/s", "-", "10/s", "4", "-", "4", "unlimited"],
             "{text}"
         );
         let state_row: Vec<&str> = lines[2].split_whitespace().collect();

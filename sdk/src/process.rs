@@ -37,8 +37,10 @@ pub trait Process: Send + Sync + Sized + 'static {
 
     /// Limits on the worker calls of all this type's states together, across all async
     /// instances: `max_calls_per_second` (a rate) and `max_concurrent_calls` (at most so
-    /// many calls running at once), either or both; declared at registration, and an
-    /// operator may override them. See `docs/flow-limits.md`.
+    /// many calls running at once); and `max_running_executions`, at most so many
+    /// executions running per concurrency key (the rest wait `PENDING`); any of them;
+    /// declared at registration, and an operator may override them. See
+    /// `docs/flow-limits.md`.
     fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
         None
     }

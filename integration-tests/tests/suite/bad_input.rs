@@ -362,6 +362,20 @@ async fn overlong_ids_are_400_not_500(db: Database) {
             "start with a 300-byte processType: {status} {error}"
         ));
     }
+    for (what, key) in [("300-byte", long.clone()), ("empty", String::new())] {
+        let body = json!({"processId": "p", "processType": "T", "workerUrl": "http://127.0.0.1:9",
+                          "processStartConfig": {"concurrencyKey": key}});
+        let (status, error) = post_raw(&env, paths::START, body.to_string(), json_type).await;
+        if status != 400
+            || !error
+                .to_string()
+                .contains("processStartConfig.concurrencyKey")
+        {
+            failures.push(format!(
+                "start with a {what} concurrencyKey: {status} {error}"
+            ));
+        }
+    }
     assert_nothing_written(&env, "starts with overlong ids").await;
 
     let worker = serve(&mut env, &ParkProcess).await;

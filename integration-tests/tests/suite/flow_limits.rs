@@ -338,6 +338,19 @@ async fn bad_limits_are_refused_naming_the_field_and_change_nothing(db: Database
             "override.maxConcurrentCalls",
         ),
         (
+            json!({"processType": "RatedProcess", "override": {"maxRunningExecutions": 0}}),
+            "override.maxRunningExecutions",
+        ),
+        (
+            json!({"processType": "RatedProcess", "override": {"maxRunningExecutions": 100001}}),
+            "override.maxRunningExecutions",
+        ),
+        (
+            json!({"processType": "RatedProcess", "stateId": "RatedState",
+                "override": {"maxRunningExecutions": 2}}),
+            "override.maxRunningExecutions",
+        ),
+        (
             json!({"processType": "RatedProcess", "stateId": "NoSuchState",
                 "override": {"maxCallsPerSecond": 1}}),
             "stateId",

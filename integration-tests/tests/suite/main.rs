@@ -118,6 +118,7 @@ mod reset;
 mod resilience;
 mod roles;
 mod rpc;
+mod run_limits;
 mod schedule_cli;
 mod schedules;
 mod security;
