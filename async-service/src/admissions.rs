@@ -4,7 +4,7 @@
 //! SIGKILLed mid-admission leaves nothing behind but a rolled-back transaction.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use xdb_persistence::ProcessStore;
@@ -12,10 +12,19 @@ use xdb_persistence::ProcessStore;
 /// How often free slots are looked for: how long (at most, with no error) a freed slot
 /// stays free while an execution waits for it.
 const POLL: Duration = Duration::from_millis(200);
+/// How often the rows of closed executions are deleted, a batch at a time.
+const FORGET_EVERY: Duration = Duration::from_secs(10);
 
 /// Admits waiting executions until `stop` turns true.
 pub(crate) async fn run(store: Arc<dyn ProcessStore>, mut stop: watch::Receiver<bool>) {
+    let mut forgotten_at = Instant::now();
     while !*stop.borrow() {
+        if forgotten_at.elapsed() >= FORGET_EVERY {
+            forgotten_at = Instant::now();
+            if let Err(error) = store.forget_closed_run_slots().await {
+                tracing::warn!(%error, "could not delete the running slots of closed executions");
+            }
+        }
         let admitted = match store.admit_pending_executions().await {
             Ok(admitted) => admitted,
             Err(error) => {

@@ -166,6 +166,9 @@ impl Transitions for RecordedTimeouts {
     async fn admit_pending_executions(&self) -> Result<usize, StoreError> {
         unreachable!("the claim loop admits nothing")
     }
+    async fn forget_closed_run_slots(&self) -> Result<usize, StoreError> {
+        unreachable!("the claim loop forgets nothing")
+    }
 }
 
 /// A claim loop over `tasks` and `transitions`, its wall clock standing at `now`, with

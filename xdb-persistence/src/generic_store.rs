@@ -257,4 +257,7 @@ impl<D: Dialect> Transitions for D {
     async fn admit_pending_executions(&self) -> Result<usize, StoreError> {
         operations::admit_pending(self).await
     }
+    async fn forget_closed_run_slots(&self) -> Result<usize, StoreError> {
+        operations::forget_closed(self).await
+    }
 }

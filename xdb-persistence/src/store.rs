@@ -521,6 +521,9 @@ pub trait Transitions: Send + Sync + 'static {
     /// `maxRunningExecutions` where slots are free, oldest first per concurrency key,
     /// and forgets the slots of closed executions; returns how many were admitted.
     async fn admit_pending_executions(&self) -> Result<usize, StoreError>;
+    /// Deletes a batch of the running limits' rows of closed executions (which hold no
+    /// slot); returns how many.
+    async fn forget_closed_run_slots(&self) -> Result<usize, StoreError>;
 }
 
 /// The concurrency limits one worker call is under: its type's and its state's.

@@ -19,5 +19,7 @@ CREATE TABLE IF NOT EXISTS xdb_sys_run_slots (
     slot_key             VARCHAR(255) NOT NULL,
     admitted             INT          NOT NULL,
     queued_at            DATETIME(6)  NOT NULL,
-    KEY xdb_sys_run_slots_by_key (process_type, slot_key, admitted, queued_at)
+    KEY xdb_sys_run_slots_by_key (process_type, slot_key, admitted, queued_at),
+    -- The keys with executions waiting, for the async service's admissions.
+    KEY xdb_sys_run_slots_waiting (admitted, process_type, slot_key)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;

@@ -22,3 +22,6 @@ CREATE TABLE xdb_sys_run_slots (
 );
 CREATE INDEX xdb_sys_run_slots_by_key
     ON xdb_sys_run_slots (process_type, slot_key, admitted, queued_at);
+-- The keys with executions waiting, for the async service's admissions.
+CREATE INDEX xdb_sys_run_slots_waiting
+    ON xdb_sys_run_slots (admitted, process_type, slot_key);

@@ -33,7 +33,7 @@ pub(crate) use queries::{describe_process, process_attributes, process_history};
 pub(crate) use receipted::{apply_request, record_batch_item, record_receipt, replayed};
 pub(crate) use reset::reset;
 pub(crate) use rpc::rpc;
-pub(crate) use run_slots::admit_pending;
+pub(crate) use run_slots::{admit_pending, forget_closed};
 pub(crate) use start::start_process;
 pub(crate) use state_calls::{continuation_call_without_reads, fired_timer_call, load_state_call};
 pub(crate) use states::process_states;

@@ -19,6 +19,7 @@ use crate::columns::ColumnReader;
 use crate::conflict_retry::retrying_conflicts;
 use crate::controls;
 use crate::sql::{Param, SqlConn};
+use crate::sql_tables::in_list::in_list;
 use crate::tables::{Announce, Dialect, Finish, Lane, ParkReason, ProcessRows, Transaction};
 use crate::StoreError;
 
@@ -27,6 +28,9 @@ pub(crate) const ADMITTED_BY: &str = "maxRunningExecutions";
 
 /// Keys with waiting executions looked at in one round of [`admit_pending`].
 const KEYS_PER_ROUND: i64 = 100;
+
+/// Rows of closed executions [`forget_closed`] deletes at once.
+const FORGOTTEN_PER_ROUND: i64 = 500;
 
 /// Locks the key's row, creating it first if need be.
 async fn lock_key<C: SqlConn>(
@@ -156,6 +160,40 @@ pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreE
         admitted += retrying_conflicts(|| admit_key(store, &waiting, limit)).await?;
     }
     Ok(admitted)
+}
+
+/// Deletes up to [`FORGOTTEN_PER_ROUND`] rows of closed executions (a key with
+/// executions waiting forgets its own on each admission; this keeps the others' from
+/// piling up). Returns how many it deleted.
+pub(crate) async fn forget_closed<D: Dialect>(store: &D) -> Result<usize, StoreError> {
+    let mut session = store.session(Lane::Main).await?;
+    let rows = session
+        .query(
+            "SELECT s.process_execution_id FROM xdb_sys_run_slots s \
+             JOIN xdb_sys_process_executions p ON p.id = s.process_execution_id \
+             WHERE p.status <> 'RUNNING' LIMIT ?",
+            &[FORGOTTEN_PER_ROUND.into()],
+        )
+        .await?;
+    let mut ids: Vec<Param<'_>> = rows
+        .iter()
+        .map(|row| D::Session::columns(row, 0).uuid().map(Param::from))
+        .collect::<Result<_, _>>()?;
+    let closed = ids.len();
+    if closed == 0 {
+        return Ok(0);
+    }
+    let placeholders = in_list(&mut ids, closed);
+    // A closed execution never runs again: its row may go outside any key's lock.
+    session
+        .execute(
+            &format!(
+                "DELETE FROM xdb_sys_run_slots WHERE process_execution_id IN ({placeholders})"
+            ),
+            &ids,
+        )
+        .await?;
+    Ok(closed)
 }
 
 async fn waiting_keys<D: Dialect>(store: &D) -> Result<Vec<WaitingKey>, StoreError> {

@@ -164,4 +164,19 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
         due_process_ids(store, "w").await,
         BTreeSet::from(["a4".to_string(), "a5".into()])
     );
+    // Closed executions hold nothing: their rows go, a batch at a time.
+    for id in ["a2", "a3", "a4", "a5", "b1"] {
+        stop(store, id).await;
+    }
+    assert_eq!(store.forget_closed_run_slots().await.unwrap(), 5);
+    assert_eq!(store.forget_closed_run_slots().await.unwrap(), 0);
+    assert_eq!(
+        sql_text(
+            &h.db,
+            "SELECT CASE WHEN COUNT(*) = 0 THEN 'none' ELSE 'some' END FROM xdb_sys_run_slots"
+        )
+        .await
+        .as_deref(),
+        Some("none")
+    );
 }
