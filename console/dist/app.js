@@ -2186,11 +2186,21 @@ function limitsText(limits) {
   if (limits === null || limits === void 0) return "—";
   const rate2 = limits.maxCallsPerSecond;
   const atOnce = limits.maxConcurrentCalls;
+  const running = limits.maxRunningExecutions;
   const parts = [
     rate2 === null || rate2 === void 0 ? void 0 : `${rate2} calls/s`,
-    atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`
+    atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`,
+    running === null || running === void 0 ? void 0 : `${running} running per key`
   ].filter((part) => part !== void 0);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
+}
+function shownStatus(execution) {
+  return execution.pending ? "PENDING" : execution.status;
+}
+function pendingText(pause) {
+  const key = pause?.pendingOnKey;
+  if (key === null || key === void 0) return void 0;
+  return key === "" ? "waiting for a running slot (no concurrency key)" : `waiting for a running slot of key ${key}`;
 }
 function phaseNote(phase) {
   return phase === "FLOW_LIMITED" ? "held back by a flow limit until due; costs no attempt" : void 0;
@@ -2202,7 +2212,7 @@ function changeText(change) {
   return `${limitsText(change.before)} → ${limitsText(change.after)}`;
 }
 var ACTIONS = [
-  ["limits", "limit calls a second and/or at once"],
+  ["limits", "limit calls a second, at once and/or running executions"],
   ["unlimited", "no limit (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"]
 ];
@@ -2218,8 +2228,15 @@ function flowLimitsRequest(values) {
   if (action === "clear") return { request };
   const rate2 = get("maxCallsPerSecond");
   const atOnce = get("maxConcurrentCalls");
-  if (!rate2 && !atOnce) {
-    return { error: "Give a number of calls a second, a number of calls at once, or both.", field: "maxCallsPerSecond" };
+  const running = get("maxRunningExecutions");
+  if (!rate2 && !atOnce && !running) {
+    return {
+      error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
+      field: "maxCallsPerSecond"
+    };
+  }
+  if (running && stateId) {
+    return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
   }
   const override = {};
   if (rate2) {
@@ -2235,6 +2252,12 @@ function flowLimitsRequest(values) {
     }
     override.maxConcurrentCalls = Number(atOnce);
   }
+  if (running) {
+    if (!/^\d+$/.test(running)) {
+      return { error: `The running-executions limit ${running} is not a whole number.`, field: "maxRunningExecutions" };
+    }
+    override.maxRunningExecutions = Number(running);
+  }
   return { request: { ...request, override } };
 }
 var FIELDS2 = [
@@ -2242,6 +2265,8 @@ var FIELDS2 = [
   ["maxCallsPerSecond", "maxCallsPerSecond"],
   ["override.maxConcurrentCalls", "maxConcurrentCalls"],
   ["maxConcurrentCalls", "maxConcurrentCalls"],
+  ["override.maxRunningExecutions", "maxRunningExecutions"],
+  ["maxRunningExecutions", "maxRunningExecutions"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"]
@@ -2284,6 +2309,7 @@ function actionButtons(execution, states, definition, done) {
   const rpcs = (definition?.definition.rpcs ?? []).map((r) => r.name);
   const declaredBy = definition ? `${execution.processType} revision ${definition.revision.revision} declares` : `${execution.processType} is not registered: any name goes`;
   const paused = Boolean(states.paused);
+  const pending = states.paused?.pendingOnKey !== void 0 && states.paused.pendingOnKey !== null;
   const resetButton = button("Reset", "action-reset", true, async () => {
     const stateIds = [...new Set(states.states.map((s2) => s2.stateId))];
     const closed = execution.status !== "RUNNING";
@@ -2340,7 +2366,16 @@ function actionButtons(execution, states, definition, done) {
     button("Fail", "action-fail", true, () => stop("FAIL")),
     control("Retry now", "action-retry-now", "Calls waiting for their retry backoff run now; parked tasks are released.", api.retryNow),
     control("Give up", "action-give-up", "Failing states go to their failure recovery without their remaining attempts.", api.giveUp, true),
-    paused ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume) : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    pending ? h(
+      "button",
+      {
+        type: "button",
+        disabled: true,
+        "data-testid": "action-resume",
+        title: "PENDING: it starts by itself when a running execution of its concurrency key closes; it cannot be resumed."
+      },
+      "Resume"
+    ) : paused ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume) : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
     resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
@@ -2465,6 +2500,8 @@ function executionView(root, processId, processExecutionId) {
       autoRefresh = refresh.checked;
       schedule();
     });
+    const pending = pendingText(states.paused);
+    const status = shownStatus({ status: d.status, pending: pending !== void 0 });
     replace(
       summary,
       h(
@@ -2472,8 +2509,8 @@ function executionView(root, processId, processExecutionId) {
         {},
         d.processId,
         " ",
-        h("span", { class: statusClass(d.status), "data-testid": "execution-status" }, d.status),
-        states.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        h("span", { class: statusClass(status), "data-testid": "execution-status" }, status),
+        states.paused && !pending && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`)
       ),
       facts([
@@ -2486,11 +2523,17 @@ function executionView(root, processId, processExecutionId) {
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
         ["Running states", String(d.runningStateExecutions)],
-        ...states.paused ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`]] : [],
+        ...states.paused && pending ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`]] : states.paused ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`]] : [],
         ...backingOff(states, Date.now()),
         ...d.failure ? [["Failure", `${d.failure.reason}${d.failure.details ? `: ${d.failure.details}` : ""}`]] : [],
         ...d.result ? [["Result", h("pre", {}, formatPayload(d.result))]] : []
       ]),
+      pending && h(
+        "p",
+        { class: "pending-notice", role: "status", "data-testid": "pending-notice" },
+        h("strong", {}, "Pending: "),
+        `${pending}. Its type's maxRunningExecutions holds it; it starts by itself, in start order, when a running execution of its key closes. Nothing of it has run yet.`
+      ),
       h("label", { class: "refresh" }, refresh, " auto-refresh")
     );
   }
@@ -3069,7 +3112,7 @@ function queryPlanPanel(plan) {
   );
 }
 async function parkedOf(executions) {
-  const running = executions.filter((e) => e.status === "RUNNING");
+  const running = executions.filter((e) => e.status === "RUNNING" && !e.pending);
   const described = await Promise.all(
     running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => void 0))
   );
@@ -3098,10 +3141,12 @@ function executionsTable(executions, parked) {
   const now = Date.now();
   const rows = executions.map((e) => {
     const parkedTasks = parked.get(e.processExecutionId);
+    const operatorPaused = e.paused && !e.pending;
+    const status = shownStatus(e);
     return h(
       "tr",
       {
-        class: e.paused || parkedTasks || e.backingOff ? "attention" : "",
+        class: operatorPaused || parkedTasks || e.backingOff ? "attention" : "",
         "data-testid": "execution-row",
         "data-process-id": e.processId
       },
@@ -3110,8 +3155,16 @@ function executionsTable(executions, parked) {
       h(
         "td",
         {},
-        h("span", { class: statusClass(e.status) }, e.status),
-        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        h(
+          "span",
+          {
+            class: statusClass(status),
+            "data-testid": "execution-row-status",
+            ...e.pending ? { title: "waiting for a running slot of its concurrency key (its type's maxRunningExecutions): it starts by itself" } : {}
+          },
+          status
+        ),
+        operatorPaused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
       ),
       h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),
@@ -3263,7 +3316,11 @@ function flowLimitsView(root) {
   replace(
     root,
     h("h1", {}, "Flow limits"),
-    h("p", { class: "small" }, "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states."),
+    h(
+      "p",
+      { class: "small" },
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
+    ),
     limits,
     form.element,
     h("h2", {}, "History"),
@@ -3293,10 +3350,22 @@ function setForm(changed) {
   inputs.set("action", action);
   const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s; empty: no rate limit");
   const atOnceRow = row("Max concurrent calls", input("maxConcurrentCalls", "8"), "at most so many calls running at once, 1 to 100,000; empty: no such limit");
+  const running = input("maxRunningExecutions", "2");
+  const runningRow = row(
+    "Max running executions",
+    running,
+    "per concurrency key, 1 to 100,000: a start over it waits PENDING until one of its key closes; a type's limit (State empty); empty: no such limit"
+  );
   action.addEventListener("change", () => {
     rateRow.hidden = action.value !== "limits";
     atOnceRow.hidden = action.value !== "limits";
+    runningRow.hidden = action.value !== "limits";
   });
+  const stateInput = input("stateId", "optional");
+  const typeOnly = () => {
+    running.disabled = stateInput.value.trim() !== "";
+  };
+  stateInput.addEventListener("input", typeOnly);
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
   const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
   const submit = h("button", { type: "submit", class: "primary", "data-testid": "flow-limit-submit" }, "Apply");
@@ -3341,10 +3410,11 @@ function setForm(changed) {
         }
       },
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
-      row("State", input("stateId", "optional"), "empty: all the type's states together"),
+      row("State", stateInput, "empty: all the type's states together"),
       row("Change", action),
       rateRow,
       atOnceRow,
+      runningRow,
       row("Reason", input("reason", "optional"), "kept in the history"),
       problem,
       done,
@@ -3363,6 +3433,7 @@ function setForm(changed) {
     };
     set("processType", processType);
     set("stateId", stateId);
+    typeOnly();
     element.open = true;
     inputs.get("maxCallsPerSecond")?.focus();
   };

@@ -1,18 +1,36 @@
 // Pure parts of the flow-limits page: limits as text, the form's values checked and
-// turned into a request, and the form field a 400 names.
-import type { FlowLimitChange, FlowLimits, FlowLimitsSetRequest } from "./types.js";
+// turned into a request, and the form field a 400 names. Also how an execution held by
+// its type's running-execution limit (PENDING) reads in the list and on its page.
+import type { ExecutionSummary, FlowLimitChange, FlowLimits, FlowLimitsSetRequest, PauseInfo } from "./types.js";
 
-/** Limits as people read them: `2.5 calls/s`, `8 at once`, `2.5 calls/s, 8 at once`;
- * `unlimited` for limits that limit nothing; `—` for none. */
+/** Limits as people read them: `2.5 calls/s`, `8 at once`, `2 running per key`, or
+ * several of them (`2.5 calls/s, 8 at once`); `unlimited` for limits that limit nothing;
+ * `—` for none. */
 export function limitsText(limits: FlowLimits | null | undefined): string {
   if (limits === null || limits === undefined) return "—";
   const rate = limits.maxCallsPerSecond;
   const atOnce = limits.maxConcurrentCalls;
+  const running = limits.maxRunningExecutions;
   const parts = [
     rate === null || rate === undefined ? undefined : `${rate} calls/s`,
     atOnce === null || atOnce === undefined ? undefined : `${atOnce} at once`,
+    running === null || running === undefined ? undefined : `${running} running per key`,
   ].filter((part) => part !== undefined);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
+}
+
+/** The status an execution shows: `PENDING` while its type's maxRunningExecutions holds
+ * it (it has not begun: the service says RUNNING and paused), else its status. */
+export function shownStatus(execution: Pick<ExecutionSummary, "status" | "pending">): string {
+  return execution.pending ? "PENDING" : execution.status;
+}
+
+/** What a PENDING execution waits for (`waiting for a running slot of key acme`);
+ * undefined for an operator's pause, or none. */
+export function pendingText(pause: PauseInfo | null | undefined): string | undefined {
+  const key = pause?.pendingOnKey;
+  if (key === null || key === undefined) return undefined;
+  return key === "" ? "waiting for a running slot (no concurrency key)" : `waiting for a running slot of key ${key}`;
 }
 
 /** What a call's phase means, when it is not plain: a call held back by a flow limit
@@ -34,10 +52,10 @@ export function changeText(change: FlowLimitChange): string {
 /** The form's fields, by name. */
 export type FormValues = (name: string) => string;
 
-/** What the form does: set limits (a rate, a concurrency or both), no limit whatever is
- * declared, or clear the override. */
+/** What the form does: set limits (a rate, a concurrency, running executions, or
+ * several), no limit whatever is declared, or clear the override. */
 export const ACTIONS = [
-  ["limits", "limit calls a second and/or at once"],
+  ["limits", "limit calls a second, at once and/or running executions"],
   ["unlimited", "no limit (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"],
 ] as const;
@@ -56,8 +74,15 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   if (action === "clear") return { request };
   const rate = get("maxCallsPerSecond");
   const atOnce = get("maxConcurrentCalls");
-  if (!rate && !atOnce) {
-    return { error: "Give a number of calls a second, a number of calls at once, or both.", field: "maxCallsPerSecond" };
+  const running = get("maxRunningExecutions");
+  if (!rate && !atOnce && !running) {
+    return {
+      error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
+      field: "maxCallsPerSecond",
+    };
+  }
+  if (running && stateId) {
+    return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
   }
   const override: FlowLimits = {};
   if (rate) {
@@ -73,6 +98,12 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
     }
     override.maxConcurrentCalls = Number(atOnce);
   }
+  if (running) {
+    if (!/^\d+$/.test(running)) {
+      return { error: `The running-executions limit ${running} is not a whole number.`, field: "maxRunningExecutions" };
+    }
+    override.maxRunningExecutions = Number(running);
+  }
   return { request: { ...request, override } };
 }
 
@@ -82,6 +113,8 @@ const FIELDS: [string, string][] = [
   ["maxCallsPerSecond", "maxCallsPerSecond"],
   ["override.maxConcurrentCalls", "maxConcurrentCalls"],
   ["maxConcurrentCalls", "maxConcurrentCalls"],
+  ["override.maxRunningExecutions", "maxRunningExecutions"],
+  ["maxRunningExecutions", "maxRunningExecutions"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"],

@@ -50,6 +50,8 @@ export function actionButtons(
     ? `${execution.processType} revision ${definition.revision.revision} declares`
     : `${execution.processType} is not registered: any name goes`;
   const paused = Boolean(states.paused);
+  // PENDING: the running-execution limit's own pause, which only a freed slot lifts.
+  const pending = states.paused?.pendingOnKey !== undefined && states.paused.pendingOnKey !== null;
   const resetButton = button("Reset", "action-reset", true, async () => {
     const stateIds = [...new Set(states.states.map((s) => s.stateId))];
     const closed = execution.status !== "RUNNING";
@@ -108,9 +110,20 @@ export function actionButtons(
     button("Fail", "action-fail", true, () => stop("FAIL")),
     control("Retry now", "action-retry-now", "Calls waiting for their retry backoff run now; parked tasks are released.", api.retryNow),
     control("Give up", "action-give-up", "Failing states go to their failure recovery without their remaining attempts.", api.giveUp, true),
-    paused
-      ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume)
-      : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    pending
+      ? h(
+          "button",
+          {
+            type: "button",
+            disabled: true,
+            "data-testid": "action-resume",
+            title: "PENDING: it starts by itself when a running execution of its concurrency key closes; it cannot be resumed.",
+          },
+          "Resume",
+        )
+      : paused
+        ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume)
+        : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
     resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(

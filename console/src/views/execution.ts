@@ -1,11 +1,12 @@
 // One execution: its status, the business row it drives beside its local attributes,
 // its state executions (attempts, failures, next attempt, what each waits for), its
-// history a page at a time, and the operator's actions.
+// history a page at a time, and the operator's actions. An execution its type's
+// running-execution limit holds shows as PENDING, with what it waits for, instead of paused.
 import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { formatPayload, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
 import { eventStateExecution, summarizeEvent } from "../history.js";
-import { phaseNote } from "../flow-limits.js";
+import { pendingText, phaseNote, shownStatus } from "../flow-limits.js";
 import type {
   AttributesResponse, DefinitionDescribeResponse, DescribeResponse, HistoryResponse, StateInfo, StatesResponse,
 } from "../types.js";
@@ -70,6 +71,8 @@ export function executionView(root: HTMLElement, processId: string, processExecu
       autoRefresh = refresh.checked;
       schedule();
     });
+    const pending = pendingText(states.paused);
+    const status = shownStatus({ status: d.status, pending: pending !== undefined });
     replace(
       summary,
       h(
@@ -77,8 +80,8 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         {},
         d.processId,
         " ",
-        h("span", { class: statusClass(d.status), "data-testid": "execution-status" }, d.status),
-        states.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        h("span", { class: statusClass(status), "data-testid": "execution-status" }, status),
+        states.paused && !pending && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         (d.parkedTasks ?? 0) > 0 && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${d.parkedTasks} parked`),
       ),
       facts([
@@ -93,13 +96,22 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
         ["Running states", String(d.runningStateExecutions)],
-        ...(states.paused
-          ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`] as [string, string]]
-          : []),
+        ...(states.paused && pending
+          ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`] as [string, string]]
+          : states.paused
+            ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`] as [string, string]]
+            : []),
         ...backingOff(states, Date.now()),
         ...(d.failure ? [["Failure", `${d.failure.reason}${d.failure.details ? `: ${d.failure.details}` : ""}`] as [string, string]] : []),
         ...(d.result ? [["Result", h("pre", {}, formatPayload(d.result))]] as [string, HTMLElement][] : []),
       ]),
+      pending &&
+        h(
+          "p",
+          { class: "pending-notice", role: "status", "data-testid": "pending-notice" },
+          h("strong", {}, "Pending: "),
+          `${pending}. Its type's maxRunningExecutions holds it; it starts by itself, in start order, when a running execution of its key closes. Nothing of it has run yet.`,
+        ),
       h("label", { class: "refresh" }, refresh, " auto-refresh"),
     );
   }

@@ -1,11 +1,13 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out, and those backing
-// off show their next attempt, when, and the last error. Explain shows the database's plan
+// off show their next attempt, when, and the last error. An execution its type's
+// running-execution limit holds shows as PENDING (it starts by itself). Explain shows the database's plan
 // for the list's Where filter: whether an index serves it, and which to create if none does.
 import { api, ApiError, definitionOrNothing } from "../api.js";
 import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
 import { formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
+import { shownStatus } from "../flow-limits.js";
 import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
 import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus, type QueryPlan } from "../types.js";
 import { notify } from "./dialog.js";
@@ -266,9 +268,10 @@ function queryPlanPanel(plan: QueryPlan): HTMLElement {
   );
 }
 
-/** Parked task counts of the running executions on the page, by execution id. */
+/** Parked task counts of the running executions on the page, by execution id (a PENDING
+ * one's first tasks wait for its slot, not for an operator: not counted). */
 async function parkedOf(executions: ExecutionSummary[]): Promise<Map<string, number>> {
-  const running = executions.filter((e) => e.status === "RUNNING");
+  const running = executions.filter((e) => e.status === "RUNNING" && !e.pending);
   const described = await Promise.all(
     running.map((e) => api.describe(e.processId, e.processExecutionId).catch(() => undefined)),
   );
@@ -304,10 +307,13 @@ function executionsTable(executions: ExecutionSummary[], parked: Map<string, num
   const now = Date.now();
   const rows = executions.map((e) => {
     const parkedTasks = parked.get(e.processExecutionId);
+    // PENDING: held by its type's maxRunningExecutions, not by an operator.
+    const operatorPaused = e.paused && !e.pending;
+    const status = shownStatus(e);
     return h(
       "tr",
       {
-        class: e.paused || parkedTasks || e.backingOff ? "attention" : "",
+        class: operatorPaused || parkedTasks || e.backingOff ? "attention" : "",
         "data-testid": "execution-row",
         "data-process-id": e.processId,
       },
@@ -316,8 +322,16 @@ function executionsTable(executions: ExecutionSummary[], parked: Map<string, num
       h(
         "td",
         {},
-        h("span", { class: statusClass(e.status) }, e.status),
-        e.paused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
+        h(
+          "span",
+          {
+            class: statusClass(status),
+            "data-testid": "execution-row-status",
+            ...(e.pending ? { title: "waiting for a running slot of its concurrency key (its type's maxRunningExecutions): it starts by itself" } : {}),
+          },
+          status,
+        ),
+        operatorPaused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`),
       ),
       h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),

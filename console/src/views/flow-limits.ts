@@ -1,5 +1,5 @@
-// The flow limits: for each process type and state with limits (calls a second and calls
-// at once), what its definition declares, an operator's override and what is in force; the form that sets or clears an
+// The flow limits: for each process type and state with limits (calls a second, calls
+// at once and, for a type, running executions per concurrency key), what its definition declares, an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
 // registrations and operators, newest first, older ones on demand (views/changes.ts). The form is checked before it is sent; what
 // the service refuses (a 400 naming the field) is shown under it, with the field marked,
@@ -68,7 +68,11 @@ export function flowLimitsView(root: HTMLElement): () => void {
   replace(
     root,
     h("h1", {}, "Flow limits"),
-    h("p", { class: "small" }, "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state. An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states."),
+    h(
+      "p",
+      { class: "small" },
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
+    ),
     limits,
     form.element,
     h("h2", {}, "History"),
@@ -100,10 +104,23 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
   inputs.set("action", action);
   const rateRow = row("Max calls a second", input("maxCallsPerSecond", "20"), "more than 0, at most 1,000,000; 0.5 is one call every 2 s; empty: no rate limit");
   const atOnceRow = row("Max concurrent calls", input("maxConcurrentCalls", "8"), "at most so many calls running at once, 1 to 100,000; empty: no such limit");
+  const running = input("maxRunningExecutions", "2");
+  const runningRow = row(
+    "Max running executions",
+    running,
+    "per concurrency key, 1 to 100,000: a start over it waits PENDING until one of its key closes; a type's limit (State empty); empty: no such limit",
+  );
   action.addEventListener("change", () => {
     rateRow.hidden = action.value !== "limits";
     atOnceRow.hidden = action.value !== "limits";
+    runningRow.hidden = action.value !== "limits";
   });
+  // Running executions are a type's: a state has none to limit.
+  const stateInput = input("stateId", "optional");
+  const typeOnly = () => {
+    running.disabled = stateInput.value.trim() !== "";
+  };
+  stateInput.addEventListener("input", typeOnly);
 
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
   const done = h("p", { class: "small", role: "status", "data-testid": "flow-limit-done", hidden: true });
@@ -149,10 +166,11 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
         },
       },
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
-      row("State", input("stateId", "optional"), "empty: all the type's states together"),
+      row("State", stateInput, "empty: all the type's states together"),
       row("Change", action),
       rateRow,
       atOnceRow,
+      runningRow,
       row("Reason", input("reason", "optional"), "kept in the history"),
       problem,
       done,
@@ -171,6 +189,7 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
     };
     set("processType", processType);
     set("stateId", stateId);
+    typeOnly();
     element.open = true;
     inputs.get("maxCallsPerSecond")?.focus();
   };

@@ -2,7 +2,8 @@
 // worker built with the TypeScript SDK: the list and its query builder (and Explain's
 // index advice), the execution page with its history and business row, the actions
 // (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
-// charts,
+// charts, a type's running-execution limit set on the flow-limits page and the start it
+// holds shown PENDING until a running one of its key is terminated,
 // the registered definitions with a process type's state graph and the dialogs that offer
 // its queues and RPCs, the deployments (a second deployment registered, executions moved to
 // it, the first made current again), the token prompt, and the setting that turns the
@@ -17,7 +18,7 @@ import { Client, WorkerService } from "@xdb/sdk";
 import type { Browser, Page } from "playwright-core";
 
 import { REPO_ROOT, TestDatabase, TestWorker, XdbServer, eventually, launchBrowser } from "./harness.js";
-import { ChargeProcess, ORDER_DEFINITION, OrderProcess, SignupProcess } from "./processes.js";
+import { ChargeProcess, ExportProcess, ORDER_DEFINITION, OrderProcess, SignupProcess } from "./processes.js";
 
 const SOON = 30_000;
 const TOKEN = "console-e2e-token-0123456789";
@@ -43,6 +44,7 @@ describe("web console", () => {
     const handler = new WorkerService({ onError: () => undefined })
       .register(new SignupProcess())
       .register(new ChargeProcess())
+      .register(new ExportProcess())
       .nodeHandler();
     worker = await TestWorker.start(handler);
     shop = await TestWorker.start(new WorkerService({ onError: () => undefined }).register(new OrderProcess()).nodeHandler());
@@ -429,6 +431,72 @@ describe("web console", () => {
     await older.getByTestId("deployment-current-for").filter({ hasText: "OrderProcess" }).waitFor();
     await newer.getByTestId("deployment-current-for").filter({ hasText: "nothing" }).waitFor();
     assert.equal(await older.getByTestId("make-current").isDisabled(), true);
+  });
+
+  it("sets a type's running limit on the flow-limits page and shows the start it holds PENDING until a slot frees", async () => {
+    await page.goto(`${server.url}/ui/#/flow-limits`);
+    await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
+    await page.getByTestId("flow-limit-form").locator("summary").click();
+    await page.getByTestId("flow-limit-processType").fill("ExportProcess");
+    // A state has no running executions to limit: the field is off while State is set.
+    const running = page.getByTestId("flow-limit-maxRunningExecutions");
+    await page.getByTestId("flow-limit-stateId").fill("ExportState");
+    assert.equal(await running.isDisabled(), true);
+    await page.getByTestId("flow-limit-stateId").fill("");
+    assert.equal(await running.isDisabled(), false);
+    await running.fill("1");
+    await page.getByTestId("flow-limit-reason").fill("one export per customer at a time");
+    await page.getByTestId("flow-limit-submit").click();
+    await page.getByTestId("flow-limit-done").filter({ hasText: "ExportProcess (all states): 1 running per key in force." }).waitFor();
+    await page.locator('[data-testid=flow-limit-row][data-process-type=ExportProcess][data-state-id=""] [data-testid=flow-limit-override]', { hasText: "1 running per key" }).waitFor();
+    assert.deepEqual((await client.listFlowLimits("ExportProcess")).limits.map((e) => [e.stateId ?? null, e.effective]), [[null, { maxRunningExecutions: 1 }]]);
+
+    // A service instance reads the limits at most once a second: start on a key of their
+    // own until a start waits, so that the limit is in force for what follows.
+    let probes = 0;
+    await eventually("the limit to hold a start", SOON, async () => {
+      const probe = `export-probe-${probes++}`;
+      await client.startProcess(ExportProcess, probe, undefined, { concurrencyKey: "probe" });
+      return (await client.describe(probe)).paused?.pendingOnKey === "probe";
+    });
+    await client.startProcess(ExportProcess, "export-acme-1", undefined, { concurrencyKey: "acme" });
+    await client.startProcess(ExportProcess, "export-acme-2", undefined, { concurrencyKey: "acme" });
+
+    // The list: the held start reads PENDING, not RUNNING and paused, and asks nothing of
+    // an operator; the one holding the slot runs.
+    await page.goto(`${server.url}/ui/#/executions?type=ExportProcess`);
+    const listed = (id: string) => page.locator(`[data-testid=execution-row][data-process-id="${id}"]`);
+    await listed("export-acme-2").getByTestId("execution-row-status").filter({ hasText: /^PENDING$/ }).waitFor();
+    assert.equal(await listed("export-acme-2").getByTestId("badge-paused").count(), 0);
+    assert.equal(await listed("export-acme-2").getByTestId("badge-parked").count(), 0);
+    assert.equal(await listed("export-acme-2").getAttribute("class"), "");
+    assert.equal(await listed("export-acme-1").getByTestId("execution-row-status").textContent(), "RUNNING");
+
+    // Its page: what it waits for instead of the paused banner, and no resume.
+    await listed("export-acme-2").locator("a").click();
+    await page.locator("[data-testid=execution-status]", { hasText: /^PENDING$/ }).waitFor();
+    await page.getByTestId("pending-notice").filter({ hasText: "waiting for a running slot of key acme" }).waitFor();
+    assert.equal(await page.getByTestId("badge-paused").count(), 0);
+    assert.equal(await page.getByTestId("action-resume").isDisabled(), true);
+    assert.equal(await page.getByTestId("action-pause").count(), 0);
+    assert.match((await page.locator("dl.facts").textContent()) ?? "", /Pending.*waiting for a running slot of key acme/);
+
+    // Terminating the running one frees its slot: the held one starts by itself.
+    await page.goto(`${server.url}/ui/#/execution/export-acme-1`);
+    await page.locator("[data-testid=execution-status]", { hasText: /^RUNNING$/ }).waitFor();
+    assert.equal(await page.getByTestId("pending-notice").count(), 0);
+    await page.getByTestId("action-terminate").click();
+    await page.getByTestId("confirm").click();
+    await page.locator("[data-testid=execution-status]", { hasText: "TERMINATED" }).waitFor();
+    await page.goto(`${server.url}/ui/#/execution/export-acme-2`);
+    await page.locator("[data-testid=execution-status]", { hasText: /^RUNNING$/ }).waitFor();
+    await page.getByTestId("pending-notice").waitFor({ state: "detached" });
+    await page.getByTestId("action-pause").waitFor();
+    await page.locator("[data-testid=history-event][data-event-type=RESUMED]").waitFor();
+    assert.equal((await client.describe("export-acme-2")).paused ?? null, null);
+
+    for (const id of ["export-acme-2", ...Array.from({ length: probes }, (_, n) => `export-probe-${n}`)]) await client.stop(id);
+    await client.setFlowLimits("ExportProcess", null);
   });
 
   it("says the token lacks the role instead of asking for another one", async () => {

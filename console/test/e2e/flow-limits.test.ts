@@ -1,8 +1,10 @@
 // The web console's flow limits in headless Chromium against the real xdb-server on
-// PostgreSQL: the limits a registered definition declares (calls a second and at once),
+// PostgreSQL: the limits a registered definition declares (calls a second and at once, and
+// the type's running executions per key),
 // listed per type and state; an override of both set through the page's form after the
-// service refused a rate of 0, a state the type lacks and a concurrency of 0 (each 400
-// shown on its field, changing nothing); no limit for the whole
+// service refused a rate of 0, a state the type lacks, a concurrency of 0 and running
+// executions of 0 for the type (each 400 shown on its field, changing nothing; the
+// running-executions field is off for a state); no limit for the whole
 // type; the audit history; and the override cleared, so the declared limit applies again.
 // Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
 import assert from "node:assert/strict";
@@ -45,7 +47,7 @@ describe("web console flow limits", () => {
     client = new Client({ serviceUrl: server.url });
     const definition = {
       ...TICK_DEFINITION,
-      flowLimits: { maxCallsPerSecond: 20 },
+      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4 },
       states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 } })),
     };
     const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
@@ -71,7 +73,7 @@ describe("web console flow limits", () => {
     await page.goto(`${server.url}/ui/#/flow-limits`);
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await row("TickState").waitFor();
-    assert.equal(await cell("", "declared"), "20 calls/s");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per key");
     assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
     assert.equal(await cell("TickState", "override"), "—");
     assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
@@ -80,6 +82,8 @@ describe("web console flow limits", () => {
     await row("TickState").getByTestId("flow-limit-edit").click();
     assert.equal(await page.getByTestId("flow-limit-processType").inputValue(), "TickProcess");
     assert.equal(await page.getByTestId("flow-limit-stateId").inputValue(), "TickState");
+    // Running executions are a type's limit: their field is off for a state.
+    assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").isDisabled(), true);
     // A rate of 0: the service's 400, on the rate's field; nothing changed.
     await submit({ action: "limits", maxCallsPerSecond: "0", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
@@ -96,9 +100,14 @@ describe("web console flow limits", () => {
     assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), "");
     assert.equal(await page.getByTestId("flow-limit-stateId").getAttribute("aria-invalid"), null);
     assert.equal((await limitOf("TickState"))?.override ?? undefined, undefined);
+    // Running executions of 0 for the type: the 400 names override.maxRunningExecutions, on its field.
+    await submit({ stateId: "", maxConcurrentCalls: "", maxRunningExecutions: "0" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "override.maxRunningExecutions" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), "");
+    assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
 
     // A good override of both: the page and the service agree.
-    await submit({ maxConcurrentCalls: "3" });
+    await submit({ maxRunningExecutions: "", stateId: "TickState", maxConcurrentCalls: "3" });
     await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s, 3 at once in force." }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-error").isHidden(), true);
     assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), null);
@@ -110,7 +119,7 @@ describe("web console flow limits", () => {
     // No limit for the whole type, whatever it declares.
     await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
     await eventually("the type's row to show no limit", SOON, async () => (await cell("", "effective")) === "unlimited");
-    assert.equal(await cell("", "declared"), "20 calls/s");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per key");
     assert.deepEqual((await limitOf(undefined))?.override, {});
 
     // The history: the two changes by the operator, newest first, with their reasons.
@@ -121,6 +130,7 @@ describe("web console flow limits", () => {
     assert.match((await changes.nth(1).textContent()) ?? "", /mail API throttles/);
     assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s, 3 at once");
     assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
+    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per key" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
 
     // Cleared: the declared limit applies again.

@@ -2,8 +2,9 @@
 // waits on a timer or a message and writes its business row, a state that fails on
 // every attempt with an hour between attempts, so only an operator moves it, and an order
 // whose definition the test registers: it reserves, then waits to be shipped (a message,
-// or its RPC `expedite`, which publishes one); and a tick that completes at once, which the
-// schedules test fires.
+// or its RPC `expedite`, which publishes one); a tick that completes at once, which the
+// schedules test fires; and an export that waits for a message, which the test limits to
+// one running execution per customer.
 import {
   Command, CommandRequest, CommunicationSchema, PersistenceSchema, StateDecision, StateSchema, rpc,
   type AsyncState, type CommandResults, type Communication, type Persistence, type Process, type WorkerContext,
@@ -135,3 +136,22 @@ export const TICK_DEFINITION: ProcessDefinition = {
   states: [{ id: "TickState", hasWaitUntil: false, config: { skipWaitUntil: true } }],
   startStates: ["TickState"],
 };
+
+class ExportState implements AsyncState {
+  waitUntil() {
+    return CommandRequest.allOf(Command.localQueue("exported"));
+  }
+  execute() {
+    return StateDecision.gracefulCompleteProcess("exported");
+  }
+}
+
+/** Waits for the message `exported`: running until told, so it holds its slot. */
+export class ExportProcess implements Process {
+  stateSchema() {
+    return StateSchema.withStartingState(new ExportState());
+  }
+  communicationSchema() {
+    return CommunicationSchema.localQueues("exported");
+  }
+}

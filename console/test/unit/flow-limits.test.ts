@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { changeText, errorField, flowLimitsRequest, limitsText, phaseNote, scopeText } from "../../src/flow-limits.js";
+import {
+  changeText, errorField, flowLimitsRequest, limitsText, pendingText, phaseNote, scopeText, shownStatus,
+} from "../../src/flow-limits.js";
 import { parseRoute } from "../../src/views/routes.js";
 
 const values = (given: Record<string, string>) => (name: string) => given[name] ?? "";
@@ -69,6 +71,43 @@ describe("flow limits", () => {
     assert.equal(errorField("reason: more than 1024 characters"), "reason");
     assert.equal(errorField("processType: empty"), "processType");
     assert.equal(errorField("the database is down"), undefined);
+  });
+
+  it("reads and sets running executions per key, on a type only", () => {
+    assert.equal(limitsText({ maxRunningExecutions: 2 }), "2 running per key");
+    assert.equal(limitsText({ maxCallsPerSecond: 5, maxConcurrentCalls: 3, maxRunningExecutions: 1 }), "5 calls/s, 3 at once, 1 running per key");
+    assert.equal(limitsText({ maxRunningExecutions: null }), "unlimited");
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: " 2 ", reason: "one per customer" })), {
+      request: { processType: "Export", reason: "one per customer", override: { maxRunningExecutions: 2 } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxConcurrentCalls: "8", maxRunningExecutions: "1" })), {
+      request: { processType: "Export", override: { maxConcurrentCalls: 8, maxRunningExecutions: 1 } },
+    });
+    // A state has no running executions to limit: the form says so before sending.
+    const onState = flowLimitsRequest(values({ processType: "Export", stateId: "Charge", maxRunningExecutions: "1" }));
+    assert.ok("error" in onState && onState.field === "stateId" && /per process type/.test(onState.error), JSON.stringify(onState));
+    for (const running of ["1.5", "some", "-1"]) {
+      const wrong = flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: running }));
+      assert.ok("error" in wrong && wrong.field === "maxRunningExecutions" && wrong.error.includes(running), running);
+    }
+    // 0 is a number: the service's 400 names override.maxRunningExecutions, on its field.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "0" })), { request: { processType: "Export", override: { maxRunningExecutions: 0 } } });
+    assert.equal(errorField("override.maxRunningExecutions: must be 1 to 100000, not 0"), "maxRunningExecutions");
+    const missing = flowLimitsRequest(values({ processType: "Export" }));
+    assert.ok("error" in missing && /running executions/.test(missing.error));
+  });
+
+  it("shows an execution its type's running limit holds as PENDING, waiting on its key", () => {
+    assert.equal(shownStatus({ status: "RUNNING", pending: true }), "PENDING");
+    assert.equal(shownStatus({ status: "RUNNING", pending: false }), "RUNNING");
+    assert.equal(shownStatus({ status: "RUNNING" }), "RUNNING");
+    assert.equal(shownStatus({ status: "COMPLETED" }), "COMPLETED");
+    const since = { sinceTimestampMs: 1 };
+    assert.equal(pendingText({ ...since, pendingOnKey: "acme", identity: "maxRunningExecutions" }), "waiting for a running slot of key acme");
+    assert.equal(pendingText({ ...since, pendingOnKey: "" }), "waiting for a running slot (no concurrency key)");
+    assert.equal(pendingText({ ...since, reason: "maintenance" }), undefined, "an operator's pause");
+    assert.equal(pendingText({ ...since, pendingOnKey: null }), undefined);
+    assert.equal(pendingText(undefined), undefined);
   });
 
   it("has a route", () => {
