@@ -1,6 +1,7 @@
 //! Each process type's `maxRunningExecutions` as this instance knows it: read from the
 //! flow limits at most once a second, so a start of an unlimited type costs no query.
-//! A limit set or cleared applies to starts within about a second.
+//! A limit set or cleared applies to starts within about a second (at once through the
+//! store that made the change).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -50,6 +51,12 @@ impl RunLimits {
         let read = Arc::new(read_limits(store).await?);
         *self.known.write().expect("run limits lock") = Some((Instant::now(), read.clone()));
         Ok(read)
+    }
+
+    /// Drops what was read, so that the next start reads the limits again: after a change
+    /// made through this store.
+    pub(crate) fn forget(&self) {
+        *self.known.write().expect("run limits lock") = None;
     }
 
     fn fresh(&self) -> Option<LimitsByType> {

@@ -234,6 +234,9 @@ where
                 }
             }
             tx.commit().await?;
+            // A registration may declare running limits: this instance's next start
+            // reads them.
+            self.run_limits().forget();
             Ok(RegisterOutcome::Registered(registered))
         })
         .await

@@ -248,6 +248,8 @@ where
             })?;
             let entry = read_entry(&mut <D::Tx as SqlConn>::columns(row, 0))?;
             tx.commit().await?;
+            // This instance's next start reads the change; others within a second.
+            self.run_limits().forget();
             Ok(entry)
         })
         .await
