@@ -57,6 +57,10 @@ pub struct FlowLimitsSetArgs {
     /// to 100000; the type's limits only): more starts wait PENDING, in start order
     #[arg(long, conflicts_with = "state")]
     pub max_running_executions: Option<u32>,
+    /// With --max-running-executions: the global attribute (business column) whose value
+    /// a start writes is its concurrency key when it names none
+    #[arg(long, requires = "max_running_executions")]
+    pub concurrency_key_attribute: Option<String>,
     /// Clear the override: the declared limits apply again
     #[arg(long, conflicts_with_all = [
         "max_calls_per_second",
@@ -102,6 +106,7 @@ pub fn set_request(a: &FlowLimitsSetArgs) -> FlowLimitsSetRequest {
             max_calls_per_second: a.max_calls_per_second,
             max_concurrent_calls: a.max_concurrent_calls,
             max_running_executions: a.max_running_executions,
+            concurrency_key_attribute: a.concurrency_key_attribute.clone(),
         })
     };
     FlowLimitsSetRequest {
@@ -152,7 +157,10 @@ pub fn limits_text(limits: Option<&FlowLimits>) -> String {
         limits.max_concurrent_calls.map(|n| format!("{n} at once")),
         limits
             .max_running_executions
-            .map(|n| format!("{n} running per key")),
+            .map(|n| match &limits.concurrency_key_attribute {
+                Some(attribute) => format!("{n} running per {attribute}"),
+                None => format!("{n} running per key"),
+            }),
     ]
     .into_iter()
     .flatten()
@@ -306,6 +314,7 @@ mod tests {
             max_calls_per_second: rate,
             max_concurrent_calls: at_once,
             max_running_executions: None,
+            concurrency_key_attribute: None,
         }
     }
 

@@ -73,6 +73,16 @@ pub fn check_flow_limits(
             ));
         }
     }
+    if let Some(attribute) = &limits.concurrency_key_attribute {
+        let at = format!("{field}.concurrencyKeyAttribute");
+        check_identifier(&at, attribute)?;
+        if limits.max_running_executions.is_none() {
+            return Err(ValidationError::new(
+                at,
+                "keys the running-executions limit: set maxRunningExecutions with it",
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -86,6 +96,12 @@ pub fn check_state_flow_limits(
         return Err(ValidationError::new(
             format!("{field}.maxRunningExecutions"),
             "limits a process type's executions: set it on the type, not on a state",
+        ));
+    }
+    if limits.concurrency_key_attribute.is_some() {
+        return Err(ValidationError::new(
+            format!("{field}.concurrencyKeyAttribute"),
+            "keys a process type's executions: set it on the type, not on a state",
         ));
     }
     check_flow_limits(field, limits)

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use xdb_protocol::FlowLimits;
+use xdb_engine::validation::{check_id, ValidationError};
+use xdb_protocol::{FlowLimits, ProcessExecutionStartRequest};
 
 use crate::columns::ColumnReader;
 use crate::flow_limit_store::{effective, WHOLE_TYPE};
@@ -18,8 +19,16 @@ use crate::StoreError;
 /// How old the known limits may be before they are read again.
 const MAX_AGE: Duration = Duration::from_secs(1);
 
-/// A type's running-execution limit, by type.
-pub(crate) type LimitsByType = Arc<HashMap<String, u32>>;
+/// A type's running-execution limit and what keys it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunLimit {
+    pub max: u32,
+    /// The global attribute whose value at start is the key of a start naming none.
+    pub key_attribute: Option<String>,
+}
+
+/// The running-execution limits, by type.
+pub(crate) type LimitsByType = Arc<HashMap<String, RunLimit>>;
 
 /// The limits last read, shared by a store's clones.
 #[derive(Default)]
@@ -35,8 +44,8 @@ impl RunLimits {
         &self,
         store: &D,
         process_type: &str,
-    ) -> Result<Option<u32>, StoreError> {
-        Ok(self.current(store).await?.get(process_type).copied())
+    ) -> Result<Option<RunLimit>, StoreError> {
+        Ok(self.current(store).await?.get(process_type).cloned())
     }
 
     /// Every limited type's limit, at most [`MAX_AGE`] old.
@@ -68,7 +77,7 @@ impl RunLimits {
     }
 }
 
-async fn read_limits<D: Dialect>(store: &D) -> Result<HashMap<String, u32>, StoreError> {
+async fn read_limits<D: Dialect>(store: &D) -> Result<HashMap<String, RunLimit>, StoreError> {
     let mut session = store.session(Lane::Main).await?;
     let rows = session
         .query(
@@ -85,11 +94,54 @@ async fn read_limits<D: Dialect>(store: &D) -> Result<HashMap<String, u32>, Stor
         let override_set = columns.int()? != 0;
         let override_text = parse(columns.optional_text()?)?;
         let override_limits = override_set.then(|| override_text.unwrap_or_default());
-        if let Some(limit) = effective(&declared, &override_limits).max_running_executions {
-            limits.insert(process_type, limit);
+        let effective = effective(&declared, &override_limits);
+        if let Some(max) = effective.max_running_executions {
+            let key_attribute = effective.concurrency_key_attribute;
+            limits.insert(process_type, RunLimit { max, key_attribute });
         }
     }
     Ok(limits)
+}
+
+/// The concurrency key `request` is counted under by `limit`: the key it names, else the
+/// value it writes for the limit's key attribute (as the row's primary key or in its
+/// initial write), else the key every start without one shares (`""`). A start of a
+/// type keyed by an attribute that writes no value for it is refused.
+pub(crate) fn key_of(
+    request: &ProcessExecutionStartRequest,
+    limit: &RunLimit,
+) -> Result<String, ValidationError> {
+    const FIELD: &str = "processStartConfig.concurrencyKey";
+    let config = request.process_start_config.as_ref();
+    if let Some(key) = config.and_then(|c| c.concurrency_key.as_ref()) {
+        return Ok(key.clone());
+    }
+    let Some(attribute) = &limit.key_attribute else {
+        return Ok(String::new());
+    };
+    let globals = config.and_then(|c| c.global_attribute_config.as_ref());
+    let written = globals.and_then(|g| {
+        std::iter::once(&g.primary_key)
+            .chain(&g.initial_write)
+            .find(|w| w.column.eq_ignore_ascii_case(attribute))
+    });
+    let missing = || {
+        ValidationError::new(
+            FIELD,
+            format!(
+                "the type counts its running executions per global attribute '{attribute}' \
+                 (concurrencyKeyAttribute): write a value for it in the start, or name a \
+                 concurrencyKey"
+            ),
+        )
+    };
+    let key = match written.map(|w| &w.value) {
+        None | Some(serde_json::Value::Null) => return Err(missing()),
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    check_id(FIELD, &key)?;
+    Ok(key)
 }
 
 fn parse(text: Option<String>) -> Result<Option<FlowLimits>, StoreError> {
@@ -98,4 +150,100 @@ fn parse(text: Option<String>) -> Result<Option<FlowLimits>, StoreError> {
             .map_err(|e| StoreError::Database(format!("unreadable flow limits {text:?}: {e}")))
     })
     .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use xdb_protocol::{GlobalAttributeConfig, GlobalAttributeValue, ProcessStartConfig};
+
+    use super::*;
+
+    fn start(
+        key: Option<&str>,
+        pk: (&str, serde_json::Value),
+        writes: &[(&str, serde_json::Value)],
+    ) -> ProcessExecutionStartRequest {
+        ProcessExecutionStartRequest {
+            request_id: None,
+            process_id: "p".into(),
+            process_type: "T".into(),
+            worker_url: String::new(),
+            start_state_id: None,
+            start_state_input: None,
+            start_state_config: None,
+            process_start_config: Some(ProcessStartConfig {
+                concurrency_key: key.map(String::from),
+                global_attribute_config: Some(GlobalAttributeConfig {
+                    table_name: "orders".into(),
+                    primary_key: GlobalAttributeValue {
+                        column: pk.0.into(),
+                        value: pk.1,
+                    },
+                    initial_write: writes
+                        .iter()
+                        .map(|(column, value)| GlobalAttributeValue {
+                            column: (*column).into(),
+                            value: value.clone(),
+                        })
+                        .collect(),
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn keyed_by(attribute: Option<&str>) -> RunLimit {
+        RunLimit {
+            max: 2,
+            key_attribute: attribute.map(String::from),
+        }
+    }
+
+    #[test]
+    fn a_named_key_wins_and_no_attribute_means_the_shared_key() {
+        let request = start(
+            Some("k1"),
+            ("id", json!(1)),
+            &[("customer_id", json!("c9"))],
+        );
+        assert_eq!(
+            key_of(&request, &keyed_by(Some("customer_id"))).unwrap(),
+            "k1"
+        );
+        let request = start(None, ("id", json!(1)), &[("customer_id", json!("c9"))]);
+        assert_eq!(key_of(&request, &keyed_by(None)).unwrap(), "");
+    }
+
+    #[test]
+    fn the_attribute_is_read_from_the_initial_write_or_the_primary_key() {
+        let request = start(None, ("id", json!(1)), &[("Customer_Id", json!("c9"))]);
+        assert_eq!(
+            key_of(&request, &keyed_by(Some("customer_id"))).unwrap(),
+            "c9"
+        );
+        let request = start(None, ("id", json!(1)), &[("customer_id", json!(42))]);
+        assert_eq!(
+            key_of(&request, &keyed_by(Some("customer_id"))).unwrap(),
+            "42"
+        );
+        let request = start(None, ("customer_id", json!("c3")), &[]);
+        assert_eq!(
+            key_of(&request, &keyed_by(Some("customer_id"))).unwrap(),
+            "c3"
+        );
+    }
+
+    #[test]
+    fn a_start_writing_no_value_for_the_attribute_is_refused_naming_it() {
+        for writes in [vec![], vec![("customer_id", json!(null))]] {
+            let request = start(None, ("id", json!(1)), &writes);
+            let error = key_of(&request, &keyed_by(Some("customer_id"))).unwrap_err();
+            assert_eq!(error.field, "processStartConfig.concurrencyKey");
+            assert!(error.problem.contains("'customer_id'"), "{}", error.problem);
+        }
+        let long = "x".repeat(300);
+        let request = start(None, ("id", json!(1)), &[("customer_id", json!(long))]);
+        assert!(key_of(&request, &keyed_by(Some("customer_id"))).is_err());
+    }
 }

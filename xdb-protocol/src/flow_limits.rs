@@ -47,6 +47,13 @@ pub struct FlowLimits {
     /// it frees in the transaction that closes it, whatever becomes of any instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_running_executions: Option<u32>,
+    /// With `maxRunningExecutions`: the global attribute (a column of the process's
+    /// business row, e.g. `customer_id`) whose value as the start writes it (in its
+    /// initial write, or as the row's primary key) is the concurrency key of a start
+    /// that names none. Such a start that writes no value for it is refused (400). A
+    /// type's limits only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key_attribute: Option<String>,
 }
 
 impl FlowLimits {

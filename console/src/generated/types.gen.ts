@@ -856,6 +856,14 @@ export type FlowLimitSource = 'DEFINITION' | 'OPERATOR';
  */
 export type FlowLimits = {
     /**
+     * With `maxRunningExecutions`: the global attribute (a column of the process's
+     * business row, e.g. `customer_id`) whose value as the start writes it (in its
+     * initial write, or as the row's primary key) is the concurrency key of a start
+     * that names none. Such a start that writes no value for it is refused (400). A
+     * type's limits only.
+     */
+    concurrencyKeyAttribute?: string | null;
+    /**
      * At most this many worker calls (waitUntil and execute) a second across all async
      * instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
      * every two seconds). A call over the limit waits: briefly in the instance, or, for

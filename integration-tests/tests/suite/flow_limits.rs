@@ -351,6 +351,16 @@ async fn bad_limits_are_refused_naming_the_field_and_change_nothing(db: Database
             "override.maxRunningExecutions",
         ),
         (
+            json!({"processType": "RatedProcess", "override": {"maxRunningExecutions": 2,
+                "concurrencyKeyAttribute": "customer_id; DROP TABLE x"}}),
+            "override.concurrencyKeyAttribute",
+        ),
+        (
+            json!({"processType": "RatedProcess",
+                "override": {"concurrencyKeyAttribute": "customer_id"}}),
+            "override.concurrencyKeyAttribute",
+        ),
+        (
             json!({"processType": "RatedProcess", "stateId": "NoSuchState",
                 "override": {"maxCallsPerSecond": 1}}),
             "stateId",

@@ -482,6 +482,14 @@ class FlowLimitSource(StrEnum):
 class FlowLimits(WireModel):
     """Limits on a process type's or a state's worker calls. An absent field is no limit."""
 
+    concurrency_key_attribute: str | None = None
+    """
+    With `maxRunningExecutions`: the global attribute (a column of the process's
+    business row, e.g. `customer_id`) whose value as the start writes it (in its
+    initial write, or as the row's primary key) is the concurrency key of a start
+    that names none. Such a start that writes no value for it is refused (400). A
+    type's limits only.
+    """
     max_calls_per_second: float | None = None
     """
     At most this many worker calls (waitUntil and execute) a second across all async

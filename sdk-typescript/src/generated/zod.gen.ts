@@ -475,6 +475,7 @@ export const FlowLimitSourceSchema = z.enum(['DEFINITION', 'OPERATOR']);
  * Limits on a process type's or a state's worker calls. An absent field is no limit.
  */
 export const FlowLimitsSchema = z.object({
+    concurrencyKeyAttribute: z.string().nullish(),
     maxCallsPerSecond: z.number().nullish(),
     maxConcurrentCalls: z.int().nullish(),
     maxRunningExecutions: z.int().nullish()

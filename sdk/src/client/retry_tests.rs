@@ -401,6 +401,7 @@ async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_overri
             max_calls_per_second: Some(2.5),
             max_concurrent_calls: Some(8),
             max_running_executions: None,
+            concurrency_key_attribute: None,
         }),
         reason: Some("downstream slow".into()),
     };

@@ -156,7 +156,7 @@ pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreE
     let limits = store.run_limits().current(store).await?;
     let mut admitted = 0;
     for waiting in keys {
-        let limit = limits.get(&waiting.process_type).copied();
+        let limit = limits.get(&waiting.process_type).map(|limit| limit.max);
         admitted += retrying_conflicts(|| admit_key(store, &waiting, limit)).await?;
     }
     Ok(admitted)

@@ -3,7 +3,7 @@
 //! statement, for a first execution that writes no business row).
 
 use uuid::Uuid;
-use xdb_engine::decide::{self, PreviousExecution};
+use xdb_engine::decide::{self, DecideError, PreviousExecution};
 use xdb_protocol::{ProcessExecutionStartRequest, ProcessExecutionStopType, ProcessStatus};
 
 use crate::receipts::Receipt;
@@ -22,6 +22,10 @@ pub(crate) async fn start_process<D: Dialect>(
     let now = store.database_clock().now();
     let new_id = Uuid::now_v7();
     let run_limit = store.run_limits().of(store, &request.process_type).await?;
+    let run_key = match &run_limit {
+        Some(limit) => Some(crate::run_limits::key_of(request, limit).map_err(DecideError::from)?),
+        None => None,
+    };
     if run_limit.is_none() {
         if let Some(started) = store
             .start_first_execution(request, new_id, now, receipt)
@@ -82,13 +86,8 @@ pub(crate) async fn start_process<D: Dialect>(
         finish,
     )
     .await?;
-    if let Some(limit) = run_limit {
-        let key = request
-            .process_start_config
-            .as_ref()
-            .and_then(|config| config.concurrency_key.as_deref())
-            .unwrap_or_default();
-        super::run_slots::take_or_queue(&mut tx, &start.execution, key, limit, now).await?;
+    if let (Some(limit), Some(key)) = (&run_limit, &run_key) {
+        super::run_slots::take_or_queue(&mut tx, &start.execution, key, limit.max, now).await?;
     }
     let answer = xdb_protocol::ProcessExecutionStartResponse {
         process_execution_id: new_id.to_string(),

@@ -11,7 +11,10 @@ use xdb_test_util::Dialect;
 
 use crate::common::*;
 
-both!(starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free);
+both!(
+    starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free,
+    a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused,
+);
 
 fn limited_start(process_id: &str, key: &str) -> ProcessExecutionStartRequest {
     ProcessExecutionStartRequest {
@@ -181,4 +184,71 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
         .as_deref(),
         Some("none")
     );
+}
+
+async fn a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused(dialect: Dialect) {
+    let h = harness(dialect).await;
+    h.db.execute_sql(users_table(dialect)).await;
+    let store = &*h.store;
+    store
+        .set_flow_limit_override(
+            &FlowLimitsSetRequest {
+                process_type: "ContractTest".into(),
+                state_id: None,
+                override_limits: Some(FlowLimits {
+                    max_running_executions: Some(1),
+                    concurrency_key_attribute: Some("score".into()),
+                    ..Default::default()
+                }),
+                reason: None,
+            },
+            "test",
+        )
+        .await
+        .unwrap();
+    let scored = |process_id: &str, user: &str, score: Option<i64>| {
+        let initial = score.map(|s| vec![value("score", s)]).unwrap_or_default();
+        ProcessExecutionStartRequest {
+            process_start_config: Some(ProcessStartConfig {
+                global_attribute_config: Some(users_config(user, initial)),
+                ..Default::default()
+            }),
+            ..start_request(process_id, "A")
+        }
+    };
+    for (id, user, score) in [("s1", "u1", 7), ("s2", "u2", 7), ("s3", "u3", 8)] {
+        store
+            .start_process(&scored(id, user, Some(score)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(pending_on(store, "s1").await, None);
+    assert_eq!(pending_on(store, "s2").await.as_deref(), Some("7"));
+    assert_eq!(pending_on(store, "s3").await, None);
+    // Neither a key nor the attribute: refused, nothing written.
+    let refused = store.start_process(&scored("s4", "u4", None)).await;
+    match refused {
+        Err(StoreError::Decide(error)) => {
+            let text = error.to_string();
+            assert!(text.contains("processStartConfig.concurrencyKey"), "{text}");
+            assert!(text.contains("'score'"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        sql_text(
+            &h.db,
+            "SELECT CASE WHEN COUNT(*) = 0 THEN 'none' ELSE 'some' END FROM users WHERE id = 'u4'"
+        )
+        .await
+        .as_deref(),
+        Some("none")
+    );
+    // A named key still wins over the attribute.
+    let mut named = scored("s5", "u5", Some(7));
+    if let Some(config) = named.process_start_config.as_mut() {
+        config.concurrency_key = Some("other".into());
+    }
+    store.start_process(&named).await.unwrap();
+    assert_eq!(pending_on(store, "s5").await, None);
 }
