@@ -32,8 +32,13 @@ class ProcessStartOptions:
     ``concurrency_key`` is the key the type's ``max_running_executions`` counts the
     execution under (a customer's id, say; 1 to 255 characters, no control characters):
     at most that many executions of a key run at once, and a start over the limit waits
-    ``PENDING`` until one of its key closes, in start order. Absent: the key every start
-    without one shares. Ignored by a type without that limit.
+    ``PENDING`` until one of its key closes, in start order. Absent: the value the start
+    writes for the limits' ``concurrency_key_attribute`` (in
+    ``initial_global_attributes``, or as ``global_attribute_pk_value`` when it is the
+    primary key) when they name one, and the service refuses the start
+    (``InvalidRequestError`` naming ``processStartConfig.concurrencyKey``) if it writes
+    none; else the key every start without one shares. Ignored by a type without that
+    limit.
     """
 
     global_attribute_pk_value: Any = None

@@ -4,8 +4,10 @@ A process type (all its states' calls together) or one of its states may be limi
 at most so many worker calls a second (``max_calls_per_second``) and to at most so many
 running at once (``max_concurrent_calls``), across all async instances; a type may also
 be limited to at most so many executions running at once per concurrency key
-(``max_running_executions``, the start's ``concurrency_key``), the others waiting
-``PENDING`` in start order until one of their key closes. A definition
+(``max_running_executions``, the start's ``concurrency_key`` or, when it names none and
+the limits name a ``concurrency_key_attribute``, the value it writes for that global
+attribute), the others waiting ``PENDING`` in start order until one of their key closes.
+A definition
 declares limits at registration (:attr:`xdb.Process.flow_limits`,
 :attr:`xdb.AsyncState.flow_limits`); an operator overrides them at run time with
 :meth:`set_flow_limits` and clears the override to return to the declared ones. Every
@@ -94,7 +96,10 @@ class AsyncFlowLimitCalls(_FlowLimitRequests):
         ``FlowLimits()`` is no limit, whatever the definition declares; once cleared, the
         declared limits apply again. Answers the entry as it now is. A bad rate or
         concurrency (``override.maxConcurrentCalls`` of 0, say), ``max_running_executions``
-        on a state (``override.maxRunningExecutions``: it is the type's), a state
+        on a state (``override.maxRunningExecutions``: it is the type's), a
+        ``concurrency_key_attribute`` that is not a column name, comes without
+        ``max_running_executions`` or is given for a state
+        (``override.concurrencyKeyAttribute``), a state
         the registered type does not have or a too-long reason raises
         ``InvalidRequestError`` naming the field, and changes nothing. Sending the same
         override twice leaves the same override, so it is sent again like a read.

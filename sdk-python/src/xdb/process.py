@@ -44,7 +44,9 @@ class Process:
     override them at run time (``set_flow_limits``). A type's limits (not a state's) may
     also cap its running executions per concurrency key
     (``FlowLimits(max_running_executions=2)``: at most two executions of a start's
-    ``concurrency_key`` run at once; the others wait ``PENDING``, in start order).
+    ``concurrency_key`` run at once; the others wait ``PENDING``, in start order), and
+    name the global attribute whose value a start writes is its key when it names none
+    (``FlowLimits(max_running_executions=2, concurrency_key_attribute="customer_id")``).
 
     ``schedules`` are schedules that start this type, owned by this code: each
     registration creates, changes and deletes them to match, and each firing starts the
@@ -215,24 +217,39 @@ _by_class: dict[type[Process], ProcessDefinition] = {}
 
 
 def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
-    """``declared`` when it is limits (or none); a ``SchemaError`` naming ``owner`` if not."""
-    if declared is None or isinstance(declared, FlowLimits):
-        return declared
-    raise SchemaError(
-        f"{owner}: flow_limits {declared!r} is not a FlowLimits "
-        "(e.g. FlowLimits(max_calls_per_second=20))"
-    )
+    """``declared`` when it is limits (or none); a ``SchemaError`` naming ``owner`` if not.
+
+    A ``concurrency_key_attribute`` keys ``max_running_executions``, so it needs it (the
+    service refuses it alone at registration too).
+    """
+    if declared is None:
+        return None
+    if not isinstance(declared, FlowLimits):
+        raise SchemaError(
+            f"{owner}: flow_limits {declared!r} is not a FlowLimits "
+            "(e.g. FlowLimits(max_calls_per_second=20))"
+        )
+    if declared.concurrency_key_attribute is not None and declared.max_running_executions is None:
+        raise SchemaError(
+            f"{owner}: flow_limits.concurrency_key_attribute keys the running-executions "
+            "limit: declare max_running_executions with it"
+        )
+    return declared
 
 
 def _state_flow_limits(owner: str, declared: object) -> FlowLimits | None:
     """:func:`_flow_limits` of a state, which cannot limit running executions (the type's)."""
-    limits = _flow_limits(owner, declared)
-    if limits is not None and limits.max_running_executions is not None:
-        raise SchemaError(
-            f"{owner}: flow_limits.max_running_executions limits a process type's "
-            "executions: declare it in the process's flow_limits, not a state's"
-        )
-    return limits
+    if isinstance(declared, FlowLimits):
+        for name, what in (
+            ("max_running_executions", "limits"),
+            ("concurrency_key_attribute", "keys the limit of"),
+        ):
+            if getattr(declared, name) is not None:
+                raise SchemaError(
+                    f"{owner}: flow_limits.{name} {what} a process type's running "
+                    "executions: declare it in the process's flow_limits, not a state's"
+                )
+    return _flow_limits(owner, declared)
 
 
 def _schedules(

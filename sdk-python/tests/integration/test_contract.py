@@ -563,6 +563,134 @@ async def called(process_id: str) -> bool:
     return bool(CALLS.of(process_id, "Echo.wait_until"))
 
 
+EXPORTS_TABLE = "contract_exports"
+
+
+class KeyedEchoProcess(HeldEchoProcess):
+    """``HeldEchoProcess`` with a row in ``contract_exports``: an integer ``customer_id``."""
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.create(
+            PersistenceField.local_attribute_def("note", str),
+            PersistenceField.global_attribute_def("customer_id", int),
+            table_name=EXPORTS_TABLE,
+            primary_key="id",
+        )
+
+
+def create_exports_table(database: Database) -> None:
+    """The keyed process's table: its rows' ``customer_id`` keys the running limit."""
+    if database.kind == "postgres":
+        with psycopg.connect(_pg_conninfo(database.url), autocommit=True) as conn:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {EXPORTS_TABLE} "
+                "(id TEXT PRIMARY KEY, customer_id INTEGER)"
+            )
+        return
+    with _mysql_connect(database.url) as my, my.cursor() as cur:
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS {EXPORTS_TABLE} "
+            "(id VARCHAR(255) NOT NULL PRIMARY KEY, customer_id INT) ENGINE = InnoDB"
+        )
+
+
+async def test_a_running_limit_keyed_by_a_global_attribute_counts_starts_by_its_value(
+    client: AsyncClient, database: Database, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    create_exports_table(database)
+    run = uuid.uuid4().hex[:10]
+    process = KeyedEchoProcess(f"KeyedEcho{run}")
+    keyed = FlowLimits(max_running_executions=1, concurrency_key_attribute="customer_id")
+
+    # The attribute alone, not an identifier, or on a state: refused on its field.
+    refused_overrides: list[tuple[FlowLimits, str | None]] = [
+        (FlowLimits(concurrency_key_attribute="customer_id"), None),
+        (FlowLimits(max_running_executions=1, concurrency_key_attribute="customer id"), None),
+        (FlowLimits(concurrency_key_attribute="customer_id"), "Echo"),
+    ]
+    for bad, state_id in refused_overrides:
+        with pytest.raises(InvalidRequestError, match=r"override\.concurrencyKeyAttribute"):
+            await client.set_flow_limits(process.process_type, bad, state_id=state_id)
+    assert (await client.list_flow_limits(process_type=process.process_type)).limits == []
+
+    entry = await client.set_flow_limits(process.process_type, keyed, reason="contract test")
+    assert entry.effective == keyed
+
+    with running_worker(WorkerService(process)) as keyed_worker:
+        started: list[str] = []
+
+        def pid_of(name: str) -> str:
+            return f"keyed-{run}-{name}"
+
+        async def start(
+            name: str, customer_id: int | None, concurrency_key: str | None = None
+        ) -> str:
+            pid = pid_of(name)
+            options = ProcessStartOptions(
+                worker_url=keyed_worker.url,
+                global_attribute_pk_value=pid,
+                initial_global_attributes=(
+                    {"customer_id": customer_id} if customer_id is not None else None
+                ),
+                concurrency_key=concurrency_key,
+            )
+            await client.start_process(pid, process, options=options)
+            started.append(pid)
+            return pid
+
+        async def pending_on(pid: str) -> str | None:
+            paused = (await client.describe_process(pid)).paused
+            return None if paused is None else paused.pending_on_key
+
+        # Two starts writing customer 42: the second waits on the key "42", the value's text.
+        first = await start("first", 42)
+        second = await start("second", 42)
+        assert await pending_on(first) is None
+        held = (await client.describe_process(second)).paused
+        assert held is not None
+        assert (held.pending_on_key, held.identity) == ("42", "maxRunningExecutions")
+        listed = await client.list_processes(process_type=process.process_type)
+        summaries = {e.process_id: e for e in listed.executions}
+        assert (summaries[first].pending, summaries[second].pending) == (False, True)
+        row = database.row(EXPORTS_TABLE, "id", second)
+        assert row is not None
+        assert row["customer_id"] == 42, row
+        # Another customer has a slot of its own; a named key wins over the attribute.
+        assert await pending_on(await start("other", 43)) is None
+        assert await pending_on(await start("named", 42, concurrency_key=f"named-{run}")) is None
+
+        # No key and no value for customer_id: refused naming the key, nothing written.
+        with pytest.raises(
+            InvalidRequestError, match=r"processStartConfig\.concurrencyKey"
+        ) as refused:
+            await start("unkeyed", None)
+        assert refused.value.status == 400
+        assert "customer_id" in str(refused.value)
+        with pytest.raises(ProcessNotFoundError):
+            await client.describe_process(pid_of("unkeyed"))
+        assert database.row(EXPORTS_TABLE, "id", pid_of("unkeyed")) is None
+
+        await await_until("the first to run its state", lambda: called(first), interval=0.05)
+        await client.stop_process(first, reason="contract test")
+
+        async def admitted() -> bool:
+            return await pending_on(second) is None
+
+        await await_until("the second to take customer 42's freed slot", admitted)
+        await await_until("the second to run its state", lambda: called(second))
+
+        for pid in started:
+            if pid != first:
+                await client.stop_process(pid, reason="contract test")
+    await client.set_flow_limits(process.process_type, None, reason="contract test")
+
+    for e in client_recording.all():
+        contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
 SCORES_TABLE = "contract_scores"
 
 

@@ -192,6 +192,10 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.set_flow_limits(
             "ShopProcess", FlowLimits(max_concurrent_calls=8, max_running_executions=2)
         ),
+        client.set_flow_limits(
+            "ShopProcess",
+            FlowLimits(max_running_executions=2, concurrency_key_attribute="status"),
+        ),
         client.set_flow_limits("ShopProcess", None),
         client.list_flow_limits(process_type="ShopProcess"),
         client.flow_limit_history(process_type="ShopProcess", page_size=10, next_page_token="a"),

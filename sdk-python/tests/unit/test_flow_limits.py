@@ -406,3 +406,129 @@ def test_a_process_declares_a_running_executions_limit_and_a_state_cannot() -> N
         SchemaError, match=r"StateLimited\.Start: flow_limits\.max_running_executions"
     ):
         export_definition(StateLimited())
+
+
+async def test_both_clients_send_a_concurrency_key_attribute_and_read_it_back() -> None:
+    keyed = {"maxRunningExecutions": 2, "concurrencyKeyAttribute": "customer_id"}
+    entry = {
+        "processType": "ShopProcess",
+        "override": keyed,
+        "effective": keyed,
+        "updatedTimestampMs": 1_700_000_000_000,
+    }
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(sent_body(request))
+        return httpx.Response(200, json=entry)
+
+    limits = FlowLimits(max_running_executions=2, concurrency_key_attribute="customer_id")
+    client = async_client(handler)
+    answered = await client.set_flow_limits("ShopProcess", limits, reason="per customer")
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        blocking.set_flow_limits("ShopProcess", limits)
+    assert answered.effective.concurrency_key_attribute == "customer_id"
+    assert answered.override == limits
+    assert seen == [
+        {"processType": "ShopProcess", "override": keyed, "reason": "per customer"},
+        {"processType": "ShopProcess", "override": keyed},
+    ]
+
+
+async def test_a_bad_concurrency_key_attribute_is_refused_naming_its_field() -> None:
+    bad = Answer(
+        400,
+        {
+            "subType": "INVALID_REQUEST",
+            "message": "override.concurrencyKeyAttribute: 'customer id' is not a valid SQL "
+            "identifier (letters, digits and _, at most 64, not starting with a digit)",
+        },
+    )
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(InvalidRequestError, match=r"override\.concurrencyKeyAttribute"):
+                await c.set_flow_limits(
+                    "ShopProcess",
+                    FlowLimits(max_running_executions=1, concurrency_key_attribute="customer id"),
+                )
+    assert len(service.seen) == 1, "a refusal is final"
+    assert service.seen[0].json()["override"] == {
+        "maxRunningExecutions": 1,
+        "concurrencyKeyAttribute": "customer id",
+    }
+
+
+async def test_a_start_keyed_by_an_attribute_sends_the_value_and_no_key() -> None:
+    seen: list[dict[str, Any]] = []
+    client = async_client(start_answers(seen))
+    options = ProcessStartOptions(
+        global_attribute_pk_value=1, initial_global_attributes={"status": "c-42"}
+    )
+    await client.start_process("order-1", ShopProcess, Order(item="tea"), options)
+    await client.aclose()
+    # The service reads the key from the row's values; the client sends them as given.
+    config = seen[0]["processStartConfig"]
+    assert "concurrencyKey" not in config
+    assert config["globalAttributeConfig"]["initialWrite"] == [
+        {"column": "status", "value": "c-42"}
+    ]
+
+
+async def test_a_start_writing_no_value_for_the_key_attribute_raises_naming_the_key() -> None:
+    bad = Answer(
+        400,
+        {
+            "subType": "INVALID_REQUEST",
+            "message": "processStartConfig.concurrencyKey: the type counts its running "
+            "executions per global attribute 'status' (concurrencyKeyAttribute): write a "
+            "value for it in the start, or name a concurrencyKey",
+        },
+    )
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(
+                InvalidRequestError, match=r"processStartConfig\.concurrencyKey"
+            ) as refused:
+                await c.start_process(
+                    "order-1",
+                    ShopProcess,
+                    Order(item="tea"),
+                    ProcessStartOptions(global_attribute_pk_value=1, worker_url="http://w"),
+                )
+    assert refused.value.status == 400
+    assert len(service.seen) == 1, "a refusal is final"
+
+
+def test_a_process_declares_a_key_attribute_with_its_limit_and_a_state_cannot() -> None:
+    class PerCustomer(ShopProcess):
+        flow_limits = FlowLimits(max_running_executions=2, concurrency_key_attribute="status")
+
+    wire = export_definition(PerCustomer()).to_wire()
+    assert wire["flowLimits"] == {"maxRunningExecutions": 2, "concurrencyKeyAttribute": "status"}
+
+    class KeyAlone(ShopProcess):
+        flow_limits = FlowLimits(max_concurrent_calls=4, concurrency_key_attribute="status")
+
+    with pytest.raises(
+        SchemaError,
+        match=r"KeyAlone: flow_limits\.concurrency_key_attribute .*max_running_executions",
+    ):
+        export_definition(KeyAlone())
+
+    class KeyedStart(Start):
+        flow_limits = FlowLimits(max_calls_per_second=1, concurrency_key_attribute="status")
+
+        @classmethod
+        def get_state_id(cls) -> str:
+            return "Start"
+
+    class StateKeyed(ShopProcess):
+        def get_state_schema(self) -> StateSchema:
+            return StateSchema.with_starting_state(KeyedStart(), Recover())
+
+    with pytest.raises(
+        SchemaError,
+        match=r"StateKeyed\.Start: flow_limits\.concurrency_key_attribute .*not a state's",
+    ):
+        export_definition(StateKeyed())
