@@ -147,6 +147,10 @@ pub struct CountArgs {
     /// Counts per group: status, type, or a business column's name
     #[arg(long)]
     pub group_by: Option<String>,
+    /// Show the database's plan for the count instead of counting, and which index
+    /// would serve the filter when none does
+    #[arg(long)]
+    pub explain: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

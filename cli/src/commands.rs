@@ -92,6 +92,10 @@ pub async fn list(client: &Client, output: Output, a: &ListArgs) -> Outcome {
 
 pub async fn count(client: &Client, output: Output, a: &CountArgs) -> Outcome {
     let response = client.count(&count_request(a)).await?;
+    if let Some(plan) = &response.plan {
+        print(output, &response, || views::plan(plan));
+        return Ok(Exit::Ok);
+    }
     print(output, &response, || views::count(&response));
     Ok(Exit::Ok)
 }

@@ -313,6 +313,12 @@ pub struct ProcessExecutionCountRequest {
     /// Counts per value of this field or column; absent: one total.
     #[serde(default)]
     pub group_by: Option<CountGroupBy>,
+    /// Answers the database's plan for the count's statement (`plan`) instead of
+    /// running it (`count` 0): which indexes serve the filter and the groups, and which
+    /// to create when none does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schema(default = false)]
+    pub explain: bool,
 }
 
 /// The executions of one group.
@@ -338,6 +344,9 @@ pub struct ProcessExecutionCountResponse {
     #[serde(default)]
     #[schema(default = false)]
     pub truncated: bool,
+    /// The plan, when the request asked to `explain` it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::QueryPlan>,
 }
 
 #[cfg(test)]

@@ -48,6 +48,7 @@ pub(crate) async fn start(
         where_: request.where_.clone(),
         business_table: request.business_table.clone(),
         group_by: None,
+        explain: false,
     };
     let limit = Duration::from_millis(state.config.api.query_timeout_ms);
     let expected = state

@@ -101,6 +101,7 @@ pub fn preview_request(batch: &BatchStartRequest) -> ProcessExecutionCountReques
         where_: batch.where_.clone(),
         business_table: batch.business_table.clone(),
         group_by: None,
+        explain: false,
     }
 }
 

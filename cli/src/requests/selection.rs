@@ -77,6 +77,7 @@ impl Selection {
             where_: self.where_tree(),
             business_table: self.business_table.clone(),
             group_by,
+            explain: false,
         }
     }
 }
@@ -121,7 +122,10 @@ pub fn count_request(a: &CountArgs) -> ProcessExecutionCountRequest {
             }),
         }
     });
-    Selection::of(&a.selection).count_request(group_by)
+    ProcessExecutionCountRequest {
+        explain: a.explain,
+        ..Selection::of(&a.selection).count_request(group_by)
+    }
 }
 
 #[cfg(test)]

@@ -1416,6 +1416,12 @@ export type ProcessExecutionControlResponse = {
  */
 export type ProcessExecutionCountRequest = {
     businessTable?: null | BusinessTableRef;
+    /**
+     * Answers the database's plan for the count's statement (`plan`) instead of
+     * running it (`count` 0): which indexes serve the filter and the groups, and which
+     * to create when none does.
+     */
+    explain?: boolean;
     groupBy?: null | CountGroupBy;
     /**
      * Only executions of this type. Needed for `column` conditions and groups, whose
@@ -1434,6 +1440,7 @@ export type ProcessExecutionCountResponse = {
      * With `groupBy`: the largest groups first, at most 1000.
      */
     groups?: Array<CountGroup>;
+    plan?: null | QueryPlan;
     /**
      * Whether there were more groups than `groups` holds (`count` still counts all).
      */

@@ -819,15 +819,6 @@ class ProcessExecutionControlResponse(WireModel):
     """
 
 
-class ProcessExecutionCountResponse(WireModel):
-    count: int
-    """Every matching execution."""
-    groups: list[CountGroup] = Field([], validate_default=True)
-    """With `groupBy`: the largest groups first, at most 1000."""
-    truncated: bool = False
-    """Whether there were more groups than `groups` holds (`count` still counts all)."""
-
-
 class ProcessExecutionDescribeRequest(WireModel):
     """`POST .../describe`: the current execution of a process id, or a given execution."""
 
@@ -1615,6 +1606,16 @@ class ProcessExecutionAttributesResponse(WireModel):
     process_execution_id: str
 
 
+class ProcessExecutionCountResponse(WireModel):
+    count: int
+    """Every matching execution."""
+    groups: list[CountGroup] = Field([], validate_default=True)
+    """With `groupBy`: the largest groups first, at most 1000."""
+    plan: QueryPlan | None = None
+    truncated: bool = False
+    """Whether there were more groups than `groups` holds (`count` still counts all)."""
+
+
 class ProcessExecutionDescribeResponse(WireModel):
     close_timestamp_ms: int | None = None
     failure: ProcessFailure | None = None
@@ -2145,6 +2146,12 @@ class ProcessExecutionCountRequest(WireModel):
     """
 
     business_table: BusinessTableRef | None = None
+    explain: bool = False
+    """
+    Answers the database's plan for the count's statement (`plan`) instead of
+    running it (`count` 0): which indexes serve the filter and the groups, and which
+    to create when none does.
+    """
     group_by: CountGroupBy | None = None
     process_type: str | None = None
     """

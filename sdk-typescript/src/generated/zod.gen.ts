@@ -841,12 +841,6 @@ export const ProcessExecutionControlResponseSchema = z.object({
     stateExecutionIds: z.array(z.string())
 });
 
-export const ProcessExecutionCountResponseSchema = z.object({
-    count: z.int(),
-    groups: z.array(CountGroupSchema).optional().default([]),
-    truncated: z.boolean().optional().default(false)
-});
-
 /**
  * `POST .../describe`: the current execution of a process id, or a given execution.
  */
@@ -1109,6 +1103,13 @@ export const QueryPlanSchema = z.object({
     advice: z.array(z.string()),
     fullScans: z.array(z.string()),
     plan: z.unknown()
+});
+
+export const ProcessExecutionCountResponseSchema = z.object({
+    count: z.int(),
+    groups: z.array(CountGroupSchema).optional().default([]),
+    plan: QueryPlanSchema.nullish(),
+    truncated: z.boolean().optional().default(false)
 });
 
 export const ProcessExecutionListResponseSchema = z.object({
@@ -1761,6 +1762,7 @@ export const ProcessDefinitionSchema = z.object({
  */
 export const ProcessExecutionCountRequestSchema = z.object({
     businessTable: BusinessTableRefSchema.nullish(),
+    explain: z.boolean().optional().default(false),
     groupBy: CountGroupBySchema.nullish(),
     processType: z.string().nullish(),
     where: FilterNodeSchema.nullish()

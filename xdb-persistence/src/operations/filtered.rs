@@ -105,6 +105,16 @@ pub(crate) async fn count_matching<D: Dialect>(
     let syntax = store.query_syntax();
     let rows = MAX_COUNT_GROUPS as i64 + 1;
     let statement = query::count(syntax, &filter, join.as_ref(), group.as_ref(), rows);
+    if request.explain {
+        let business_table = join.as_ref().map(|j| j.table.as_slice());
+        let plan = read(store, &syntax.explain(&statement), limit, Plan).await?;
+        return Ok(ProcessExecutionCountResponse {
+            count: 0,
+            groups: Vec::new(),
+            truncated: false,
+            plan: Some(query::read_plan(plan, &filter, business_table, syntax)),
+        });
+    }
     bounded(store, &statement, limit, Counts(group.as_ref())).await
 }
 
@@ -155,6 +165,7 @@ impl Decode for Counts<'_> {
                 count: count.max(0) as u64,
                 groups: Vec::new(),
                 truncated: false,
+                plan: None,
             });
         };
         let mut groups = Vec::with_capacity(rows.len());
@@ -172,6 +183,7 @@ impl Decode for Counts<'_> {
             count: total,
             groups,
             truncated,
+            plan: None,
         })
     }
 }

@@ -1,10 +1,10 @@
-//! `explain` on a filtered list, through the API and `xdb list --explain`: the
-//! database's plan instead of the page, and the index to create when none serves the
-//! filter's business columns.
+//! `explain` on a filtered list and a count, through the API, `xdb list --explain` and
+//! `xdb count --explain`: the database's plan instead of the page or the count, and the
+//! index to create when none serves the filter's business columns.
 
 use serde_json::json;
 use xdb_integration_tests::{Database, EnvOptions};
-use xdb_sdk::protocol::{paths, ProcessExecutionListResponse};
+use xdb_sdk::protocol::{paths, ProcessExecutionCountResponse, ProcessExecutionListResponse};
 
 use super::{call, fixture, order_env, refusal, start_orders, where_body, PROCESS_TYPE, TABLE};
 use crate::cli::xdb_with;
@@ -74,6 +74,47 @@ async fn a_filter_no_index_serves_is_explained_with_the_index_to_create(db: Data
     );
     assert!(
         run.stdout.contains("the database's plan:"),
+        "{}",
+        run.stdout
+    );
+
+    // A count explains itself the same way, counting nothing.
+    let mut body = json!({
+        "processType": PROCESS_TYPE,
+        "where": {"column": "amount", "op": ">", "value": 15},
+        "businessTable": {"tableName": TABLE, "primaryKeyColumn": "id"},
+        "explain": true,
+    });
+    let counted: ProcessExecutionCountResponse =
+        call(&env, paths::COUNT, &body).await.expect("explained");
+    assert_eq!((counted.count, counted.groups.len()), (0, 0), "{counted:?}");
+    let plan = counted.plan.expect("a plan");
+    assert!(plan.advice.iter().any(|a| a.contains(&index)), "{plan:?}");
+    body["explain"] = json!(false);
+    let counted: ProcessExecutionCountResponse =
+        call(&env, paths::COUNT, &body).await.expect("count");
+    assert_eq!((counted.count, counted.plan), (2, None));
+    let run = xdb_with(
+        &api,
+        None,
+        &[
+            "count",
+            "--where",
+            "amount > 15",
+            "--explain",
+            "-t",
+            PROCESS_TYPE,
+            "--table",
+            TABLE,
+            "--key",
+            "id",
+        ],
+    )
+    .await
+    .expect(0);
+    assert!(
+        run.stdout
+            .contains(&format!("advice: no index of {TABLE} serves")),
         "{}",
         run.stdout
     );
