@@ -77,8 +77,11 @@ export interface ProcessStartOptions extends RequestIdOption {
    * The key the type's `maxRunningExecutions` counts the execution under (a customer's id,
    * say; 1 to 255 characters, no control characters): at most that many executions of a
    * key run at once, and a start over the limit waits `PENDING` until one of its key
-   * closes, in start order. Absent: the key every start without one shares. Ignored by a
-   * type without that limit.
+   * closes, in start order. Absent: the value the start writes for the limits'
+   * `concurrencyKeyAttribute` (in `initialGlobalAttributes`, or as `globalAttributePkValue`
+   * when it is the primary key) when they name one, and the service refuses the start
+   * (`INVALID_REQUEST` naming `processStartConfig.concurrencyKey`) if it writes none; else
+   * the key every start without one shares. Ignored by a type without that limit.
    */
   readonly concurrencyKey?: string;
 }

@@ -528,7 +528,9 @@ export class Client extends ServiceTransport {
    * `null` clears it, so the declared limits apply again, and `{}` is no limit whatever is
    * declared. Answers the entry as it now is. A bad rate or concurrency (a
    * `maxConcurrentCalls` of 0 is `override.maxConcurrentCalls`), `maxRunningExecutions` on
-   * a state (`override.maxRunningExecutions`: it is the type's), a state the registered
+   * a state (`override.maxRunningExecutions`: it is the type's), a `concurrencyKeyAttribute`
+   * that is not a column name, comes without `maxRunningExecutions` or is given for a state
+   * (`override.concurrencyKeyAttribute`), a state the registered
    * type does not have or a too-long reason is `INVALID_REQUEST` naming the field, and changes
    * nothing. Sending the same override twice leaves the same override, so it is sent
    * again like a read.

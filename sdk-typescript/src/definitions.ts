@@ -42,7 +42,8 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  *   types, so every attribute's type is `ANY`;
  * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
  * - `flowLimits`: the process's and each state's `flowLimits` (absent: none; a state's
- *   may not set `maxRunningExecutions`, which is the type's);
+ *   may not set `maxRunningExecutions` or `concurrencyKeyAttribute`, which are the type's,
+ *   and `concurrencyKeyAttribute` needs `maxRunningExecutions`);
  * - `schedules`: the process's `schedules` as declared (absent when it declares none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
@@ -93,27 +94,49 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
   return wire;
 }
 
-/** `limits` as sent; throws when they are not an object (a definition bug, caught at export). */
+/**
+ * `limits` as sent; throws when they are not an object, or name a `concurrencyKeyAttribute`
+ * without the `maxRunningExecutions` it keys (definition bugs, caught at export; the
+ * service refuses the latter at registration too).
+ */
 function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (typeof limits !== "object" || Array.isArray(limits)) {
     throw new XdbSdkError("NOT_ALLOWED", `${owner}: flowLimits must be an object such as { maxCallsPerSecond: 20 }`);
+  }
+  if (given(limits.concurrencyKeyAttribute) && !given(limits.maxRunningExecutions)) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `${owner}: flowLimits.concurrencyKeyAttribute keys the running-executions limit: declare maxRunningExecutions with it`,
+    );
   }
   return { ...limits };
 }
 
 /**
- * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they limit running
- * executions, which are the type's (the service refuses them too, at registration).
+ * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they limit or key
+ * running executions, which are the type's (the service refuses them too, at registration).
  */
 function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
-  const out = flowLimitsOf(owner, limits);
-  if (out.maxRunningExecutions !== undefined && out.maxRunningExecutions !== null) {
-    throw new XdbSdkError(
-      "NOT_ALLOWED",
-      `${owner}: flowLimits.maxRunningExecutions limits a process type's executions: declare it in the process's flowLimits, not a state's`,
-    );
+  if (typeof limits === "object" && !Array.isArray(limits)) {
+    const typeOnly = [
+      ["maxRunningExecutions", limits.maxRunningExecutions, "limits"],
+      ["concurrencyKeyAttribute", limits.concurrencyKeyAttribute, "keys the limit of"],
+    ] as const;
+    for (const [name, value, what] of typeOnly) {
+      if (given(value)) {
+        throw new XdbSdkError(
+          "NOT_ALLOWED",
+          `${owner}: flowLimits.${name} ${what} a process type's running executions: declare it in the process's flowLimits, not a state's`,
+        );
+      }
+    }
   }
-  return out;
+  return flowLimitsOf(owner, limits);
+}
+
+/** Whether a limit's field is set (neither absent nor null). */
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
 /**

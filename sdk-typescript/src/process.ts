@@ -103,7 +103,9 @@ export interface Process {
    * registration; an operator may override them at run time (`setFlowLimits`). A type's
    * limits (not a state's) may also cap its running executions per concurrency key
    * (`{ maxRunningExecutions: 2 }`: at most two executions of a start's `concurrencyKey`
-   * run at once; the others wait `PENDING`, in start order).
+   * run at once; the others wait `PENDING`, in start order), and name the global attribute
+   * whose value a start writes is its key when it names none
+   * (`{ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }`).
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -118,6 +118,16 @@ class HeldProcess implements Process {
   }
 }
 
+/** The table of `KeyedProcess`: its rows' integer `customer_id` keys the running limit. */
+const EXPORTS_TABLE = "contract_exports";
+
+/** `HeldProcess` with a row in `contract_exports`, whose `customer_id` keys its limit. */
+class KeyedProcess extends HeldProcess {
+  persistenceSchema() {
+    return PersistenceSchema.withTable(EXPORTS_TABLE, "id").globalAttributes("customer_id");
+  }
+}
+
 for (const dialect of DIALECTS) {
   describe(`the served OpenAPI document validates the SDK's traffic on ${dialect}`, () => {
     let env: TestEnv;
@@ -400,6 +410,89 @@ for (const dialect of DIALECTS) {
 
       for (const pid of started.filter((p) => p !== first)) await client.stop(pid, { reason: "contract test" });
       await client.setFlowLimits(type, null, { reason: "contract test" });
+      assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
+    });
+
+    it("counts a start under the value it writes for the limit's concurrencyKeyAttribute", async () => {
+      const exchanges: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        exchanges.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(await response.clone().text()) });
+        return response;
+      };
+      await env.db.execute(
+        dialect === "postgres"
+          ? `CREATE TABLE IF NOT EXISTS ${EXPORTS_TABLE} (id TEXT PRIMARY KEY, customer_id INTEGER)`
+          : `CREATE TABLE IF NOT EXISTS ${EXPORTS_TABLE} (id VARCHAR(255) NOT NULL PRIMARY KEY, customer_id INT) ENGINE = InnoDB`,
+      );
+      const run = randomUUID().slice(0, 8);
+      const keyed = new KeyedProcess(`KeyedContract${run}`);
+      const keyedWorker = await env.worker(new WorkerService({ onError: () => undefined }).register(keyed).nodeHandler());
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: keyedWorker.url, fetch: recording });
+      const type = keyed.processType;
+      const limits = { maxRunningExecutions: 1, concurrencyKeyAttribute: "customer_id" };
+
+      // The attribute alone, not an identifier, or on a state: refused on its field, nothing set.
+      for (const [override, options] of [
+        [{ concurrencyKeyAttribute: "customer_id" }, {}],
+        [{ maxRunningExecutions: 1, concurrencyKeyAttribute: "customer id" }, {}],
+        [{ concurrencyKeyAttribute: "customer_id" }, { stateId: "Held" }],
+      ] as const) {
+        await assert.rejects(
+          client.setFlowLimits(type, override, options),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("override.concurrencyKeyAttribute"),
+          JSON.stringify([override, options]),
+        );
+      }
+      assert.deepEqual((await client.listFlowLimits(type)).limits, []);
+      const entry = await client.setFlowLimits(type, limits, { reason: "contract test" });
+      assert.deepEqual(entry.effective, limits);
+
+      const started: string[] = [];
+      const pidOf = (name: string) => `keyed-${run}-${name}`;
+      const start = async (name: string, customerId?: number, concurrencyKey?: string): Promise<string> => {
+        const pid = pidOf(name);
+        await client.startProcess(keyed, pid, undefined, {
+          globalAttributePkValue: pid,
+          ...(customerId === undefined ? {} : { initialGlobalAttributes: { customer_id: customerId } }),
+          ...(concurrencyKey === undefined ? {} : { concurrencyKey }),
+        });
+        started.push(pid);
+        return pid;
+      };
+      const pausedOf = async (pid: string) => (await client.describe(pid)).paused ?? undefined;
+
+      // Two starts writing customer 42: the second waits on the key "42", the value's text.
+      const first = await start("first", 42);
+      const second = await start("second", 42);
+      assert.equal(await pausedOf(first), undefined);
+      const hold = await pausedOf(second);
+      assert.deepEqual([hold?.pendingOnKey, hold?.identity], ["42", "maxRunningExecutions"]);
+      const listed = await client.list({ filter: { processType: type }, pageSize: 1000 });
+      const summary = (pid: string) => listed.executions.find((e) => e.processId === pid);
+      assert.deepEqual([summary(first)?.pending, summary(second)?.pending], [false, true]);
+      assert.equal(Number((await env.db.row(EXPORTS_TABLE, "id", second))?.customer_id), 42);
+      // Another customer has a slot of its own; a named key wins over the attribute.
+      assert.equal(await pausedOf(await start("other", 43)), undefined);
+      assert.equal(await pausedOf(await start("named", 42, `named-${run}`)), undefined);
+
+      // No key and no value for customer_id: refused naming the key, nothing written.
+      await assert.rejects(
+        start("unkeyed"),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.message.includes("processStartConfig.concurrencyKey") && e.message.includes("customer_id"),
+      );
+      await assert.rejects(client.describe(pidOf("unkeyed")), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+      assert.equal(await env.db.row(EXPORTS_TABLE, "id", pidOf("unkeyed")), undefined);
+
+      await eventually("the first to run its state", 30_000, () => keyed.ran.has(first));
+      await client.stop(first, { reason: "contract test" });
+      await eventually("the second to take customer 42's freed slot", 30_000, async () => (await pausedOf(second)) === undefined);
+      await eventually("the second to run its state", 30_000, () => keyed.ran.has(second));
+
+      for (const pid of started.filter((p) => p !== first)) await client.stop(pid, { reason: "contract test" });
+      await client.setFlowLimits(type, null, { reason: "contract test" });
+      assert.ok(exchanges.some((e) => e.status === 400 && e.path === SERVICE_PATHS.start), "the refused start was exchanged");
       assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
     });
 

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  Client, FLOW_LIMITS_PATHS, OPERATE_PATHS, SERVICE_PATHS, StateDecision, StateSchema, XdbSdkError, exportDefinition,
-  isApiError, type AsyncState, type FlowLimits, type Process,
+  Client, FLOW_LIMITS_PATHS, OPERATE_PATHS, PersistenceSchema, SERVICE_PATHS, StateDecision, StateSchema, XdbSdkError,
+  exportDefinition, isApiError, type AsyncState, type FlowLimits, type Process,
 } from "@xdb/sdk";
 
 import { contractProblems } from "./contract.js";
@@ -316,6 +316,121 @@ describe("running-execution limits", () => {
     assert.throws(
       () => exportDefinition(stateLimited),
       (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /StateLimited\.Charge: flowLimits\.maxRunningExecutions/.test(e.message),
+    );
+  });
+});
+
+describe("running limits keyed by a global attribute", () => {
+  it("set concurrencyKeyAttribute with maxRunningExecutions and read it back", async () => {
+    const keyed = { maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" };
+    const entry = { processType: "Export", override: keyed, effective: keyed, updatedTimestampMs: 1_700_000_000_000 };
+    const sent: Record<string, unknown>[] = [];
+    const fetch: typeof globalThis.fetch = (_input, init) => {
+      sent.push(JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>);
+      return Promise.resolve(Response.json(entry));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    const answered = await client.setFlowLimits("Export", keyed, { reason: "per customer" });
+    assert.equal(answered.effective.concurrencyKeyAttribute, "customer_id");
+    assert.deepEqual(answered.override, keyed);
+    assert.deepEqual(sent, [{ processType: "Export", reason: "per customer", override: keyed }]);
+    assert.equal(contractProblems(FLOW_LIMITS_PATHS.set, sent[0]), "");
+  });
+
+  it("refuse a bad attribute on its field, once", async () => {
+    const bad = await scriptedService(answer(400, {
+      subType: "INVALID_REQUEST",
+      message: "override.concurrencyKeyAttribute: 'customer id' is not a valid SQL identifier (letters, digits and _, at most 64, not starting with a digit)",
+    }));
+    try {
+      const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+      await assert.rejects(
+        client.setFlowLimits("Export", { maxRunningExecutions: 1, concurrencyKeyAttribute: "customer id" }),
+        (e) => isApiError(e, "INVALID_REQUEST") && /override\.concurrencyKeyAttribute/.test(e.message),
+      );
+    } finally {
+      await bad.close();
+    }
+    assert.equal(bad.seen.length, 1, "a refusal is final");
+    assert.deepEqual(bad.json()[0]?.override, { maxRunningExecutions: 1, concurrencyKeyAttribute: "customer id" });
+  });
+
+  it("send a start's row values and no key; a start writing none is refused naming the key", async () => {
+    class Export implements Process {
+      readonly processType = "Export";
+      readonly flowLimits = { maxRunningExecutions: 1, concurrencyKeyAttribute: "customer_id" };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+      persistenceSchema() {
+        return PersistenceSchema.withTable("exports", "id").globalAttributes("customer_id");
+      }
+    }
+    const sent: Record<string, unknown>[] = [];
+    const fetch: typeof globalThis.fetch = (_input, init) => {
+      sent.push(JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>);
+      return Promise.resolve(Response.json({ processExecutionId: "e-1" }));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", workerUrl: "http://w:1", fetch });
+    await client.startProcess(Export, "export-1", undefined, { globalAttributePkValue: "export-1", initialGlobalAttributes: { customer_id: 42 } });
+    // The service reads the key from the row's values; the client sends them as given.
+    const config = sent[0]?.processStartConfig as Record<string, unknown>;
+    assert.equal("concurrencyKey" in config, false);
+    assert.deepEqual((config.globalAttributeConfig as Record<string, unknown>).initialWrite, [{ column: "customer_id", value: 42 }]);
+    assert.equal(contractProblems(SERVICE_PATHS.start, sent[0]), "");
+
+    const bad = await scriptedService(answer(400, {
+      subType: "INVALID_REQUEST",
+      message: "processStartConfig.concurrencyKey: the type counts its running executions per global attribute 'customer_id' (concurrencyKeyAttribute): write a value for it in the start, or name a concurrencyKey",
+    }));
+    try {
+      const refusing = new Client({ serviceUrl: bad.url, workerUrl: "http://w:1", maxRetryDelayMs: 20 });
+      await assert.rejects(
+        refusing.startProcess(Export, "export-2", undefined, { globalAttributePkValue: "export-2" }),
+        (e) => isApiError(e, "INVALID_REQUEST") && /processStartConfig\.concurrencyKey/.test(e.message),
+      );
+    } finally {
+      await bad.close();
+    }
+    assert.equal(bad.seen.length, 1, "a refusal is final");
+  });
+
+  it("are declared by a process with its limit, and refused alone or on a state at export", () => {
+    class PerCustomer implements Process {
+      readonly processType = "PerCustomer";
+      readonly flowLimits = { maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+    }
+    const wire = exportDefinition(new PerCustomer());
+    assert.deepEqual(wire.flowLimits, { maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" });
+    assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
+      deployment: { name: "d", version: "1", workerUrl: "http://w" },
+      definitions: [wire],
+    }), "");
+
+    const keyAlone = {
+      processType: "KeyAlone",
+      flowLimits: { maxConcurrentCalls: 4, concurrencyKeyAttribute: "customer_id" },
+      stateSchema: () => StateSchema.withStartingState(new Ship()),
+    };
+    assert.throws(
+      () => exportDefinition(keyAlone),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /KeyAlone: flowLimits\.concurrencyKeyAttribute .*maxRunningExecutions/.test(e.message),
+    );
+
+    class KeyedCharge implements AsyncState {
+      static readonly stateId = "Charge";
+      readonly flowLimits = { maxCallsPerSecond: 1, concurrencyKeyAttribute: "customer_id" };
+      execute() {
+        return StateDecision.deadEnd();
+      }
+    }
+    const stateKeyed = { processType: "StateKeyed", stateSchema: () => StateSchema.withStartingState(new KeyedCharge()) };
+    assert.throws(
+      () => exportDefinition(stateKeyed),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED" && /StateKeyed\.Charge: flowLimits\.concurrencyKeyAttribute .*not a state's/.test(e.message),
     );
   });
 });
