@@ -2187,10 +2187,11 @@ function limitsText(limits) {
   const rate2 = limits.maxCallsPerSecond;
   const atOnce = limits.maxConcurrentCalls;
   const running = limits.maxRunningExecutions;
+  const keyedBy = limits.concurrencyKeyAttribute || "key";
   const parts = [
     rate2 === null || rate2 === void 0 ? void 0 : `${rate2} calls/s`,
     atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`,
-    running === null || running === void 0 ? void 0 : `${running} running per key`
+    running === null || running === void 0 ? void 0 : `${running} running per ${keyedBy}`
   ].filter((part) => part !== void 0);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -2229,14 +2230,21 @@ function flowLimitsRequest(values) {
   const rate2 = get("maxCallsPerSecond");
   const atOnce = get("maxConcurrentCalls");
   const running = get("maxRunningExecutions");
-  if (!rate2 && !atOnce && !running) {
+  const keyAttribute = get("concurrencyKeyAttribute");
+  if (!rate2 && !atOnce && !running && !keyAttribute) {
     return {
       error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
       field: "maxCallsPerSecond"
     };
   }
-  if (running && stateId) {
+  if ((running || keyAttribute) && stateId) {
     return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
+  }
+  if (keyAttribute && !running) {
+    return {
+      error: `The concurrency key attribute ${keyAttribute} keys the running-executions limit: give Max running executions with it.`,
+      field: "maxRunningExecutions"
+    };
   }
   const override = {};
   if (rate2) {
@@ -2258,6 +2266,7 @@ function flowLimitsRequest(values) {
     }
     override.maxRunningExecutions = Number(running);
   }
+  if (keyAttribute) override.concurrencyKeyAttribute = keyAttribute;
   return { request: { ...request, override } };
 }
 var FIELDS2 = [
@@ -2267,6 +2276,8 @@ var FIELDS2 = [
   ["maxConcurrentCalls", "maxConcurrentCalls"],
   ["override.maxRunningExecutions", "maxRunningExecutions"],
   ["maxRunningExecutions", "maxRunningExecutions"],
+  ["override.concurrencyKeyAttribute", "concurrencyKeyAttribute"],
+  ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"]
@@ -3319,7 +3330,7 @@ function flowLimitsView(root) {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
     ),
     limits,
     form.element,
@@ -3356,14 +3367,19 @@ function setForm(changed) {
     running,
     "per concurrency key, 1 to 100,000: a start over it waits PENDING until one of its key closes; a type's limit (State empty); empty: no such limit"
   );
+  const keyAttribute = input("concurrencyKeyAttribute", "customer_id");
+  const keyAttributeRow = row(
+    "Concurrency key attribute",
+    keyAttribute,
+    "with Max running executions: a column of the type's business row; a start naming no concurrencyKey is counted under the value it writes for it (and refused if it writes none); empty: the start's concurrencyKey"
+  );
   action.addEventListener("change", () => {
-    rateRow.hidden = action.value !== "limits";
-    atOnceRow.hidden = action.value !== "limits";
-    runningRow.hidden = action.value !== "limits";
+    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow]) limitRow.hidden = action.value !== "limits";
   });
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
+    keyAttribute.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
@@ -3411,11 +3427,14 @@ function setForm(changed) {
       },
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
+      // Two columns: the change beside its reason, then the limits in pairs, the
+      // running-executions limit beside the attribute that keys it.
       row("Change", action),
+      row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
       atOnceRow,
       runningRow,
-      row("Reason", input("reason", "optional"), "kept in the history"),
+      keyAttributeRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

@@ -3,18 +3,19 @@
 // its type's running-execution limit (PENDING) reads in the list and on its page.
 import type { ExecutionSummary, FlowLimitChange, FlowLimits, FlowLimitsSetRequest, PauseInfo } from "./types.js";
 
-/** Limits as people read them: `2.5 calls/s`, `8 at once`, `2 running per key`, or
- * several of them (`2.5 calls/s, 8 at once`); `unlimited` for limits that limit nothing;
- * `—` for none. */
+/** Limits as people read them: `2.5 calls/s`, `8 at once`, `2 running per key` (or
+ * `2 running per customer_id` when a global attribute keys them), or several of them
+ * (`2.5 calls/s, 8 at once`); `unlimited` for limits that limit nothing; `—` for none. */
 export function limitsText(limits: FlowLimits | null | undefined): string {
   if (limits === null || limits === undefined) return "—";
   const rate = limits.maxCallsPerSecond;
   const atOnce = limits.maxConcurrentCalls;
   const running = limits.maxRunningExecutions;
+  const keyedBy = limits.concurrencyKeyAttribute || "key";
   const parts = [
     rate === null || rate === undefined ? undefined : `${rate} calls/s`,
     atOnce === null || atOnce === undefined ? undefined : `${atOnce} at once`,
-    running === null || running === undefined ? undefined : `${running} running per key`,
+    running === null || running === undefined ? undefined : `${running} running per ${keyedBy}`,
   ].filter((part) => part !== undefined);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -52,8 +53,9 @@ export function changeText(change: FlowLimitChange): string {
 /** The form's fields, by name. */
 export type FormValues = (name: string) => string;
 
-/** What the form does: set limits (a rate, a concurrency, running executions, or
- * several), no limit whatever is declared, or clear the override. */
+/** What the form does: set limits (a rate, a concurrency, running executions (keyed by a
+ * global attribute or not), or several), no limit whatever is declared, or clear the
+ * override. */
 export const ACTIONS = [
   ["limits", "limit calls a second, at once and/or running executions"],
   ["unlimited", "no limit (whatever is declared)"],
@@ -75,14 +77,23 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   const rate = get("maxCallsPerSecond");
   const atOnce = get("maxConcurrentCalls");
   const running = get("maxRunningExecutions");
-  if (!rate && !atOnce && !running) {
+  const keyAttribute = get("concurrencyKeyAttribute");
+  if (!rate && !atOnce && !running && !keyAttribute) {
     return {
       error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
       field: "maxCallsPerSecond",
     };
   }
-  if (running && stateId) {
+  if ((running || keyAttribute) && stateId) {
     return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
+  }
+  // The attribute keys the running-executions limit: alone it limits nothing (the service
+  // refuses it too). Whether it is a column name is the service's to check.
+  if (keyAttribute && !running) {
+    return {
+      error: `The concurrency key attribute ${keyAttribute} keys the running-executions limit: give Max running executions with it.`,
+      field: "maxRunningExecutions",
+    };
   }
   const override: FlowLimits = {};
   if (rate) {
@@ -104,6 +115,7 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
     }
     override.maxRunningExecutions = Number(running);
   }
+  if (keyAttribute) override.concurrencyKeyAttribute = keyAttribute;
   return { request: { ...request, override } };
 }
 
@@ -115,6 +127,8 @@ const FIELDS: [string, string][] = [
   ["maxConcurrentCalls", "maxConcurrentCalls"],
   ["override.maxRunningExecutions", "maxRunningExecutions"],
   ["maxRunningExecutions", "maxRunningExecutions"],
+  ["override.concurrencyKeyAttribute", "concurrencyKeyAttribute"],
+  ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"],

@@ -1,5 +1,6 @@
 // The flow limits: for each process type and state with limits (calls a second, calls
-// at once and, for a type, running executions per concurrency key), what its definition declares, an operator's override and what is in force; the form that sets or clears an
+// at once and, for a type, running executions per concurrency key, perhaps keyed by a global
+// attribute), what its definition declares, an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
 // registrations and operators, newest first, older ones on demand (views/changes.ts). The form is checked before it is sent; what
 // the service refuses (a 400 naming the field) is shown under it, with the field marked,
@@ -71,7 +72,7 @@ export function flowLimitsView(root: HTMLElement): () => void {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
     ),
     limits,
     form.element,
@@ -110,15 +111,20 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
     running,
     "per concurrency key, 1 to 100,000: a start over it waits PENDING until one of its key closes; a type's limit (State empty); empty: no such limit",
   );
+  const keyAttribute = input("concurrencyKeyAttribute", "customer_id");
+  const keyAttributeRow = row(
+    "Concurrency key attribute",
+    keyAttribute,
+    "with Max running executions: a column of the type's business row; a start naming no concurrencyKey is counted under the value it writes for it (and refused if it writes none); empty: the start's concurrencyKey",
+  );
   action.addEventListener("change", () => {
-    rateRow.hidden = action.value !== "limits";
-    atOnceRow.hidden = action.value !== "limits";
-    runningRow.hidden = action.value !== "limits";
+    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow]) limitRow.hidden = action.value !== "limits";
   });
-  // Running executions are a type's: a state has none to limit.
+  // Running executions are a type's: a state has none to limit or key.
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
+    keyAttribute.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
 
@@ -167,11 +173,14 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
       },
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
+      // Two columns: the change beside its reason, then the limits in pairs, the
+      // running-executions limit beside the attribute that keys it.
       row("Change", action),
+      row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
       atOnceRow,
       runningRow,
-      row("Reason", input("reason", "optional"), "kept in the history"),
+      keyAttributeRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

@@ -1,10 +1,12 @@
 // The web console's flow limits in headless Chromium against the real xdb-server on
 // PostgreSQL: the limits a registered definition declares (calls a second and at once, and
-// the type's running executions per key),
+// the type's running executions per key, keyed by a global attribute),
 // listed per type and state; an override of both set through the page's form after the
-// service refused a rate of 0, a state the type lacks, a concurrency of 0 and running
-// executions of 0 for the type (each 400 shown on its field, changing nothing; the
-// running-executions field is off for a state); no limit for the whole
+// service refused a rate of 0, a state the type lacks, a concurrency of 0, running
+// executions of 0 for the type and a concurrency key attribute that is no column name
+// (each 400 shown on its field, changing nothing; the running-executions and key-attribute
+// fields are off for a state, and the form refuses the attribute without a max); the type's
+// running limit keyed by another attribute; no limit for the whole
 // type; the audit history; and the override cleared, so the declared limit applies again.
 // Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
 import assert from "node:assert/strict";
@@ -47,7 +49,7 @@ describe("web console flow limits", () => {
     client = new Client({ serviceUrl: server.url });
     const definition = {
       ...TICK_DEFINITION,
-      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4 },
+      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4, concurrencyKeyAttribute: "customer_id" },
       states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 } })),
     };
     const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
@@ -73,7 +75,7 @@ describe("web console flow limits", () => {
     await page.goto(`${server.url}/ui/#/flow-limits`);
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await row("TickState").waitFor();
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per key");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
     assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
     assert.equal(await cell("TickState", "override"), "—");
     assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
@@ -82,8 +84,9 @@ describe("web console flow limits", () => {
     await row("TickState").getByTestId("flow-limit-edit").click();
     assert.equal(await page.getByTestId("flow-limit-processType").inputValue(), "TickProcess");
     assert.equal(await page.getByTestId("flow-limit-stateId").inputValue(), "TickState");
-    // Running executions are a type's limit: their field is off for a state.
+    // Running executions are a type's limit: their fields are off for a state.
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").isDisabled(), true);
+    assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").isDisabled(), true);
     // A rate of 0: the service's 400, on the rate's field; nothing changed.
     await submit({ action: "limits", maxCallsPerSecond: "0", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
@@ -105,9 +108,29 @@ describe("web console flow limits", () => {
     await page.getByTestId("flow-limit-error").filter({ hasText: "override.maxRunningExecutions" }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), "");
     assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
+    assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").isDisabled(), false);
+    // The attribute without a max: the form refuses it before sending, on the max's field.
+    await submit({ maxRunningExecutions: "", concurrencyKeyAttribute: "tenant_id" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "keys the running-executions limit" }).waitFor();
+    assert.doesNotMatch((await page.getByTestId("flow-limit-error").textContent()) ?? "", /service refused/);
+    assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), "");
+    // An attribute that is no column name: the 400 names override.concurrencyKeyAttribute, on its field.
+    await submit({ maxRunningExecutions: "2", concurrencyKeyAttribute: "tenant id" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "override.concurrencyKeyAttribute" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), null);
+    assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
+
+    // The type's running limit keyed by another attribute: shown by its name.
+    await submit({ maxCallsPerSecond: "", concurrencyKeyAttribute: "tenant_id", reason: "one export per tenant" });
+    await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess (all states): 2 running per tenant_id in force." }).waitFor();
+    await eventually("the type's row to show the keyed override", SOON, async () => (await cell("", "override")) === "2 running per tenant_id");
+    assert.equal(await cell("", "effective"), "2 running per tenant_id");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
+    assert.deepEqual((await limitOf(undefined))?.effective, { maxRunningExecutions: 2, concurrencyKeyAttribute: "tenant_id" });
 
     // A good override of both: the page and the service agree.
-    await submit({ maxRunningExecutions: "", stateId: "TickState", maxConcurrentCalls: "3" });
+    await submit({ maxRunningExecutions: "", concurrencyKeyAttribute: "", stateId: "TickState", maxCallsPerSecond: "5", maxConcurrentCalls: "3", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s, 3 at once in force." }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-error").isHidden(), true);
     assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), null);
@@ -119,18 +142,20 @@ describe("web console flow limits", () => {
     // No limit for the whole type, whatever it declares.
     await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
     await eventually("the type's row to show no limit", SOON, async () => (await cell("", "effective")) === "unlimited");
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per key");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
     assert.deepEqual((await limitOf(undefined))?.override, {});
 
-    // The history: the two changes by the operator, newest first, with their reasons.
+    // The history: the three changes by the operator, newest first, with their reasons.
     const changes = page.getByTestId("flow-limit-change");
-    await eventually("the history to show both overrides", SOON, async () => (await changes.filter({ hasText: "OPERATOR" }).count()) === 2);
+    await eventually("the history to show the three overrides", SOON, async () => (await changes.filter({ hasText: "OPERATOR" }).count()) === 3);
     assert.match((await changes.nth(0).textContent()) ?? "", /backlog after the outage/);
-    assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), "— → unlimited");
+    assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), "2 running per tenant_id → unlimited");
     assert.match((await changes.nth(1).textContent()) ?? "", /mail API throttles/);
     assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s, 3 at once");
+    assert.match((await changes.nth(2).textContent()) ?? "", /one export per tenant/);
+    assert.equal(await changes.nth(2).getByTestId("flow-limit-change-text").textContent(), "— → 2 running per tenant_id");
     assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
-    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per key" }).waitFor();
+    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per customer_id" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
 
     // Cleared: the declared limit applies again.

@@ -97,6 +97,40 @@ describe("flow limits", () => {
     assert.ok("error" in missing && /running executions/.test(missing.error));
   });
 
+  it("reads and sets the running limit's concurrency key attribute, with its max and on a type only", () => {
+    assert.equal(limitsText({ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }), "2 running per customer_id");
+    assert.equal(limitsText({ maxConcurrentCalls: 8, maxRunningExecutions: 1, concurrencyKeyAttribute: null }), "8 at once, 1 running per key");
+    assert.equal(
+      changeText({ changeId: 1, processType: "Export", source: "OPERATOR", changedBy: "ops", changedTimestampMs: 1, after: { maxRunningExecutions: 3, concurrencyKeyAttribute: "tenant" } }),
+      "— → 3 running per tenant",
+    );
+    assert.deepEqual(
+      flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "2", concurrencyKeyAttribute: " customer_id ", reason: "per customer" })),
+      { request: { processType: "Export", reason: "per customer", override: { maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" } } },
+    );
+    // Alone it limits nothing: the form asks for the max it keys, before sending.
+    const alone = flowLimitsRequest(values({ processType: "Export", concurrencyKeyAttribute: "customer_id" }));
+    assert.ok("error" in alone && alone.field === "maxRunningExecutions" && alone.error.includes("customer_id"), JSON.stringify(alone));
+    const withRate = flowLimitsRequest(values({ processType: "Export", maxCallsPerSecond: "5", concurrencyKeyAttribute: "customer_id" }));
+    assert.ok("error" in withRate && withRate.field === "maxRunningExecutions", JSON.stringify(withRate));
+    // A state has no running executions to key.
+    const onState = flowLimitsRequest(values({ processType: "Export", stateId: "Charge", maxCallsPerSecond: "5", concurrencyKeyAttribute: "customer_id" }));
+    assert.ok("error" in onState && onState.field === "stateId" && /per process type/.test(onState.error), JSON.stringify(onState));
+    // Whether it names a column is the service's to say: sent, and its 400 lands on the field.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "1", concurrencyKeyAttribute: "customer id" })), {
+      request: { processType: "Export", override: { maxRunningExecutions: 1, concurrencyKeyAttribute: "customer id" } },
+    });
+    assert.equal(errorField("override.concurrencyKeyAttribute: 'customer id' is not a valid SQL identifier"), "concurrencyKeyAttribute");
+    assert.equal(
+      errorField("override.concurrencyKeyAttribute: keys the running-executions limit: set maxRunningExecutions with it"),
+      "concurrencyKeyAttribute",
+    );
+    // Not given: not sent.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "1", concurrencyKeyAttribute: "  " })), {
+      request: { processType: "Export", override: { maxRunningExecutions: 1 } },
+    });
+  });
+
   it("shows an execution its type's running limit holds as PENDING, waiting on its key", () => {
     assert.equal(shownStatus({ status: "RUNNING", pending: true }), "PENDING");
     assert.equal(shownStatus({ status: "RUNNING", pending: false }), "RUNNING");
