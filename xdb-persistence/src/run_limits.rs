@@ -4,6 +4,7 @@
 //! store that made the change).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -34,8 +35,10 @@ pub(crate) type LimitsByType = Arc<HashMap<String, RunLimit>>;
 #[derive(Default)]
 pub(crate) struct RunLimits {
     known: RwLock<Option<(Instant, LimitsByType)>>,
-    /// One reader at a time; the others wait for its answer.
+    /// One reader at a time.
     reading: tokio::sync::Mutex<()>,
+    /// Counts [`RunLimits::forget`]s: a reading that began before one keeps nothing.
+    changes: AtomicU64,
 }
 
 impl RunLimits {
@@ -48,24 +51,46 @@ impl RunLimits {
         Ok(self.current(store).await?.get(process_type).cloned())
     }
 
-    /// Every limited type's limit, at most [`MAX_AGE`] old.
+    /// Every limited type's limit, at most about [`MAX_AGE`] old. Once they are known,
+    /// no caller waits for another's reading: while one reads them again, the others go
+    /// on with what is known (under load a reading may wait for a connection, and every
+    /// start would wait behind it).
     pub(crate) async fn current<D: Dialect>(&self, store: &D) -> Result<LimitsByType, StoreError> {
-        if let Some(fresh) = self.fresh() {
-            return Ok(fresh);
+        let known = self.known.read().expect("run limits lock").clone();
+        if let Some((read_at, limits)) = known {
+            if read_at.elapsed() < MAX_AGE {
+                return Ok(limits);
+            }
+            return match self.reading.try_lock() {
+                Ok(_reading) => self.read(store).await,
+                Err(_) => Ok(limits),
+            };
         }
+        // Nothing known (the first start, or the first after a change): wait for it.
         let _reading = self.reading.lock().await;
         if let Some(fresh) = self.fresh() {
             return Ok(fresh);
         }
+        self.read(store).await
+    }
+
+    /// Reads the limits and keeps them, unless they changed meanwhile.
+    async fn read<D: Dialect>(&self, store: &D) -> Result<LimitsByType, StoreError> {
+        let changes = self.changes.load(Ordering::SeqCst);
         let read = Arc::new(read_limits(store).await?);
-        *self.known.write().expect("run limits lock") = Some((Instant::now(), read.clone()));
+        let mut known = self.known.write().expect("run limits lock");
+        if self.changes.load(Ordering::SeqCst) == changes {
+            *known = Some((Instant::now(), read.clone()));
+        }
         Ok(read)
     }
 
     /// Drops what was read, so that the next start reads the limits again: after a change
     /// made through this store.
     pub(crate) fn forget(&self) {
-        *self.known.write().expect("run limits lock") = None;
+        let mut known = self.known.write().expect("run limits lock");
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        *known = None;
     }
 
     fn fresh(&self) -> Option<LimitsByType> {
