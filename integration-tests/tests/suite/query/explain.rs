@@ -48,30 +48,7 @@ async fn a_filter_no_index_serves_is_explained_with_the_index_to_create(db: Data
 
     // The CLI prints the advice, then the plan.
     let api = env.api_url().to_string();
-    let run = xdb_with(
-        &api,
-        None,
-        &[
-            "list",
-            "--where",
-            "amount > 15",
-            "--explain",
-            "-t",
-            PROCESS_TYPE,
-            "--table",
-            TABLE,
-            "--key",
-            "id",
-        ],
-    )
-    .await
-    .expect(0);
-    assert!(
-        run.stdout
-            .contains(&format!("advice: no index of {TABLE} serves")),
-        "{}",
-        run.stdout
-    );
+    let run = explained_by_cli(&api, "list").await;
     assert!(
         run.stdout.contains("the database's plan:"),
         "{}",
@@ -94,11 +71,17 @@ async fn a_filter_no_index_serves_is_explained_with_the_index_to_create(db: Data
     let counted: ProcessExecutionCountResponse =
         call(&env, paths::COUNT, &body).await.expect("count");
     assert_eq!((counted.count, counted.plan), (2, None));
+    explained_by_cli(&api, "count").await;
+}
+
+/// `xdb <command> --where "amount > 15" --explain` on the orders; asserts it prints the
+/// advice for the unindexed column.
+async fn explained_by_cli(api: &str, command: &str) -> crate::cli::Run {
     let run = xdb_with(
-        &api,
+        api,
         None,
         &[
-            "count",
+            command,
             "--where",
             "amount > 15",
             "--explain",
@@ -115,7 +98,8 @@ async fn a_filter_no_index_serves_is_explained_with_the_index_to_create(db: Data
     assert!(
         run.stdout
             .contains(&format!("advice: no index of {TABLE} serves")),
-        "{}",
+        "{command}: {}",
         run.stdout
     );
+    run
 }
