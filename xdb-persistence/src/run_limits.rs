@@ -102,7 +102,11 @@ impl RunLimits {
     }
 }
 
-async fn read_limits<D: Dialect>(store: &D) -> Result<HashMap<String, RunLimit>, StoreError> {
+/// Every limited type's limit, read now: for admissions, which must not act on a
+/// limit another instance has just set.
+pub(crate) async fn read_limits<D: Dialect>(
+    store: &D,
+) -> Result<HashMap<String, RunLimit>, StoreError> {
     let mut session = store.session(Lane::Main).await?;
     let rows = session
         .query(

@@ -18,6 +18,7 @@ use xdb_protocol::{ControlDetails, HistoryEventType, PauseInfo};
 use crate::columns::ColumnReader;
 use crate::conflict_retry::retrying_conflicts;
 use crate::controls;
+use crate::run_limits::read_limits;
 use crate::sql::{Param, SqlConn};
 use crate::sql_tables::in_list::in_list;
 use crate::tables::{Announce, Dialect, Finish, Lane, ParkReason, ProcessRows, Transaction};
@@ -146,14 +147,17 @@ pub(crate) struct WaitingKey {
 }
 
 /// Admits waiting executions where slots are free, oldest first, each in a
-/// transaction of its key, under each type's limit as last read (a type no longer
-/// limited admits every waiting one). Returns how many were admitted.
+/// transaction of its key, under each type's limit as read at the start of the round (a
+/// type no longer limited admits every waiting one). The limits are read afresh, not
+/// taken from the store's cache: an admission on a limit this instance has not yet seen
+/// set (the API that set it is another process) would run every waiting execution.
+/// Returns how many were admitted.
 pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreError> {
     let keys = waiting_keys(store).await?;
     if keys.is_empty() {
         return Ok(0);
     }
-    let limits = store.run_limits().current(store).await?;
+    let limits = read_limits(store).await?;
     let mut admitted = 0;
     for waiting in keys {
         let limit = limits.get(&waiting.process_type).map(|limit| limit.max);

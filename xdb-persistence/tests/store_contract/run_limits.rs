@@ -14,6 +14,7 @@ use crate::common::*;
 both!(
     starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free,
     a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused,
+    an_admitting_store_acts_on_a_limit_another_store_has_just_set,
 );
 
 fn limited_start(process_id: &str, key: &str) -> ProcessExecutionStartRequest {
@@ -251,4 +252,31 @@ async fn a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused(dia
     }
     store.start_process(&named).await.unwrap();
     assert_eq!(pending_on(store, "s5").await, None);
+}
+
+/// The API sets a limit and queues starts through its store; the async service admits
+/// through another, which read the limits (none) a moment before. It must not take its
+/// stale "unlimited" for a cleared limit and run every waiting execution.
+async fn an_admitting_store_acts_on_a_limit_another_store_has_just_set(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let api = &*h.store;
+    let admitting = connect(&h.db, Default::default()).await;
+    // The admitting store knows the limits now: there are none.
+    admitting
+        .start_process(&limited_start("before", "k"))
+        .await
+        .unwrap();
+    assert_eq!(pending_on(&*admitting, "before").await, None);
+    stop(api, "before").await;
+
+    set_limit(api, Some(1)).await;
+    for id in ["k1", "k2"] {
+        api.start_process(&limited_start(id, "k")).await.unwrap();
+    }
+    assert_eq!(pending_on(api, "k2").await.as_deref(), Some("k"));
+    assert_eq!(admitting.admit_pending_executions().await.unwrap(), 0);
+    assert_eq!(pending_on(api, "k2").await.as_deref(), Some("k"));
+    stop(api, "k1").await;
+    assert_eq!(admitting.admit_pending_executions().await.unwrap(), 1);
+    assert_eq!(pending_on(api, "k2").await, None);
 }
