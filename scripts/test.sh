@@ -9,6 +9,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's wall time, printed as it ends and summed up at exit, so that a slow CI run
+# says where its time went.
+suite_started=$SECONDS
+step_name=""
+step_started=$SECONDS
+step_times=()
+end_step() {
+    if [[ -n "$step_name" ]]; then
+        step_times+=("$(printf '%5ds  %s' $((SECONDS - step_started)) "$step_name")")
+    fi
+}
+step() {
+    end_step
+    step_name=$1
+    step_started=$SECONDS
+    echo "test: $1 (at ${SECONDS}s)"
+}
+summary() {
+    local status=$?
+    end_step
+    echo "test: step times (wall clock):"
+    printf '  %s\n' "${step_times[@]}"
+    echo "test: $((SECONDS - suite_started))s in all, exit $status"
+}
+trap summary EXIT
+
+step "the services the tests need (Rust, PostgreSQL, MariaDB, Pulsar with its Debezium connectors)"
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
@@ -16,33 +43,34 @@ scripts/ensure-mariadb.sh
 # IO Debezium connectors (resolved from Maven Central on first use).
 scripts/ensure-pulsar.sh
 
-echo "test: deployment artefacts (Helm chart, Dockerfiles, compose files), and the chart's pods run as local processes in each mode"
+step "deployment artefacts (Helm chart, Dockerfiles, compose files), and the chart's pods run as local processes in each mode"
 scripts/test-chart.sh
-echo "test: cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "test: cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "test: docs (the generated configuration page, the mdBook build, relative links and anchors)"
+step "docs (the generated configuration page, the mdBook build, relative links and anchors)"
 scripts/check-docs.sh
-echo "test: the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
+step "the previous release's binaries for the rolling-upgrade test (built once, cached outside the clone)"
 scripts/build-previous-release.sh >/dev/null
-echo "test: cargo test"
+step "cargo test"
 # The fault-injection suite (faults, partitions, schedules, broker restarts) runs on
 # its own afterwards, so that its counts are printed.
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing \
     --skip partitions_lose_and_duplicate_nothing --skip schedule_faults_fire_each_time_once \
     --skip pulsar_broker_restarts_need_no_instance_restart
-echo "test: TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
+step "TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
-echo "test: web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
+step "web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
 scripts/test-console.sh
-echo "test: Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
+step "Python SDK (ruff, mypy, unit tests; integration on PostgreSQL and MariaDB, cross-language)"
 scripts/test-sdk-python.sh
-echo "test: SDK packages (wheel, sdist and npm tarball installed from the artefacts alone, the READMEs' example run against xdb dev)"
+step "SDK packages (wheel, sdist and npm tarball installed from the artefacts alone, the READMEs' example run against xdb dev)"
 scripts/test-packages.sh
-echo "test: the demo (scripts/demo.sh --exit, on the embedded PostgreSQL of xdb dev)"
+step "the demo (scripts/demo.sh --exit, on the embedded PostgreSQL of xdb dev)"
 scripts/demo.sh --exit
-echo "test: fault injection (kills, restarts, worker faults, double delivery, network partitions, schedules, Pulsar broker restarts)"
-cargo test -p xdb-integration-tests --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
-echo "test: API fuzzing (schemathesis against the served OpenAPI document)"
+step "fault injection (kills, restarts, worker faults, double delivery, network partitions, schedules, Pulsar broker restarts)"
+# `--workspace` resolves features as the step before did, so nothing is compiled again.
+cargo test --workspace --test faults -- --nocapture 2>&1 | grep -v "WARN\|INFO"
+step "API fuzzing (schemathesis against the served OpenAPI document)"
 scripts/fuzz-api.sh
