@@ -518,8 +518,18 @@ function selectionRequest(selection, withStatus = true) {
     ...selection.table ? { businessTable: selection.table } : {}
   };
 }
-function statusCountRequest(filter, where = "", table2) {
-  return { ...selectionRequest({ filter, where, ...table2 ? { table: table2 } : {} }, false), groupBy: { field: "status" } };
+function statusCountRequest(filter, where = "", table2, explain = false) {
+  return {
+    ...selectionRequest({ filter, where, ...table2 ? { table: table2 } : {} }, false),
+    groupBy: { field: "status" },
+    ...explain ? { explain } : {}
+  };
+}
+function explainUnavailable(what, text, applied) {
+  const typed = text.trim();
+  if (what === "list" && !typed) return "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
+  if (typed !== applied.trim()) return `Apply this filter first: Explain shows the plan of the ${what === "list" ? "list" : "counts"} shown.`;
+  return void 0;
 }
 function selectionToQuery(selection) {
   const params = new URLSearchParams();
@@ -2965,21 +2975,20 @@ function executionsView(root, selection) {
       void load();
     }
   };
-  const explain = async () => {
-    const text = builder.text();
-    if (!text || text !== state.where.trim()) {
-      const message = text ? "Apply this filter first: Explain shows the plan of the list shown." : "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
-      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, message));
+  const explain = async (what) => {
+    const unavailable = explainUnavailable(what, builder.text(), state.where);
+    if (unavailable) {
+      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, unavailable));
       return;
     }
+    const failed = `Could not explain ${EXPLAINED[what].name}`;
     try {
-      const { where } = selectionRequest({ filter: {}, where: state.where });
-      const { plan } = await api.list(state.filter, PAGE_SIZE, void 0, where, state.table, true);
+      const { plan } = what === "list" ? await api.list(state.filter, PAGE_SIZE, void 0, selectionRequest({ filter: {}, where: state.where }).where, state.table, true) : await api.count(statusCountRequest(state.filter, state.where, state.table, true));
       builder.showError("");
       if (stopped) return;
-      replace(explained, plan ? queryPlanPanel(plan) : h("p", { class: "error", role: "alert" }, "Could not explain the filter: the service answered no plan."));
+      replace(explained, plan ? queryPlanPanel(plan, what) : h("p", { class: "error", role: "alert" }, `${failed}: the service answered no plan.`));
     } catch (error) {
-      if (!stopped) showFailure(error, "Could not explain the filter", explained);
+      if (!stopped) showFailure(error, failed, explained);
     }
   };
   const selected = () => ({ filter: state.filter, where: state.where, ...state.table ? { table: state.table } : {} });
@@ -2994,7 +3003,7 @@ function executionsView(root, selection) {
     h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
     h(
       "button",
-      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain() },
+      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain("list") },
       "Explain"
     ),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
@@ -3076,7 +3085,17 @@ function executionsView(root, selection) {
     if (timer) clearInterval(timer);
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS5) : void 0;
   }
-  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, explained, results, pager);
+  const countsRow = h(
+    "div",
+    { class: "counts-row" },
+    counts,
+    h(
+      "button",
+      { type: "button", "data-testid": "explain-count", title: "the database's plan for the counts per status: whether an index serves them", onclick: () => void explain("count") },
+      "Explain"
+    )
+  );
+  replace(root, h("h1", {}, "Executions"), form, builder.element, countsRow, explained, results, pager);
   void load().catch((error) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -3102,12 +3121,16 @@ async function businessTableOf(processType) {
   const config = (await api.describe(latest.processId, latest.processExecutionId)).globalAttributeConfig;
   return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : void 0;
 }
-function queryPlanPanel(plan) {
+var EXPLAINED = {
+  list: { name: "the filter", title: "Plan of this filter", served: "Indexes serve this filter." },
+  count: { name: "the count", title: "Plan of the counts per status", served: "Indexes serve this count." }
+};
+function queryPlanPanel(plan, what) {
   return h(
     "div",
-    { class: "panel query-plan", "data-testid": "query-plan" },
-    h("strong", {}, "Plan of this filter"),
-    plan.advice.length > 0 ? h("ul", { class: "plan-advice" }, plan.advice.map((advice) => h("li", { "data-testid": "plan-advice" }, advice))) : h("p", { class: "plan-served", "data-testid": "plan-served" }, "Indexes serve this filter."),
+    { class: "panel query-plan", "data-testid": "query-plan", "data-explained": what },
+    h("strong", {}, EXPLAINED[what].title),
+    plan.advice.length > 0 ? h("ul", { class: "plan-advice" }, plan.advice.map((advice) => h("li", { "data-testid": "plan-advice" }, advice))) : h("p", { class: "plan-served", "data-testid": "plan-served" }, EXPLAINED[what].served),
     plan.fullScans.length > 0 && h(
       "p",
       { class: "small", "data-testid": "plan-full-scans" },

@@ -37,9 +37,28 @@ export function selectionRequest(
   };
 }
 
-/** The count of the executions the selection lists, per status (its own status aside). */
-export function statusCountRequest(filter: ListFilter, where = "", table?: BusinessTableRef): CountRequest {
-  return { ...selectionRequest({ filter, where, ...(table ? { table } : {}) }, false), groupBy: { field: "status" } };
+/** The count of the executions the selection lists, per status (its own status aside);
+ * with `explain`, the database's plan for that same count instead of the count. */
+export function statusCountRequest(filter: ListFilter, where = "", table?: BusinessTableRef, explain = false): CountRequest {
+  return {
+    ...selectionRequest({ filter, where, ...(table ? { table } : {}) }, false),
+    groupBy: { field: "status" },
+    ...(explain ? { explain } : {}),
+  };
+}
+
+/** What Explain asks the database's plan of: the list's page or its counts per status. */
+export type Explained = "list" | "count";
+
+/** Why Explain of `what` is not asked while the Where editor holds `text` and the list
+ * shows the `applied` Where text; undefined when it can be. The plan is of what the page
+ * shows, so the text must be the one applied; the list's also needs a Where filter
+ * (without one it reads XDB's own indexes only), the count's statement has a plan anyway. */
+export function explainUnavailable(what: Explained, text: string, applied: string): string | undefined {
+  const typed = text.trim();
+  if (what === "list" && !typed) return "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
+  if (typed !== applied.trim()) return `Apply this filter first: Explain shows the plan of the ${what === "list" ? "list" : "counts"} shown.`;
+  return undefined;
 }
 
 /** The selection as a URL query (no leading `?`; empty when there is nothing). */

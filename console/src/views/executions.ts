@@ -2,13 +2,14 @@
 // parked executions are marked, so what needs an operator stands out, and those backing
 // off show their next attempt, when, and the last error. An execution its type's
 // running-execution limit holds shows as PENDING (it starts by itself). Explain shows the database's plan
-// for the list's Where filter: whether an index serves it, and which to create if none does.
+// for the list's Where filter: whether an index serves it, and which to create if none does;
+// Explain beside the counts per status shows the same for the count's statement.
 import { api, ApiError, definitionOrNothing } from "../api.js";
 import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
 import { formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
 import { shownStatus } from "../flow-limits.js";
-import { executionsHref, selectionRequest, selectionToQuery, statusCountRequest, type Selection } from "../query.js";
+import { executionsHref, explainUnavailable, selectionRequest, selectionToQuery, statusCountRequest, type Explained, type Selection } from "../query.js";
 import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus, type QueryPlan } from "../types.js";
 import { notify } from "./dialog.js";
 import { startBatch } from "./batch.js";
@@ -41,7 +42,7 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
   const counts = h("div", { class: "counts", "data-testid": "status-counts" });
   const results = h("div", { class: "results" });
   const pager = h("div", { class: "pager" });
-  /** The plan Explain read, or why it could not; empty until then. */
+  /** The plan an Explain (of the list or of its counts) read, or why it could not; empty until then. */
   const explained = h("div", {});
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopped = false;
@@ -85,24 +86,24 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
       void load();
     }
   };
-  /** The plan of the list shown: the selection `load()` reads, with `explain`. */
-  const explain = async () => {
-    const text = builder.text();
-    if (!text || text !== state.where.trim()) {
-      const message = text
-        ? "Apply this filter first: Explain shows the plan of the list shown."
-        : "Explain needs a Where filter: without one the list reads XDB's own indexes only.";
-      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, message));
+  /** The plan of the list or of the counts shown: the same requests `load()` sends, with `explain`. */
+  const explain = async (what: Explained) => {
+    const unavailable = explainUnavailable(what, builder.text(), state.where);
+    if (unavailable) {
+      replace(explained, h("p", { class: "small", role: "status", "data-testid": "query-plan-unavailable" }, unavailable));
       return;
     }
+    const failed = `Could not explain ${EXPLAINED[what].name}`;
     try {
-      const { where } = selectionRequest({ filter: {}, where: state.where });
-      const { plan } = await api.list(state.filter, PAGE_SIZE, undefined, where, state.table, true);
+      const { plan } =
+        what === "list"
+          ? await api.list(state.filter, PAGE_SIZE, undefined, selectionRequest({ filter: {}, where: state.where }).where, state.table, true)
+          : await api.count(statusCountRequest(state.filter, state.where, state.table, true));
       builder.showError("");
       if (stopped) return;
-      replace(explained, plan ? queryPlanPanel(plan) : h("p", { class: "error", role: "alert" }, "Could not explain the filter: the service answered no plan."));
+      replace(explained, plan ? queryPlanPanel(plan, what) : h("p", { class: "error", role: "alert" }, `${failed}: the service answered no plan.`));
     } catch (error) {
-      if (!stopped) showFailure(error, "Could not explain the filter", explained);
+      if (!stopped) showFailure(error, failed, explained);
     }
   };
   const selected = (): Selection => ({ filter: state.filter, where: state.where, ...(state.table ? { table: state.table } : {}) });
@@ -117,7 +118,7 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     h("button", { type: "button", class: "primary", "data-testid": "apply-filter", onclick: () => void apply() }, "Apply"),
     h(
       "button",
-      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain() },
+      { type: "button", "data-testid": "explain-filter", title: "the database's plan for the Where filter: whether an index serves it", onclick: () => void explain("list") },
       "Explain",
     ),
     h("label", { class: "refresh" }, refresh, " auto-refresh"),
@@ -208,7 +209,17 @@ export function executionsView(root: HTMLElement, selection: Selection): () => v
     timer = state.autoRefresh ? setInterval(() => void load(), REFRESH_MS) : undefined;
   }
 
-  replace(root, h("h1", {}, "Executions"), form, builder.element, counts, explained, results, pager);
+  const countsRow = h(
+    "div",
+    { class: "counts-row" },
+    counts,
+    h(
+      "button",
+      { type: "button", "data-testid": "explain-count", title: "the database's plan for the counts per status: whether an index serves them", onclick: () => void explain("count") },
+      "Explain",
+    ),
+  );
+  replace(root, h("h1", {}, "Executions"), form, builder.element, countsRow, explained, results, pager);
   void load().catch((error: unknown) => notify(String(error), "error"));
   schedule();
   return () => {
@@ -242,16 +253,22 @@ async function businessTableOf(processType: string): Promise<BusinessTableRef | 
   return config ? { tableName: config.tableName, primaryKeyColumn: config.primaryKey.column } : undefined;
 }
 
-/** What the database's plan says about the filter's indexes: each advice (or that indexes
- * serve it), the tables read in full, and the plan itself, folded. */
-function queryPlanPanel(plan: QueryPlan): HTMLElement {
+/** How an explained statement is named: in messages, the panel's title, and what indexes serve. */
+const EXPLAINED: Record<Explained, { name: string; title: string; served: string }> = {
+  list: { name: "the filter", title: "Plan of this filter", served: "Indexes serve this filter." },
+  count: { name: "the count", title: "Plan of the counts per status", served: "Indexes serve this count." },
+};
+
+/** What the database's plan of `what` says about the filter's indexes: each advice (or that
+ * indexes serve it), the tables read in full, and the plan itself, folded. */
+function queryPlanPanel(plan: QueryPlan, what: Explained): HTMLElement {
   return h(
     "div",
-    { class: "panel query-plan", "data-testid": "query-plan" },
-    h("strong", {}, "Plan of this filter"),
+    { class: "panel query-plan", "data-testid": "query-plan", "data-explained": what },
+    h("strong", {}, EXPLAINED[what].title),
     plan.advice.length > 0
       ? h("ul", { class: "plan-advice" }, plan.advice.map((advice) => h("li", { "data-testid": "plan-advice" }, advice)))
-      : h("p", { class: "plan-served", "data-testid": "plan-served" }, "Indexes serve this filter."),
+      : h("p", { class: "plan-served", "data-testid": "plan-served" }, EXPLAINED[what].served),
     plan.fullScans.length > 0 &&
       h(
         "p",

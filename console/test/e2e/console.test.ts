@@ -1,6 +1,6 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
 // worker built with the TypeScript SDK: the list and its query builder (and Explain's
-// index advice), the execution page with its history and business row, the actions
+// index advice, for the list and for its counts per status), the execution page with its history and business row, the actions
 // (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
 // charts, a type's running-execution limit set on the flow-limits page and the start it
 // holds shown PENDING until a running one of its key is terminated,
@@ -150,6 +150,27 @@ describe("web console", () => {
     assert.equal(await page.getByTestId("execution-row").count(), 1);
     await page.screenshot({ path: join(SCREENSHOTS, "query-plan.png") });
 
+    // The counts per status explain their own statement in the same panel: the same advice
+    // (they count what the list shows), and the database's plan of a grouped count.
+    await page.getByTestId("explain-count").click();
+    const countPlan = page.locator("[data-testid=query-plan][data-explained=count]");
+    await countPlan.waitFor();
+    assert.equal(await page.locator("[data-testid=query-plan][data-explained=list]").count(), 0);
+    assert.match((await countPlan.locator("strong").first().textContent()) ?? "", /^Plan of the counts per status$/);
+    const countAdvice = await countPlan.getByTestId("plan-advice").allTextContents();
+    assert.ok(countAdvice.some((a) => /CREATE INDEX ["`]user_status["`] ON ["`]user["`] \(["`]status["`]\)/.test(a)), countAdvice.join("\n"));
+    assert.equal(await countPlan.getByTestId("plan-served").count(), 0);
+    const countJson = (await countPlan.locator("details pre").textContent()) ?? "";
+    assert.match(countJson, /"Plan"/);
+    assert.match(countJson, /"Node Type": "Aggregate"/, "a count's plan groups its rows");
+    assert.equal(await page.getByTestId("execution-row").count(), 1);
+    await page.locator("[data-testid=count-RUNNING]", { hasText: "RUNNING 1" }).waitFor();
+    // Edited but not applied: the plan would not be of the counts shown.
+    await page.getByTestId("where-text").fill("status = 'verified'");
+    await page.getByTestId("explain-count").click();
+    await page.getByTestId("query-plan-unavailable").filter({ hasText: "Apply this filter first" }).waitFor();
+    assert.equal(await page.getByTestId("query-plan").count(), 0);
+
     // A column the business table lacks: the service's 400 next to the editor.
     await page.getByTestId("where-text").fill("no_such_column = 1");
     await page.getByTestId("where-text").dispatchEvent("change");
@@ -162,6 +183,14 @@ describe("web console", () => {
     // Without a Where filter there is no plan to ask for: a word instead of a call.
     await page.getByTestId("explain-filter").click();
     await page.getByTestId("query-plan-unavailable").filter({ hasText: "needs a Where filter" }).waitFor();
+    // The counts' statement has one anyway: every execution of XDB's own table, grouped by
+    // status, which the advice says to narrow.
+    await page.getByTestId("explain-count").click();
+    const ownPlan = page.locator("[data-testid=query-plan][data-explained=count]");
+    await ownPlan.waitFor();
+    assert.match((await ownPlan.locator("details pre").textContent()) ?? "", /"Node Type": "Aggregate"/);
+    assert.match((await ownPlan.getByTestId("plan-full-scans").textContent()) ?? "", /xdb_sys_process_executions/);
+    await ownPlan.getByTestId("plan-advice").filter({ hasText: "reads every execution" }).waitFor();
   });
 
   it("shows an execution's history, states and business row, and publishes to its queue", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { statusCountRequest } from "../../src/query.js";
+import { explainUnavailable, statusCountRequest } from "../../src/query.js";
 
 describe("statusCountRequest", () => {
   it("counts what the list shows, per status, whatever status the list is filtered by", () => {
@@ -20,5 +20,37 @@ describe("statusCountRequest", () => {
         groupBy: { field: "status" },
       },
     );
+  });
+
+  it("asks the plan of the very count shown with explain, and only then", () => {
+    const filter = { status: "FAILED" as const, processType: "SignupProcess" };
+    const table = { tableName: "user", primaryKeyColumn: "user_id" };
+    const counted = statusCountRequest(filter, "status = 'waiting'", table);
+    assert.equal("explain" in counted, false);
+    assert.deepEqual(statusCountRequest(filter, "status = 'waiting'", table, true), { ...counted, explain: true });
+    assert.deepEqual(counted, {
+      processType: "SignupProcess",
+      where: { column: "status", op: "=", value: "waiting" },
+      businessTable: table,
+      groupBy: { field: "status" },
+    });
+    // A Where text that does not parse: no request (the view shows why).
+    assert.throws(() => statusCountRequest({}, "status = ", undefined, true));
+  });
+});
+
+describe("explainUnavailable", () => {
+  it("explains the list only for an applied Where filter", () => {
+    assert.equal(explainUnavailable("list", "amount > 1", " amount > 1 "), undefined);
+    assert.match(explainUnavailable("list", "", "") ?? "", /needs a Where filter/);
+    assert.match(explainUnavailable("list", "", "amount > 1") ?? "", /needs a Where filter/);
+    assert.match(explainUnavailable("list", "amount > 2", "amount > 1") ?? "", /^Apply this filter first: .* the list shown/);
+  });
+
+  it("explains the counts of what is applied, with or without a Where filter", () => {
+    assert.equal(explainUnavailable("count", "amount > 1", "amount > 1"), undefined);
+    assert.equal(explainUnavailable("count", "  ", ""), undefined);
+    assert.match(explainUnavailable("count", "", "amount > 1") ?? "", /^Apply this filter first: .* the counts shown/);
+    assert.match(explainUnavailable("count", "amount > 2", "amount > 1") ?? "", /^Apply this filter first/);
   });
 });
