@@ -57,6 +57,9 @@ pub(crate) struct AsyncMetrics {
     /// `xdb_async_paused_executions`: running executions an operator paused, sampled at
     /// each scrape.
     pub paused_executions: IntGauge,
+    /// `xdb_async_pending_executions`: executions waiting `PENDING` for a running slot
+    /// of their concurrency key (`maxRunningExecutions`), sampled at each scrape.
+    pub pending_executions: IntGauge,
     /// `xdb_async_parked_tasks`: tasks parked as refused, waiting for an operator's
     /// retry-now, sampled at each scrape.
     pub parked_tasks: IntGauge,
@@ -154,6 +157,12 @@ impl AsyncMetrics {
                 "Running executions an operator paused (sampled at scrape, capped).",
             )
             .expect("valid metric"),
+            pending_executions: IntGauge::new(
+                "xdb_async_pending_executions",
+                "Executions waiting PENDING for a running slot of their concurrency key \
+                 (maxRunningExecutions; sampled at scrape, capped).",
+            )
+            .expect("valid metric"),
             parked_tasks: IntGauge::new(
                 "xdb_async_parked_tasks",
                 "Tasks parked because the database refused their transition, waiting for \
@@ -174,7 +183,7 @@ impl AsyncMetrics {
             .registry
             .register(Box::new(metrics.clock_offset_seconds.clone()))
             .expect("metric names are unique");
-        let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 14] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.tasks_completed.clone()),
             Box::new(metrics.task_retries.clone()),
@@ -186,6 +195,7 @@ impl AsyncMetrics {
             Box::new(metrics.tasks_parked.clone()),
             Box::new(metrics.pulsar_resubscriptions.clone()),
             Box::new(metrics.paused_executions.clone()),
+            Box::new(metrics.pending_executions.clone()),
             Box::new(metrics.parked_tasks.clone()),
             Box::new(metrics.states_past_attempts.clone()),
         ];
@@ -214,6 +224,7 @@ impl AsyncMetrics {
     /// Sets the gauges of what needs an operator from one sample.
     pub(crate) fn set_operator_gauges(&self, gauges: &OperatorGauges) {
         self.paused_executions.set(gauges.paused_executions);
+        self.pending_executions.set(gauges.pending_executions);
         self.parked_tasks.set(gauges.parked_tasks);
         self.states_past_attempts.set(gauges.states_past_attempts);
     }
@@ -299,6 +310,7 @@ mod tests {
         let text = metrics.encode();
         for name in [
             "xdb_async_paused_executions 0",
+            "xdb_async_pending_executions 0",
             "xdb_async_parked_tasks 0",
             "xdb_async_states_past_attempts 0",
         ] {
@@ -306,12 +318,14 @@ mod tests {
         }
         metrics.set_operator_gauges(&OperatorGauges {
             paused_executions: 2,
+            pending_executions: 4,
             parked_tasks: 1,
             states_past_attempts: 7,
         });
         let text = metrics.encode();
         for name in [
             "xdb_async_paused_executions 2",
+            "xdb_async_pending_executions 4",
             "xdb_async_parked_tasks 1",
             "xdb_async_states_past_attempts 7",
         ] {

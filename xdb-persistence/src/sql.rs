@@ -125,6 +125,20 @@ pub(crate) trait SqlConn: Send {
     fn tells_inserted_ids(&self) -> bool;
 }
 
+/// The one number `sql`, a `SELECT COUNT(*) …`, answers.
+pub(crate) async fn count<C: SqlConn>(
+    conn: &mut C,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<i64, crate::StoreError> {
+    let rows = conn.query(sql, params).await?;
+    let row = rows
+        .first()
+        .ok_or_else(|| crate::StoreError::Database("COUNT(*) answered no row".into()))?;
+    let counted = C::columns(row, 0).bigint()?;
+    Ok(counted)
+}
+
 /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL's form); `?`
 /// inside quoted text is left alone.
 pub(crate) fn numbered_placeholders(sql: &str) -> Cow<'_, str> {

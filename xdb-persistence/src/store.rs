@@ -292,6 +292,8 @@ pub trait InstanceRegistry: Send + Sync + 'static {
 pub struct OperatorGauges {
     /// Running executions an operator paused.
     pub paused_executions: i64,
+    /// Executions waiting `PENDING` for a running slot of their concurrency key.
+    pub pending_executions: i64,
     /// Tasks parked because the database refused their transition, waiting for an
     /// operator's retry-now.
     pub parked_tasks: i64,
@@ -304,10 +306,16 @@ impl OperatorGauges {
     /// The gauges from their counts in the order [`TaskSource::operator_gauges`] names
     /// them, as each dialect's statement selects them.
     pub(crate) fn from_counts(
-        (paused_executions, parked_tasks, states_past_attempts): (i64, i64, i64),
+        (paused_executions, pending_executions, parked_tasks, states_past_attempts): (
+            i64,
+            i64,
+            i64,
+            i64,
+        ),
     ) -> Self {
         Self {
             paused_executions,
+            pending_executions,
             parked_tasks,
             states_past_attempts,
         }

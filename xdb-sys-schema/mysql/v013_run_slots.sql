@@ -11,8 +11,9 @@ CREATE TABLE IF NOT EXISTS xdb_sys_run_slot_keys (
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = XDB_BINARY_COLLATION;
 
 -- One row per execution of a limited type. `admitted` = 1: it holds a slot while its
--- execution is RUNNING (a closed one frees it by closing; its row is deleted later);
--- 0: it waits, PENDING, in `queued_at` order.
+-- execution is RUNNING (a closed one frees it by closing); 0: it waits, PENDING, in
+-- `queued_at` order; 2: its execution closed, and the row is kept, set apart from the
+-- counts, as the record of the key it was counted under (which a reset takes again).
 CREATE TABLE IF NOT EXISTS xdb_sys_run_slots (
     process_execution_id CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
     process_type         VARCHAR(255) NOT NULL,

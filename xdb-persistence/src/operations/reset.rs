@@ -101,6 +101,18 @@ pub(crate) async fn reset<D: Dialect>(
                 Finish::Later,
             )
             .await?;
+            // A new execution of a limited type takes a slot as a start does, under the
+            // key its predecessor was counted under (the shared key if there was none).
+            if let Some(limit) = store
+                .run_limits()
+                .of(store, &execution.process_type)
+                .await?
+            {
+                let key = super::run_slots::counted_key(&mut tx, process.id)
+                    .await?
+                    .unwrap_or_default();
+                super::run_slots::take_or_queue(&mut tx, execution, &key, limit.max, now).await?;
+            }
             execution.id
         }
     };

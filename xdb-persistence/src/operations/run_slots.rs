@@ -19,7 +19,7 @@ use crate::columns::ColumnReader;
 use crate::conflict_retry::retrying_conflicts;
 use crate::controls;
 use crate::run_limits::read_limits;
-use crate::sql::{Param, SqlConn};
+use crate::sql::{count, Param, SqlConn};
 use crate::sql_tables::in_list::in_list;
 use crate::tables::{Announce, Dialect, Finish, Lane, ParkReason, ProcessRows, Transaction};
 use crate::StoreError;
@@ -30,8 +30,11 @@ pub(crate) const ADMITTED_BY: &str = "maxRunningExecutions";
 /// Keys with waiting executions looked at in one round of [`admit_pending`].
 const KEYS_PER_ROUND: i64 = 100;
 
-/// Rows of closed executions [`forget_closed`] deletes at once.
+/// Rows of closed executions [`forget_closed`] sets apart in one statement.
 const FORGOTTEN_PER_ROUND: i64 = 500;
+/// Statements of [`forget_closed`] in one round: up to 5,000 rows, 500 a second at its
+/// pace of a round every 10 s.
+const FORGOTTEN_BATCHES: usize = 10;
 
 /// Locks the key's row, creating it first if need be.
 async fn lock_key<C: SqlConn>(
@@ -72,19 +75,6 @@ async fn running(
         &[process_type.into(), key.into(), admitted.into()],
     )
     .await
-}
-
-async fn count<C: SqlConn>(
-    conn: &mut C,
-    sql: &str,
-    params: &[Param<'_>],
-) -> Result<i64, StoreError> {
-    let rows = conn.query(sql, params).await?;
-    let row = rows
-        .first()
-        .ok_or_else(|| StoreError::Database("COUNT(*) answered no row".into()))?;
-    let counted = C::columns(row, 0).bigint()?;
-    Ok(counted)
 }
 
 /// The pause that holds an execution waiting for a slot of `key`.
@@ -139,6 +129,22 @@ pub(crate) async fn take_or_queue<T: Transaction>(
     Ok(runs)
 }
 
+/// The key the execution was counted under, if its type was limited when it started.
+pub(crate) async fn counted_key<C: SqlConn>(
+    conn: &mut C,
+    execution: Uuid,
+) -> Result<Option<String>, StoreError> {
+    let rows = conn
+        .query(
+            "SELECT slot_key FROM xdb_sys_run_slots WHERE process_execution_id = ?",
+            &[execution.into()],
+        )
+        .await?;
+    rows.first()
+        .map(|row| C::columns(row, 0).text())
+        .transpose()
+}
+
 /// A (type, key) with executions waiting for a slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WaitingKey {
@@ -166,16 +172,31 @@ pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreE
     Ok(admitted)
 }
 
-/// Deletes up to [`FORGOTTEN_PER_ROUND`] rows of closed executions (a key with
-/// executions waiting forgets its own on each admission; this keeps the others' from
-/// piling up). Returns how many it deleted.
+/// Sets apart (`admitted` = 2) the rows of closed executions, up to
+/// [`FORGOTTEN_PER_ROUND`] at a time while there are more, at most
+/// [`FORGOTTEN_BATCHES`] times: counting a key's slots then reads no row of an execution
+/// that closed (a key with executions waiting does the same for its own rows on each
+/// admission). The rows stay, as the record of the key each execution was counted
+/// under, which a reset of it takes again. Returns how many it set apart.
 pub(crate) async fn forget_closed<D: Dialect>(store: &D) -> Result<usize, StoreError> {
+    let mut forgotten = 0;
+    for _ in 0..FORGOTTEN_BATCHES {
+        let closed = forget_closed_batch(store).await?;
+        forgotten += closed;
+        if closed < FORGOTTEN_PER_ROUND as usize {
+            break;
+        }
+    }
+    Ok(forgotten)
+}
+
+async fn forget_closed_batch<D: Dialect>(store: &D) -> Result<usize, StoreError> {
     let mut session = store.session(Lane::Main).await?;
     let rows = session
         .query(
             "SELECT s.process_execution_id FROM xdb_sys_run_slots s \
              JOIN xdb_sys_process_executions p ON p.id = s.process_execution_id \
-             WHERE p.status <> 'RUNNING' LIMIT ?",
+             WHERE s.admitted IN (0, 1) AND p.status <> 'RUNNING' LIMIT ?",
             &[FORGOTTEN_PER_ROUND.into()],
         )
         .await?;
@@ -188,11 +209,12 @@ pub(crate) async fn forget_closed<D: Dialect>(store: &D) -> Result<usize, StoreE
         return Ok(0);
     }
     let placeholders = in_list(&mut ids, closed);
-    // A closed execution never runs again: its row may go outside any key's lock.
+    // A closed execution never runs again: its row may change outside any key's lock.
     session
         .execute(
             &format!(
-                "DELETE FROM xdb_sys_run_slots WHERE process_execution_id IN ({placeholders})"
+                "UPDATE xdb_sys_run_slots SET admitted = 2 \
+                 WHERE process_execution_id IN ({placeholders})"
             ),
             &ids,
         )
@@ -228,9 +250,10 @@ async fn admit_key<D: Dialect>(
     let (process_type, key) = (waiting.process_type.as_str(), waiting.key.as_str());
     let mut tx = store.begin(Lane::Main).await?;
     lock_key(&mut tx, process_type, key).await?;
-    // Rows of closed executions, admitted or not, hold nothing: forget them.
+    // Rows of closed executions, admitted or not, hold nothing: set them apart.
     tx.execute(
-        "DELETE FROM xdb_sys_run_slots WHERE process_type = ? AND slot_key = ? \
+        "UPDATE xdb_sys_run_slots SET admitted = 2 \
+         WHERE process_type = ? AND slot_key = ? AND admitted IN (0, 1) \
            AND NOT EXISTS (SELECT 1 FROM xdb_sys_process_executions p \
              WHERE p.id = xdb_sys_run_slots.process_execution_id AND p.status = 'RUNNING')",
         &[process_type.into(), key.into()],

@@ -5,7 +5,7 @@
 use xdb_engine::Task;
 
 use crate::conflict_retry::retrying_conflicts;
-use crate::sql::SqlConn;
+use crate::sql::{count, SqlConn};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::{CallSlotLimits, StoreError};
 
@@ -80,17 +80,4 @@ pub(crate) async fn take_call_slot<D: Dialect>(
         Ok(true)
     })
     .await
-}
-
-async fn count<C: SqlConn>(
-    conn: &mut C,
-    sql: &str,
-    params: &[crate::sql::Param<'_>],
-) -> Result<i64, StoreError> {
-    let rows = conn.query(sql, params).await?;
-    let row = rows
-        .first()
-        .ok_or_else(|| StoreError::Database("COUNT(*) answered no row".into()))?;
-    let taken = crate::columns::ColumnReader::bigint(&mut C::columns(row, 0))?;
-    Ok(taken)
 }

@@ -118,6 +118,7 @@ impl<D: TaskQueue> TaskSource for D {
         let params = [
             cap.into(),
             cap.into(),
+            cap.into(),
             attempts_threshold.into(),
             cap.into(),
         ];
@@ -126,6 +127,7 @@ impl<D: TaskQueue> TaskSource for D {
             .await?;
         let mut counts = D::Session::columns(only_row(&rows)?, 0);
         Ok(OperatorGauges::from_counts((
+            counts.bigint()?,
             counts.bigint()?,
             counts.bigint()?,
             counts.bigint()?,
@@ -250,8 +252,13 @@ fn operator_counts(kind: SqlKind) -> String {
     let paused = kind.pick("paused IS NOT NULL", "is_paused = 1");
     format!(
         "SELECT \
-         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions \
-            WHERE {paused} AND status = 'RUNNING' LIMIT ?) paused), \
+         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_process_executions p \
+            WHERE {paused} AND status = 'RUNNING' AND NOT EXISTS (SELECT 1 \
+              FROM xdb_sys_run_slots r WHERE r.process_execution_id = p.id \
+                AND r.admitted = 0) LIMIT ?) paused), \
+         (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_run_slots r \
+            JOIN xdb_sys_process_executions p ON p.id = r.process_execution_id \
+            WHERE r.admitted = 0 AND p.status = 'RUNNING' LIMIT ?) pending), \
          (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_parked_tasks \
             WHERE reason <> 'PAUSED' LIMIT ?) refused), \
          (SELECT COUNT(*) FROM (SELECT 1 FROM xdb_sys_tasks \

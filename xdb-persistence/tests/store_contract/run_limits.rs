@@ -115,6 +115,12 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
         .map(|e| e.process_id.as_str())
         .collect();
     assert_eq!(pending, BTreeSet::from(["a3", "a4"]));
+    // The gauges count them as pending, not as an operator's pauses.
+    let gauges = store.operator_gauges(5, 100).await.unwrap();
+    assert_eq!(
+        (gauges.paused_executions, gauges.pending_executions),
+        (0, 2)
+    );
     // Only the running ones' tasks are due; nothing is admitted while the key is full.
     assert_eq!(
         due_process_ids(store, "w").await,
@@ -179,12 +185,36 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
     assert_eq!(
         sql_text(
             &h.db,
-            "SELECT CASE WHEN COUNT(*) = 0 THEN 'none' ELSE 'some' END FROM xdb_sys_run_slots"
+            "SELECT CASE WHEN COUNT(*) = 0 THEN 'none' ELSE 'some' END FROM xdb_sys_run_slots \
+             WHERE admitted <> 2"
         )
         .await
         .as_deref(),
         Some("none")
     );
+
+    // A reset of a closed execution starts a new one, counted under the key its
+    // predecessor was: the first takes the free slot of "a", the next waits.
+    for (closed, waits) in [("a2", None), ("a3", Some("a"))] {
+        let reset = store
+            .reset(&ProcessExecutionResetRequest {
+                process_id: closed.into(),
+                state_id: "A".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(reset.new_execution, "{closed}");
+        assert_eq!(
+            pending_on(store, closed).await.as_deref(),
+            waits,
+            "{closed}"
+        );
+    }
+    assert_eq!(store.admit_pending_executions().await.unwrap(), 0);
+    stop(store, "a2").await;
+    assert_eq!(store.admit_pending_executions().await.unwrap(), 1);
+    assert_eq!(pending_on(store, "a3").await, None);
 }
 
 async fn a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused(dialect: Dialect) {
