@@ -1,8 +1,9 @@
-//! Running-execution limits through the API, the async service and a real worker: 60
-//! starts against at most 2 running per key over 6 keys, on two async instances (OS
-//! processes), one SIGKILLed midway and replaced. At no sampled moment do more than 2
-//! executions of a key run, neither as the worker sees them nor as the database says
-//! (every 50 ms); waiting ones are PENDING; all complete; no slot is left behind.
+//! Running-execution limits through the API, the async service and a real worker: 500
+//! starts against at most 5 running per key over 10 keys, on two async instances (OS
+//! processes), each SIGKILLed in turn (after a quarter and after half of the executions
+//! completed) and replaced. At no sampled moment do more than 5 executions of a key run,
+//! neither as the worker sees them nor as the database says (every 50 ms); waiting ones
+//! are PENDING; all complete; no slot is left behind.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -20,9 +21,9 @@ both_databases!(a_running_limit_per_key_holds_while_an_instance_is_killed);
 // An admitted execution's tasks come back as row changes, through the CDC pipeline.
 pulsar_mode_too!(a_running_limit_per_key_holds_while_an_instance_is_killed);
 
-const LIMIT: usize = 2;
-const KEYS: usize = 6;
-const EXECUTIONS: usize = 60;
+const LIMIT: usize = 5;
+const KEYS: usize = 10;
+const EXECUTIONS: usize = 500;
 /// How long each execution runs: its waitUntil's timer.
 const RUNS_FOR: Duration = Duration::from_millis(300);
 
@@ -149,7 +150,7 @@ async fn a_running_limit_per_key_holds_while_an_instance_is_killed(db: Database)
         let options = ProcessStartOptions::new().concurrency_key(format!("k{}", i % KEYS));
         start(&env, &process, &worker, &id, options).await.unwrap();
     }
-    let (status, listed) = call(&env, paths::LIST, json!({"pageSize": 100})).await;
+    let (status, listed) = call(&env, paths::LIST, json!({"pageSize": 1000})).await;
     assert_eq!(status, 200, "{listed}");
     let pending = listed["executions"]
         .as_array()
@@ -166,11 +167,16 @@ async fn a_running_limit_per_key_holds_while_an_instance_is_killed(db: Database)
     .await;
     assert_eq!(waiting["paused"]["pendingOnKey"], json!("k0"), "{waiting}");
 
-    let mut first = Some(env.spawn_async_process(ASYNC_INSTANCE_BIN, "runs-1").await);
-    let _second = env.spawn_async_process(ASYNC_INSTANCE_BIN, "runs-2").await;
-    let mut replacement = None;
+    let mut instances = vec![
+        env.spawn_async_process(ASYNC_INSTANCE_BIN, "runs-1").await,
+        env.spawn_async_process(ASYNC_INSTANCE_BIN, "runs-2").await,
+    ];
+    // After a quarter, then half, of the executions completed, the oldest instance is
+    // SIGKILLed and another takes its place.
+    let mut kills_at = vec![EXECUTIONS / 2, EXECUTIONS / 4];
+    let mut kills = 0;
     let mut most_in_database = 0;
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         let done = process.seen.lock().unwrap().done.len();
         if done == EXECUTIONS {
@@ -178,23 +184,25 @@ async fn a_running_limit_per_key_holds_while_an_instance_is_killed(db: Database)
         }
         assert!(
             Instant::now() < deadline,
-            "{done} of {EXECUTIONS} done after 120 s"
+            "{done} of {EXECUTIONS} done after 180 s"
         );
         let running = running_in_database(&env).await;
         most_in_database = most_in_database.max(running.values().copied().max().unwrap_or(0));
-        if replacement.is_none() && done >= EXECUTIONS / 3 {
-            if let Some(instance) = first.take() {
-                instance.kill().await;
-            }
-            replacement = Some(env.spawn_async_process(ASYNC_INSTANCE_BIN, "runs-3").await);
+        if kills_at.last().is_some_and(|at| done >= *at) {
+            kills_at.pop();
+            instances.remove(0).kill().await;
+            kills += 1;
+            let id = format!("runs-{}", kills + 2);
+            instances.push(env.spawn_async_process(ASYNC_INSTANCE_BIN, &id).await);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let most_at_worker = process.seen.lock().unwrap().most;
     println!(
-        "run-limit-report db={db:?} limit={LIMIT} most_at_worker={most_at_worker} \
-         most_in_database={most_in_database}"
+        "run-limit-report db={db:?} executions={EXECUTIONS} keys={KEYS} limit={LIMIT} \
+         kills={kills} most_at_worker={most_at_worker} most_in_database={most_in_database}"
     );
+    assert_eq!(kills, 2, "both instances were killed");
     assert!(most_at_worker <= LIMIT, "{most_at_worker} running at once");
     assert_eq!(most_at_worker, LIMIT, "the key's slots were all used");
     assert!(
