@@ -34,6 +34,8 @@ pub(crate) async fn reset<D: Dialect>(
         StoreError::Decide(DecideError::Invalid(ValidationError::new(field, message)))
     })?;
     xdb_engine::validation::check_id("stateId", &request.state_id).map_err(DecideError::from)?;
+    // Read before the transaction, which should not wait for a connection to read them.
+    let run_limits = store.run_limits().current(store).await?;
     let mut tx = store.begin(Lane::Main).await?;
     let process = tx
         .lock_execution_of(&request.process_id, request.process_execution_id.as_deref())
@@ -103,11 +105,7 @@ pub(crate) async fn reset<D: Dialect>(
             .await?;
             // A new execution of a limited type takes a slot as a start does, under the
             // key its predecessor was counted under (the shared key if there was none).
-            if let Some(limit) = store
-                .run_limits()
-                .of(store, &execution.process_type)
-                .await?
-            {
+            if let Some(limit) = run_limits.get(&execution.process_type) {
                 let key = super::run_slots::counted_key(&mut tx, process.id)
                     .await?
                     .unwrap_or_default();
