@@ -12,7 +12,7 @@ use xdb_persistence::ProcessStore;
 /// How often free slots are looked for: how long (at most, with no error) a freed slot
 /// stays free while an execution waits for it.
 const POLL: Duration = Duration::from_millis(200);
-/// How often the rows of closed executions are deleted, a batch at a time.
+/// How often the rows of closed executions are set apart from the counts, in batches.
 const FORGET_EVERY: Duration = Duration::from_secs(10);
 
 /// Admits waiting executions until `stop` turns true.
@@ -22,7 +22,7 @@ pub(crate) async fn run(store: Arc<dyn ProcessStore>, mut stop: watch::Receiver<
         if forgotten_at.elapsed() >= FORGET_EVERY {
             forgotten_at = Instant::now();
             if let Err(error) = store.forget_closed_run_slots().await {
-                tracing::warn!(%error, "could not delete the running slots of closed executions");
+                tracing::warn!(%error, "could not set apart the running slots of closed executions");
             }
         }
         let admitted = match store.admit_pending_executions().await {
