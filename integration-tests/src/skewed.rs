@@ -70,7 +70,16 @@ fn build_service_binaries() -> (PathBuf, PathBuf) {
     };
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let status = std::process::Command::new(&cargo)
+    let mut command = std::process::Command::new(&cargo);
+    // Cargo gives this test process its package's variables (`CARGO_MANIFEST_DIR`,
+    // `CARGO_PKG_NAME`, ...). Build scripts such as ring's rerun when one of those they
+    // watch changes, and rebuild in place what every later build then rebuilds again.
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_this_test) {
+            command.env_remove(name);
+        }
+    }
+    let status = command
         .current_dir(&workspace)
         .args(["build", "--quiet", "--profile", &profile])
         .args(["-p", "xdb-api-service", "-p", "xdb-async-service"])
@@ -87,6 +96,21 @@ fn build_service_binaries() -> (PathBuf, PathBuf) {
         path
     };
     (binary("xdb-api-service"), binary("xdb-async-service"))
+}
+
+/// Whether cargo set the variable `name` for this test binary's run (as opposed to the
+/// variables the developer gave cargo, such as `CARGO_TARGET_DIR` or `CARGO_HOME`).
+fn set_by_cargo_for_this_test(name: &str) -> bool {
+    const PREFIXES: [&str; 3] = ["CARGO_PKG_", "CARGO_BIN_EXE_", "CARGO_MANIFEST_"];
+    const NAMES: [&str; 6] = [
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || NAMES.contains(&name)
 }
 
 /// A service binary running under `faketime`; killed when dropped.
