@@ -169,6 +169,12 @@ export function figures(now: Scrape, before?: Scrape): Figure[] {
       help: "xdb_async_paused_executions",
     },
     {
+      label: "Pending executions",
+      value: fixed(total(a, "xdb_async_pending_executions"), 0),
+      source: "async",
+      help: "xdb_async_pending_executions: starts waiting for a running slot of their key (maxRunningExecutions)",
+    },
+    {
       label: "States past attempt threshold",
       value: fixed(total(a, "xdb_async_states_past_attempts"), 0),
       source: "async",

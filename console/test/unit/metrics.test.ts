@@ -16,6 +16,7 @@ xdb_async_worker_call_errors_total{process_type="P",state_id="S",api="execute"} 
 xdb_async_queue_backlog 7
 xdb_async_parked_tasks 1
 xdb_async_paused_executions 2
+xdb_async_pending_executions 4
 xdb_async_states_past_attempts 0
 xdb_async_timer_lateness_seconds_bucket{le="0.01"} 90
 xdb_async_timer_lateness_seconds_bucket{le="0.1"} 100
@@ -67,5 +68,7 @@ describe("metrics", () => {
     assert.equal(shown["Timer lateness p99"], "91 ms");
     assert.equal(shown["Timer lateness mean"], "15 ms");
     assert.equal(shown["Parked tasks"], "1");
+    assert.equal(shown["Paused executions"], "2");
+    assert.equal(shown["Pending executions"], "4");
   });
 });
