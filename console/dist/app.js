@@ -643,6 +643,11 @@ function formatLoading(names, lockType) {
   const what = names && names.length > 0 ? names.join(", ") : "nothing";
   return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
 }
+function formatPriority(priority) {
+  const p = priority ?? 3;
+  const note = p === 1 ? "claimed first" : p === 3 ? "default" : p === 5 ? "claimed last" : void 0;
+  return note ? `${p} (${note})` : String(p);
+}
 
 // src/views/dialog.ts
 var datalists = 0;
@@ -2549,6 +2554,7 @@ function executionView(root, processId, processExecutionId) {
         ["Started (UTC)", formatTime(d.startTimestampMs)],
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
+        ["Priority", h("span", { "data-testid": "execution-priority" }, formatPriority(d.priority))],
         ["Running states", String(d.runningStateExecutions)],
         ...states.paused && pending ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`]] : states.paused ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`]] : [],
         ...backingOff(states, Date.now()),

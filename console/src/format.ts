@@ -103,3 +103,12 @@ export function formatLoading(names: string[] | undefined, lockType: string | un
   const what = names && names.length > 0 ? names.join(", ") : "nothing";
   return lockType && lockType !== "NO_LOCK" ? `${what} (${lockType})` : what;
 }
+
+/** An execution's start priority, 1 (its tasks claimed first) to 5 (last): `1 (claimed
+ * first)`, `2`, `3 (default)`, `5 (claimed last)`. None (a service before priorities) is
+ * the default, 3. */
+export function formatPriority(priority: number | null | undefined): string {
+  const p = priority ?? 3;
+  const note = p === 1 ? "claimed first" : p === 3 ? "default" : p === 5 ? "claimed last" : undefined;
+  return note ? `${p} (${note})` : String(p);
+}

@@ -4,7 +4,7 @@
 // running-execution limit holds shows as PENDING, with what it waits for, instead of paused.
 import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
-import { formatPayload, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
+import { formatPayload, formatPriority, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
 import { eventStateExecution, summarizeEvent } from "../history.js";
 import { pendingText, phaseNote, shownStatus } from "../flow-limits.js";
 import type {
@@ -95,6 +95,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         ["Started (UTC)", formatTime(d.startTimestampMs)],
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
+        ["Priority", h("span", { "data-testid": "execution-priority" }, formatPriority(d.priority))],
         ["Running states", String(d.runningStateExecutions)],
         ...(states.paused && pending
           ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`] as [string, string]]

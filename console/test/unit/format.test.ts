@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  formatDuration, formatPayload, formatRelative, formatTime, formatValue, parseUtcInput, shorten, statusClass,
+  formatDuration, formatPayload, formatPriority, formatRelative, formatTime, formatValue, parseUtcInput, shorten, statusClass,
 } from "../../src/format.js";
 import { executionHref, parseRoute } from "../../src/views/routes.js";
 
@@ -43,6 +43,16 @@ describe("format", () => {
     assert.equal(formatValue("verified"), "verified");
     assert.equal(formatValue({ email: "a@b.c" }), '{\n  "email": "a@b.c"\n}');
     assert.equal(statusClass("EXECUTE_RUNNING"), "status status-execute-running");
+  });
+
+  it("shows an execution's priority, 1 claimed first, and none as the default 3", () => {
+    assert.equal(formatPriority(1), "1 (claimed first)");
+    assert.equal(formatPriority(2), "2");
+    assert.equal(formatPriority(3), "3 (default)");
+    assert.equal(formatPriority(4), "4");
+    assert.equal(formatPriority(5), "5 (claimed last)");
+    assert.equal(formatPriority(undefined), "3 (default)");
+    assert.equal(formatPriority(null), "3 (default)");
   });
 
   it("routes by the location hash, with ids escaped", () => {
