@@ -84,6 +84,13 @@ export interface ProcessStartOptions extends RequestIdOption {
    * the key every start without one shares. Ignored by a type without that limit.
    */
   readonly concurrencyKey?: string;
+  /**
+   * How soon the execution's tasks are claimed when tasks wait: 1 (claimed first) to 5
+   * (claimed last); absent: the service's default, 3. Every task of the execution has it,
+   * and so does the execution a reset starts from it; `describe` answers it as `priority`.
+   * Out of range is `INVALID_REQUEST` naming `processStartConfig.priority`.
+   */
+  readonly priority?: number;
 }
 
 /** Options of `history` and `historyEvents`. */

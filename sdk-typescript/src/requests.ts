@@ -78,6 +78,7 @@ export function buildStartRequest(
   if (options.timeoutSeconds !== undefined) config.timeoutSeconds = Math.ceil(options.timeoutSeconds);
   if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
   if (options.concurrencyKey !== undefined) config.concurrencyKey = options.concurrencyKey;
+  if (options.priority !== undefined) config.priority = options.priority;
 
   const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
   if (options.requestId !== undefined) request.requestId = options.requestId;

@@ -496,6 +496,42 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
     });
 
+    it("starts with a priority, describes it, and refuses one out of range", async () => {
+      const exchanges: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        exchanges.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(await response.clone().text()) });
+        return response;
+      };
+      const run = randomUUID().slice(0, 8);
+      const held = new HeldProcess(`PriorityContract${run}`);
+      const heldWorker = await env.worker(new WorkerService({ onError: () => undefined }).register(held).nodeHandler());
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: heldWorker.url, fetch: recording });
+      const pidOf = (name: string) => `priority-${run}-${name}`;
+
+      await client.startProcess(held, pidOf("first"), undefined, { priority: 1 });
+      await client.startProcess(held, pidOf("default"));
+      assert.equal((await client.describe(pidOf("first"))).priority, 1);
+      assert.equal((await client.describe(pidOf("default"))).priority, 3);
+      await assert.rejects(
+        client.startProcess(held, pidOf("out-of-range"), undefined, { priority: 9 }),
+        (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("processStartConfig.priority"),
+      );
+      await assert.rejects(client.describe(pidOf("out-of-range")), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+
+      for (const name of ["first", "default"]) await client.stop(pidOf(name), { reason: "contract test" });
+      // The document's bounds refuse the out-of-range request as the service does; its
+      // answer is the documented 400. Every other exchange validates.
+      const refused = (e: Exchange) => e.status === 400 && e.path === SERVICE_PATHS.start;
+      const [bad, ...more] = exchanges.filter(refused);
+      assert.ok(bad && more.length === 0, "the refused start was exchanged once");
+      const problems = check(document, "client -> service", bad);
+      assert.equal(problems.length, 1, problems.join("\n"));
+      assert.match(problems[0] ?? "", /: request .*processStartConfig\/priority/);
+      assert.deepEqual(exchanges.filter((e) => !refused(e)).flatMap((e) => check(document, "client -> service", e)), []);
+    });
+
     it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {
       await env.db.execute(
         dialect === "postgres"

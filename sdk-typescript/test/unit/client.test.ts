@@ -9,6 +9,7 @@ import {
 } from "@xdb/sdk";
 
 import { UserSignupProcess, startUserSignup, verifyByRpc } from "../../samples/user-signup.js";
+import { contractProblems } from "./contract.js";
 
 interface Sent { url: string; headers: Headers; body: unknown }
 
@@ -105,6 +106,27 @@ describe("client requests", () => {
         [SERVICE_PATHS.history, { processId: "p" }],
       ],
     );
+  });
+
+  it("sends a start's priority only when given, and reads a description's", async () => {
+    const described = { processExecutionId: "e1", processId: "p", processType: "T", workerUrl: "http://w", status: "RUNNING", startTimestampMs: 1, runningStateExecutions: 1 };
+    const fake = fakeFetch(
+      () => Response.json({ processExecutionId: "e1" }),
+      () => Response.json({ processExecutionId: "e2" }),
+      () => Response.json({ ...described, priority: 1 }),
+      () => Response.json(described),
+    );
+    const client = new Client({ serviceUrl: "http://xdb", workerUrl: "http://w:1", fetch: fake.fetch });
+    const options = { globalAttributePkValue: "u1" };
+    assert.equal(await client.startProcess(UserSignupProcess, "p", undefined, { ...options, priority: 1 }), "e1");
+    assert.equal(await client.startProcess(UserSignupProcess, "q", undefined, options), "e2");
+    const configs = fake.sent.map((s) => (s.body as { processStartConfig: Record<string, unknown> }).processStartConfig);
+    assert.equal(configs[0]?.priority, 1);
+    assert.equal("priority" in (configs[1] ?? {}), false);
+    for (const s of fake.sent) assert.equal(contractProblems(SERVICE_PATHS.start, s.body), "", JSON.stringify(s.body));
+    assert.equal((await client.describe("p")).priority, 1);
+    // An answer without it (a service before priorities) reads as the default, 3.
+    assert.equal((await client.describe("q")).priority, 3);
   });
 
   it("sends the operator's calls and reads their answers", async () => {

@@ -250,6 +250,13 @@ describe("start requests", () => {
     assert.equal("concurrencyKey" in (buildStartRequest(signup, "p", undefined, base).processStartConfig ?? {}), false);
   });
 
+  it("carries a priority only when given, its range left to the service", () => {
+    const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
+    assert.equal(buildStartRequest(signup, "p", undefined, { ...base, priority: 1 }).processStartConfig?.priority, 1);
+    assert.equal(buildStartRequest(signup, "p", undefined, { ...base, priority: 9 }).processStartConfig?.priority, 9);
+    assert.equal("priority" in (buildStartRequest(signup, "p", undefined, base).processStartConfig ?? {}), false);
+  });
+
   it("catches mistakes before the service does", () => {
     const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
     assert.throws(() => buildStartRequest(signup, "p", undefined, { ...base, initialGlobalAttributes: { stauts: 1 } }), sdkError("UNDECLARED"));
