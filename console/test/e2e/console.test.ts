@@ -14,7 +14,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { Client, WorkerService } from "@xdb/sdk";
+import { Client, WorkerService, buildStartRequest, definitionOf } from "@xdb/sdk";
 import type { Browser, Page } from "playwright-core";
 
 import { REPO_ROOT, TestDatabase, TestWorker, XdbServer, eventually, launchBrowser } from "./harness.js";
@@ -54,11 +54,14 @@ describe("web console", () => {
     page.setDefaultTimeout(SOON);
     mkdirSync(SCREENSHOTS, { recursive: true });
 
-    await client.startProcess(SignupProcess, "signup-ann", undefined, {
+    // At priority 1 (the others at the default, 3), which its page shows.
+    const ann = buildStartRequest(definitionOf(SignupProcess), "signup-ann", undefined, {
+      workerUrl: worker.url,
       globalAttributePkValue: "ann",
       initialGlobalAttributes: { form: { email: "ann@example.com", plan: "pro" }, status: "waiting" },
       initialLocalAttributes: { note: "signed up from the pricing page" },
     });
+    await client.start({ ...ann, processStartConfig: { ...ann.processStartConfig, priority: 1 } });
     await client.startProcess(ChargeProcess, "charge-bob", undefined, {
       globalAttributePkValue: "bob",
       initialGlobalAttributes: { form: { email: "bob@example.com", amount: 42 }, status: "waiting" },
@@ -202,6 +205,8 @@ describe("web console", () => {
     await page.getByTestId("local-attributes").locator("tr", { hasText: "signed up from the pricing page" }).waitFor();
     await page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]").waitFor();
     await page.locator("[data-testid=history-event][data-event-type=WAIT_UNTIL_COMPLETED]").waitFor();
+    assert.equal(await page.getByTestId("execution-priority").textContent(), "1 (claimed first)");
+    assert.match((await page.locator("dl.facts").textContent()) ?? "", /Priority1 \(claimed first\)/);
     // Numbered within the execution, with the state and a one-line summary.
     const started = page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]");
     assert.equal(await started.getByTestId("history-number").textContent(), "1");
