@@ -34,6 +34,7 @@ fn process() -> ProcessExecution {
         result: None,
         failure: None,
         paused: None,
+        priority: xdb_protocol::priority::DEFAULT,
     }
 }
 

@@ -46,6 +46,9 @@ pub struct StartArgs {
     /// customer's id, say)
     #[arg(long)]
     pub concurrency_key: Option<String>,
+    /// How soon its tasks are claimed when tasks wait: 1 (first) to 5 (last); default 3
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub priority: Option<u8>,
     /// The business table holding the global attributes
     #[arg(long, requires = "key")]
     pub table: Option<String>,

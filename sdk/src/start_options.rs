@@ -32,6 +32,8 @@ pub struct ProcessStartOptions {
     pub request_id: Option<String>,
     /// See [`ProcessStartOptions::concurrency_key`].
     pub concurrency_key: Option<String>,
+    /// See [`ProcessStartOptions::priority`].
+    pub priority: Option<u8>,
     encode_error: Option<XdbError>,
 }
 
@@ -106,6 +108,13 @@ impl ProcessStartOptions {
     /// others wait `PENDING` in start order. Ignored by a type without that limit.
     pub fn concurrency_key(mut self, key: impl Into<String>) -> Self {
         self.concurrency_key = Some(key.into());
+        self
+    }
+
+    /// How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5
+    /// (last); unset: 3. The service refuses another value (400).
+    pub fn priority(mut self, priority: u8) -> Self {
+        self.priority = Some(priority);
         self
     }
 
@@ -197,6 +206,7 @@ pub fn build_start_request(
             global_attribute_config,
             local_attribute_initial_write: options.initial_local_attributes,
             concurrency_key: options.concurrency_key,
+            priority: options.priority,
         }),
     })
 }

@@ -108,6 +108,8 @@ pub struct ProcessExecution {
     pub failure: Option<ProcessFailure>,
     /// Set while an operator has paused the execution: its tasks are set aside.
     pub paused: Option<xdb_protocol::PauseInfo>,
+    /// The priority its tasks are claimed by, 1 (first) to 5.
+    pub priority: u8,
 }
 
 /// A pending graceful completion and its output.

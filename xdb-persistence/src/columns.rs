@@ -16,10 +16,10 @@ use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
     start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
-    state_execution_sequences, global_attribute_config, result, failure, paused";
+    state_execution_sequences, global_attribute_config, result, failure, paused, priority";
 
 /// Columns in [`PROCESS_COLUMNS`] order.
-pub(crate) const PROCESS_COLUMN_COUNT: usize = 15;
+pub(crate) const PROCESS_COLUMN_COUNT: usize = 16;
 
 pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
     status, version, input, config, command_request, command_results, created_at";
@@ -70,6 +70,11 @@ pub(crate) fn read_process(row: &mut impl ColumnReader) -> Result<ProcessExecuti
         result: row.json()?,
         failure: row.json()?,
         paused: row.json()?,
+        priority: {
+            let priority = row.int()?;
+            u8::try_from(priority)
+                .map_err(|_| StoreError::Database(format!("unknown priority {priority}")))?
+        },
     })
 }
 

@@ -99,6 +99,7 @@ mod tests {
             result: None,
             failure: None,
             paused: None,
+            priority: xdb_protocol::priority::DEFAULT,
         };
         let state = StateExecution {
             process_execution_id: process.id,

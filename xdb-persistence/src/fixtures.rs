@@ -25,6 +25,7 @@ pub(crate) fn process(status: ProcessStatus) -> ProcessExecution {
         result: None,
         failure: None,
         paused: None,
+        priority: xdb_protocol::priority::DEFAULT,
     }
 }
 

@@ -350,6 +350,7 @@ mod tests {
             result: None,
             failure: None,
             paused: None,
+            priority: xdb_protocol::priority::DEFAULT,
         };
         let global = AttributeWrites {
             global_attributes: vec![xdb_protocol::GlobalAttributeValue {

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use xdb_engine::{Task, TaskType};
 
+use crate::sql_tables::task_queue::ClaimedRows;
+
 /// How long to wait before looking again at a task that is locked right now, or that
 /// became claimable between two statements.
 const LOOK_AGAIN: Duration = Duration::from_millis(100);
@@ -72,16 +74,16 @@ impl ExpiredLeaseLook {
 
 /// Orders claimed tasks for running: due timers and process timeouts first, as they
 /// were claimed first (their lateness is what a caller waits on; the other tasks' due
-/// time is merely when they were created), then by due time.
-pub(crate) fn order_claimed(tasks: &mut [Task]) {
-    order_claimed_by(tasks, |task| task);
-}
-
-/// [`order_claimed`] for claimed tasks carried in something else.
-pub(crate) fn order_claimed_by<T>(claimed: &mut [T], task: impl Fn(&T) -> &Task) {
-    claimed.sort_by_key(|item| {
-        let task = task(item);
-        (!is_timekeeping(task.task_type), task.fire_at)
+/// time is merely when they were created), then by their execution's priority (the
+/// default when its row was not read along), then by due time.
+pub(crate) fn order_claimed(claimed: &mut [ClaimedRows]) {
+    claimed.sort_by_key(|(task, rows)| {
+        let priority = rows
+            .as_ref()
+            .map_or(xdb_protocol::priority::DEFAULT, |(process, _)| {
+                process.priority
+            });
+        (!is_timekeeping(task.task_type), priority, task.fire_at)
     });
 }
 
@@ -111,14 +113,33 @@ mod tests {
     #[test]
     fn due_timers_run_before_older_state_tasks() {
         let mut tasks = vec![
-            task(1, TaskType::Execute, 5),
-            task(2, TaskType::Timer, 1),
-            task(3, TaskType::WaitUntil, 9),
-            task(4, TaskType::ProcessTimeout, 2),
+            (task(1, TaskType::Execute, 5), None),
+            (task(2, TaskType::Timer, 1), None),
+            (task(3, TaskType::WaitUntil, 9), None),
+            (task(4, TaskType::ProcessTimeout, 2), None),
         ];
         order_claimed(&mut tasks);
-        let ids: Vec<i64> = tasks.iter().map(|t| t.id).collect();
+        let ids: Vec<i64> = tasks.iter().map(|(t, _)| t.id).collect();
         assert_eq!(ids, vec![4, 2, 3, 1]);
+    }
+
+    #[test]
+    fn state_tasks_run_by_priority_before_due_time() {
+        let of_priority = |priority| {
+            let mut process = crate::fixtures::process(xdb_protocol::ProcessStatus::Running);
+            process.priority = priority;
+            Some((process, None))
+        };
+        let mut tasks = vec![
+            (task(1, TaskType::Execute, 9), of_priority(5)),
+            (task(2, TaskType::WaitUntil, 1), of_priority(1)),
+            (task(3, TaskType::Execute, 5), None),
+            (task(4, TaskType::Timer, 1), of_priority(5)),
+            (task(5, TaskType::Execute, 7), of_priority(3)),
+        ];
+        order_claimed(&mut tasks);
+        let ids: Vec<i64> = tasks.iter().map(|(t, _)| t.id).collect();
+        assert_eq!(ids, vec![4, 2, 5, 3, 1]);
     }
 
     #[test]

@@ -68,6 +68,22 @@ pub struct ProcessStartConfig {
     /// without one shares. Ignored by a type without that limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency_key: Option<String>,
+    /// How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5
+    /// (last); absent: 3. Inherited by every task of the execution, and by an
+    /// execution a reset starts from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 5)]
+    pub priority: Option<u8>,
+}
+
+/// Bounds and default of `processStartConfig.priority`: 1 is claimed first.
+pub mod priority {
+    /// The most urgent priority.
+    pub const HIGHEST: u8 = 1;
+    /// The least urgent priority.
+    pub const LOWEST: u8 = 5;
+    /// The priority of a start that names none.
+    pub const DEFAULT: u8 = 3;
 }
 
 /// `POST .../start`
@@ -188,6 +204,14 @@ pub struct ProcessExecutionDescribeResponse {
     #[serde(default)]
     #[schema(default = 0)]
     pub parked_tasks: u32,
+    /// The priority its tasks are claimed by (`processStartConfig.priority`).
+    #[serde(default = "default_priority")]
+    #[schema(default = 3, minimum = 1, maximum = 5)]
+    pub priority: u8,
+}
+
+fn default_priority() -> u8 {
+    priority::DEFAULT
 }
 
 /// `POST .../publish-to-local-queue`: queues messages for the current execution, in

@@ -142,6 +142,14 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "run_slots",
         sql: include_str!("../postgres/v013_run_slots.sql"),
     },
+    Migration {
+        version: 14,
+        // Services of schema 5 still work on it: they write the default priority, and
+        // their claims read the replaced index with a sort.
+        oldest_compatible: 5,
+        name: "priorities",
+        sql: include_str!("../postgres/v014_priorities.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -231,6 +239,14 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "run_slots",
         sql: include_str!("../mysql/v013_run_slots.sql"),
+    },
+    Migration {
+        version: 14,
+        // Services of schema 5 still work on it: they write the default priority, and
+        // their claims read the replaced index with a sort.
+        oldest_compatible: 5,
+        name: "priorities",
+        sql: include_str!("../mysql/v014_priorities.sql"),
     },
 ];
 

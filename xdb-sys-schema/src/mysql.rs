@@ -331,6 +331,17 @@ mod tests {
         assert!(!tables["xdb_sys_tasks"].contains("KEY"));
     }
 
+    /// `ALTER TABLE t DROP INDEX i, ADD INDEX i (...)`: one statement that leaves the
+    /// index there, whether it ran before or not.
+    fn rebuilds_an_index_in_place(statement: &str) -> bool {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        matches!(
+            words.as_slice(),
+            ["ALTER", "TABLE", _, "DROP", "INDEX", dropped, "ADD", "INDEX", added, ..]
+                if dropped.strip_suffix(',') == Some(added)
+        )
+    }
+
     #[test]
     fn every_statement_is_rerunnable() {
         // DDL commits implicitly in MySQL: a statement that fails when re-run would make
@@ -343,7 +354,8 @@ mod tests {
                         || statement.starts_with("INSERT IGNORE INTO ")
                         || (statement.starts_with("ALTER TABLE ")
                             && statement.contains(" ADD COLUMN ")
-                            && !statement.contains(',')),
+                            && !statement.contains(','))
+                        || rebuilds_an_index_in_place(&statement),
                     "{statement}"
                 );
             }

@@ -46,6 +46,8 @@ async fn as_written_by_version_5(database: &TestDatabase) {
              DROP TABLE xdb_sys_schedule_changes; \
              DROP TABLE xdb_sys_run_slot_keys; \
              DROP TABLE xdb_sys_run_slots; \
+             ALTER TABLE xdb_sys_process_executions DROP COLUMN priority; \
+             ALTER TABLE xdb_sys_tasks DROP COLUMN priority; \
              UPDATE xdb_sys_schema_version SET version = 5",
         )
         .await;

@@ -103,6 +103,7 @@ pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, Stri
             global_attribute_config,
             local_attribute_initial_write,
             concurrency_key: a.concurrency_key.clone(),
+            priority: a.priority,
         }),
     })
 }

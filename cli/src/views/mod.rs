@@ -65,6 +65,7 @@ pub fn describe(d: &ProcessExecutionDescribeResponse, now_ms: i64) -> String {
             ran_for(d.start_timestamp_ms, d.close_timestamp_ms, now_ms),
         ),
         ("Running states", d.running_state_executions.to_string()),
+        ("Priority", d.priority.to_string()),
         ("Worker", d.worker_url.clone()),
     ];
     if let Some(config) = &d.global_attribute_config {

@@ -1468,6 +1468,10 @@ export type ProcessExecutionDescribeResponse = {
      */
     parkedTasks?: number;
     paused?: null | PauseInfo;
+    /**
+     * The priority its tasks are claimed by (`processStartConfig.priority`).
+     */
+    priority?: number;
     processExecutionId: string;
     processId: string;
     processType: string;
@@ -1841,6 +1845,12 @@ export type ProcessStartConfig = {
      * Local attributes written in the start transaction.
      */
     localAttributeInitialWrite?: Array<LocalAttributeValue>;
+    /**
+     * How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5
+     * (last); absent: 3. Inherited by every task of the execution, and by an
+     * execution a reset starts from it.
+     */
+    priority?: number | null;
     /**
      * The whole execution times out (status `TIMEOUT`) after this many seconds; 0 or
      * absent means never.

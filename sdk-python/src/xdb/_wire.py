@@ -1626,6 +1626,8 @@ class ProcessExecutionDescribeResponse(WireModel):
     wait for `retry-now` (see `states`).
     """
     paused: PauseInfo | None = None
+    priority: int = 3
+    """The priority its tasks are claimed by (`processStartConfig.priority`)."""
     process_execution_id: str
     process_id: str
     process_type: str
@@ -1743,6 +1745,12 @@ class ProcessStartConfig(WireModel):
     id_reuse_policy: ProcessIdReusePolicy | None = None
     local_attribute_initial_write: list[LocalAttributeValue] = Field([], validate_default=True)
     """Local attributes written in the start transaction."""
+    priority: int | None = None
+    """
+    How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5
+    (last); absent: 3. Inherited by every task of the execution, and by an
+    execution a reset starts from it.
+    """
     timeout_seconds: int | None = None
     """
     The whole execution times out (status `TIMEOUT`) after this many seconds; 0 or

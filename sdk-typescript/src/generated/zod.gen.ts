@@ -990,6 +990,7 @@ export const ProcessStartConfigSchema = z.object({
     globalAttributeConfig: GlobalAttributeConfigSchema.nullish(),
     idReusePolicy: ProcessIdReusePolicySchema.nullish(),
     localAttributeInitialWrite: z.array(LocalAttributeValueSchema).optional().default([]),
+    priority: z.int().nullish(),
     timeoutSeconds: z.int().nullish()
 });
 
@@ -1030,6 +1031,7 @@ export const ProcessExecutionDescribeResponseSchema = z.object({
     globalAttributeConfig: GlobalAttributeConfigSchema.nullish(),
     parkedTasks: z.int().optional().default(0),
     paused: PauseInfoSchema.nullish(),
+    priority: z.int().optional().default(3),
     processExecutionId: z.string(),
     processId: z.string(),
     processType: z.string(),

@@ -156,6 +156,7 @@ pub(crate) mod fixtures {
             result: None,
             failure: None,
             paused: None,
+            priority: xdb_protocol::priority::DEFAULT,
         }
     }
 

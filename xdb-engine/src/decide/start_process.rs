@@ -75,6 +75,7 @@ pub fn start_process(
         result: None,
         failure: None,
         paused: None,
+        priority: config.priority.unwrap_or(xdb_protocol::priority::DEFAULT),
     };
     let mut plan = TransitionPlan::default();
     if let Some(state_id) = &request.start_state_id {
@@ -143,6 +144,16 @@ pub fn validate_start_request(request: &ProcessExecutionStartRequest) -> Result<
     }
     if let Some(key) = &config.concurrency_key {
         check_id("processStartConfig.concurrencyKey", key)?;
+    }
+    if let Some(priority) = config.priority {
+        use xdb_protocol::priority::{HIGHEST, LOWEST};
+        if !(HIGHEST..=LOWEST).contains(&priority) {
+            return Err(crate::validation::ValidationError::new(
+                "processStartConfig.priority",
+                format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
+            )
+            .into());
+        }
     }
     Ok(())
 }
@@ -251,5 +262,32 @@ mod tests {
         });
         let err = start_process(&req, None, Uuid::nil(), Utc::now()).unwrap_err();
         assert!(err.to_string().contains("tableName"), "{err}");
+    }
+
+    #[test]
+    fn a_priority_is_kept_within_its_bounds() {
+        let mut req = request(ProcessIdReusePolicy::AllowIfNoRunning);
+        let start = start_process(&req, None, Uuid::nil(), Utc::now()).unwrap();
+        assert_eq!(start.execution.priority, xdb_protocol::priority::DEFAULT);
+        for priority in [1, 5] {
+            req.process_start_config = Some(ProcessStartConfig {
+                priority: Some(priority),
+                ..Default::default()
+            });
+            validate_start_request(&req).unwrap();
+            let start = start_process(&req, None, Uuid::nil(), Utc::now()).unwrap();
+            assert_eq!(start.execution.priority, priority);
+        }
+        for priority in [0, 6, 9] {
+            req.process_start_config = Some(ProcessStartConfig {
+                priority: Some(priority),
+                ..Default::default()
+            });
+            let err = validate_start_request(&req).unwrap_err();
+            assert!(
+                err.to_string().contains("processStartConfig.priority"),
+                "{err}"
+            );
+        }
     }
 }

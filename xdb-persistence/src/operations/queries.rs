@@ -128,5 +128,6 @@ pub(crate) fn describe(process: ProcessExecution) -> ProcessExecutionDescribeRes
         // A closed execution's mark no longer holds anything back.
         paused: process.paused.filter(|_| !process.status.is_closed()),
         parked_tasks: 0,
+        priority: process.priority,
     }
 }

@@ -79,6 +79,7 @@ pub(crate) fn plan_writes(
     lease_to: Option<LeaseTo<'_>>,
 ) -> (Pipeline, WriteAnswers) {
     let id = process.id;
+    let priority = i32::from(process.priority);
     let mut writes = lead;
     // A write to an existing row waits for the lead's lock, when it takes one.
     let after_first = writes.after_first();
@@ -210,10 +211,10 @@ pub(crate) fn plan_writes(
                     format!(
                         "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
                            state_id, state_execution_number, timer_index, lease_owner, \
-                           lease_expires_at, first_attempt_at, info) \
+                           lease_expires_at, first_attempt_at, info, priority) \
                          VALUES ($1, $2, $3, $4, $5, $6, $7, \
                            clock_timestamp() + make_interval(secs => $8), clock_timestamp(), \
-                           $9) \
+                           $9, $10) \
                          RETURNING {TASK_COLUMNS}"
                     ),
                     vec![
@@ -226,14 +227,15 @@ pub(crate) fn plan_writes(
                         param(to.owner.to_string()),
                         param(to.lease.as_secs_f64()),
                         param(info.clone()),
+                        param(priority),
                     ],
                     Answer::Row,
                 );
             }
             Write::NewTask { task, leased: None } => writes.push(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-                   state_execution_number, timer_index, info) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                   state_execution_number, timer_index, info, priority) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 vec![
                     param(task.task_type.as_str()),
                     param(task.fire_at),
@@ -242,6 +244,7 @@ pub(crate) fn plan_writes(
                     param(task.state.as_ref().map(|s| s.number)),
                     param(task.timer_index),
                     param(info.clone()),
+                    param(priority),
                 ],
                 Answer::Nothing,
             ),

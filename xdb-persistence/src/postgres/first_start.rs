@@ -82,8 +82,8 @@ pub(crate) fn insert_execution(mut writes: Pipeline, execution: &ProcessExecutio
     writes.push(
         "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
            status, start_time, timeout_seconds, running_state_executions, \
-           state_execution_sequences, global_attribute_config) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+           state_execution_sequences, global_attribute_config, priority) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         vec![
             param(execution.id),
             param(execution.process_id.clone()),
@@ -95,6 +95,7 @@ pub(crate) fn insert_execution(mut writes: Pipeline, execution: &ProcessExecutio
             param(execution.running_state_executions),
             param(to_json(&execution.state_execution_sequences)),
             param(execution.global_attribute_config.as_ref().map(to_json)),
+            param(i32::from(execution.priority)),
         ],
         Answer::Nothing,
     );

@@ -16,7 +16,7 @@ use super::PostgresStore;
 use crate::columns::ColumnReader;
 use crate::sql::{SqlConn, SqlKind};
 use crate::sql_tables::task_queue::{
-    claim_from_wait, lease_from_now, update_unlocked, ClaimedRows, TaskQueue,
+    claim_from_wait, lease_from_now, update_unlocked, ClaimedRows, TaskQueue, PRIORITIES,
 };
 use crate::tables::{Dialect, Lane};
 use crate::{ReleasedLeases, StoreError, TaskClaim};
@@ -77,7 +77,7 @@ impl TaskQueue for PostgresStore {
                 Ok((task, rows))
             })
             .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
-        crate::task_claim::order_claimed_by(&mut claimed, |(task, _)| task);
+        crate::task_claim::order_claimed(&mut claimed);
         Ok(claimed)
     }
 
@@ -190,13 +190,15 @@ const RELEASE_DEAD: &str = "\
     UNION ALL SELECT NULL, NULL, instance_id FROM removed";
 
 // Three sources, each read through its own partial index so that tasks in flight are
-// never walked: due timers (and process timeouts), other unleased tasks that are due,
-// and leases that ran out (their instance died), the last only when $5 says so (see
-// `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due timers go first: the other tasks'
-// fire_at is when they were created, so under a backlog they are all older than a timer
-// that just came due, which would then wait for the whole backlog to be claimed before
-// it fires. At most `limit` ($1) are taken, in that order, tasks due now ahead of those
-// read ahead (due within $4 seconds). SKIP LOCKED lets instances claim side by side;
+// never walked: due timers (and process timeouts), other unleased tasks that are due
+// (one range of `(priority, fire_at)` a priority, so that no priority's backlog is walked
+// on the way to the next), and leases that ran out (their instance died), the last only
+// when $5 says so (see `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due
+// timers go first: the other tasks' fire_at is when they were created, so under a
+// backlog they are all older than a timer that just came due, which would then wait for
+// the whole backlog to be claimed before it fires. Then priority 1 before 2, and so on.
+// At most `limit` ($1) are taken, in that order, tasks due now ahead of those read ahead
+// (due within $4 seconds). SKIP LOCKED lets instances claim side by side;
 // fire_at is compared with the database clock. The bound is `now()` (the statement's
 // start), not `clock_timestamp()`: a volatile bound cannot stop an index scan, which
 // then walks every task due later (100,000 waiting timers made each claim take 24 ms).
@@ -210,19 +212,23 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
              AND fire_at <= now() + make_interval(secs => $4) \
            ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
          unleased AS ( \
-           SELECT id, fire_at FROM xdb_sys_tasks \
-           WHERE lease_owner IS NULL AND fire_at <= now() + make_interval(secs => $4) \
-           ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+           SELECT u.id, u.fire_at, u.priority FROM (VALUES {}) AS p (priority) \
+           CROSS JOIN LATERAL ( \
+             SELECT id, fire_at, priority FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL AND priority = p.priority \
+               AND fire_at <= now() + make_interval(secs => $4) \
+             ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED) u), \
          expired AS ( \
            SELECT id, lease_expires_at FROM xdb_sys_tasks \
            WHERE $5 AND lease_owner IS NOT NULL AND lease_expires_at < now() \
            ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
          chosen AS ( \
            SELECT id FROM ( \
-             SELECT id, 0 AS source, fire_at AS due FROM timers \
-             UNION ALL SELECT id, 1, fire_at FROM unleased \
-             UNION ALL SELECT id, 2, lease_expires_at FROM expired) c \
-           GROUP BY id ORDER BY bool_or(due > now()), min(source), min(due) LIMIT $1), \
+             SELECT id, 0 AS source, 0 AS priority, fire_at AS due FROM timers \
+             UNION ALL SELECT id, 1, priority, fire_at FROM unleased \
+             UNION ALL SELECT id, 2, 0, lease_expires_at FROM expired) c \
+           GROUP BY id \
+           ORDER BY bool_or(due > now()), min(source), min(priority), min(due) LIMIT $1), \
          claimed AS ( \
            UPDATE xdb_sys_tasks t SET lease_owner = $2, \
              lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
@@ -234,6 +240,10 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
          LEFT JOIN xdb_sys_async_state_executions s \
            ON s.process_execution_id = c.process_execution_id AND s.state_id = c.state_id \
           AND s.state_execution_number = c.state_execution_number",
+        PRIORITIES
+            .map(|priority| format!("({priority})"))
+            .collect::<Vec<_>>()
+            .join(", "),
         qualified(TASK_COLUMNS, "t"),
         qualified(PROCESS_COLUMNS, "p"),
         qualified(STATE_COLUMNS, "s"),

@@ -209,10 +209,16 @@ async fn write_claimed<C: SqlConn, D>(
     insert_executions(tx, &new).await?;
     let mut rows = PlanRows::default();
     for job in &claimed {
-        let id = job.start.execution.id;
         // Only inserts (see `job`): nothing is sent until `send`.
-        rows.write(tx, id, &job.start.plan, job.now, None, job.info.clone())
-            .await?;
+        rows.write(
+            tx,
+            &job.start.execution,
+            &job.start.plan,
+            job.now,
+            None,
+            job.info.clone(),
+        )
+        .await?;
     }
     rows.send(tx).await?;
     insert_receipts(tx, &claimed).await?;

@@ -12,7 +12,10 @@ use xdb_engine::{ProcessExecution, StateExecution, Task, TaskType};
 
 use super::in_list::in_list;
 use super::process_rows::process_and_state_of;
-use super::task_queue::{claim_wait, update_unlocked, ClaimedRows, TaskQueue};
+use super::task_queue::{
+    claim_wait, union_all, update_unlocked, ClaimedRows, TaskQueue, PRIORITIES,
+    UNLEASED_BY_PRIORITY,
+};
 use super::task_rows::tasks_by_ids;
 use crate::columns::{
     qualified, read_task, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
@@ -82,14 +85,15 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     for task in &mut tasks {
         task.first_attempt_at.get_or_insert(now);
     }
-    order_claimed(&mut tasks);
-    Ok(tasks
+    let mut claimed: Vec<ClaimedRows> = tasks
         .into_iter()
         .map(|task| {
             let rows = along.remove(&task.id);
             (task, rows)
         })
-        .collect())
+        .collect();
+    order_claimed(&mut claimed);
+    Ok(claimed)
 }
 
 /// What one claim looks for: up to `limit` tasks due within `ahead` microseconds, and
@@ -110,9 +114,10 @@ impl DueLook {
     ) -> Result<Option<(Vec<Task>, DateTime<Utc>)>, StoreError> {
         let kind = C::KIND;
         let (limit, ahead) = (self.limit, self.ahead);
-        let params = [ahead, limit, ahead, limit].map(Param::from);
-        let rows = tx.query(&due_tasks(kind, lock), &params).await?;
-        // Each task with the database's now and its part, timers' first.
+        let rows = tx
+            .query(&due_tasks(kind, lock), &due_params(ahead, limit))
+            .await?;
+        // Each task with the database's now and its part: timers' first, then by priority.
         let mut read = read_claimable::<C>(&rows, true)?;
         read.sort_by_key(|(_, _, part)| *part);
         if self.expired {
@@ -381,17 +386,18 @@ fn micros(kind: SqlKind) -> &'static str {
 }
 
 /// Unleased tasks due within the first parameter's microseconds, up to the second
-/// parameter, then again with the third and fourth: due timers and process timeouts
-/// first, then any (the timers come again), each part through its own index (MySQL is
-/// told which, see [`tasks_through`]) so that tasks in flight are never walked. With
-/// `lock`, each part locks its own rows (SKIP LOCKED lets instances claim side by side).
-/// Timers go first because the other tasks' fire_at is when they were created: under a
-/// backlog they all sort before a timer that just came due. fire_at is compared with the
-/// database clock, so a timer never fires early. Columns: [`TASK_COLUMNS`], `db_now`,
-/// `part`. MariaDB sorts each part's due rows (two ranges of the type index; `IS NULL`
-/// is not an equality to its ORDER BY), reading all of them: a form that reads only the
-/// rows it returns fired the bench's timers later (ebcb2b0, reverted in 494a0f0). PostgreSQL
-/// refuses FOR UPDATE on a UNION's parts unless each is a subquery.
+/// parameter, then again with the next two for each priority: due timers and process
+/// timeouts first, then any task of priority 1, then 2, and so on (the timers come again),
+/// each part through its own index range (MySQL is told which index, see
+/// [`tasks_through`]) so that tasks in flight are never walked, nor a priority's backlog
+/// on the way to the next. With `lock`, each part locks its own rows (SKIP LOCKED lets
+/// instances claim side by side). Timers go first because the other tasks' fire_at is
+/// when they were created: under a backlog they all sort before a timer that just came
+/// due. fire_at is compared with the database clock, so a timer never fires early.
+/// Columns: [`TASK_COLUMNS`], `db_now`, `part` (0 for timers, else the priority). MariaDB
+/// sorts each part's due rows (two ranges of the type index; `IS NULL` is not an
+/// equality to its ORDER BY), reading all of them: a form that reads only the rows it
+/// returns fired the bench's timers later (ebcb2b0, reverted in 494a0f0).
 fn due_tasks(kind: SqlKind, lock: bool) -> String {
     let (now, ahead) = (db_now(kind), micros(kind));
     let locking = locking(lock);
@@ -409,16 +415,24 @@ fn due_tasks(kind: SqlKind, lock: bool) -> String {
         " AND task_type IN ('TIMER', 'PROCESS_TIMEOUT')",
         "fire_at",
     );
-    let unleased = part(
-        1,
-        "xdb_sys_tasks_unleased_by_fire_at",
-        "",
-        kind.pick("fire_at", "lease_owner, fire_at"),
-    );
-    kind.pick(
-        format!("SELECT * FROM ({timers}) timers UNION ALL SELECT * FROM ({unleased}) unleased"),
-        format!("({timers}) UNION ALL ({unleased})"),
-    )
+    let by_priority = PRIORITIES.map(|priority| {
+        part(
+            priority,
+            UNLEASED_BY_PRIORITY,
+            &format!(" AND priority = {priority}"),
+            kind.pick("fire_at", "lease_owner, priority, fire_at"),
+        )
+    });
+    union_all(kind, std::iter::once(timers).chain(by_priority))
+}
+
+/// [`due_tasks`]' parameters: the bound (`ahead` microseconds) and `limit` for the
+/// timers' part and for each priority's.
+fn due_params(ahead: i64, limit: i64) -> Vec<Param<'static>> {
+    std::iter::repeat_n([ahead, limit], 1 + PRIORITIES.len())
+        .flatten()
+        .map(Param::from)
+        .collect()
 }
 
 /// The tasks of the id list `ids` still claimable, locked by their key (which locks no

@@ -348,7 +348,7 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     let batch = &ids[..16];
     let listed = || vec!["?"; batch.len()].join(", ");
     let by_id = || batch.iter().map(|&id| Param::from(id));
-    let due = [1_000_000i64, 64, 1_000_000, 64].map(Param::from).to_vec();
+    let due = due_params(1_000_000, 64);
     let statements = [
         (due_tasks(SqlKind::MySql, false), due.clone()),
         (due_tasks(SqlKind::MySql, true), due),

@@ -44,18 +44,30 @@ fn park_statements(kind: SqlKind) -> Vec<String> {
 
 /// And back, unleased, due at the parameter's time or when it was due. Parameters: id,
 /// due.
+/// The task takes its execution's priority again.
 fn unpark_statements(kind: SqlKind) -> Vec<String> {
-    let restored = format!("INSERT INTO xdb_sys_tasks ({TASK_COLUMNS})");
-    let due_columns = "id, task_type, COALESCE(?, fire_at), process_execution_id, state_id, \
-        state_execution_number, timer_index, attempt, first_attempt_at, info";
+    let restored = format!("INSERT INTO xdb_sys_tasks ({TASK_COLUMNS}, priority)");
+    let due_columns = |from: &str| {
+        format!(
+            "id, task_type, COALESCE(?, fire_at), process_execution_id, state_id, \
+             state_execution_number, timer_index, attempt, first_attempt_at, info, \
+             COALESCE((SELECT p.priority FROM xdb_sys_process_executions p \
+                       WHERE p.id = {from}.process_execution_id), {default})",
+            default = xdb_protocol::priority::DEFAULT
+        )
+    };
     match kind {
         SqlKind::Postgres => vec![format!(
             "WITH moved AS (DELETE FROM xdb_sys_parked_tasks WHERE id = ? \
                RETURNING {TASK_COLUMNS}) \
-             {restored} SELECT {due_columns} FROM moved"
+             {restored} SELECT {} FROM moved",
+            due_columns("moved")
         )],
         SqlKind::MySql => vec![
-            format!("{restored} SELECT {due_columns} FROM xdb_sys_parked_tasks WHERE id = ?"),
+            format!(
+                "{restored} SELECT {} FROM xdb_sys_parked_tasks WHERE id = ?",
+                due_columns("xdb_sys_parked_tasks")
+            ),
             "DELETE FROM xdb_sys_parked_tasks WHERE id = ?".to_owned(),
         ],
     }

@@ -45,8 +45,7 @@ pub(crate) async fn apply_plan<'a, C: BusinessConn>(
 ) -> Result<Applied, StoreError> {
     let mut rows = PlanRows::default();
     let info = trace_context::task_info();
-    rows.write(conn, process.id, plan, now, lease_to, info)
-        .await?;
+    rows.write(conn, process, plan, now, lease_to, info).await?;
     let mut continuations = rows.send(conn).await?;
     write_attributes(conn, process, &plan.attribute_writes).await?;
     Ok(applied(process, plan, continuations.remove(&process.id)))
@@ -83,6 +82,8 @@ pub(crate) fn applied(
 /// A task row to insert.
 struct TaskRow<'a> {
     process: Uuid,
+    /// Its execution's, which claims read tasks by.
+    priority: u8,
     now: DateTime<Utc>,
     task: &'a NewTask,
     leased: Option<LeaseTo<'a>>,
@@ -101,17 +102,18 @@ pub(crate) struct PlanRows<'a> {
 }
 
 impl<'a> PlanRows<'a> {
-    /// Gathers the writes of `plan` (for execution `id`, decided at `now`), and sends
-    /// at once those that abort, delete or consume rows; `info` goes with its tasks.
+    /// Gathers the writes of `plan` (for execution `process`, decided at `now`), and
+    /// sends at once those that abort, delete or consume rows; `info` goes with its tasks.
     pub async fn write<C: SqlConn>(
         &mut self,
         conn: &mut C,
-        id: Uuid,
+        process: &ProcessExecution,
         plan: &'a TransitionPlan,
         now: DateTime<Utc>,
         lease_to: Option<LeaseTo<'a>>,
         info: Option<TaskInfo>,
     ) -> Result<(), StoreError> {
+        let id = process.id;
         let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
         let info = info.as_ref().map(json);
         for write in plan_writes(plan, now, lease_to) {
@@ -121,6 +123,7 @@ impl<'a> PlanRows<'a> {
                 Write::NewState(state) => self.new_states.push((id, state)),
                 Write::NewTask { task, leased } => self.tasks.push(TaskRow {
                     process: id,
+                    priority: process.priority,
                     now,
                     task,
                     leased,
@@ -407,7 +410,7 @@ async fn insert_task_rows<C: SqlConn>(
     if tasks.is_empty() {
         return Ok(Vec::new());
     }
-    let mut params = Vec::with_capacity(tasks.len() * 10);
+    let mut params = Vec::with_capacity(tasks.len() * 11);
     for row in tasks {
         let (task, leased) = (row.task, row.leased);
         params.extend([
@@ -421,17 +424,19 @@ async fn insert_task_rows<C: SqlConn>(
             Param::BigInt(leased.map(|to| to.lease.as_micros() as i64)),
             Param::Time(leased.map(|_| row.now)),
             Param::JsonRef(row.info.as_ref()),
+            i32::from(row.priority).into(),
         ]);
     }
     let lease_ends = C::KIND.pick(
         "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
     );
-    let rows = vec![format!("(?, ?, ?, ?, ?, ?, ?, {lease_ends}, ?, ?)"); tasks.len()].join(", ");
+    let rows =
+        vec![format!("(?, ?, ?, ?, ?, ?, ?, {lease_ends}, ?, ?, ?)"); tasks.len()].join(", ");
     let sql = format!(
         "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
            state_execution_number, timer_index, lease_owner, lease_expires_at, \
-           first_attempt_at, info) VALUES {rows}"
+           first_attempt_at, info, priority) VALUES {rows}"
     );
     conn.insert_numbered(&sql, &params, tasks.len()).await
 }

@@ -41,13 +41,14 @@ pub(crate) async fn insert_executions<C: SqlConn>(
             execution.running_state_executions.into(),
             Param::Json(Some(json(&execution.state_execution_sequences))),
             Param::Json(execution.global_attribute_config.as_ref().map(json)),
+            i32::from(execution.priority).into(),
         ]);
     }
-    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; executions.len()].join(", ");
+    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; executions.len()].join(", ");
     let sql = format!(
         "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
            status, start_time, timeout_seconds, running_state_executions, \
-           state_execution_sequences, global_attribute_config) VALUES {rows}"
+           state_execution_sequences, global_attribute_config, priority) VALUES {rows}"
     );
     conn.execute(&sql, &params).await?;
     Ok(())

@@ -146,7 +146,7 @@ impl<D: TaskQueue> TaskSource for D {
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         // The timekeeping lane, as the answer times the next claim.
         let mut session = self.session(Lane::Timekeeping).await?;
-        let rows = session.query(next_due(D::Session::KIND), &[]).await?;
+        let rows = session.query(&next_due(D::Session::KIND), &[]).await?;
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -266,16 +266,50 @@ fn operator_counts(kind: SqlKind) -> String {
     )
 }
 
-/// Microseconds until the first unleased task is due, by the database clock. MySQL
-/// orders by `lease_owner` first so that the (lease_owner, fire_at) index serves the
-/// order; PostgreSQL's partial index holds unleased tasks only.
-fn next_due(kind: SqlKind) -> &'static str {
-    kind.pick(
-        "SELECT CAST(EXTRACT(EPOCH FROM (fire_at - clock_timestamp())) * 1000000 AS BIGINT) \
-         FROM xdb_sys_tasks WHERE lease_owner IS NULL ORDER BY fire_at LIMIT 1",
-        "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at) \
-         FROM xdb_sys_tasks WHERE lease_owner IS NULL ORDER BY lease_owner, fire_at LIMIT 1",
-    )
+/// Every priority, first claimed to last.
+pub(crate) const PRIORITIES: std::ops::RangeInclusive<u8> =
+    xdb_protocol::priority::HIGHEST..=xdb_protocol::priority::LOWEST;
+
+/// The index of unleased tasks by priority and due time (on MySQL the `lease_owner IS
+/// NULL` prefix of one, named as before priorities, since older services name it in
+/// their index hints).
+pub(crate) const UNLEASED_BY_PRIORITY: &str = "xdb_sys_tasks_unleased_by_fire_at";
+
+/// `parts` as one `UNION ALL`, each part keeping its own ORDER BY, LIMIT and locking
+/// (PostgreSQL takes those in a part only within a subquery).
+pub(crate) fn union_all(kind: SqlKind, parts: impl IntoIterator<Item = String>) -> String {
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(at, part)| {
+            kind.pick(
+                format!("SELECT * FROM ({part}) part{at}"),
+                format!("({part})"),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ")
+}
+
+/// Microseconds until the first unleased task is due, by the database clock: the first
+/// of each priority's (see [`UNLEASED_BY_PRIORITY`]; MySQL orders by the index's leading
+/// columns so that it serves the order).
+fn next_due(kind: SqlKind) -> String {
+    let firsts = union_all(
+        kind,
+        PRIORITIES.map(|priority| {
+            format!(
+                "SELECT fire_at FROM xdb_sys_tasks \
+                 WHERE lease_owner IS NULL AND priority = {priority} ORDER BY {} LIMIT 1",
+                kind.pick("fire_at", "lease_owner, priority, fire_at")
+            )
+        }),
+    );
+    let until = kind.pick(
+        "CAST(EXTRACT(EPOCH FROM (fire_at - clock_timestamp())) * 1000000 AS BIGINT)",
+        "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at)",
+    );
+    format!("SELECT {until} FROM ({firsts}) firsts ORDER BY fire_at LIMIT 1")
 }
 
 /// A lease of the parameter's microseconds from now, by the database clock.

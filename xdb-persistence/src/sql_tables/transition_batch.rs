@@ -209,7 +209,7 @@ async fn together<C: SqlConn, D>(
             lease,
         });
         let info = job.info.clone();
-        rows.write(tx, job.process.id, &job.plan, job.now, lease_to, info)
+        rows.write(tx, &job.process, &job.plan, job.now, lease_to, info)
             .await?;
     }
     let mut continuations = rows.send(tx).await?;

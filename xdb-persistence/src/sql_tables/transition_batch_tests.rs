@@ -219,7 +219,7 @@ async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
     let mut rows = PlanRows::default();
     for job in &jobs {
-        rows.write(&mut tx, job.process.id, &job.plan, job.now, None, None)
+        rows.write(&mut tx, &job.process, &job.plan, job.now, None, None)
             .await
             .unwrap();
     }
@@ -302,6 +302,7 @@ fn a_decision_reads_status_running_states_sequences_and_graceful_completion() {
         result: None,
         failure: None,
         paused: None,
+        priority: xdb_protocol::priority::DEFAULT,
     };
     let state = crate::fixtures::state("A-1", xdb_engine::StateExecutionStatus::ExecuteRunning);
     let decided = DecidedFrom::read(&read, &state);

@@ -55,6 +55,7 @@ mod continuation;
 mod fired_timer;
 mod first_starts;
 mod flow;
+mod priorities;
 mod query_types;
 mod queue;
 mod run_limits;

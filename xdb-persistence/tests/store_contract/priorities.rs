@@ -1,0 +1,107 @@
+//! Priorities: a claim takes the tasks of higher-priority executions first, however
+//! long the backlog of lower ones, and every task of an execution carries its priority.
+
+use std::time::Duration;
+
+use xdb_protocol::{ProcessExecutionStartRequest, ProcessStartConfig};
+use xdb_test_util::Dialect;
+
+use crate::common::*;
+
+both!(
+    a_higher_priority_is_claimed_ahead_of_a_backlog,
+    every_task_of_an_execution_carries_its_priority
+);
+
+const LEASE: Duration = Duration::from_secs(30);
+
+fn start_at(process_id: &str, priority: Option<u8>) -> ProcessExecutionStartRequest {
+    ProcessExecutionStartRequest {
+        process_start_config: Some(ProcessStartConfig {
+            priority,
+            ..Default::default()
+        }),
+        ..start_request(process_id, "A")
+    }
+}
+
+async fn a_higher_priority_is_claimed_ahead_of_a_backlog(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    for n in 0..20 {
+        store
+            .start_process(&start_at(&format!("low-{n}"), Some(5)))
+            .await
+            .unwrap();
+    }
+    store.start_process(&start_at("usual", None)).await.unwrap();
+    store
+        .start_process(&start_at("urgent", Some(1)))
+        .await
+        .unwrap();
+    let urgent = describe(store, "urgent").await;
+    let usual = describe(store, "usual").await;
+    assert_eq!((urgent.priority, usual.priority), (1, 3));
+    assert_eq!(describe(store, "low-0").await.priority, 5);
+
+    // The newest starts, yet first: priority 1, then 3, then the backlog of 5.
+    let claimed = store.claim_due_tasks("w", 2, LEASE).await.unwrap();
+    let executions: Vec<String> = claimed
+        .iter()
+        .map(|task| task.process_execution_id.to_string())
+        .collect();
+    assert_eq!(
+        executions,
+        [urgent.process_execution_id, usual.process_execution_id]
+    );
+    let backlog = store.claim_due_tasks("w", 100, LEASE).await.unwrap();
+    assert_eq!(backlog.len(), 20, "the backlog follows");
+    assert_nothing_due(store, "w").await;
+
+    // Out of bounds: refused, and nothing started.
+    for priority in [0, 6, 9] {
+        let refused = store
+            .start_process(&start_at("refused", Some(priority)))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("processStartConfig.priority"),
+            "{refused}"
+        );
+    }
+    assert_nothing_due(store, "w").await;
+}
+
+async fn every_task_of_an_execution_carries_its_priority(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    store
+        .start_process(&start_at("urgent", Some(1)))
+        .await
+        .unwrap();
+    // The start's task, then the one its waitUntil's completion writes (leased to the
+    // same instance or not, as the dialect's form does).
+    let (task, call) = claim_call(store, "w", xdb_engine::TaskType::WaitUntil).await;
+    store
+        .complete_wait_until(&task, "w", &call, &Default::default())
+        .await
+        .unwrap();
+    let count = |priority: &str| {
+        let sql = format!(
+            "SELECT CAST(COUNT(*) AS CHAR(8)) FROM xdb_sys_tasks t \
+             JOIN xdb_sys_process_executions p ON p.id = t.process_execution_id \
+             WHERE p.process_id = 'urgent' AND t.priority {priority}"
+        );
+        let db = &h.db;
+        async move {
+            sql_text(db, &sql)
+                .await
+                .unwrap_or_default()
+                .trim()
+                .parse::<u32>()
+                .unwrap()
+        }
+    };
+    assert_eq!(count("= 1").await, 1, "the execute task");
+    assert_eq!(count("<> 1").await, 0);
+}
