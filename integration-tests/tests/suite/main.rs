@@ -108,6 +108,7 @@ mod observability;
 mod operate;
 mod operate_edges;
 mod overload;
+mod priorities;
 mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;

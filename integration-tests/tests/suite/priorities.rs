@@ -1,0 +1,121 @@
+//! Priorities through the API, the async service and a real worker: with 200 starts of
+//! priority 5 waiting, a start of priority 1 made after all of them runs among the
+//! first, as does a start of the default priority (3); a priority out of bounds is a
+//! 400 naming the field, and starts nothing.
+
+use std::time::Duration;
+
+use serde_json::json;
+use xdb_integration_tests::processes::Recorder;
+use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
+use xdb_protocol::{ErrorSubType, ProcessExecutionDescribeRequest};
+use xdb_sdk::*;
+
+use crate::common::*;
+
+both_databases!(a_priority_1_start_overtakes_a_priority_5_backlog);
+
+const BACKLOG: usize = 200;
+/// Worker calls the async instance runs at once.
+const IN_FLIGHT: usize = 4;
+
+/// One state whose execute records which process came, and completes.
+#[derive(Debug, Clone, Default)]
+struct OrderedProcess {
+    done: Recorder<String>,
+}
+
+impl Process for OrderedProcess {
+    fn state_schema(&self) -> StateSchema {
+        StateSchema::with_starting_state(OrderedState(self.done.clone()))
+    }
+}
+
+struct OrderedState(Recorder<String>);
+
+#[async_trait]
+impl AsyncState for OrderedState {
+    type Input = ();
+
+    async fn execute(
+        &self,
+        ctx: &Context,
+        _input: (),
+        _results: &CommandResults,
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        self.0.push(ctx.process_id.clone());
+        Ok(StateDecision::graceful_complete_process(json!(null)))
+    }
+}
+
+async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
+    let process = OrderedProcess::default();
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            max_in_flight: IN_FLIGHT,
+            ..Default::default()
+        },
+    )
+    .await;
+    let worker = serve(&mut env, &process).await;
+    // Every start is in before an instance runs, the urgent one last.
+    for i in 0..BACKLOG {
+        let options = ProcessStartOptions::new().priority(5);
+        start(&env, &process, &worker, &format!("backlog-{i}"), options)
+            .await
+            .unwrap();
+    }
+    start(&env, &process, &worker, "usual", ProcessStartOptions::new())
+        .await
+        .unwrap();
+    let options = ProcessStartOptions::new().priority(1);
+    start(&env, &process, &worker, "urgent", options)
+        .await
+        .unwrap();
+    let refused = start(
+        &env,
+        &process,
+        &worker,
+        "refused",
+        ProcessStartOptions::new().priority(9),
+    )
+    .await;
+    let error = expect_api_error(refused, 400, ErrorSubType::InvalidRequest);
+    assert!(
+        error.message.contains("processStartConfig.priority"),
+        "{}",
+        error.message
+    );
+    let urgent = env
+        .client
+        .describe(&ProcessExecutionDescribeRequest {
+            process_id: "urgent".into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(urgent.priority, 1);
+
+    env.add_async_instance().await;
+    eventually("every execution ran", Duration::from_secs(120), || async {
+        process.done.len() >= BACKLOG + 2
+    })
+    .await;
+    let order = process.done.all();
+    let at = |id: &str| order.iter().position(|done| done == id).unwrap();
+    println!(
+        "priority-report db={db:?} backlog={BACKLOG} urgent_ran={} usual_ran={}",
+        at("urgent") + 1,
+        at("usual") + 1
+    );
+    // Claimed first, and run by the first claim's calls: among the first two rounds
+    // of calls, where claims by due time alone would run it last.
+    assert!(at("urgent") < 2 * IN_FLIGHT, "{order:?}");
+    assert!(at("usual") < 2 * IN_FLIGHT, "{order:?}");
+    assert!(!order.iter().any(|done| done == "refused"));
+    env.shutdown().await;
+}
