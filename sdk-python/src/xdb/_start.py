@@ -39,6 +39,11 @@ class ProcessStartOptions:
     (``InvalidRequestError`` naming ``processStartConfig.concurrencyKey``) if it writes
     none; else the key every start without one shares. Ignored by a type without that
     limit.
+
+    ``priority`` is how soon the execution's tasks are claimed when tasks wait: 1 (first)
+    to 5 (last); absent, 3. Every task of the execution has it, and so does the execution
+    a reset starts from it. The service refuses another value (``InvalidRequestError``
+    naming ``processStartConfig.priority``) and starts nothing.
     """
 
     global_attribute_pk_value: Any = None
@@ -51,6 +56,8 @@ class ProcessStartOptions:
     deployment that registered the process type (the service answers 400 if none did)."""
     concurrency_key: str | None = None
     """The key the type's ``max_running_executions`` counts the execution under."""
+    priority: int | None = None
+    """How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5 (last)."""
 
 
 def build_start_request(
@@ -120,6 +127,7 @@ def build_start_request(
             timeout_seconds=math.ceil(seconds) if seconds is not None else None,
             id_reuse_policy=options.id_reuse_policy,
             concurrency_key=options.concurrency_key,
+            priority=options.priority,
             global_attribute_config=global_config,
             local_attribute_initial_write=[
                 LocalAttributeValue(key=k, value=encoding.encode(f"local attribute {k!r}", v))

@@ -566,6 +566,33 @@ async def called(process_id: str) -> bool:
 EXPORTS_TABLE = "contract_exports"
 
 
+async def test_a_starts_priority_is_kept_and_one_out_of_range_starts_nothing(
+    client: AsyncClient, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    run = uuid.uuid4().hex[:10]
+    urgent, plain, refused = (f"priority-{run}-{name}" for name in ("1", "none", "9"))
+
+    await client.start_process(urgent, EchoProcess, options=ProcessStartOptions(priority=1))
+    assert (await client.describe_process(urgent)).priority == 1
+    await client.start_process(plain, EchoProcess)
+    assert (await client.describe_process(plain)).priority == 3
+
+    with pytest.raises(InvalidRequestError, match=r"processStartConfig\.priority") as bad:
+        await client.start_process(refused, EchoProcess, options=ProcessStartOptions(priority=9))
+    assert bad.value.status == 400
+    with pytest.raises(ProcessNotFoundError):
+        await client.describe_process(refused)
+
+    for pid in (urgent, plain):
+        await client.stop_process(pid, reason="contract test")
+    for e in client_recording.all():
+        if e.status != 400:  # the refused start breaks the document on purpose
+            contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
 class KeyedEchoProcess(HeldEchoProcess):
     """``HeldEchoProcess`` with a row in ``contract_exports``: an integer ``customer_id``."""
 

@@ -38,7 +38,7 @@ from xdb import (
     trace_context,
 )
 from xdb.errors import error_from_response
-from xdb.protocol import HISTORY, RPC, START, WAIT_FOR_COMPLETION, HistoryEventType
+from xdb.protocol import DESCRIBE, HISTORY, RPC, START, WAIT_FOR_COMPLETION, HistoryEventType
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -133,6 +133,55 @@ async def test_start_sends_the_request_with_token_and_trace_and_maps_errors() ->
         await client.start_process("order-1", ShopProcess, Order(item="tea"), options)
     assert "traceparent" not in seen[1].headers
     await client.aclose()
+
+
+async def test_both_clients_send_a_starts_priority_only_when_given() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == START
+        seen.append(sent_body(request))
+        return httpx.Response(200, json={"processExecutionId": "e-1"})
+
+    first = ProcessStartOptions(global_attribute_pk_value=1, priority=1)
+    plain = ProcessStartOptions(global_attribute_pk_value=2)
+    client = async_client(handler)
+    assert await client.start_process("order-1", ShopProcess, Order(item="tea"), first) == "e-1"
+    await client.start_process("order-2", ShopProcess, Order(item="tea"), plain)
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        blocking.start_process("order-3", ShopProcess, Order(item="tea"), first)
+        blocking.start_process("order-4", ShopProcess, Order(item="tea"), plain)
+    configs = [body["processStartConfig"] for body in seen]
+    assert [config.get("priority") for config in configs] == [1, None, 1, None]
+    assert "priority" not in configs[1]
+    assert "priority" not in configs[3]
+
+
+async def test_both_clients_read_an_executions_priority() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == DESCRIBE
+        described = {
+            "processExecutionId": "e-1",
+            "processId": sent_body(request)["processId"],
+            "processType": "ShopProcess",
+            "workerUrl": "http://worker",
+            "status": "RUNNING",
+            "startTimestampMs": 1,
+            "runningStateExecutions": 1,
+        }
+        if described["processId"] == "urgent":
+            described["priority"] = 1
+        return httpx.Response(200, json=described)
+
+    client = async_client(handler)
+    assert (await client.describe_process("urgent")).priority == 1
+    # An answer without the field (an older service) reads as the default, 3.
+    assert (await client.describe_process("plain")).priority == 3
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        assert blocking.describe_process("urgent").priority == 1
+        assert blocking.describe_process("plain").priority == 3
 
 
 async def test_invoke_rpc_sends_the_rpcs_loading_policy_and_decodes_the_output() -> None:

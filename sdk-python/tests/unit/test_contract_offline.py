@@ -71,6 +71,7 @@ async def test_every_client_request_validates(contract: Contract) -> None:
                 initial_local_attributes={"attempts": 0},
                 timeout=30,
                 concurrency_key="customer-42",
+                priority=1,
             ),
         ),
         client.invoke_rpc("p", ShopProcess.cancel, "why"),

@@ -305,6 +305,21 @@ def test_start_request_carries_the_concurrency_key_only_when_given() -> None:
     assert "concurrencyKey" not in unkeyed["processStartConfig"]
 
 
+def test_start_request_carries_the_priority_only_when_given() -> None:
+    plain = ProcessDefinition.of(NoTableProcess)
+    first = build_start_request(
+        plain, "p", "http://w", None, ProcessStartOptions(priority=1)
+    ).to_wire()
+    assert first["processStartConfig"] == {"priority": 1, "localAttributeInitialWrite": []}
+    # The service checks the range (1 to 5) and names the field; sent as given.
+    out_of_range = build_start_request(
+        plain, "p", "http://w", None, ProcessStartOptions(priority=9)
+    ).to_wire()
+    assert out_of_range["processStartConfig"]["priority"] == 9
+    default = build_start_request(plain, "p", "http://w", None, ProcessStartOptions()).to_wire()
+    assert "priority" not in default["processStartConfig"]
+
+
 def test_start_request_mistakes_fail_before_the_service() -> None:
     shop = ProcessDefinition.of(ShopProcess)
     with pytest.raises(SchemaError, match="global_attribute_pk_value is required"):
