@@ -94,6 +94,13 @@ struct Cli {
     /// Seconds `xdb_sys_tasks` stays locked from the burst's first call.
     #[arg(long, default_value_t = 10)]
     overload_lock_seconds: u64,
+    /// Priority-5 processes queued by the "backlog" scenario (not run unless named in
+    /// --scenarios) before the priority-1 ones run beside them.
+    #[arg(long, default_value_t = 100_000)]
+    backlog_processes: usize,
+    /// Priority-1 processes run one at a time beside the backlog.
+    #[arg(long, default_value_t = 200)]
+    backlog_lone: usize,
     /// Executions (and business rows) of the "fleet" scenario (not run unless named in
     /// --scenarios), written with set-based SQL before anything is measured.
     #[arg(long, default_value_t = 1_000_000)]
@@ -389,6 +396,11 @@ async fn main() -> anyhow::Result<()> {
                 stop_clients: cli.fleet_stop_clients.max(1),
                 batch: cli.fleet_batch.max(1),
                 rate_per_second: cli.fleet_rate.clamp(1, 10_000),
+            },
+            backlog: xdb_bench::scenarios::backlog::BacklogOptions {
+                processes: cli.backlog_processes.max(1),
+                start_concurrency: cli.waiting_start_concurrency.max(1),
+                lone: cli.backlog_lone.max(1),
             },
             ceiling: CeilingOptions {
                 clients: cli.ceiling_clients.max(1),

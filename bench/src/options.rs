@@ -27,6 +27,9 @@ pub enum Scenario {
     /// A million running executions over a business table as large: filtered list and
     /// count against the same SQL directly, a TERMINATE batch against stop calls.
     Fleet,
+    /// Lone processes of priority 1 while a backlog of priority 5 drains, beside the
+    /// idle "lone" figure.
+    Backlog,
     /// The database's commit-rate ceiling (pgbench on PostgreSQL).
     Pgbench,
     /// An hour (`--minutes`) of steady mixed load with a held transaction and async
@@ -37,7 +40,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in the order a run performs them.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::Lone,
         Scenario::Load,
         Scenario::Rpc,
@@ -46,6 +49,7 @@ impl Scenario {
         Scenario::Waiting,
         Scenario::Overload,
         Scenario::Fleet,
+        Scenario::Backlog,
         Scenario::Pgbench,
     ];
 }
@@ -120,6 +124,8 @@ pub struct BenchOptions {
     pub overload: crate::scenarios::overload::OverloadOptions,
     /// The "fleet" scenario's sizes.
     pub fleet: crate::scenarios::fleet::FleetOptions,
+    /// The "backlog" scenario's sizes.
+    pub backlog: crate::scenarios::backlog::BacklogOptions,
     /// The commit-rate ceiling.
     pub ceiling: CeilingOptions,
     /// Pulsar CDC mode: the async service consumes Debezium's change events from this
@@ -186,6 +192,11 @@ pub(crate) fn test_options() -> BenchOptions {
             stop_clients: 1,
             batch: 1,
             rate_per_second: 1,
+        },
+        backlog: crate::scenarios::backlog::BacklogOptions {
+            processes: 1,
+            start_concurrency: 1,
+            lone: 1,
         },
         ceiling: CeilingOptions {
             clients: 1,

@@ -302,6 +302,21 @@ async fn measure(
         };
         report.fleet = Some(scenarios::fleet::fleet(&context, options.fleet).await?);
     }
+    if options.runs(Scenario::Backlog) {
+        settle(database).await;
+        eprintln!(
+            "xdb-bench: backlog ({} processes of priority 5 queued, then {} of priority 1)",
+            options.backlog.processes, options.backlog.lone
+        );
+        // Queued with no async service running, so that the backlog is all there when
+        // it starts again.
+        async_service.stop();
+        let queued = scenarios::backlog::queue(&driver, options.backlog).await?;
+        async_service = ServiceProcess::spawn(ASYNC_SERVICE, async_binary, &async_args, &log_dir)?;
+        let async_url = format!("http://{async_addr}");
+        services::wait_until_ready(&mut async_service, &async_url, READY_TIMEOUT).await?;
+        report.backlog = Some(scenarios::backlog::beside(&driver, queued).await);
+    }
     api.ensure_running()?;
     async_service.ensure_running()?;
     report.prepared_statements =

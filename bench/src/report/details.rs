@@ -28,6 +28,9 @@ impl Report {
         if let Some(fleet) = &self.fleet {
             fleet.write_markdown(out, self.dialect);
         }
+        if let Some(backlog) = &self.backlog {
+            backlog.write_markdown(out, self.lone.as_ref().map(|lone| lone.latency.p50));
+        }
         if let (Some(cpu), Some(load)) = (&self.load_cpu, self.load()) {
             profile::write_cpu(out, self.dialect, cpu, load.completed);
             if let Some((all, ours)) = machine_cpu_ms(cpu, load.completed) {

@@ -52,6 +52,7 @@ pub struct Report {
     pub waiting: Option<WaitingResult>,
     pub overload: Option<OverloadResult>,
     pub fleet: Option<FleetResult>,
+    pub backlog: Option<crate::scenarios::backlog::BacklogResult>,
     /// The commit-rate ceiling, or why it could not be measured.
     pub ceiling: Option<Result<Ceiling, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
@@ -100,6 +101,7 @@ impl Report {
             waiting: None,
             overload: None,
             fleet: None,
+            backlog: None,
             ceiling: None,
             api_memory: MemoryReport::default(),
             async_memory: MemoryReport::default(),

@@ -444,7 +444,7 @@ mod tests {
         ));
         assert!(markdown.contains("| PostgreSQL | RPC p50 < 5 ms | - | not run |"));
         assert!(markdown.contains(
-            "- Scenarios: lone, load, timers, rpc, queue, waiting, overload, fleet, pgbench"
+            "- Scenarios: lone, load, timers, rpc, queue, waiting, overload, fleet, backlog, pgbench"
         ));
         assert!(markdown.contains("| load | 500 | 64 | 0 | 60.00 |"));
     }

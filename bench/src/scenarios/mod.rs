@@ -10,6 +10,7 @@
 //!   scenario again while they wait.
 //! - [`fleet`]: a million running executions over a business table: filtered list and
 //!   count, and a batch of terminations, each beside the same work without XDB.
+//! - [`backlog`]: lone processes of priority 1 while a backlog of priority 5 drains.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use xdb_sdk::{Client, ProcessDefinition, ProcessStartOptions};
 
 use crate::worker::{Processes, Recorder};
 
+pub mod backlog;
 pub mod fleet;
 pub mod overload;
 pub mod queue;
@@ -37,6 +39,8 @@ pub struct Driver {
     worker_url: String,
     /// Makes process ids unique across runs on one database.
     run_id: String,
+    /// The priority its starts name; `None`: none (the default).
+    priority: Option<u8>,
 }
 
 impl Driver {
@@ -48,6 +52,15 @@ impl Driver {
             processes,
             worker_url: worker_url.to_string(),
             run_id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
+            priority: None,
+        }
+    }
+
+    /// This driver, its starts naming `priority`.
+    pub fn with_priority(&self, priority: u8) -> Driver {
+        Driver {
+            priority: Some(priority),
+            ..self.clone()
         }
     }
 
@@ -85,14 +98,12 @@ impl Driver {
         definition: &ProcessDefinition,
         process_id: &str,
     ) -> Result<(), String> {
+        let mut options = ProcessStartOptions::new();
+        if let Some(priority) = self.priority {
+            options = options.priority(priority);
+        }
         self.client
-            .start_process_with(
-                definition,
-                process_id,
-                Some(&self.worker_url),
-                (),
-                ProcessStartOptions::new(),
-            )
+            .start_process_with(definition, process_id, Some(&self.worker_url), (), options)
             .await
             .map(drop)
             .map_err(|e| format!("start {process_id}: {e}"))

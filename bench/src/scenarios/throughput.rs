@@ -117,12 +117,18 @@ impl ScenarioResult {
 
 /// "lone": `count` processes, strictly one at a time.
 pub async fn lone(driver: &Driver, count: usize) -> ScenarioResult {
+    lone_as(driver, "lone", count).await
+}
+
+/// `count` processes strictly one at a time, labelled `name` (which the process ids
+/// hold, so it has no spaces).
+pub async fn lone_as(driver: &Driver, name: &str, count: usize) -> ScenarioResult {
     let began = Instant::now();
     let mut outcomes = Vec::with_capacity(count);
     for index in 0..count {
-        outcomes.push(driver.run_one("lone", index).await);
+        outcomes.push(driver.run_one(name, index).await);
     }
-    ScenarioResult::from_outcomes("lone", 1, began.elapsed(), outcomes)
+    ScenarioResult::from_outcomes(name, 1, began.elapsed(), outcomes)
 }
 
 /// "load": `count` processes with `concurrency` in flight: that many tasks each loop
