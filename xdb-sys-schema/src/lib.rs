@@ -145,7 +145,7 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 14,
         // Services of schema 5 still work on it: they write the default priority, and
-        // their claims read the replaced index with a sort.
+        // their claims read unleased tasks through other indexes, more slowly.
         oldest_compatible: 5,
         name: "priorities",
         sql: include_str!("../postgres/v014_priorities.sql"),

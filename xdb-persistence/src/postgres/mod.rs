@@ -21,6 +21,8 @@ mod sql_conn;
 mod statement_batches;
 mod tables;
 mod task_queue;
+#[cfg(test)]
+mod task_queue_tests;
 mod task_transition;
 mod transaction;
 

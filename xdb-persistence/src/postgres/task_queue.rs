@@ -16,7 +16,7 @@ use super::PostgresStore;
 use crate::columns::ColumnReader;
 use crate::sql::{SqlConn, SqlKind};
 use crate::sql_tables::task_queue::{
-    claim_from_wait, lease_from_now, update_unlocked, ClaimedRows, TaskQueue, PRIORITIES,
+    claim_from_wait, lease_from_now, union_all, update_unlocked, ClaimedRows, TaskQueue, PRIORITIES,
 };
 use crate::tables::{Dialect, Lane};
 use crate::{ReleasedLeases, StoreError, TaskClaim};
@@ -191,8 +191,9 @@ const RELEASE_DEAD: &str = "\
 
 // Three sources, each read through its own partial index so that tasks in flight are
 // never walked: due timers (and process timeouts), other unleased tasks that are due
-// (one range of `(priority, fire_at)` a priority, so that no priority's backlog is walked
-// on the way to the next), and leases that ran out (their instance died), the last only
+// (one range a priority, each written with its literal so that the planner matches
+// the partial index holding it, see schema v014; no priority's backlog is walked on the
+// way to the next), and leases that ran out (their instance died), the last only
 // when $5 says so (see `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due
 // timers go first: the other tasks' fire_at is when they were created, so under a
 // backlog they are all older than a timer that just came due, which would then wait for
@@ -204,20 +205,14 @@ const RELEASE_DEAD: &str = "\
 // then walks every task due later (100,000 waiting timers made each claim take 24 ms).
 // Each claimed task comes with its process and state rows, so that a state task whose
 // call needs nothing else skips loading them.
-static CLAIM: LazyLock<String> = LazyLock::new(|| {
+pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
     format!(
         "WITH timers AS ( \
            SELECT id, fire_at FROM xdb_sys_tasks \
            WHERE lease_owner IS NULL AND task_type IN ('TIMER', 'PROCESS_TIMEOUT') \
              AND fire_at <= now() + make_interval(secs => $4) \
            ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
-         unleased AS ( \
-           SELECT u.id, u.fire_at, u.priority FROM (VALUES {}) AS p (priority) \
-           CROSS JOIN LATERAL ( \
-             SELECT id, fire_at, priority FROM xdb_sys_tasks \
-             WHERE lease_owner IS NULL AND priority = p.priority \
-               AND fire_at <= now() + make_interval(secs => $4) \
-             ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED) u), \
+         unleased AS ({}), \
          expired AS ( \
            SELECT id, lease_expires_at FROM xdb_sys_tasks \
            WHERE $5 AND lease_owner IS NOT NULL AND lease_expires_at < now() \
@@ -240,10 +235,15 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
          LEFT JOIN xdb_sys_async_state_executions s \
            ON s.process_execution_id = c.process_execution_id AND s.state_id = c.state_id \
           AND s.state_execution_number = c.state_execution_number",
-        PRIORITIES
-            .map(|priority| format!("({priority})"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        union_all(
+            SqlKind::Postgres,
+            PRIORITIES.map(|priority| format!(
+                "SELECT id, fire_at, priority FROM xdb_sys_tasks \
+                 WHERE lease_owner IS NULL AND priority = {priority} \
+                   AND fire_at <= now() + make_interval(secs => $4) \
+                 ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED"
+            ))
+        ),
         qualified(TASK_COLUMNS, "t"),
         qualified(PROCESS_COLUMNS, "p"),
         qualified(STATE_COLUMNS, "s"),

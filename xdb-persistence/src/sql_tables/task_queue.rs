@@ -270,9 +270,10 @@ fn operator_counts(kind: SqlKind) -> String {
 pub(crate) const PRIORITIES: std::ops::RangeInclusive<u8> =
     xdb_protocol::priority::HIGHEST..=xdb_protocol::priority::LOWEST;
 
-/// The index of unleased tasks by priority and due time (on MySQL the `lease_owner IS
-/// NULL` prefix of one, named as before priorities, since older services name it in
-/// their index hints).
+/// MySQL's index of unleased tasks by priority and due time (the `lease_owner IS NULL`
+/// prefix of one), named as before priorities, since older services name it in their
+/// index hints. PostgreSQL's are two partial indexes that each part's literal priority
+/// picks (see schema v014).
 pub(crate) const UNLEASED_BY_PRIORITY: &str = "xdb_sys_tasks_unleased_by_fire_at";
 
 /// `parts` as one `UNION ALL`, each part keeping its own ORDER BY, LIMIT and locking

@@ -1,0 +1,45 @@
+//! PostgreSQL's one-statement claim reads each priority through the partial index that
+//! holds it (schema v014), never through the index of all tasks by due time, which walks
+//! the tasks in flight and, for a priority with no task due, every other one.
+
+use super::task_queue::CLAIM;
+use crate::postgres::PostgresStore;
+
+#[tokio::test]
+async fn each_priority_of_the_claim_reads_its_own_partial_index() {
+    let db = xdb_test_util::TestDatabase::create_postgres().await;
+    // Tasks of the default priority waiting and in flight, a backlog of priority 5,
+    // and timers an hour out; statistics as autovacuum would leave them.
+    db.execute_sql(
+        "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, priority, \
+           lease_owner) \
+         SELECT CASE WHEN n % 10 = 0 THEN 'TIMER' ELSE 'EXECUTE' END, \
+           now() + CASE WHEN n % 10 = 0 THEN interval '1 hour' ELSE interval '-1 minute' END, \
+           gen_random_uuid(), CASE WHEN n % 3 = 0 THEN 5 ELSE 3 END, \
+           CASE WHEN n % 7 = 0 THEN 'elsewhere' END \
+         FROM generate_series(1, 20000) n; \
+         ANALYZE xdb_sys_tasks",
+    )
+    .await;
+    let store = PostgresStore::connect(db.url(), 1).await.unwrap();
+    let client = store.timekeeping_pool().get().await.unwrap();
+    let rows = client
+        .query(
+            &format!("EXPLAIN {}", *CLAIM),
+            &[&64i64, &"owner", &30.0f64, &0.0f64, &true],
+        )
+        .await
+        .unwrap();
+    let plan: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+    let plan = plan.join("\n");
+    for index in [
+        "xdb_sys_tasks_unleased_timers_by_fire_at",
+        "xdb_sys_tasks_unleased_default_by_fire_at",
+        "xdb_sys_tasks_unleased_by_priority",
+        "xdb_sys_tasks_leased_by_expiry",
+    ] {
+        assert!(plan.contains(index), "{index} unused:\n{plan}");
+    }
+    assert!(!plan.contains("xdb_sys_tasks_by_fire_at"), "{plan}");
+    assert!(!plan.contains("Seq Scan on xdb_sys_tasks"), "{plan}");
+}
