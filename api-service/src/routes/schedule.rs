@@ -9,6 +9,7 @@
 
 use axum::extract::State;
 use axum::Json;
+use xdb_engine::decide::DecideError;
 use xdb_engine::schedule::CompiledSpec;
 use xdb_persistence::{NewFiring, NextFiring, ScheduleChangeNote, StoredSchedule};
 use xdb_protocol::{
@@ -331,6 +332,11 @@ async fn checked_template(
     )
     .map_err(prefixed)?;
     check_values(&start, &state.config.limits).map_err(prefixed)?;
+    // As a start checks its request, so that no firing is refused for it.
+    xdb_engine::decide::validate_start_request(&start).map_err(|e| match e {
+        DecideError::Invalid(invalid) => ApiError::invalid(format!("start.{invalid}")),
+        other => ApiError::from(xdb_persistence::StoreError::from(other)),
+    })?;
     Ok(ScheduleStartTemplate {
         process_type: start.process_type,
         worker_url: start.worker_url,

@@ -411,6 +411,12 @@ async fn bad_input_is_a_400_naming_the_field_and_creates_nothing(db: Database) {
                    "start": {"processType": PROCESS_TYPE}}),
             "workerUrl",
         ),
+        (
+            json!({"scheduleId": "bad", "spec": {"interval": {"everySeconds": 60}},
+                   "start": {"processType": PROCESS_TYPE, "workerUrl": worker,
+                             "processStartConfig": {"priority": 9}}}),
+            "start.processStartConfig.priority",
+        ),
     ];
     for (request, field) in cases {
         let (status, body) = call(&env, paths::SCHEDULE_CREATE, request.clone()).await;
