@@ -97,6 +97,8 @@ async fn start_signup(env: &XdbTestEnv, worker: &str, user: &str) -> Run {
             &form,
             "--attr",
             "status=waiting",
+            "--priority",
+            "2",
             "--output",
             "json",
         ],
@@ -168,6 +170,13 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         "{table}"
     );
     assert!(table.contains("Status          RUNNING"), "{table}");
+    assert_eq!(described["priority"], 2, "{described}");
+    assert!(table.contains("Priority        2"), "{table}");
+    // A priority out of bounds never leaves the CLI.
+    let refused = xdb(&env, &["start", "p-bad", "--type", "T", "--priority", "9"])
+        .await
+        .expect(2);
+    assert!(refused.stderr.contains("--priority"), "{}", refused.stderr);
 
     // The first state moved on to the one that waits for the verification queue.
     eventually("ann waits for verification", SOON, || async {
