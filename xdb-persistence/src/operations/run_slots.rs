@@ -31,7 +31,7 @@ pub(crate) const ADMITTED_BY: &str = "maxRunningExecutions";
 const KEYS_PER_ROUND: i64 = 100;
 
 /// Rows of closed executions [`forget_closed`] sets apart in one statement.
-const FORGOTTEN_PER_ROUND: i64 = 500;
+const FORGOTTEN_PER_BATCH: i64 = 500;
 /// Statements of [`forget_closed`] in one round: up to 5,000 rows, 500 a second at its
 /// pace of a round every 10 s.
 const FORGOTTEN_BATCHES: usize = 10;
@@ -173,7 +173,7 @@ pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreE
 }
 
 /// Sets apart (`admitted` = 2) the rows of closed executions, up to
-/// [`FORGOTTEN_PER_ROUND`] at a time while there are more, at most
+/// [`FORGOTTEN_PER_BATCH`] at a time while there are more, at most
 /// [`FORGOTTEN_BATCHES`] times: counting a key's slots then reads no row of an execution
 /// that closed (a key with executions waiting does the same for its own rows on each
 /// admission). The rows stay, as the record of the key each execution was counted
@@ -183,7 +183,7 @@ pub(crate) async fn forget_closed<D: Dialect>(store: &D) -> Result<usize, StoreE
     for _ in 0..FORGOTTEN_BATCHES {
         let closed = forget_closed_batch(store).await?;
         forgotten += closed;
-        if closed < FORGOTTEN_PER_ROUND as usize {
+        if closed < FORGOTTEN_PER_BATCH as usize {
             break;
         }
     }
@@ -197,7 +197,7 @@ async fn forget_closed_batch<D: Dialect>(store: &D) -> Result<usize, StoreError>
             "SELECT s.process_execution_id FROM xdb_sys_run_slots s \
              JOIN xdb_sys_process_executions p ON p.id = s.process_execution_id \
              WHERE s.admitted IN (0, 1) AND p.status <> 'RUNNING' LIMIT ?",
-            &[FORGOTTEN_PER_ROUND.into()],
+            &[FORGOTTEN_PER_BATCH.into()],
         )
         .await?;
     let mut ids: Vec<Param<'_>> = rows
