@@ -91,15 +91,15 @@ pub enum Command {
         "answer's nextPageToken (json); pass it back with --page-token."
     ))]
     List(ListArgs),
-    /// Count executions, exactly, optionally per status, type, state or business column
+    /// Count executions, exactly, optionally per status, type, state, priority or column
     #[command(after_help = concat!(
         "Examples:\n",
         "  xdb count --group-by status\n",
         "  xdb count -t UserSignupProcess --group-by state\n",
         "  xdb count -t UserSignupProcess --where \"execution.status = 'RUNNING' and form->>'email' like 'ann%'\"\n",
         "  xdb count -t Order --group-by tier --table orders --key order_id\n\n",
-        "--group-by status, type and state group by the execution's (state: the one it runs;\n",
-        "with several, the first by id); any other name (or column:NAME)\n",
+        "--group-by status, type, state and priority group by the execution's (state: the one\n",
+        "it runs; with several, the first by id); any other name (or column:NAME)\n",
         "by that column of the business row."
     ))]
     Count(CountArgs),

@@ -147,7 +147,7 @@ impl SelectionArgs {
 pub struct CountArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// Counts per group: status, type, or a business column's name
+    /// Counts per group: status, type, state, priority, or a business column's name
     #[arg(long)]
     pub group_by: Option<String>,
     /// Show the database's plan for the count instead of counting, and which index

@@ -234,11 +234,13 @@ fn execution_field(name: &str) -> Result<ExecutionField, String> {
         "waitingonqueue" => ExecutionField::WaitingOnQueue,
         "deploymentname" => ExecutionField::DeploymentName,
         "deploymentversion" => ExecutionField::DeploymentVersion,
+        "priority" => ExecutionField::Priority,
         _ => {
             return Err(format!(
                 "execution.{name}: no such field (status, processType, processId, \
                  startTime, closeTime, paused, currentStateId, parked, backingOff, \
-                 waitingOnTimer, waitingOnQueue, deploymentName, deploymentVersion)"
+                 waitingOnTimer, waitingOnQueue, deploymentName, deploymentVersion, \
+                 priority)"
             ))
         }
     })
@@ -344,7 +346,7 @@ mod tests {
                 "execution.parked = true or execution.backing_off != false \
                  or execution.waitingOnTimer = true or execution.waiting_on_queue in ('a') \
                  or execution.deployment_version = 'v2' or execution.deploymentName is null \
-                 or execution.startTime >= '-1h'"
+                 or execution.startTime >= '-1h' or execution.priority < 3"
             ),
             json!({"or": [
                 {"field": "parked", "op": "=", "value": true},
@@ -353,7 +355,8 @@ mod tests {
                 {"field": "waitingOnQueue", "op": "IN", "values": ["a"]},
                 {"field": "deploymentVersion", "op": "=", "value": "v2"},
                 {"field": "deploymentName", "op": "IS NULL"},
-                {"field": "startTime", "op": ">=", "value": "-1h"}
+                {"field": "startTime", "op": ">=", "value": "-1h"},
+                {"field": "priority", "op": "<", "value": 3}
             ]})
         );
     }

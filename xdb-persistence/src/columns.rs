@@ -70,12 +70,13 @@ pub(crate) fn read_process(row: &mut impl ColumnReader) -> Result<ProcessExecuti
         result: row.json()?,
         failure: row.json()?,
         paused: row.json()?,
-        priority: {
-            let priority = row.int()?;
-            u8::try_from(priority)
-                .map_err(|_| StoreError::Database(format!("unknown priority {priority}")))?
-        },
+        priority: priority_of(row.int()?)?,
     })
+}
+
+/// A `priority` column's value.
+pub(crate) fn priority_of(priority: i32) -> Result<u8, StoreError> {
+    u8::try_from(priority).map_err(|_| StoreError::Database(format!("unknown priority {priority}")))
 }
 
 /// The state whose [`STATE_COLUMNS`] come next.

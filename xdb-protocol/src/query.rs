@@ -88,6 +88,8 @@ pub struct FilterNot {
 /// - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
 ///   `IS NOT NULL`: the registered deployment the execution runs on (the newest
 ///   registration of its type at its worker URL); NULL when none registered that URL.
+/// - `priority`: 1 to 5 (`processStartConfig.priority`); `=`, `!=`, `<`, `<=`, `>`,
+///   `>=`, `IN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ExecutionField {
@@ -104,6 +106,7 @@ pub enum ExecutionField {
     WaitingOnQueue,
     DeploymentName,
     DeploymentVersion,
+    Priority,
 }
 
 impl ExecutionField {
@@ -123,6 +126,7 @@ impl ExecutionField {
             ExecutionField::WaitingOnQueue => "waitingOnQueue",
             ExecutionField::DeploymentName => "deploymentName",
             ExecutionField::DeploymentVersion => "deploymentVersion",
+            ExecutionField::Priority => "priority",
         }
     }
 }
@@ -267,7 +271,7 @@ pub enum CountGroupBy {
     Column(GroupByColumn),
 }
 
-/// Groups by `status`, `processType` or `currentStateId`.
+/// Groups by `status`, `processType`, `currentStateId` or `priority`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupByField {
@@ -284,6 +288,8 @@ pub enum GroupField {
     /// (parallel threads) counts once, under the first of their ids in byte order, and
     /// one running none (between states, or closed) in the `null` group.
     CurrentStateId,
+    /// The start's priority (a number).
+    Priority,
 }
 
 /// Groups by a column of the business row (integer, decimal, text, boolean, date or

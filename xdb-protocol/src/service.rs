@@ -359,6 +359,10 @@ pub struct ProcessExecutionSummary {
     /// Set while a state call of it waits out a retry's backoff after failing.
     #[serde(default)]
     pub backing_off: Option<BackingOff>,
+    /// Its start's priority, 1 (claimed first) to 5; 3 from servers before priorities.
+    #[serde(default = "default_priority")]
+    #[schema(default = 3, minimum = 1, maximum = 5)]
+    pub priority: u8,
 }
 
 /// The database's plan for a filtered list's statement, and what it means for indexes.

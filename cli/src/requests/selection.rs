@@ -117,6 +117,9 @@ pub fn count_request(a: &CountArgs) -> ProcessExecutionCountRequest {
             "state" | "currentstateid" => CountGroupBy::Field(GroupByField {
                 field: GroupField::CurrentStateId,
             }),
+            "priority" => CountGroupBy::Field(GroupByField {
+                field: GroupField::Priority,
+            }),
             _ => CountGroupBy::Column(GroupByColumn {
                 column: name.to_string(),
             }),

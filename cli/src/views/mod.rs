@@ -154,6 +154,7 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
                 } else {
                     e.status.as_str().to_string()
                 },
+                e.priority.to_string(),
                 timestamp_ms(e.start_timestamp_ms),
                 ran_for(e.start_timestamp_ms, e.close_timestamp_ms, now_ms),
                 e.backing_off
@@ -168,6 +169,7 @@ pub fn list(executions: &[ProcessExecutionSummary], now_ms: i64) -> String {
             "EXECUTION ID",
             "TYPE",
             "STATUS",
+            "PRIORITY",
             "STARTED",
             "DURATION",
             "BACKING OFF",
@@ -267,6 +269,7 @@ mod tests {
             close_timestamp_ms: None,
             paused: false,
             pending: false,
+            priority: 3,
         };
         let paused = ProcessExecutionSummary {
             process_id: "p2".into(),
@@ -283,11 +286,13 @@ mod tests {
             process_id: "p3".into(),
             paused: true,
             pending: true,
+            priority: 1,
             ..e.clone()
         };
         let text = list(&[e, paused, pending], 2_500);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("PROCESS ID  EXECUTION ID  TYPE  STATUS"));
+        assert!(lines[0].contains("  PRIORITY  STARTED"), "{text}");
         assert!(lines[1].starts_with("p1          e1            T     RUNNING  "));
         assert!(lines[1].ends_with("2.5s      -"), "{text}");
         assert!(

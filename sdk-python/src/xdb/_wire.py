@@ -401,6 +401,8 @@ class ExecutionField(StrEnum):
     - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
       `IS NOT NULL`: the registered deployment the execution runs on (the newest
       registration of its type at its worker URL); NULL when none registered that URL.
+    - `priority`: 1 to 5 (`processStartConfig.priority`); `=`, `!=`, `<`, `<=`, `>`,
+      `>=`, `IN`.
     """
 
     STATUS = "status"
@@ -416,6 +418,7 @@ class ExecutionField(StrEnum):
     WAITING_ON_QUEUE = "waitingOnQueue"
     DEPLOYMENT_NAME = "deploymentName"
     DEPLOYMENT_VERSION = "deploymentVersion"
+    PRIORITY = "priority"
 
 
 class ExecutionsMoveRequest(WireModel):
@@ -597,6 +600,7 @@ class GroupField(StrEnum):
     STATUS = "status"
     PROCESS_TYPE = "processType"
     CURRENT_STATE_ID = "currentStateId"
+    PRIORITY = "priority"
 
 
 class HistoryEvent(WireModel):
@@ -1546,7 +1550,7 @@ class GlobalAttributesDefinition(WireModel):
 
 
 class GroupByField(WireModel):
-    """Groups by `status`, `processType` or `currentStateId`."""
+    """Groups by `status`, `processType`, `currentStateId` or `priority`."""
 
     field: GroupField
 
@@ -1698,6 +1702,8 @@ class ProcessExecutionSummary(WireModel):
     Whether it is `PENDING`: held by its type's `maxRunningExecutions`, waiting for a
     running slot of its concurrency key (`paused` is true too).
     """
+    priority: int = 3
+    """Its start's priority, 1 (claimed first) to 5; 3 from servers before priorities."""
     process_execution_id: str
     process_id: str
     process_type: str

@@ -735,8 +735,10 @@ export type ExecuteCompletedDetails = {
  * - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
  * `IS NOT NULL`: the registered deployment the execution runs on (the newest
  * registration of its type at its worker URL); NULL when none registered that URL.
+ * - `priority`: 1 to 5 (`processStartConfig.priority`); `=`, `!=`, `<`, `<=`, `>`,
+ * `>=`, `IN`.
  */
-export type ExecutionField = 'status' | 'processType' | 'processId' | 'startTime' | 'closeTime' | 'paused' | 'currentStateId' | 'parked' | 'backingOff' | 'waitingOnTimer' | 'waitingOnQueue' | 'deploymentName' | 'deploymentVersion';
+export type ExecutionField = 'status' | 'processType' | 'processId' | 'startTime' | 'closeTime' | 'paused' | 'currentStateId' | 'parked' | 'backingOff' | 'waitingOnTimer' | 'waitingOnQueue' | 'deploymentName' | 'deploymentVersion' | 'priority';
 
 /**
  * `POST .../deployments/move`: moves running executions of a type to a deployment that
@@ -1033,7 +1035,7 @@ export type GroupByColumn = {
 };
 
 /**
- * Groups by `status`, `processType` or `currentStateId`.
+ * Groups by `status`, `processType`, `currentStateId` or `priority`.
  */
 export type GroupByField = {
     field: GroupField;
@@ -1042,7 +1044,7 @@ export type GroupByField = {
 /**
  * The execution fields a count can group by.
  */
-export type GroupField = 'status' | 'processType' | 'currentStateId';
+export type GroupField = 'status' | 'processType' | 'currentStateId' | 'priority';
 
 /**
  * One event of an execution's history; `eventType` (see `HistoryEventType`) says which, and fixes the shape of `details`.
@@ -1728,6 +1730,10 @@ export type ProcessExecutionSummary = {
      * running slot of its concurrency key (`paused` is true too).
      */
     pending?: boolean;
+    /**
+     * Its start's priority, 1 (claimed first) to 5; 3 from servers before priorities.
+     */
+    priority?: number;
     processExecutionId: string;
     processId: string;
     processType: string;

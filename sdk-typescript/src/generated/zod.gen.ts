@@ -362,6 +362,8 @@ export const ErrorSubTypeSchema = z.enum([
  * - `deploymentName`, `deploymentVersion`: text; `=`, `!=`, `IN`, `IS NULL`,
  * `IS NOT NULL`: the registered deployment the execution runs on (the newest
  * registration of its type at its worker URL); NULL when none registered that URL.
+ * - `priority`: 1 to 5 (`processStartConfig.priority`); `=`, `!=`, `<`, `<=`, `>`,
+ * `>=`, `IN`.
  */
 export const ExecutionFieldSchema = z.enum([
     'status',
@@ -376,7 +378,8 @@ export const ExecutionFieldSchema = z.enum([
     'waitingOnTimer',
     'waitingOnQueue',
     'deploymentName',
-    'deploymentVersion'
+    'deploymentVersion',
+    'priority'
 ]);
 
 /**
@@ -596,11 +599,12 @@ export const GroupByColumnSchema = z.object({
 export const GroupFieldSchema = z.enum([
     'status',
     'processType',
-    'currentStateId'
+    'currentStateId',
+    'priority'
 ]);
 
 /**
- * Groups by `status`, `processType` or `currentStateId`.
+ * Groups by `status`, `processType`, `currentStateId` or `priority`.
  */
 export const GroupByFieldSchema = z.object({
     field: GroupFieldSchema
@@ -1058,6 +1062,7 @@ export const ProcessExecutionSummarySchema = z.object({
     closeTimestampMs: z.int().nullish(),
     paused: z.boolean().optional().default(false),
     pending: z.boolean().optional().default(false),
+    priority: z.int().optional().default(3),
     processExecutionId: z.string(),
     processId: z.string(),
     processType: z.string(),

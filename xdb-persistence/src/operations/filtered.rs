@@ -320,6 +320,7 @@ fn group_value(group: &Group, text: Option<String>) -> serde_json::Value {
         return Value::Null;
     };
     let ty = match group {
+        Group::Field(xdb_protocol::GroupField::Priority) => ValueType::Int { takes_bool: false },
         Group::Field(_) => return Value::String(text),
         Group::Column { ty, .. } => *ty,
     };

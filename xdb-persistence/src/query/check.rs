@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use xdb_engine::validation::{check_identifier, ValidationError};
 use xdb_protocol::{
-    ColumnCondition, CountGroupBy, ExecutionField, FieldCondition, FilterNode, FilterOp,
+    priority, ColumnCondition, CountGroupBy, ExecutionField, FieldCondition, FilterNode, FilterOp,
     GroupField, ProcessStatus, MAX_FILTER_DEPTH, MAX_FILTER_NODES, MAX_IN_VALUES,
     MAX_JSON_PATH_KEYS,
 };
@@ -243,6 +243,10 @@ fn field_rules(field: ExecutionField) -> (ValueType, &'static [FilterOp]) {
         ExecutionField::DeploymentName | ExecutionField::DeploymentVersion => {
             (text, &[Eq, Ne, In, IsNull, IsNotNull])
         }
+        ExecutionField::Priority => (
+            ValueType::Int { takes_bool: false },
+            &[Eq, Ne, Lt, Le, Gt, Ge, In],
+        ),
     }
 }
 
@@ -284,6 +288,15 @@ fn check_field(
                         "'{status}' is not a status (one of: {})",
                         ProcessStatus::ALL.map(ProcessStatus::as_str).join(", ")
                     ),
+                ))
+            }
+            (TypedValue::Int(priority), ExecutionField::Priority)
+                if !(i64::from(priority::HIGHEST)..=i64::from(priority::LOWEST))
+                    .contains(priority) =>
+            {
+                Err(ValidationError::new(
+                    at,
+                    format!("priority {priority} does not exist (1, claimed first, to 5)"),
                 ))
             }
             (TypedValue::Text(text), _) if text.chars().count() > MAX_ID_CHARS => Err(

@@ -362,3 +362,26 @@ fn groups_are_checked() {
     let refused = check_group("groupBy", &group(json!({"column": "nope"})), Some(&table));
     assert!(refused.is_err());
 }
+
+#[test]
+fn priorities_are_numbers_from_one_to_five() {
+    let checked = check(json!({"field": "priority", "op": "<=", "value": 2})).unwrap();
+    let Checked::Test(condition) = &checked else {
+        panic!("{checked:?}")
+    };
+    assert_eq!(
+        condition.test,
+        Test::Compare(FilterOp::Le, TypedValue::Int(2))
+    );
+    assert_eq!(
+        refused(json!({"field": "priority", "op": "=", "value": 0})),
+        (
+            "where.value".to_string(),
+            "priority 0 does not exist (1, claimed first, to 5)".to_string()
+        )
+    );
+    assert_eq!(
+        refused(json!({"field": "priority", "op": "=", "value": "1"})).0,
+        "where.value"
+    );
+}

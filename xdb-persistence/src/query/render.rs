@@ -26,7 +26,8 @@ pub(crate) const SUMMARY_COLUMNS: &str = "p.id, p.process_id, p.process_type, p.
     ELSE 0 END, \
     CASE WHEN p.status = 'RUNNING' AND EXISTS (SELECT 1 FROM xdb_sys_tasks t \
       WHERE t.process_execution_id = p.id AND t.task_type IN ('WAIT_UNTIL', 'EXECUTE') \
-        AND t.attempt > 1 AND t.lease_owner IS NULL) THEN 1 ELSE 0 END";
+        AND t.attempt > 1 AND t.lease_owner IS NULL) THEN 1 ELSE 0 END, \
+    p.priority";
 /// Whether an execution is paused: by an operator, while running.
 const PAUSED: &str = "(p.status = 'RUNNING' AND p.paused IS NOT NULL)";
 /// Whether an execution has a task set aside for an operator (not held by a pause).
@@ -100,6 +101,7 @@ pub(crate) fn count(
     let key = group.map(|group| match group {
         Group::Field(GroupField::Status) => "p.status".to_string(),
         Group::Field(GroupField::ProcessType) => "p.process_type".to_string(),
+        Group::Field(GroupField::Priority) => "p.priority".to_string(),
         Group::Field(GroupField::CurrentStateId) => format!(
             "(SELECT MIN(s.state_id) FROM xdb_sys_async_state_executions s \
              WHERE s.process_execution_id = p.id AND s.status IN {OPEN_STATE_STATUSES})"
@@ -337,6 +339,7 @@ fn field_column(field: ExecutionField) -> &'static str {
         ExecutionField::ProcessId => "p.process_id",
         ExecutionField::StartTime => "p.start_time",
         ExecutionField::CloseTime => "p.close_time",
+        ExecutionField::Priority => "p.priority",
         ExecutionField::Paused
         | ExecutionField::CurrentStateId
         | ExecutionField::Parked

@@ -348,6 +348,8 @@ pub(crate) fn summary_of<C: SqlConn>(row: &C::Row) -> Result<Listed, StoreError>
     let close = columns.optional_time()?;
     // 0: running freely or closed; 1: paused by an operator; 2: held by a running limit.
     let held = columns.int()?;
+    let may_back_off = columns.int()? != 0;
+    let priority = crate::columns::priority_of(columns.int()?)?;
     let summary = ProcessExecutionSummary {
         backing_off: None,
         process_execution_id: id.to_string(),
@@ -359,8 +361,8 @@ pub(crate) fn summary_of<C: SqlConn>(row: &C::Row) -> Result<Listed, StoreError>
         close_timestamp_ms: close.map(|t| t.timestamp_millis()),
         paused: held != 0,
         pending: held == 2,
+        priority,
     };
-    let may_back_off = columns.int()? != 0;
     Ok(Listed {
         summary,
         start,

@@ -79,6 +79,16 @@ async fn hostile_filters_are_refused_before_any_sql(db: Database) {
             "not a status",
         ),
         (
+            listing(json!({"field": "priority", "op": "IN", "values": [1, 9]})),
+            "where.values[1]",
+            "priority 9 does not exist (1, claimed first, to 5)",
+        ),
+        (
+            listing(json!({"field": "priority", "op": "PREFIX", "value": 1})),
+            "where.op",
+            "does not apply to field 'priority'",
+        ),
+        (
             listing(json!({"field": "waitingOnQueue", "op": "!=", "value": "a"})),
             "where.op",
             "'!=' does not apply to field 'waitingOnQueue' (it takes: =, IN)",

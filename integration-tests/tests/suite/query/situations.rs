@@ -1,5 +1,5 @@
 //! The situation fields (`parked`, `backingOff`, `waitingOnTimer`, `waitingOnQueue`,
-//! `deploymentName`, `deploymentVersion`) over executions that real workers put in each
+//! `deploymentName`, `deploymentVersion`, and `priority`, listed and grouped too) over executions that real workers put in each
 //! situation: a call parked after a non-retryable answer, a call waiting out an hour's
 //! backoff, a state waiting on an hour's timer and two queues (one of them received), a
 //! paused execution (its timer set aside by the pause, which is not parked), and
@@ -79,17 +79,17 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
     let first_url = env.start_worker(first.router()).await;
     let second = WorkerService::new().register(queues.clone());
     let second_url = env.start_worker(second.router()).await;
-    let start_waiting = |id: &'static str, url: String| {
+    let start_waiting = |id: &'static str, url: String, priority: u8| {
         let env = &env;
         let queues = &queues;
         async move {
-            let options = ProcessStartOptions::new();
+            let options = ProcessStartOptions::new().priority(priority);
             let execution = start(env, queues, &url, id, options).await.unwrap();
             wait_state(env, &execution, "WaitQueuesState", 1, "WAITING_COMMANDS").await;
         }
     };
-    start_waiting("waiting-1", first_url.clone()).await;
-    start_waiting("paused-1", first_url.clone()).await;
+    start_waiting("waiting-1", first_url.clone(), 3).await;
+    start_waiting("paused-1", first_url.clone(), 3).await;
     let deployment = |version: &str, worker_url: &str| WorkerDeployment {
         name: "shop".into(),
         version: version.into(),
@@ -99,12 +99,12 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
         .register_with(&env.client, deployment("v1", &first_url), false)
         .await
         .expect("v1 registered");
-    start_waiting("v1-1", first_url.clone()).await;
+    start_waiting("v1-1", first_url.clone(), 1).await;
     second
         .register_with(&env.client, deployment("v2", &second_url), false)
         .await
         .expect("v2 registered");
-    start_waiting("v2-1", second_url.clone()).await;
+    start_waiting("v2-1", second_url.clone(), 5).await;
 
     // waiting-1 receives its message on `a`; it still waits on `b` and the timer.
     env.client
@@ -228,6 +228,14 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
             ids(&["retrying-1", "waiting-1"]),
         ),
         (field("startTime", "<", json!("-1h")), ids(&[])),
+        // v1-1 started at priority 1, v2-1 at 5, the others at the default 3.
+        (field("priority", "=", json!(1)), ids(&["v1-1"])),
+        (field("priority", ">", json!(3)), ids(&["v2-1"])),
+        (field("priority", "!=", json!(3)), ids(&["v1-1", "v2-1"])),
+        (
+            json!({"field": "priority", "op": "IN", "values": [3, 5]}),
+            but(&["v1-1"]),
+        ),
     ];
     for (tree, expected) in cases {
         assert_eq!(
@@ -250,6 +258,16 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
         (json!("WaitQueuesState").to_string(), 4),
     ]);
     assert_eq!((counted.count, groups), (6, expected), "{db:?}");
+    let by_priority = json!({"groupBy": {"field": "priority"}});
+    let counted: ProcessExecutionCountResponse =
+        call(&env, paths::COUNT, &by_priority).await.unwrap();
+    let groups: BTreeSet<(String, u64)> = counted
+        .groups
+        .iter()
+        .map(|g| (g.value.to_string(), g.count))
+        .collect();
+    let expected = BTreeSet::from([("1".into(), 1), ("3".into(), 4), ("5".into(), 1)]);
+    assert_eq!(groups, expected, "{db:?}: groups are numbers");
 
     // Both lists mark the execution backing off, and only it: the plain one and the
     // filtered one.
@@ -264,6 +282,17 @@ async fn situation_fields_find_executions_by_what_their_tasks_and_states_hold(db
             .filter_map(|e| Some((e.process_id.as_str(), e.backing_off.as_ref()?.attempt)))
             .collect();
         assert_eq!(listed.executions.len(), all.len(), "{body}");
+        let priorities: BTreeSet<(&str, u8)> = listed
+            .executions
+            .iter()
+            .filter(|e| e.priority != 3)
+            .map(|e| (e.process_id.as_str(), e.priority))
+            .collect();
+        assert_eq!(
+            priorities,
+            BTreeSet::from([("v1-1", 1), ("v2-1", 5)]),
+            "{db:?} {body}"
+        );
         assert!(
             matches!(marked.as_slice(), [("retrying-1", attempt)] if *attempt >= 2),
             "{db:?} {body}: {marked:?}"
