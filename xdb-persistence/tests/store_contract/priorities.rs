@@ -1,9 +1,13 @@
 //! Priorities: a claim takes the tasks of higher-priority executions first, however
-//! long the backlog of lower ones, and every task of an execution carries its priority.
+//! long the backlog of lower ones, and every task of an execution carries its priority:
+//! those its transitions write, one put back by a resume, and a reset's.
 
 use std::time::Duration;
 
-use xdb_protocol::{ProcessExecutionStartRequest, ProcessStartConfig};
+use xdb_protocol::{
+    ProcessExecutionControlRequest, ProcessExecutionResetRequest, ProcessExecutionStartRequest,
+    ProcessExecutionStopRequest, ProcessExecutionStopType, ProcessStartConfig,
+};
 use xdb_test_util::Dialect;
 
 use crate::common::*;
@@ -103,5 +107,43 @@ async fn every_task_of_an_execution_carries_its_priority(dialect: Dialect) {
         }
     };
     assert_eq!(count("= 1").await, 1, "the execute task");
+    assert_eq!(count("<> 1").await, 0);
+
+    // Set aside by a pause and put back by the resume: the task is written again, with
+    // the execution's priority.
+    store.release_leases("w").await.unwrap();
+    let control = ProcessExecutionControlRequest {
+        process_id: "urgent".into(),
+        ..Default::default()
+    };
+    store.pause(&control).await.unwrap();
+    assert_eq!(count("IS NOT NULL").await, 0, "set aside by the pause");
+    store.resume(&control).await.unwrap();
+    assert_eq!(count("= 1").await, 1, "put back by the resume");
+    assert_eq!(count("<> 1").await, 0);
+
+    // A reset of the closed execution starts a new one at the same priority.
+    store
+        .stop_process(&ProcessExecutionStopRequest {
+            process_id: "urgent".into(),
+            process_execution_id: None,
+            request_id: None,
+            stop_type: ProcessExecutionStopType::Terminate,
+            reason: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(count("IS NOT NULL").await, 0, "stopped");
+    let reset = store
+        .reset(&ProcessExecutionResetRequest {
+            process_id: "urgent".into(),
+            state_id: "A".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(reset.new_execution);
+    assert_eq!(describe(store, "urgent").await.priority, 1);
+    assert_eq!(count("= 1").await, 1, "the new execution's first task");
     assert_eq!(count("<> 1").await, 0);
 }
