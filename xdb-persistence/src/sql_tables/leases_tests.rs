@@ -350,8 +350,8 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     let by_id = || batch.iter().map(|&id| Param::from(id));
     let due = due_params(1_000_000, 64);
     let statements = [
-        (due_tasks(SqlKind::MySql, false), due.clone()),
-        (due_tasks(SqlKind::MySql, true), due),
+        (due_tasks(SqlKind::MySql, false).to_string(), due.clone()),
+        (due_tasks(SqlKind::MySql, true).to_string(), due),
         (
             still_claimable(SqlKind::MySql, &listed()),
             std::iter::once(1_000_000i64.into())

@@ -10,6 +10,7 @@
 //! [`claim_from_wait`] as the generic claim does with [`claim_wait`]. Wake-ups are
 //! LISTEN/NOTIFY on PostgreSQL.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -146,7 +147,7 @@ impl<D: TaskQueue> TaskSource for D {
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         // The timekeeping lane, as the answer times the next claim.
         let mut session = self.session(Lane::Timekeeping).await?;
-        let rows = session.query(&next_due(D::Session::KIND), &[]).await?;
+        let rows = session.query(next_due(D::Session::KIND), &[]).await?;
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -294,8 +295,14 @@ pub(crate) fn union_all(kind: SqlKind, parts: impl IntoIterator<Item = String>) 
 
 /// Microseconds until the first unleased task is due, by the database clock: the first
 /// of each priority's (see [`UNLEASED_BY_PRIORITY`]; MySQL orders by the index's leading
-/// columns so that it serves the order).
-fn next_due(kind: SqlKind) -> String {
+/// columns so that it serves the order). Built once for each dialect.
+fn next_due(kind: SqlKind) -> &'static str {
+    static BUILT: LazyLock<[String; 2]> =
+        LazyLock::new(|| [SqlKind::Postgres, SqlKind::MySql].map(build_next_due));
+    &BUILT[usize::from(kind == SqlKind::MySql)]
+}
+
+fn build_next_due(kind: SqlKind) -> String {
     let firsts = union_all(
         kind,
         PRIORITIES.map(|priority| {
