@@ -71,6 +71,10 @@ from xdb.protocol import (
     OPENAPI,
     CountGroupBy,
     CronSpec,
+    ExecutionField,
+    FieldCondition,
+    FilterAnd,
+    FilterOp,
     GroupByField,
     GroupField,
     IntervalSpec,
@@ -566,16 +570,16 @@ async def called(process_id: str) -> bool:
 EXPORTS_TABLE = "contract_exports"
 
 
-async def test_a_starts_priority_is_kept_and_one_out_of_range_starts_nothing(
+async def test_a_starts_priority_is_kept_listed_filtered_and_counted(
     client: AsyncClient, server: XdbServer, client_recording: Recording
 ) -> None:
     async with httpx.AsyncClient() as http:
         contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
     run = uuid.uuid4().hex[:10]
-    urgent, plain, refused = (f"priority-{run}-{name}" for name in ("1", "none", "9"))
+    urgent, plain, refused = (f"priority-{run}-{name}" for name in ("2", "none", "9"))
 
-    await client.start_process(urgent, EchoProcess, options=ProcessStartOptions(priority=1))
-    assert (await client.describe_process(urgent)).priority == 1
+    await client.start_process(urgent, EchoProcess, options=ProcessStartOptions(priority=2))
+    assert (await client.describe_process(urgent)).priority == 2
     await client.start_process(plain, EchoProcess)
     assert (await client.describe_process(plain)).priority == 3
 
@@ -584,6 +588,39 @@ async def test_a_starts_priority_is_kept_and_one_out_of_range_starts_nothing(
     assert bad.value.status == 400
     with pytest.raises(ProcessNotFoundError):
         await client.describe_process(refused)
+
+    # This run's executions only: other tests start EchoProcess on the same server.
+    this_run = FilterNode(
+        FieldCondition(
+            field=ExecutionField.PROCESS_ID, op=FilterOp.PREFIX, value=f"priority-{run}-"
+        )
+    )
+    listed = await client.list_processes(process_type=EchoProcess, where=this_run)
+    assert {e.process_id: e.priority for e in listed.executions} == {urgent: 2, plain: 3}
+
+    # A filter on the priority finds the execution started with it, and only that one.
+    second = FilterNode(FieldCondition(field=ExecutionField.PRIORITY, op=FilterOp.EQ, value=2))
+    found = await client.list_processes(where=FilterNode(FilterAnd(and_=[this_run, second])))
+    assert [(e.process_id, e.priority) for e in found.executions] == [(urgent, 2)]
+
+    # Grouped by priority, the groups' values are the numbers themselves.
+    counted = await client.count_processes(
+        ProcessExecutionCountRequest(
+            where=this_run, group_by=CountGroupBy(GroupByField(field=GroupField.PRIORITY))
+        )
+    )
+    assert counted.count == 2
+    assert sorted((g.value, g.count) for g in counted.groups) == [(2, 1), (3, 1)]
+    assert all(type(g.value) is int for g in counted.groups), counted.groups
+
+    # A priority that does not exist is refused on the filter's value, for list and count.
+    nine = {"field": "priority", "op": "=", "value": 9}
+    with pytest.raises(InvalidRequestError, match=r"where\.value.*priority 9") as listing:
+        await client.list_processes(where=nine)
+    assert listing.value.status == 400
+    with pytest.raises(InvalidRequestError, match=r"where\.value.*priority 9") as counting:
+        await client.count_processes(ProcessExecutionCountRequest.model_validate({"where": nine}))
+    assert counting.value.status == 400
 
     for pid in (urgent, plain):
         await client.stop_process(pid, reason="contract test")
