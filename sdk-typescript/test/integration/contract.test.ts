@@ -496,7 +496,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
     });
 
-    it("starts with a priority, describes it, and refuses one out of range", async () => {
+    it("starts with a priority, describes, lists, filters and counts by it, and refuses one out of range", async () => {
       const exchanges: Exchange[] = [];
       const recording: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);
@@ -510,15 +510,36 @@ for (const dialect of DIALECTS) {
       const client = new Client({ serviceUrl: env.server.url, workerUrl: heldWorker.url, fetch: recording });
       const pidOf = (name: string) => `priority-${run}-${name}`;
 
-      await client.startProcess(held, pidOf("first"), undefined, { priority: 1 });
+      await client.startProcess(held, pidOf("first"), undefined, { priority: 2 });
       await client.startProcess(held, pidOf("default"));
-      assert.equal((await client.describe(pidOf("first"))).priority, 1);
+      assert.equal((await client.describe(pidOf("first"))).priority, 2);
       assert.equal((await client.describe(pidOf("default"))).priority, 3);
       await assert.rejects(
         client.startProcess(held, pidOf("out-of-range"), undefined, { priority: 9 }),
         (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("processStartConfig.priority"),
       );
       await assert.rejects(client.describe(pidOf("out-of-range")), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+
+      // Each listed execution answers its priority; a filter on it finds only the one started with it.
+      const listed = await client.list({ filter: { processType: held.processType }, pageSize: 1000 });
+      const priorities = new Map(listed.executions.map((e) => [e.processId, e.priority]));
+      assert.deepEqual(priorities, new Map([[pidOf("first"), 2], [pidOf("default"), 3]]));
+      const second: protocol.FilterNode = { field: "priority", op: "=", value: 2 };
+      const found = await client.list({ filter: { processType: held.processType }, where: second });
+      assert.deepEqual(found.executions.map((e) => [e.processId, e.priority]), [[pidOf("first"), 2]]);
+      // Grouped by priority, the groups' values are the numbers themselves.
+      const counted = await client.count({ processType: held.processType, groupBy: { field: "priority" } });
+      assert.equal(counted.count, 2);
+      assert.deepEqual(
+        (counted.groups ?? []).map((g) => [g.value, g.count]).sort(([a], [b]) => Number(a) - Number(b)),
+        [[2, 1], [3, 1]],
+      );
+      // A priority that does not exist is refused on the filter's value, by list and count alike.
+      const nine: protocol.FilterNode = { field: "priority", op: "=", value: 9 };
+      const onValue = (e: unknown) =>
+        isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("where.value") && e.message.includes("priority 9");
+      await assert.rejects(client.list({ filter: { processType: held.processType }, where: nine }), onValue);
+      await assert.rejects(client.count({ processType: held.processType, where: nine }), onValue);
 
       for (const name of ["first", "default"]) await client.stop(pidOf(name), { reason: "contract test" });
       // The document's bounds refuse the out-of-range request as the service does; its
@@ -529,6 +550,12 @@ for (const dialect of DIALECTS) {
       const problems = check(document, "client -> service", bad);
       assert.equal(problems.length, 1, problems.join("\n"));
       assert.match(problems[0] ?? "", /: request .*processStartConfig\/priority/);
+      // The refused filters are valid requests by the document (a filter's value is any
+      // JSON), refused by the service with its documented 400.
+      assert.deepEqual(
+        exchanges.filter((e) => e.status === 400 && !refused(e)).map((e) => e.path),
+        [SERVICE_PATHS.list, SERVICE_PATHS.count],
+      );
       assert.deepEqual(exchanges.filter((e) => !refused(e)).flatMap((e) => check(document, "client -> service", e)), []);
     });
 
