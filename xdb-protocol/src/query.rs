@@ -331,8 +331,9 @@ pub struct ProcessExecutionCountRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CountGroup {
-    /// The group's value: text for execution fields; for a column, a number, boolean or
-    /// text as the column holds it; null for rows where it is NULL.
+    /// The group's value: text for execution fields, a number for `priority`; for a
+    /// column, a number, boolean or text as the column holds it; null for rows where it
+    /// is NULL.
     pub value: serde_json::Value,
     pub count: u64,
 }

@@ -498,8 +498,9 @@ export type ControlDetails = {
 export type CountGroup = {
     count: number;
     /**
-     * The group's value: text for execution fields; for a column, a number, boolean or
-     * text as the column holds it; null for rows where it is NULL.
+     * The group's value: text for execution fields, a number for `priority`; for a
+     * column, a number, boolean or text as the column holds it; null for rows where it
+     * is NULL.
      */
     value: unknown;
 };

@@ -233,8 +233,9 @@ class CountGroup(WireModel):
     count: int
     value: Any
     """
-    The group's value: text for execution fields; for a column, a number, boolean or
-    text as the column holds it; null for rows where it is NULL.
+    The group's value: text for execution fields, a number for `priority`; for a
+    column, a number, boolean or text as the column holds it; null for rows where it
+    is NULL.
     """
 
 
