@@ -191,9 +191,11 @@ var FIELDS = [
   "waitingOnTimer",
   "waitingOnQueue",
   "deploymentName",
-  "deploymentVersion"
+  "deploymentVersion",
+  "priority"
 ];
 var BOOLEAN_FIELDS = ["paused", "parked", "backingOff", "waitingOnTimer"];
+var PRIORITIES = ["1", "2", "3", "4", "5"];
 var FIELD_OPS = {
   status: ["=", "!=", "IN"],
   processType: ["=", "!=", "IN", "PREFIX", "SUFFIX", "CONTAINS"],
@@ -207,7 +209,8 @@ var FIELD_OPS = {
   waitingOnTimer: ["=", "!="],
   waitingOnQueue: ["=", "IN"],
   deploymentName: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
-  deploymentVersion: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"]
+  deploymentVersion: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
+  priority: ["=", "!=", "<", "<=", ">", ">=", "IN"]
 };
 function opsOf(condition) {
   return condition.kind === "field" ? FIELD_OPS[condition.name] ?? OPS : OPS;
@@ -222,6 +225,7 @@ function typedValue(condition, text) {
       const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(t) ? t : `${t}Z`);
       return Number.isNaN(ms) ? t : ms;
     }
+    if (condition.name === "priority") return /^-?\d+$/.test(t) ? Number(t) : t;
     return t;
   }
   if (t === "true" || t === "false") return t === "true";
@@ -2762,15 +2766,27 @@ var VALUE_HINTS = {
   deploymentName: "deployment name",
   deploymentVersion: "1.4.0"
 };
+var IN_HINTS = {
+  priority: "1, 2"
+};
 var FIELD_TITLES = {
   parked: "a task is set aside until an operator acts (retry now or give up)",
   backingOff: "a state call failed and waits for its next attempt",
   waitingOnTimer: "a durable timer has not fired yet",
   waitingOnQueue: "a state waits for messages of this local queue",
   deploymentName: "the registered deployment it runs on (NULL: none registered its worker URL)",
-  deploymentVersion: "the version of the registered deployment it runs on"
+  deploymentVersion: "the version of the registered deployment it runs on",
+  priority: "its start's priority: 1 (its tasks claimed first) to 5 (last); 3 is the default"
 };
 var isBoolean = (c) => c.kind === "field" && BOOLEAN_FIELDS.includes(c.name);
+var isOnePriority = (c) => c.kind === "field" && c.name === "priority" && c.op !== "IN";
+function fitValue(c) {
+  if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+  if (isOnePriority(c)) {
+    const first = c.value.split(",")[0]?.trim() ?? "";
+    c.value = PRIORITIES.includes(first) ? first : PRIORITIES[0];
+  }
+}
 function queryBuilder(initial, initialTable, processType) {
   const tableName = h("input", { "data-testid": "where-table", value: initialTable?.tableName ?? "", placeholder: "table", size: 12 });
   const keyColumn = h("input", { "data-testid": "where-key", value: initialTable?.primaryKeyColumn ?? "", placeholder: "key column", size: 10 });
@@ -2810,11 +2826,12 @@ function queryBuilder(initial, initialTable, processType) {
     const name = c.kind === "field" ? h("select", { "data-testid": "where-name", "aria-label": "field" }, FIELDS.map((f) => h("option", { value: f, selected: c.name === f, title: FIELD_TITLES[f] ?? "" }, f))) : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
     const ops = opsOf(c).includes(c.op) ? opsOf(c) : [...opsOf(c), c.op];
     const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, ops.map((o) => h("option", { value: o, selected: c.op === o }, o)));
-    const value = isBoolean(c) ? h("select", { "data-testid": "where-value", "aria-label": "value" }, ["true", "false"].map((v) => h("option", { value: v, selected: c.value === v }, v))) : h("input", {
+    const priorities = PRIORITIES.includes(c.value.trim()) ? PRIORITIES : [...PRIORITIES, c.value.trim()];
+    const value = isBoolean(c) ? h("select", { "data-testid": "where-value", "aria-label": "value" }, ["true", "false"].map((v) => h("option", { value: v, selected: c.value === v }, v))) : isOnePriority(c) ? h("select", { "data-testid": "where-value", "aria-label": "value" }, priorities.map((v) => h("option", { value: v, selected: c.value.trim() === v }, /^[1-5]$/.test(v) ? formatPriority(Number(v)) : v))) : h("input", {
       "data-testid": "where-value",
       "aria-label": "value",
       value: c.value,
-      placeholder: c.op === "IN" ? "a, b, c" : VALUE_HINTS[c.name] ?? "value",
+      placeholder: c.op === "IN" ? IN_HINTS[c.name] ?? "a, b, c" : VALUE_HINTS[c.name] ?? "value",
       hidden: c.op === "IS NULL" || c.op === "IS NOT NULL"
     });
     kind.addEventListener("change", () => {
@@ -2832,12 +2849,13 @@ function queryBuilder(initial, initialTable, processType) {
       c.name = name.value;
       if (c.kind !== "field") return changed();
       if (!opsOf(c).includes(c.op)) c.op = opsOf(c)[0] ?? "=";
-      if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+      fitValue(c);
       toText();
       draw();
     });
     op.addEventListener("change", () => {
       c.op = op.value;
+      fitValue(c);
       toText();
       draw();
     });
@@ -3183,6 +3201,11 @@ function backingOffCell(b, now) {
     ))
   );
 }
+function priorityCell(priority) {
+  const p = priority ?? 3;
+  const kind = p < 3 ? " priority-raised" : p > 3 ? " priority-lowered" : "";
+  return h("span", { class: `priority${kind}`, title: `priority ${formatPriority(p)}`, "data-testid": "execution-row-priority", "data-priority": p }, String(p));
+}
 function executionsTable(executions, parked) {
   const now = Date.now();
   const rows = executions.map((e) => {
@@ -3213,6 +3236,7 @@ function executionsTable(executions, parked) {
         operatorPaused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`)
       ),
+      h("td", {}, priorityCell(e.priority)),
       h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),
       h("td", {}, formatTime(e.startTimestampMs)),
       h("td", {}, formatTime(e.closeTimestampMs)),
@@ -3220,7 +3244,7 @@ function executionsTable(executions, parked) {
     );
   });
   return table(
-    ["Process id", "Type", "Status", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    ["Process id", "Type", "Status", "Priority", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
     rows,
     "No executions match.",
     "executions-table"

@@ -9,6 +9,7 @@ export const OPS: readonly Op[] = ["=", "!=", "<", "<=", ">", ">=", "IN", "IS NU
 export const FIELDS = [
   "status", "processType", "processId", "startTime", "closeTime", "paused", "currentStateId",
   "parked", "backingOff", "waitingOnTimer", "waitingOnQueue", "deploymentName", "deploymentVersion",
+  "priority",
 ] as const satisfies readonly ExecutionField[];
 export type Field = (typeof FIELDS)[number];
 // A field the contract gains and FIELDS does not offer fails to compile here.
@@ -17,6 +18,10 @@ type _EveryFieldOffered = _Holds<[Exclude<ExecutionField, Field>] extends [never
 
 /** The execution's situation fields that are true or false. */
 export const BOOLEAN_FIELDS: readonly Field[] = ["paused", "parked", "backingOff", "waitingOnTimer"];
+
+/** The priorities an execution starts with: 1 (claimed first) to 5; 3 is the default. The
+ * service refuses another number in a filter. */
+export const PRIORITIES = ["1", "2", "3", "4", "5"] as const;
 
 /** The operators the service takes on each field of the execution (its contract's list). */
 export const FIELD_OPS: Record<Field, readonly Op[]> = {
@@ -33,6 +38,7 @@ export const FIELD_OPS: Record<Field, readonly Op[]> = {
   waitingOnQueue: ["=", "IN"],
   deploymentName: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
   deploymentVersion: ["=", "!=", "IN", "IS NULL", "IS NOT NULL"],
+  priority: ["=", "!=", "<", "<=", ">", ">=", "IN"],
 };
 
 /** The operators a builder row offers: its field's, or all of them for a column. */
@@ -55,7 +61,7 @@ export type Groups = Condition[][];
 type Value = string | number | boolean;
 
 /** `text` as the value the wire takes: a number, true/false, a status in capitals, an ISO
- * time as ms for the time fields, else the text itself. */
+ * time as ms for the time fields, a priority as its number, else the text itself. */
 export function typedValue(condition: Pick<Condition, "kind" | "name">, text: string): Value {
   const t = text.trim();
   if (condition.kind === "field") {
@@ -66,6 +72,8 @@ export function typedValue(condition: Pick<Condition, "kind" | "name">, text: st
       const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(t) ? t : `${t}Z`);
       return Number.isNaN(ms) ? t : ms;
     }
+    // Not a whole number: sent as typed, for the service to refuse by name.
+    if (condition.name === "priority") return /^-?\d+$/.test(t) ? Number(t) : t;
     return t;
   }
   if (t === "true" || t === "false") return t === "true";

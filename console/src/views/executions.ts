@@ -1,13 +1,14 @@
 // The executions list: filters, counts per status, paging and auto-refresh. Paused and
 // parked executions are marked, so what needs an operator stands out, and those backing
-// off show their next attempt, when, and the last error. An execution its type's
+// off show their next attempt, when, and the last error. Each shows its start's priority,
+// marked when not the default 3. An execution its type's
 // running-execution limit holds shows as PENDING (it starts by itself). Explain shows the database's plan
 // for the list's Where filter: whether an index serves it, and which to create if none does;
 // Explain beside the counts per status shows the same for the count's statement.
 import { api, ApiError, definitionOrNothing } from "../api.js";
 import { hasColumnCondition, textToTree } from "../filter.js";
 import { h, replace, table } from "../dom.js";
-import { formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
+import { formatPriority, formatRelative, formatTime, parseUtcInput, shorten, statusClass } from "../format.js";
 import { shownStatus } from "../flow-limits.js";
 import { executionsHref, explainUnavailable, selectionRequest, selectionToQuery, statusCountRequest, type Explained, type Selection } from "../query.js";
 import { STATUSES, type BackingOff, type BusinessTableRef, type ExecutionSummary, type ListFilter, type ProcessStatus, type QueryPlan } from "../types.js";
@@ -320,6 +321,15 @@ function backingOffCell(b: BackingOff, now: number): HTMLElement {
   );
 }
 
+/** An execution's priority, the number; one other than the default 3 marked, so that a
+ * start raised (1, 2) or lowered (4, 5) stands out. What it means on hover. None (a service
+ * before priorities) is the default. */
+function priorityCell(priority: number | null | undefined): HTMLElement {
+  const p = priority ?? 3;
+  const kind = p < 3 ? " priority-raised" : p > 3 ? " priority-lowered" : "";
+  return h("span", { class: `priority${kind}`, title: `priority ${formatPriority(p)}`, "data-testid": "execution-row-priority", "data-priority": p }, String(p));
+}
+
 function executionsTable(executions: ExecutionSummary[], parked: Map<string, number>): HTMLElement {
   const now = Date.now();
   const rows = executions.map((e) => {
@@ -351,6 +361,7 @@ function executionsTable(executions: ExecutionSummary[], parked: Map<string, num
         operatorPaused && h("span", { class: "badge badge-paused", "data-testid": "badge-paused" }, "paused"),
         parkedTasks && h("span", { class: "badge badge-parked", "data-testid": "badge-parked" }, `${parkedTasks} parked`),
       ),
+      h("td", {}, priorityCell(e.priority)),
       h("td", {}, e.backingOff ? backingOffCell(e.backingOff, now) : ""),
       h("td", {}, formatTime(e.startTimestampMs)),
       h("td", {}, formatTime(e.closeTimestampMs)),
@@ -358,7 +369,7 @@ function executionsTable(executions: ExecutionSummary[], parked: Map<string, num
     );
   });
   return table(
-    ["Process id", "Type", "Status", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
+    ["Process id", "Type", "Status", "Priority", "Backing off", "Started (UTC)", "Closed (UTC)", "Execution id"],
     rows,
     "No executions match.",
     "executions-table",

@@ -1,11 +1,13 @@
 // The query builder of the executions list: conditions on the execution's fields (its
-// situation too: parked, backing off, waiting on a timer or a queue, its deployment) and,
+// situation too: parked, backing off, waiting on a timer or a queue, its deployment; its
+// start's priority, 1 to 5, picked from a list unless several are typed for IN) and,
 // once a process type is chosen, on its business row's columns, ANDed within a group and
 // ORed between groups; beside it the same filter as readable text, which can be edited
 // directly (a filter the builder cannot draw — a `not`, a JSON path — stays text).
 import { h, replace } from "../dom.js";
+import { formatPriority } from "../format.js";
 import type { BusinessTableRef } from "../types.js";
-import { BOOLEAN_FIELDS, FIELDS, groupsToTree, opsOf, textToTree, treeToGroups, treeToText, type Condition, type Field, type Groups, type Op } from "../filter.js";
+import { BOOLEAN_FIELDS, FIELDS, PRIORITIES, groupsToTree, opsOf, textToTree, treeToGroups, treeToText, type Condition, type Field, type Groups, type Op } from "../filter.js";
 
 export interface QueryBuilder {
   element: HTMLElement;
@@ -30,6 +32,11 @@ const VALUE_HINTS: Record<string, string> = {
   deploymentVersion: "1.4.0",
 };
 
+/** The placeholder of an IN condition's value: a field's own list, else a generic one. */
+const IN_HINTS: Partial<Record<Field, string>> = {
+  priority: "1, 2",
+};
+
 /** What each field of the execution means, shown on hover. */
 const FIELD_TITLES: Partial<Record<Field, string>> = {
   parked: "a task is set aside until an operator acts (retry now or give up)",
@@ -38,9 +45,22 @@ const FIELD_TITLES: Partial<Record<Field, string>> = {
   waitingOnQueue: "a state waits for messages of this local queue",
   deploymentName: "the registered deployment it runs on (NULL: none registered its worker URL)",
   deploymentVersion: "the version of the registered deployment it runs on",
+  priority: "its start's priority: 1 (its tasks claimed first) to 5 (last); 3 is the default",
 };
 
 const isBoolean = (c: Condition) => c.kind === "field" && BOOLEAN_FIELDS.includes(c.name as Field);
+/** A priority compared with one value: picked from 1 to 5 (IN takes a typed list). */
+const isOnePriority = (c: Condition) => c.kind === "field" && c.name === "priority" && c.op !== "IN";
+
+/** What a condition's value must be for the list its row offers: true/false, or a
+ * priority 1 to 5 (an IN's first one when it was a list, else 1). */
+function fitValue(c: Condition): void {
+  if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+  if (isOnePriority(c)) {
+    const first = c.value.split(",")[0]?.trim() ?? "";
+    c.value = (PRIORITIES as readonly string[]).includes(first) ? first : PRIORITIES[0];
+  }
+}
 
 /** A builder showing `initial`; `processType` says whether column conditions can be had. */
 export function queryBuilder(initial: string, initialTable: BusinessTableRef | undefined, processType: () => string): QueryBuilder {
@@ -88,15 +108,19 @@ export function queryBuilder(initial: string, initialTable: BusinessTableRef | u
         : h("input", { "data-testid": "where-name", "aria-label": "column", value: c.name, placeholder: "column" });
     const ops = opsOf(c).includes(c.op) ? opsOf(c) : [...opsOf(c), c.op];
     const op = h("select", { "data-testid": "where-op", "aria-label": "operator" }, ops.map((o) => h("option", { value: o, selected: c.op === o }, o)));
+    // A priority read from text may be out of range: shown as it is, for the service's 400.
+    const priorities: readonly string[] = (PRIORITIES as readonly string[]).includes(c.value.trim()) ? PRIORITIES : [...PRIORITIES, c.value.trim()];
     const value: HTMLSelectElement | HTMLInputElement = isBoolean(c)
       ? h("select", { "data-testid": "where-value", "aria-label": "value" }, ["true", "false"].map((v) => h("option", { value: v, selected: c.value === v }, v)))
-      : h("input", {
-          "data-testid": "where-value",
-          "aria-label": "value",
-          value: c.value,
-          placeholder: c.op === "IN" ? "a, b, c" : (VALUE_HINTS[c.name] ?? "value"),
-          hidden: c.op === "IS NULL" || c.op === "IS NOT NULL",
-        });
+      : isOnePriority(c)
+        ? h("select", { "data-testid": "where-value", "aria-label": "value" }, priorities.map((v) => h("option", { value: v, selected: c.value.trim() === v }, /^[1-5]$/.test(v) ? formatPriority(Number(v)) : v)))
+        : h("input", {
+            "data-testid": "where-value",
+            "aria-label": "value",
+            value: c.value,
+            placeholder: c.op === "IN" ? (IN_HINTS[c.name as Field] ?? "a, b, c") : (VALUE_HINTS[c.name] ?? "value"),
+            hidden: c.op === "IS NULL" || c.op === "IS NOT NULL",
+          });
     kind.addEventListener("change", () => {
       c.kind = kind.value as Condition["kind"];
       c.name = c.kind === "field" ? "status" : "";
@@ -111,14 +135,15 @@ export function queryBuilder(initial: string, initialTable: BusinessTableRef | u
     name.addEventListener("change", () => {
       c.name = name.value;
       if (c.kind !== "field") return changed();
-      // Another field of the execution: its operators and, for a true/false one, its value.
+      // Another field of the execution: its operators and, for one picked from a list, its value.
       if (!opsOf(c).includes(c.op)) c.op = opsOf(c)[0] ?? "=";
-      if (isBoolean(c) && c.value !== "true" && c.value !== "false") c.value = "true";
+      fitValue(c);
       toText();
       draw();
     });
     op.addEventListener("change", () => {
       c.op = op.value as Op;
+      fitValue(c);
       toText();
       draw();
     });

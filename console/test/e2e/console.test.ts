@@ -1,5 +1,6 @@
 // The web console in headless Chromium against the real xdb-server on PostgreSQL and a
-// worker built with the TypeScript SDK: the list and its query builder (and Explain's
+// worker built with the TypeScript SDK: the list (with each execution's priority, found by
+// it through the query builder too) and its query builder (and Explain's
 // index advice, for the list and for its counts per status), the execution page with its history and business row, the actions
 // (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
 // charts, a type's running-execution limit set on the flow-limits page and the start it
@@ -54,7 +55,7 @@ describe("web console", () => {
     page.setDefaultTimeout(SOON);
     mkdirSync(SCREENSHOTS, { recursive: true });
 
-    // At priority 1 (the others at the default, 3), which its page shows.
+    // At priority 1 (the others at the default, 3), which the list and its page show.
     const ann = buildStartRequest(definitionOf(SignupProcess), "signup-ann", undefined, {
       workerUrl: worker.url,
       globalAttributePkValue: "ann",
@@ -93,6 +94,35 @@ describe("web console", () => {
     await eventually("the filter to leave one row", SOON, async () => (await page.getByTestId("execution-row").count()) === 1);
     assert.equal(await page.getByTestId("execution-row").getAttribute("data-process-id"), "charge-bob");
     await page.getByTestId("filter-processType").fill("");
+    await page.getByTestId("apply-filter").click();
+    await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+
+    // Each row's priority: signup-ann's 1 marked as raised, the default 3 plain.
+    const priorityOf = (id: string) => page.locator(`[data-testid=execution-row][data-process-id="${id}"] [data-testid=execution-row-priority]`);
+    assert.equal(await priorityOf("signup-ann").textContent(), "1");
+    assert.equal(await priorityOf("signup-ann").getAttribute("class"), "priority priority-raised");
+    assert.equal(await priorityOf("signup-ann").getAttribute("title"), "priority 1 (claimed first)");
+    for (const id of ["charge-bob", "signup-cy"]) {
+      assert.equal(await priorityOf(id).textContent(), "3");
+      assert.equal(await priorityOf(id).getAttribute("class"), "priority");
+    }
+    // The query builder finds it by priority: picked from 1 to 5, sent as a number.
+    await page.getByTestId("where-add").click();
+    const condition = page.getByTestId("where-row").nth(0);
+    await condition.getByTestId("where-name").selectOption("priority");
+    assert.deepEqual(await condition.locator("[data-testid=where-op] option").allTextContents(), ["=", "!=", "<", "<=", ">", ">=", "IN"]);
+    await condition.getByTestId("where-op").selectOption("<");
+    await condition.getByTestId("where-value").selectOption("3");
+    assert.equal(await page.getByTestId("where-text").inputValue(), "execution.priority < 3");
+    await page.getByTestId("apply-filter").click();
+    await eventually("the priority filter to leave signup-ann alone", SOON, async () => {
+      const shown = page.getByTestId("execution-row");
+      return (await shown.count()) === 1 && (await shown.getAttribute("data-process-id")) === "signup-ann";
+    });
+    await page.locator("[data-testid=count-RUNNING]", { hasText: "RUNNING 1" }).waitFor();
+    assert.match(decodeURIComponent(page.url()), /where=execution\.priority\+<\+3/);
+    await page.getByTestId("where-remove").click();
+    assert.equal(await page.getByTestId("where-text").inputValue(), "");
     await page.getByTestId("apply-filter").click();
     await eventually("all rows again", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
     // The screenshot shows charge-bob backing off after its first failed attempt.

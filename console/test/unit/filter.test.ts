@@ -140,7 +140,32 @@ describe("query builder model", () => {
     assert.deepEqual(treeToGroups(tree)?.[0]?.[0], { kind: "field", name: "backingOff", op: "=", value: "true" });
   });
 
+  it("builds priority conditions with numbers, as the service takes them", () => {
+    const groups: Groups = [
+      [{ kind: "field", name: "priority", op: "<", value: " 3 " }],
+      [{ kind: "field", name: "priority", op: "IN", value: "1, 5" }],
+    ];
+    const tree = groupsToTree(groups);
+    assert.deepEqual(tree, {
+      or: [{ and: [{ field: "priority", op: "<", value: 3 }] }, { and: [{ field: "priority", op: "IN", values: [1, 5] }] }],
+    });
+    const text = "execution.priority < 3 or execution.priority in (1, 5)";
+    assert.equal(treeToText(tree), text);
+    assert.deepEqual(textToTree(text), { or: [{ field: "priority", op: "<", value: 3 }, { field: "priority", op: "IN", values: [1, 5] }] });
+    assert.deepEqual(groupsToTree(treeToGroups(textToTree(text)) ?? []), tree);
+    assert.deepEqual(treeToGroups(tree), [
+      [{ kind: "field", name: "priority", op: "<", value: "3" }],
+      [{ kind: "field", name: "priority", op: "IN", value: "1, 5" }],
+    ]);
+    assert.deepEqual(textToTree("execution.priority >= 2"), { field: "priority", op: ">=", value: 2 });
+    // Not a number: sent as typed, for the service's 400 to name.
+    assert.deepEqual(groupsToTree([[{ kind: "field", name: "priority", op: "=", value: "high" }]]), {
+      and: [{ field: "priority", op: "=", value: "high" }],
+    });
+  });
+
   it("offers each field of the execution the operators the service takes on it", () => {
+    assert.deepEqual(opsOf({ kind: "field", name: "priority" }), ["=", "!=", "<", "<=", ">", ">=", "IN"]);
     assert.deepEqual(opsOf({ kind: "field", name: "backingOff" }), ["=", "!="]);
     assert.deepEqual(opsOf({ kind: "field", name: "waitingOnQueue" }), ["=", "IN"]);
     assert.deepEqual(opsOf({ kind: "field", name: "deploymentVersion" }), ["=", "!=", "IN", "IS NULL", "IS NOT NULL"]);
