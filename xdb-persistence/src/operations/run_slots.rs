@@ -6,7 +6,8 @@
 //! them joins the execution's status, so closing an execution frees its slot in the
 //! transaction that closes it, and nothing an instance holds can leak one. Every start
 //! and admission of a key first locks the key's row in `xdb_sys_run_slot_keys`, so the
-//! count and the taking are one step. A held execution is paused with
+//! count and the taking are one step; the row goes once no execution of the key holds or
+//! waits for a slot. A held execution is paused with
 //! `pendingOnKey` set and its first tasks set aside, as an operator's pause would;
 //! admitting it resumes it. The statements are the same in both dialects.
 
@@ -36,7 +37,11 @@ const FORGOTTEN_PER_BATCH: i64 = 500;
 /// pace of a round every 10 s.
 const FORGOTTEN_BATCHES: usize = 10;
 
-/// Locks the key's row, creating it first if need be.
+/// Times [`lock_key`] creates a key's row that [`forget_closed`] deleted meanwhile.
+const LOCK_KEY_ATTEMPTS: usize = 5;
+
+/// Locks the key's row, creating it first if need be. The row may go between the two
+/// statements (its key held no slot, see [`forget_idle_keys`]): then it is created again.
 async fn lock_key<C: SqlConn>(
     conn: &mut C,
     process_type: &str,
@@ -47,15 +52,24 @@ async fn lock_key<C: SqlConn>(
          ON CONFLICT (process_type, slot_key) DO NOTHING",
         "INSERT IGNORE INTO xdb_sys_run_slot_keys (process_type, slot_key) VALUES (?, ?)",
     );
-    conn.execute(insert, &[process_type.into(), key.into()])
-        .await?;
-    conn.query(
-        "SELECT slot_key FROM xdb_sys_run_slot_keys \
-         WHERE process_type = ? AND slot_key = ? FOR UPDATE",
-        &[process_type.into(), key.into()],
-    )
-    .await?;
-    Ok(())
+    for _ in 0..LOCK_KEY_ATTEMPTS {
+        conn.execute(insert, &[process_type.into(), key.into()])
+            .await?;
+        let locked = conn
+            .query(
+                "SELECT slot_key FROM xdb_sys_run_slot_keys \
+                 WHERE process_type = ? AND slot_key = ? FOR UPDATE",
+                &[process_type.into(), key.into()],
+            )
+            .await?;
+        if !locked.is_empty() {
+            return Ok(());
+        }
+    }
+    Err(StoreError::Database(format!(
+        "the row of concurrency key '{key}' of {process_type} was deleted {LOCK_KEY_ATTEMPTS} \
+         times while being locked"
+    )))
 }
 
 /// The key's running executions with `admitted` as given: 1 the slots taken, 0 the
@@ -194,16 +208,20 @@ async fn forget_closed_batch<D: Dialect>(store: &D) -> Result<usize, StoreError>
     let mut session = store.session(Lane::Main).await?;
     let rows = session
         .query(
-            "SELECT s.process_execution_id FROM xdb_sys_run_slots s \
+            "SELECT s.process_execution_id, s.process_type, s.slot_key \
+             FROM xdb_sys_run_slots s \
              JOIN xdb_sys_process_executions p ON p.id = s.process_execution_id \
              WHERE s.admitted IN (0, 1) AND p.status <> 'RUNNING' LIMIT ?",
             &[FORGOTTEN_PER_BATCH.into()],
         )
         .await?;
-    let mut ids: Vec<Param<'_>> = rows
-        .iter()
-        .map(|row| D::Session::columns(row, 0).uuid().map(Param::from))
-        .collect::<Result<_, _>>()?;
+    let mut ids: Vec<Param<'_>> = Vec::with_capacity(rows.len());
+    let mut keys = std::collections::BTreeSet::new();
+    for row in &rows {
+        let mut columns = D::Session::columns(row, 0);
+        ids.push(columns.uuid()?.into());
+        keys.insert((columns.text()?, columns.text()?));
+    }
     let closed = ids.len();
     if closed == 0 {
         return Ok(0);
@@ -219,7 +237,38 @@ async fn forget_closed_batch<D: Dialect>(store: &D) -> Result<usize, StoreError>
             &ids,
         )
         .await?;
+    forget_idle_keys(&mut session, &keys).await?;
     Ok(closed)
+}
+
+/// Deletes the rows of `keys` (type, key) where no execution holds or waits for a slot
+/// any more, so that keys used once (a customer id, say) leave no row behind. A key's
+/// row is only the lock of its starts and admissions, which [`lock_key`] creates again;
+/// its counts are the slots' rows.
+async fn forget_idle_keys<C: SqlConn>(
+    conn: &mut C,
+    keys: &std::collections::BTreeSet<(String, String)>,
+) -> Result<(), StoreError> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let pairs = vec!["(?, ?)"; keys.len()].join(", ");
+    let params: Vec<Param<'_>> = keys
+        .iter()
+        .flat_map(|(process_type, key)| [process_type.as_str().into(), key.as_str().into()])
+        .collect();
+    conn.execute(
+        &format!(
+            "DELETE FROM xdb_sys_run_slot_keys \
+             WHERE (process_type, slot_key) IN ({pairs}) \
+               AND NOT EXISTS (SELECT 1 FROM xdb_sys_run_slots s \
+                 WHERE s.process_type = xdb_sys_run_slot_keys.process_type \
+                   AND s.slot_key = xdb_sys_run_slot_keys.slot_key AND s.admitted IN (0, 1))"
+        ),
+        &params,
+    )
+    .await?;
+    Ok(())
 }
 
 async fn waiting_keys<D: Dialect>(store: &D) -> Result<Vec<WaitingKey>, StoreError> {

@@ -182,6 +182,14 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
     }
     assert_eq!(store.forget_closed_run_slots().await.unwrap(), 6);
     assert_eq!(store.forget_closed_run_slots().await.unwrap(), 0);
+    // Neither key has an execution holding or waiting for a slot: their rows go too.
+    let key_rows = || {
+        sql_text(
+            &h.db,
+            "SELECT CAST(COUNT(*) AS CHAR(8)) FROM xdb_sys_run_slot_keys",
+        )
+    };
+    assert_eq!(key_rows().await.as_deref().map(str::trim), Some("0"));
     assert_eq!(
         sql_text(
             &h.db,
@@ -212,9 +220,17 @@ async fn starts_over_a_keys_limit_wait_in_order_and_run_as_slots_free(dialect: D
         );
     }
     assert_eq!(store.admit_pending_executions().await.unwrap(), 0);
+    // The limit held with the key's row made again by the first reset.
+    assert_eq!(key_rows().await.as_deref().map(str::trim), Some("1"));
     stop(store, "a2").await;
     assert_eq!(store.admit_pending_executions().await.unwrap(), 1);
     assert_eq!(pending_on(store, "a3").await, None);
+    // a3 runs, holding a slot of the key: its row stays.
+    store.forget_closed_run_slots().await.unwrap();
+    assert_eq!(key_rows().await.as_deref().map(str::trim), Some("1"));
+    stop(store, "a3").await;
+    assert_eq!(store.forget_closed_run_slots().await.unwrap(), 1);
+    assert_eq!(key_rows().await.as_deref().map(str::trim), Some("0"));
 }
 
 async fn a_global_attribute_keys_the_limit_and_a_start_without_it_is_refused(dialect: Dialect) {
