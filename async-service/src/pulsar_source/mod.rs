@@ -8,10 +8,13 @@
 //! only a hint that a task may have work: the task row decides. It is claimed by id with
 //! a lease (nothing happens if it is gone, or leased by a live instance), handled by the
 //! same handlers as the database queue, and the message is acknowledged only after the
-//! handler's transaction committed. Events are at least once and may be stale; claiming
-//! the row makes a duplicate or late one harmless. An event may also be early: it can
-//! arrive before its transaction is visible, so a missing row is looked for again a few
-//! times ([`scheduling::on_gone`]) before the message is dropped.
+//! handler's transaction committed. Debezium's producers batch events, and the broker
+//! acknowledges a batch as a whole: a batch is acknowledged once all its messages are
+//! done with ([`batches`]), so one held in memory is never acknowledged with a sibling,
+//! and comes to another instance if this one dies. Events are at least once and may be
+//! stale; claiming the row makes a duplicate or late one harmless. An event may also be
+//! early: it can arrive before its transaction is visible, so a missing row is looked
+//! for again a few times ([`scheduling::on_gone`]) before the message is dropped.
 //!
 //! A task that is not due yet (a timer, a retry's backoff, a lease held by another
 //! instance) is held in memory when it is due soon, and otherwise becomes a
@@ -40,6 +43,7 @@
 //! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
 //! that have been due that long without any event running them.
 
+mod batches;
 mod dead_letters;
 mod events;
 mod subscriptions;
@@ -65,6 +69,7 @@ use crate::handlers::HandlerContext;
 use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
 use crate::scheduling::{self, Gone, NotClaimed, OnFailure, Refused, Sweep};
+use batches::{BatchAnswers, Part};
 use dead_letters::DeadLetterPublisher;
 use events::TaskChange;
 use subscriptions::Subscriber;
@@ -125,6 +130,7 @@ struct Shared {
 }
 
 /// What became of one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     /// Done with (handled, not needed, or passed on as a timer).
     Ack,
@@ -133,8 +139,8 @@ enum Verdict {
     /// Its task's transition was refused `pulsar.max_deliveries` times: pass it to the
     /// dead-letter topic, then acknowledge it.
     DeadLetter,
-    /// Shutting down while it was held: left unacknowledged, so the broker gives it to
-    /// another instance once this consumer closes.
+    /// Left unacknowledged (shutting down while it was held, or its handler panicked),
+    /// so the broker gives it to another instance once this consumer closes.
     Abandon,
 }
 
@@ -333,14 +339,16 @@ impl PulsarSource {
     }
 }
 
-/// Receives messages, hands each to its own task and acknowledges it when that is done.
+/// Receives messages, hands each to its own task and acknowledges it when that is done
+/// (the messages of a batch once all are, see [`batches`]).
 async fn consume(
     mut consumer: Consumer<Vec<u8>, TokioExecutor>,
     source: Source,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Ended {
-    let mut running: JoinSet<(Message<Vec<u8>>, Verdict)> = JoinSet::new();
+    let mut running: JoinSet<(Message<Vec<u8>>, Part, Verdict)> = JoinSet::new();
+    let mut batches = BatchAnswers::default();
     let mut stopping = *shutdown.borrow();
     let mut ended = Ended::Shutdown;
     loop {
@@ -349,13 +357,14 @@ async fn consume(
         }
         tokio::select! {
             Some(joined) = running.join_next() => {
-                // A handler that panicked leaves its message unacknowledged: the broker
-                // delivers it again once this consumer closes.
-                let Ok((message, verdict)) = joined else { continue };
-                let result = match verdict {
-                    Verdict::Ack => consumer.ack(&message).await,
-                    Verdict::Nack => consumer.nack(&message).await,
-                    Verdict::Abandon | Verdict::DeadLetter => Ok(()),
+                // Handlers' panics are caught (`Abandon`): every task ends with a verdict.
+                let Ok((message, part, verdict)) = joined else { continue };
+                let result = match batches.answered(part, verdict) {
+                    // Its batch waits for the verdicts of the others.
+                    None => Ok(()),
+                    Some(Verdict::Ack) => consumer.ack(&message).await,
+                    Some(Verdict::Nack) => consumer.nack(&message).await,
+                    Some(Verdict::Abandon | Verdict::DeadLetter) => Ok(()),
                 };
                 if let Err(error) = result {
                     // The broker delivers it again; the row check makes that harmless.
@@ -367,11 +376,21 @@ async fn consume(
             }
             next = consumer.next(), if !stopping => match next {
                 Some(Ok(message)) => {
+                    let part = batches.received(
+                        message.message_id(),
+                        message.payload.metadata.num_messages_in_batch,
+                    );
                     let shared = shared.clone();
                     let shutdown = shutdown.clone();
                     running.spawn(async move {
-                        let verdict = on_message(&shared, source, &message.payload.data, shutdown).await;
-                        (message, verdict)
+                        let handled = on_message(&shared, source, &message.payload.data, shutdown);
+                        // A panic leaves the message unacknowledged, and its batch with it:
+                        // the broker delivers them again once this consumer closes.
+                        let verdict = AssertUnwindSafe(handled)
+                            .catch_unwind()
+                            .await
+                            .unwrap_or(Verdict::Abandon);
+                        (message, part, verdict)
                     });
                 }
                 Some(Err(error)) => {
