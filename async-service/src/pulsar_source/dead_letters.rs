@@ -62,7 +62,9 @@ impl DeadLetterPublisher {
 pub(super) fn task_of(payload: &[u8]) -> Result<Option<(i64, String)>, String> {
     if matches!(payload.first(), Some(b'{' | 0x00 | 0xff)) {
         return match events::classify(payload)? {
-            events::TaskChange::Look { task_id, execution } => Ok(Some((task_id, execution))),
+            events::TaskChange::Look {
+                task_id, execution, ..
+            } => Ok(Some((task_id, execution))),
             events::TaskChange::Ignore => Ok(None),
         };
     }
@@ -120,6 +122,7 @@ mod tests {
             task_id: 9,
             process_execution_id: "e9".into(),
             due_at_millis: 1,
+            priority: 1,
         };
         assert_eq!(task_of(&timer.encode_to_vec()), Ok(Some((9, "e9".into()))));
         let delete = br#"{"op": "d", "before": {"id": 5}, "after": null}"#;

@@ -18,6 +18,8 @@ pub(crate) enum TaskChange {
         task_id: i64,
         /// Keys XDB's own messages about the task, so they stay with the execution's.
         execution: String,
+        /// The row's priority (the default for rows of a schema before priorities).
+        priority: u8,
     },
     /// Nothing to do: a delete (the work is done), a lease taken or renewed, a tombstone.
     Ignore,
@@ -64,9 +66,16 @@ pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let priority = super::priority_or_default(
+        after
+            .get("priority")
+            .and_then(Value::as_i64)
+            .unwrap_or_default(),
+    );
     Ok(TaskChange::Look {
         task_id: id,
         execution,
+        priority,
     })
 }
 
@@ -117,7 +126,25 @@ mod tests {
         Ok(TaskChange::Look {
             task_id,
             execution: "e1".into(),
+            priority: xdb_protocol::priority::DEFAULT,
         })
+    }
+
+    #[test]
+    fn the_row_s_priority_comes_along() {
+        let row = serde_json::json!({"id": 7, "lease_owner": null, "process_execution_id": "e1",
+            "priority": 1});
+        assert_eq!(
+            classify(&event("c", row)),
+            Ok(TaskChange::Look {
+                task_id: 7,
+                execution: "e1".into(),
+                priority: 1
+            })
+        );
+        // Out of bounds (never written) or absent: the default.
+        let row = serde_json::json!({"id": 7, "process_execution_id": "e1", "priority": 40});
+        assert_eq!(classify(&event("c", row)), look(7));
     }
 
     #[test]
@@ -173,6 +200,7 @@ mod tests {
             Ok(TaskChange::Look {
                 task_id: 1,
                 execution: "5a3d0698-7c33-4f3e-b4a6-ed5ecddf3e8e".into(),
+                priority: xdb_protocol::priority::DEFAULT,
             })
         );
         assert_eq!(
@@ -180,6 +208,7 @@ mod tests {
             Ok(TaskChange::Look {
                 task_id: 1,
                 execution: "81034179-e8b0-11f1-b4d1-02fc00000001".into(),
+                priority: xdb_protocol::priority::DEFAULT,
             })
         );
     }

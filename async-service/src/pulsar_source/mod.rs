@@ -46,6 +46,7 @@
 mod batches;
 mod dead_letters;
 mod events;
+mod permits;
 mod subscriptions;
 mod timer;
 mod topics;
@@ -57,11 +58,12 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt};
 use pulsar::consumer::{DeadLetterPolicy, Message};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
 use xdb_config::{PulsarSettings, SubscriptionType};
 use xdb_persistence::TaskClaim;
+use xdb_protocol::priority;
 
 use crate::clock::Clock;
 use crate::db_queue::handle_with_retries;
@@ -72,6 +74,7 @@ use crate::scheduling::{self, Gone, NotClaimed, OnFailure, Refused, Sweep};
 use batches::{BatchAnswers, Part};
 use dead_letters::DeadLetterPublisher;
 use events::TaskChange;
+use permits::PriorityPermits;
 use subscriptions::Subscriber;
 pub use timer::TaskTimer;
 use timer::TimerPublisher;
@@ -115,7 +118,7 @@ struct Shared {
     /// before it is re-published.
     hold_at_most: Duration,
     /// Bounds the tasks handled at once (held messages do not count).
-    permits: Semaphore,
+    permits: PriorityPermits,
     timers: TimerPublisher,
     /// `pulsar.max_deliveries`: handlings of a task whose transition is refused before
     /// its message goes to the dead-letter topic.
@@ -268,7 +271,7 @@ impl PulsarSource {
                 leased,
                 lease,
                 hold_at_most: Duration::from_millis(settings.hold_ms),
-                permits: Semaphore::new(max_in_flight),
+                permits: PriorityPermits::new(max_in_flight),
                 timers: TimerPublisher::new(producer),
                 max_deliveries: settings.max_deliveries,
                 nack_delay: Duration::from_millis(settings.nack_delay_ms),
@@ -447,7 +450,7 @@ async fn sweep_once(shared: &Shared, overdue: Duration) {
             task = task.id,
             "running a task no change event ran (lost event?)"
         );
-        let _permit = shared.permits.acquire().await.expect("never closed");
+        let _permit = shared.permits.acquire(priority::DEFAULT).await;
         let _hold = shared.leased.hold(task.id);
         match handle_with_retries(context, &task).await {
             Ok(applied) if applied.closed_process => shared.api_peers.process_closed(
@@ -468,9 +471,13 @@ async fn on_message(
     payload: &[u8],
     shutdown: watch::Receiver<bool>,
 ) -> Verdict {
-    let (task_id, execution) = match source {
+    let (task_id, execution, priority) = match source {
         Source::ChangeEvents => match events::classify(payload) {
-            Ok(TaskChange::Look { task_id, execution }) => (task_id, execution),
+            Ok(TaskChange::Look {
+                task_id,
+                execution,
+                priority,
+            }) => (task_id, execution, priority),
             Ok(TaskChange::Ignore) => return Verdict::Ack,
             Err(error) => {
                 // Redelivering it would not help: it can never be read.
@@ -479,14 +486,19 @@ async fn on_message(
             }
         },
         Source::Timers => match timer::decode(payload) {
-            Ok(timer) => (timer.task_id, timer.process_execution_id),
+            Ok(timer) => (
+                timer.task_id,
+                timer.process_execution_id.clone(),
+                timer.priority(),
+            ),
             Err(error) => {
                 tracing::error!(%error, "dropping a timer message that does not decode");
                 return Verdict::Ack;
             }
         },
         Source::DeadLetters => match dead_letters::task_of(payload) {
-            Ok(Some(task)) => task,
+            // A dead letter's event is read as is; its priority is not looked for.
+            Ok(Some((task_id, execution))) => (task_id, execution, priority::DEFAULT),
             Ok(None) => return Verdict::Ack,
             Err(error) => {
                 tracing::error!(%error, "dropping a dead letter that names no task");
@@ -494,7 +506,12 @@ async fn on_message(
             }
         },
     };
-    let mut verdict = run_task(shared, task_id, &execution, source, shutdown).await;
+    let message = Named {
+        task_id,
+        execution: &execution,
+        priority,
+    };
+    let mut verdict = run_task(shared, &message, source, shutdown).await;
     if matches!(verdict, Verdict::DeadLetter) {
         verdict = match shared.dead_letters.publish(payload, &execution).await {
             Ok(()) => Verdict::Ack,
@@ -510,8 +527,27 @@ async fn on_message(
     verdict
 }
 
-/// Claims task `task_id` when it is due and free, handles it, and says what to do with
-/// the message that named it.
+/// The task a message names.
+#[derive(Debug, Clone, Copy)]
+struct Named<'a> {
+    task_id: i64,
+    /// Its execution: the key of the messages published about it.
+    execution: &'a str,
+    /// The priority its message waits for a place at (see [`permits`]).
+    priority: u8,
+}
+
+/// A priority read from a message: the default when absent (older services and schemas)
+/// or out of bounds.
+fn priority_or_default(read: i64) -> u8 {
+    u8::try_from(read)
+        .ok()
+        .filter(|p| (priority::HIGHEST..=priority::LOWEST).contains(p))
+        .unwrap_or(priority::DEFAULT)
+}
+
+/// Claims the task a message names when it is due and free, handles it, and says what to
+/// do with the message.
 ///
 /// A transition the database refuses is handled again here, every `pulsar.nack_delay_ms`,
 /// while the task stays leased to this instance (a redelivered message would only find
@@ -520,11 +556,15 @@ async fn on_message(
 /// ([`dead_letters::park`]) until an operator's retry-now or give-up.
 async fn run_task(
     shared: &Shared,
-    task_id: i64,
-    execution: &str,
+    message: &Named<'_>,
     source: Source,
     mut shutdown: watch::Receiver<bool>,
 ) -> Verdict {
+    let Named {
+        task_id,
+        execution,
+        priority,
+    } = *message;
     // A timer message may come early (brokers that ignore deliverAt): it is held a while
     // before it is re-published, or it would go round at once, and again. A dead letter
     // is never turned into a timer: it waits here until its task can run.
@@ -534,7 +574,7 @@ async fn run_task(
     let context = &shared.context;
     let mut gone_checks = 0;
     loop {
-        let permit = shared.permits.acquire().await.expect("never closed");
+        let permit = shared.permits.acquire(priority).await;
         let claim = context
             .tasks
             .claim_task(task_id, &context.owner, shared.lease)
@@ -624,7 +664,11 @@ async fn run_task(
             shared.clock.now(),
         ) {
             NotClaimed::Republish { deliver_at } => {
-                return match shared.timers.publish(task_id, execution, deliver_at).await {
+                return match shared
+                    .timers
+                    .publish(task_id, execution, deliver_at, priority)
+                    .await
+                {
                     Ok(()) => Verdict::Ack,
                     Err(error) => {
                         tracing::warn!(task = task_id, %error, "publishing a timer failed");

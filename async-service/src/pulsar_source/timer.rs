@@ -22,6 +22,16 @@ pub struct TaskTimer {
     /// When the task is due, Unix epoch milliseconds.
     #[prost(int64, tag = "3")]
     pub due_at_millis: i64,
+    /// The priority of the task's execution; 0 (absent): the default.
+    #[prost(uint32, tag = "4")]
+    pub priority: u32,
+}
+
+impl TaskTimer {
+    /// The priority the timer's task runs at.
+    pub fn priority(&self) -> u8 {
+        super::priority_or_default(i64::from(self.priority))
+    }
 }
 
 /// Publishes timer messages; one producer shared by the instance's handlers.
@@ -36,18 +46,21 @@ impl TimerPublisher {
         }
     }
 
-    /// Publishes a timer for `task_id`, to be delivered at `due_at`, and waits for the
-    /// broker's receipt: only then may the message that asked for it be acknowledged.
+    /// Publishes a timer for `task_id` (of an execution of `priority`), to be delivered
+    /// at `due_at`, and waits for the broker's receipt: only then may the message that
+    /// asked for it be acknowledged.
     pub async fn publish(
         &self,
         task_id: i64,
         execution: &str,
         due_at: DateTime<Utc>,
+        priority: u8,
     ) -> Result<(), pulsar::Error> {
         let timer = TaskTimer {
             task_id,
             process_execution_id: execution.to_string(),
             due_at_millis: due_at.timestamp_millis().max(0),
+            priority: u32::from(priority),
         };
         let receipt = {
             let mut producer = self.producer.lock().await;
@@ -82,6 +95,7 @@ mod tests {
             "int64 task_id = 1;",
             "string process_execution_id = 2;",
             "int64 due_at_millis = 3;",
+            "uint32 priority = 4;",
         ] {
             assert!(proto.contains(field), "{field} is not in the .proto");
         }
@@ -94,11 +108,19 @@ mod tests {
             task_id: 42,
             process_execution_id: "0190c5a4-0000-7000-8000-000000000001".into(),
             due_at_millis: 1_700_000_000_123,
+            priority: 1,
         };
         let bytes = timer.encode_to_vec();
         // Field 1 (task_id, varint) comes first: the wire format of the .proto.
         assert_eq!(&bytes[..2], &[0x08, 42]);
         assert_eq!(decode(&bytes).unwrap(), timer);
         assert!(decode(&[0xff, 0xff]).is_err());
+        assert_eq!(decode(&bytes).unwrap().priority(), 1);
+        // From a service before priorities: no field 4, the default.
+        let older = TaskTimer {
+            priority: 0,
+            ..timer
+        };
+        assert_eq!(decode(&older.encode_to_vec()).unwrap().priority(), 3);
     }
 }

@@ -1,0 +1,205 @@
+//! The calls an instance runs at once in Pulsar mode (`async.max_in_flight`), given out
+//! by priority. The broker delivers change events in the order the database wrote them,
+//! and an instance under a backlog holds many delivered messages waiting for a place:
+//! the next free place goes to the waiting message of the highest priority (1 first),
+//! and among equal priorities to the one that asked first. So a start of priority 1
+//! overtakes the backlog an instance has received, though not what the broker has yet
+//! to deliver.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+
+/// Places for calls, each taken with a priority.
+#[derive(Debug)]
+pub(crate) struct PriorityPermits {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug)]
+struct State {
+    free: usize,
+    /// Numbers the waiters in the order they asked.
+    asked: u64,
+    /// Who waits, first to be served first: (priority, order asked).
+    waiting: BTreeMap<(u8, u64), oneshot::Sender<()>>,
+}
+
+impl State {
+    /// A place came free: to the first waiter, or back to the free ones.
+    fn release(&mut self) {
+        while let Some((_, waiter)) = self.waiting.pop_first() {
+            // A waiter leaves the map before it stops listening (see `Waiting`), so
+            // this succeeds; were it not to, the place goes to the next.
+            if waiter.send(()).is_ok() {
+                return;
+            }
+        }
+        self.free += 1;
+    }
+}
+
+/// A place taken; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Permit {
+    state: Arc<Mutex<State>>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        lock(&self.state).release();
+    }
+}
+
+/// A waiter's place in the queue: leaves it when the wait is dropped (a shutdown), and
+/// passes on a place that was handed to it after it stopped waiting.
+struct Waiting {
+    state: Arc<Mutex<State>>,
+    key: (u8, u64),
+    handed: oneshot::Receiver<()>,
+    served: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.served {
+            return;
+        }
+        let mut state = lock(&self.state);
+        if state.waiting.remove(&self.key).is_none() {
+            // Handed a place it never took.
+            state.release();
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    // Nothing panics while holding it; a poisoned lock still holds a consistent count.
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl PriorityPermits {
+    pub fn new(places: usize) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(State {
+                free: places,
+                asked: 0,
+                waiting: BTreeMap::new(),
+            })),
+        }
+    }
+
+    /// Waits for a place: at once when one is free and nobody waits, else after every
+    /// waiter of a higher priority and those of the same priority that asked before.
+    pub async fn acquire(&self, priority: u8) -> Permit {
+        let mut waiting = {
+            let mut state = lock(&self.state);
+            if state.free > 0 && state.waiting.is_empty() {
+                state.free -= 1;
+                return Permit {
+                    state: self.state.clone(),
+                };
+            }
+            let (sender, handed) = oneshot::channel();
+            let key = (priority, state.asked);
+            state.asked += 1;
+            state.waiting.insert(key, sender);
+            Waiting {
+                state: self.state.clone(),
+                key,
+                handed,
+                served: false,
+            }
+        };
+        // The sender lives in the map until it is used, so the wait ends with a place.
+        let _ = (&mut waiting.handed).await;
+        waiting.served = true;
+        Permit {
+            state: self.state.clone(),
+        }
+    }
+
+    /// Places free now.
+    #[cfg(test)]
+    fn available(&self) -> usize {
+        lock(&self.state).free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Lets spawned tasks run until they wait.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_free_place_is_taken_at_once_and_given_back_on_drop() {
+        let permits = PriorityPermits::new(2);
+        let first = permits.acquire(3).await;
+        let _second = permits.acquire(5).await;
+        assert_eq!(permits.available(), 0);
+        drop(first);
+        assert_eq!(permits.available(), 1);
+    }
+
+    #[tokio::test]
+    async fn waiters_are_served_by_priority_then_in_the_order_they_asked() {
+        let permits = Arc::new(PriorityPermits::new(1));
+        let held = permits.acquire(3).await;
+        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
+        for (name, priority) in [("low-a", 5), ("usual", 3), ("low-b", 5), ("urgent", 1)] {
+            let permits = permits.clone();
+            let order_tx = order_tx.clone();
+            tokio::spawn(async move {
+                let _permit = permits.acquire(priority).await;
+                order_tx.send(name).unwrap();
+            });
+            settle().await;
+        }
+        drop(held);
+        let mut served = Vec::new();
+        for _ in 0..4 {
+            served.push(order.recv().await.unwrap());
+        }
+        assert_eq!(served, ["urgent", "usual", "low-a", "low-b"]);
+        settle().await;
+        assert_eq!(permits.available(), 1, "every place came back");
+    }
+
+    #[tokio::test]
+    async fn a_wait_given_up_leaves_the_queue_and_loses_no_place() {
+        let permits = Arc::new(PriorityPermits::new(1));
+        let held = permits.acquire(3).await;
+        // Given up before a place came.
+        let gave_up = tokio::time::timeout(Duration::from_millis(10), permits.acquire(1)).await;
+        assert!(gave_up.is_err());
+        drop(held);
+        assert_eq!(permits.available(), 1);
+
+        // Handed a place, then dropped before it took it: the place is passed on.
+        let held = permits.acquire(3).await;
+        let mut waiting = Box::pin(permits.acquire(2));
+        assert!(futures::poll!(waiting.as_mut()).is_pending());
+        let next = {
+            let permits = permits.clone();
+            tokio::spawn(async move { drop(permits.acquire(4).await) })
+        };
+        settle().await;
+        drop(held);
+        drop(waiting);
+        tokio::time::timeout(Duration::from_secs(5), next)
+            .await
+            .expect("the place passed on")
+            .unwrap();
+        assert_eq!(permits.available(), 1);
+    }
+}
