@@ -66,7 +66,7 @@ pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let priority = super::priority_or_default(
+    let priority = super::permits::priority_or_default(
         after
             .get("priority")
             .and_then(Value::as_i64)

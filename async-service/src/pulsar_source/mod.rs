@@ -46,6 +46,7 @@
 mod batches;
 mod dead_letters;
 mod events;
+mod handling;
 mod permits;
 mod subscriptions;
 mod timer;
@@ -62,7 +63,6 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
 use xdb_config::{PulsarSettings, SubscriptionType};
-use xdb_persistence::TaskClaim;
 use xdb_protocol::priority;
 
 use crate::clock::Clock;
@@ -70,10 +70,10 @@ use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
 use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
-use crate::scheduling::{self, Gone, NotClaimed, OnFailure, Refused, Sweep};
+use crate::scheduling::{self, Sweep};
 use batches::{BatchAnswers, Part};
 use dead_letters::DeadLetterPublisher;
-use events::TaskChange;
+use handling::on_message;
 use permits::PriorityPermits;
 use subscriptions::Subscriber;
 pub use timer::TaskTimer;
@@ -462,225 +462,5 @@ async fn sweep_once(shared: &Shared, overdue: Duration) {
                 tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
             }
         }
-    }
-}
-
-async fn on_message(
-    shared: &Shared,
-    source: Source,
-    payload: &[u8],
-    shutdown: watch::Receiver<bool>,
-) -> Verdict {
-    let (task_id, execution, priority) = match source {
-        Source::ChangeEvents => match events::classify(payload) {
-            Ok(TaskChange::Look {
-                task_id,
-                execution,
-                priority,
-            }) => (task_id, execution, priority),
-            Ok(TaskChange::Ignore) => return Verdict::Ack,
-            Err(error) => {
-                // Redelivering it would not help: it can never be read.
-                tracing::error!(%error, "dropping a change event that is not a task change");
-                return Verdict::Ack;
-            }
-        },
-        Source::Timers => match timer::decode(payload) {
-            Ok(timer) => (
-                timer.task_id,
-                timer.process_execution_id.clone(),
-                timer.priority(),
-            ),
-            Err(error) => {
-                tracing::error!(%error, "dropping a timer message that does not decode");
-                return Verdict::Ack;
-            }
-        },
-        Source::DeadLetters => match dead_letters::task_of(payload) {
-            // A dead letter's event is read as is; its priority is not looked for.
-            Ok(Some((task_id, execution))) => (task_id, execution, priority::DEFAULT),
-            Ok(None) => return Verdict::Ack,
-            Err(error) => {
-                tracing::error!(%error, "dropping a dead letter that names no task");
-                return Verdict::Ack;
-            }
-        },
-    };
-    let message = Named {
-        task_id,
-        execution: &execution,
-        priority,
-    };
-    let mut verdict = run_task(shared, &message, source, shutdown).await;
-    if matches!(verdict, Verdict::DeadLetter) {
-        verdict = match shared.dead_letters.publish(payload, &execution).await {
-            Ok(()) => Verdict::Ack,
-            Err(error) => {
-                tracing::warn!(task = task_id, %error, "publishing a dead letter failed");
-                Verdict::Nack
-            }
-        };
-    }
-    if matches!(verdict, Verdict::Nack) {
-        tokio::time::sleep(shared.nack_delay).await;
-    }
-    verdict
-}
-
-/// The task a message names.
-#[derive(Debug, Clone, Copy)]
-struct Named<'a> {
-    task_id: i64,
-    /// Its execution: the key of the messages published about it.
-    execution: &'a str,
-    /// The priority its message waits for a place at (see [`permits`]).
-    priority: u8,
-}
-
-/// A priority read from a message: the default when absent (older services and schemas)
-/// or out of bounds.
-fn priority_or_default(read: i64) -> u8 {
-    u8::try_from(read)
-        .ok()
-        .filter(|p| (priority::HIGHEST..=priority::LOWEST).contains(p))
-        .unwrap_or(priority::DEFAULT)
-}
-
-/// Claims the task a message names when it is due and free, handles it, and says what to
-/// do with the message.
-///
-/// A transition the database refuses is handled again here, every `pulsar.nack_delay_ms`,
-/// while the task stays leased to this instance (a redelivered message would only find
-/// that lease), `pulsar.max_deliveries` times in all; then the message goes to the
-/// dead-letter topic. There, on the last run, a failure parks the task
-/// ([`dead_letters::park`]) until an operator's retry-now or give-up.
-async fn run_task(
-    shared: &Shared,
-    message: &Named<'_>,
-    source: Source,
-    mut shutdown: watch::Receiver<bool>,
-) -> Verdict {
-    let Named {
-        task_id,
-        execution,
-        priority,
-    } = *message;
-    // A timer message may come early (brokers that ignore deliverAt): it is held a while
-    // before it is re-published, or it would go round at once, and again. A dead letter
-    // is never turned into a timer: it waits here until its task can run.
-    let mut publish_at_once = matches!(source, Source::ChangeEvents);
-    let may_publish = !matches!(source, Source::DeadLetters);
-    let last_run = matches!(source, Source::DeadLetters);
-    let context = &shared.context;
-    let mut gone_checks = 0;
-    loop {
-        let permit = shared.permits.acquire(priority).await;
-        let claim = context
-            .tasks
-            .claim_task(task_id, &context.owner, shared.lease)
-            .await;
-        let wait = match claim {
-            Ok(TaskClaim::Gone) => match scheduling::on_gone(gone_checks) {
-                Gone::LookAgainIn(pause) => {
-                    gone_checks += 1;
-                    drop(permit);
-                    tokio::select! {
-                        _ = tokio::time::sleep(pause) => continue,
-                        _ = shutdown.changed() => return Verdict::Abandon,
-                    }
-                }
-                Gone::Drop => {
-                    tracing::debug!(task = task_id, "task gone; message dropped");
-                    return Verdict::Ack;
-                }
-            },
-            Ok(TaskClaim::Claimed(task)) => {
-                let hold = shared.leased.hold(task.id);
-                let mut failures = 0;
-                let verdict = loop {
-                    match handle_with_retries(context, &task).await {
-                        Ok(applied) => {
-                            if applied.closed_process {
-                                shared.api_peers.process_closed(
-                                    task.process_execution_id.to_string(),
-                                    applied.closed_outcome,
-                                );
-                            }
-                            break Verdict::Ack;
-                        }
-                        Err(error) if last_run => {
-                            // Its deliveries ran out before it came here.
-                            let failures = shared.max_deliveries.max(failures + 1);
-                            break dead_letters::park(shared, &task, &error, failures).await;
-                        }
-                        Err(error)
-                            if scheduling::on_failure(error.class()) != OnFailure::RetryLater =>
-                        {
-                            // The one policy of both sources: a failure that would
-                            // come back the same is parked now, not after every
-                            // delivery and the dead-letter topic.
-                            break match scheduling::on_failure(error.class()) {
-                                OnFailure::Drop => Verdict::Ack,
-                                _ => dead_letters::park(shared, &task, &error, failures + 1).await,
-                            };
-                        }
-                        Err(error) => {
-                            failures += 1;
-                            match scheduling::on_refused(
-                                failures,
-                                shared.max_deliveries,
-                                shared.nack_delay,
-                            ) {
-                                Refused::DeadLetter => {
-                                    tracing::warn!(task = task.id, %error, failures, "task failed every time; its message goes to the dead-letter topic");
-                                    break Verdict::DeadLetter;
-                                }
-                                Refused::RetryIn(pause) => {
-                                    tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
-                                    tokio::select! {
-                                        _ = tokio::time::sleep(pause) => {}
-                                        _ = shutdown.changed() => break Verdict::Abandon,
-                                    }
-                                }
-                            }
-                        }
-                    }
-                };
-                drop(hold);
-                return verdict;
-            }
-            Ok(TaskClaim::NotDue(wait) | TaskClaim::Leased(wait)) => wait,
-            Err(error) => {
-                tracing::warn!(task = task_id, %error, "claiming a task failed");
-                return Verdict::Nack;
-            }
-        };
-        drop(permit);
-        let may_republish = publish_at_once && may_publish;
-        match scheduling::on_not_claimed(
-            wait,
-            may_republish,
-            shared.hold_at_most,
-            shared.clock.now(),
-        ) {
-            NotClaimed::Republish { deliver_at } => {
-                return match shared
-                    .timers
-                    .publish(task_id, execution, deliver_at, priority)
-                    .await
-                {
-                    Ok(()) => Verdict::Ack,
-                    Err(error) => {
-                        tracing::warn!(task = task_id, %error, "publishing a timer failed");
-                        Verdict::Nack
-                    }
-                };
-            }
-            NotClaimed::Hold(hold) => tokio::select! {
-                _ = tokio::time::sleep(hold) => {}
-                _ = shutdown.changed() => return Verdict::Abandon,
-            },
-        }
-        publish_at_once = true;
     }
 }

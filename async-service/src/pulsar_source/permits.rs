@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
+use xdb_protocol::priority;
 
 /// Places for calls, each taken with a priority.
 #[derive(Debug)]
@@ -79,6 +80,15 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A priority read from a message: the default when absent (older services and schemas)
+/// or out of bounds.
+pub(super) fn priority_or_default(read: i64) -> u8 {
+    u8::try_from(read)
+        .ok()
+        .filter(|p| (priority::HIGHEST..=priority::LOWEST).contains(p))
+        .unwrap_or(priority::DEFAULT)
 }
 
 impl PriorityPermits {

@@ -30,7 +30,7 @@ pub struct TaskTimer {
 impl TaskTimer {
     /// The priority the timer's task runs at.
     pub fn priority(&self) -> u8 {
-        super::priority_or_default(i64::from(self.priority))
+        super::permits::priority_or_default(i64::from(self.priority))
     }
 }
 
