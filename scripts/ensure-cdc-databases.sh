@@ -67,6 +67,10 @@ ensure_postgres() {
 # binary log as the server reports itself; nothing else is needed. (Debezium 3.x took
 # MariaDB's "10.11.19-MariaDB" for a MySQL 8.4 and refused it; earlier versions of this
 # script set the reported version for that, and a settings file of theirs is replaced.)
+#
+# The log is kept an hour, in files of 256 MiB (MariaDB expires logs only when it starts
+# a new file): a day's tests and benches wrote 26 GB of it, and a connector needs only
+# what it has not read yet.
 ensure_mariadb() {
     local log_bin format image version
     log_bin="$(sql_tcp "SELECT @@log_bin")"
@@ -76,7 +80,7 @@ ensure_mariadb() {
     local marker="# xdb: binary log for Debezium (scripts/ensure-cdc-databases.sh)"
     local settings=("$marker" "[mysqld]"
         "server_id = 1" "log_bin = mysql-bin" "binlog_format = ROW" "binlog_row_image = FULL"
-        "expire_logs_days = 1")
+        "binlog_expire_logs_seconds = 3600" "max_binlog_size = 256M")
     local wanted
     wanted="$(printf '%s\n' "${settings[@]}")"
     local current=""
