@@ -36,6 +36,7 @@ pub enum FlowLimitsCommand {
             "max_calls_per_second",
             "max_concurrent_calls",
             "max_running_executions",
+            "priority",
             "clear",
             "unlimited"
         ])
@@ -61,11 +62,16 @@ pub struct FlowLimitsSetArgs {
     /// a start writes is its concurrency key when it names none
     #[arg(long, requires = "max_running_executions")]
     pub concurrency_key_attribute: Option<String>,
+    /// The priority of the type's starts that name none: 1 (claimed first) to 5 (the
+    /// type's limits only)
+    #[arg(long, conflicts_with = "state", value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub priority: Option<u8>,
     /// Clear the override: the declared limits apply again
     #[arg(long, conflicts_with_all = [
         "max_calls_per_second",
         "max_concurrent_calls",
         "max_running_executions",
+        "priority",
         "unlimited"
     ])]
     pub clear: bool,
@@ -73,7 +79,8 @@ pub struct FlowLimitsSetArgs {
     #[arg(long, conflicts_with_all = [
         "max_calls_per_second",
         "max_concurrent_calls",
-        "max_running_executions"
+        "max_running_executions",
+        "priority"
     ])]
     pub unlimited: bool,
     /// Why, kept in the audit history
@@ -107,6 +114,7 @@ pub fn set_request(a: &FlowLimitsSetArgs) -> FlowLimitsSetRequest {
             max_concurrent_calls: a.max_concurrent_calls,
             max_running_executions: a.max_running_executions,
             concurrency_key_attribute: a.concurrency_key_attribute.clone(),
+            priority: a.priority,
         })
     };
     FlowLimitsSetRequest {
@@ -146,8 +154,8 @@ pub async fn run(client: &Client, output: Output, command: &FlowLimitsCommand) -
     Ok(Exit::Ok)
 }
 
-/// Limits for people: `2.5/s`, `8 at once`, `2.5/s, 8 at once`, `unlimited` for limits
-/// that limit nothing, `-` for none.
+/// Limits for people: `2.5/s`, `8 at once`, `2.5/s, 8 at once, priority 1`, `unlimited`
+/// for limits that limit nothing, `-` for none.
 pub fn limits_text(limits: Option<&FlowLimits>) -> String {
     let Some(limits) = limits else {
         return "-".to_string();
@@ -161,6 +169,7 @@ pub fn limits_text(limits: Option<&FlowLimits>) -> String {
                 Some(attribute) => format!("{n} running per {attribute}"),
                 None => format!("{n} running per key"),
             }),
+        limits.priority.map(|p| format!("priority {p}")),
     ]
     .into_iter()
     .flatten()
@@ -238,6 +247,10 @@ pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
                     Some(_) => "-".to_string(),
                     None => field_text(effective, |l| l.max_running_executions),
                 },
+                match (&e.state_id, e.effective.priority) {
+                    (None, Some(priority)) => priority.to_string(),
+                    _ => "-".to_string(),
+                },
                 timestamp_ms(e.updated_timestamp_ms),
             ]
         })
@@ -253,6 +266,7 @@ pub fn list_view(limits: &[FlowLimitsEntry]) -> String {
             "OVERRIDE AT ONCE",
             "EFFECTIVE AT ONCE",
             "RUNNING PER KEY",
+            "PRIORITY",
             "UPDATED",
         ],
         &rows,
@@ -315,6 +329,29 @@ mod tests {
             max_concurrent_calls: at_once,
             max_running_executions: None,
             concurrency_key_attribute: None,
+            priority: None,
+        }
+    }
+
+    #[test]
+    fn set_takes_a_type_s_priority_of_one_to_five() {
+        let urgent = set(&["--priority", "1", "--reason", "on call"]);
+        assert_eq!(
+            urgent.override_limits,
+            Some(FlowLimits {
+                priority: Some(1),
+                ..Default::default()
+            })
+        );
+        assert_eq!(limits_text(urgent.override_limits.as_ref()), "priority 1");
+        for bad in [
+            &["--priority", "0"][..],
+            &["--priority", "6"],
+            &["--state", "S", "--priority", "2"],
+        ] {
+            let mut all = vec!["flow-limits", "set", "-t", "Order"];
+            all.extend_from_slice(bad);
+            assert!(parse(&all).is_err(), "{bad:?} accepted");
         }
     }
 
@@ -450,6 +487,7 @@ mod tests {
                 "OVERRIDE AT ONCE",
                 "EFFECTIVE AT ONCE",
                 "RUNNING PER KEY",
+                "PRIORITY",
                 "UPDATED"
             ],
             "{text}"
@@ -457,8 +495,8 @@ mod tests {
         assert!(lines[1].contains("(all states)"), "{text}");
         let type_row: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(
-            &type_row[3..10],
-            ["10/s", "-", "10/s", "4", "-", "4", "unlimited"],
+            &type_row[3..11],
+            ["10/s", "-", "10/s", "4", "-", "4", "unlimited", "-"],
             "{text}"
         );
         let state_row: Vec<&str> = lines[2].split_whitespace().collect();

@@ -35,7 +35,7 @@ impl ValidationError {
 /// Flow limits as a definition declares them or an operator sets them: a rate more than
 /// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`], a concurrency 1 to
 /// [`xdb_protocol::MAX_CONCURRENT_CALLS`], running executions 1 to
-/// [`xdb_protocol::MAX_RUNNING_EXECUTIONS`]. `field` names the limits.
+/// [`xdb_protocol::MAX_RUNNING_EXECUTIONS`], a priority 1 to 5. `field` names the limits.
 pub fn check_flow_limits(
     field: &str,
     limits: &xdb_protocol::FlowLimits,
@@ -73,6 +73,15 @@ pub fn check_flow_limits(
             ));
         }
     }
+    if let Some(priority) = limits.priority {
+        use xdb_protocol::priority::{HIGHEST, LOWEST};
+        if !(HIGHEST..=LOWEST).contains(&priority) {
+            return Err(ValidationError::new(
+                format!("{field}.priority"),
+                format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
+            ));
+        }
+    }
     if let Some(attribute) = &limits.concurrency_key_attribute {
         let at = format!("{field}.concurrencyKeyAttribute");
         check_identifier(&at, attribute)?;
@@ -102,6 +111,12 @@ pub fn check_state_flow_limits(
         return Err(ValidationError::new(
             format!("{field}.concurrencyKeyAttribute"),
             "keys a process type's executions: set it on the type, not on a state",
+        ));
+    }
+    if limits.priority.is_some() {
+        return Err(ValidationError::new(
+            format!("{field}.priority"),
+            "is the priority of a process type's starts: set it on the type, not on a state",
         ));
     }
     check_flow_limits(field, limits)
@@ -288,6 +303,22 @@ fn truncate(value: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_type_s_priority_is_one_to_five_and_not_a_state_s() {
+        let limits = |priority| xdb_protocol::FlowLimits {
+            priority: Some(priority),
+            ..Default::default()
+        };
+        assert!(check_flow_limits("flowLimits", &limits(1)).is_ok());
+        assert!(check_flow_limits("flowLimits", &limits(5)).is_ok());
+        for bad in [0, 6, 9] {
+            let refused = check_flow_limits("flowLimits", &limits(bad)).unwrap_err();
+            assert_eq!(refused.field, "flowLimits.priority", "{bad}");
+        }
+        let on_a_state = check_state_flow_limits("states[0].flowLimits", &limits(2)).unwrap_err();
+        assert_eq!(on_a_state.field, "states[0].flowLimits.priority");
+    }
 
     #[test]
     fn identifiers_refuse_anything_that_could_escape_quoting() {

@@ -53,9 +53,9 @@ pub(crate) fn declared_by(definition: &ProcessDefinition) -> BTreeMap<String, Op
     declared
 }
 
-/// A declaration that limits nothing is stored as none, so `{}` and absent are equal.
+/// A declaration of nothing is stored as none, so `{}` and absent are equal.
 fn declared_value(limits: &Option<FlowLimits>) -> Option<FlowLimits> {
-    limits.clone().filter(|limits| !limits.is_unlimited())
+    limits.clone().filter(|limits| !limits.is_empty())
 }
 
 /// One entry's declared limits changing: `(state key, before, after)`.

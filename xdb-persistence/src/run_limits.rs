@@ -1,7 +1,8 @@
-//! Each process type's `maxRunningExecutions` as this instance knows it: read from the
-//! flow limits at most once a second, so a start of an unlimited type costs no query.
-//! A limit set or cleared applies to starts within about a second (at once through the
-//! store that made the change).
+//! What each process type's limits say about its starts, as this instance knows it:
+//! `maxRunningExecutions` and the type's `priority`, read from the flow limits at most
+//! once a second, so a start of an unlimited type costs no query. A limit set or cleared
+//! applies to starts within about a second (at once through the store that made the
+//! change).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,8 +29,17 @@ pub(crate) struct RunLimit {
     pub key_attribute: Option<String>,
 }
 
-/// The running-execution limits, by type.
-pub(crate) type LimitsByType = Arc<HashMap<String, RunLimit>>;
+/// What the types' limits say about their starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StartRules {
+    /// The running-execution limits, by type.
+    pub run_limits: HashMap<String, RunLimit>,
+    /// The priority of a type's starts that name none, by type (where one is set).
+    pub priorities: HashMap<String, u8>,
+}
+
+/// [`StartRules`] as read, shared.
+pub(crate) type LimitsByType = Arc<StartRules>;
 
 /// The limits last read, shared by a store's clones.
 #[derive(Default)]
@@ -42,16 +52,7 @@ pub(crate) struct RunLimits {
 }
 
 impl RunLimits {
-    /// `process_type`'s limit, if it has one.
-    pub(crate) async fn of<D: Dialect>(
-        &self,
-        store: &D,
-        process_type: &str,
-    ) -> Result<Option<RunLimit>, StoreError> {
-        Ok(self.current(store).await?.get(process_type).cloned())
-    }
-
-    /// Every limited type's limit, at most about [`MAX_AGE`] old. Once they are known,
+    /// Every type's start rules, at most about [`MAX_AGE`] old. Once they are known,
     /// no caller waits for another's reading: while one reads them again, the others go
     /// on with what is known (under load a reading may wait for a connection, and every
     /// start would wait behind it).
@@ -102,11 +103,9 @@ impl RunLimits {
     }
 }
 
-/// Every limited type's limit, read now: for admissions, which must not act on a
-/// limit another instance has just set.
-pub(crate) async fn read_limits<D: Dialect>(
-    store: &D,
-) -> Result<HashMap<String, RunLimit>, StoreError> {
+/// Every type's start rules, read now (admissions take these: they must not act on a
+/// limit another instance has just set).
+pub(crate) async fn read_limits<D: Dialect>(store: &D) -> Result<StartRules, StoreError> {
     let mut session = store.session(Lane::Main).await?;
     let rows = session
         .query(
@@ -115,7 +114,7 @@ pub(crate) async fn read_limits<D: Dialect>(
             &[WHOLE_TYPE.into()],
         )
         .await?;
-    let mut limits = HashMap::new();
+    let mut rules = StartRules::default();
     for row in &rows {
         let mut columns = D::Session::columns(row, 0);
         let process_type = columns.text()?;
@@ -124,12 +123,17 @@ pub(crate) async fn read_limits<D: Dialect>(
         let override_text = parse(columns.optional_text()?)?;
         let override_limits = override_set.then(|| override_text.unwrap_or_default());
         let effective = effective(&declared, &override_limits);
+        if let Some(priority) = effective.priority {
+            rules.priorities.insert(process_type.clone(), priority);
+        }
         if let Some(max) = effective.max_running_executions {
             let key_attribute = effective.concurrency_key_attribute;
-            limits.insert(process_type, RunLimit { max, key_attribute });
+            rules
+                .run_limits
+                .insert(process_type, RunLimit { max, key_attribute });
         }
     }
-    Ok(limits)
+    Ok(rules)
 }
 
 /// The concurrency key `request` is counted under by `limit`: the key it names, else the

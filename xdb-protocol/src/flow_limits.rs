@@ -54,14 +54,25 @@ pub struct FlowLimits {
     /// type's limits only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency_key_attribute: Option<String>,
+    /// The priority of the type's starts that name none (`processStartConfig.priority`):
+    /// 1 (claimed first) to 5; absent: 3. A type's limits only. Not a limit: it orders
+    /// which waiting tasks are claimed first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 5)]
+    pub priority: Option<u8>,
 }
 
 impl FlowLimits {
-    /// Whether no field limits anything.
+    /// Whether no field limits anything (a priority orders, but limits nothing).
     pub fn is_unlimited(&self) -> bool {
         self.max_calls_per_second.is_none()
             && self.max_concurrent_calls.is_none()
             && self.max_running_executions.is_none()
+    }
+
+    /// Whether nothing is declared at all: no limit and no priority.
+    pub fn is_empty(&self) -> bool {
+        self.is_unlimited() && self.priority.is_none()
     }
 }
 

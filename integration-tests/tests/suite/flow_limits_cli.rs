@@ -1,5 +1,5 @@
 //! `xdb flow-limits` as an operator runs it against a registered type: an override on a
-//! state (a rate and a concurrency) and on the type, refusals naming the field (exit 1) that change nothing, a
+//! state (a rate and a concurrency) and on the type (its priority, then no limit), refusals naming the field (exit 1) that change nothing, a
 //! usage error (exit 2), the list and the history as tables and as JSON.
 
 use xdb_integration_tests::{Database, XdbTestEnv};
@@ -55,6 +55,44 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
     assert_eq!(entry["effective"]["maxCallsPerSecond"], 2.5, "{entry}");
     assert_eq!(entry["effective"]["maxConcurrentCalls"], 3, "{entry}");
     assert_eq!(entry["override"]["maxConcurrentCalls"], 3, "{entry}");
+
+    // The type's priority: its starts that name none are claimed at it.
+    let prioritized = xdb(&[
+        "-o",
+        "json",
+        "flow-limits",
+        "set",
+        "-t",
+        TYPE,
+        "--priority",
+        "2",
+        "--reason",
+        "launch day",
+    ])
+    .await
+    .expect(0)
+    .json();
+    assert_eq!(prioritized["effective"]["priority"], 2, "{prioritized}");
+    xdb(&["flow-limits", "set", "-t", TYPE, "--priority", "9"])
+        .await
+        .expect(2);
+    let on_a_state = xdb(&[
+        "flow-limits",
+        "set",
+        "-t",
+        TYPE,
+        "--state",
+        "VerifyState",
+        "--priority",
+        "1",
+    ])
+    .await
+    .expect(2);
+    assert!(
+        on_a_state.stderr.contains("--state"),
+        "{}",
+        on_a_state.stderr
+    );
 
     let zero = xdb(&[
         "flow-limits",
@@ -184,7 +222,12 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
         .collect();
     assert_eq!(
         operator,
-        [("-", false), ("-", true), ("VerifyState", true)],
+        [
+            ("-", false),
+            ("-", true),
+            ("-", true),
+            ("VerifyState", true)
+        ],
         "newest first, the refusals not among them: {history}"
     );
     let table = xdb(&["flow-limits", "history", "-t", TYPE]).await.expect(0);
@@ -195,6 +238,16 @@ async fn an_operator_overrides_and_clears_flow_limits(db: Database) {
         .unwrap_or_else(|| panic!("no change with the reason:\n{}", table.stdout));
     assert!(
         verify_change.contains("- → 2.5/s, 3 at once"),
+        "{}",
+        table.stdout
+    );
+    let priority_change = table
+        .stdout
+        .lines()
+        .find(|line| line.contains("launch day"))
+        .unwrap_or_else(|| panic!("no change with the reason:\n{}", table.stdout));
+    assert!(
+        priority_change.contains("- → priority 2"),
         "{}",
         table.stdout
     );

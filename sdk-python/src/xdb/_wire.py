@@ -518,6 +518,12 @@ class FlowLimits(WireModel):
     order, when one of its key closes. A slot is the running execution itself, so
     it frees in the transaction that closes it, whatever becomes of any instance.
     """
+    priority: int | None = None
+    """
+    The priority of the type's starts that name none (`processStartConfig.priority`):
+    1 (claimed first) to 5; absent: 3. A type's limits only. Not a limit: it orders
+    which waiting tasks are claimed first.
+    """
 
 
 class FlowLimitsEntry(WireModel):

@@ -890,6 +890,12 @@ export type FlowLimits = {
      * it frees in the transaction that closes it, whatever becomes of any instance.
      */
     maxRunningExecutions?: number | null;
+    /**
+     * The priority of the type's starts that name none (`processStartConfig.priority`):
+     * 1 (claimed first) to 5; absent: 3. A type's limits only. Not a limit: it orders
+     * which waiting tasks are claimed first.
+     */
+    priority?: number | null;
 };
 
 /**

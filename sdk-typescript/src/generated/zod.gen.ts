@@ -481,7 +481,8 @@ export const FlowLimitsSchema = z.object({
     concurrencyKeyAttribute: z.string().nullish(),
     maxCallsPerSecond: z.number().nullish(),
     maxConcurrentCalls: z.int().nullish(),
-    maxRunningExecutions: z.int().nullish()
+    maxRunningExecutions: z.int().nullish(),
+    priority: z.int().nullish()
 });
 
 /**

@@ -402,6 +402,7 @@ async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_overri
             max_concurrent_calls: Some(8),
             max_running_executions: None,
             concurrency_key_attribute: None,
+            priority: None,
         }),
         reason: Some("downstream slow".into()),
     };

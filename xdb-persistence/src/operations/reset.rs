@@ -36,6 +36,7 @@ pub(crate) async fn reset<D: Dialect>(
     xdb_engine::validation::check_id("stateId", &request.state_id).map_err(DecideError::from)?;
     // Read before the transaction, which should not wait for a connection to read them.
     let run_limits = store.run_limits().current(store).await?;
+    let run_limits = &run_limits.run_limits;
     let mut tx = store.begin(Lane::Main).await?;
     let process = tx
         .lock_execution_of(&request.process_id, request.process_execution_id.as_deref())

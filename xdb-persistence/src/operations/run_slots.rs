@@ -177,7 +177,7 @@ pub(crate) async fn admit_pending<D: Dialect>(store: &D) -> Result<usize, StoreE
     if keys.is_empty() {
         return Ok(0);
     }
-    let limits = read_limits(store).await?;
+    let limits = read_limits(store).await?.run_limits;
     let mut admitted = 0;
     for waiting in keys {
         let limit = limits.get(&waiting.process_type).map(|limit| limit.max);

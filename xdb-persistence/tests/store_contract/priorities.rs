@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use xdb_protocol::{
-    ProcessExecutionControlRequest, ProcessExecutionResetRequest, ProcessExecutionStartRequest,
-    ProcessExecutionStopRequest, ProcessExecutionStopType, ProcessStartConfig,
+    FlowLimits, FlowLimitsSetRequest, ProcessExecutionControlRequest, ProcessExecutionResetRequest,
+    ProcessExecutionStartRequest, ProcessExecutionStopRequest, ProcessExecutionStopType,
+    ProcessStartConfig,
 };
 use xdb_test_util::Dialect;
 
@@ -14,7 +15,8 @@ use crate::common::*;
 
 both!(
     a_higher_priority_is_claimed_ahead_of_a_backlog,
-    every_task_of_an_execution_carries_its_priority
+    every_task_of_an_execution_carries_its_priority,
+    a_type_s_priority_applies_to_its_starts_that_name_none
 );
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -146,4 +148,49 @@ async fn every_task_of_an_execution_carries_its_priority(dialect: Dialect) {
     assert_eq!(describe(store, "urgent").await.priority, 1);
     assert_eq!(count("= 1").await, 1, "the new execution's first task");
     assert_eq!(count("<> 1").await, 0);
+}
+
+async fn a_type_s_priority_applies_to_its_starts_that_name_none(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    let set_type_priority = |priority: Option<u8>| async move {
+        store
+            .set_flow_limit_override(
+                &FlowLimitsSetRequest {
+                    process_type: "ContractTest".into(),
+                    state_id: None,
+                    override_limits: priority.map(|priority| FlowLimits {
+                        priority: Some(priority),
+                        ..Default::default()
+                    }),
+                    reason: Some("urgent work".into()),
+                },
+                "test",
+            )
+            .await
+            .unwrap()
+    };
+    let entry = set_type_priority(Some(2)).await;
+    assert_eq!(entry.effective.priority, Some(2));
+    // The store that made the change applies it at once.
+    store.start_process(&start_at("typed", None)).await.unwrap();
+    store
+        .start_process(&start_at("named", Some(4)))
+        .await
+        .unwrap();
+    assert_eq!(describe(store, "typed").await.priority, 2);
+    assert_eq!(
+        describe(store, "named").await.priority,
+        4,
+        "the start's own wins"
+    );
+    let claimed = store.claim_due_tasks("w", 1, LEASE).await.unwrap();
+    assert_eq!(
+        claimed[0].process_execution_id.to_string(),
+        describe(store, "typed").await.process_execution_id
+    );
+    // Cleared: the default again.
+    set_type_priority(None).await;
+    store.start_process(&start_at("after", None)).await.unwrap();
+    assert_eq!(describe(store, "after").await.priority, 3);
 }
