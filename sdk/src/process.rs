@@ -39,8 +39,8 @@ pub trait Process: Send + Sync + Sized + 'static {
     /// instances: `max_calls_per_second` (a rate) and `max_concurrent_calls` (at most so
     /// many calls running at once); and `max_running_executions`, at most so many
     /// executions running per concurrency key (the rest wait `PENDING`); any of them;
-    /// declared at registration, and an operator may override them. See
-    /// `docs/flow-limits.md`.
+    /// and `priority`, that of the type's starts that name none. Declared at
+    /// registration, and an operator may override them. See `docs/flow-limits.md`.
     fn flow_limits(&self) -> Option<xdb_protocol::FlowLimits> {
         None
     }

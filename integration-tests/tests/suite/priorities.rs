@@ -3,7 +3,8 @@
 //! first, as does a start of the default priority (3); a priority out of bounds is a
 //! 400 naming the field, and starts nothing. In Pulsar mode the broker delivers the
 //! change events in the order they were written, and the instance gives its places to
-//! the received ones by priority: both starts overtake most of the backlog.
+//! the received ones by priority: both starts overtake most of the backlog. A definition
+//! declares its type's priority, which its starts that name none take.
 
 use std::time::Duration;
 
@@ -11,12 +12,18 @@ use serde_json::json;
 use xdb_config::QueueMode;
 use xdb_integration_tests::processes::Recorder;
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
-use xdb_protocol::{ErrorSubType, ProcessExecutionDescribeRequest};
+use xdb_protocol::{
+    ErrorSubType, FlowLimits, FlowLimitsListRequest, ProcessExecutionDescribeRequest,
+    WorkerDeployment,
+};
 use xdb_sdk::*;
 
 use crate::common::*;
 
-both_databases!(a_priority_1_start_overtakes_a_priority_5_backlog);
+both_databases!(
+    a_priority_1_start_overtakes_a_priority_5_backlog,
+    a_definition_declares_the_priority_of_its_type_s_starts
+);
 pulsar_mode_too!(a_priority_1_start_overtakes_a_priority_5_backlog);
 
 const BACKLOG: usize = 200;
@@ -141,5 +148,110 @@ async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
     assert!(at("urgent") < within, "{order:?}");
     assert!(at("usual") < within, "{order:?}");
     assert!(!order.iter().any(|done| done == "refused"));
+    env.shutdown().await;
+}
+
+/// A type whose definition declares priority 2 for its starts; with `on_state`, its
+/// state declares one too (which a registration refuses).
+#[derive(Debug, Clone, Default)]
+struct DeclaredProcess {
+    on_state: Option<u8>,
+}
+
+impl Process for DeclaredProcess {
+    fn flow_limits(&self) -> Option<FlowLimits> {
+        Some(FlowLimits {
+            priority: Some(2),
+            ..Default::default()
+        })
+    }
+
+    fn state_schema(&self) -> StateSchema {
+        StateSchema::with_starting_state(DeclaredState(self.on_state))
+    }
+}
+
+struct DeclaredState(Option<u8>);
+
+#[async_trait]
+impl AsyncState for DeclaredState {
+    type Input = ();
+
+    fn flow_limits(&self) -> Option<FlowLimits> {
+        self.0.map(|priority| FlowLimits {
+            priority: Some(priority),
+            ..Default::default()
+        })
+    }
+
+    async fn execute(
+        &self,
+        _ctx: &Context,
+        _input: (),
+        _results: &CommandResults,
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        Ok(StateDecision::graceful_complete_process(json!(null)))
+    }
+}
+
+async fn a_definition_declares_the_priority_of_its_type_s_starts(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let process = DeclaredProcess::default();
+    let worker = WorkerService::new().register(process.clone());
+    let url = env.start_worker(worker.router()).await;
+    let deployment = |url: &str| WorkerDeployment {
+        name: "declared".into(),
+        version: "1".into(),
+        worker_url: url.into(),
+    };
+    worker
+        .register_with(&env.client, deployment(&url), false)
+        .await
+        .expect("the registration");
+    let listed = env
+        .client
+        .flow_limits_list(&FlowLimitsListRequest {
+            process_type: Some("DeclaredProcess".into()),
+        })
+        .await
+        .unwrap();
+    let declared = listed.limits.iter().find(|e| e.state_id.is_none()).unwrap();
+    assert_eq!(declared.effective.priority, Some(2), "{listed:?}");
+
+    start(&env, &process, &url, "typed", ProcessStartOptions::new())
+        .await
+        .unwrap();
+    let options = ProcessStartOptions::new().priority(4);
+    start(&env, &process, &url, "named", options).await.unwrap();
+    let priority_of = |process_id: &'static str| {
+        let env = &env;
+        async move {
+            env.client
+                .describe(&ProcessExecutionDescribeRequest {
+                    process_id: process_id.into(),
+                    process_execution_id: None,
+                })
+                .await
+                .unwrap()
+                .priority
+        }
+    };
+    assert_eq!(priority_of("typed").await, 2, "the type's priority");
+    assert_eq!(priority_of("named").await, 4, "the start's own wins");
+
+    // A state cannot declare one: the registration is refused, naming the field.
+    let on_state = DeclaredProcess { on_state: Some(1) };
+    let refusing = WorkerService::new().register(on_state);
+    let refused = refusing
+        .register_with(&env.client, deployment("http://127.0.0.1:9"), false)
+        .await;
+    let error = expect_api_error(refused, 400, ErrorSubType::InvalidRequest);
+    assert!(
+        error.message.contains("flowLimits.priority"),
+        "{}",
+        error.message
+    );
     env.shutdown().await;
 }
