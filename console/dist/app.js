@@ -2213,10 +2213,12 @@ function limitsText(limits) {
   const atOnce = limits.maxConcurrentCalls;
   const running = limits.maxRunningExecutions;
   const keyedBy = limits.concurrencyKeyAttribute || "key";
+  const priority = limits.priority;
   const parts = [
     rate2 === null || rate2 === void 0 ? void 0 : `${rate2} calls/s`,
     atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`,
-    running === null || running === void 0 ? void 0 : `${running} running per ${keyedBy}`
+    running === null || running === void 0 ? void 0 : `${running} running per ${keyedBy}`,
+    priority === null || priority === void 0 ? void 0 : `priority ${priority}`
   ].filter((part) => part !== void 0);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -2238,8 +2240,8 @@ function changeText(change) {
   return `${limitsText(change.before)} → ${limitsText(change.after)}`;
 }
 var ACTIONS = [
-  ["limits", "limit calls a second, at once and/or running executions"],
-  ["unlimited", "no limit (whatever is declared)"],
+  ["limits", "limit calls a second, at once and/or running executions; set a priority"],
+  ["unlimited", "no limit, priority 3 (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"]
 ];
 function flowLimitsRequest(values) {
@@ -2256,14 +2258,18 @@ function flowLimitsRequest(values) {
   const atOnce = get("maxConcurrentCalls");
   const running = get("maxRunningExecutions");
   const keyAttribute = get("concurrencyKeyAttribute");
-  if (!rate2 && !atOnce && !running && !keyAttribute) {
+  const priority = get("priority");
+  if (!rate2 && !atOnce && !running && !keyAttribute && !priority) {
     return {
-      error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
+      error: "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, or several.",
       field: "maxCallsPerSecond"
     };
   }
   if ((running || keyAttribute) && stateId) {
     return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
+  }
+  if (priority && stateId) {
+    return { error: "A priority is a process type's (of its starts that name none), not a state's: leave State empty to set it.", field: "stateId" };
   }
   if (keyAttribute && !running) {
     return {
@@ -2292,6 +2298,12 @@ function flowLimitsRequest(values) {
     override.maxRunningExecutions = Number(running);
   }
   if (keyAttribute) override.concurrencyKeyAttribute = keyAttribute;
+  if (priority) {
+    if (!/^\d+$/.test(priority)) {
+      return { error: `The priority ${priority} is not a whole number from 1 (claimed first) to 5.`, field: "priority" };
+    }
+    override.priority = Number(priority);
+  }
   return { request: { ...request, override } };
 }
 var FIELDS2 = [
@@ -2303,6 +2315,8 @@ var FIELDS2 = [
   ["maxRunningExecutions", "maxRunningExecutions"],
   ["override.concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
+  ["override.priority", "priority"],
+  ["priority", "priority"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"]
@@ -3389,7 +3403,7 @@ function flowLimitsView(root) {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), and the priority of its starts that name none (1 claimed first to 5; none: 3). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
     ),
     limits,
     form.element,
@@ -3432,13 +3446,26 @@ function setForm(changed) {
     keyAttribute,
     "with Max running executions: a column of the type's business row; a start naming no concurrencyKey is counted under the value it writes for it (and refused if it writes none); empty: the start's concurrencyKey"
   );
+  const priority = h(
+    "select",
+    { name: "priority", "data-testid": "flow-limit-priority" },
+    h("option", { value: "" }, "none (3, the default)"),
+    [1, 2, 3, 4, 5].map((p) => h("option", { value: String(p) }, formatPriority(p)))
+  );
+  inputs.set("priority", priority);
+  const priorityRow = row(
+    "Priority",
+    priority,
+    "1 claimed first; of the type's starts that name none (a start's own wins), within a second, not those already started; a type's (State empty); it limits nothing, and an override replaces the declared limits whole: give those to keep with it"
+  );
   action.addEventListener("change", () => {
-    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow]) limitRow.hidden = action.value !== "limits";
+    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow]) limitRow.hidden = action.value !== "limits";
   });
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
     keyAttribute.disabled = running.disabled;
+    priority.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
@@ -3487,13 +3514,14 @@ function setForm(changed) {
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
       // Two columns: the change beside its reason, then the limits in pairs, the
-      // running-executions limit beside the attribute that keys it.
+      // running-executions limit beside the attribute that keys it, then the type's priority.
       row("Change", action),
       row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
       atOnceRow,
       runningRow,
       keyAttributeRow,
+      priorityRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

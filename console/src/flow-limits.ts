@@ -1,21 +1,25 @@
-// Pure parts of the flow-limits page: limits as text, the form's values checked and
-// turned into a request, and the form field a 400 names. Also how an execution held by
+// Pure parts of the flow-limits page: limits (and a type's priority) as text, the form's
+// values checked and turned into a request, and the form field a 400 names. Also how an execution held by
 // its type's running-execution limit (PENDING) reads in the list and on its page.
 import type { ExecutionSummary, FlowLimitChange, FlowLimits, FlowLimitsSetRequest, PauseInfo } from "./types.js";
 
 /** Limits as people read them: `2.5 calls/s`, `8 at once`, `2 running per key` (or
- * `2 running per customer_id` when a global attribute keys them), or several of them
- * (`2.5 calls/s, 8 at once`); `unlimited` for limits that limit nothing; `—` for none. */
+ * `2 running per customer_id` when a global attribute keys them), a type's `priority 1`
+ * (of its starts that name none), or several of them (`2.5 calls/s, 8 at once`,
+ * `1 running per key, priority 1`); `unlimited` for limits that limit nothing and carry no
+ * priority; `—` for none. A priority alone (`priority 1`) limits nothing. */
 export function limitsText(limits: FlowLimits | null | undefined): string {
   if (limits === null || limits === undefined) return "—";
   const rate = limits.maxCallsPerSecond;
   const atOnce = limits.maxConcurrentCalls;
   const running = limits.maxRunningExecutions;
   const keyedBy = limits.concurrencyKeyAttribute || "key";
+  const priority = limits.priority;
   const parts = [
     rate === null || rate === undefined ? undefined : `${rate} calls/s`,
     atOnce === null || atOnce === undefined ? undefined : `${atOnce} at once`,
     running === null || running === undefined ? undefined : `${running} running per ${keyedBy}`,
+    priority === null || priority === undefined ? undefined : `priority ${priority}`,
   ].filter((part) => part !== undefined);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -54,16 +58,17 @@ export function changeText(change: FlowLimitChange): string {
 export type FormValues = (name: string) => string;
 
 /** What the form does: set limits (a rate, a concurrency, running executions (keyed by a
- * global attribute or not), or several), no limit whatever is declared, or clear the
- * override. */
+ * global attribute or not), a type's priority, or several), no limit and the default
+ * priority whatever is declared, or clear the override. */
 export const ACTIONS = [
-  ["limits", "limit calls a second, at once and/or running executions"],
-  ["unlimited", "no limit (whatever is declared)"],
+  ["limits", "limit calls a second, at once and/or running executions; set a priority"],
+  ["unlimited", "no limit, priority 3 (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"],
 ] as const;
 
 /** What is wrong with the form's `values`, or the request they make. The limits' ranges
- * are the service's to check: its 400 names the field. */
+ * (and the priority's, 1 to 5) are the service's to check: its 400 names the field. A
+ * priority, like running executions, is a type's: the form refuses it with a state. */
 export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetRequest } | { error: string; field: string } {
   const get = (name: string) => values(name).trim();
   const processType = get("processType");
@@ -78,14 +83,18 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   const atOnce = get("maxConcurrentCalls");
   const running = get("maxRunningExecutions");
   const keyAttribute = get("concurrencyKeyAttribute");
-  if (!rate && !atOnce && !running && !keyAttribute) {
+  const priority = get("priority");
+  if (!rate && !atOnce && !running && !keyAttribute && !priority) {
     return {
-      error: "Give a number of calls a second, a number of calls at once, a number of running executions, or several.",
+      error: "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, or several.",
       field: "maxCallsPerSecond",
     };
   }
   if ((running || keyAttribute) && stateId) {
     return { error: "Running executions are limited per process type, not per state: leave State empty to set them.", field: "stateId" };
+  }
+  if (priority && stateId) {
+    return { error: "A priority is a process type's (of its starts that name none), not a state's: leave State empty to set it.", field: "stateId" };
   }
   // The attribute keys the running-executions limit: alone it limits nothing (the service
   // refuses it too). Whether it is a column name is the service's to check.
@@ -116,6 +125,12 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
     override.maxRunningExecutions = Number(running);
   }
   if (keyAttribute) override.concurrencyKeyAttribute = keyAttribute;
+  if (priority) {
+    if (!/^\d+$/.test(priority)) {
+      return { error: `The priority ${priority} is not a whole number from 1 (claimed first) to 5.`, field: "priority" };
+    }
+    override.priority = Number(priority);
+  }
   return { request: { ...request, override } };
 }
 
@@ -129,6 +144,8 @@ const FIELDS: [string, string][] = [
   ["maxRunningExecutions", "maxRunningExecutions"],
   ["override.concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
+  ["override.priority", "priority"],
+  ["priority", "priority"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"],

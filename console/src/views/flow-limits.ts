@@ -1,13 +1,14 @@
 // The flow limits: for each process type and state with limits (calls a second, calls
 // at once and, for a type, running executions per concurrency key, perhaps keyed by a global
-// attribute), what its definition declares, an operator's override and what is in force; the form that sets or clears an
+// attribute, and the priority of its starts that name none), what its definition declares,
+// an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
 // registrations and operators, newest first, older ones on demand (views/changes.ts). The form is checked before it is sent; what
 // the service refuses (a 400 naming the field) is shown under it, with the field marked,
 // and the form keeps what was typed.
 import { api } from "../api.js";
 import { h, replace, table } from "../dom.js";
-import { formatTime } from "../format.js";
+import { formatPriority, formatTime } from "../format.js";
 import { ACTIONS, changeText, errorField, flowLimitsRequest, limitsText, scopeText } from "../flow-limits.js";
 import type { FlowLimitChange } from "../types.js";
 import { changeHistory } from "./changes.js";
@@ -72,7 +73,7 @@ export function flowLimitsView(root: HTMLElement): () => void {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row). An override wins while set; cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), and the priority of its starts that name none (1 claimed first to 5; none: 3). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
     ),
     limits,
     form.element,
@@ -117,14 +118,28 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
     keyAttribute,
     "with Max running executions: a column of the type's business row; a start naming no concurrencyKey is counted under the value it writes for it (and refused if it writes none); empty: the start's concurrencyKey",
   );
+  // A type's priority: one of 1 to 5, or none (its starts that name none at 3).
+  const priority = h(
+    "select",
+    { name: "priority", "data-testid": "flow-limit-priority" },
+    h("option", { value: "" }, "none (3, the default)"),
+    [1, 2, 3, 4, 5].map((p) => h("option", { value: String(p) }, formatPriority(p))),
+  );
+  inputs.set("priority", priority);
+  const priorityRow = row(
+    "Priority",
+    priority,
+    "1 claimed first; of the type's starts that name none (a start's own wins), within a second, not those already started; a type's (State empty); it limits nothing, and an override replaces the declared limits whole: give those to keep with it",
+  );
   action.addEventListener("change", () => {
-    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow]) limitRow.hidden = action.value !== "limits";
+    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow]) limitRow.hidden = action.value !== "limits";
   });
-  // Running executions are a type's: a state has none to limit or key.
+  // Running executions and a priority are a type's: a state has none to limit, key or order.
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
     keyAttribute.disabled = running.disabled;
+    priority.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
 
@@ -174,13 +189,14 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
       // Two columns: the change beside its reason, then the limits in pairs, the
-      // running-executions limit beside the attribute that keys it.
+      // running-executions limit beside the attribute that keys it, then the type's priority.
       row("Change", action),
       row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
       atOnceRow,
       runningRow,
       keyAttributeRow,
+      priorityRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

@@ -3,7 +3,8 @@
 // it through the query builder too) and its query builder (and Explain's
 // index advice, for the list and for its counts per status), the execution page with its history and business row, the actions
 // (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
-// charts, a type's running-execution limit set on the flow-limits page and the start it
+// charts, a type's running-execution limit and priority set on the flow-limits page (the
+// priority in force, in the history and on the type's starts) and the start it
 // holds shown PENDING until a running one of its key is terminated,
 // the registered definitions with a process type's state graph and the dialogs that offer
 // its queues and RPCs, the deployments (a second deployment registered, executions moved to
@@ -497,23 +498,39 @@ describe("web console", () => {
     assert.equal(await older.getByTestId("make-current").isDisabled(), true);
   });
 
-  it("sets a type's running limit on the flow-limits page and shows the start it holds PENDING until a slot frees", async () => {
+  it("sets a type's running limit and priority on the flow-limits page and shows the start it holds PENDING until a slot frees", async () => {
     await page.goto(`${server.url}/ui/#/flow-limits`);
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await page.getByTestId("flow-limit-form").locator("summary").click();
     await page.getByTestId("flow-limit-processType").fill("ExportProcess");
-    // A state has no running executions to limit: the field is off while State is set.
+    // A state has no running executions to limit, nor a priority: the fields are off while
+    // State is set.
     const running = page.getByTestId("flow-limit-maxRunningExecutions");
+    const priority = page.getByTestId("flow-limit-priority");
     await page.getByTestId("flow-limit-stateId").fill("ExportState");
     assert.equal(await running.isDisabled(), true);
+    assert.equal(await priority.isDisabled(), true);
     await page.getByTestId("flow-limit-stateId").fill("");
     assert.equal(await running.isDisabled(), false);
+    assert.equal(await priority.isDisabled(), false);
+    // The select offers none (the default, 3) or 1 to 5.
+    assert.deepEqual(await priority.locator("option").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value)), ["", "1", "2", "3", "4", "5"]);
     await running.fill("1");
-    await page.getByTestId("flow-limit-reason").fill("one export per customer at a time");
+    await priority.selectOption("1");
+    await page.getByTestId("flow-limit-reason").fill("one export per customer at a time, first");
     await page.getByTestId("flow-limit-submit").click();
-    await page.getByTestId("flow-limit-done").filter({ hasText: "ExportProcess (all states): 1 running per key in force." }).waitFor();
-    await page.locator('[data-testid=flow-limit-row][data-process-type=ExportProcess][data-state-id=""] [data-testid=flow-limit-override]', { hasText: "1 running per key" }).waitFor();
-    assert.deepEqual((await client.listFlowLimits("ExportProcess")).limits.map((e) => [e.stateId ?? null, e.effective]), [[null, { maxRunningExecutions: 1 }]]);
+    await page.getByTestId("flow-limit-done").filter({ hasText: "ExportProcess (all states): 1 running per key, priority 1 in force." }).waitFor();
+    const typeRow = page.locator('[data-testid=flow-limit-row][data-process-type=ExportProcess][data-state-id=""]');
+    await typeRow.getByTestId("flow-limit-override").filter({ hasText: /^1 running per key, priority 1$/ }).waitFor();
+    assert.equal(await typeRow.getByTestId("flow-limit-effective").textContent(), "1 running per key, priority 1");
+    assert.equal(await typeRow.getByTestId("flow-limit-declared").textContent(), "—");
+    assert.deepEqual((await client.listFlowLimits("ExportProcess")).limits.map((e) => [e.stateId ?? null, e.effective]), [[null, { maxRunningExecutions: 1, priority: 1 }]]);
+    // The history: the operator's change, with its reason, priority and all.
+    const change = page.getByTestId("flow-limit-change").filter({ hasText: "ExportProcess" }).filter({ hasText: "one export per customer at a time, first" });
+    await change.getByTestId("flow-limit-change-text").filter({ hasText: /^— → 1 running per key, priority 1$/ }).waitFor();
+    assert.match((await change.textContent()) ?? "", /OPERATOR/);
+    const [audited] = (await client.flowLimitHistory({ processType: "ExportProcess" })).changes;
+    assert.deepEqual([audited?.source, audited?.after], ["OPERATOR", { maxRunningExecutions: 1, priority: 1 }]);
 
     // A service instance reads the limits at most once a second: start on a key of their
     // own until a start waits, so that the limit is in force for what follows.
@@ -535,6 +552,10 @@ describe("web console", () => {
     assert.equal(await listed("export-acme-2").getByTestId("badge-parked").count(), 0);
     assert.equal(await listed("export-acme-2").getAttribute("class"), "");
     assert.equal(await listed("export-acme-1").getByTestId("execution-row-status").textContent(), "RUNNING");
+    // Started naming no priority: at the type's, 1.
+    for (const id of ["export-acme-1", "export-acme-2"]) {
+      assert.equal(await listed(id).getByTestId("execution-row-priority").getAttribute("data-priority"), "1", id);
+    }
 
     // Its page: what it waits for instead of the paused banner, and no resume.
     await listed("export-acme-2").locator("a").click();

@@ -1,12 +1,13 @@
 // The web console's flow limits in headless Chromium against the real xdb-server on
 // PostgreSQL: the limits a registered definition declares (calls a second and at once, and
-// the type's running executions per key, keyed by a global attribute),
+// the type's running executions per key, keyed by a global attribute, and its priority),
 // listed per type and state; an override of both set through the page's form after the
 // service refused a rate of 0, a state the type lacks, a concurrency of 0, running
 // executions of 0 for the type and a concurrency key attribute that is no column name
-// (each 400 shown on its field, changing nothing; the running-executions and key-attribute
-// fields are off for a state, and the form refuses the attribute without a max); the type's
-// running limit keyed by another attribute; no limit for the whole
+// (each 400 shown on its field, changing nothing; the running-executions, key-attribute
+// and priority fields are off for a state, and the form refuses the attribute without a
+// max); the type's running limit keyed by another attribute (an override replaces the
+// declared limits whole: the declared priority with them); no limit for the whole
 // type; the audit history; and the override cleared, so the declared limit applies again.
 // Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
 import assert from "node:assert/strict";
@@ -49,7 +50,7 @@ describe("web console flow limits", () => {
     client = new Client({ serviceUrl: server.url });
     const definition = {
       ...TICK_DEFINITION,
-      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4, concurrencyKeyAttribute: "customer_id" },
+      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4, concurrencyKeyAttribute: "customer_id", priority: 2 },
       states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 } })),
     };
     const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
@@ -75,7 +76,8 @@ describe("web console flow limits", () => {
     await page.goto(`${server.url}/ui/#/flow-limits`);
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await row("TickState").waitFor();
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
+    assert.equal(await cell("", "effective"), "20 calls/s, 4 running per customer_id, priority 2");
     assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
     assert.equal(await cell("TickState", "override"), "—");
     assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
@@ -87,6 +89,7 @@ describe("web console flow limits", () => {
     // Running executions are a type's limit: their fields are off for a state.
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").isDisabled(), true);
     assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").isDisabled(), true);
+    assert.equal(await page.getByTestId("flow-limit-priority").isDisabled(), true);
     // A rate of 0: the service's 400, on the rate's field; nothing changed.
     await submit({ action: "limits", maxCallsPerSecond: "0", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
@@ -121,12 +124,13 @@ describe("web console flow limits", () => {
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), null);
     assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
 
-    // The type's running limit keyed by another attribute: shown by its name.
+    // The type's running limit keyed by another attribute: shown by its name. The override
+    // leaves the priority out: the type's starts are at 3 while it is set.
     await submit({ maxCallsPerSecond: "", concurrencyKeyAttribute: "tenant_id", reason: "one export per tenant" });
     await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess (all states): 2 running per tenant_id in force." }).waitFor();
     await eventually("the type's row to show the keyed override", SOON, async () => (await cell("", "override")) === "2 running per tenant_id");
     assert.equal(await cell("", "effective"), "2 running per tenant_id");
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
     assert.deepEqual((await limitOf(undefined))?.effective, { maxRunningExecutions: 2, concurrencyKeyAttribute: "tenant_id" });
 
     // A good override of both: the page and the service agree.
@@ -142,7 +146,7 @@ describe("web console flow limits", () => {
     // No limit for the whole type, whatever it declares.
     await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
     await eventually("the type's row to show no limit", SOON, async () => (await cell("", "effective")) === "unlimited");
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id");
+    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
     assert.deepEqual((await limitOf(undefined))?.override, {});
 
     // The history: the three changes by the operator, newest first, with their reasons.
@@ -155,7 +159,7 @@ describe("web console flow limits", () => {
     assert.match((await changes.nth(2).textContent()) ?? "", /one export per tenant/);
     assert.equal(await changes.nth(2).getByTestId("flow-limit-change-text").textContent(), "— → 2 running per tenant_id");
     assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
-    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per customer_id" }).waitFor();
+    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per customer_id, priority 2" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
 
     // Cleared: the declared limit applies again.

@@ -131,6 +131,50 @@ describe("flow limits", () => {
     });
   });
 
+  it("reads and sets a type's priority, 1 to 5, alone or with limits, and not for a state", () => {
+    assert.equal(limitsText({ priority: 1 }), "priority 1");
+    assert.equal(limitsText({ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id", priority: 2 }), "2 running per customer_id, priority 2");
+    assert.equal(limitsText({ maxCallsPerSecond: 5, maxConcurrentCalls: 3, maxRunningExecutions: 1, priority: 5 }), "5 calls/s, 3 at once, 1 running per key, priority 5");
+    assert.equal(limitsText({ maxCallsPerSecond: 20, priority: null }), "20 calls/s");
+    assert.equal(limitsText({ priority: null }), "unlimited");
+    // The history's summary of a change: from the declared limits to an override with a priority.
+    const change = { changeId: 7, processType: "Export", source: "OPERATOR" as const, changedBy: "ops", changedTimestampMs: 1 };
+    assert.equal(changeText({ ...change, after: { maxRunningExecutions: 1, priority: 1 } }), "— → 1 running per key, priority 1");
+    assert.equal(changeText({ ...change, before: { priority: 2 }, after: { priority: 4 } }), "priority 2 → priority 4");
+    assert.equal(changeText({ ...change, before: { maxCallsPerSecond: 10, priority: 1 }, after: { maxCallsPerSecond: 10 } }), "10 calls/s, priority 1 → 10 calls/s");
+
+    // A priority alone is a change the form sends (it limits nothing); with limits, together.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "limits", priority: "1", reason: "launch day" })), {
+      request: { processType: "Export", reason: "launch day", override: { priority: 1 } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "2", priority: " 5 " })), {
+      request: { processType: "Export", override: { maxRunningExecutions: 2, priority: 5 } },
+    });
+    // Empty: not sent (the type's starts at 3 while the override is set).
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxConcurrentCalls: "4", priority: "" })), {
+      request: { processType: "Export", override: { maxConcurrentCalls: 4 } },
+    });
+    // No limit, and a clearing, send no priority whatever the field holds.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "unlimited", priority: "1" })), { request: { processType: "Export", override: {} } });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "clear", priority: "1" })), { request: { processType: "Export" } });
+    // A state has no priority: the form says so before sending, on the state's field.
+    const onState = flowLimitsRequest(values({ processType: "Export", stateId: "Charge", priority: "2" }));
+    assert.ok("error" in onState && onState.field === "stateId" && /process type's/.test(onState.error), JSON.stringify(onState));
+    const withRate = flowLimitsRequest(values({ processType: "Export", stateId: "Charge", maxCallsPerSecond: "5", priority: "2" }));
+    assert.ok("error" in withRate && withRate.field === "stateId", JSON.stringify(withRate));
+    // Not a whole number: refused on its field; out of 1..5: the service's 400, on its field.
+    for (const wrong of ["high", "1.5", "-1"]) {
+      const refused = flowLimitsRequest(values({ processType: "Export", priority: wrong }));
+      assert.ok("error" in refused && refused.field === "priority" && refused.error.includes(wrong), wrong);
+    }
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", priority: "6" })), { request: { processType: "Export", override: { priority: 6 } } });
+    assert.equal(errorField("override.priority: must be 1 (claimed first) to 5, not 6"), "priority");
+    assert.equal(errorField("override.priority: is the priority of a process type's starts: set it on the type, not on a state"), "priority");
+    // The form asks for something to set, a priority among them.
+    const nothing = flowLimitsRequest(values({ processType: "Export", action: "limits" }));
+    assert.ok("error" in nothing && /a priority/.test(nothing.error), JSON.stringify(nothing));
+  });
+
   it("shows an execution its type's running limit holds as PENDING, waiting on its key", () => {
     assert.equal(shownStatus({ status: "RUNNING", pending: true }), "PENDING");
     assert.equal(shownStatus({ status: "RUNNING", pending: false }), "RUNNING");
