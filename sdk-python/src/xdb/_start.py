@@ -41,9 +41,10 @@ class ProcessStartOptions:
     limit.
 
     ``priority`` is how soon the execution's tasks are claimed when tasks wait: 1 (first)
-    to 5 (last); absent, 3. Every task of the execution has it, and so does the execution
-    a reset starts from it. The service refuses another value (``InvalidRequestError``
-    naming ``processStartConfig.priority``) and starts nothing.
+    to 5 (last); absent, the type's (its flow limits' ``priority``), else 3. Every task of
+    the execution has it, and so does the execution a reset starts from it. The service
+    refuses another value (``InvalidRequestError`` naming ``processStartConfig.priority``)
+    and starts nothing.
     """
 
     global_attribute_pk_value: Any = None
@@ -57,7 +58,8 @@ class ProcessStartOptions:
     concurrency_key: str | None = None
     """The key the type's ``max_running_executions`` counts the execution under."""
     priority: int | None = None
-    """How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5 (last)."""
+    """How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5 (last);
+    absent, the type's flow limits' ``priority``, else 3."""
 
 
 def build_start_request(

@@ -7,6 +7,8 @@ be limited to at most so many executions running at once per concurrency key
 (``max_running_executions``, the start's ``concurrency_key`` or, when it names none and
 the limits name a ``concurrency_key_attribute``, the value it writes for that global
 attribute), the others waiting ``PENDING`` in start order until one of their key closes.
+A type's limits may also give the priority of its starts that name none (``priority``, 1
+claimed first to 5; not a limit: it orders which waiting tasks are claimed first).
 A definition
 declares limits at registration (:attr:`xdb.Process.flow_limits`,
 :attr:`xdb.AsyncState.flow_limits`); an operator overrides them at run time with
@@ -99,7 +101,8 @@ class AsyncFlowLimitCalls(_FlowLimitRequests):
         on a state (``override.maxRunningExecutions``: it is the type's), a
         ``concurrency_key_attribute`` that is not a column name, comes without
         ``max_running_executions`` or is given for a state
-        (``override.concurrencyKeyAttribute``), a state
+        (``override.concurrencyKeyAttribute``), a ``priority`` outside 1 to 5 or given for a
+        state (``override.priority``: it is the type's), a state
         the registered type does not have or a too-long reason raises
         ``InvalidRequestError`` naming the field, and changes nothing. Sending the same
         override twice leaves the same override, so it is sent again like a read.

@@ -46,7 +46,10 @@ class Process:
     (``FlowLimits(max_running_executions=2)``: at most two executions of a start's
     ``concurrency_key`` run at once; the others wait ``PENDING``, in start order), and
     name the global attribute whose value a start writes is its key when it names none
-    (``FlowLimits(max_running_executions=2, concurrency_key_attribute="customer_id")``).
+    (``FlowLimits(max_running_executions=2, concurrency_key_attribute="customer_id")``),
+    and give the priority of its starts that name none (``FlowLimits(priority=2)``: 1,
+    claimed first, to 5; a start's own ``priority`` wins). A ``priority`` outside 1 to 5 is
+    a ``SchemaError``.
 
     ``schedules`` are schedules that start this type, owned by this code: each
     registration creates, changes and deletes them to match, and each firing starts the
@@ -212,6 +215,11 @@ class ProcessDefinition:
         )
 
 
+_HIGHEST_PRIORITY = 1
+"""The priority claimed first (``processStartConfig.priority``, ``FlowLimits.priority``)."""
+_LOWEST_PRIORITY = 5
+"""The priority claimed last."""
+
 _lock = threading.Lock()
 _by_class: dict[type[Process], ProcessDefinition] = {}
 
@@ -219,8 +227,8 @@ _by_class: dict[type[Process], ProcessDefinition] = {}
 def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
     """``declared`` when it is limits (or none); a ``SchemaError`` naming ``owner`` if not.
 
-    A ``concurrency_key_attribute`` keys ``max_running_executions``, so it needs it (the
-    service refuses it alone at registration too).
+    A ``concurrency_key_attribute`` keys ``max_running_executions``, so it needs it, and a
+    ``priority`` is 1 (claimed first) to 5 (the service refuses both at registration too).
     """
     if declared is None:
         return None
@@ -234,20 +242,33 @@ def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
             f"{owner}: flow_limits.concurrency_key_attribute keys the running-executions "
             "limit: declare max_running_executions with it"
         )
+    priority: object = declared.priority
+    if priority is not None and not (
+        isinstance(priority, int) and _HIGHEST_PRIORITY <= priority <= _LOWEST_PRIORITY
+    ):
+        raise SchemaError(
+            f"{owner}: flow_limits.priority must be {_HIGHEST_PRIORITY} (claimed first) "
+            f"to {_LOWEST_PRIORITY}, not {priority!r}"
+        )
     return declared
 
 
 def _state_flow_limits(owner: str, declared: object) -> FlowLimits | None:
-    """:func:`_flow_limits` of a state, which cannot limit running executions (the type's)."""
+    """:func:`_flow_limits` of a state, which cannot carry the type's own limits.
+
+    Those are its running executions' limit and key, and the priority of its starts (the
+    service refuses them on a state at registration too).
+    """
     if isinstance(declared, FlowLimits):
         for name, what in (
-            ("max_running_executions", "limits"),
-            ("concurrency_key_attribute", "keys the limit of"),
+            ("max_running_executions", "limits a process type's running executions"),
+            ("concurrency_key_attribute", "keys the limit of a process type's running executions"),
+            ("priority", "is the priority of a process type's starts"),
         ):
             if getattr(declared, name) is not None:
                 raise SchemaError(
-                    f"{owner}: flow_limits.{name} {what} a process type's running "
-                    "executions: declare it in the process's flow_limits, not a state's"
+                    f"{owner}: flow_limits.{name} {what}: declare it in the process's "
+                    "flow_limits, not a state's"
                 )
     return _flow_limits(owner, declared)
 

@@ -570,6 +570,72 @@ async def called(process_id: str) -> bool:
 EXPORTS_TABLE = "contract_exports"
 
 
+class PrioritizedEchoProcess(HeldEchoProcess):
+    """``HeldEchoProcess`` whose definition declares the priority of its starts: 2."""
+
+    flow_limits = FlowLimits(priority=2)
+
+
+async def exercise_a_types_priority(client: AsyncClient, run: str) -> None:
+    """A type's priority: declared by its definition, overridden by an operator.
+
+    Its starts that name none have it, a start's own wins; the override shows in the
+    answer and in the history, refused on a state or out of range on its field.
+    """
+    process = PrioritizedEchoProcess(f"PriorityEcho{run}")
+    process_type = process.process_type
+    with running_worker(WorkerService(process)) as typed_worker:
+        deployment = WorkerDeployment(
+            name="contract-priority", version=run, worker_url=typed_worker.url
+        )
+        await client.register_definitions(deployment, [process])
+        declared = await client.list_flow_limits(process_type=process_type)
+        assert [(e.state_id, e.declared, e.override, e.effective) for e in declared.limits] == [
+            (None, FlowLimits(priority=2), None, FlowLimits(priority=2))
+        ]
+
+        started: list[str] = []
+
+        async def start(name: str, priority: int | None = None) -> int:
+            pid = f"typed-{run}-{name}"
+            options = ProcessStartOptions(worker_url=typed_worker.url, priority=priority)
+            await client.start_process(pid, process, options=options)
+            started.append(pid)
+            return (await client.describe_process(pid)).priority
+
+        # The registering instance applies the declared priority at once.
+        assert await start("declared") == 2, "a start naming none has the type's"
+        assert await start("own", priority=4) == 4, "a start's own wins"
+
+        entry = await client.set_flow_limits(
+            process_type, FlowLimits(priority=1), reason="launch day"
+        )
+        assert (entry.declared, entry.override) == (FlowLimits(priority=2), FlowLimits(priority=1))
+        assert entry.effective.priority == 1
+        assert await start("overridden") == 1
+        assert await start("own-after", priority=4) == 4
+        refusals: list[tuple[FlowLimits, str | None]] = [
+            (FlowLimits(priority=1), "Echo"),
+            (FlowLimits(priority=0), None),
+            (FlowLimits(priority=6), None),
+        ]
+        for bad, state_id in refusals:
+            with pytest.raises(InvalidRequestError, match=r"override\.priority") as refused:
+                await client.set_flow_limits(process_type, bad, state_id=state_id)
+            assert refused.value.status == 400
+
+        history = await client.flow_limit_history(process_type=process_type)
+        assert [(c.source, c.state_id, c.before, c.after) for c in history.changes] == [
+            (FlowLimitSource.OPERATOR, None, None, FlowLimits(priority=1)),
+            (FlowLimitSource.DEFINITION, None, None, FlowLimits(priority=2)),
+        ], "the refusals are not among the changes"
+        assert history.changes[0].reason == "launch day"
+
+        for pid in started:
+            await client.stop_process(pid, reason="contract test")
+    await client.set_flow_limits(process_type, None, reason="contract test")
+
+
 async def test_a_starts_priority_is_kept_listed_filtered_and_counted(
     client: AsyncClient, server: XdbServer, client_recording: Recording
 ) -> None:
@@ -624,8 +690,11 @@ async def test_a_starts_priority_is_kept_listed_filtered_and_counted(
 
     for pid in (urgent, plain):
         await client.stop_process(pid, reason="contract test")
+
+    await exercise_a_types_priority(client, run)
+
     for e in client_recording.all():
-        if e.status != 400:  # the refused start breaks the document on purpose
+        if e.status != 400:  # a refused request may break the document on purpose
             contract.check_request(e.path, e.request_json())
         contract.check_response(e.path, e.status, e.response)
 

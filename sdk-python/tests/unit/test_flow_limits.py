@@ -532,3 +532,117 @@ def test_a_process_declares_a_key_attribute_with_its_limit_and_a_state_cannot() 
         match=r"StateKeyed\.Start: flow_limits\.concurrency_key_attribute .*not a state's",
     ):
         export_definition(StateKeyed())
+
+
+def test_a_process_declares_its_starts_priority_and_a_state_cannot() -> None:
+    class Urgent(ShopProcess):
+        flow_limits = FlowLimits(max_concurrent_calls=16, priority=2)
+
+    wire = export_definition(Urgent()).to_wire()
+    assert wire["flowLimits"] == {"maxConcurrentCalls": 16, "priority": 2}
+    assert all("flowLimits" not in s for s in wire["states"])
+    for bound in (1, 5):
+
+        class Bound(ShopProcess):
+            flow_limits = FlowLimits(priority=bound)
+
+        assert export_definition(Bound()).to_wire()["flowLimits"] == {"priority": bound}
+
+    for bad in (0, 6, -1):
+
+        class OutOfRange(ShopProcess):
+            flow_limits = FlowLimits(priority=bad)
+
+        with pytest.raises(
+            SchemaError,
+            match=rf"OutOfRange: flow_limits\.priority must be 1 \(claimed first\) to 5, not {bad}",
+        ):
+            export_definition(OutOfRange())
+
+    class PrioritizedStart(Start):
+        flow_limits = FlowLimits(max_calls_per_second=1, priority=1)
+
+        @classmethod
+        def get_state_id(cls) -> str:
+            return "Start"
+
+    class StatePrioritized(ShopProcess):
+        def get_state_schema(self) -> StateSchema:
+            return StateSchema.with_starting_state(PrioritizedStart(), Recover())
+
+    with pytest.raises(
+        SchemaError,
+        match=r"StatePrioritized\.Start: flow_limits\.priority is the priority of a process "
+        r"type's starts: .*not a state's",
+    ):
+        export_definition(StatePrioritized())
+
+
+async def test_both_clients_send_a_types_priority_and_read_it_back() -> None:
+    entry = {
+        "processType": "ShopProcess",
+        "declared": {"priority": 2},
+        "override": {"priority": 1},
+        "effective": {"priority": 1},
+        "updatedTimestampMs": 1_700_000_000_000,
+    }
+    # An operator's change: the override before (none) and after.
+    change = {**CHANGE, "before": None, "after": {"priority": 1}, "reason": "launch day"}
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, sent_body(request)))
+        if request.url.path == FLOW_LIMITS_SET:
+            return httpx.Response(200, json=entry)
+        return httpx.Response(200, json={"changes": [change]})
+
+    client = async_client(handler)
+    answered = await client.set_flow_limits(
+        "ShopProcess", FlowLimits(priority=1), reason="launch day"
+    )
+    history = await client.flow_limit_history(process_type="ShopProcess")
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        blocking.set_flow_limits("ShopProcess", FlowLimits(max_concurrent_calls=8, priority=1))
+    assert (answered.declared, answered.effective) == (
+        FlowLimits(priority=2),
+        FlowLimits(priority=1),
+    )
+    assert answered.effective.max_running_executions is None
+    assert [(c.source, c.before, c.after) for c in history.changes] == [
+        (FlowLimitSource.OPERATOR, None, FlowLimits(priority=1))
+    ]
+    assert [body.get("override") for path, body in seen if path == FLOW_LIMITS_SET] == [
+        {"priority": 1},
+        {"maxConcurrentCalls": 8, "priority": 1},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("override", "state_id", "message"),
+    [
+        (
+            FlowLimits(priority=1),
+            "Start",
+            "override.priority: is the priority of a process type's starts: set it on the "
+            "type, not on a state",
+        ),
+        (FlowLimits(priority=9), None, "override.priority: must be 1 (claimed first) to 5, not 9"),
+    ],
+)
+async def test_a_priority_on_a_state_or_out_of_range_is_refused_naming_its_field(
+    override: FlowLimits, state_id: str | None, message: str
+) -> None:
+    # The client sends an override as given; the service refuses it, and names the field.
+    bad = Answer(400, {"subType": "INVALID_REQUEST", "message": message})
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(InvalidRequestError, match=r"override\.priority") as refused:
+                await c.set_flow_limits("ShopProcess", override, state_id=state_id)
+    assert refused.value.status == 400
+    assert len(service.seen) == 1, "a refusal is final"
+    sent = service.seen[0].json()
+    assert (sent["override"], sent.get("stateId")) == (
+        {"priority": override.priority},
+        state_id,
+    )
