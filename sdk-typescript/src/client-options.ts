@@ -86,8 +86,9 @@ export interface ProcessStartOptions extends RequestIdOption {
   readonly concurrencyKey?: string;
   /**
    * How soon the execution's tasks are claimed when tasks wait: 1 (claimed first) to 5
-   * (claimed last); absent: the service's default, 3. Every task of the execution has it,
-   * and so does the execution a reset starts from it; `describe` answers it as `priority`.
+   * (claimed last); absent: the type's (its flow limits' `priority`), else the service's
+   * default, 3. Every task of the execution has it, and so does the execution a reset
+   * starts from it; `describe` answers it as `priority`.
    * Out of range is `INVALID_REQUEST` naming `processStartConfig.priority`.
    */
   readonly priority?: number;

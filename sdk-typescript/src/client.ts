@@ -530,7 +530,8 @@ export class Client extends ServiceTransport {
    * `maxConcurrentCalls` of 0 is `override.maxConcurrentCalls`), `maxRunningExecutions` on
    * a state (`override.maxRunningExecutions`: it is the type's), a `concurrencyKeyAttribute`
    * that is not a column name, comes without `maxRunningExecutions` or is given for a state
-   * (`override.concurrencyKeyAttribute`), a state the registered
+   * (`override.concurrencyKeyAttribute`), a `priority` outside 1 to 5 or given for a state
+   * (`override.priority`: it is the type's), a state the registered
    * type does not have or a too-long reason is `INVALID_REQUEST` naming the field, and changes
    * nothing. Sending the same override twice leaves the same override, so it is sent
    * again like a read.

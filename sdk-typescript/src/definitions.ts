@@ -42,8 +42,9 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  *   types, so every attribute's type is `ANY`;
  * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
  * - `flowLimits`: the process's and each state's `flowLimits` (absent: none; a state's
- *   may not set `maxRunningExecutions` or `concurrencyKeyAttribute`, which are the type's,
- *   and `concurrencyKeyAttribute` needs `maxRunningExecutions`);
+ *   may not set `maxRunningExecutions`, `concurrencyKeyAttribute` or `priority`, which are
+ *   the type's, `concurrencyKeyAttribute` needs `maxRunningExecutions`, and `priority` is
+ *   an integer from 1 to 5);
  * - `schedules`: the process's `schedules` as declared (absent when it declares none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
@@ -94,10 +95,16 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
   return wire;
 }
 
+/** The priority claimed first (`processStartConfig.priority`, `FlowLimits.priority`). */
+const HIGHEST_PRIORITY = 1;
+/** The priority claimed last. */
+const LOWEST_PRIORITY = 5;
+
 /**
- * `limits` as sent; throws when they are not an object, or name a `concurrencyKeyAttribute`
- * without the `maxRunningExecutions` it keys (definition bugs, caught at export; the
- * service refuses the latter at registration too).
+ * `limits` as sent; throws when they are not an object, name a `concurrencyKeyAttribute`
+ * without the `maxRunningExecutions` it keys, or give a `priority` that is not an integer
+ * from 1 to 5 (definition bugs, caught at export; the service refuses the latter two at
+ * registration too).
  */
 function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (typeof limits !== "object" || Array.isArray(limits)) {
@@ -109,29 +116,43 @@ function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
       `${owner}: flowLimits.concurrencyKeyAttribute keys the running-executions limit: declare maxRunningExecutions with it`,
     );
   }
+  const priority: unknown = limits.priority;
+  if (given(priority) && !isPriority(priority)) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `${owner}: flowLimits.priority must be an integer from ${HIGHEST_PRIORITY} (claimed first) to ${LOWEST_PRIORITY}, not ${typeof priority === "number" ? String(priority) : JSON.stringify(priority)}`,
+    );
+  }
   return { ...limits };
 }
 
 /**
- * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they limit or key
- * running executions, which are the type's (the service refuses them too, at registration).
+ * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they carry the type's
+ * own: its running executions' limit or key, or the priority of its starts (the service
+ * refuses them too, at registration).
  */
 function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (typeof limits === "object" && !Array.isArray(limits)) {
     const typeOnly = [
-      ["maxRunningExecutions", limits.maxRunningExecutions, "limits"],
-      ["concurrencyKeyAttribute", limits.concurrencyKeyAttribute, "keys the limit of"],
+      ["maxRunningExecutions", limits.maxRunningExecutions, "limits a process type's running executions"],
+      ["concurrencyKeyAttribute", limits.concurrencyKeyAttribute, "keys the limit of a process type's running executions"],
+      ["priority", limits.priority, "is the priority of a process type's starts"],
     ] as const;
     for (const [name, value, what] of typeOnly) {
       if (given(value)) {
         throw new XdbSdkError(
           "NOT_ALLOWED",
-          `${owner}: flowLimits.${name} ${what} a process type's running executions: declare it in the process's flowLimits, not a state's`,
+          `${owner}: flowLimits.${name} ${what}: declare it in the process's flowLimits, not a state's`,
         );
       }
     }
   }
   return flowLimitsOf(owner, limits);
+}
+
+/** Whether `value` is a priority: an integer from 1 (claimed first) to 5. */
+function isPriority(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= HIGHEST_PRIORITY && value <= LOWEST_PRIORITY;
 }
 
 /** Whether a limit's field is set (neither absent nor null). */

@@ -105,7 +105,10 @@ export interface Process {
    * (`{ maxRunningExecutions: 2 }`: at most two executions of a start's `concurrencyKey`
    * run at once; the others wait `PENDING`, in start order), and name the global attribute
    * whose value a start writes is its key when it names none
-   * (`{ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }`).
+   * (`{ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }`), and give the
+   * priority of its starts that name none (`{ priority: 2 }`: 1, claimed first, to 5; a
+   * start's own `priority` wins). A `priority` that is not an integer from 1 to 5 is
+   * refused at export.
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -36,9 +36,9 @@ export interface AsyncState<I = void> {
    * Limits on this state's worker calls across all async instances
    * (`{ maxCallsPerSecond: 0.5 }`: one call every two seconds; `{ maxConcurrentCalls: 4 }`:
    * at most four running at once; both may be given); sent at registration, and an
-   * operator may override them at run time. `maxRunningExecutions` and
-   * `concurrencyKeyAttribute` are the process type's alone: a state declaring either is
-   * refused at export.
+   * operator may override them at run time. `maxRunningExecutions`,
+   * `concurrencyKeyAttribute` and `priority` are the process type's alone: a state
+   * declaring any of them is refused at export.
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -11,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { Ajv2020 } from "ajv/dist/2020.js";
 
 import {
-  Client, Command, CommandRequest, CommandResults, CommunicationSchema, OPENAPI_PATH, Persistence, PersistenceSchema,
-  SERVICE_PATHS, StateDecision, StateSchema, WorkerService, isApiError, rpc,
+  Client, Command, CommandRequest, CommandResults, CommunicationSchema, FLOW_LIMITS_PATHS, OPENAPI_PATH, Persistence,
+  PersistenceSchema, SERVICE_PATHS, StateDecision, StateSchema, WorkerService, isApiError, rpc,
   type AsyncState, type Process, type WorkerContext, type protocol,
 } from "@xdb/sdk";
 
@@ -116,6 +116,11 @@ class HeldProcess implements Process {
   communicationSchema() {
     return CommunicationSchema.localQueues("go");
   }
+}
+
+/** `HeldProcess` whose definition declares the priority of its starts: 2. */
+class PrioritizedProcess extends HeldProcess {
+  readonly flowLimits = { priority: 2 };
 }
 
 /** The table of `KeyedProcess`: its rows' integer `customer_id` keys the running limit. */
@@ -496,7 +501,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(exchanges.flatMap((e) => check(document, "client -> service", e)), []);
     });
 
-    it("starts with a priority, describes, lists, filters and counts by it, and refuses one out of range", async () => {
+    it("starts with a priority (its own, else its type's, declared or overridden), describes, lists, filters and counts by it, and refuses one out of range", async () => {
       const exchanges: Exchange[] = [];
       const recording: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);
@@ -542,21 +547,77 @@ for (const dialect of DIALECTS) {
       await assert.rejects(client.count({ processType: held.processType, where: nine }), onValue);
 
       for (const name of ["first", "default"]) await client.stop(pidOf(name), { reason: "contract test" });
-      // The document's bounds refuse the out-of-range request as the service does; its
-      // answer is the documented 400. Every other exchange validates.
+
+      // A type's priority: its definition declares 2, which its starts that name none take
+      // (a start's own wins); an operator's override, 1, shows in the answer and the
+      // history and applies to the next start; on a state or out of range it is refused
+      // on its field, and changes nothing.
+      const typed = new PrioritizedProcess(`PriorityTyped${run}`);
+      const typedService = new WorkerService({ onError: () => undefined }).register(typed);
+      const typedWorker = await env.worker(typedService.nodeHandler());
+      await typedService.registerDefinitions(client, { name: "contract-priority", version: run, workerUrl: typedWorker.url });
+      const declared = await client.listFlowLimits(typed.processType);
+      assert.deepEqual(
+        declared.limits.map((e) => [e.stateId ?? null, e.declared, e.override ?? null, e.effective]),
+        [[null, { priority: 2 }, null, { priority: 2 }]],
+      );
+      const typedPids: string[] = [];
+      const startTyped = async (name: string, priority?: number): Promise<number | undefined> => {
+        const pid = `typed-${run}-${name}`;
+        await client.startProcess(typed, pid, undefined, { workerUrl: typedWorker.url, ...(priority === undefined ? {} : { priority }) });
+        typedPids.push(pid);
+        return (await client.describe(pid)).priority;
+      };
+      // The registering instance applies the declared priority at once.
+      assert.equal(await startTyped("declared"), 2, "a start naming none has the type's");
+      assert.equal(await startTyped("own", 4), 4, "a start's own wins");
+      const entry = await client.setFlowLimits(typed.processType, { priority: 1 }, { reason: "launch day" });
+      assert.deepEqual([entry.declared, entry.override, entry.effective.priority], [{ priority: 2 }, { priority: 1 }, 1]);
+      assert.equal(await startTyped("overridden"), 1);
+      assert.equal(await startTyped("own-after", 4), 4);
+      for (const [override, options] of [
+        [{ priority: 1 }, { stateId: "Held" }],
+        [{ priority: 0 }, {}],
+        [{ priority: 6 }, {}],
+      ] as const) {
+        await assert.rejects(
+          client.setFlowLimits(typed.processType, override, options),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("override.priority"),
+          JSON.stringify([override, options]),
+        );
+      }
+      const history = await client.flowLimitHistory({ processType: typed.processType });
+      assert.deepEqual(
+        history.changes.map((c) => [c.source, c.stateId ?? null, c.before ?? null, c.after ?? null]),
+        [["OPERATOR", null, null, { priority: 1 }], ["DEFINITION", null, null, { priority: 2 }]],
+        "the refusals are not among the changes",
+      );
+      assert.equal(history.changes[0]?.reason, "launch day");
+      for (const pid of typedPids) await client.stop(pid, { reason: "contract test" });
+      await client.setFlowLimits(typed.processType, null, { reason: "contract test" });
+
+      // The document's bounds refuse the out-of-range requests as the service does (a
+      // start's priority, an override's); their answers are the documented 400.
       const refused = (e: Exchange) => e.status === 400 && e.path === SERVICE_PATHS.start;
       const [bad, ...more] = exchanges.filter(refused);
       assert.ok(bad && more.length === 0, "the refused start was exchanged once");
       const problems = check(document, "client -> service", bad);
       assert.equal(problems.length, 1, problems.join("\n"));
       assert.match(problems[0] ?? "", /: request .*processStartConfig\/priority/);
+      const refusedSet = (e: Exchange) => e.status === 400 && e.path === FLOW_LIMITS_PATHS.set;
+      const setProblems = exchanges.filter(refusedSet).map((e) => check(document, "client -> service", e));
+      assert.deepEqual(setProblems.map((p) => p.length), [0, 1, 1], "on a state: a valid request; out of range: not");
+      for (const [problem] of setProblems.slice(1)) assert.match(problem ?? "", /: request .*override\/priority/);
       // The refused filters are valid requests by the document (a filter's value is any
-      // JSON), refused by the service with its documented 400.
+      // JSON), refused by the service with its documented 400. Every other exchange validates.
       assert.deepEqual(
-        exchanges.filter((e) => e.status === 400 && !refused(e)).map((e) => e.path),
+        exchanges.filter((e) => e.status === 400 && !refused(e) && !refusedSet(e)).map((e) => e.path),
         [SERVICE_PATHS.list, SERVICE_PATHS.count],
       );
-      assert.deepEqual(exchanges.filter((e) => !refused(e)).flatMap((e) => check(document, "client -> service", e)), []);
+      assert.deepEqual(
+        exchanges.filter((e) => !refused(e) && !refusedSet(e)).flatMap((e) => check(document, "client -> service", e)),
+        [],
+      );
     });
 
     it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {

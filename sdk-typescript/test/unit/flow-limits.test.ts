@@ -434,3 +434,101 @@ describe("running limits keyed by a global attribute", () => {
     );
   });
 });
+
+describe("a type's priority", () => {
+  it("is declared by a process, sent with its definition, and refused out of range or on a state at export", () => {
+    class Urgent implements Process {
+      readonly processType = "Urgent";
+      readonly flowLimits = { maxConcurrentCalls: 16, priority: 2 };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+    }
+    const wire = exportDefinition(new Urgent());
+    assert.deepEqual(wire.flowLimits, { maxConcurrentCalls: 16, priority: 2 });
+    assert.ok(wire.states.every((s) => s.flowLimits === undefined));
+    assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
+      deployment: { name: "d", version: "1", workerUrl: "http://w" },
+      definitions: [wire],
+    }), "");
+
+    const withPriority = (priority: unknown) => ({
+      processType: "Prioritized",
+      flowLimits: { priority } as FlowLimits,
+      stateSchema: () => StateSchema.withStartingState(new Ship()),
+    });
+    for (const bound of [1, 5]) assert.deepEqual(exportDefinition(withPriority(bound)).flowLimits, { priority: bound });
+    for (const [bad, shown] of [[0, "0"], [6, "6"], [2.5, "2.5"], [Number.NaN, "NaN"], ["2", '"2"']] as const) {
+      assert.throws(
+        () => exportDefinition(withPriority(bad)),
+        (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED"
+          && e.message === `Prioritized: flowLimits.priority must be an integer from 1 (claimed first) to 5, not ${shown}`,
+        String(bad),
+      );
+    }
+
+    class PrioritizedCharge implements AsyncState {
+      static readonly stateId = "Charge";
+      readonly flowLimits = { maxCallsPerSecond: 1, priority: 1 };
+      execute() {
+        return StateDecision.deadEnd();
+      }
+    }
+    const statePrioritized = { processType: "StatePrioritized", stateSchema: () => StateSchema.withStartingState(new PrioritizedCharge()) };
+    assert.throws(
+      () => exportDefinition(statePrioritized),
+      (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED"
+        && /StatePrioritized\.Charge: flowLimits\.priority is the priority of a process type's starts: .*not a state's/.test(e.message),
+    );
+  });
+
+  it("is set by an operator and read back from the answer and the history", async () => {
+    const entry = {
+      processType: "Urgent",
+      declared: { priority: 2 },
+      override: { priority: 1 },
+      effective: { priority: 1 },
+      updatedTimestampMs: 1_700_000_000_000,
+    };
+    // An operator's change: the override before (none) and after.
+    const change = { ...CHANGE, before: null, after: { priority: 1 }, reason: "launch day" };
+    const sent: Sent[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      const path = new URL(input instanceof Request ? input.url : input.toString()).pathname;
+      sent.push({ path, body: JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown> });
+      return Promise.resolve(Response.json(path === FLOW_LIMITS_PATHS.set ? entry : { changes: [change] }));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    const answered = await client.setFlowLimits("Urgent", { priority: 1 }, { reason: "launch day" });
+    await client.setFlowLimits("Urgent", { maxConcurrentCalls: 8, priority: 1 });
+    const history = await client.flowLimitHistory({ processType: "Urgent" });
+    assert.deepEqual([answered.declared, answered.effective], [{ priority: 2 }, { priority: 1 }]);
+    assert.deepEqual(history.changes.map((c) => [c.source, c.before ?? null, c.after]), [["OPERATOR", null, { priority: 1 }]]);
+    assert.deepEqual(sent.filter((s) => s.path === FLOW_LIMITS_PATHS.set).map((s) => s.body.override), [
+      { priority: 1 },
+      { maxConcurrentCalls: 8, priority: 1 },
+    ]);
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  for (const [override, stateId, message] of [
+    [{ priority: 1 }, "Charge", "override.priority: is the priority of a process type's starts: set it on the type, not on a state"],
+    [{ priority: 9 }, undefined, "override.priority: must be 1 (claimed first) to 5, not 9"],
+  ] as const) {
+    it(`is refused by the service on its field, once: ${JSON.stringify([override, stateId ?? null])}`, async () => {
+      // The client sends an override as given; the service refuses it, and names the field.
+      const bad = await scriptedService(answer(400, { subType: "INVALID_REQUEST", message }));
+      try {
+        const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+        await assert.rejects(
+          client.setFlowLimits("Urgent", override, stateId === undefined ? {} : { stateId }),
+          (e) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && /override\.priority/.test(e.message),
+        );
+      } finally {
+        await bad.close();
+      }
+      assert.equal(bad.seen.length, 1, "a refusal is final");
+      assert.deepEqual([bad.json()[0]?.override, bad.json()[0]?.stateId], [override, stateId]);
+    });
+  }
+});
