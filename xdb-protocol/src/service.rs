@@ -74,6 +74,17 @@ pub struct ProcessStartConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 5)]
     pub priority: Option<u8>,
+    /// The key claims share the execution's priority by (a tenant, a customer's id; at
+    /// most 255 characters): when tasks of several keys wait at one priority, each key
+    /// is served in turn, so one key's backlog never starves another's next task.
+    /// Absent: the key every start without one shares. Inherited like the priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// How many tasks the fairness key takes in each turn, 1 to 1,000; absent: 1. Needs
+    /// `fairnessKey`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub fairness_weight: Option<u32>,
 }
 
 /// Bounds and default of `processStartConfig.priority`: 1 is claimed first.
@@ -84,6 +95,14 @@ pub mod priority {
     pub const LOWEST: u8 = 5;
     /// The priority of a start that names none.
     pub const DEFAULT: u8 = 3;
+}
+
+/// Bounds and default of `processStartConfig.fairnessWeight`.
+pub mod fairness {
+    /// The weight of a start that names none, and of the key starts without one share.
+    pub const DEFAULT_WEIGHT: u32 = 1;
+    /// The largest weight: tasks a key takes in one turn.
+    pub const MAX_WEIGHT: u32 = 1000;
 }
 
 /// `POST .../start`
@@ -208,6 +227,14 @@ pub struct ProcessExecutionDescribeResponse {
     #[serde(default = "default_priority")]
     #[schema(default = 3, minimum = 1, maximum = 5)]
     pub priority: u8,
+    /// The key claims share its priority by (`processStartConfig.fairnessKey`); absent
+    /// when its start named none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// Tasks its fairness key takes in each turn (`processStartConfig.fairnessWeight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub fairness_weight: Option<u32>,
 }
 
 fn default_priority() -> u8 {

@@ -1470,6 +1470,15 @@ export type ProcessExecutionDescribeRequest = {
 export type ProcessExecutionDescribeResponse = {
     closeTimestampMs?: number | null;
     failure?: null | ProcessFailure;
+    /**
+     * The key claims share its priority by (`processStartConfig.fairnessKey`); absent
+     * when its start named none.
+     */
+    fairnessKey?: string | null;
+    /**
+     * Tasks its fairness key takes in each turn (`processStartConfig.fairnessWeight`).
+     */
+    fairnessWeight?: number | null;
     globalAttributeConfig?: null | GlobalAttributeConfig;
     /**
      * Tasks set aside after the database refused them too many times in a row; they
@@ -1852,6 +1861,18 @@ export type ProcessStartConfig = {
      * without one shares. Ignored by a type without that limit.
      */
     concurrencyKey?: string | null;
+    /**
+     * The key claims share the execution's priority by (a tenant, a customer's id; at
+     * most 255 characters): when tasks of several keys wait at one priority, each key
+     * is served in turn, so one key's backlog never starves another's next task.
+     * Absent: the key every start without one shares. Inherited like the priority.
+     */
+    fairnessKey?: string | null;
+    /**
+     * How many tasks the fairness key takes in each turn, 1 to 1,000; absent: 1. Needs
+     * `fairnessKey`.
+     */
+    fairnessWeight?: number | null;
     globalAttributeConfig?: null | GlobalAttributeConfig;
     idReusePolicy?: null | ProcessIdReusePolicy;
     /**

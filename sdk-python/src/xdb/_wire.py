@@ -1630,6 +1630,13 @@ class ProcessExecutionCountResponse(WireModel):
 class ProcessExecutionDescribeResponse(WireModel):
     close_timestamp_ms: int | None = None
     failure: ProcessFailure | None = None
+    fairness_key: str | None = None
+    """
+    The key claims share its priority by (`processStartConfig.fairnessKey`); absent
+    when its start named none.
+    """
+    fairness_weight: int | None = None
+    """Tasks its fairness key takes in each turn (`processStartConfig.fairnessWeight`)."""
     global_attribute_config: GlobalAttributeConfig | None = None
     parked_tasks: int = 0
     """
@@ -1753,6 +1760,18 @@ class ProcessStartConfig(WireModel):
     The key the type's `maxRunningExecutions` counts this execution under (a
     customer's id, say); at most 255 characters. Absent: the key every start
     without one shares. Ignored by a type without that limit.
+    """
+    fairness_key: str | None = None
+    """
+    The key claims share the execution's priority by (a tenant, a customer's id; at
+    most 255 characters): when tasks of several keys wait at one priority, each key
+    is served in turn, so one key's backlog never starves another's next task.
+    Absent: the key every start without one shares. Inherited like the priority.
+    """
+    fairness_weight: int | None = None
+    """
+    How many tasks the fairness key takes in each turn, 1 to 1,000; absent: 1. Needs
+    `fairnessKey`.
     """
     global_attribute_config: GlobalAttributeConfig | None = None
     id_reuse_policy: ProcessIdReusePolicy | None = None

@@ -992,6 +992,8 @@ export const ProcessRpcWorkerRequestSchema = z.object({
  */
 export const ProcessStartConfigSchema = z.object({
     concurrencyKey: z.string().nullish(),
+    fairnessKey: z.string().nullish(),
+    fairnessWeight: z.int().nullish(),
     globalAttributeConfig: GlobalAttributeConfigSchema.nullish(),
     idReusePolicy: ProcessIdReusePolicySchema.nullish(),
     localAttributeInitialWrite: z.array(LocalAttributeValueSchema).optional().default([]),
@@ -1033,6 +1035,8 @@ export const ProcessClosedDetailsSchema = z.object({
 export const ProcessExecutionDescribeResponseSchema = z.object({
     closeTimestampMs: z.int().nullish(),
     failure: ProcessFailureSchema.nullish(),
+    fairnessKey: z.string().nullish(),
+    fairnessWeight: z.int().nullish(),
     globalAttributeConfig: GlobalAttributeConfigSchema.nullish(),
     parkedTasks: z.int().optional().default(0),
     paused: PauseInfoSchema.nullish(),
