@@ -45,6 +45,17 @@ class ProcessStartOptions:
     the execution has it, and so does the execution a reset starts from it. The service
     refuses another value (``InvalidRequestError`` naming ``processStartConfig.priority``)
     and starts nothing.
+
+    ``fairness_key`` shares the execution's priority with other keys' executions (a
+    tenant, a customer's id; 1 to 255 characters, no control characters): when tasks of
+    several keys wait at one priority, claims serve each key in turn, each taking up to
+    its ``fairness_weight`` of tasks a turn (1 to 1,000; absent, 1), so one key's backlog
+    never starves another's next task. Absent: the key every start without one shares.
+    Every task of the execution has the key, and so does the execution a reset starts
+    from it. The service refuses an empty key, a longer one or one with a control
+    character (``InvalidRequestError`` naming ``processStartConfig.fairnessKey``), and a
+    weight out of range or without a key (naming ``processStartConfig.fairnessWeight``),
+    and starts nothing.
     """
 
     global_attribute_pk_value: Any = None
@@ -60,6 +71,10 @@ class ProcessStartOptions:
     priority: int | None = None
     """How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5 (last);
     absent, the type's flow limits' ``priority``, else 3."""
+    fairness_key: str | None = None
+    """The key claims share the execution's priority by, each key served in turn."""
+    fairness_weight: int | None = None
+    """Tasks the fairness key takes in each turn: 1 to 1,000; absent, 1. Needs the key."""
 
 
 def build_start_request(
@@ -130,6 +145,8 @@ def build_start_request(
             id_reuse_policy=options.id_reuse_policy,
             concurrency_key=options.concurrency_key,
             priority=options.priority,
+            fairness_key=options.fairness_key,
+            fairness_weight=options.fairness_weight,
             global_attribute_config=global_config,
             local_attribute_initial_write=[
                 LocalAttributeValue(key=k, value=encoding.encode(f"local attribute {k!r}", v))

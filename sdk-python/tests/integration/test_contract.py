@@ -699,6 +699,56 @@ async def test_a_starts_priority_is_kept_listed_filtered_and_counted(
         contract.check_response(e.path, e.status, e.response)
 
 
+async def test_a_starts_fairness_key_and_weight_are_kept_and_bad_ones_start_nothing(
+    client: AsyncClient, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    run = uuid.uuid4().hex[:10]
+    tenant = f"tenant-{run}"
+
+    def pid(name: str) -> str:
+        return f"fairness-{run}-{name}"
+
+    async def fairness(name: str) -> tuple[str | None, int | None]:
+        described = await client.describe_process(pid(name))
+        return described.fairness_key, described.fairness_weight
+
+    await client.start_process(
+        pid("weighed"),
+        EchoProcess,
+        options=ProcessStartOptions(fairness_key=tenant, fairness_weight=5),
+    )
+    assert await fairness("weighed") == (tenant, 5)
+    await client.start_process(
+        pid("keyed"), EchoProcess, options=ProcessStartOptions(fairness_key=tenant)
+    )
+    assert await fairness("keyed") == (tenant, 1), "a key without a weight weighs 1"
+    await client.start_process(pid("plain"), EchoProcess)
+    assert await fairness("plain") == (None, None)
+
+    weight, key = "processStartConfig.fairnessWeight", "processStartConfig.fairnessKey"
+    refusals = [
+        ("weight-0", ProcessStartOptions(fairness_key=tenant, fairness_weight=0), weight),
+        ("weight-1001", ProcessStartOptions(fairness_key=tenant, fairness_weight=1001), weight),
+        ("weight-alone", ProcessStartOptions(fairness_weight=5), weight),
+        ("key-empty", ProcessStartOptions(fairness_key=""), key),
+    ]
+    for name, options, field in refusals:
+        with pytest.raises(InvalidRequestError, match=re.escape(field)) as bad:
+            await client.start_process(pid(name), EchoProcess, options=options)
+        assert bad.value.status == 400, name
+        with pytest.raises(ProcessNotFoundError):
+            await client.describe_process(pid(name))
+
+    for name in ("weighed", "keyed", "plain"):
+        await client.stop_process(pid(name), reason="contract test")
+    for e in client_recording.all():
+        if e.status != 400:  # a refused request may break the document on purpose
+            contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
 class KeyedEchoProcess(HeldEchoProcess):
     """``HeldEchoProcess`` with a row in ``contract_exports``: an integer ``customer_id``."""
 

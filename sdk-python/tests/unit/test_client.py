@@ -38,7 +38,15 @@ from xdb import (
     trace_context,
 )
 from xdb.errors import error_from_response
-from xdb.protocol import DESCRIBE, HISTORY, RPC, START, WAIT_FOR_COMPLETION, HistoryEventType
+from xdb.protocol import (
+    DESCRIBE,
+    HISTORY,
+    RPC,
+    START,
+    WAIT_FOR_COMPLETION,
+    HistoryEventType,
+    ProcessExecutionDescribeResponse,
+)
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -182,6 +190,66 @@ async def test_both_clients_read_an_executions_priority() -> None:
     with sync_client(handler) as blocking:
         assert blocking.describe_process("urgent").priority == 1
         assert blocking.describe_process("plain").priority == 3
+
+
+async def test_both_clients_send_a_starts_fairness_key_and_weight_only_when_given() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == START
+        seen.append(sent_body(request))
+        return httpx.Response(200, json={"processExecutionId": "e-1"})
+
+    weighed = ProcessStartOptions(
+        global_attribute_pk_value=1, fairness_key="tenant-7", fairness_weight=5
+    )
+    plain = ProcessStartOptions(global_attribute_pk_value=2)
+    client = async_client(handler)
+    assert await client.start_process("order-1", ShopProcess, Order(item="tea"), weighed) == "e-1"
+    await client.start_process("order-2", ShopProcess, Order(item="tea"), plain)
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        blocking.start_process("order-3", ShopProcess, Order(item="tea"), weighed)
+        blocking.start_process("order-4", ShopProcess, Order(item="tea"), plain)
+    configs = [body["processStartConfig"] for body in seen]
+    assert [(c.get("fairnessKey"), c.get("fairnessWeight")) for c in configs] == [
+        ("tenant-7", 5),
+        (None, None),
+        ("tenant-7", 5),
+        (None, None),
+    ]
+    for unkeyed in (configs[1], configs[3]):
+        assert "fairnessKey" not in unkeyed
+        assert "fairnessWeight" not in unkeyed
+
+
+async def test_both_clients_read_an_executions_fairness_key_and_weight() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == DESCRIBE
+        described = {
+            "processExecutionId": "e-1",
+            "processId": sent_body(request)["processId"],
+            "processType": "ShopProcess",
+            "workerUrl": "http://worker",
+            "status": "RUNNING",
+            "startTimestampMs": 1,
+            "runningStateExecutions": 1,
+        }
+        if described["processId"] == "tenant":
+            described |= {"fairnessKey": "tenant-7", "fairnessWeight": 5}
+        return httpx.Response(200, json=described)
+
+    def read(described: ProcessExecutionDescribeResponse) -> tuple[str | None, int | None]:
+        return described.fairness_key, described.fairness_weight
+
+    client = async_client(handler)
+    assert read(await client.describe_process("tenant")) == ("tenant-7", 5)
+    # An execution whose start named no key (or an older service's answer): neither.
+    assert read(await client.describe_process("plain")) == (None, None)
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        assert read(blocking.describe_process("tenant")) == ("tenant-7", 5)
+        assert read(blocking.describe_process("plain")) == (None, None)
 
 
 async def test_invoke_rpc_sends_the_rpcs_loading_policy_and_decodes_the_output() -> None:

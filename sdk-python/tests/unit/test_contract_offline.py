@@ -72,6 +72,8 @@ async def test_every_client_request_validates(contract: Contract) -> None:
                 timeout=30,
                 concurrency_key="customer-42",
                 priority=1,
+                fairness_key="tenant-7",
+                fairness_weight=5,
             ),
         ),
         client.invoke_rpc("p", ShopProcess.cancel, "why"),

@@ -320,6 +320,34 @@ def test_start_request_carries_the_priority_only_when_given() -> None:
     assert "priority" not in default["processStartConfig"]
 
 
+def test_start_request_carries_the_fairness_key_and_weight_only_when_given() -> None:
+    plain = ProcessDefinition.of(NoTableProcess)
+
+    def config(options: ProcessStartOptions) -> dict[str, Any]:
+        wire = build_start_request(plain, "p", "http://w", None, options).to_wire()
+        start_config: dict[str, Any] = wire["processStartConfig"]
+        return start_config
+
+    assert config(ProcessStartOptions(fairness_key="tenant-7", fairness_weight=5)) == {
+        "fairnessKey": "tenant-7",
+        "fairnessWeight": 5,
+        "localAttributeInitialWrite": [],
+    }
+    keyed = config(ProcessStartOptions(fairness_key="tenant-7"))
+    assert keyed == {"fairnessKey": "tenant-7", "localAttributeInitialWrite": []}
+    # The service checks the key (1 to 255 characters), the weight (1 to 1,000) and that a
+    # weight has a key, naming the field; all sent as given.
+    assert config(ProcessStartOptions(fairness_key=""))["fairnessKey"] == ""
+    assert config(ProcessStartOptions(fairness_key="t", fairness_weight=0))["fairnessWeight"] == 0
+    assert config(ProcessStartOptions(fairness_weight=1001)) == {
+        "fairnessWeight": 1001,
+        "localAttributeInitialWrite": [],
+    }
+    default = config(ProcessStartOptions())
+    assert "fairnessKey" not in default
+    assert "fairnessWeight" not in default
+
+
 def test_start_request_mistakes_fail_before_the_service() -> None:
     shop = ProcessDefinition.of(ShopProcess)
     with pytest.raises(SchemaError, match="global_attribute_pk_value is required"):
