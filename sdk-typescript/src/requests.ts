@@ -79,6 +79,8 @@ export function buildStartRequest(
   if (options.idReusePolicy !== undefined) config.idReusePolicy = options.idReusePolicy;
   if (options.concurrencyKey !== undefined) config.concurrencyKey = options.concurrencyKey;
   if (options.priority !== undefined) config.priority = options.priority;
+  if (options.fairnessKey !== undefined) config.fairnessKey = options.fairnessKey;
+  if (options.fairnessWeight !== undefined) config.fairnessWeight = options.fairnessWeight;
 
   const request: ProcessExecutionStartRequest = { processId, processType, processStartConfig: config };
   if (options.requestId !== undefined) request.requestId = options.requestId;

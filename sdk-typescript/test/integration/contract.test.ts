@@ -620,6 +620,58 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it("starts with a fairness key and weight, describes them, and refuses a weight out of range or without a key", async () => {
+      const exchanges: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        exchanges.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(await response.clone().text()) });
+        return response;
+      };
+      const run = randomUUID().slice(0, 8);
+      const held = new HeldProcess(`FairnessContract${run}`);
+      const heldWorker = await env.worker(new WorkerService({ onError: () => undefined }).register(held).nodeHandler());
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: heldWorker.url, fetch: recording });
+      const pidOf = (name: string) => `fairness-${run}-${name}`;
+      const fairnessOf = async (name: string) => {
+        const described = await client.describe(pidOf(name));
+        return [described.fairnessKey, described.fairnessWeight];
+      };
+      const tenant = `tenant-${run}`;
+
+      await client.startProcess(held, pidOf("weighed"), undefined, { fairnessKey: tenant, fairnessWeight: 5 });
+      await client.startProcess(held, pidOf("keyed"), undefined, { fairnessKey: tenant });
+      await client.startProcess(held, pidOf("plain"));
+      assert.deepEqual(await fairnessOf("weighed"), [tenant, 5]);
+      assert.deepEqual(await fairnessOf("keyed"), [tenant, 1], "a key without a weight weighs 1");
+      assert.deepEqual(await fairnessOf("plain"), [undefined, undefined]);
+
+      const refusals: [string, { fairnessKey?: string; fairnessWeight?: number }, string][] = [
+        ["weight-0", { fairnessKey: tenant, fairnessWeight: 0 }, "processStartConfig.fairnessWeight"],
+        ["weight-1001", { fairnessKey: tenant, fairnessWeight: 1001 }, "processStartConfig.fairnessWeight"],
+        ["weight-alone", { fairnessWeight: 5 }, "processStartConfig.fairnessWeight"],
+        ["key-empty", { fairnessKey: "" }, "processStartConfig.fairnessKey"],
+      ];
+      for (const [name, options, field] of refusals) {
+        await assert.rejects(
+          client.startProcess(held, pidOf(name), undefined, options),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes(field),
+          name,
+        );
+        await assert.rejects(client.describe(pidOf(name)), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+      }
+
+      for (const name of ["weighed", "keyed", "plain"]) await client.stop(pidOf(name), { reason: "contract test" });
+      // The document's bounds refuse the weights out of range as the service does; a weight
+      // without a key and an empty key are valid by the document, refused by the service
+      // alone. Their answers are the documented 400; every other exchange validates.
+      const refused = (e: Exchange) => e.status === 400 && e.path === SERVICE_PATHS.start;
+      const problems = exchanges.filter(refused).map((e) => check(document, "client -> service", e));
+      assert.deepEqual(problems.map((p) => p.length), [1, 1, 0, 0], problems.flat().join("\n"));
+      for (const [problem] of problems.slice(0, 2)) assert.match(problem ?? "", /: request .*processStartConfig\/fairnessWeight/);
+      assert.deepEqual(exchanges.filter((e) => !refused(e)).flatMap((e) => check(document, "client -> service", e)), []);
+    });
+
     it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {
       await env.db.execute(
         dialect === "postgres"

@@ -129,6 +129,30 @@ describe("client requests", () => {
     assert.equal((await client.describe("q")).priority, 3);
   });
 
+  it("sends a start's fairness key and weight only when given, and reads a description's", async () => {
+    const described = { processExecutionId: "e1", processId: "p", processType: "T", workerUrl: "http://w", status: "RUNNING", startTimestampMs: 1, runningStateExecutions: 1 };
+    const fake = fakeFetch(
+      () => Response.json({ processExecutionId: "e1" }),
+      () => Response.json({ processExecutionId: "e2" }),
+      () => Response.json({ ...described, fairnessKey: "tenant-7", fairnessWeight: 5 }),
+      () => Response.json(described),
+    );
+    const client = new Client({ serviceUrl: "http://xdb", workerUrl: "http://w:1", fetch: fake.fetch });
+    const options = { globalAttributePkValue: "u1" };
+    const weighed = { ...options, fairnessKey: "tenant-7", fairnessWeight: 5 };
+    assert.equal(await client.startProcess(UserSignupProcess, "p", undefined, weighed), "e1");
+    assert.equal(await client.startProcess(UserSignupProcess, "q", undefined, options), "e2");
+    const configs = fake.sent.map((s) => (s.body as { processStartConfig: Record<string, unknown> }).processStartConfig);
+    assert.deepEqual([configs[0]?.fairnessKey, configs[0]?.fairnessWeight], ["tenant-7", 5]);
+    for (const field of ["fairnessKey", "fairnessWeight"]) assert.equal(field in (configs[1] ?? {}), false);
+    for (const s of fake.sent) assert.equal(contractProblems(SERVICE_PATHS.start, s.body), "", JSON.stringify(s.body));
+    const tenant = await client.describe("p");
+    assert.deepEqual([tenant.fairnessKey, tenant.fairnessWeight], ["tenant-7", 5]);
+    // A start that named no key (or a service before fairness keys): neither is answered.
+    const plain = await client.describe("q");
+    assert.deepEqual([plain.fairnessKey, plain.fairnessWeight], [undefined, undefined]);
+  });
+
   it("sends the operator's calls and reads their answers", async () => {
     const view = {
       processExecutionId: "e1",

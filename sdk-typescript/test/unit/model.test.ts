@@ -257,6 +257,25 @@ describe("start requests", () => {
     assert.equal("priority" in (buildStartRequest(signup, "p", undefined, base).processStartConfig ?? {}), false);
   });
 
+  it("carries a fairness key and weight only when given, their checks left to the service", () => {
+    const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
+    const configOf = (more: { fairnessKey?: string; fairnessWeight?: number }) =>
+      buildStartRequest(signup, "p", undefined, { ...base, ...more }).processStartConfig ?? {};
+    const fairnessOf = (more: { fairnessKey?: string; fairnessWeight?: number }) => {
+      const config = configOf(more);
+      return [config.fairnessKey, config.fairnessWeight];
+    };
+    assert.deepEqual(fairnessOf({ fairnessKey: "tenant-7", fairnessWeight: 5 }), ["tenant-7", 5]);
+    assert.equal("fairnessWeight" in configOf({ fairnessKey: "tenant-7" }), false);
+    // The service checks the key (1 to 255 characters), the weight (1 to 1,000) and that a
+    // weight has a key, naming the field: all sent as given.
+    assert.deepEqual(fairnessOf({ fairnessKey: "" }), ["", undefined]);
+    assert.deepEqual(fairnessOf({ fairnessKey: "t", fairnessWeight: 0 }), ["t", 0]);
+    assert.deepEqual(fairnessOf({ fairnessWeight: 1001 }), [undefined, 1001]);
+    assert.equal("fairnessKey" in configOf({ fairnessWeight: 1001 }), false);
+    for (const field of ["fairnessKey", "fairnessWeight"]) assert.equal(field in configOf({}), false);
+  });
+
   it("catches mistakes before the service does", () => {
     const base = { workerUrl: "http://w:1", globalAttributePkValue: "u1" };
     assert.throws(() => buildStartRequest(signup, "p", undefined, { ...base, initialGlobalAttributes: { stauts: 1 } }), sdkError("UNDECLARED"));
