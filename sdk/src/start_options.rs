@@ -34,6 +34,10 @@ pub struct ProcessStartOptions {
     pub concurrency_key: Option<String>,
     /// See [`ProcessStartOptions::priority`].
     pub priority: Option<u8>,
+    /// See [`ProcessStartOptions::fairness_key`].
+    pub fairness_key: Option<String>,
+    /// See [`ProcessStartOptions::fairness_weight`].
+    pub fairness_weight: Option<u32>,
     encode_error: Option<XdbError>,
 }
 
@@ -115,6 +119,25 @@ impl ProcessStartOptions {
     /// (last); unset: 3. The service refuses another value (400).
     pub fn priority(mut self, priority: u8) -> Self {
         self.priority = Some(priority);
+        self
+    }
+
+    /// Shares the execution's priority by this key (a tenant, a customer's id; 1 to 255
+    /// characters, no control characters): when tasks of several keys wait at one
+    /// priority, claims serve each key in turn, each taking up to its weight of tasks a
+    /// turn, so one key's backlog never starves another's next task. Every task of the
+    /// execution inherits it. Unset: the key every start without one shares. The service
+    /// refuses an empty, longer or control-character key (400).
+    pub fn fairness_key(mut self, key: impl Into<String>) -> Self {
+        self.fairness_key = Some(key.into());
+        self
+    }
+
+    /// How many tasks the [`fairness_key`](Self::fairness_key) takes in each turn: 1 to
+    /// 1,000 ([`xdb_protocol::fairness::MAX_WEIGHT`]); unset: 1. Needs a fairness key;
+    /// the service refuses a weight without one, or out of bounds (400).
+    pub fn fairness_weight(mut self, weight: u32) -> Self {
+        self.fairness_weight = Some(weight);
         self
     }
 
@@ -207,6 +230,8 @@ pub fn build_start_request(
             local_attribute_initial_write: options.initial_local_attributes,
             concurrency_key: options.concurrency_key,
             priority: options.priority,
+            fairness_key: options.fairness_key,
+            fairness_weight: options.fairness_weight,
         }),
     })
 }

@@ -235,6 +235,32 @@ fn a_start_carries_the_callers_request_id() {
 }
 
 #[test]
+fn a_start_carries_its_priority_and_fairness_key_and_weight() {
+    use xdb_sdk::start_options::build_start_request;
+    let def = ProcessDefinition::new(CounterProcess);
+    let options = ProcessStartOptions::new()
+        .global_attribute_pk_value("c-1")
+        .priority(2)
+        .fairness_key("tenant-a")
+        .fairness_weight(5);
+    let req = build_start_request(&def, "p-1", "http://w", None, options).unwrap();
+    let config = req.process_start_config.unwrap();
+    assert_eq!(config.priority, Some(2));
+    assert_eq!(config.fairness_key.as_deref(), Some("tenant-a"));
+    assert_eq!(config.fairness_weight, Some(5));
+    let json = serde_json::to_value(&config).unwrap();
+    assert_eq!(json["fairnessKey"], "tenant-a");
+    assert_eq!(json["fairnessWeight"], 5);
+
+    // Unset: neither is sent, and the service applies the shared key and weight 1.
+    let options = ProcessStartOptions::new().global_attribute_pk_value("c-1");
+    let req = build_start_request(&def, "p-1", "http://w", None, options).unwrap();
+    let json = serde_json::to_value(req.process_start_config.unwrap()).unwrap();
+    assert!(json.get("fairnessKey").is_none(), "{json}");
+    assert!(json.get("fairnessWeight").is_none(), "{json}");
+}
+
+#[test]
 fn start_request_checks_options_against_the_schema() {
     use xdb_sdk::start_options::build_start_request;
     let def = ProcessDefinition::new(CounterProcess);
