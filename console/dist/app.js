@@ -652,6 +652,10 @@ function formatPriority(priority) {
   const note = p === 1 ? "claimed first" : p === 3 ? "default" : p === 5 ? "claimed last" : void 0;
   return note ? `${p} (${note})` : String(p);
 }
+function formatFairness(key, weight) {
+  if (key === null || key === void 0) return void 0;
+  return `${key} (weight ${weight ?? 1})`;
+}
 
 // src/views/dialog.ts
 var datalists = 0;
@@ -2499,6 +2503,10 @@ function button(label, testId, danger, onClick) {
 
 // src/views/execution.ts
 var HISTORY_PAGE = 20;
+function fairnessFact(d) {
+  const text = formatFairness(d.fairnessKey, d.fairnessWeight);
+  return text === void 0 ? [] : [["Fairness key", h("span", { "data-testid": "execution-fairness-key" }, text)]];
+}
 var REFRESH_MS4 = 3e3;
 function executionView(root, processId, processExecutionId) {
   const summary = h("section", { class: "summary" });
@@ -2573,6 +2581,7 @@ function executionView(root, processId, processExecutionId) {
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
         ["Priority", h("span", { "data-testid": "execution-priority" }, formatPriority(d.priority))],
+        ...fairnessFact(d),
         ["Running states", String(d.runningStateExecutions)],
         ...states.paused && pending ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`]] : states.paused ? [["Paused", `since ${formatTime(states.paused.sinceTimestampMs)}${states.paused.reason ? ` — ${states.paused.reason}` : ""}`]] : [],
         ...backingOff(states, Date.now()),

@@ -112,3 +112,12 @@ export function formatPriority(priority: number | null | undefined): string {
   const note = p === 1 ? "claimed first" : p === 3 ? "default" : p === 5 ? "claimed last" : undefined;
   return note ? `${p} (${note})` : String(p);
 }
+
+/** An execution's fairness key with its weight, the tasks the key takes in each turn of a
+ * priority's claims: `tenant-a (weight 5)`; a key the service answers without a weight
+ * has the default, 1. Undefined when the start named no key (it shares the key of every
+ * start without one). */
+export function formatFairness(key: string | null | undefined, weight: number | null | undefined): string | undefined {
+  if (key === null || key === undefined) return undefined;
+  return `${key} (weight ${weight ?? 1})`;
+}

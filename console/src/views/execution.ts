@@ -4,7 +4,7 @@
 // running-execution limit holds shows as PENDING, with what it waits for, instead of paused.
 import { api, definitionOrNothing } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
-import { formatPayload, formatPriority, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
+import { formatFairness, formatPayload, formatPriority, formatRelative, formatTime, formatValue, statusClass } from "../format.js";
 import { eventStateExecution, summarizeEvent } from "../history.js";
 import { pendingText, phaseNote, shownStatus } from "../flow-limits.js";
 import type {
@@ -15,6 +15,14 @@ import { notify } from "./dialog.js";
 import { definitionHref } from "./routes.js";
 
 const HISTORY_PAGE = 20;
+
+/** The fairness key its start named, with its weight: claims share each priority between
+ * keys, each key served in turn and taking up to its weight of tasks a turn. Nothing when
+ * the start named none. */
+function fairnessFact(d: DescribeResponse): [string, HTMLElement][] {
+  const text = formatFairness(d.fairnessKey, d.fairnessWeight);
+  return text === undefined ? [] : [["Fairness key", h("span", { "data-testid": "execution-fairness-key" }, text)]];
+}
 const REFRESH_MS = 3000;
 
 export function executionView(root: HTMLElement, processId: string, processExecutionId?: string): () => void {
@@ -96,6 +104,7 @@ export function executionView(root: HTMLElement, processId: string, processExecu
         ["Closed (UTC)", formatTime(d.closeTimestampMs)],
         ["Worker", h("span", { class: "mono" }, d.workerUrl)],
         ["Priority", h("span", { "data-testid": "execution-priority" }, formatPriority(d.priority))],
+        ...fairnessFact(d),
         ["Running states", String(d.runningStateExecutions)],
         ...(states.paused && pending
           ? [["Pending", `${pending}, since ${formatTime(states.paused.sinceTimestampMs)}`] as [string, string]]

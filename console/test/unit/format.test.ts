@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
-  formatDuration, formatPayload, formatPriority, formatRelative, formatTime, formatValue, parseUtcInput, shorten, statusClass,
+  formatDuration, formatFairness, formatPayload, formatPriority, formatRelative, formatTime, formatValue, parseUtcInput, shorten, statusClass,
 } from "../../src/format.js";
 import { executionHref, parseRoute } from "../../src/views/routes.js";
 
@@ -53,6 +53,14 @@ describe("format", () => {
     assert.equal(formatPriority(5), "5 (claimed last)");
     assert.equal(formatPriority(undefined), "3 (default)");
     assert.equal(formatPriority(null), "3 (default)");
+  });
+
+  it("shows an execution's fairness key with its weight, and nothing without a key", () => {
+    assert.equal(formatFairness("tenant-a", 5), "tenant-a (weight 5)");
+    assert.equal(formatFairness("tenant-a", undefined), "tenant-a (weight 1)");
+    assert.equal(formatFairness("tenant-a", null), "tenant-a (weight 1)");
+    assert.equal(formatFairness(undefined, undefined), undefined);
+    assert.equal(formatFairness(null, null), undefined);
   });
 
   it("routes by the location hash, with ids escaped", () => {
