@@ -35,6 +35,7 @@ fn process() -> ProcessExecution {
         failure: None,
         paused: None,
         priority: xdb_protocol::priority::DEFAULT,
+        fairness: None,
     }
 }
 

@@ -110,6 +110,18 @@ pub struct ProcessExecution {
     pub paused: Option<xdb_protocol::PauseInfo>,
     /// The priority its tasks are claimed by, 1 (first) to 5.
     pub priority: u8,
+    /// The key claims share its priority by, with its weight; `None`: the key every
+    /// execution without one shares.
+    pub fairness: Option<Fairness>,
+}
+
+/// A fairness key and its weight (`processStartConfig.fairnessKey`, `fairnessWeight`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fairness {
+    /// Not empty: the empty key stands for executions without one.
+    pub key: String,
+    /// Tasks the key takes in each turn, 1 to [`xdb_protocol::fairness::MAX_WEIGHT`].
+    pub weight: u32,
 }
 
 /// A pending graceful completion and its output.

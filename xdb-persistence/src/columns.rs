@@ -16,10 +16,11 @@ use crate::StoreError;
 
 pub(crate) const PROCESS_COLUMNS: &str = "id, process_id, process_type, worker_url, status, \
     start_time, close_time, timeout_seconds, running_state_executions, graceful_completion, \
-    state_execution_sequences, global_attribute_config, result, failure, paused, priority";
+    state_execution_sequences, global_attribute_config, result, failure, paused, priority, \
+    fairness_key, fairness_weight";
 
 /// Columns in [`PROCESS_COLUMNS`] order.
-pub(crate) const PROCESS_COLUMN_COUNT: usize = 16;
+pub(crate) const PROCESS_COLUMN_COUNT: usize = 18;
 
 pub(crate) const STATE_COLUMNS: &str = "process_execution_id, state_id, state_execution_number, \
     status, version, input, config, command_request, command_results, created_at";
@@ -71,6 +72,34 @@ pub(crate) fn read_process(row: &mut impl ColumnReader) -> Result<ProcessExecuti
         failure: row.json()?,
         paused: row.json()?,
         priority: priority_of(row.int()?)?,
+        fairness: fairness_of(row.text()?, row.int()?),
+    })
+}
+
+/// The `fairness_key` and `fairness_weight` columns' values: the empty key is the one
+/// executions without a key share.
+pub(crate) fn fairness_of(key: String, weight: i32) -> Option<xdb_engine::Fairness> {
+    (!key.is_empty()).then(|| xdb_engine::Fairness {
+        key,
+        weight: u32::try_from(weight).unwrap_or(xdb_protocol::fairness::DEFAULT_WEIGHT),
+    })
+}
+
+/// The fairness key a task of `task_type` of an execution keyed by `fairness` carries:
+/// only state tasks are shared by key. Timers and timeouts are claimed by due time,
+/// ahead of every priority, and a keyed timer waiting an hour out would otherwise be
+/// walked by every claim's look for keyed tasks due.
+pub(crate) fn task_fairness(
+    fairness: Option<&xdb_engine::Fairness>,
+    task_type: TaskType,
+) -> Option<&xdb_engine::Fairness> {
+    fairness.filter(|_| matches!(task_type, TaskType::WaitUntil | TaskType::Execute))
+}
+
+/// The `fairness_key` and `fairness_weight` values an execution's rows are written with.
+pub(crate) fn fairness_columns(fairness: Option<&xdb_engine::Fairness>) -> (&str, i32) {
+    fairness.map_or(("", xdb_protocol::fairness::DEFAULT_WEIGHT as i32), |f| {
+        (f.key.as_str(), f.weight as i32)
     })
 }
 

@@ -100,6 +100,7 @@ mod tests {
             failure: None,
             paused: None,
             priority: xdb_protocol::priority::DEFAULT,
+            fairness: None,
         };
         let state = StateExecution {
             process_execution_id: process.id,

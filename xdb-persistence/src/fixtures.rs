@@ -26,6 +26,7 @@ pub(crate) fn process(status: ProcessStatus) -> ProcessExecution {
         failure: None,
         paused: None,
         priority: xdb_protocol::priority::DEFAULT,
+        fairness: None,
     }
 }
 

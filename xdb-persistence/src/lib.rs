@@ -24,6 +24,7 @@ mod database_health;
 mod db_clock;
 mod definition_registry;
 mod error;
+mod fair_turns;
 mod fired_timer;
 #[cfg(test)]
 mod fixtures;

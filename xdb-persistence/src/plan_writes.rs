@@ -351,6 +351,7 @@ mod tests {
             failure: None,
             paused: None,
             priority: xdb_protocol::priority::DEFAULT,
+            fairness: None,
         };
         let global = AttributeWrites {
             global_attributes: vec![xdb_protocol::GlobalAttributeValue {

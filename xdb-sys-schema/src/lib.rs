@@ -150,6 +150,14 @@ const POSTGRES_MIGRATIONS: &[Migration] = &[
         name: "priorities",
         sql: include_str!("../postgres/v014_priorities.sql"),
     },
+    Migration {
+        version: 15,
+        // Services of schema 5 still work on it: they write keyless tasks, and
+        // their claims read unleased tasks through other indexes, more slowly.
+        oldest_compatible: 5,
+        name: "fairness_keys",
+        sql: include_str!("../postgres/v015_fairness_keys.sql"),
+    },
 ];
 
 const MYSQL_MIGRATIONS: &[Migration] = &[
@@ -247,6 +255,14 @@ const MYSQL_MIGRATIONS: &[Migration] = &[
         oldest_compatible: 5,
         name: "priorities",
         sql: include_str!("../mysql/v014_priorities.sql"),
+    },
+    Migration {
+        version: 15,
+        // Services of schema 5 still work on it: they write keyless tasks, and
+        // their claims read the replaced index with a sort.
+        oldest_compatible: 5,
+        name: "fairness_keys",
+        sql: include_str!("../mysql/v015_fairness_keys.sql"),
     },
 ];
 

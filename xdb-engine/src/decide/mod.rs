@@ -157,6 +157,7 @@ pub(crate) mod fixtures {
             failure: None,
             paused: None,
             priority: xdb_protocol::priority::DEFAULT,
+            fairness: None,
         }
     }
 

@@ -76,6 +76,12 @@ pub fn start_process(
         failure: None,
         paused: None,
         priority: config.priority.unwrap_or(xdb_protocol::priority::DEFAULT),
+        fairness: config.fairness_key.clone().map(|key| Fairness {
+            key,
+            weight: config
+                .fairness_weight
+                .unwrap_or(xdb_protocol::fairness::DEFAULT_WEIGHT),
+        }),
     };
     let mut plan = TransitionPlan::default();
     if let Some(state_id) = &request.start_state_id {
@@ -153,6 +159,33 @@ pub fn validate_start_request(request: &ProcessExecutionStartRequest) -> Result<
                 format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
             )
             .into());
+        }
+    }
+    check_fairness(&config)?;
+    Ok(())
+}
+
+/// A fairness key is an id; a weight is 1 to the maximum, and only beside a key.
+fn check_fairness(
+    config: &xdb_protocol::ProcessStartConfig,
+) -> Result<(), crate::validation::ValidationError> {
+    use crate::validation::ValidationError;
+    use xdb_protocol::fairness::MAX_WEIGHT;
+    if let Some(key) = &config.fairness_key {
+        check_id("processStartConfig.fairnessKey", key)?;
+    }
+    if let Some(weight) = config.fairness_weight {
+        if !(1..=MAX_WEIGHT).contains(&weight) {
+            return Err(ValidationError::new(
+                "processStartConfig.fairnessWeight",
+                format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
+            ));
+        }
+        if config.fairness_key.is_none() {
+            return Err(ValidationError::new(
+                "processStartConfig.fairnessWeight",
+                "weighs a fairness key: name processStartConfig.fairnessKey too",
+            ));
         }
     }
     Ok(())

@@ -83,6 +83,7 @@ pub struct MySqlStore {
     columns: Arc<global_attributes::ColumnCache>,
     continuation_lease: Option<Duration>,
     expired_lease_look: Arc<crate::task_claim::ExpiredLeaseLook>,
+    pub(crate) fair_turns: Arc<crate::fair_turns::FairTurns>,
     run_limits: Arc<crate::run_limits::RunLimits>,
     /// See [`StoreOptions::pool_wait`].
     pool_wait: Option<Duration>,
@@ -160,6 +161,7 @@ impl MySqlStore {
             columns: Arc::default(),
             continuation_lease,
             expired_lease_look: Arc::default(),
+            fair_turns: Arc::default(),
             run_limits: Arc::default(),
             pool_wait,
             idle_in_transaction,

@@ -40,4 +40,8 @@ impl TaskQueue for MySqlStore {
     fn expired_lease_look(&self) -> &ExpiredLeaseLook {
         MySqlStore::expired_lease_look(self)
     }
+
+    fn fair_turns(&self) -> &crate::fair_turns::FairTurns {
+        &self.fair_turns
+    }
 }

@@ -129,5 +129,7 @@ pub(crate) fn describe(process: ProcessExecution) -> ProcessExecutionDescribeRes
         paused: process.paused.filter(|_| !process.status.is_closed()),
         parked_tasks: 0,
         priority: process.priority,
+        fairness_weight: process.fairness.as_ref().map(|f| f.weight),
+        fairness_key: process.fairness.map(|f| f.key),
     }
 }

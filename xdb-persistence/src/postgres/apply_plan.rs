@@ -80,6 +80,12 @@ pub(crate) fn plan_writes(
 ) -> (Pipeline, WriteAnswers) {
     let id = process.id;
     let priority = i32::from(process.priority);
+    let fairness = |task_type| {
+        crate::columns::fairness_columns(crate::columns::task_fairness(
+            process.fairness.as_ref(),
+            task_type,
+        ))
+    };
     let mut writes = lead;
     // A write to an existing row waits for the lead's lock, when it takes one.
     let after_first = writes.after_first();
@@ -207,14 +213,16 @@ pub(crate) fn plan_writes(
                 leased: Some(to),
             } => {
                 continuation = true;
+                let (fairness_key, fairness_weight) = fairness(task.task_type);
                 writes.push(
                     format!(
                         "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, \
                            state_id, state_execution_number, timer_index, lease_owner, \
-                           lease_expires_at, first_attempt_at, info, priority) \
+                           lease_expires_at, first_attempt_at, info, priority, \
+                           fairness_key, fairness_weight) \
                          VALUES ($1, $2, $3, $4, $5, $6, $7, \
                            clock_timestamp() + make_interval(secs => $8), clock_timestamp(), \
-                           $9, $10) \
+                           $9, $10, $11, $12) \
                          RETURNING {TASK_COLUMNS}"
                     ),
                     vec![
@@ -228,14 +236,19 @@ pub(crate) fn plan_writes(
                         param(to.lease.as_secs_f64()),
                         param(info.clone()),
                         param(priority),
+                        param(fairness_key.to_owned()),
+                        param(fairness_weight),
                     ],
                     Answer::Row,
                 );
             }
-            Write::NewTask { task, leased: None } => writes.push(
+            Write::NewTask { task, leased: None } => {
+                let (fairness_key, fairness_weight) = fairness(task.task_type);
+                writes.push(
                 "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
-                   state_execution_number, timer_index, info, priority) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                   state_execution_number, timer_index, info, priority, fairness_key, \
+                   fairness_weight) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 vec![
                     param(task.task_type.as_str()),
                     param(task.fire_at),
@@ -245,9 +258,12 @@ pub(crate) fn plan_writes(
                     param(task.timer_index),
                     param(info.clone()),
                     param(priority),
+                    param(fairness_key.to_owned()),
+                    param(fairness_weight),
                 ],
                 Answer::Nothing,
-            ),
+                )
+            }
             Write::Consume(consumption) => writes.push(
                 format!(
                     "UPDATE xdb_sys_local_queue_messages SET consumed_by = $3 \

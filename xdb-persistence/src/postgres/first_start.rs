@@ -79,11 +79,14 @@ pub(crate) async fn start_first_execution(
 
 /// `writes` with the execution's row inserted.
 pub(crate) fn insert_execution(mut writes: Pipeline, execution: &ProcessExecution) -> Pipeline {
+    let (fairness_key, fairness_weight) =
+        crate::columns::fairness_columns(execution.fairness.as_ref());
     writes.push(
         "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
            status, start_time, timeout_seconds, running_state_executions, \
-           state_execution_sequences, global_attribute_config, priority) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+           state_execution_sequences, global_attribute_config, priority, fairness_key, \
+           fairness_weight) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         vec![
             param(execution.id),
             param(execution.process_id.clone()),
@@ -96,6 +99,8 @@ pub(crate) fn insert_execution(mut writes: Pipeline, execution: &ProcessExecutio
             param(to_json(&execution.state_execution_sequences)),
             param(execution.global_attribute_config.as_ref().map(to_json)),
             param(i32::from(execution.priority)),
+            param(fairness_key.to_owned()),
+            param(fairness_weight),
         ],
         Answer::Nothing,
     );

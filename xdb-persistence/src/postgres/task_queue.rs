@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::notifications::CHANNEL_TASKS;
 use super::rows::{
     optional_state_at, process_at, qualified, task_at, task_from_row, PROCESS_COLUMNS,
-    PROCESS_COLUMN_COUNT, STATE_COLUMNS, TASK_COLUMNS, TASK_COLUMN_COUNT,
+    PROCESS_COLUMN_COUNT, STATE_COLUMNS, STATE_COLUMN_COUNT, TASK_COLUMNS, TASK_COLUMN_COUNT,
 };
 use super::tables::PgRows;
 use super::PostgresStore;
@@ -41,6 +41,10 @@ impl TaskQueue for PostgresStore {
         PostgresStore::expired_lease_look(self)
     }
 
+    fn fair_turns(&self) -> &crate::fair_turns::FairTurns {
+        &self.fair_turns
+    }
+
     fn listen(&self, what: crate::Listen) -> Option<crate::Notifications> {
         Some(PostgresStore::listen(self, what))
     }
@@ -52,6 +56,11 @@ impl TaskQueue for PostgresStore {
         lease: Duration,
         ahead: f64,
     ) -> Result<Vec<ClaimedRows>, StoreError> {
+        let turns = self.fair_turns();
+        if turns.keyed_waiting() {
+            // The generic claim shares priorities between keys, and says when none wait.
+            return crate::sql_tables::leases::claim_due(self, owner, limit, lease, ahead).await;
+        }
         let client = self.timekeeping_pool().get().await?;
         let statement = client.prepare_cached(&CLAIM).await?;
         let expired = self.expired_lease_look().due(std::time::Instant::now());
@@ -61,8 +70,13 @@ impl TaskQueue for PostgresStore {
                 &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
             )
             .await?;
+        drop(client);
+        let waiting_at = TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT + STATE_COLUMN_COUNT;
+        let keyed_waiting = rows.iter().any(|row| row.get::<_, bool>(waiting_at));
         let mut claimed = rows
             .iter()
+            // The row that only says keyed tasks wait, when none was claimed.
+            .filter(|row| row.get::<_, Option<i64>>(0).is_some())
             .map(|row| {
                 let task = task_at(row, 0)?;
                 let process_at_column = TASK_COLUMN_COUNT;
@@ -78,6 +92,15 @@ impl TaskQueue for PostgresStore {
             })
             .collect::<Result<Vec<ClaimedRows>, StoreError>>()?;
         crate::task_claim::order_claimed(&mut claimed);
+        if keyed_waiting {
+            turns.set_keyed_waiting(true);
+            let more = limit - claimed.len() as i64;
+            if more > 0 {
+                claimed.extend(
+                    crate::sql_tables::leases::claim_due(self, owner, more, lease, ahead).await?,
+                );
+            }
+        }
         Ok(claimed)
     }
 
@@ -229,17 +252,23 @@ pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
              lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
              first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
            WHERE t.id IN (SELECT id FROM chosen) \
-           RETURNING {}) \
-         SELECT c.*, {}, {} FROM claimed c \
+           RETURNING {}), \
+         keyed AS ( \
+           SELECT EXISTS (SELECT 1 FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL AND fairness_key <> '' \
+               AND fire_at <= now() + make_interval(secs => $4)) AS waiting) \
+         SELECT c.*, {}, {}, k.waiting FROM claimed c CROSS JOIN keyed k \
          LEFT JOIN xdb_sys_process_executions p ON p.id = c.process_execution_id \
          LEFT JOIN xdb_sys_async_state_executions s \
            ON s.process_execution_id = c.process_execution_id AND s.state_id = c.state_id \
-          AND s.state_execution_number = c.state_execution_number",
+          AND s.state_execution_number = c.state_execution_number \
+         UNION ALL SELECT {}, TRUE FROM keyed k \
+         WHERE k.waiting AND NOT EXISTS (SELECT 1 FROM claimed)",
         union_all(
             SqlKind::Postgres,
             PRIORITIES.map(|priority| format!(
                 "SELECT id, fire_at, priority FROM xdb_sys_tasks \
-                 WHERE lease_owner IS NULL AND priority = {priority} \
+                 WHERE lease_owner IS NULL AND priority = {priority} AND fairness_key = '' \
                    AND fire_at <= now() + make_interval(secs => $4) \
                  ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED"
             ))
@@ -247,5 +276,6 @@ pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
         qualified(TASK_COLUMNS, "t"),
         qualified(PROCESS_COLUMNS, "p"),
         qualified(STATE_COLUMNS, "s"),
+        vec!["NULL"; TASK_COLUMN_COUNT + PROCESS_COLUMN_COUNT + STATE_COLUMN_COUNT].join(", "),
     )
 });

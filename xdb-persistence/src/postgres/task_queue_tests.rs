@@ -34,8 +34,9 @@ async fn each_priority_of_the_claim_reads_its_own_partial_index() {
     let plan = plan.join("\n");
     for index in [
         "xdb_sys_tasks_unleased_timers_by_fire_at",
-        "xdb_sys_tasks_unleased_default_by_fire_at",
-        "xdb_sys_tasks_unleased_by_priority",
+        "xdb_sys_tasks_unleased_keyless_default_by_fire_at",
+        "xdb_sys_tasks_unleased_keyless_by_priority",
+        "xdb_sys_tasks_unleased_keyed",
         "xdb_sys_tasks_leased_by_expiry",
     ] {
         assert!(plan.contains(index), "{index} unused:\n{plan}");

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use xdb_engine::{ProcessExecution, StateExecution, Task, TaskType};
 
+use super::fair_shares::share_priority;
 use super::in_list::in_list;
 use super::process_rows::process_and_state_of;
 use super::task_queue::{
@@ -22,6 +23,7 @@ use crate::columns::{
     qualified, read_task, ColumnReader, PROCESS_COLUMNS, PROCESS_COLUMN_COUNT, STATE_COLUMNS,
     STATE_COLUMN_COUNT, TASK_COLUMNS,
 };
+use crate::fair_turns::FairTurns;
 use crate::sql::{Param, SqlConn, SqlKind};
 use crate::tables::{Lane, Transaction};
 use crate::task_claim::order_claimed;
@@ -54,6 +56,7 @@ pub(crate) async fn claim_due<D: TaskQueue>(
         limit: limit.max(0),
         ahead: (ahead * 1e6) as i64,
         expired: store.expired_lease_look().due(Instant::now()),
+        turns: store.fair_turns(),
     };
     let mut due = look.read(&mut tx, false).await?;
     if let Some((candidates, _)) = &mut due {
@@ -98,14 +101,15 @@ pub(crate) async fn claim_due<D: TaskQueue>(
 }
 
 /// What one claim looks for: up to `limit` tasks due within `ahead` microseconds, and
-/// leases run out when `expired`.
-struct DueLook {
+/// leases run out when `expired`; `turns` shares a priority between fairness keys.
+struct DueLook<'a> {
     limit: i64,
     ahead: i64,
     expired: bool,
+    turns: &'a FairTurns,
 }
 
-impl DueLook {
+impl DueLook<'_> {
     /// The tasks due, in the order they are claimed, with the database's now; `None`
     /// when none is. With `lock`, each locked, skipping those locked already.
     async fn read<C: SqlConn>(
@@ -120,6 +124,35 @@ impl DueLook {
             .await?;
         // Each task with the database's now and its part: timers' first, then by priority.
         let mut read = read_claimable::<C>(&rows, true)?;
+        let keyed = read
+            .iter()
+            .filter(|(_, _, part)| *part > KEYED_PROBE)
+            .map(|(_, _, part)| part - KEYED_PROBE)
+            .min();
+        self.turns.set_keyed_waiting(keyed.is_some());
+        let probe_now = read.first().map(|(_, now, _)| *now);
+        read.retain(|(_, _, part)| *part < KEYED_PROBE);
+        if let (Some(priority), Some(now)) = (keyed, probe_now) {
+            // The priority's keyless tasks become one key among those waiting.
+            let keyless = read
+                .iter()
+                .filter(|(_, _, part)| *part == priority)
+                .map(|(task, ..)| task.clone())
+                .collect();
+            read.retain(|(_, _, part)| *part != priority);
+            let shared = share_priority(
+                tx,
+                self.turns,
+                u8::try_from(priority).expect("a priority"),
+                keyless,
+                limit,
+                ahead,
+                lock,
+            )
+            .await?;
+            read.extend(shared.into_iter().map(|task| (task, now, priority)));
+        }
+        // Stable: the shared priority's tasks keep the order of their turns.
         read.sort_by_key(|(_, _, part)| *part);
         if self.expired {
             let now = db_now(kind);
@@ -400,7 +433,7 @@ fn micros(kind: SqlKind) -> &'static str {
 /// equality to its ORDER BY), reading all of them: a form that reads only the rows it
 /// returns fired the bench's timers later (ebcb2b0, reverted in 494a0f0). Built once for
 /// each dialect and locking: every claim runs it.
-fn due_tasks(kind: SqlKind, lock: bool) -> &'static str {
+pub(super) fn due_tasks(kind: SqlKind, lock: bool) -> &'static str {
     static BUILT: LazyLock<[String; 4]> = LazyLock::new(|| {
         [
             (SqlKind::Postgres, false),
@@ -434,18 +467,37 @@ fn build_due_tasks(kind: SqlKind, lock: bool) -> String {
         part(
             priority,
             UNLEASED_BY_PRIORITY,
-            &format!(" AND priority = {priority}"),
-            kind.pick("fire_at", "lease_owner, priority, fire_at"),
+            &format!(" AND priority = {priority} AND fairness_key = ''"),
+            "fire_at",
         )
     });
-    union_all(kind, std::iter::once(timers).chain(by_priority))
+    // Whether keyed tasks wait, and the first priority with any: one row at most, its
+    // part KEYED_PROBE + that priority. It is not claimed: `share_priority` reads them.
+    let keyed = format!(
+        "SELECT {TASK_COLUMNS}, {now} AS db_now, {KEYED_PROBE} + priority AS part FROM {} \
+         WHERE lease_owner IS NULL AND {} AND fairness_key <> '' \
+           AND fire_at <= {now} + {ahead} ORDER BY {} LIMIT 1",
+        tasks_through(kind, UNLEASED_BY_PRIORITY),
+        kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)"),
+        "priority, fairness_key, fire_at",
+    );
+    union_all(
+        kind,
+        std::iter::once(timers)
+            .chain(by_priority)
+            .chain(std::iter::once(keyed)),
+    )
 }
 
+/// The part of [`due_tasks`] that tells whether keyed tasks wait, plus their priority.
+const KEYED_PROBE: i32 = 10;
+
 /// [`due_tasks`]' parameters: the bound (`ahead` microseconds) and `limit` for the
-/// timers' part and for each priority's.
-fn due_params(ahead: i64, limit: i64) -> Vec<Param<'static>> {
+/// timers' part and for each priority's, then the bound for the keyed tasks' probe.
+pub(super) fn due_params(ahead: i64, limit: i64) -> Vec<Param<'static>> {
     std::iter::repeat_n([ahead, limit], 1 + PRIORITIES.len())
         .flatten()
+        .chain(std::iter::once(ahead))
         .map(Param::from)
         .collect()
 }

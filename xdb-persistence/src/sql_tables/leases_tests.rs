@@ -444,6 +444,7 @@ async fn on_mysql_a_claim_locks_no_task_in_flight() {
         limit: 64,
         ahead: 1_000_000,
         expired: true,
+        turns: &Default::default(),
     };
 
     // The premise: the locking scans hold the oldest task in flight.

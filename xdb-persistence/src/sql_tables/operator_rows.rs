@@ -44,16 +44,30 @@ fn park_statements(kind: SqlKind) -> Vec<String> {
 
 /// And back, unleased, due at the parameter's time or when it was due. Parameters: id,
 /// due.
-/// The task takes its execution's priority again.
+/// The task takes its execution's priority and fairness key again.
 fn unpark_statements(kind: SqlKind) -> Vec<String> {
-    let restored = format!("INSERT INTO xdb_sys_tasks ({TASK_COLUMNS}, priority)");
+    let restored = format!(
+        "INSERT INTO xdb_sys_tasks ({TASK_COLUMNS}, priority, fairness_key, fairness_weight)"
+    );
     let due_columns = |from: &str| {
+        let of_execution = |column: &str, default: &str| {
+            format!(
+                "COALESCE((SELECT p.{column} FROM xdb_sys_process_executions p \
+                           WHERE p.id = {from}.process_execution_id), {default})"
+            )
+        };
+        let priority = of_execution("priority", &xdb_protocol::priority::DEFAULT.to_string());
+        // Only state tasks are shared by key (see `columns::task_fairness`).
+        let key = of_execution("fairness_key", "''");
+        let weight = of_execution(
+            "fairness_weight",
+            &xdb_protocol::fairness::DEFAULT_WEIGHT.to_string(),
+        );
         format!(
             "id, task_type, COALESCE(?, fire_at), process_execution_id, state_id, \
-             state_execution_number, timer_index, attempt, first_attempt_at, info, \
-             COALESCE((SELECT p.priority FROM xdb_sys_process_executions p \
-                       WHERE p.id = {from}.process_execution_id), {default})",
-            default = xdb_protocol::priority::DEFAULT
+             state_execution_number, timer_index, attempt, first_attempt_at, info, {priority}, \
+             CASE WHEN {from}.task_type IN ('WAIT_UNTIL', 'EXECUTE') THEN {key} ELSE '' END, \
+             {weight}"
         )
     };
     match kind {

@@ -84,6 +84,8 @@ struct TaskRow<'a> {
     process: Uuid,
     /// Its execution's, which claims read tasks by.
     priority: u8,
+    /// Its execution's fairness key and weight, which claims share a priority by.
+    fairness: Option<xdb_engine::Fairness>,
     now: DateTime<Utc>,
     task: &'a NewTask,
     leased: Option<LeaseTo<'a>>,
@@ -124,6 +126,11 @@ impl<'a> PlanRows<'a> {
                 Write::NewTask { task, leased } => self.tasks.push(TaskRow {
                     process: id,
                     priority: process.priority,
+                    fairness: crate::columns::task_fairness(
+                        process.fairness.as_ref(),
+                        task.task_type,
+                    )
+                    .cloned(),
                     now,
                     task,
                     leased,
@@ -410,7 +417,7 @@ async fn insert_task_rows<C: SqlConn>(
     if tasks.is_empty() {
         return Ok(Vec::new());
     }
-    let mut params = Vec::with_capacity(tasks.len() * 11);
+    let mut params = Vec::with_capacity(tasks.len() * 13);
     for row in tasks {
         let (task, leased) = (row.task, row.leased);
         params.extend([
@@ -426,17 +433,19 @@ async fn insert_task_rows<C: SqlConn>(
             Param::JsonRef(row.info.as_ref()),
             i32::from(row.priority).into(),
         ]);
+        let (key, weight) = crate::columns::fairness_columns(row.fairness.as_ref());
+        params.extend([Param::from(key), weight.into()]);
     }
     let lease_ends = C::KIND.pick(
         "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
     );
     let rows =
-        vec![format!("(?, ?, ?, ?, ?, ?, ?, {lease_ends}, ?, ?, ?)"); tasks.len()].join(", ");
+        vec![format!("(?, ?, ?, ?, ?, ?, ?, {lease_ends}, ?, ?, ?, ?, ?)"); tasks.len()].join(", ");
     let sql = format!(
         "INSERT INTO xdb_sys_tasks (task_type, fire_at, process_execution_id, state_id, \
            state_execution_number, timer_index, lease_owner, lease_expires_at, \
-           first_attempt_at, info, priority) VALUES {rows}"
+           first_attempt_at, info, priority, fairness_key, fairness_weight) VALUES {rows}"
     );
     conn.insert_numbered(&sql, &params, tasks.len()).await
 }

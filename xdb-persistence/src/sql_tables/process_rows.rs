@@ -43,12 +43,15 @@ pub(crate) async fn insert_executions<C: SqlConn>(
             Param::Json(execution.global_attribute_config.as_ref().map(json)),
             i32::from(execution.priority).into(),
         ]);
+        let (key, weight) = crate::columns::fairness_columns(execution.fairness.as_ref());
+        params.extend([Param::from(key), weight.into()]);
     }
-    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; executions.len()].join(", ");
+    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; executions.len()].join(", ");
     let sql = format!(
         "INSERT INTO xdb_sys_process_executions (id, process_id, process_type, worker_url, \
            status, start_time, timeout_seconds, running_state_executions, \
-           state_execution_sequences, global_attribute_config, priority) VALUES {rows}"
+           state_execution_sequences, global_attribute_config, priority, fairness_key, \
+           fairness_weight) VALUES {rows}"
     );
     conn.execute(&sql, &params).await?;
     Ok(())

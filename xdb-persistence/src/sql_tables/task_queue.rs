@@ -52,6 +52,8 @@ pub(crate) trait TaskQueue: Dialect<Session: SqlConn, Tx: SqlConn> {
     fn unlock(locking: Self::Locking) -> impl Answer<()>;
     /// When the claim of due tasks looks for leases that ran out.
     fn expired_lease_look(&self) -> &ExpiredLeaseLook;
+    /// Where this instance's claims stand in sharing priorities between fairness keys.
+    fn fair_turns(&self) -> &crate::fair_turns::FairTurns;
     /// See [`TaskSource::listen`]: `None` where the database cannot push wake-ups.
     fn listen(&self, _what: Listen) -> Option<Notifications> {
         None
@@ -303,16 +305,20 @@ fn next_due(kind: SqlKind) -> &'static str {
 }
 
 fn build_next_due(kind: SqlKind) -> String {
-    let firsts = union_all(
-        kind,
-        PRIORITIES.map(|priority| {
-            format!(
-                "SELECT fire_at FROM xdb_sys_tasks \
-                 WHERE lease_owner IS NULL AND priority = {priority} ORDER BY {} LIMIT 1",
-                kind.pick("fire_at", "lease_owner, priority, fire_at")
-            )
-        }),
+    let keyless = PRIORITIES.map(|priority| {
+        format!(
+            "SELECT fire_at FROM xdb_sys_tasks WHERE lease_owner IS NULL \
+             AND priority = {priority} AND fairness_key = '' ORDER BY fire_at LIMIT 1"
+        )
+    });
+    // Keyed tasks have no index by due time alone: their range is read whole, which only
+    // a poll interval longer than the read-ahead asks for (see `needs_next_due`).
+    let keyed = format!(
+        "SELECT fire_at FROM xdb_sys_tasks WHERE lease_owner IS NULL AND {} \
+         AND fairness_key <> '' ORDER BY fire_at LIMIT 1",
+        kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)")
     );
+    let firsts = union_all(kind, keyless.into_iter().chain(std::iter::once(keyed)));
     let until = kind.pick(
         "CAST(EXTRACT(EPOCH FROM (fire_at - clock_timestamp())) * 1000000 AS BIGINT)",
         "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), fire_at)",

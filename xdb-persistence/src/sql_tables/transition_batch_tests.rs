@@ -303,6 +303,7 @@ fn a_decision_reads_status_running_states_sequences_and_graceful_completion() {
         failure: None,
         paused: None,
         priority: xdb_protocol::priority::DEFAULT,
+        fairness: None,
     };
     let state = crate::fixtures::state("A-1", xdb_engine::StateExecutionStatus::ExecuteRunning);
     let decided = DecidedFrom::read(&read, &state);

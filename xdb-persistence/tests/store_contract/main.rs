@@ -52,6 +52,7 @@ mod common;
 mod attributes;
 mod claim_one;
 mod continuation;
+mod fairness;
 mod fired_timer;
 mod first_starts;
 mod flow;
