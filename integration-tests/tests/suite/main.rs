@@ -96,6 +96,7 @@ mod definitions;
 mod deployments;
 mod execution;
 mod failure_classes;
+mod fairness;
 mod flow_limits;
 mod flow_limits_cli;
 mod injection;

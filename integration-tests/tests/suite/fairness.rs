@@ -1,0 +1,157 @@
+//! Fairness keys through the API, the async service and a real worker: with 50,000
+//! starts of tenant A waiting, 100 starts of tenant B at the same priority and weight,
+//! made after all of them, finish while A's backlog still drains, where by due time
+//! alone they would wait for the whole backlog. A weight out of bounds is a 400 naming
+//! the field, and starts nothing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::json;
+use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
+use xdb_protocol::{ErrorSubType, ProcessExecutionDescribeRequest};
+use xdb_sdk::*;
+
+use crate::common::*;
+
+both_databases!(a_tenant_s_backlog_does_not_starve_another_tenant);
+
+/// Tenant A's starts, queued before an instance runs.
+const BACKLOG: usize = 50_000;
+/// Tenant B's, made after them.
+const OTHER: usize = 100;
+/// Worker calls the async instance runs at once.
+const IN_FLIGHT: usize = 8;
+/// Each of A's calls takes this long, so that its backlog lasts minutes: at most
+/// IN_FLIGHT / A_CALL = 400 a second, over two minutes for the whole backlog.
+const A_CALL: Duration = Duration::from_millis(20);
+
+/// One state whose execute counts which tenant came, and completes.
+#[derive(Debug, Clone, Default)]
+struct TenantProcess {
+    a_done: Arc<AtomicUsize>,
+    b_done: Arc<AtomicUsize>,
+    /// A's completions when B's last one completed.
+    a_done_when_b_finished: Arc<AtomicUsize>,
+}
+
+impl Process for TenantProcess {
+    fn state_schema(&self) -> StateSchema {
+        StateSchema::with_starting_state(TenantState(self.clone()))
+    }
+}
+
+struct TenantState(TenantProcess);
+
+#[async_trait]
+impl AsyncState for TenantState {
+    type Input = ();
+
+    async fn execute(
+        &self,
+        ctx: &Context,
+        _input: (),
+        _results: &CommandResults,
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        let process = &self.0;
+        if ctx.process_id.starts_with("a-") {
+            tokio::time::sleep(A_CALL).await;
+            process.a_done.fetch_add(1, Ordering::SeqCst);
+        } else if process.b_done.fetch_add(1, Ordering::SeqCst) + 1 == OTHER {
+            process
+                .a_done_when_b_finished
+                .store(process.a_done.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
+        Ok(StateDecision::graceful_complete_process(json!(null)))
+    }
+}
+
+async fn a_tenant_s_backlog_does_not_starve_another_tenant(db: Database) {
+    let process = TenantProcess::default();
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            max_in_flight: IN_FLIGHT,
+            ..Default::default()
+        },
+    )
+    .await;
+    let worker = serve(&mut env, &process).await;
+    let queued = Instant::now();
+    let starts = futures::stream::iter(0..BACKLOG)
+        .map(|i| {
+            let options = ProcessStartOptions::new().fairness_key("tenant-a");
+            let (env, process, worker) = (&env, &process, &worker);
+            async move { start(env, process, worker, &format!("a-{i}"), options).await }
+        })
+        .buffer_unordered(32);
+    let failed = starts.filter(|started| futures::future::ready(started.is_err()));
+    assert_eq!(failed.count().await, 0, "every backlog start succeeds");
+    println!("fairness-report db={db:?} backlog_queued_in={:?}", queued.elapsed());
+    for i in 0..OTHER {
+        let options = ProcessStartOptions::new().fairness_key("tenant-b");
+        start(&env, &process, &worker, &format!("b-{i}"), options)
+            .await
+            .unwrap();
+    }
+    let refused = start(
+        &env,
+        &process,
+        &worker,
+        "refused",
+        ProcessStartOptions::new()
+            .fairness_key("tenant-b")
+            .fairness_weight(1001),
+    )
+    .await;
+    let error = expect_api_error(refused, 400, ErrorSubType::InvalidRequest);
+    assert!(
+        error.message.contains("processStartConfig.fairnessWeight"),
+        "{}",
+        error.message
+    );
+    let b = env
+        .client
+        .describe(&ProcessExecutionDescribeRequest {
+            process_id: "b-0".into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(b.fairness_key.as_deref(), Some("tenant-b"));
+
+    let running = Instant::now();
+    env.add_async_instance().await;
+    // Each of B's 100 is claimed at its turn, one in two claims: within 200 claims of
+    // one task, however long A's backlog. (Measured: in about a second.)
+    eventually(
+        "tenant B's executions completed",
+        Duration::from_secs(60),
+        || async { process.b_done.load(Ordering::SeqCst) >= OTHER },
+    )
+    .await;
+    let took = running.elapsed();
+    let a_done = process.a_done_when_b_finished.load(Ordering::SeqCst);
+    println!(
+        "fairness-report db={db:?} backlog={BACKLOG} other={OTHER} other_done_in={took:?} \
+         backlog_done_meanwhile={a_done}"
+    );
+    // By due time alone B's would have waited for all 50,000: A's backlog has hardly
+    // begun to drain. Both keys take turns, so A ran about as many as B meanwhile,
+    // plus the calls in flight.
+    assert!(a_done < 1_000, "{a_done} of A's ran before B's 100");
+    let describe_refused = env
+        .client
+        .describe(&ProcessExecutionDescribeRequest {
+            process_id: "refused".into(),
+            process_execution_id: None,
+        })
+        .await;
+    assert!(describe_refused.is_err(), "the refused start started nothing");
+    env.shutdown().await;
+}
