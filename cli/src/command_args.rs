@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use xdb_protocol::{BusinessTableRef, FilterNode, HistoryEventType};
+use xdb_protocol::{fairness, BusinessTableRef, FilterNode, HistoryEventType};
 
 use crate::format::{parse_duration, parse_time_ms};
 
@@ -49,6 +49,21 @@ pub struct StartArgs {
     /// How soon its tasks are claimed when tasks wait: 1 (first) to 5 (last); default 3
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub priority: Option<u8>,
+    /// The key claims share its priority by (a tenant, a customer's id; 1 to 255
+    /// characters); absent: the key all starts without one share
+    ///
+    /// When tasks of several keys wait at one priority, each key is served in turn, taking
+    /// up to its --fairness-weight of tasks a turn, so one key's backlog never starves
+    /// another's next task. Every task of the execution inherits the key.
+    #[arg(long, value_parser = parse_fairness_key)]
+    pub fairness_key: Option<String>,
+    /// How many tasks the --fairness-key takes in each turn: 1 to 1000; default 1
+    #[arg(
+        long,
+        requires = "fairness_key",
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(fairness::MAX_WEIGHT))
+    )]
+    pub fairness_weight: Option<u32>,
     /// The business table holding the global attributes
     #[arg(long, requires = "key")]
     pub table: Option<String>,
@@ -63,6 +78,27 @@ pub struct StartArgs {
     pub locals: Vec<String>,
     #[command(flatten)]
     pub request_id: RequestIdArg,
+}
+
+/// The longest fairness key, in characters, that the service takes.
+const MAX_FAIRNESS_KEY_CHARS: usize = 255;
+
+/// A `--fairness-key`: 1 to 255 characters, none a control character, as the service
+/// takes it.
+fn parse_fairness_key(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("a fairness key is 1 to 255 characters; this one is empty".into());
+    }
+    let chars = text.chars().count();
+    if chars > MAX_FAIRNESS_KEY_CHARS {
+        return Err(format!(
+            "a fairness key is 1 to {MAX_FAIRNESS_KEY_CHARS} characters; this one has {chars}"
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err("a fairness key has no control characters".into());
+    }
+    Ok(text.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -104,6 +104,8 @@ pub fn start_request(a: &StartArgs) -> Result<ProcessExecutionStartRequest, Stri
             local_attribute_initial_write,
             concurrency_key: a.concurrency_key.clone(),
             priority: a.priority,
+            fairness_key: a.fairness_key.clone(),
+            fairness_weight: a.fairness_weight,
         }),
     })
 }
@@ -281,6 +283,57 @@ mod tests {
             config["localAttributeInitialWrite"][0]["value"]["data"],
             json!("[1]")
         );
+    }
+
+    #[test]
+    fn a_start_names_its_fairness_key_and_weight() {
+        let Command::Start(a) = command(&[
+            "start",
+            "p1",
+            "-t",
+            "T",
+            "--fairness-key",
+            "tenant-a",
+            "--fairness-weight",
+            "1000",
+        ]) else {
+            panic!()
+        };
+        let request = serde_json::to_value(start_request(&a).unwrap()).unwrap();
+        let config = &request["processStartConfig"];
+        assert_eq!(config["fairnessKey"], json!("tenant-a"));
+        assert_eq!(config["fairnessWeight"], json!(1000));
+        // A key alone: the service's weight, 1.
+        let Command::Start(a) = command(&["start", "p1", "-t", "T", "--fairness-key", "k"]) else {
+            panic!()
+        };
+        let request = serde_json::to_value(start_request(&a).unwrap()).unwrap();
+        assert_eq!(request["processStartConfig"]["fairnessKey"], json!("k"));
+        assert!(request["processStartConfig"]
+            .get("fairnessWeight")
+            .is_none());
+    }
+
+    #[test]
+    fn a_fairness_weight_out_of_bounds_or_without_a_key_is_refused() {
+        let parse = |extra: &[&str]| {
+            let args = ["xdb", "start", "p1", "-t", "T"].into_iter();
+            Cli::try_parse_from(args.chain(extra.iter().copied()))
+        };
+        for weight in ["0", "1001", "-1", "x"] {
+            let weight = format!("--fairness-weight={weight}");
+            let err = parse(&["--fairness-key", "k", &weight]).unwrap_err();
+            assert!(err.to_string().contains("--fairness-weight"), "{err}");
+        }
+        let err = parse(&["--fairness-weight", "2"]).unwrap_err();
+        assert!(err.to_string().contains("--fairness-key"), "{err}");
+        let long = "k".repeat(256);
+        for key in ["", long.as_str(), "a\tb"] {
+            let err = parse(&["--fairness-key", key]).unwrap_err();
+            assert!(err.to_string().contains("--fairness-key"), "{err}");
+        }
+        assert!(parse(&["--fairness-key", &"k".repeat(255)]).is_ok());
+        assert!(parse(&["--fairness-key", "ténant ß"]).is_ok());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use xdb_protocol::{
-    PauseInfo, ProcessExecutionCountResponse, ProcessExecutionDescribeResponse,
+    fairness, PauseInfo, ProcessExecutionCountResponse, ProcessExecutionDescribeResponse,
     ProcessExecutionSummary, ProcessFailure, QueryPlan,
 };
 
@@ -68,6 +68,10 @@ pub fn describe(d: &ProcessExecutionDescribeResponse, now_ms: i64) -> String {
         ("Priority", d.priority.to_string()),
         ("Worker", d.worker_url.clone()),
     ];
+    if let Some(key) = &d.fairness_key {
+        let weight = d.fairness_weight.unwrap_or(fairness::DEFAULT_WEIGHT);
+        pairs.push(("Fairness key", format!("{key} (weight {weight})")));
+    }
     if let Some(config) = &d.global_attribute_config {
         pairs.push((
             "Row",
@@ -255,6 +259,26 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Result          -\n"), "{text}");
+    }
+
+    #[test]
+    fn describe_shows_a_fairness_key_with_its_weight_when_set() {
+        let mut d = described();
+        assert!(!describe(&d, 0).contains("Fairness"));
+        d.fairness_key = Some("tenant-a".into());
+        d.fairness_weight = Some(5);
+        let text = describe(&d, 0);
+        assert!(
+            text.contains("Fairness key    tenant-a (weight 5)\n"),
+            "{text}"
+        );
+        // A service that answers the key alone: the weight is the default, 1.
+        d.fairness_weight = None;
+        let text = describe(&d, 0);
+        assert!(
+            text.contains("Fairness key    tenant-a (weight 1)\n"),
+            "{text}"
+        );
     }
 
     #[test]
