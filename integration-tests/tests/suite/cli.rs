@@ -71,10 +71,11 @@ async fn start_signup(env: &XdbTestEnv, worker: &str, user: &str) -> Run {
     let state = definition.starting_state_id().expect("a starting state");
     let config = serde_json::to_string(&definition.state_config(state).unwrap()).unwrap();
     let form = json!({"email": format!("{user}@example.com")}).to_string();
-    let (pid, key, form) = (
+    let (pid, key, form, tenant) = (
         format!("user-signup-{user}"),
         format!("user_id={user}"),
         format!("form={form}"),
+        format!("tenant-{user}"),
     );
     xdb(
         env,
@@ -99,6 +100,10 @@ async fn start_signup(env: &XdbTestEnv, worker: &str, user: &str) -> Run {
             "status=waiting",
             "--priority",
             "2",
+            "--fairness-key",
+            &tenant,
+            "--fairness-weight",
+            "4",
             "--output",
             "json",
         ],
@@ -177,6 +182,47 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         .await
         .expect(2);
     assert!(refused.stderr.contains("--priority"), "{}", refused.stderr);
+    // The fairness key and weight it started with.
+    assert_eq!(described["fairnessKey"], "tenant-ann", "{described}");
+    assert_eq!(described["fairnessWeight"], 4, "{described}");
+    assert!(
+        table.contains("Fairness key    tenant-ann (weight 4)\n"),
+        "{table}"
+    );
+    // A weight out of bounds, or without a key, never leaves the CLI either.
+    for weight in ["0", "1001"] {
+        let refused = xdb(
+            &env,
+            &[
+                "start",
+                "p-bad",
+                "--type",
+                "T",
+                "--fairness-key",
+                "k",
+                "--fairness-weight",
+                weight,
+            ],
+        )
+        .await
+        .expect(2);
+        assert!(
+            refused.stderr.contains("--fairness-weight"),
+            "{}",
+            refused.stderr
+        );
+    }
+    let refused = xdb(
+        &env,
+        &["start", "p-bad", "--type", "T", "--fairness-weight", "2"],
+    )
+    .await
+    .expect(2);
+    assert!(
+        refused.stderr.contains("--fairness-key"),
+        "{}",
+        refused.stderr
+    );
 
     // The first state moved on to the one that waits for the verification queue.
     eventually("ann waits for verification", SOON, || async {
