@@ -56,14 +56,18 @@ describe("web console", () => {
     page.setDefaultTimeout(SOON);
     mkdirSync(SCREENSHOTS, { recursive: true });
 
-    // At priority 1 (the others at the default, 3), which the list and its page show.
+    // At priority 1 (the others at the default, 3), which the list and its page show, and
+    // with a fairness key and weight (the others name none), which its page shows.
     const ann = buildStartRequest(definitionOf(SignupProcess), "signup-ann", undefined, {
       workerUrl: worker.url,
       globalAttributePkValue: "ann",
       initialGlobalAttributes: { form: { email: "ann@example.com", plan: "pro" }, status: "waiting" },
       initialLocalAttributes: { note: "signed up from the pricing page" },
     });
-    await client.start({ ...ann, processStartConfig: { ...ann.processStartConfig, priority: 1 } });
+    await client.start({
+      ...ann,
+      processStartConfig: { ...ann.processStartConfig, priority: 1, fairnessKey: "tenant-acme", fairnessWeight: 3 },
+    });
     await client.startProcess(ChargeProcess, "charge-bob", undefined, {
       globalAttributePkValue: "bob",
       initialGlobalAttributes: { form: { email: "bob@example.com", amount: 42 }, status: "waiting" },
@@ -238,6 +242,8 @@ describe("web console", () => {
     await page.locator("[data-testid=history-event][data-event-type=WAIT_UNTIL_COMPLETED]").waitFor();
     assert.equal(await page.getByTestId("execution-priority").textContent(), "1 (claimed first)");
     assert.match((await page.locator("dl.facts").textContent()) ?? "", /Priority1 \(claimed first\)/);
+    assert.equal(await page.getByTestId("execution-fairness-key").textContent(), "tenant-acme (weight 3)");
+    assert.match((await page.locator("dl.facts").textContent()) ?? "", /Fairness keytenant-acme \(weight 3\)/);
     // Numbered within the execution, with the state and a one-line summary.
     const started = page.locator("[data-testid=history-event][data-event-type=PROCESS_STARTED]");
     assert.equal(await started.getByTestId("history-number").textContent(), "1");
@@ -279,6 +285,8 @@ describe("web console", () => {
     await page.getByTestId("state-last-failure").filter({ hasText: "(attempt 2)" }).waitFor();
     await page.locator("[data-testid=history-event][data-event-type=RETRY_REQUESTED]").waitFor();
     await page.getByTestId("business-row-table").locator("tr", { hasText: "bob@example.com" }).waitFor();
+    // Its start named no fairness key: no such fact.
+    assert.equal(await page.getByTestId("execution-fairness-key").count(), 0);
     await page.screenshot({ path: join(SCREENSHOTS, "execution.png"), fullPage: true });
 
     await page.getByTestId("action-pause").click();
