@@ -123,6 +123,7 @@ mod tests {
             process_execution_id: "e9".into(),
             due_at_millis: 1,
             priority: 1,
+            ..Default::default()
         };
         assert_eq!(task_of(&timer.encode_to_vec()), Ok(Some((9, "e9".into()))));
         let delete = br#"{"op": "d", "before": {"id": 5}, "after": null}"#;

@@ -10,6 +10,8 @@
 
 use serde_json::Value;
 
+use super::permits::PlaceRequest;
+
 /// What a change event of `xdb_sys_tasks` means for the consumer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TaskChange {
@@ -18,8 +20,9 @@ pub(crate) enum TaskChange {
         task_id: i64,
         /// Keys XDB's own messages about the task, so they stay with the execution's.
         execution: String,
-        /// The row's priority (the default for rows of a schema before priorities).
-        priority: u8,
+        /// The row's priority and fairness key (the defaults for rows of a schema
+        /// before them).
+        place: PlaceRequest,
     },
     /// Nothing to do: a delete (the work is done), a lease taken or renewed, a tombstone.
     Ignore,
@@ -72,10 +75,24 @@ pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
             .and_then(Value::as_i64)
             .unwrap_or_default(),
     );
+    let fairness_key = after
+        .get("fairness_key")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let fairness_weight = after
+        .get("fairness_weight")
+        .and_then(Value::as_u64)
+        .and_then(|weight| u32::try_from(weight).ok())
+        .unwrap_or(xdb_protocol::fairness::DEFAULT_WEIGHT);
     Ok(TaskChange::Look {
         task_id: id,
         execution,
-        priority,
+        place: PlaceRequest {
+            priority,
+            fairness_key,
+            fairness_weight,
+        },
     })
 }
 
@@ -126,20 +143,24 @@ mod tests {
         Ok(TaskChange::Look {
             task_id,
             execution: "e1".into(),
-            priority: xdb_protocol::priority::DEFAULT,
+            place: PlaceRequest::keyless(xdb_protocol::priority::DEFAULT),
         })
     }
 
     #[test]
-    fn the_row_s_priority_comes_along() {
+    fn the_row_s_priority_and_fairness_key_come_along() {
         let row = serde_json::json!({"id": 7, "lease_owner": null, "process_execution_id": "e1",
-            "priority": 1});
+            "priority": 1, "fairness_key": "tenant-a", "fairness_weight": 4});
         assert_eq!(
             classify(&event("c", row)),
             Ok(TaskChange::Look {
                 task_id: 7,
                 execution: "e1".into(),
-                priority: 1
+                place: PlaceRequest {
+                    priority: 1,
+                    fairness_key: "tenant-a".into(),
+                    fairness_weight: 4
+                }
             })
         );
         // Out of bounds (never written) or absent: the default.
@@ -200,7 +221,7 @@ mod tests {
             Ok(TaskChange::Look {
                 task_id: 1,
                 execution: "5a3d0698-7c33-4f3e-b4a6-ed5ecddf3e8e".into(),
-                priority: xdb_protocol::priority::DEFAULT,
+                place: PlaceRequest::keyless(xdb_protocol::priority::DEFAULT),
             })
         );
         assert_eq!(
@@ -208,7 +229,7 @@ mod tests {
             Ok(TaskChange::Look {
                 task_id: 1,
                 execution: "81034179-e8b0-11f1-b4d1-02fc00000001".into(),
-                priority: xdb_protocol::priority::DEFAULT,
+                place: PlaceRequest::keyless(xdb_protocol::priority::DEFAULT),
             })
         );
     }

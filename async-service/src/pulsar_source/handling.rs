@@ -6,6 +6,7 @@ use tokio::sync::watch;
 use xdb_persistence::TaskClaim;
 use xdb_protocol::priority;
 
+use super::permits::PlaceRequest;
 use super::{dead_letters, events, timer, Shared, Source, Verdict};
 use crate::db_queue::handle_with_retries;
 use crate::scheduling::{self, Gone, NotClaimed, OnFailure, Refused};
@@ -17,13 +18,13 @@ pub(super) async fn on_message(
     payload: &[u8],
     shutdown: watch::Receiver<bool>,
 ) -> Verdict {
-    let (task_id, execution, priority) = match source {
+    let (task_id, execution, place) = match source {
         Source::ChangeEvents => match events::classify(payload) {
             Ok(TaskChange::Look {
                 task_id,
                 execution,
-                priority,
-            }) => (task_id, execution, priority),
+                place,
+            }) => (task_id, execution, place),
             Ok(TaskChange::Ignore) => return Verdict::Ack,
             Err(error) => {
                 // Redelivering it would not help: it can never be read.
@@ -35,7 +36,7 @@ pub(super) async fn on_message(
             Ok(timer) => (
                 timer.task_id,
                 timer.process_execution_id.clone(),
-                timer.priority(),
+                timer.place(),
             ),
             Err(error) => {
                 tracing::error!(%error, "dropping a timer message that does not decode");
@@ -44,7 +45,9 @@ pub(super) async fn on_message(
         },
         Source::DeadLetters => match dead_letters::task_of(payload) {
             // A dead letter's event is read as is; its priority is not looked for.
-            Ok(Some((task_id, execution))) => (task_id, execution, priority::DEFAULT),
+            Ok(Some((task_id, execution))) => {
+                (task_id, execution, PlaceRequest::keyless(priority::DEFAULT))
+            }
             Ok(None) => return Verdict::Ack,
             Err(error) => {
                 tracing::error!(%error, "dropping a dead letter that names no task");
@@ -55,7 +58,7 @@ pub(super) async fn on_message(
     let message = Named {
         task_id,
         execution: &execution,
-        priority,
+        place: &place,
     };
     let mut verdict = run_task(shared, &message, source, shutdown).await;
     if matches!(verdict, Verdict::DeadLetter) {
@@ -79,8 +82,8 @@ struct Named<'a> {
     task_id: i64,
     /// Its execution: the key of the messages published about it.
     execution: &'a str,
-    /// The priority its message waits for a place at (see [`permits`]).
-    priority: u8,
+    /// What its message waits for a place with (see [`permits`]).
+    place: &'a PlaceRequest,
 }
 
 /// Claims the task a message names when it is due and free, handles it, and says what to
@@ -100,7 +103,7 @@ async fn run_task(
     let Named {
         task_id,
         execution,
-        priority,
+        place,
     } = *message;
     // A timer message may come early (brokers that ignore deliverAt): it is held a while
     // before it is re-published, or it would go round at once, and again. A dead letter
@@ -111,7 +114,7 @@ async fn run_task(
     let context = &shared.context;
     let mut gone_checks = 0;
     loop {
-        let permit = shared.permits.acquire(priority).await;
+        let permit = shared.permits.acquire(place).await;
         let claim = context
             .tasks
             .claim_task(task_id, &context.owner, shared.lease)
@@ -203,7 +206,7 @@ async fn run_task(
             NotClaimed::Republish { deliver_at } => {
                 return match shared
                     .timers
-                    .publish(task_id, execution, deliver_at, priority)
+                    .publish(task_id, execution, deliver_at, place)
                     .await
                 {
                     Ok(()) => Verdict::Ack,

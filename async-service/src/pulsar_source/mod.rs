@@ -450,7 +450,10 @@ async fn sweep_once(shared: &Shared, overdue: Duration) {
             task = task.id,
             "running a task no change event ran (lost event?)"
         );
-        let _permit = shared.permits.acquire(priority::DEFAULT).await;
+        let _permit = shared
+            .permits
+            .acquire(&permits::PlaceRequest::keyless(priority::DEFAULT))
+            .await;
         let _hold = shared.leased.hold(task.id);
         match handle_with_retries(context, &task).await {
             Ok(applied) if applied.closed_process => shared.api_peers.process_closed(

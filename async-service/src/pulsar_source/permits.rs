@@ -1,16 +1,46 @@
 //! The calls an instance runs at once in Pulsar mode (`async.max_in_flight`), given out
-//! by priority. The broker delivers change events in the order the database wrote them,
-//! and an instance under a backlog holds many delivered messages waiting for a place:
-//! the next free place goes to the waiting message of the highest priority (1 first),
-//! and among equal priorities to the one that asked first. So a start of priority 1
-//! overtakes the backlog an instance has received, though not what the broker has yet
-//! to deliver.
+//! by priority and fairness key. The broker delivers change events in the order the
+//! database wrote them, and an instance under a backlog holds many delivered messages
+//! waiting for a place: the next free place goes to the waiting message of the highest
+//! priority (1 first), and within a priority the fairness keys take turns, each key
+//! taking up to its weight of places a turn (self-clocked fair queuing: a message's tag
+//! is its key's previous tag, or the tag last served if that is later, plus
+//! `MAX_WEIGHT / weight`; the smallest tag goes first), the messages without a key
+//! being one key of weight 1; within a key, the one that asked first. So a start of
+//! priority 1, or a key's first start beside another key's backlog, overtakes the
+//! backlog an instance has received, though not what the broker has yet to deliver.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
-use xdb_protocol::priority;
+use xdb_protocol::{fairness, priority};
+
+/// What a message waits for a place with: its task's priority and fairness key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlaceRequest {
+    pub priority: u8,
+    /// Empty: none (the key every task without one shares).
+    pub fairness_key: String,
+    pub fairness_weight: u32,
+}
+
+impl PlaceRequest {
+    /// At `priority`, without a fairness key.
+    pub fn keyless(priority: u8) -> Self {
+        Self {
+            priority,
+            fairness_key: String::new(),
+            fairness_weight: fairness::DEFAULT_WEIGHT,
+        }
+    }
+}
+
+/// Where a waiter stands: (priority, tag, order asked).
+type WaitKey = (u8, u64, u64);
+
+/// Keys' tags are forgotten once this many are kept and theirs is past.
+const KEPT_TAGS: usize = 4096;
 
 /// Places for calls, each taken with a priority.
 #[derive(Debug)]
@@ -23,21 +53,48 @@ struct State {
     free: usize,
     /// Numbers the waiters in the order they asked.
     asked: u64,
-    /// Who waits, first to be served first: (priority, order asked).
-    waiting: BTreeMap<(u8, u64), oneshot::Sender<()>>,
+    /// Who waits, first to be served first.
+    waiting: BTreeMap<WaitKey, oneshot::Sender<()>>,
+    /// Each priority's tag last served: its virtual time.
+    served: [u64; priority::LOWEST as usize + 1],
+    /// Each (priority, key)'s last tag given.
+    tags: HashMap<(u8, String), u64>,
 }
 
 impl State {
     /// A place came free: to the first waiter, or back to the free ones.
     fn release(&mut self) {
-        while let Some((_, waiter)) = self.waiting.pop_first() {
+        while let Some(((priority, tag, _), waiter)) = self.waiting.pop_first() {
             // A waiter leaves the map before it stops listening (see `Waiting`), so
             // this succeeds; were it not to, the place goes to the next.
             if waiter.send(()).is_ok() {
+                let served = &mut self.served[usize::from(priority)];
+                *served = (*served).max(tag);
                 return;
             }
         }
         self.free += 1;
+    }
+
+    /// The tag of a message of `request` that asks now.
+    fn tag(&mut self, request: &PlaceRequest) -> u64 {
+        let priority = request.priority.min(priority::LOWEST);
+        let served = self.served[usize::from(priority)];
+        let cost = u64::from(
+            fairness::MAX_WEIGHT / request.fairness_weight.clamp(1, fairness::MAX_WEIGHT),
+        );
+        if self.tags.len() >= KEPT_TAGS {
+            // A key whose last tag is served starts from the virtual time anyway.
+            let served = self.served;
+            self.tags
+                .retain(|(priority, _), tag| *tag > served[usize::from(*priority)]);
+        }
+        let last = self
+            .tags
+            .entry((priority, request.fairness_key.clone()))
+            .or_insert(0);
+        *last = (*last).max(served) + cost;
+        *last
     }
 }
 
@@ -57,7 +114,7 @@ impl Drop for Permit {
 /// passes on a place that was handed to it after it stopped waiting.
 struct Waiting {
     state: Arc<Mutex<State>>,
-    key: (u8, u64),
+    key: WaitKey,
     handed: oneshot::Receiver<()>,
     served: bool,
 }
@@ -98,13 +155,16 @@ impl PriorityPermits {
                 free: places,
                 asked: 0,
                 waiting: BTreeMap::new(),
+                served: [0; priority::LOWEST as usize + 1],
+                tags: HashMap::new(),
             })),
         }
     }
 
     /// Waits for a place: at once when one is free and nobody waits, else after every
-    /// waiter of a higher priority and those of the same priority that asked before.
-    pub async fn acquire(&self, priority: u8) -> Permit {
+    /// waiter of a higher priority and those of the same priority ahead of it in the
+    /// keys' turns (see the module).
+    pub async fn acquire(&self, request: &PlaceRequest) -> Permit {
         let mut waiting = {
             let mut state = lock(&self.state);
             if state.free > 0 && state.waiting.is_empty() {
@@ -114,7 +174,8 @@ impl PriorityPermits {
                 };
             }
             let (sender, handed) = oneshot::channel();
-            let key = (priority, state.asked);
+            let tag = state.tag(request);
+            let key = (request.priority, tag, state.asked);
             state.asked += 1;
             state.waiting.insert(key, sender);
             Waiting {
@@ -154,8 +215,8 @@ mod tests {
     #[tokio::test]
     async fn a_free_place_is_taken_at_once_and_given_back_on_drop() {
         let permits = PriorityPermits::new(2);
-        let first = permits.acquire(3).await;
-        let _second = permits.acquire(5).await;
+        let first = permits.acquire(&PlaceRequest::keyless(3)).await;
+        let _second = permits.acquire(&PlaceRequest::keyless(5)).await;
         assert_eq!(permits.available(), 0);
         drop(first);
         assert_eq!(permits.available(), 1);
@@ -164,13 +225,13 @@ mod tests {
     #[tokio::test]
     async fn waiters_are_served_by_priority_then_in_the_order_they_asked() {
         let permits = Arc::new(PriorityPermits::new(1));
-        let held = permits.acquire(3).await;
+        let held = permits.acquire(&PlaceRequest::keyless(3)).await;
         let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
         for (name, priority) in [("low-a", 5), ("usual", 3), ("low-b", 5), ("urgent", 1)] {
             let permits = permits.clone();
             let order_tx = order_tx.clone();
             tokio::spawn(async move {
-                let _permit = permits.acquire(priority).await;
+                let _permit = permits.acquire(&PlaceRequest::keyless(priority)).await;
                 order_tx.send(name).unwrap();
             });
             settle().await;
@@ -186,22 +247,67 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn fairness_keys_take_turns_by_weight_within_a_priority() {
+        let permits = Arc::new(PriorityPermits::new(1));
+        let held = permits.acquire(&PlaceRequest::keyless(3)).await;
+        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
+        let keyed = |key: &str, weight| PlaceRequest {
+            priority: 3,
+            fairness_key: key.into(),
+            fairness_weight: weight,
+        };
+        // A backlog of one key, then another key's and two keyless, then a heavy key's.
+        let mut asks: Vec<(String, PlaceRequest)> =
+            (0..6).map(|n| (format!("a{n}"), keyed("a", 1))).collect();
+        asks.extend((0..2).map(|n| (format!("b{n}"), keyed("b", 1))));
+        asks.push(("none".into(), PlaceRequest::keyless(3)));
+        asks.extend((0..4).map(|n| (format!("h{n}"), keyed("h", 2))));
+        let asked = asks.len();
+        for (name, request) in asks {
+            let permits = permits.clone();
+            let order_tx = order_tx.clone();
+            tokio::spawn(async move {
+                let _permit = permits.acquire(&request).await;
+                order_tx.send(name).unwrap();
+            });
+            settle().await;
+        }
+        drop(held);
+        let mut served = Vec::new();
+        for _ in 0..asked {
+            served.push(order.recv().await.unwrap());
+        }
+        // Tags: a 1000..6000, b 1000 2000, none 1000, h 500..2000 (weight 2).
+        assert_eq!(
+            served,
+            ["h0", "a0", "b0", "none", "h1", "h2", "a1", "b1", "h3", "a2", "a3", "a4", "a5"]
+        );
+        settle().await;
+        assert_eq!(permits.available(), 1, "every place came back");
+    }
+
+    #[tokio::test]
     async fn a_wait_given_up_leaves_the_queue_and_loses_no_place() {
         let permits = Arc::new(PriorityPermits::new(1));
-        let held = permits.acquire(3).await;
+        let held = permits.acquire(&PlaceRequest::keyless(3)).await;
         // Given up before a place came.
-        let gave_up = tokio::time::timeout(Duration::from_millis(10), permits.acquire(1)).await;
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(10),
+            permits.acquire(&PlaceRequest::keyless(1)),
+        )
+        .await;
         assert!(gave_up.is_err());
         drop(held);
         assert_eq!(permits.available(), 1);
 
         // Handed a place, then dropped before it took it: the place is passed on.
-        let held = permits.acquire(3).await;
-        let mut waiting = Box::pin(permits.acquire(2));
+        let held = permits.acquire(&PlaceRequest::keyless(3)).await;
+        let urgent = PlaceRequest::keyless(2);
+        let mut waiting = Box::pin(permits.acquire(&urgent));
         assert!(futures::poll!(waiting.as_mut()).is_pending());
         let next = {
             let permits = permits.clone();
-            tokio::spawn(async move { drop(permits.acquire(4).await) })
+            tokio::spawn(async move { drop(permits.acquire(&PlaceRequest::keyless(4)).await) })
         };
         settle().await;
         drop(held);

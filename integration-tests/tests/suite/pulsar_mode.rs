@@ -157,7 +157,7 @@ async fn a_timer_message_for_a_missing_task_changes_nothing(db: Database) {
         task_id: 987_654_321,
         process_execution_id: "00000000-0000-0000-0000-000000000000".into(),
         due_at_millis: now,
-        priority: 0,
+        ..Default::default()
     };
     producer
         .send_non_blocking(stale.encode_to_vec())
