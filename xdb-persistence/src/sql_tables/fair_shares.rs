@@ -128,7 +128,7 @@ static DUE_KEYS: LazyLock<[String; 4]> = LazyLock::new(|| {
         format!(
             "SELECT fairness_key, MIN(fire_at) FROM xdb_sys_tasks \
                FORCE INDEX ({UNLEASED_BY_PRIORITY}) \
-             WHERE lease_owner IS NULL AND priority = ? AND fairness_key <> '' \
+             WHERE lease_owner IS NULL AND priority = ? AND fairness_key > '' \
                AND fairness_key {op} ? \
                AND fire_at <= UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND \
              GROUP BY lease_owner, priority, fairness_key ORDER BY fairness_key LIMIT ?"

@@ -473,13 +473,17 @@ fn build_due_tasks(kind: SqlKind, lock: bool) -> String {
     });
     // Whether keyed tasks wait, and the first priority with any: one row at most, its
     // part KEYED_PROBE + that priority. It is not claimed: `share_priority` reads them.
+    // PostgreSQL's `<>` matches the keyed tasks' partial index; MySQL's `> ''` (the
+    // same rows: '' is the least key) is one index range a priority where `<>` is two,
+    // each estimated by the optimizer at every claim (a whole-claim cost measured on
+    // MariaDB, see BENCHMARKS.md).
     let keyed = format!(
         "SELECT {TASK_COLUMNS}, {now} AS db_now, {KEYED_PROBE} + priority AS part FROM {} \
-         WHERE lease_owner IS NULL AND {} AND fairness_key <> '' \
-           AND fire_at <= {now} + {ahead} ORDER BY {} LIMIT 1",
+         WHERE lease_owner IS NULL AND {} AND {} \
+           AND fire_at <= {now} + {ahead} ORDER BY priority, fairness_key, fire_at LIMIT 1",
         tasks_through(kind, UNLEASED_BY_PRIORITY),
         kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)"),
-        "priority, fairness_key, fire_at",
+        kind.pick("fairness_key <> ''", "fairness_key > ''"),
     );
     union_all(
         kind,

@@ -315,8 +315,10 @@ fn build_next_due(kind: SqlKind) -> String {
     // a poll interval longer than the read-ahead asks for (see `needs_next_due`).
     let keyed = format!(
         "SELECT fire_at FROM xdb_sys_tasks WHERE lease_owner IS NULL AND {} \
-         AND fairness_key <> '' ORDER BY fire_at LIMIT 1",
-        kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)")
+         AND {} ORDER BY fire_at LIMIT 1",
+        kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)"),
+        // One range a priority on MySQL (see `leases::build_due_tasks`).
+        kind.pick("fairness_key <> ''", "fairness_key > ''")
     );
     let firsts = union_all(kind, keyless.into_iter().chain(std::iter::once(keyed)));
     let until = kind.pick(
