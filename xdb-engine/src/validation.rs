@@ -35,7 +35,9 @@ impl ValidationError {
 /// Flow limits as a definition declares them or an operator sets them: a rate more than
 /// 0 and at most [`xdb_protocol::MAX_CALLS_PER_SECOND`], a concurrency 1 to
 /// [`xdb_protocol::MAX_CONCURRENT_CALLS`], running executions 1 to
-/// [`xdb_protocol::MAX_RUNNING_EXECUTIONS`], a priority 1 to 5. `field` names the limits.
+/// [`xdb_protocol::MAX_RUNNING_EXECUTIONS`], a priority 1 to 5, a fairness weight 1 to
+/// [`xdb_protocol::fairness::MAX_WEIGHT`], attributes that are column names. `field`
+/// names the limits.
 pub fn check_flow_limits(
     field: &str,
     limits: &xdb_protocol::FlowLimits,
@@ -92,6 +94,18 @@ pub fn check_flow_limits(
             ));
         }
     }
+    if let Some(attribute) = &limits.fairness_key_attribute {
+        check_identifier(&format!("{field}.fairnessKeyAttribute"), attribute)?;
+    }
+    if let Some(weight) = limits.fairness_weight {
+        use xdb_protocol::fairness::MAX_WEIGHT;
+        if !(1..=MAX_WEIGHT).contains(&weight) {
+            return Err(ValidationError::new(
+                format!("{field}.fairnessWeight"),
+                format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -117,6 +131,18 @@ pub fn check_state_flow_limits(
         return Err(ValidationError::new(
             format!("{field}.priority"),
             "is the priority of a process type's starts: set it on the type, not on a state",
+        ));
+    }
+    if limits.fairness_key_attribute.is_some() {
+        return Err(ValidationError::new(
+            format!("{field}.fairnessKeyAttribute"),
+            "keys a process type's starts: set it on the type, not on a state",
+        ));
+    }
+    if limits.fairness_weight.is_some() {
+        return Err(ValidationError::new(
+            format!("{field}.fairnessWeight"),
+            "weighs a process type's starts: set it on the type, not on a state",
         ));
     }
     check_flow_limits(field, limits)
@@ -318,6 +344,35 @@ mod tests {
         }
         let on_a_state = check_state_flow_limits("states[0].flowLimits", &limits(2)).unwrap_err();
         assert_eq!(on_a_state.field, "states[0].flowLimits.priority");
+    }
+
+    #[test]
+    fn a_type_s_fairness_is_a_column_and_a_weight_and_not_a_state_s() {
+        let limits = |attribute: &str, weight| xdb_protocol::FlowLimits {
+            fairness_key_attribute: Some(attribute.into()),
+            fairness_weight: Some(weight),
+            ..Default::default()
+        };
+        assert!(check_flow_limits("flowLimits", &limits("tenant_id", 1)).is_ok());
+        assert!(check_flow_limits("flowLimits", &limits("tenant_id", 1000)).is_ok());
+        for bad in [0, 1001] {
+            let refused = check_flow_limits("flowLimits", &limits("tenant_id", bad)).unwrap_err();
+            assert_eq!(refused.field, "flowLimits.fairnessWeight", "{bad}");
+        }
+        let quoted = check_flow_limits("flowLimits", &limits("a\"b", 1)).unwrap_err();
+        assert_eq!(quoted.field, "flowLimits.fairnessKeyAttribute");
+        let on_a_state =
+            check_state_flow_limits("states[0].flowLimits", &limits("tenant_id", 2)).unwrap_err();
+        assert_eq!(
+            on_a_state.field,
+            "states[0].flowLimits.fairnessKeyAttribute"
+        );
+        let weight_only = xdb_protocol::FlowLimits {
+            fairness_weight: Some(2),
+            ..Default::default()
+        };
+        let on_a_state = check_state_flow_limits("s", &weight_only).unwrap_err();
+        assert_eq!(on_a_state.field, "s.fairnessWeight");
     }
 
     #[test]

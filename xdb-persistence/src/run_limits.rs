@@ -1,9 +1,10 @@
 //! What each process type's limits say about its starts, as this instance knows it:
-//! `maxRunningExecutions` and the type's `priority`, read from the flow limits at most
-//! once a second, so a start of an unlimited type costs no query. A limit set or cleared
+//! `maxRunningExecutions`, the type's `priority` and fairness, read from the flow limits
+//! at most once a second, so a start of an unlimited type costs no query. A limit set or cleared
 //! applies to starts within about a second (at once through the store that made the
 //! change).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -36,6 +37,116 @@ pub(crate) struct StartRules {
     pub run_limits: HashMap<String, RunLimit>,
     /// The priority of a type's starts that name none, by type (where one is set).
     pub priorities: HashMap<String, u8>,
+    /// How a type's starts that name no fairness key or weight get one (where set).
+    pub fairness: HashMap<String, TypeFairness>,
+}
+
+/// A type's `fairnessKeyAttribute` and `fairnessWeight`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TypeFairness {
+    pub key_attribute: Option<String>,
+    pub weight: Option<u32>,
+}
+
+impl StartRules {
+    /// `request` with what its type declares for what it leaves unnamed: the priority,
+    /// the fairness key (the value it writes for the key attribute) and the weight of a
+    /// keyed start. Borrowed when the type declares nothing that applies.
+    pub(crate) fn apply<'a>(
+        &self,
+        request: &'a ProcessExecutionStartRequest,
+    ) -> Result<Cow<'a, ProcessExecutionStartRequest>, ValidationError> {
+        let config = request.process_start_config.as_ref();
+        let priority = self
+            .priorities
+            .get(&request.process_type)
+            .filter(|_| config.is_none_or(|c| c.priority.is_none()));
+        let fairness = match self.fairness.get(&request.process_type) {
+            Some(rule) => fairness_of(request, rule)?,
+            None => None,
+        };
+        if priority.is_none() && fairness.is_none() {
+            return Ok(Cow::Borrowed(request));
+        }
+        let mut request = request.clone();
+        let config = request
+            .process_start_config
+            .get_or_insert_with(Default::default);
+        if let Some(&priority) = priority {
+            config.priority = Some(priority);
+        }
+        if let Some((key, weight)) = fairness {
+            config.fairness_key = Some(key);
+            config.fairness_weight = weight;
+        }
+        Ok(Cow::Owned(request))
+    }
+}
+
+/// The fairness key and weight `rule` gives `request`, when it gives what the request
+/// leaves unnamed: the key it names, else the value it writes for the key attribute
+/// (none: no key), and the weight it names, else the type's.
+fn fairness_of(
+    request: &ProcessExecutionStartRequest,
+    rule: &TypeFairness,
+) -> Result<Option<(String, Option<u32>)>, ValidationError> {
+    const FIELD: &str = "processStartConfig.fairnessKey";
+    let config = request.process_start_config.as_ref();
+    let named_weight = config.and_then(|c| c.fairness_weight);
+    let key = match config.and_then(|c| c.fairness_key.clone()) {
+        Some(named) => named,
+        None => {
+            let Some(attribute) = &rule.key_attribute else {
+                return Ok(None);
+            };
+            let Some(key) = written_value(request, attribute).and_then(value_as_key) else {
+                return Ok(None);
+            };
+            check_id(FIELD, &key).map_err(|refused| {
+                ValidationError::new(
+                    FIELD,
+                    format!(
+                        "the value written for global attribute '{attribute}' \
+                         (fairnessKeyAttribute) is the key: it {}",
+                        refused.problem
+                    ),
+                )
+            })?;
+            key
+        }
+    };
+    let derived = config.is_none_or(|c| c.fairness_key.is_none());
+    let weight = named_weight.or(rule.weight);
+    if !derived && weight == named_weight {
+        return Ok(None);
+    }
+    Ok(Some((key, weight)))
+}
+
+/// The value `request` writes for the business row's column `attribute`: as the row's
+/// primary key or in its initial write.
+fn written_value<'a>(
+    request: &'a ProcessExecutionStartRequest,
+    attribute: &str,
+) -> Option<&'a serde_json::Value> {
+    let globals = request
+        .process_start_config
+        .as_ref()?
+        .global_attribute_config
+        .as_ref()?;
+    std::iter::once(&globals.primary_key)
+        .chain(&globals.initial_write)
+        .find(|w| w.column.eq_ignore_ascii_case(attribute))
+        .map(|w| &w.value)
+}
+
+/// A written value as a key: text as it is, anything else as its JSON; null is none.
+fn value_as_key(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
+    }
 }
 
 /// [`StartRules`] as read, shared.
@@ -126,6 +237,15 @@ pub(crate) async fn read_limits<D: Dialect>(store: &D) -> Result<StartRules, Sto
         if let Some(priority) = effective.priority {
             rules.priorities.insert(process_type.clone(), priority);
         }
+        if effective.fairness_key_attribute.is_some() || effective.fairness_weight.is_some() {
+            rules.fairness.insert(
+                process_type.clone(),
+                TypeFairness {
+                    key_attribute: effective.fairness_key_attribute.clone(),
+                    weight: effective.fairness_weight,
+                },
+            );
+        }
         if let Some(max) = effective.max_running_executions {
             let key_attribute = effective.concurrency_key_attribute;
             rules
@@ -152,12 +272,6 @@ pub(crate) fn key_of(
     let Some(attribute) = &limit.key_attribute else {
         return Ok(String::new());
     };
-    let globals = config.and_then(|c| c.global_attribute_config.as_ref());
-    let written = globals.and_then(|g| {
-        std::iter::once(&g.primary_key)
-            .chain(&g.initial_write)
-            .find(|w| w.column.eq_ignore_ascii_case(attribute))
-    });
     let missing = || {
         ValidationError::new(
             FIELD,
@@ -168,11 +282,9 @@ pub(crate) fn key_of(
             ),
         )
     };
-    let key = match written.map(|w| &w.value) {
-        None | Some(serde_json::Value::Null) => return Err(missing()),
-        Some(serde_json::Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-    };
+    let key = written_value(request, attribute)
+        .and_then(value_as_key)
+        .ok_or_else(missing)?;
     check_id(FIELD, &key)?;
     Ok(key)
 }
@@ -278,5 +390,85 @@ mod tests {
         let long = "x".repeat(300);
         let request = start(None, ("id", json!(1)), &[("customer_id", json!(long))]);
         assert!(key_of(&request, &keyed_by(Some("customer_id"))).is_err());
+    }
+
+    fn fairness_rules(attribute: Option<&str>, weight: Option<u32>) -> StartRules {
+        let mut rules = StartRules::default();
+        rules.fairness.insert(
+            "T".into(),
+            TypeFairness {
+                key_attribute: attribute.map(String::from),
+                weight,
+            },
+        );
+        rules
+    }
+
+    fn fairness(request: &ProcessExecutionStartRequest) -> (Option<String>, Option<u32>) {
+        let config = request.process_start_config.clone().unwrap_or_default();
+        (config.fairness_key, config.fairness_weight)
+    }
+
+    #[test]
+    fn a_type_s_fairness_attribute_keys_starts_that_name_no_key() {
+        let rules = fairness_rules(Some("tenant_id"), Some(3));
+        let request = start(None, ("id", json!(1)), &[("Tenant_Id", json!("acme"))]);
+        let applied = rules.apply(&request).unwrap();
+        assert_eq!(fairness(&applied), (Some("acme".into()), Some(3)));
+        let request = start(None, ("tenant_id", json!(7)), &[]);
+        let applied = rules.apply(&request).unwrap();
+        assert_eq!(fairness(&applied), (Some("7".into()), Some(3)));
+    }
+
+    #[test]
+    fn a_named_key_and_weight_win_over_the_type_s() {
+        let rules = fairness_rules(Some("tenant_id"), Some(3));
+        let mut request = start(None, ("id", json!(1)), &[("tenant_id", json!("acme"))]);
+        let config = request.process_start_config.as_mut().unwrap();
+        config.fairness_key = Some("named".into());
+        config.fairness_weight = Some(5);
+        assert!(matches!(rules.apply(&request).unwrap(), Cow::Borrowed(_)));
+        // A named key without a weight takes the type's weight.
+        request
+            .process_start_config
+            .as_mut()
+            .unwrap()
+            .fairness_weight = None;
+        let applied = rules.apply(&request).unwrap();
+        assert_eq!(fairness(&applied), (Some("named".into()), Some(3)));
+    }
+
+    #[test]
+    fn a_start_writing_no_value_for_the_fairness_attribute_has_no_key() {
+        let rules = fairness_rules(Some("tenant_id"), Some(3));
+        for writes in [vec![], vec![("tenant_id", json!(null))]] {
+            let request = start(None, ("id", json!(1)), &writes);
+            let applied = rules.apply(&request).unwrap();
+            assert!(matches!(applied, Cow::Borrowed(_)));
+            assert_eq!(fairness(&applied), (None, None));
+        }
+        let long = "x".repeat(300);
+        let request = start(None, ("id", json!(1)), &[("tenant_id", json!(long))]);
+        let refused = rules.apply(&request).unwrap_err();
+        assert_eq!(refused.field, "processStartConfig.fairnessKey");
+        assert!(
+            refused.problem.contains("'tenant_id'"),
+            "{}",
+            refused.problem
+        );
+    }
+
+    #[test]
+    fn a_type_s_priority_applies_only_to_starts_naming_none() {
+        let mut rules = StartRules::default();
+        rules.priorities.insert("T".into(), 1);
+        let mut request = start(None, ("id", json!(1)), &[]);
+        let applied = rules.apply(&request).unwrap();
+        assert_eq!(
+            applied.process_start_config.as_ref().unwrap().priority,
+            Some(1)
+        );
+        request.process_start_config.as_mut().unwrap().priority = Some(4);
+        assert!(matches!(rules.apply(&request).unwrap(), Cow::Borrowed(_)));
     }
 }

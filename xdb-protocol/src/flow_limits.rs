@@ -60,19 +60,36 @@ pub struct FlowLimits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 5)]
     pub priority: Option<u8>,
+    /// The global attribute (a column of the process's business row, e.g. `tenant_id`)
+    /// whose value as the start writes it (in its initial write, or as the row's
+    /// primary key) is the fairness key of a start that names none
+    /// (`processStartConfig.fairnessKey`). A start that writes no value for it has no
+    /// key. A type's limits only. Not a limit: it shares claims between keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key_attribute: Option<String>,
+    /// The weight of the type's keyed starts that name none
+    /// (`processStartConfig.fairnessWeight`): 1 to 1,000; absent: 1. A type's limits
+    /// only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub fairness_weight: Option<u32>,
 }
 
 impl FlowLimits {
-    /// Whether no field limits anything (a priority orders, but limits nothing).
+    /// Whether no field limits anything (a priority or fairness orders, but limits
+    /// nothing).
     pub fn is_unlimited(&self) -> bool {
         self.max_calls_per_second.is_none()
             && self.max_concurrent_calls.is_none()
             && self.max_running_executions.is_none()
     }
 
-    /// Whether nothing is declared at all: no limit and no priority.
+    /// Whether nothing is declared at all: no limit, no priority, no fairness.
     pub fn is_empty(&self) -> bool {
-        self.is_unlimited() && self.priority.is_none()
+        self.is_unlimited()
+            && self.priority.is_none()
+            && self.fairness_key_attribute.is_none()
+            && self.fairness_weight.is_none()
     }
 }
 

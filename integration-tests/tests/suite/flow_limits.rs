@@ -379,6 +379,24 @@ async fn bad_limits_are_refused_naming_the_field_and_change_nothing(db: Database
             "override.concurrencyKeyAttribute",
         ),
         (
+            json!({"processType": "RatedProcess",
+                "override": {"fairnessKeyAttribute": "tenant\"; DROP TABLE x"}}),
+            "override.fairnessKeyAttribute",
+        ),
+        (
+            json!({"processType": "RatedProcess", "override": {"fairnessWeight": 0}}),
+            "override.fairnessWeight",
+        ),
+        (
+            json!({"processType": "RatedProcess", "override": {"fairnessWeight": 1001}}),
+            "override.fairnessWeight",
+        ),
+        (
+            json!({"processType": "RatedProcess", "stateId": "RatedState",
+                "override": {"fairnessKeyAttribute": "tenant_id"}}),
+            "override.fairnessKeyAttribute",
+        ),
+        (
             json!({"processType": "RatedProcess", "stateId": "NoSuchState",
                 "override": {"maxCallsPerSecond": 1}}),
             "stateId",

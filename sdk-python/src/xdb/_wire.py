@@ -494,6 +494,20 @@ class FlowLimits(WireModel):
     that names none. Such a start that writes no value for it is refused (400). A
     type's limits only.
     """
+    fairness_key_attribute: str | None = None
+    """
+    The global attribute (a column of the process's business row, e.g. `tenant_id`)
+    whose value as the start writes it (in its initial write, or as the row's
+    primary key) is the fairness key of a start that names none
+    (`processStartConfig.fairnessKey`). A start that writes no value for it has no
+    key. A type's limits only. Not a limit: it shares claims between keys.
+    """
+    fairness_weight: int | None = None
+    """
+    The weight of the type's keyed starts that name none
+    (`processStartConfig.fairnessWeight`): 1 to 1,000; absent: 1. A type's limits
+    only.
+    """
     max_calls_per_second: float | None = None
     """
     At most this many worker calls (waitUntil and execute) a second across all async

@@ -867,6 +867,20 @@ export type FlowLimits = {
      */
     concurrencyKeyAttribute?: string | null;
     /**
+     * The global attribute (a column of the process's business row, e.g. `tenant_id`)
+     * whose value as the start writes it (in its initial write, or as the row's
+     * primary key) is the fairness key of a start that names none
+     * (`processStartConfig.fairnessKey`). A start that writes no value for it has no
+     * key. A type's limits only. Not a limit: it shares claims between keys.
+     */
+    fairnessKeyAttribute?: string | null;
+    /**
+     * The weight of the type's keyed starts that name none
+     * (`processStartConfig.fairnessWeight`): 1 to 1,000; absent: 1. A type's limits
+     * only.
+     */
+    fairnessWeight?: number | null;
+    /**
      * At most this many worker calls (waitUntil and execute) a second across all async
      * instances; more than 0, at most 1,000,000; fractions allowed (`0.5`: one call
      * every two seconds). A call over the limit waits: briefly in the instance, or, for

@@ -479,6 +479,8 @@ export const FlowLimitSourceSchema = z.enum(['DEFINITION', 'OPERATOR']);
  */
 export const FlowLimitsSchema = z.object({
     concurrencyKeyAttribute: z.string().nullish(),
+    fairnessKeyAttribute: z.string().nullish(),
+    fairnessWeight: z.int().nullish(),
     maxCallsPerSecond: z.number().nullish(),
     maxConcurrentCalls: z.int().nullish(),
     maxRunningExecutions: z.int().nullish(),

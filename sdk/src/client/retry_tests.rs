@@ -400,9 +400,7 @@ async fn setting_a_flow_limit_is_sent_again_as_its_repeat_leaves_the_same_overri
         override_limits: Some(FlowLimits {
             max_calls_per_second: Some(2.5),
             max_concurrent_calls: Some(8),
-            max_running_executions: None,
-            concurrency_key_attribute: None,
-            priority: None,
+            ..Default::default()
         }),
         reason: Some("downstream slow".into()),
     };

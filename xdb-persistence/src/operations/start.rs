@@ -23,14 +23,8 @@ pub(crate) async fn start_process<D: Dialect>(
     let new_id = Uuid::now_v7();
     let rules = store.run_limits().current(store).await?;
     let run_limit = rules.run_limits.get(&request.process_type).cloned();
-    let with_type_priority;
-    let request = match rules.priorities.get(&request.process_type) {
-        Some(&priority) if priority_unnamed(request) => {
-            with_type_priority = with_priority(request, priority);
-            &with_type_priority
-        }
-        _ => request,
-    };
+    let request = rules.apply(request).map_err(DecideError::from)?;
+    let request = request.as_ref();
     let run_key = match &run_limit {
         Some(limit) => Some(crate::run_limits::key_of(request, limit).map_err(DecideError::from)?),
         None => None,
@@ -104,25 +98,4 @@ pub(crate) async fn start_process<D: Dialect>(
     super::record_receipt(&mut tx, receipt, &answer, now).await?;
     tx.commit().await?;
     Ok(new_id)
-}
-
-/// Whether the start names no priority (the type's then applies).
-fn priority_unnamed(request: &ProcessExecutionStartRequest) -> bool {
-    request
-        .process_start_config
-        .as_ref()
-        .is_none_or(|config| config.priority.is_none())
-}
-
-/// `request` at `priority`.
-fn with_priority(
-    request: &ProcessExecutionStartRequest,
-    priority: u8,
-) -> ProcessExecutionStartRequest {
-    let mut request = request.clone();
-    request
-        .process_start_config
-        .get_or_insert_with(Default::default)
-        .priority = Some(priority);
-    request
 }

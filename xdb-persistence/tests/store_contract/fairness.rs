@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use xdb_protocol::{ProcessExecutionStartRequest, ProcessStartConfig};
+use xdb_protocol::{
+    FlowLimits, FlowLimitsSetRequest, ProcessExecutionStartRequest, ProcessStartConfig,
+};
 use xdb_test_util::Dialect;
 
 use crate::common::*;
@@ -14,7 +16,8 @@ use crate::common::*;
 both!(
     a_key_s_backlog_does_not_starve_another_key_s_next_task,
     a_key_takes_its_weight_in_each_turn,
-    the_key_and_weight_are_kept_and_bad_ones_refused
+    the_key_and_weight_are_kept_and_bad_ones_refused,
+    a_type_s_fairness_attribute_and_weight_key_its_starts
 );
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -184,4 +187,93 @@ async fn the_key_and_weight_are_kept_and_bad_ones_refused(dialect: Dialect) {
         })
         .await;
     assert!(nothing.is_err(), "nothing started");
+}
+
+async fn a_type_s_fairness_attribute_and_weight_key_its_starts(dialect: Dialect) {
+    let h = harness(dialect).await;
+    h.db.execute_sql(users_table(dialect)).await;
+    let store = &*h.store;
+    let set_type_fairness = |limits: Option<FlowLimits>| async move {
+        store
+            .set_flow_limit_override(
+                &FlowLimitsSetRequest {
+                    process_type: "ContractTest".into(),
+                    state_id: None,
+                    override_limits: limits,
+                    reason: Some("share claims by tenant".into()),
+                },
+                "test",
+            )
+            .await
+            .unwrap()
+    };
+    let scored = |process_id: &str, user: &str, score: Option<i64>| {
+        let initial = score.map(|s| vec![value("score", s)]).unwrap_or_default();
+        ProcessExecutionStartRequest {
+            process_start_config: Some(ProcessStartConfig {
+                global_attribute_config: Some(users_config(user, initial)),
+                ..Default::default()
+            }),
+            ..start_request(process_id, "A")
+        }
+    };
+    let entry = set_type_fairness(Some(FlowLimits {
+        fairness_key_attribute: Some("score".into()),
+        fairness_weight: Some(4),
+        ..Default::default()
+    }))
+    .await;
+    assert_eq!(entry.effective.fairness_weight, Some(4));
+    // The store that made the change applies it at once.
+    store
+        .start_process(&scored("by-attribute", "u1", Some(7)))
+        .await
+        .unwrap();
+    let keyed = describe(store, "by-attribute").await;
+    assert_eq!(
+        (keyed.fairness_key.as_deref(), keyed.fairness_weight),
+        (Some("7"), Some(4))
+    );
+    let task_key = sql_text(
+        &h.db,
+        "SELECT t.fairness_key FROM xdb_sys_tasks t \
+         JOIN xdb_sys_process_executions p ON p.id = t.process_execution_id \
+         WHERE p.process_id = 'by-attribute'",
+    )
+    .await;
+    assert_eq!(task_key.as_deref(), Some("7"), "the task carries it");
+
+    // A start that names its own key and weight keeps them; one that names a key only
+    // takes the type's weight; one writing no value for the attribute has no key.
+    let mut named = scored("named", "u2", Some(7));
+    let config = named.process_start_config.as_mut().unwrap();
+    config.fairness_key = Some("tenant-x".into());
+    config.fairness_weight = Some(9);
+    store.start_process(&named).await.unwrap();
+    let named = describe(store, "named").await;
+    assert_eq!(
+        (named.fairness_key.as_deref(), named.fairness_weight),
+        (Some("tenant-x"), Some(9))
+    );
+    let mut key_only = scored("key-only", "u3", Some(7));
+    key_only.process_start_config.as_mut().unwrap().fairness_key = Some("tenant-y".into());
+    store.start_process(&key_only).await.unwrap();
+    assert_eq!(describe(store, "key-only").await.fairness_weight, Some(4));
+    store
+        .start_process(&scored("unkeyed", "u4", None))
+        .await
+        .unwrap();
+    let unkeyed = describe(store, "unkeyed").await;
+    assert_eq!(
+        (unkeyed.fairness_key, unkeyed.fairness_weight),
+        (None, None)
+    );
+
+    // Cleared: starts are keyless again.
+    set_type_fairness(None).await;
+    store
+        .start_process(&scored("after", "u5", Some(7)))
+        .await
+        .unwrap();
+    assert_eq!(describe(store, "after").await.fairness_key, None);
 }
