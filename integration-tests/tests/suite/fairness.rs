@@ -14,12 +14,20 @@ use futures::StreamExt;
 use serde_json::json;
 use xdb_config::QueueMode;
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
-use xdb_protocol::{ErrorSubType, ProcessExecutionDescribeRequest};
+use xdb_protocol::{
+    ErrorSubType, FlowLimits, FlowLimitsSetRequest, ProcessExecutionDescribeRequest,
+};
+use xdb_samples::email::EmailOutbox;
+use xdb_samples::sample_router;
+use xdb_samples::user_signup::{self, start_user_signup, Form, UserSignupProcess};
 use xdb_sdk::*;
 
 use crate::common::*;
 
-both_databases!(a_tenant_s_backlog_does_not_starve_another_tenant);
+both_databases!(
+    a_tenant_s_backlog_does_not_starve_another_tenant,
+    a_type_s_fairness_attribute_keys_its_starts_through_the_api
+);
 pulsar_mode_too!(a_tenant_s_backlog_does_not_starve_another_tenant);
 
 /// Worker calls the async instance runs at once.
@@ -200,6 +208,56 @@ async fn a_tenant_s_backlog_does_not_starve_another_tenant(db: Database) {
     assert!(
         describe_refused.is_err(),
         "the refused start started nothing"
+    );
+    env.shutdown().await;
+}
+
+/// An operator's override of the sign-up type's limits names its business row's
+/// primary key as the fairness attribute: each start is then keyed by its user, with
+/// the type's weight.
+async fn a_type_s_fairness_attribute_keys_its_starts_through_the_api(db: Database) {
+    let mut env = XdbTestEnv::start(db).await;
+    let worker = env
+        .start_worker(sample_router(EmailOutbox::new(), Duration::from_secs(60)))
+        .await;
+    let process_type = UserSignupProcess::new(EmailOutbox::new(), Duration::from_secs(60)).process_type();
+    let set = env
+        .client
+        .flow_limits_set(&FlowLimitsSetRequest {
+            process_type: process_type.clone(),
+            state_id: None,
+            override_limits: Some(FlowLimits {
+                fairness_key_attribute: Some("user_id".into()),
+                fairness_weight: Some(2),
+                ..Default::default()
+            }),
+            reason: Some("share claims by user".into()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        set.effective.fairness_key_attribute.as_deref(),
+        Some("user_id")
+    );
+    let form = Form {
+        email: "ann@example.com".into(),
+        name: None,
+    };
+    start_user_signup(&env.client, Some(&worker), "ann", &form)
+        .await
+        .expect("start");
+    let described = env
+        .client
+        .describe(&ProcessExecutionDescribeRequest {
+            process_id: user_signup::process_id("ann"),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (described.fairness_key.as_deref(), described.fairness_weight),
+        (Some("ann"), Some(2)),
+        "keyed by the row's user, weighed by the type"
     );
     env.shutdown().await;
 }

@@ -151,8 +151,8 @@ async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
     env.shutdown().await;
 }
 
-/// A type whose definition declares priority 2 for its starts; with `on_state`, its
-/// state declares one too (which a registration refuses).
+/// A type whose definition declares priority 2 and fairness weight 3 for its starts;
+/// with `on_state`, its state declares a priority too (which a registration refuses).
 #[derive(Debug, Clone, Default)]
 struct DeclaredProcess {
     on_state: Option<u8>,
@@ -162,6 +162,7 @@ impl Process for DeclaredProcess {
     fn flow_limits(&self) -> Option<FlowLimits> {
         Some(FlowLimits {
             priority: Some(2),
+            fairness_weight: Some(3),
             ..Default::default()
         })
     }
@@ -240,6 +241,21 @@ async fn a_definition_declares_the_priority_of_its_type_s_starts(db: Database) {
     };
     assert_eq!(priority_of("typed").await, 2, "the type's priority");
     assert_eq!(priority_of("named").await, 4, "the start's own wins");
+    // The declared fairness weight weighs a keyed start that names none.
+    let options = ProcessStartOptions::new().fairness_key("tenant-a");
+    start(&env, &process, &url, "keyed", options).await.unwrap();
+    let keyed = env
+        .client
+        .describe(&ProcessExecutionDescribeRequest {
+            process_id: "keyed".into(),
+            process_execution_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (keyed.fairness_key.as_deref(), keyed.fairness_weight),
+        (Some("tenant-a"), Some(3))
+    );
 
     // A state cannot declare one: the registration is refused, naming the field.
     let on_state = DeclaredProcess { on_state: Some(1) };
