@@ -220,7 +220,8 @@ async fn a_type_s_fairness_attribute_keys_its_starts_through_the_api(db: Databas
     let worker = env
         .start_worker(sample_router(EmailOutbox::new(), Duration::from_secs(60)))
         .await;
-    let process_type = UserSignupProcess::new(EmailOutbox::new(), Duration::from_secs(60)).process_type();
+    let process_type =
+        UserSignupProcess::new(EmailOutbox::new(), Duration::from_secs(60)).process_type();
     let set = env
         .client
         .flow_limits_set(&FlowLimitsSetRequest {
