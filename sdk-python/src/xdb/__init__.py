@@ -15,8 +15,9 @@
 - Pace the calls to a worker: ``flow_limits`` on a process or a state declares how many
   calls a second it takes and how many at once (and, on a process, how many executions
   of a start's ``concurrency_key``, or of the value it writes for the
-  ``concurrency_key_attribute``, run at once, and the ``priority`` of its starts that name
-  none); ``set_flow_limits``, ``list_flow_limits`` and ``flow_limit_history`` on a client
+  ``concurrency_key_attribute``, run at once, and the ``priority``, the
+  ``fairness_key_attribute`` and the ``fairness_weight`` of its starts that name none);
+  ``set_flow_limits``, ``list_flow_limits`` and ``flow_limit_history`` on a client
   override them, show them and their changes.
 - Start it on a schedule: ``schedules`` on a process declares the schedules that start it
   (:class:`ScheduleDeclaration`, with :func:`cron_spec` or :func:`interval_spec`);

@@ -49,13 +49,15 @@ class ProcessStartOptions:
     ``fairness_key`` shares the execution's priority with other keys' executions (a
     tenant, a customer's id; 1 to 255 characters, no control characters): when tasks of
     several keys wait at one priority, claims serve each key in turn, each taking up to
-    its ``fairness_weight`` of tasks a turn (1 to 1,000; absent, 1), so one key's backlog
-    never starves another's next task. Absent: the key every start without one shares.
-    Every task of the execution has the key, and so does the execution a reset starts
-    from it. The service refuses an empty key, a longer one or one with a control
-    character (``InvalidRequestError`` naming ``processStartConfig.fairnessKey``), and a
-    weight out of range or without a key (naming ``processStartConfig.fairnessWeight``),
-    and starts nothing.
+    its ``fairness_weight`` of tasks a turn (1 to 1,000; absent, the type's flow limits'
+    ``fairness_weight``, else 1), so one key's backlog never starves another's next task.
+    Absent: the value the start writes for the limits' ``fairness_key_attribute`` (as for
+    ``concurrency_key``) when they name one, no key if it writes none; else the key every
+    start without one shares. Every task of the execution has the key, and so does the
+    execution a reset starts from it. The service refuses an empty key, a longer one or
+    one with a control character (``InvalidRequestError`` naming
+    ``processStartConfig.fairnessKey``), and a weight out of range or without a key
+    (naming ``processStartConfig.fairnessWeight``), and starts nothing.
     """
 
     global_attribute_pk_value: Any = None
@@ -72,9 +74,11 @@ class ProcessStartOptions:
     """How soon the execution's tasks are claimed when tasks wait: 1 (first) to 5 (last);
     absent, the type's flow limits' ``priority``, else 3."""
     fairness_key: str | None = None
-    """The key claims share the execution's priority by, each key served in turn."""
+    """The key claims share the execution's priority by, each key served in turn; absent,
+    the value the start writes for the type's flow limits' ``fairness_key_attribute``."""
     fairness_weight: int | None = None
-    """Tasks the fairness key takes in each turn: 1 to 1,000; absent, 1. Needs the key."""
+    """Tasks the fairness key takes in each turn: 1 to 1,000; absent, the type's flow
+    limits' ``fairness_weight``, else 1. Needs the key."""
 
 
 def build_start_request(

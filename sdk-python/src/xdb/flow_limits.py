@@ -8,9 +8,11 @@ be limited to at most so many executions running at once per concurrency key
 the limits name a ``concurrency_key_attribute``, the value it writes for that global
 attribute), the others waiting ``PENDING`` in start order until one of their key closes.
 A type's limits may also give the priority of its starts that name none (``priority``, 1
-claimed first to 5; not a limit: it orders which waiting tasks are claimed first).
-A definition
-declares limits at registration (:attr:`xdb.Process.flow_limits`,
+claimed first to 5; not a limit: it orders which waiting tasks are claimed first), and
+their fairness key and weight (``fairness_key_attribute``, the global attribute whose
+written value is the key of a start that names none, and ``fairness_weight``, 1 to 1,000,
+of its keyed starts that name none; not limits either: they share claims between keys).
+A definition declares limits at registration (:attr:`xdb.Process.flow_limits`,
 :attr:`xdb.AsyncState.flow_limits`); an operator overrides them at run time with
 :meth:`set_flow_limits` and clears the override to return to the declared ones. Every
 change, by a registration or an operator, is kept in an audit history.
@@ -102,7 +104,10 @@ class AsyncFlowLimitCalls(_FlowLimitRequests):
         ``concurrency_key_attribute`` that is not a column name, comes without
         ``max_running_executions`` or is given for a state
         (``override.concurrencyKeyAttribute``), a ``priority`` outside 1 to 5 or given for a
-        state (``override.priority``: it is the type's), a state
+        state (``override.priority``: it is the type's), a ``fairness_key_attribute`` that
+        is not a column name or is given for a state (``override.fairnessKeyAttribute``), a
+        ``fairness_weight`` outside 1 to 1,000 or given for a state
+        (``override.fairnessWeight``), a state
         the registered type does not have or a too-long reason raises
         ``InvalidRequestError`` naming the field, and changes nothing. Sending the same
         override twice leaves the same override, so it is sent again like a read.

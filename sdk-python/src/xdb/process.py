@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -48,8 +49,13 @@ class Process:
     name the global attribute whose value a start writes is its key when it names none
     (``FlowLimits(max_running_executions=2, concurrency_key_attribute="customer_id")``),
     and give the priority of its starts that name none (``FlowLimits(priority=2)``: 1,
-    claimed first, to 5; a start's own ``priority`` wins). A ``priority`` outside 1 to 5 is
-    a ``SchemaError``.
+    claimed first, to 5; a start's own ``priority`` wins). It may also name the global
+    attribute whose value a start writes is its fairness key when it names none, and the
+    weight of its keyed starts that name none
+    (``FlowLimits(fairness_key_attribute="tenant_id", fairness_weight=5)``: 1 to 1,000; a
+    start's own ``fairness_key`` and ``fairness_weight`` win; a start writing no value has
+    no key). A ``priority`` outside 1 to 5, a ``fairness_weight`` outside 1 to 1,000, or an
+    attribute that is not a column name (a SQL identifier) is a ``SchemaError``.
 
     ``schedules`` are schedules that start this type, owned by this code: each
     registration creates, changes and deletes them to match, and each firing starts the
@@ -219,6 +225,10 @@ _HIGHEST_PRIORITY = 1
 """The priority claimed first (``processStartConfig.priority``, ``FlowLimits.priority``)."""
 _LOWEST_PRIORITY = 5
 """The priority claimed last."""
+_MAX_FAIRNESS_WEIGHT = 1000
+"""The largest weight (``processStartConfig.fairnessWeight``, ``FlowLimits.fairnessWeight``)."""
+_COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+"""A column name as the service accepts one: an unquoted SQL identifier of at most 63."""
 
 _lock = threading.Lock()
 _by_class: dict[type[Process], ProcessDefinition] = {}
@@ -227,8 +237,10 @@ _by_class: dict[type[Process], ProcessDefinition] = {}
 def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
     """``declared`` when it is limits (or none); a ``SchemaError`` naming ``owner`` if not.
 
-    A ``concurrency_key_attribute`` keys ``max_running_executions``, so it needs it, and a
-    ``priority`` is 1 (claimed first) to 5 (the service refuses both at registration too).
+    A ``concurrency_key_attribute`` keys ``max_running_executions``, so it needs it; it
+    and a ``fairness_key_attribute`` are column names; a ``priority`` is 1 (claimed first)
+    to 5 and a ``fairness_weight`` 1 to 1,000 (the service refuses all of them at
+    registration too).
     """
     if declared is None:
         return None
@@ -237,6 +249,15 @@ def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
             f"{owner}: flow_limits {declared!r} is not a FlowLimits "
             "(e.g. FlowLimits(max_calls_per_second=20))"
         )
+    for name in ("concurrency_key_attribute", "fairness_key_attribute"):
+        attribute: object = getattr(declared, name)
+        if attribute is not None and not (
+            isinstance(attribute, str) and _COLUMN_NAME.fullmatch(attribute)
+        ):
+            raise SchemaError(
+                f"{owner}: flow_limits.{name} {attribute!r} is not a column name (letters, "
+                "digits and _, at most 63, not starting with a digit)"
+            )
     if declared.concurrency_key_attribute is not None and declared.max_running_executions is None:
         raise SchemaError(
             f"{owner}: flow_limits.concurrency_key_attribute keys the running-executions "
@@ -250,20 +271,28 @@ def _flow_limits(owner: str, declared: object) -> FlowLimits | None:
             f"{owner}: flow_limits.priority must be {_HIGHEST_PRIORITY} (claimed first) "
             f"to {_LOWEST_PRIORITY}, not {priority!r}"
         )
+    weight: object = declared.fairness_weight
+    if weight is not None and not (isinstance(weight, int) and 1 <= weight <= _MAX_FAIRNESS_WEIGHT):
+        raise SchemaError(
+            f"{owner}: flow_limits.fairness_weight must be 1 to {_MAX_FAIRNESS_WEIGHT}, "
+            f"not {weight!r}"
+        )
     return declared
 
 
 def _state_flow_limits(owner: str, declared: object) -> FlowLimits | None:
     """:func:`_flow_limits` of a state, which cannot carry the type's own limits.
 
-    Those are its running executions' limit and key, and the priority of its starts (the
-    service refuses them on a state at registration too).
+    Those are its running executions' limit and key, and the priority and fairness key and
+    weight of its starts (the service refuses them on a state at registration too).
     """
     if isinstance(declared, FlowLimits):
         for name, what in (
             ("max_running_executions", "limits a process type's running executions"),
             ("concurrency_key_attribute", "keys the limit of a process type's running executions"),
             ("priority", "is the priority of a process type's starts"),
+            ("fairness_key_attribute", "keys a process type's starts"),
+            ("fairness_weight", "weighs a process type's starts"),
         ):
             if getattr(declared, name) is not None:
                 raise SchemaError(

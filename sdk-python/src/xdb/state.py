@@ -30,8 +30,9 @@ class AsyncState(ABC, Generic[InputT]):
     (``FlowLimits(max_calls_per_second=0.5)``: one call every two seconds;
     ``FlowLimits(max_concurrent_calls=4)``: at most four running at once; both may be
     given); registration sends it, and an operator may override it at run time.
-    ``max_running_executions``, ``concurrency_key_attribute`` and ``priority`` are the
-    process type's alone: a state declaring any of them is a ``SchemaError``.
+    ``max_running_executions``, ``concurrency_key_attribute``, ``priority``,
+    ``fairness_key_attribute`` and ``fairness_weight`` are the process type's alone: a
+    state declaring any of them is a ``SchemaError``.
     """
 
     flow_limits: ClassVar[FlowLimits | None] = None

@@ -874,6 +874,98 @@ async def test_a_running_limit_keyed_by_a_global_attribute_counts_starts_by_its_
         contract.check_response(e.path, e.status, e.response)
 
 
+class FairEchoProcess(KeyedEchoProcess):
+    """``KeyedEchoProcess`` whose definition keys its starts by ``customer_id``, weighing 3."""
+
+    flow_limits = FlowLimits(fairness_key_attribute="customer_id", fairness_weight=3)
+
+
+async def test_a_types_fairness_attribute_keys_its_starts_by_the_value_they_write(
+    client: AsyncClient, database: Database, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    create_exports_table(database)
+    run = uuid.uuid4().hex[:10]
+    process = FairEchoProcess(f"FairEcho{run}")
+    process_type = process.process_type
+    declared = FairEchoProcess.flow_limits
+    tenant = f"tenant-{run}"
+
+    with running_worker(WorkerService(process)) as fair_worker:
+        deployment = WorkerDeployment(
+            name="contract-fairness", version=run, worker_url=fair_worker.url
+        )
+        await client.register_definitions(deployment, [process])
+        listed = await client.list_flow_limits(process_type=process_type)
+        assert [(e.state_id, e.declared, e.override, e.effective) for e in listed.limits] == [
+            (None, declared, None, declared)
+        ]
+        started: list[str] = []
+
+        async def start(
+            name: str,
+            customer_id: int | None,
+            fairness_key: str | None = None,
+            fairness_weight: int | None = None,
+        ) -> tuple[str | None, int | None]:
+            pid = f"fair-{run}-{name}"
+            options = ProcessStartOptions(
+                worker_url=fair_worker.url,
+                global_attribute_pk_value=pid,
+                initial_global_attributes=(
+                    {"customer_id": customer_id} if customer_id is not None else None
+                ),
+                fairness_key=fairness_key,
+                fairness_weight=fairness_weight,
+            )
+            await client.start_process(pid, process, options=options)
+            started.append(pid)
+            described = await client.describe_process(pid)
+            return described.fairness_key, described.fairness_weight
+
+        # The registering instance applies the declared fairness at once; the key is the
+        # written value's text.
+        assert await start("written", 42) == ("42", 3)
+        assert await start("named", 42, tenant, 9) == (tenant, 9), "a start's own wins"
+        assert await start("key-only", 42, tenant) == (tenant, 3), "the type's weight"
+        assert await start("unwritten", None) == (None, None), "no value: no key, started"
+
+        refusals: list[tuple[FlowLimits, str | None, str]] = [
+            (FlowLimits(fairness_key_attribute="customer id"), None, "fairnessKeyAttribute"),
+            (FlowLimits(fairness_key_attribute="customer_id"), "Echo", "fairnessKeyAttribute"),
+            (FlowLimits(fairness_weight=0), None, "fairnessWeight"),
+            (FlowLimits(fairness_weight=1001), None, "fairnessWeight"),
+            (FlowLimits(fairness_weight=2), "Echo", "fairnessWeight"),
+        ]
+        for bad, state_id, field in refusals:
+            with pytest.raises(InvalidRequestError, match=rf"override\.{field}") as refused:
+                await client.set_flow_limits(process_type, bad, state_id=state_id)
+            assert refused.value.status == 400
+
+        # An override replaces the declared limits whole: a weight alone keys nothing.
+        weighed = FlowLimits(fairness_weight=5)
+        entry = await client.set_flow_limits(process_type, weighed, reason="contract test")
+        assert (entry.declared, entry.override, entry.effective) == (declared, weighed, weighed)
+        assert await start("after-override", 42) == (None, None)
+        assert await start("key-after-override", 42, tenant) == (tenant, 5)
+
+        history = await client.flow_limit_history(process_type=process_type)
+        assert [(c.source, c.state_id, c.before, c.after) for c in history.changes] == [
+            (FlowLimitSource.OPERATOR, None, None, weighed),
+            (FlowLimitSource.DEFINITION, None, None, declared),
+        ], "the refusals are not among the changes"
+
+        for pid in started:
+            await client.stop_process(pid, reason="contract test")
+    await client.set_flow_limits(process_type, None, reason="contract test")
+
+    for e in client_recording.all():
+        if e.status != 400:  # a refused request may break the document on purpose
+            contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
 SCORES_TABLE = "contract_scores"
 
 

@@ -46,6 +46,18 @@ def contract() -> Contract:
     return Contract(json.loads(DOCUMENT.read_text()))
 
 
+class FairShopProcess(ShopProcess):
+    """A type whose limits key and weigh its starts, so registration sends them."""
+
+    flow_limits = FlowLimits(
+        max_running_executions=2,
+        concurrency_key_attribute="status",
+        priority=2,
+        fairness_key_attribute="status",
+        fairness_weight=5,
+    )
+
+
 def test_the_validator_catches_a_broken_request(contract: Contract) -> None:
     with pytest.raises(AssertionError, match="breaks the contract"):
         contract.check_request(protocol.START, {"processId": "p", "localAttributes": []})
@@ -117,7 +129,7 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.reset("p", "Pay", {"amount": 1}, reason="bad deploy", identity="ops"),
         client.register_definitions(
             WorkerDeployment(name="shop", version="1", worker_url="http://worker:1/xdb"),
-            [ShopProcess, NoTableProcess],
+            [ShopProcess, NoTableProcess, FairShopProcess],
         ),
         client.list_definitions(),
         client.describe_definition(ShopProcess, revision=2),
@@ -198,6 +210,9 @@ async def test_every_client_request_validates(contract: Contract) -> None:
         client.set_flow_limits(
             "ShopProcess",
             FlowLimits(max_running_executions=2, concurrency_key_attribute="status"),
+        ),
+        client.set_flow_limits(
+            "ShopProcess", FlowLimits(fairness_key_attribute="status", fairness_weight=5)
         ),
         client.set_flow_limits("ShopProcess", None),
         client.list_flow_limits(process_type="ShopProcess"),

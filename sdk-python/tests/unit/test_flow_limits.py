@@ -646,3 +646,195 @@ async def test_a_priority_on_a_state_or_out_of_range_is_refused_naming_its_field
         {"priority": override.priority},
         state_id,
     )
+
+
+def test_a_process_declares_its_starts_fairness_and_a_state_cannot() -> None:
+    class PerTenant(ShopProcess):
+        flow_limits = FlowLimits(
+            max_concurrent_calls=16, fairness_key_attribute="status", fairness_weight=5
+        )
+
+    wire = export_definition(PerTenant()).to_wire()
+    assert wire["flowLimits"] == {
+        "maxConcurrentCalls": 16,
+        "fairnessKeyAttribute": "status",
+        "fairnessWeight": 5,
+    }
+    assert all("flowLimits" not in s for s in wire["states"])
+    # Neither needs the other, nor a running-executions limit.
+    longest = "_" + "t" * 62
+    for alone, sent in (
+        (FlowLimits(fairness_key_attribute=longest), {"fairnessKeyAttribute": longest}),
+        (FlowLimits(fairness_weight=1), {"fairnessWeight": 1}),
+        (FlowLimits(fairness_weight=1000), {"fairnessWeight": 1000}),
+    ):
+
+        class Alone(ShopProcess):
+            flow_limits = alone
+
+        assert export_definition(Alone()).to_wire()["flowLimits"] == sent
+
+    for bad in (0, 1001, -1):
+
+        class OutOfRange(ShopProcess):
+            flow_limits = FlowLimits(fairness_weight=bad)
+
+        with pytest.raises(
+            SchemaError,
+            match=rf"OutOfRange: flow_limits\.fairness_weight must be 1 to 1000, not {bad}",
+        ):
+            export_definition(OutOfRange())
+
+    for name in ("tenant id", "1tenant", 'tenant"; DROP TABLE x', "", "t" * 64, "ténant"):
+
+        class NotAColumn(ShopProcess):
+            flow_limits = FlowLimits(fairness_key_attribute=name)
+
+        with pytest.raises(
+            SchemaError, match=r"NotAColumn: flow_limits\.fairness_key_attribute .* not a column"
+        ):
+            export_definition(NotAColumn())
+
+    for declared, field, what in (
+        (FlowLimits(fairness_key_attribute="status"), "fairness_key_attribute", "keys"),
+        (FlowLimits(max_calls_per_second=1, fairness_weight=2), "fairness_weight", "weighs"),
+    ):
+
+        class FairStart(Start):
+            flow_limits = declared
+
+            @classmethod
+            def get_state_id(cls) -> str:
+                return "Start"
+
+        class StateFair(ShopProcess):
+            def get_state_schema(self) -> StateSchema:
+                return StateSchema.with_starting_state(FairStart(), Recover())
+
+        with pytest.raises(
+            SchemaError,
+            match=rf"StateFair\.Start: flow_limits\.{field} {what} a process type's starts: "
+            r".*not a state's",
+        ):
+            export_definition(StateFair())
+
+
+def test_a_concurrency_key_attribute_that_is_not_a_column_is_refused_at_export() -> None:
+    class NotAColumn(ShopProcess):
+        flow_limits = FlowLimits(max_running_executions=1, concurrency_key_attribute="customer id")
+
+    with pytest.raises(
+        SchemaError,
+        match=r"NotAColumn: flow_limits\.concurrency_key_attribute 'customer id' is not a column",
+    ):
+        export_definition(NotAColumn())
+
+
+async def test_both_clients_send_a_types_fairness_and_read_it_back() -> None:
+    fair = {"fairnessKeyAttribute": "tenant_id", "fairnessWeight": 4}
+    entry = {
+        "processType": "ShopProcess",
+        "declared": {"fairnessWeight": 2},
+        "override": fair,
+        "effective": fair,
+        "updatedTimestampMs": 1_700_000_000_000,
+    }
+    change = {**CHANGE, "before": None, "after": fair, "reason": "per tenant"}
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, sent_body(request)))
+        if request.url.path == FLOW_LIMITS_SET:
+            return httpx.Response(200, json=entry)
+        return httpx.Response(200, json={"changes": [change]})
+
+    limits = FlowLimits(fairness_key_attribute="tenant_id", fairness_weight=4)
+    client = async_client(handler)
+    answered = await client.set_flow_limits("ShopProcess", limits, reason="per tenant")
+    history = await client.flow_limit_history(process_type="ShopProcess")
+    await client.aclose()
+    with sync_client(handler) as blocking:
+        blocking.set_flow_limits("ShopProcess", FlowLimits(fairness_weight=7))
+    assert (answered.declared, answered.override, answered.effective) == (
+        FlowLimits(fairness_weight=2),
+        limits,
+        limits,
+    )
+    assert (answered.effective.fairness_key_attribute, answered.effective.fairness_weight) == (
+        "tenant_id",
+        4,
+    )
+    assert [(c.source, c.before, c.after) for c in history.changes] == [
+        (FlowLimitSource.OPERATOR, None, limits)
+    ]
+    assert [body.get("override") for path, body in seen if path == FLOW_LIMITS_SET] == [
+        fair,
+        {"fairnessWeight": 7},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("override", "state_id", "field", "message"),
+    [
+        (
+            FlowLimits(fairness_key_attribute="tenant id"),
+            None,
+            "fairnessKeyAttribute",
+            "override.fairnessKeyAttribute: 'tenant id' is not a valid SQL identifier "
+            "(letters, digits and _, at most 63, not starting with a digit)",
+        ),
+        (
+            FlowLimits(fairness_key_attribute="tenant_id"),
+            "Start",
+            "fairnessKeyAttribute",
+            "override.fairnessKeyAttribute: keys a process type's starts: set it on the "
+            "type, not on a state",
+        ),
+        (
+            FlowLimits(fairness_weight=1001),
+            None,
+            "fairnessWeight",
+            "override.fairnessWeight: must be 1 to 1000, not 1001",
+        ),
+        (
+            FlowLimits(fairness_weight=2),
+            "Start",
+            "fairnessWeight",
+            "override.fairnessWeight: weighs a process type's starts: set it on the type, "
+            "not on a state",
+        ),
+    ],
+)
+async def test_a_bad_fairness_override_is_sent_as_given_and_refused_naming_its_field(
+    override: FlowLimits, state_id: str | None, field: str, message: str
+) -> None:
+    # Operators' overrides are the service's to check: the client sends them as given.
+    bad = Answer(400, {"subType": "INVALID_REQUEST", "message": message})
+    with serve(bad) as service:
+        async with AsyncClient(service.url, max_retry_delay=0.05) as c:
+            with pytest.raises(InvalidRequestError, match=rf"override\.{field}") as refused:
+                await c.set_flow_limits("ShopProcess", override, state_id=state_id)
+    assert refused.value.status == 400
+    assert len(service.seen) == 1, "a refusal is final"
+    sent = service.seen[0].json()
+    assert (sent["override"], sent.get("stateId")) == (
+        override.model_dump(by_alias=True, exclude_none=True),
+        state_id,
+    )
+
+
+async def test_a_start_keyed_by_the_types_fairness_attribute_sends_the_value_and_no_key() -> None:
+    seen: list[dict[str, Any]] = []
+    client = async_client(start_answers(seen))
+    options = ProcessStartOptions(
+        global_attribute_pk_value=1, initial_global_attributes={"status": "tenant-42"}
+    )
+    await client.start_process("order-1", ShopProcess, Order(item="tea"), options)
+    await client.aclose()
+    # The service derives the key and the type's weight; the client sends neither.
+    config = seen[0]["processStartConfig"]
+    assert "fairnessKey" not in config
+    assert "fairnessWeight" not in config
+    assert config["globalAttributeConfig"]["initialWrite"] == [
+        {"column": "status", "value": "tenant-42"}
+    ]
