@@ -2218,11 +2218,15 @@ function limitsText(limits) {
   const running = limits.maxRunningExecutions;
   const keyedBy = limits.concurrencyKeyAttribute || "key";
   const priority = limits.priority;
+  const fairBy = limits.fairnessKeyAttribute;
+  const weight = limits.fairnessWeight;
   const parts = [
     rate2 === null || rate2 === void 0 ? void 0 : `${rate2} calls/s`,
     atOnce === null || atOnce === void 0 ? void 0 : `${atOnce} at once`,
     running === null || running === void 0 ? void 0 : `${running} running per ${keyedBy}`,
-    priority === null || priority === void 0 ? void 0 : `priority ${priority}`
+    priority === null || priority === void 0 ? void 0 : `priority ${priority}`,
+    fairBy === null || fairBy === void 0 ? void 0 : `fair by ${fairBy}`,
+    weight === null || weight === void 0 ? void 0 : `fairness weight ${weight}`
   ].filter((part) => part !== void 0);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -2244,8 +2248,8 @@ function changeText(change) {
   return `${limitsText(change.before)} → ${limitsText(change.after)}`;
 }
 var ACTIONS = [
-  ["limits", "limit calls a second, at once and/or running executions; set a priority"],
-  ["unlimited", "no limit, priority 3 (whatever is declared)"],
+  ["limits", "limit calls a second, at once and/or running executions; set a priority or fairness"],
+  ["unlimited", "no limit, priority 3, no fairness (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"]
 ];
 function flowLimitsRequest(values) {
@@ -2263,9 +2267,11 @@ function flowLimitsRequest(values) {
   const running = get("maxRunningExecutions");
   const keyAttribute = get("concurrencyKeyAttribute");
   const priority = get("priority");
-  if (!rate2 && !atOnce && !running && !keyAttribute && !priority) {
+  const fairnessAttribute = get("fairnessKeyAttribute");
+  const fairnessWeight = get("fairnessWeight");
+  if (!rate2 && !atOnce && !running && !keyAttribute && !priority && !fairnessAttribute && !fairnessWeight) {
     return {
-      error: "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, or several.",
+      error: "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, a fairness key attribute or weight, or several.",
       field: "maxCallsPerSecond"
     };
   }
@@ -2274,6 +2280,12 @@ function flowLimitsRequest(values) {
   }
   if (priority && stateId) {
     return { error: "A priority is a process type's (of its starts that name none), not a state's: leave State empty to set it.", field: "stateId" };
+  }
+  if ((fairnessAttribute || fairnessWeight) && stateId) {
+    return {
+      error: "Fairness is a process type's (of its starts that name no fairness key or weight), not a state's: leave State empty to set it.",
+      field: "stateId"
+    };
   }
   if (keyAttribute && !running) {
     return {
@@ -2308,6 +2320,13 @@ function flowLimitsRequest(values) {
     }
     override.priority = Number(priority);
   }
+  if (fairnessAttribute) override.fairnessKeyAttribute = fairnessAttribute;
+  if (fairnessWeight) {
+    if (!/^\d+$/.test(fairnessWeight)) {
+      return { error: `The fairness weight ${fairnessWeight} is not a whole number from 1 to 1,000.`, field: "fairnessWeight" };
+    }
+    override.fairnessWeight = Number(fairnessWeight);
+  }
   return { request: { ...request, override } };
 }
 var FIELDS2 = [
@@ -2321,6 +2340,10 @@ var FIELDS2 = [
   ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["override.priority", "priority"],
   ["priority", "priority"],
+  ["override.fairnessKeyAttribute", "fairnessKeyAttribute"],
+  ["fairnessKeyAttribute", "fairnessKeyAttribute"],
+  ["override.fairnessWeight", "fairnessWeight"],
+  ["fairnessWeight", "fairnessWeight"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"]
@@ -3412,7 +3435,7 @@ function flowLimitsView(root) {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), and the priority of its starts that name none (1 claimed first to 5; none: 3). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), the priority of its starts that name none (1 claimed first to 5; none: 3), and their fairness (the attribute whose value is the fairness key of a start that names none, waiting tasks of a priority being claimed key by key in turn, and how many tasks such a start's key takes a turn; none: no key, 1). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution."
     ),
     limits,
     form.element,
@@ -3467,14 +3490,27 @@ function setForm(changed) {
     priority,
     "1 claimed first; of the type's starts that name none (a start's own wins), within a second, not those already started; a type's (State empty); it limits nothing, and an override replaces the declared limits whole: give those to keep with it"
   );
+  const fairnessAttribute = input("fairnessKeyAttribute", "tenant_id");
+  const fairnessAttributeRow = row(
+    "Fairness key attribute",
+    fairnessAttribute,
+    "a column of the type's business row; a start naming no fairnessKey is keyed by the value it writes for it (none written: no key), and waiting tasks of a priority are claimed key by key in turn; a type's (State empty); it limits nothing; empty: only a start's own fairnessKey"
+  );
+  fairnessAttributeRow.classList.add("starts-line");
+  const fairnessWeight = input("fairnessWeight", "2");
+  const fairnessWeightRow = row(
+    "Fairness weight",
+    fairnessWeight,
+    "how many tasks a key takes in each turn, 1 to 1,000, for the type's keyed starts that name none (a start's own wins); a type's (State empty); empty: 1"
+  );
+  const limitRows = [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow, fairnessAttributeRow, fairnessWeightRow];
   action.addEventListener("change", () => {
-    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow]) limitRow.hidden = action.value !== "limits";
+    for (const limitRow of limitRows) limitRow.hidden = action.value !== "limits";
   });
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
-    keyAttribute.disabled = running.disabled;
-    priority.disabled = running.disabled;
+    for (const field of [keyAttribute, priority, fairnessAttribute, fairnessWeight]) field.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
   const problem = h("p", { class: "error", role: "alert", "data-testid": "flow-limit-error", hidden: true });
@@ -3523,7 +3559,8 @@ function setForm(changed) {
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
       // Two columns: the change beside its reason, then the limits in pairs, the
-      // running-executions limit beside the attribute that keys it, then the type's priority.
+      // running-executions limit beside the attribute that keys it, then the type's priority
+      // (alone on its line), then the fairness key attribute beside the weight of the starts it keys.
       row("Change", action),
       row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
@@ -3531,6 +3568,8 @@ function setForm(changed) {
       runningRow,
       keyAttributeRow,
       priorityRow,
+      fairnessAttributeRow,
+      fairnessWeightRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

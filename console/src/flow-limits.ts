@@ -1,13 +1,15 @@
-// Pure parts of the flow-limits page: limits (and a type's priority) as text, the form's
+// Pure parts of the flow-limits page: limits (and a type's priority and fairness) as text, the form's
 // values checked and turned into a request, and the form field a 400 names. Also how an execution held by
 // its type's running-execution limit (PENDING) reads in the list and on its page.
 import type { ExecutionSummary, FlowLimitChange, FlowLimits, FlowLimitsSetRequest, PauseInfo } from "./types.js";
 
 /** Limits as people read them: `2.5 calls/s`, `8 at once`, `2 running per key` (or
- * `2 running per customer_id` when a global attribute keys them), a type's `priority 1`
- * (of its starts that name none), or several of them (`2.5 calls/s, 8 at once`,
- * `1 running per key, priority 1`); `unlimited` for limits that limit nothing and carry no
- * priority; `—` for none. A priority alone (`priority 1`) limits nothing. */
+ * `2 running per customer_id` when a global attribute keys them), a type's `priority 1`,
+ * `fair by tenant_id` and `fairness weight 2` (of its starts that name none), or several
+ * of them (`2.5 calls/s, 8 at once`, `1 running per key, priority 1`); `unlimited` for
+ * limits that limit nothing and carry no priority or fairness; `—` for none. A priority or
+ * fairness alone (`priority 1`, `fair by tenant_id`) limits nothing. The fairness words
+ * are the CLI's (`xdb flow-limits`), so an operator reads them alike in both. */
 export function limitsText(limits: FlowLimits | null | undefined): string {
   if (limits === null || limits === undefined) return "—";
   const rate = limits.maxCallsPerSecond;
@@ -15,11 +17,15 @@ export function limitsText(limits: FlowLimits | null | undefined): string {
   const running = limits.maxRunningExecutions;
   const keyedBy = limits.concurrencyKeyAttribute || "key";
   const priority = limits.priority;
+  const fairBy = limits.fairnessKeyAttribute;
+  const weight = limits.fairnessWeight;
   const parts = [
     rate === null || rate === undefined ? undefined : `${rate} calls/s`,
     atOnce === null || atOnce === undefined ? undefined : `${atOnce} at once`,
     running === null || running === undefined ? undefined : `${running} running per ${keyedBy}`,
     priority === null || priority === undefined ? undefined : `priority ${priority}`,
+    fairBy === null || fairBy === undefined ? undefined : `fair by ${fairBy}`,
+    weight === null || weight === undefined ? undefined : `fairness weight ${weight}`,
   ].filter((part) => part !== undefined);
   return parts.length === 0 ? "unlimited" : parts.join(", ");
 }
@@ -58,17 +64,18 @@ export function changeText(change: FlowLimitChange): string {
 export type FormValues = (name: string) => string;
 
 /** What the form does: set limits (a rate, a concurrency, running executions (keyed by a
- * global attribute or not), a type's priority, or several), no limit and the default
- * priority whatever is declared, or clear the override. */
+ * global attribute or not), a type's priority and fairness, or several), no limit, the
+ * default priority and no fairness whatever is declared, or clear the override. */
 export const ACTIONS = [
-  ["limits", "limit calls a second, at once and/or running executions; set a priority"],
-  ["unlimited", "no limit, priority 3 (whatever is declared)"],
+  ["limits", "limit calls a second, at once and/or running executions; set a priority or fairness"],
+  ["unlimited", "no limit, priority 3, no fairness (whatever is declared)"],
   ["clear", "clear the override (declared limits apply)"],
 ] as const;
 
 /** What is wrong with the form's `values`, or the request they make. The limits' ranges
- * (and the priority's, 1 to 5) are the service's to check: its 400 names the field. A
- * priority, like running executions, is a type's: the form refuses it with a state. */
+ * (and the priority's, 1 to 5, and the fairness weight's, 1 to 1,000) are the service's to
+ * check: its 400 names the field. A priority and fairness, like running executions, are a
+ * type's: the form refuses them with a state. */
 export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetRequest } | { error: string; field: string } {
   const get = (name: string) => values(name).trim();
   const processType = get("processType");
@@ -84,9 +91,12 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   const running = get("maxRunningExecutions");
   const keyAttribute = get("concurrencyKeyAttribute");
   const priority = get("priority");
-  if (!rate && !atOnce && !running && !keyAttribute && !priority) {
+  const fairnessAttribute = get("fairnessKeyAttribute");
+  const fairnessWeight = get("fairnessWeight");
+  if (!rate && !atOnce && !running && !keyAttribute && !priority && !fairnessAttribute && !fairnessWeight) {
     return {
-      error: "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, or several.",
+      error:
+        "Give a number of calls a second, a number of calls at once, a number of running executions, a priority, a fairness key attribute or weight, or several.",
       field: "maxCallsPerSecond",
     };
   }
@@ -95,6 +105,12 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
   }
   if (priority && stateId) {
     return { error: "A priority is a process type's (of its starts that name none), not a state's: leave State empty to set it.", field: "stateId" };
+  }
+  if ((fairnessAttribute || fairnessWeight) && stateId) {
+    return {
+      error: "Fairness is a process type's (of its starts that name no fairness key or weight), not a state's: leave State empty to set it.",
+      field: "stateId",
+    };
   }
   // The attribute keys the running-executions limit: alone it limits nothing (the service
   // refuses it too). Whether it is a column name is the service's to check.
@@ -131,6 +147,16 @@ export function flowLimitsRequest(values: FormValues): { request: FlowLimitsSetR
     }
     override.priority = Number(priority);
   }
+  // Unlike the concurrency key attribute, the fairness key attribute keys no limit: it
+  // stands alone, and so does a weight (of starts that name their own key). Whether it
+  // is a column name is the service's to check.
+  if (fairnessAttribute) override.fairnessKeyAttribute = fairnessAttribute;
+  if (fairnessWeight) {
+    if (!/^\d+$/.test(fairnessWeight)) {
+      return { error: `The fairness weight ${fairnessWeight} is not a whole number from 1 to 1,000.`, field: "fairnessWeight" };
+    }
+    override.fairnessWeight = Number(fairnessWeight);
+  }
   return { request: { ...request, override } };
 }
 
@@ -146,6 +172,10 @@ const FIELDS: [string, string][] = [
   ["concurrencyKeyAttribute", "concurrencyKeyAttribute"],
   ["override.priority", "priority"],
   ["priority", "priority"],
+  ["override.fairnessKeyAttribute", "fairnessKeyAttribute"],
+  ["fairnessKeyAttribute", "fairnessKeyAttribute"],
+  ["override.fairnessWeight", "fairnessWeight"],
+  ["fairnessWeight", "fairnessWeight"],
   ["stateId", "stateId"],
   ["processType", "processType"],
   ["reason", "reason"],

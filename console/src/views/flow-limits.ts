@@ -1,6 +1,6 @@
 // The flow limits: for each process type and state with limits (calls a second, calls
 // at once and, for a type, running executions per concurrency key, perhaps keyed by a global
-// attribute, and the priority of its starts that name none), what its definition declares,
+// attribute, and the priority and fairness of its starts that name none), what its definition declares,
 // an operator's override and what is in force; the form that sets or clears an
 // override (with a reason, kept in the audit history); and the history of changes, by
 // registrations and operators, newest first, older ones on demand (views/changes.ts). The form is checked before it is sent; what
@@ -73,7 +73,7 @@ export function flowLimitsView(root: HTMLElement): () => void {
     h(
       "p",
       { class: "small" },
-      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), and the priority of its starts that name none (1 claimed first to 5; none: 3). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
+      "How many worker calls a second, and how many at once, the async service makes for a process type (all its states together) or one state; and, for a type, how many of its executions run at once per concurrency key (a start's concurrencyKey, or the value it writes for the limit's concurrency key attribute, a column of its business row), the priority of its starts that name none (1 claimed first to 5; none: 3), and their fairness (the attribute whose value is the fairness key of a start that names none, waiting tasks of a priority being claimed key by key in turn, and how many tasks such a start's key takes a turn; none: no key, 1). An override wins while set, whole (what it leaves out is not in force); cleared, the declared limits apply again. A call held back shows as FLOW_LIMITED in an execution's states; a start held back, as a PENDING execution.",
     ),
     limits,
     form.element,
@@ -131,15 +131,30 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
     priority,
     "1 claimed first; of the type's starts that name none (a start's own wins), within a second, not those already started; a type's (State empty); it limits nothing, and an override replaces the declared limits whole: give those to keep with it",
   );
+  const fairnessAttribute = input("fairnessKeyAttribute", "tenant_id");
+  const fairnessAttributeRow = row(
+    "Fairness key attribute",
+    fairnessAttribute,
+    "a column of the type's business row; a start naming no fairnessKey is keyed by the value it writes for it (none written: no key), and waiting tasks of a priority are claimed key by key in turn; a type's (State empty); it limits nothing; empty: only a start's own fairnessKey",
+  );
+  // On a line of its own, beside its weight, rather than beside the priority.
+  fairnessAttributeRow.classList.add("starts-line");
+  const fairnessWeight = input("fairnessWeight", "2");
+  const fairnessWeightRow = row(
+    "Fairness weight",
+    fairnessWeight,
+    "how many tasks a key takes in each turn, 1 to 1,000, for the type's keyed starts that name none (a start's own wins); a type's (State empty); empty: 1",
+  );
+  const limitRows = [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow, fairnessAttributeRow, fairnessWeightRow];
   action.addEventListener("change", () => {
-    for (const limitRow of [rateRow, atOnceRow, runningRow, keyAttributeRow, priorityRow]) limitRow.hidden = action.value !== "limits";
+    for (const limitRow of limitRows) limitRow.hidden = action.value !== "limits";
   });
-  // Running executions and a priority are a type's: a state has none to limit, key or order.
+  // Running executions, a priority and fairness are a type's: a state has none to limit,
+  // key, order or share.
   const stateInput = input("stateId", "optional");
   const typeOnly = () => {
     running.disabled = stateInput.value.trim() !== "";
-    keyAttribute.disabled = running.disabled;
-    priority.disabled = running.disabled;
+    for (const field of [keyAttribute, priority, fairnessAttribute, fairnessWeight]) field.disabled = running.disabled;
   };
   stateInput.addEventListener("input", typeOnly);
 
@@ -189,7 +204,8 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
       row("Process type", input("processType", "OrderProcess", "flow-limit-process-types")),
       row("State", stateInput, "empty: all the type's states together"),
       // Two columns: the change beside its reason, then the limits in pairs, the
-      // running-executions limit beside the attribute that keys it, then the type's priority.
+      // running-executions limit beside the attribute that keys it, then the type's priority
+      // (alone on its line), then the fairness key attribute beside the weight of the starts it keys.
       row("Change", action),
       row("Reason", input("reason", "optional"), "kept in the history"),
       rateRow,
@@ -197,6 +213,8 @@ function setForm(changed: () => void): { element: HTMLElement; edit: (processTyp
       runningRow,
       keyAttributeRow,
       priorityRow,
+      fairnessAttributeRow,
+      fairnessWeightRow,
       problem,
       done,
       h("div", { class: "buttons" }, submit),

@@ -1,14 +1,16 @@
 // The web console's flow limits in headless Chromium against the real xdb-server on
 // PostgreSQL: the limits a registered definition declares (calls a second and at once, and
-// the type's running executions per key, keyed by a global attribute, and its priority),
-// listed per type and state; an override of both set through the page's form after the
-// service refused a rate of 0, a state the type lacks, a concurrency of 0, running
-// executions of 0 for the type and a concurrency key attribute that is no column name
-// (each 400 shown on its field, changing nothing; the running-executions, key-attribute
-// and priority fields are off for a state, and the form refuses the attribute without a
-// max); the type's running limit keyed by another attribute (an override replaces the
-// declared limits whole: the declared priority with them); no limit for the whole
-// type; the audit history; and the override cleared, so the declared limit applies again.
+// the type's running executions per key, keyed by a global attribute, its priority, and its
+// fairness key attribute and weight), listed per type and state; an override of both set
+// through the page's form after the service refused a rate of 0, a state the type lacks, a
+// concurrency of 0, running executions of 0 for the type, a concurrency key attribute that
+// is no column name, a fairness weight of 0 and a fairness key attribute that is no column
+// name (each 400 shown on its field, changing nothing; the running-executions,
+// key-attribute, priority and fairness fields are off for a state, and the form refuses the
+// concurrency key attribute without a max); the type's running limit keyed by another
+// attribute, fair by a third with its weight, in one request (an override replaces the
+// declared limits whole: the declared priority with them); no limit for the whole type;
+// the audit history; and the override cleared, so the declared limit applies again.
 // Each step is checked on the page and through the API. Writes docs/console/flow-limits.png.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -23,6 +25,10 @@ import { TICK_DEFINITION } from "./processes.js";
 
 const SOON = 30_000;
 const SCREENSHOTS = join(REPO_ROOT, "docs", "console");
+/** The type's declared limits, as the page reads them. */
+const DECLARED = "20 calls/s, 4 running per customer_id, priority 2, fair by tenant_id, fairness weight 2";
+/** The type's override: running executions keyed by one attribute, fairness by another. */
+const KEYED = "2 running per tenant_id, fair by region, fairness weight 3";
 
 describe("web console flow limits", () => {
   let db: TestDatabase;
@@ -50,7 +56,14 @@ describe("web console flow limits", () => {
     client = new Client({ serviceUrl: server.url });
     const definition = {
       ...TICK_DEFINITION,
-      flowLimits: { maxCallsPerSecond: 20, maxRunningExecutions: 4, concurrencyKeyAttribute: "customer_id", priority: 2 },
+      flowLimits: {
+        maxCallsPerSecond: 20,
+        maxRunningExecutions: 4,
+        concurrencyKeyAttribute: "customer_id",
+        priority: 2,
+        fairnessKeyAttribute: "tenant_id",
+        fairnessWeight: 2,
+      },
       states: TICK_DEFINITION.states.map((s) => ({ ...s, flowLimits: { maxCallsPerSecond: 0.5, maxConcurrentCalls: 4 } })),
     };
     const deployment = { name: "tick-worker", version: "1.0.0", workerUrl: "http://127.0.0.1:9/tick" };
@@ -76,8 +89,8 @@ describe("web console flow limits", () => {
     await page.goto(`${server.url}/ui/#/flow-limits`);
     await page.locator("nav a.active", { hasText: "Flow limits" }).waitFor();
     await row("TickState").waitFor();
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
-    assert.equal(await cell("", "effective"), "20 calls/s, 4 running per customer_id, priority 2");
+    assert.equal(await cell("", "declared"), DECLARED);
+    assert.equal(await cell("", "effective"), DECLARED);
     assert.equal(await cell("TickState", "declared"), "0.5 calls/s, 4 at once");
     assert.equal(await cell("TickState", "override"), "—");
     assert.equal(await cell("TickState", "effective"), "0.5 calls/s, 4 at once");
@@ -90,6 +103,8 @@ describe("web console flow limits", () => {
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").isDisabled(), true);
     assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").isDisabled(), true);
     assert.equal(await page.getByTestId("flow-limit-priority").isDisabled(), true);
+    assert.equal(await page.getByTestId("flow-limit-fairnessKeyAttribute").isDisabled(), true);
+    assert.equal(await page.getByTestId("flow-limit-fairnessWeight").isDisabled(), true);
     // A rate of 0: the service's 400, on the rate's field; nothing changed.
     await submit({ action: "limits", maxCallsPerSecond: "0", reason: "mail API throttles" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "The service refused the change: " }).filter({ hasText: "maxCallsPerSecond" }).waitFor();
@@ -112,6 +127,8 @@ describe("web console flow limits", () => {
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), "");
     assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
     assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").isDisabled(), false);
+    assert.equal(await page.getByTestId("flow-limit-fairnessKeyAttribute").isDisabled(), false);
+    assert.equal(await page.getByTestId("flow-limit-fairnessWeight").isDisabled(), false);
     // The attribute without a max: the form refuses it before sending, on the max's field.
     await submit({ maxRunningExecutions: "", concurrencyKeyAttribute: "tenant_id" });
     await page.getByTestId("flow-limit-error").filter({ hasText: "keys the running-executions limit" }).waitFor();
@@ -123,18 +140,45 @@ describe("web console flow limits", () => {
     assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").getAttribute("aria-invalid"), "");
     assert.equal(await page.getByTestId("flow-limit-maxRunningExecutions").getAttribute("aria-invalid"), null);
     assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
+    // A fairness weight of 0: the 400 names override.fairnessWeight, on its field.
+    await submit({ concurrencyKeyAttribute: "tenant_id", fairnessWeight: "0" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "override.fairnessWeight" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-fairnessWeight").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("flow-limit-concurrencyKeyAttribute").getAttribute("aria-invalid"), null);
+    // A fairness key attribute that is no column name: the 400 names override.fairnessKeyAttribute, on its field.
+    await submit({ fairnessWeight: "3", fairnessKeyAttribute: "region id" });
+    await page.getByTestId("flow-limit-error").filter({ hasText: "override.fairnessKeyAttribute" }).waitFor();
+    assert.equal(await page.getByTestId("flow-limit-fairnessKeyAttribute").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("flow-limit-fairnessWeight").getAttribute("aria-invalid"), null);
+    assert.equal((await limitOf(undefined))?.override ?? undefined, undefined);
 
-    // The type's running limit keyed by another attribute: shown by its name. The override
-    // leaves the priority out: the type's starts are at 3 while it is set.
-    await submit({ maxCallsPerSecond: "", concurrencyKeyAttribute: "tenant_id", reason: "one export per tenant" });
-    await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess (all states): 2 running per tenant_id in force." }).waitFor();
-    await eventually("the type's row to show the keyed override", SOON, async () => (await cell("", "override")) === "2 running per tenant_id");
-    assert.equal(await cell("", "effective"), "2 running per tenant_id");
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
-    assert.deepEqual((await limitOf(undefined))?.effective, { maxRunningExecutions: 2, concurrencyKeyAttribute: "tenant_id" });
+    // The type's running limit keyed by another attribute, and its starts fair by a third
+    // with a weight, in one request: shown by their names. The override leaves the
+    // priority out: the type's starts are at 3 while it is set.
+    await submit({ maxCallsPerSecond: "", fairnessKeyAttribute: "region", reason: "one export per tenant, regions in turn" });
+    await page.getByTestId("flow-limit-done").filter({ hasText: `TickProcess (all states): ${KEYED} in force.` }).waitFor();
+    await eventually("the type's row to show the keyed override", SOON, async () => (await cell("", "override")) === KEYED);
+    assert.equal(await cell("", "effective"), KEYED);
+    assert.equal(await cell("", "declared"), DECLARED);
+    assert.deepEqual((await limitOf(undefined))?.effective, {
+      maxRunningExecutions: 2,
+      concurrencyKeyAttribute: "tenant_id",
+      fairnessKeyAttribute: "region",
+      fairnessWeight: 3,
+    });
 
-    // A good override of both: the page and the service agree.
-    await submit({ maxRunningExecutions: "", concurrencyKeyAttribute: "", stateId: "TickState", maxCallsPerSecond: "5", maxConcurrentCalls: "3", reason: "mail API throttles" });
+    // A good override of both: the page and the service agree. The type's fields are
+    // emptied first: a state's override has none of them.
+    await submit({
+      maxRunningExecutions: "",
+      concurrencyKeyAttribute: "",
+      fairnessKeyAttribute: "",
+      fairnessWeight: "",
+      stateId: "TickState",
+      maxCallsPerSecond: "5",
+      maxConcurrentCalls: "3",
+      reason: "mail API throttles",
+    });
     await page.getByTestId("flow-limit-done").filter({ hasText: "TickProcess TickState: 5 calls/s, 3 at once in force." }).waitFor();
     assert.equal(await page.getByTestId("flow-limit-error").isHidden(), true);
     assert.equal(await page.getByTestId("flow-limit-maxConcurrentCalls").getAttribute("aria-invalid"), null);
@@ -146,20 +190,20 @@ describe("web console flow limits", () => {
     // No limit for the whole type, whatever it declares.
     await submit({ stateId: "", action: "unlimited", reason: "backlog after the outage" });
     await eventually("the type's row to show no limit", SOON, async () => (await cell("", "effective")) === "unlimited");
-    assert.equal(await cell("", "declared"), "20 calls/s, 4 running per customer_id, priority 2");
+    assert.equal(await cell("", "declared"), DECLARED);
     assert.deepEqual((await limitOf(undefined))?.override, {});
 
     // The history: the three changes by the operator, newest first, with their reasons.
     const changes = page.getByTestId("flow-limit-change");
     await eventually("the history to show the three overrides", SOON, async () => (await changes.filter({ hasText: "OPERATOR" }).count()) === 3);
     assert.match((await changes.nth(0).textContent()) ?? "", /backlog after the outage/);
-    assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), "2 running per tenant_id → unlimited");
+    assert.equal(await changes.nth(0).getByTestId("flow-limit-change-text").textContent(), `${KEYED} → unlimited`);
     assert.match((await changes.nth(1).textContent()) ?? "", /mail API throttles/);
     assert.equal(await changes.nth(1).getByTestId("flow-limit-change-text").textContent(), "— → 5 calls/s, 3 at once");
-    assert.match((await changes.nth(2).textContent()) ?? "", /one export per tenant/);
-    assert.equal(await changes.nth(2).getByTestId("flow-limit-change-text").textContent(), "— → 2 running per tenant_id");
+    assert.match((await changes.nth(2).textContent()) ?? "", /one export per tenant, regions in turn/);
+    assert.equal(await changes.nth(2).getByTestId("flow-limit-change-text").textContent(), `— → ${KEYED}`);
     assert.equal(await changes.filter({ hasText: "DEFINITION" }).count(), 2);
-    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: "— → 20 calls/s, 4 running per customer_id, priority 2" }).waitFor();
+    await changes.filter({ hasText: "DEFINITION" }).getByTestId("flow-limit-change-text").filter({ hasText: `— → ${DECLARED}` }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "flow-limits.png"), fullPage: true });
 
     // Cleared: the declared limit applies again.

@@ -175,6 +175,75 @@ describe("flow limits", () => {
     assert.ok("error" in nothing && /a priority/.test(nothing.error), JSON.stringify(nothing));
   });
 
+  it("reads and sets a type's fairness key attribute and weight, alone or with limits, and not for a state", () => {
+    // The CLI's words: `fair by tenant_id, fairness weight 2`, after the priority.
+    assert.equal(limitsText({ fairnessKeyAttribute: "tenant_id" }), "fair by tenant_id");
+    assert.equal(limitsText({ fairnessWeight: 2 }), "fairness weight 2");
+    assert.equal(limitsText({ fairnessKeyAttribute: "tenant_id", fairnessWeight: 2 }), "fair by tenant_id, fairness weight 2");
+    assert.equal(
+      limitsText({ maxCallsPerSecond: 5, maxRunningExecutions: 1, concurrencyKeyAttribute: "customer_id", priority: 2, fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 }),
+      "5 calls/s, 1 running per customer_id, priority 2, fair by tenant_id, fairness weight 3",
+    );
+    assert.equal(limitsText({ maxConcurrentCalls: 4, fairnessKeyAttribute: null, fairnessWeight: null }), "4 at once");
+    assert.equal(limitsText({ fairnessKeyAttribute: null, fairnessWeight: null }), "unlimited");
+    const change = { changeId: 9, processType: "Export", source: "OPERATOR" as const, changedBy: "ops", changedTimestampMs: 1 };
+    assert.equal(changeText({ ...change, before: { priority: 2 }, after: { priority: 2, fairnessKeyAttribute: "tenant_id" } }), "priority 2 → priority 2, fair by tenant_id");
+    assert.equal(changeText({ ...change, before: { fairnessKeyAttribute: "tenant_id", fairnessWeight: 5 }, after: {} }), "fair by tenant_id, fairness weight 5 → unlimited");
+
+    // Either alone is a change the form sends (neither needs the other, nor a limit); with
+    // limits and a priority, together in the one request.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "limits", fairnessKeyAttribute: " tenant_id ", reason: "share by tenant" })), {
+      request: { processType: "Export", reason: "share by tenant", override: { fairnessKeyAttribute: "tenant_id" } },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", fairnessWeight: " 4 " })), { request: { processType: "Export", override: { fairnessWeight: 4 } } });
+    assert.deepEqual(
+      flowLimitsRequest(values({ processType: "Export", maxRunningExecutions: "2", concurrencyKeyAttribute: "customer_id", priority: "1", fairnessKeyAttribute: "tenant_id", fairnessWeight: "2" })),
+      {
+        request: {
+          processType: "Export",
+          override: { maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id", priority: 1, fairnessKeyAttribute: "tenant_id", fairnessWeight: 2 },
+        },
+      },
+    );
+    // Empty: not sent.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", maxConcurrentCalls: "4", fairnessKeyAttribute: "  ", fairnessWeight: "" })), {
+      request: { processType: "Export", override: { maxConcurrentCalls: 4 } },
+    });
+    // No limit, and a clearing, send no fairness whatever the fields hold.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "unlimited", fairnessKeyAttribute: "tenant_id", fairnessWeight: "2" })), {
+      request: { processType: "Export", override: {} },
+    });
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", action: "clear", fairnessWeight: "2" })), { request: { processType: "Export" } });
+    // A state has no fairness: the form says so before sending, on the state's field.
+    const typeOnly: Record<string, string>[] = [{ fairnessKeyAttribute: "tenant_id" }, { fairnessWeight: "2" }, { maxCallsPerSecond: "5", fairnessWeight: "2" }];
+    for (const fairness of typeOnly) {
+      const onState = flowLimitsRequest(values({ processType: "Export", stateId: "Charge", ...fairness }));
+      assert.ok("error" in onState && onState.field === "stateId" && /process type's/.test(onState.error), JSON.stringify(onState));
+    }
+    // A weight that is not a whole number: refused on its field; out of 1..1000: the
+    // service's 400, on its field.
+    for (const wrong of ["heavy", "1.5", "-1"]) {
+      const refused = flowLimitsRequest(values({ processType: "Export", fairnessWeight: wrong }));
+      assert.ok("error" in refused && refused.field === "fairnessWeight" && refused.error.includes(wrong), wrong);
+    }
+    for (const outOfRange of ["0", "1001"]) {
+      assert.deepEqual(flowLimitsRequest(values({ processType: "Export", fairnessWeight: outOfRange })), {
+        request: { processType: "Export", override: { fairnessWeight: Number(outOfRange) } },
+      });
+    }
+    assert.equal(errorField("override.fairnessWeight: must be 1 to 1000, not 0"), "fairnessWeight");
+    assert.equal(errorField("override.fairnessWeight: weighs a process type's starts: set it on the type, not on a state"), "fairnessWeight");
+    // Whether the attribute names a column is the service's to say: sent, and its 400 lands on the field.
+    assert.deepEqual(flowLimitsRequest(values({ processType: "Export", fairnessKeyAttribute: "tenant id" })), {
+      request: { processType: "Export", override: { fairnessKeyAttribute: "tenant id" } },
+    });
+    assert.equal(errorField("override.fairnessKeyAttribute: 'tenant id' is not a valid SQL identifier"), "fairnessKeyAttribute");
+    assert.equal(errorField("override.fairnessKeyAttribute: keys a process type's starts: set it on the type, not on a state"), "fairnessKeyAttribute");
+    // The form asks for something to set, fairness among them.
+    const nothing = flowLimitsRequest(values({ processType: "Export", action: "limits" }));
+    assert.ok("error" in nothing && /fairness key attribute or weight/.test(nothing.error), JSON.stringify(nothing));
+  });
+
   it("shows an execution its type's running limit holds as PENDING, waiting on its key", () => {
     assert.equal(shownStatus({ status: "RUNNING", pending: true }), "PENDING");
     assert.equal(shownStatus({ status: "RUNNING", pending: false }), "RUNNING");
