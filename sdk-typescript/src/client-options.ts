@@ -96,16 +96,22 @@ export interface ProcessStartOptions extends RequestIdOption {
    * The key claims share the execution's priority by (a tenant, a customer's id; 1 to 255
    * characters, no control characters): when tasks of several keys wait at one priority,
    * claims serve each key in turn, each taking up to its `fairnessWeight` of tasks a turn,
-   * so one key's backlog never starves another's next task. Absent: the key every start
-   * without one shares. Every task of the execution has it, and so does the execution a
-   * reset starts from it; `describe` answers it as `fairnessKey`. Empty, longer or with a
-   * control character is `INVALID_REQUEST` naming `processStartConfig.fairnessKey`.
+   * so one key's backlog never starves another's next task. Absent: the value the start
+   * writes for its type's `fairnessKeyAttribute` (its flow limits'; in
+   * `initialGlobalAttributes`, or as `globalAttributePkValue` when it is the primary key;
+   * a number as its JSON text) when they name one, else (or when it writes none) the key
+   * every start without one shares. Every task of the execution has it, and so does the
+   * execution a reset starts from it; `describe` answers it as `fairnessKey`. Empty,
+   * longer or with a control character, named or written, is `INVALID_REQUEST` naming
+   * `processStartConfig.fairnessKey`.
    */
   readonly fairnessKey?: string;
   /**
-   * How many tasks the `fairnessKey` takes in each turn: 1 to 1,000; absent: 1. Only with
-   * a key; `describe` answers it as `fairnessWeight`. Out of range, or without a key, is
-   * `INVALID_REQUEST` naming `processStartConfig.fairnessWeight`.
+   * How many tasks the `fairnessKey` takes in each turn: 1 to 1,000; absent: the type's
+   * (its flow limits' `fairnessWeight`), else 1. Only beside a `fairnessKey` the start
+   * names (not one its type's `fairnessKeyAttribute` gives); `describe` answers it as
+   * `fairnessWeight`. Out of range, or without a key, is `INVALID_REQUEST` naming
+   * `processStartConfig.fairnessWeight`.
    */
   readonly fairnessWeight?: number;
 }

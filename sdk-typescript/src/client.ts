@@ -531,10 +531,12 @@ export class Client extends ServiceTransport {
    * a state (`override.maxRunningExecutions`: it is the type's), a `concurrencyKeyAttribute`
    * that is not a column name, comes without `maxRunningExecutions` or is given for a state
    * (`override.concurrencyKeyAttribute`), a `priority` outside 1 to 5 or given for a state
-   * (`override.priority`: it is the type's), a state the registered
-   * type does not have or a too-long reason is `INVALID_REQUEST` naming the field, and changes
-   * nothing. Sending the same override twice leaves the same override, so it is sent
-   * again like a read.
+   * (`override.priority`: it is the type's), a `fairnessKeyAttribute` that is not a column
+   * name or is given for a state (`override.fairnessKeyAttribute`), a `fairnessWeight`
+   * outside 1 to 1,000 or given for a state (`override.fairnessWeight`), a state the
+   * registered type does not have or a too-long reason is `INVALID_REQUEST` naming the
+   * field, and changes nothing. Sending the same override twice leaves the same override,
+   * so it is sent again like a read.
    */
   async setFlowLimits(
     processType: string,

@@ -42,9 +42,10 @@ export type DefinitionSource = Process | ProcessDefinition | (new () => Process)
  *   types, so every attribute's type is `ANY`;
  * - `versioningPolicy`: the process's, `PINNED` unless it says `MOVE_TO_CURRENT`;
  * - `flowLimits`: the process's and each state's `flowLimits` (absent: none; a state's
- *   may not set `maxRunningExecutions`, `concurrencyKeyAttribute` or `priority`, which are
- *   the type's, `concurrencyKeyAttribute` needs `maxRunningExecutions`, and `priority` is
- *   an integer from 1 to 5);
+ *   may not set `maxRunningExecutions`, `concurrencyKeyAttribute`, `priority`,
+ *   `fairnessKeyAttribute` or `fairnessWeight`, which are the type's,
+ *   `concurrencyKeyAttribute` needs `maxRunningExecutions`, `priority` is an integer from
+ *   1 to 5 and `fairnessWeight` one from 1 to 1,000);
  * - `schedules`: the process's `schedules` as declared (absent when it declares none).
  */
 export function exportDefinition(process: Process | ProcessDefinition | (new () => Process)): ProcessDefinitionWire {
@@ -99,12 +100,14 @@ export function exportDefinition(process: Process | ProcessDefinition | (new () 
 const HIGHEST_PRIORITY = 1;
 /** The priority claimed last. */
 const LOWEST_PRIORITY = 5;
+/** The largest fairness weight (`processStartConfig.fairnessWeight`, `FlowLimits.fairnessWeight`). */
+const MAX_FAIRNESS_WEIGHT = 1000;
 
 /**
  * `limits` as sent; throws when they are not an object, name a `concurrencyKeyAttribute`
- * without the `maxRunningExecutions` it keys, or give a `priority` that is not an integer
- * from 1 to 5 (definition bugs, caught at export; the service refuses the latter two at
- * registration too).
+ * without the `maxRunningExecutions` it keys, give a `priority` that is not an integer
+ * from 1 to 5, or a `fairnessWeight` that is not one from 1 to 1,000 (definition bugs,
+ * caught at export; the service refuses the latter three at registration too).
  */
 function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (typeof limits !== "object" || Array.isArray(limits)) {
@@ -120,7 +123,14 @@ function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (given(priority) && !isPriority(priority)) {
     throw new XdbSdkError(
       "NOT_ALLOWED",
-      `${owner}: flowLimits.priority must be an integer from ${HIGHEST_PRIORITY} (claimed first) to ${LOWEST_PRIORITY}, not ${typeof priority === "number" ? String(priority) : JSON.stringify(priority)}`,
+      `${owner}: flowLimits.priority must be an integer from ${HIGHEST_PRIORITY} (claimed first) to ${LOWEST_PRIORITY}, not ${shown(priority)}`,
+    );
+  }
+  const weight: unknown = limits.fairnessWeight;
+  if (given(weight) && !isFairnessWeight(weight)) {
+    throw new XdbSdkError(
+      "NOT_ALLOWED",
+      `${owner}: flowLimits.fairnessWeight must be an integer from 1 to ${MAX_FAIRNESS_WEIGHT}, not ${shown(weight)}`,
     );
   }
   return { ...limits };
@@ -128,8 +138,8 @@ function flowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
 
 /**
  * A state's `limits` as sent; throws as `flowLimitsOf` does, and when they carry the type's
- * own: its running executions' limit or key, or the priority of its starts (the service
- * refuses them too, at registration).
+ * own: its running executions' limit or key, or the priority, fairness key attribute or
+ * fairness weight of its starts (the service refuses them too, at registration).
  */
 function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
   if (typeof limits === "object" && !Array.isArray(limits)) {
@@ -137,6 +147,8 @@ function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
       ["maxRunningExecutions", limits.maxRunningExecutions, "limits a process type's running executions"],
       ["concurrencyKeyAttribute", limits.concurrencyKeyAttribute, "keys the limit of a process type's running executions"],
       ["priority", limits.priority, "is the priority of a process type's starts"],
+      ["fairnessKeyAttribute", limits.fairnessKeyAttribute, "keys a process type's starts"],
+      ["fairnessWeight", limits.fairnessWeight, "weighs a process type's starts"],
     ] as const;
     for (const [name, value, what] of typeOnly) {
       if (given(value)) {
@@ -153,6 +165,19 @@ function stateFlowLimitsOf(owner: string, limits: FlowLimits): FlowLimits {
 /** Whether `value` is a priority: an integer from 1 (claimed first) to 5. */
 function isPriority(value: unknown): boolean {
   return typeof value === "number" && Number.isInteger(value) && value >= HIGHEST_PRIORITY && value <= LOWEST_PRIORITY;
+}
+
+/** Whether `value` is a fairness weight: an integer from 1 to 1,000. */
+function isFairnessWeight(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_FAIRNESS_WEIGHT;
+}
+
+/**
+ * A bad limit's value for a message: a number as `String` writes it (JSON would turn `NaN`
+ * into `null`), anything else as JSON (so `"2"` keeps the quotes that tell it is text).
+ */
+function shown(value: unknown): string {
+  return typeof value === "number" ? String(value) : JSON.stringify(value);
 }
 
 /** Whether a limit's field is set (neither absent nor null). */

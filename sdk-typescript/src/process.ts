@@ -105,10 +105,13 @@ export interface Process {
    * (`{ maxRunningExecutions: 2 }`: at most two executions of a start's `concurrencyKey`
    * run at once; the others wait `PENDING`, in start order), and name the global attribute
    * whose value a start writes is its key when it names none
-   * (`{ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }`), and give the
+   * (`{ maxRunningExecutions: 2, concurrencyKeyAttribute: "customer_id" }`), give the
    * priority of its starts that name none (`{ priority: 2 }`: 1, claimed first, to 5; a
-   * start's own `priority` wins). A `priority` that is not an integer from 1 to 5 is
-   * refused at export.
+   * start's own `priority` wins), name the global attribute whose value a start writes is
+   * its fairness key when it names none (`{ fairnessKeyAttribute: "tenant_id" }`; a start
+   * writing no value has no key), and weigh its keyed starts that name no weight
+   * (`{ fairnessWeight: 5 }`: 1 to 1,000). A `priority` that is not an integer from 1 to
+   * 5, or a `fairnessWeight` not one from 1 to 1,000, is refused at export.
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -37,8 +37,8 @@ export interface AsyncState<I = void> {
    * (`{ maxCallsPerSecond: 0.5 }`: one call every two seconds; `{ maxConcurrentCalls: 4 }`:
    * at most four running at once; both may be given); sent at registration, and an
    * operator may override them at run time. `maxRunningExecutions`,
-   * `concurrencyKeyAttribute` and `priority` are the process type's alone: a state
-   * declaring any of them is refused at export.
+   * `concurrencyKeyAttribute`, `priority`, `fairnessKeyAttribute` and `fairnessWeight` are
+   * the process type's alone: a state declaring any of them is refused at export.
    */
   readonly flowLimits?: FlowLimits;
   /**

@@ -133,6 +133,20 @@ class KeyedProcess extends HeldProcess {
   }
 }
 
+/** The table of `TenantProcess`: its rows' `tenant_id` is its starts' fairness key. */
+const TENANT_EXPORTS_TABLE = "contract_tenant_exports";
+
+/**
+ * `HeldProcess` with a row in `contract_tenant_exports`, whose definition keys its starts
+ * by the `tenant_id` they write and weighs them 3.
+ */
+class TenantProcess extends HeldProcess {
+  readonly flowLimits = { fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 };
+  persistenceSchema() {
+    return PersistenceSchema.withTable(TENANT_EXPORTS_TABLE, "id").globalAttributes("tenant_id");
+  }
+}
+
 for (const dialect of DIALECTS) {
   describe(`the served OpenAPI document validates the SDK's traffic on ${dialect}`, () => {
     let env: TestEnv;
@@ -670,6 +684,107 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(problems.map((p) => p.length), [1, 1, 0, 0], problems.flat().join("\n"));
       for (const [problem] of problems.slice(0, 2)) assert.match(problem ?? "", /: request .*processStartConfig\/fairnessWeight/);
       assert.deepEqual(exchanges.filter((e) => !refused(e)).flatMap((e) => check(document, "client -> service", e)), []);
+    });
+
+    it("keys a start by the value it writes for its type's fairnessKeyAttribute (declared or overridden), weighs it by the type's fairnessWeight, and refuses either on a state or out of range", async () => {
+      const exchanges: Exchange[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        exchanges.push({ path: url.pathname, request: parse(typeof init?.body === "string" ? init.body : ""), status: response.status, response: parse(await response.clone().text()) });
+        return response;
+      };
+      await env.db.execute(
+        dialect === "postgres"
+          ? `CREATE TABLE ${TENANT_EXPORTS_TABLE} (id TEXT PRIMARY KEY, tenant_id TEXT)`
+          : `CREATE TABLE ${TENANT_EXPORTS_TABLE} (id VARCHAR(255) NOT NULL PRIMARY KEY, tenant_id VARCHAR(255)) ENGINE = InnoDB`,
+      );
+      const run = randomUUID().slice(0, 8);
+      const tenants = new TenantProcess(`TenantContract${run}`);
+      const tenantService = new WorkerService({ onError: () => undefined }).register(tenants);
+      const tenantWorker = await env.worker(tenantService.nodeHandler());
+      const client = new Client({ serviceUrl: env.server.url, workerUrl: tenantWorker.url, fetch: recording });
+      await tenantService.registerDefinitions(client, { name: "contract-fairness", version: run, workerUrl: tenantWorker.url });
+      const type = tenants.processType;
+      const declared = { fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 };
+      assert.deepEqual(
+        (await client.listFlowLimits(type)).limits.map((e) => [e.stateId ?? null, e.declared, e.override ?? null, e.effective]),
+        [[null, declared, null, declared]],
+      );
+
+      const started: string[] = [];
+      const pidOf = (name: string) => `tenant-${run}-${name}`;
+      const tenant = `tenant-${run}`;
+      const named = `named-${run}`;
+      const start = async (name: string, tenantId?: string, own: { fairnessKey?: string; fairnessWeight?: number } = {}) => {
+        const pid = pidOf(name);
+        await client.startProcess(tenants, pid, undefined, {
+          globalAttributePkValue: pid,
+          ...(tenantId === undefined ? {} : { initialGlobalAttributes: { tenant_id: tenantId } }),
+          ...own,
+        });
+        started.push(pid);
+        const described = await client.describe(pid);
+        return [described.fairnessKey, described.fairnessWeight];
+      };
+      // The registering instance applies the declared limits at once.
+      assert.deepEqual(await start("written", tenant), [tenant, 3], "the written value is the key, weighed by the type");
+      assert.equal((await env.db.row(TENANT_EXPORTS_TABLE, "id", pidOf("written")))?.tenant_id, tenant);
+      assert.deepEqual(await start("named", tenant, { fairnessKey: named }), [named, 3], "a named key wins, weighed by the type");
+      assert.deepEqual(await start("own", tenant, { fairnessKey: named, fairnessWeight: 7 }), [named, 7], "a named weight wins");
+      assert.deepEqual(await start("unwritten"), [undefined, undefined], "a start writing no value has no key, and starts");
+      // A written value that is no key is refused naming the key; a weight still needs a
+      // named key. Nothing is written.
+      for (const [name, tenantId, own, field] of [
+        ["empty", "", {}, "processStartConfig.fairnessKey"],
+        ["weight-alone", tenant, { fairnessWeight: 5 }, "processStartConfig.fairnessWeight"],
+      ] as const) {
+        await assert.rejects(
+          start(name, tenantId, own),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes(field),
+          name,
+        );
+        await assert.rejects(client.describe(pidOf(name)), (e: unknown) => isApiError(e, "PROCESS_NOT_FOUND"));
+        assert.equal(await env.db.row(TENANT_EXPORTS_TABLE, "id", pidOf(name)), undefined);
+      }
+
+      // An operator's override keys by the primary key instead; replacing the declared
+      // limits whole, it leaves keyed starts weighing 1. The next start has both.
+      const byExport = { fairnessKeyAttribute: "id" };
+      const entry = await client.setFlowLimits(type, byExport, { reason: "fair per export" });
+      assert.deepEqual([entry.declared, entry.override, entry.effective], [declared, byExport, byExport]);
+      assert.deepEqual(await start("overridden", tenant), [pidOf("overridden"), 1]);
+      for (const [override, options, field] of [
+        [{ fairnessKeyAttribute: "tenant_id" }, { stateId: "Held" }, "override.fairnessKeyAttribute"],
+        [{ fairnessKeyAttribute: "tenant id" }, {}, "override.fairnessKeyAttribute"],
+        [{ fairnessWeight: 2 }, { stateId: "Held" }, "override.fairnessWeight"],
+        [{ fairnessWeight: 0 }, {}, "override.fairnessWeight"],
+        [{ fairnessWeight: 1001 }, {}, "override.fairnessWeight"],
+      ] as const) {
+        await assert.rejects(
+          client.setFlowLimits(type, override, options),
+          (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes(field),
+          JSON.stringify([override, options]),
+        );
+      }
+      const history = await client.flowLimitHistory({ processType: type });
+      assert.deepEqual(
+        history.changes.map((c) => [c.source, c.stateId ?? null, c.before ?? null, c.after ?? null]),
+        [["OPERATOR", null, null, byExport], ["DEFINITION", null, null, declared]],
+        "the refusals are not among the changes",
+      );
+
+      for (const pid of started) await client.stop(pid, { reason: "contract test" });
+      await client.setFlowLimits(type, null, { reason: "contract test" });
+      // The document's bounds refuse the weights out of range as the service does; the
+      // other refusals are valid requests, refused by the service alone. Their answers are
+      // the documented 400; every other exchange validates.
+      const refusedSet = (e: Exchange) => e.status === 400 && e.path === FLOW_LIMITS_PATHS.set;
+      const setProblems = exchanges.filter(refusedSet).map((e) => check(document, "client -> service", e));
+      assert.deepEqual(setProblems.map((p) => p.length), [0, 0, 0, 1, 1], setProblems.flat().join("\n"));
+      for (const [problem] of setProblems.slice(3)) assert.match(problem ?? "", /: request .*override\/fairnessWeight/);
+      assert.equal(exchanges.filter((e) => e.status === 400 && e.path === SERVICE_PATHS.start).length, 2);
+      assert.deepEqual(exchanges.filter((e) => !refusedSet(e)).flatMap((e) => check(document, "client -> service", e)), []);
     });
 
     it("lists by a business column with `where`, and `explain` names the index the filter lacks", async () => {

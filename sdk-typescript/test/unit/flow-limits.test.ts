@@ -532,3 +532,144 @@ describe("a type's priority", () => {
     });
   }
 });
+
+describe("a type's fairness", () => {
+  it("is declared by a process, sent with its definition, and refused out of range or on a state at export", () => {
+    class PerTenant implements Process {
+      readonly processType = "PerTenant";
+      readonly flowLimits = { maxConcurrentCalls: 16, fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+      persistenceSchema() {
+        return PersistenceSchema.withTable("exports", "id").globalAttributes("tenant_id");
+      }
+    }
+    const wire = exportDefinition(new PerTenant());
+    assert.deepEqual(wire.flowLimits, { maxConcurrentCalls: 16, fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 });
+    assert.ok(wire.states.every((s) => s.flowLimits === undefined));
+    assert.equal(contractProblems("/api/v1/xdb/service/definitions/register", {
+      deployment: { name: "d", version: "1", workerUrl: "http://w" },
+      definitions: [wire],
+    }), "");
+
+    // Unlike concurrencyKeyAttribute, the attribute needs no other limit: it keys, it limits nothing.
+    const alone = { processType: "Alone", flowLimits: { fairnessKeyAttribute: "tenant_id" }, stateSchema: () => StateSchema.withStartingState(new Ship()) };
+    assert.deepEqual(exportDefinition(alone).flowLimits, { fairnessKeyAttribute: "tenant_id" });
+
+    const withWeight = (fairnessWeight: unknown) => ({
+      processType: "Weighed",
+      flowLimits: { fairnessWeight } as FlowLimits,
+      stateSchema: () => StateSchema.withStartingState(new Ship()),
+    });
+    for (const bound of [1, 1000]) assert.deepEqual(exportDefinition(withWeight(bound)).flowLimits, { fairnessWeight: bound });
+    for (const [bad, shown] of [[0, "0"], [1001, "1001"], [2.5, "2.5"], [Number.NaN, "NaN"], ["2", '"2"']] as const) {
+      assert.throws(
+        () => exportDefinition(withWeight(bad)),
+        (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED"
+          && e.message === `Weighed: flowLimits.fairnessWeight must be an integer from 1 to 1000, not ${shown}`,
+        String(bad),
+      );
+    }
+
+    for (const [field, limits, what] of [
+      ["fairnessKeyAttribute", { maxCallsPerSecond: 1, fairnessKeyAttribute: "tenant_id" }, "keys a process type's starts"],
+      ["fairnessWeight", { maxCallsPerSecond: 1, fairnessWeight: 2 }, "weighs a process type's starts"],
+    ] as const) {
+      class FairCharge implements AsyncState {
+        static readonly stateId = "Charge";
+        readonly flowLimits = limits;
+        execute() {
+          return StateDecision.deadEnd();
+        }
+      }
+      const stateFair = { processType: "StateFair", stateSchema: () => StateSchema.withStartingState(new FairCharge()) };
+      assert.throws(
+        () => exportDefinition(stateFair),
+        (e) => e instanceof XdbSdkError && e.kind === "NOT_ALLOWED"
+          && e.message === `StateFair.Charge: flowLimits.${field} ${what}: declare it in the process's flowLimits, not a state's`,
+        field,
+      );
+    }
+  });
+
+  it("is set by an operator and read back from the answer and the history", async () => {
+    const fair = { fairnessKeyAttribute: "tenant_id", fairnessWeight: 5 };
+    const entry = {
+      processType: "PerTenant",
+      declared: { fairnessKeyAttribute: "customer_id" },
+      override: fair,
+      effective: fair,
+      updatedTimestampMs: 1_700_000_000_000,
+    };
+    const change = { ...CHANGE, processType: "PerTenant", before: null, after: fair, reason: "fair per tenant" };
+    const sent: Sent[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      const path = new URL(input instanceof Request ? input.url : input.toString()).pathname;
+      sent.push({ path, body: JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown> });
+      return Promise.resolve(Response.json(path === FLOW_LIMITS_PATHS.set ? entry : { changes: [change] }));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", fetch });
+    const answered = await client.setFlowLimits("PerTenant", fair, { reason: "fair per tenant" });
+    const history = await client.flowLimitHistory({ processType: "PerTenant" });
+    assert.deepEqual(
+      [answered.declared, answered.effective.fairnessKeyAttribute, answered.effective.fairnessWeight],
+      [{ fairnessKeyAttribute: "customer_id" }, "tenant_id", 5],
+    );
+    assert.deepEqual(history.changes.map((c) => [c.source, c.before ?? null, c.after]), [["OPERATOR", null, fair]]);
+    assert.deepEqual(sent[0]?.body, { processType: "PerTenant", reason: "fair per tenant", override: fair });
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+    // The document bounds the weight as the service does.
+    assert.match(contractProblems(FLOW_LIMITS_PATHS.set, { processType: "PerTenant", override: { fairnessWeight: 1001 } }), /fairnessWeight/);
+  });
+
+  for (const [override, stateId, message] of [
+    [{ fairnessKeyAttribute: "tenant_id" }, "Charge", "override.fairnessKeyAttribute: keys a process type's starts: set it on the type, not on a state"],
+    [{ fairnessKeyAttribute: "tenant id" }, undefined, "override.fairnessKeyAttribute: 'tenant id' is not a valid SQL identifier (letters, digits and _, at most 64, not starting with a digit)"],
+    [{ fairnessWeight: 2 }, "Charge", "override.fairnessWeight: weighs a process type's starts: set it on the type, not on a state"],
+    [{ fairnessWeight: 0 }, undefined, "override.fairnessWeight: must be 1 to 1000, not 0"],
+  ] as const) {
+    it(`is refused by the service on its field, once: ${JSON.stringify([override, stateId ?? null])}`, async () => {
+      // The client sends an override as given; the service refuses it, and names the field.
+      const field = message.slice(0, message.indexOf(":"));
+      const bad = await scriptedService(answer(400, { subType: "INVALID_REQUEST", message }));
+      try {
+        const client = new Client({ serviceUrl: bad.url, maxRetryDelayMs: 20 });
+        await assert.rejects(
+          client.setFlowLimits("PerTenant", override, stateId === undefined ? {} : { stateId }),
+          (e) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes(field),
+        );
+      } finally {
+        await bad.close();
+      }
+      assert.equal(bad.seen.length, 1, "a refusal is final");
+      assert.deepEqual([bad.json()[0]?.override, bad.json()[0]?.stateId], [override, stateId]);
+    });
+  }
+
+  it("keys a start by the row value it sends, with no key named", async () => {
+    class PerTenant implements Process {
+      readonly processType = "PerTenant";
+      readonly flowLimits = { fairnessKeyAttribute: "tenant_id", fairnessWeight: 3 };
+      stateSchema() {
+        return StateSchema.withStartingState(new Ship());
+      }
+      persistenceSchema() {
+        return PersistenceSchema.withTable("exports", "id").globalAttributes("tenant_id");
+      }
+    }
+    const sent: Record<string, unknown>[] = [];
+    const fetch: typeof globalThis.fetch = (_input, init) => {
+      sent.push(JSON.parse(typeof init?.body === "string" ? init.body : "{}") as Record<string, unknown>);
+      return Promise.resolve(Response.json({ processExecutionId: "e-1" }));
+    };
+    const client = new Client({ serviceUrl: "http://xdb", workerUrl: "http://w:1", fetch });
+    await client.startProcess(PerTenant, "export-1", undefined, { globalAttributePkValue: "export-1", initialGlobalAttributes: { tenant_id: "acme" } });
+    // The service reads the key from the row's values and weighs it by the type's limits:
+    // a client filling in either would pin what an operator's override should change.
+    const config = sent[0]?.processStartConfig as Record<string, unknown>;
+    assert.deepEqual(["fairnessKey" in config, "fairnessWeight" in config], [false, false]);
+    assert.deepEqual((config.globalAttributeConfig as Record<string, unknown>).initialWrite, [{ column: "tenant_id", value: "acme" }]);
+    assert.equal(contractProblems(SERVICE_PATHS.start, sent[0]), "");
+  });
+});
