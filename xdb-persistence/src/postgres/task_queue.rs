@@ -227,7 +227,10 @@ const RELEASE_DEAD: &str = "\
 // start), not `clock_timestamp()`: a volatile bound cannot stop an index scan, which
 // then walks every task due later (100,000 waiting timers made each claim take 24 ms).
 // Each claimed task comes with its process and state rows, so that a state task whose
-// call needs nothing else skips loading them.
+// call needs nothing else skips loading them. While keyed tasks wait (one probe of their
+// empty index otherwise) it claims nothing and answers one row saying so: the generic
+// fair claim then orders keyed and keyless tasks together, so that a keyed task of a
+// higher priority is not passed over by this claim's keyless ones.
 pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
     format!(
         "WITH timers AS ( \
@@ -240,11 +243,16 @@ pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
            SELECT id, lease_expires_at FROM xdb_sys_tasks \
            WHERE $5 AND lease_owner IS NOT NULL AND lease_expires_at < now() \
            ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         keyed AS ( \
+           SELECT EXISTS (SELECT 1 FROM xdb_sys_tasks \
+             WHERE lease_owner IS NULL AND fairness_key <> '' \
+               AND fire_at <= now() + make_interval(secs => $4)) AS waiting), \
          chosen AS ( \
            SELECT id FROM ( \
              SELECT id, 0 AS source, 0 AS priority, fire_at AS due FROM timers \
              UNION ALL SELECT id, 1, priority, fire_at FROM unleased \
              UNION ALL SELECT id, 2, 0, lease_expires_at FROM expired) c \
+           WHERE NOT (SELECT waiting FROM keyed) \
            GROUP BY id \
            ORDER BY bool_or(due > now()), min(source), min(priority), min(due) LIMIT $1), \
          claimed AS ( \
@@ -252,11 +260,7 @@ pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
              lease_expires_at = clock_timestamp() + make_interval(secs => $3), \
              first_attempt_at = COALESCE(t.first_attempt_at, clock_timestamp()) \
            WHERE t.id IN (SELECT id FROM chosen) \
-           RETURNING {}), \
-         keyed AS ( \
-           SELECT EXISTS (SELECT 1 FROM xdb_sys_tasks \
-             WHERE lease_owner IS NULL AND fairness_key <> '' \
-               AND fire_at <= now() + make_interval(secs => $4)) AS waiting) \
+           RETURNING {}) \
          SELECT c.*, {}, {}, k.waiting FROM claimed c CROSS JOIN keyed k \
          LEFT JOIN xdb_sys_process_executions p ON p.id = c.process_execution_id \
          LEFT JOIN xdb_sys_async_state_executions s \
