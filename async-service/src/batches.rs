@@ -371,6 +371,7 @@ impl OwnedRequest {
                     state_execution_id: None,
                     reason: batch.reason.clone(),
                     identity: batch.identity.clone(),
+                    reprioritize: None,
                 },
             )
         };
@@ -382,6 +383,16 @@ impl OwnedRequest {
             BatchOperation::GiveUp => control(Control::GiveUp),
             BatchOperation::Pause => control(Control::Pause),
             BatchOperation::Resume => control(Control::Resume),
+            BatchOperation::Reprioritize => match control(Control::Reprioritize) {
+                OwnedRequest::Control(control, request) => OwnedRequest::Control(
+                    control,
+                    ProcessExecutionControlRequest {
+                        reprioritize: batch.reprioritize.clone(),
+                        ..request
+                    },
+                ),
+                _ => unreachable!("a control"),
+            },
             BatchOperation::PublishToLocalQueue => {
                 OwnedRequest::Publish(PublishToLocalQueueRequest {
                     request_id: None,

@@ -122,6 +122,12 @@ impl<D: Dialect> ProcessApi for D {
     ) -> Result<ProcessExecutionControlResponse, StoreError> {
         retrying_conflicts(|| operations::control(self, Control::Resume, request, None)).await
     }
+    async fn reprioritize(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError> {
+        retrying_conflicts(|| operations::control(self, Control::Reprioritize, request, None)).await
+    }
     async fn reset(
         &self,
         request: &ProcessExecutionResetRequest,

@@ -41,6 +41,7 @@ mod query;
 #[cfg(test)]
 mod read_only_tests;
 pub mod receipts;
+pub mod reprioritize;
 mod run_limits;
 mod schedule_store;
 mod session_limits;

@@ -39,6 +39,7 @@ pub enum Control {
     GiveUp,
     Pause,
     Resume,
+    Reprioritize,
 }
 
 impl ClientRequest<'_> {
@@ -52,6 +53,7 @@ impl ClientRequest<'_> {
             ClientRequest::Control(Control::GiveUp, _) => "give-up",
             ClientRequest::Control(Control::Pause, _) => "pause",
             ClientRequest::Control(Control::Resume, _) => "resume",
+            ClientRequest::Control(Control::Reprioritize, _) => "reprioritize",
             ClientRequest::Reset(_) => "reset",
         }
     }

@@ -239,6 +239,11 @@ pub trait ProcessApi: Send + Sync + 'static {
         &self,
         request: &ProcessExecutionControlRequest,
     ) -> Result<ProcessExecutionControlResponse, StoreError>;
+    /// Changes an execution's priority or fairness key, and its waiting tasks'.
+    async fn reprioritize(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, StoreError>;
     /// Restarts an execution from a named state: in place when it runs, else as a new
     /// execution of its process id.
     async fn reset(

@@ -298,6 +298,15 @@ pub trait OperatorRows: Send {
     fn queued_counts(&mut self, process: Uuid) -> impl Answer<Vec<(String, u64)>>;
     /// Sets (or clears) the execution's pause mark.
     fn set_paused(&mut self, process: Uuid, paused: Option<&PauseInfo>) -> impl Answer<()>;
+    /// Sets the execution's priority and fairness, and its tasks' (timers and timeouts
+    /// take no key: see `columns::task_fairness`), so that they are claimed in the new
+    /// order. Tasks set aside take the execution's when released.
+    fn reorder(
+        &mut self,
+        process: Uuid,
+        priority: u8,
+        fairness: Option<&xdb_engine::Fairness>,
+    ) -> impl Answer<()>;
     /// Makes task `id` due at `at` if no instance holds it; whether it did.
     fn make_due(&mut self, id: i64, at: DateTime<Utc>) -> impl Answer<bool>;
     /// Sets task `id` aside if `owner` holds it (no one, for `None`); whether it did.

@@ -22,6 +22,7 @@ pub const MAX_BATCH_FAILURES_SHOWN: usize = 20;
 /// What a batch does to each execution it selects:
 /// - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
 /// - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+/// - `REPRIORITIZE`: change its priority or fairness key to `reprioritize`;
 /// - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
 /// - `RESET`: reset it to `reset.stateId`;
 /// - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
@@ -40,11 +41,12 @@ pub enum BatchOperation {
     PublishToLocalQueue,
     Reset,
     MoveToDeployment,
+    Reprioritize,
 }
 
 impl BatchOperation {
     /// Every operation, in the order the document lists them.
-    pub const ALL: [BatchOperation; 9] = [
+    pub const ALL: [BatchOperation; 10] = [
         BatchOperation::Terminate,
         BatchOperation::Fail,
         BatchOperation::RetryNow,
@@ -54,6 +56,7 @@ impl BatchOperation {
         BatchOperation::PublishToLocalQueue,
         BatchOperation::Reset,
         BatchOperation::MoveToDeployment,
+        BatchOperation::Reprioritize,
     ];
 
     /// The name on the wire.
@@ -68,6 +71,7 @@ impl BatchOperation {
             BatchOperation::PublishToLocalQueue => "PUBLISH_TO_LOCAL_QUEUE",
             BatchOperation::Reset => "RESET",
             BatchOperation::MoveToDeployment => "MOVE_TO_DEPLOYMENT",
+            BatchOperation::Reprioritize => "REPRIORITIZE",
         }
     }
 
@@ -128,6 +132,9 @@ pub struct BatchStartRequest {
     /// `MOVE_TO_DEPLOYMENT`: the deployment to move to.
     #[serde(default)]
     pub move_to: Option<DeploymentRef>,
+    /// `REPRIORITIZE`: the new priority, fairness key or weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reprioritize: Option<crate::Reprioritization>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -27,10 +27,11 @@ pub enum HistoryEventType {
     Resumed,
     TaskParked,
     ProcessReset,
+    Reprioritized,
 }
 
 impl HistoryEventType {
-    pub const ALL: [HistoryEventType; 16] = [
+    pub const ALL: [HistoryEventType; 17] = [
         HistoryEventType::ProcessStarted,
         HistoryEventType::ProcessClosed,
         HistoryEventType::WaitUntilCompleted,
@@ -47,6 +48,7 @@ impl HistoryEventType {
         HistoryEventType::Resumed,
         HistoryEventType::TaskParked,
         HistoryEventType::ProcessReset,
+        HistoryEventType::Reprioritized,
     ];
 
     /// The name on the wire (and in `xdb_sys_history`).
@@ -68,6 +70,7 @@ impl HistoryEventType {
             HistoryEventType::Resumed => "RESUMED",
             HistoryEventType::TaskParked => "TASK_PARKED",
             HistoryEventType::ProcessReset => "PROCESS_RESET",
+            HistoryEventType::Reprioritized => "REPRIORITIZED",
         }
     }
 
@@ -95,6 +98,7 @@ impl HistoryEventType {
             | HistoryEventType::Resumed => "ControlDetails",
             HistoryEventType::TaskParked => "TaskParkedDetails",
             HistoryEventType::ProcessReset => "ProcessResetDetails",
+            HistoryEventType::Reprioritized => "ReprioritizedDetails",
         }
     }
 
@@ -155,6 +159,11 @@ impl HistoryEventType {
                  messages stay), and the named state started with the given input. On a \
                  closed execution, the reset starts a new execution (this event follows its \
                  `PROCESS_STARTED`, with `resetFrom`)."
+            }
+            HistoryEventType::Reprioritized => {
+                "An operator changed the execution's priority or fairness key \
+                 (`reprioritize`): its waiting tasks, and those it writes later, are \
+                 ordered by the new ones."
             }
         }
     }

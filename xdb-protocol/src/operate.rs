@@ -1,5 +1,6 @@
 //! The operator's calls: why an execution is not progressing (`states`), and the
-//! controls that unstick it (retry now, give up, pause, resume).
+//! controls that unstick it (retry now, give up, pause, resume) or reorder it
+//! (reprioritize).
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -174,9 +175,9 @@ pub struct LocalQueueWait {
     pub status: Option<LocalQueueCommandStatus>,
 }
 
-/// `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`: an operator's control
-/// of the current (or a given) execution, recorded in its history with `reason` and
-/// `identity`.
+/// `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`, `.../reprioritize`: an
+/// operator's control of the current (or a given) execution, recorded in its history
+/// with `reason` and `identity`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionControlRequest {
@@ -197,13 +198,65 @@ pub struct ProcessExecutionControlRequest {
     /// Who asks (a person or a tool); kept in the history event.
     #[serde(default)]
     pub identity: Option<String>,
+    /// reprioritize (required there): the new priority, fairness key or weight. Refused
+    /// by the other controls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reprioritize: Option<Reprioritization>,
+}
+
+/// What `reprioritize` changes of an execution: how its waiting tasks, and those it
+/// writes later, are ordered among others. A field left out stays as it is; at least
+/// one must be given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reprioritization {
+    /// 1 (claimed first) to 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 5)]
+    pub priority: Option<u8>,
+    /// The new fairness key (1 to 255 characters); `""` removes the execution's key,
+    /// and its weight with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// The weight of the execution's key (the new one, or the one it has): 1 to 1,000.
+    /// A new key without one keeps the execution's weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub fairness_weight: Option<u32>,
+}
+
+/// How an execution's tasks are ordered among waiting ones: its priority, and its
+/// fairness key with its weight (absent: none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimOrder {
+    pub priority: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<u32>,
+}
+
+/// `REPRIORITIZED`: an operator changed the execution's priority or fairness key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReprioritizedDetails {
+    pub before: ClaimOrder,
+    pub after: ClaimOrder,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// The state executions whose waiting calls were reordered.
+    pub state_execution_ids: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessExecutionControlResponse {
     /// The state executions the control acted on (`stateId-number`); for pause and
-    /// resume, those whose calls were held or released.
+    /// resume, those whose calls were held or released; for reprioritize, those whose
+    /// waiting calls were reordered.
     pub state_execution_ids: Vec<String>,
 }
 

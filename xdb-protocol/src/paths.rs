@@ -21,6 +21,7 @@ pub const GIVE_UP: &str = "/api/v1/xdb/service/process-execution/give-up";
 pub const PAUSE: &str = "/api/v1/xdb/service/process-execution/pause";
 pub const RESUME: &str = "/api/v1/xdb/service/process-execution/resume";
 pub const RESET: &str = "/api/v1/xdb/service/process-execution/reset";
+pub const REPRIORITIZE: &str = "/api/v1/xdb/service/process-execution/reprioritize";
 
 /// Prefix of every path of the service API (executions and definitions).
 pub const SERVICE_API_PREFIX: &str = "/api/v1/xdb/service/";
@@ -79,7 +80,8 @@ pub fn is_client_path(path: &str) -> bool {
 pub enum Role {
     /// The operator's view: describe, list, history, states, the console's reads.
     Read,
-    /// The operator's controls: retry-now, give-up, pause, resume, reset, and stop.
+    /// The operator's controls: retry-now, give-up, pause, resume, reprioritize, reset,
+    /// and stop.
     Operate,
     /// What an application does: start, publish to a local queue, RPC, wait.
     Client,
@@ -137,11 +139,10 @@ pub fn role_of(path: &str) -> Option<Role> {
         | FLOW_LIMITS_HISTORY => Some(Role::Read),
         // A schedule starts processes as a client would, but it is a standing order that
         // runs unattended: those who run the system own it.
-        RETRY_NOW | GIVE_UP | PAUSE | RESUME | RESET | STOP | DEPLOYMENTS_MOVE | BATCH_START
-        | BATCH_CANCEL | SCHEDULE_CREATE | SCHEDULE_UPDATE | SCHEDULE_PAUSE | SCHEDULE_RESUME
-        | SCHEDULE_TRIGGER | SCHEDULE_BACKFILL | SCHEDULE_DELETE | FLOW_LIMITS_SET => {
-            Some(Role::Operate)
-        }
+        RETRY_NOW | GIVE_UP | PAUSE | RESUME | REPRIORITIZE | RESET | STOP | DEPLOYMENTS_MOVE
+        | BATCH_START | BATCH_CANCEL | SCHEDULE_CREATE | SCHEDULE_UPDATE | SCHEDULE_PAUSE
+        | SCHEDULE_RESUME | SCHEDULE_TRIGGER | SCHEDULE_BACKFILL | SCHEDULE_DELETE
+        | FLOW_LIMITS_SET => Some(Role::Operate),
         START | PUBLISH_TO_LOCAL_QUEUE | RPC | WAIT_FOR_COMPLETION => Some(Role::Client),
         DEFINITIONS_REGISTER | DEPLOYMENTS_SET_CURRENT => Some(Role::Deploy),
         // The console's reads are all views; a new one is guarded from the start.
@@ -248,6 +249,7 @@ mod tests {
                 "flow-limits/set",
                 "give-up",
                 "pause",
+                "reprioritize",
                 "reset",
                 "resume",
                 "retry-now",

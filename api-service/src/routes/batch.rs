@@ -126,6 +126,21 @@ fn check(state: &AppState, request: &BatchStartRequest) -> Result<u32, ApiError>
             .map_err(|e| ApiError::invalid(e.to_string()))?,
         None => {}
     }
+    let reprioritizes = operation == BatchOperation::Reprioritize;
+    match &request.reprioritize {
+        Some(_) if !reprioritizes => {
+            return Err(ApiError::invalid(
+                "reprioritize: only a REPRIORITIZE batch takes it",
+            ))
+        }
+        change if reprioritizes => {
+            use xdb_persistence::reprioritize::{check, Refusal};
+            if let Err(Refusal::Invalid(field, problem)) = check(change.as_ref()) {
+                return Err(ApiError::invalid(format!("{field}: {problem}")));
+            }
+        }
+        _ => {}
+    }
     let moves = operation == BatchOperation::MoveToDeployment;
     match (&request.move_to, &request.process_type) {
         (None, _) if moves => {

@@ -53,6 +53,7 @@ pub(crate) fn routes(console: bool) -> Router<AppState> {
         .route(paths::GIVE_UP, post(operate::give_up))
         .route(paths::PAUSE, post(operate::pause))
         .route(paths::RESUME, post(operate::resume))
+        .route(paths::REPRIORITIZE, post(operate::reprioritize))
         .route(paths::RESET, post(operate::reset))
         .route(paths::DEFINITIONS_REGISTER, post(definitions::register))
         .route(paths::DEFINITIONS_LIST, post(definitions::list))

@@ -48,6 +48,13 @@ pub(crate) async fn resume(
     control(&state, Control::Resume, &request).await
 }
 
+pub(crate) async fn reprioritize(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<ProcessExecutionControlRequest>,
+) -> Result<Json<ProcessExecutionControlResponse>, ApiError> {
+    control(&state, Control::Reprioritize, &request).await
+}
+
 async fn control(
     state: &AppState,
     control: Control,

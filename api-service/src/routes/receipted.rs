@@ -51,10 +51,12 @@ fn announce(state: &AppState, request: &ClientRequest<'_>, applied: &RequestAnsw
             outcome: Some(std::sync::Arc::from(outcome)),
         });
     }
-    // Tasks may be due now: wake the async services (where the database cannot).
+    // Tasks may be due now: wake the async services (where the database cannot). A
+    // pause makes none due, and a reprioritization only reorders those that are.
+    use xdb_persistence::receipts::Control;
     if !matches!(
         request,
-        ClientRequest::Control(xdb_persistence::receipts::Control::Pause, _)
+        ClientRequest::Control(Control::Pause | Control::Reprioritize, _)
     ) {
         state.async_peers.new_tasks();
     }

@@ -91,6 +91,7 @@ pub fn batch_start_request(a: &BatchStartArgs) -> Result<BatchStartRequest, Stri
         messages,
         reset,
         move_to: a.to.clone(),
+        reprioritize: None,
     })
 }
 

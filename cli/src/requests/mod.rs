@@ -194,6 +194,7 @@ pub fn control_request(
         state_execution_id: state.map(str::to_string),
         reason: c.reason.clone(),
         identity: Some(c.identity.clone()).filter(|i| !i.trim().is_empty()),
+        reprioritize: None,
     }
 }
 

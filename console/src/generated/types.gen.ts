@@ -248,6 +248,7 @@ export type BatchListResponse = {
  * What a batch does to each execution it selects:
  * - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
  * - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+ * - `REPRIORITIZE`: change its priority or fairness key to `reprioritize`;
  * - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
  * - `RESET`: reset it to `reset.stateId`;
  * - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
@@ -255,7 +256,7 @@ export type BatchListResponse = {
  * An execution the operation does not apply to (closed, not paused, nothing to retry)
  * is skipped, with the reason.
  */
-export type BatchOperation = 'TERMINATE' | 'FAIL' | 'RETRY_NOW' | 'GIVE_UP' | 'PAUSE' | 'RESUME' | 'PUBLISH_TO_LOCAL_QUEUE' | 'RESET' | 'MOVE_TO_DEPLOYMENT';
+export type BatchOperation = 'TERMINATE' | 'FAIL' | 'RETRY_NOW' | 'GIVE_UP' | 'PAUSE' | 'RESUME' | 'PUBLISH_TO_LOCAL_QUEUE' | 'RESET' | 'MOVE_TO_DEPLOYMENT' | 'REPRIORITIZE';
 
 /**
  * Where a `RESET` batch restarts each execution.
@@ -296,6 +297,7 @@ export type BatchStartRequest = {
      * records one.
      */
     reason?: string | null;
+    reprioritize?: null | Reprioritization;
     /**
      * Idempotency key: see *Idempotent requests* in the document's description.
      */
@@ -367,6 +369,16 @@ export type BusinessTableRef = {
  * it costs no attempt.
  */
 export type CallPhase = 'SCHEDULED' | 'RUNNING' | 'PARKED' | 'PAUSED' | 'FLOW_LIMITED';
+
+/**
+ * How an execution's tasks are ordered among waiting ones: its priority, and its
+ * fairness key with its weight (absent: none).
+ */
+export type ClaimOrder = {
+    fairnessKey?: string | null;
+    fairnessWeight?: number | null;
+    priority: number;
+};
 
 /**
  * A condition on a column of the business row: the row of the table whose primary key
@@ -1110,9 +1122,10 @@ export type HistoryEvent = {
  * - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
  * - `TASK_PARKED`: A task is set aside until `retry-now` or `give-up`: the database refused its transition too many times in a row (`REFUSED`), or the worker answered its call with an error that can never succeed (`NON_RETRYABLE_WORKER_ERROR`). `details`: `TaskParkedDetails`.
  * - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
+ * - `REPRIORITIZED`: An operator changed the execution's priority or fairness key (`reprioritize`): its waiting tasks, and those it writes later, are ordered by the new ones. `details`: `ReprioritizedDetails`.
  *
  */
-export type HistoryEventType = 'PROCESS_STARTED' | 'PROCESS_CLOSED' | 'WAIT_UNTIL_COMPLETED' | 'EXECUTE_COMPLETED' | 'STATE_API_FAILED' | 'STATE_FAILED' | 'TIMER_FIRED' | 'LOCAL_QUEUE_MESSAGES_PUBLISHED' | 'LOCAL_QUEUE_MESSAGES_CONSUMED' | 'RPC_COMPLETED' | 'RETRY_REQUESTED' | 'GIVE_UP_REQUESTED' | 'PAUSED' | 'RESUMED' | 'TASK_PARKED' | 'PROCESS_RESET';
+export type HistoryEventType = 'PROCESS_STARTED' | 'PROCESS_CLOSED' | 'WAIT_UNTIL_COMPLETED' | 'EXECUTE_COMPLETED' | 'STATE_API_FAILED' | 'STATE_FAILED' | 'TIMER_FIRED' | 'LOCAL_QUEUE_MESSAGES_PUBLISHED' | 'LOCAL_QUEUE_MESSAGES_CONSUMED' | 'RPC_COMPLETED' | 'RETRY_REQUESTED' | 'GIVE_UP_REQUESTED' | 'PAUSED' | 'RESUMED' | 'TASK_PARKED' | 'PROCESS_RESET' | 'REPRIORITIZED';
 
 /**
  * `POST /api/v1/xdb/internal/notify`: wakes a service instance where the database
@@ -1396,9 +1409,9 @@ export type ProcessExecutionAttributesResponse = {
 };
 
 /**
- * `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`: an operator's control
- * of the current (or a given) execution, recorded in its history with `reason` and
- * `identity`.
+ * `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`, `.../reprioritize`: an
+ * operator's control of the current (or a given) execution, recorded in its history
+ * with `reason` and `identity`.
  */
 export type ProcessExecutionControlRequest = {
     /**
@@ -1414,6 +1427,7 @@ export type ProcessExecutionControlRequest = {
      * Why; kept in the history event.
      */
     reason?: string | null;
+    reprioritize?: null | Reprioritization;
     /**
      * Idempotency key: see *Idempotent requests* in the document's description.
      */
@@ -1428,7 +1442,8 @@ export type ProcessExecutionControlRequest = {
 export type ProcessExecutionControlResponse = {
     /**
      * The state executions the control acted on (`stateId-number`); for pause and
-     * resume, those whose calls were held or released.
+     * resume, those whose calls were held or released; for reprioritize, those whose
+     * waiting calls were reordered.
      */
     stateExecutionIds: Array<string>;
 };
@@ -2005,6 +2020,42 @@ export type RegisteredDefinition = {
      * The current revision after the registration.
      */
     revision: DefinitionRevision;
+};
+
+/**
+ * What `reprioritize` changes of an execution: how its waiting tasks, and those it
+ * writes later, are ordered among others. A field left out stays as it is; at least
+ * one must be given.
+ */
+export type Reprioritization = {
+    /**
+     * The new fairness key (1 to 255 characters); `""` removes the execution's key,
+     * and its weight with it.
+     */
+    fairnessKey?: string | null;
+    /**
+     * The weight of the execution's key (the new one, or the one it has): 1 to 1,000.
+     * A new key without one keeps the execution's weight.
+     */
+    fairnessWeight?: number | null;
+    /**
+     * 1 (claimed first) to 5.
+     */
+    priority?: number | null;
+};
+
+/**
+ * `REPRIORITIZED`: an operator changed the execution's priority or fairness key.
+ */
+export type ReprioritizedDetails = {
+    after: ClaimOrder;
+    before: ClaimOrder;
+    identity?: string | null;
+    reason?: string | null;
+    /**
+     * The state executions whose waiting calls were reordered.
+     */
+    stateExecutionIds: Array<string>;
 };
 
 /**

@@ -93,6 +93,7 @@ class BatchOperation(StrEnum):
     What a batch does to each execution it selects:
     - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
     - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+    - `REPRIORITIZE`: change its priority or fairness key to `reprioritize`;
     - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
     - `RESET`: reset it to `reset.stateId`;
     - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
@@ -110,6 +111,7 @@ class BatchOperation(StrEnum):
     PUBLISH_TO_LOCAL_QUEUE = "PUBLISH_TO_LOCAL_QUEUE"
     RESET = "RESET"
     MOVE_TO_DEPLOYMENT = "MOVE_TO_DEPLOYMENT"
+    REPRIORITIZE = "REPRIORITIZE"
 
 
 class BatchStartResponse(WireModel):
@@ -163,6 +165,17 @@ class CallPhase(StrEnum):
     PARKED = "PARKED"
     PAUSED = "PAUSED"
     FLOW_LIMITED = "FLOW_LIMITED"
+
+
+class ClaimOrder(WireModel):
+    """
+    How an execution's tasks are ordered among waiting ones: its priority, and its
+    fairness key with its weight (absent: none).
+    """
+
+    fairness_key: str | None = None
+    fairness_weight: int | None = None
+    priority: int
 
 
 class CommandWaitingType(StrEnum):
@@ -657,6 +670,7 @@ class HistoryEventType(StrEnum):
     - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
     - `TASK_PARKED`: A task is set aside until `retry-now` or `give-up`: the database refused its transition too many times in a row (`REFUSED`), or the worker answered its call with an error that can never succeed (`NON_RETRYABLE_WORKER_ERROR`). `details`: `TaskParkedDetails`.
     - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
+    - `REPRIORITIZED`: An operator changed the execution's priority or fairness key (`reprioritize`): its waiting tasks, and those it writes later, are ordered by the new ones. `details`: `ReprioritizedDetails`.
 
     """
 
@@ -676,6 +690,7 @@ class HistoryEventType(StrEnum):
     RESUMED = "RESUMED"
     TASK_PARKED = "TASK_PARKED"
     PROCESS_RESET = "PROCESS_RESET"
+    REPRIORITIZED = "REPRIORITIZED"
 
 
 class IntervalSpec(WireModel):
@@ -813,34 +828,12 @@ class ProcessExecutionAttributesRequest(WireModel):
     process_id: str
 
 
-class ProcessExecutionControlRequest(WireModel):
-    """
-    `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`: an operator's control
-    of the current (or a given) execution, recorded in its history with `reason` and
-    `identity`.
-    """
-
-    identity: str | None = None
-    """Who asks (a person or a tool); kept in the history event."""
-    process_execution_id: str | None = None
-    """An execution of the process id; absent: the latest."""
-    process_id: str
-    reason: str | None = None
-    """Why; kept in the history event."""
-    request_id: str | None = None
-    """Idempotency key: see *Idempotent requests* in the document's description."""
-    state_execution_id: str | None = None
-    """
-    retry-now and give-up: only this state execution (`stateId-number`); absent:
-    every state the control applies to. Refused by pause and resume.
-    """
-
-
 class ProcessExecutionControlResponse(WireModel):
     state_execution_ids: list[str]
     """
     The state executions the control acted on (`stateId-number`); for pause and
-    resume, those whose calls were held or released.
+    resume, those whose calls were held or released; for reprioritize, those whose
+    waiting calls were reordered.
     """
 
 
@@ -1018,6 +1011,38 @@ class QueryPlan(WireModel):
     """
     plan: Any
     """The database's own plan, as `EXPLAIN` in JSON gives it."""
+
+
+class Reprioritization(WireModel):
+    """
+    What `reprioritize` changes of an execution: how its waiting tasks, and those it
+    writes later, are ordered among others. A field left out stays as it is; at least
+    one must be given.
+    """
+
+    fairness_key: str | None = None
+    """
+    The new fairness key (1 to 255 characters); `""` removes the execution's key,
+    and its weight with it.
+    """
+    fairness_weight: int | None = None
+    """
+    The weight of the execution's key (the new one, or the one it has): 1 to 1,000.
+    A new key without one keeps the execution's weight.
+    """
+    priority: int | None = None
+    """1 (claimed first) to 5."""
+
+
+class ReprioritizedDetails(WireModel):
+    """`REPRIORITIZED`: an operator changed the execution's priority or fairness key."""
+
+    after: ClaimOrder
+    before: ClaimOrder
+    identity: str | None = None
+    reason: str | None = None
+    state_execution_ids: list[str]
+    """The state executions whose waiting calls were reordered."""
 
 
 class RetryPolicy(WireModel):
@@ -1631,6 +1656,30 @@ class ProcessExecutionAttributesResponse(WireModel):
     process_execution_id: str
 
 
+class ProcessExecutionControlRequest(WireModel):
+    """
+    `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`, `.../reprioritize`: an
+    operator's control of the current (or a given) execution, recorded in its history
+    with `reason` and `identity`.
+    """
+
+    identity: str | None = None
+    """Who asks (a person or a tool); kept in the history event."""
+    process_execution_id: str | None = None
+    """An execution of the process id; absent: the latest."""
+    process_id: str
+    reason: str | None = None
+    """Why; kept in the history event."""
+    reprioritize: Reprioritization | None = None
+    request_id: str | None = None
+    """Idempotency key: see *Idempotent requests* in the document's description."""
+    state_execution_id: str | None = None
+    """
+    retry-now and give-up: only this state execution (`stateId-number`); absent:
+    every state the control applies to. Refused by pause and resume.
+    """
+
+
 class ProcessExecutionCountResponse(WireModel):
     count: int
     """Every matching execution."""
@@ -2132,6 +2181,7 @@ class BatchStartRequest(WireModel):
     Why; kept in the batch and in each execution's history where the operation
     records one.
     """
+    reprioritize: Reprioritization | None = None
     request_id: str | None = None
     """Idempotency key: see *Idempotent requests* in the document's description."""
     reset: BatchReset | None = None

@@ -88,6 +88,7 @@ export const BatchItemSchema = z.object({
  * What a batch does to each execution it selects:
  * - `TERMINATE`, `FAIL`: stop it (as `stop` with that `stopType`);
  * - `RETRY_NOW`, `GIVE_UP`, `PAUSE`, `RESUME`: the operator's control;
+ * - `REPRIORITIZE`: change its priority or fairness key to `reprioritize`;
  * - `PUBLISH_TO_LOCAL_QUEUE`: publish `messages` to it;
  * - `RESET`: reset it to `reset.stateId`;
  * - `MOVE_TO_DEPLOYMENT`: move it to `moveTo` (the selection must name the process type).
@@ -104,7 +105,8 @@ export const BatchOperationSchema = z.enum([
     'RESUME',
     'PUBLISH_TO_LOCAL_QUEUE',
     'RESET',
-    'MOVE_TO_DEPLOYMENT'
+    'MOVE_TO_DEPLOYMENT',
+    'REPRIORITIZE'
 ]);
 
 export const BatchStartResponseSchema = z.object({
@@ -159,6 +161,16 @@ export const CallPhaseSchema = z.enum([
     'PAUSED',
     'FLOW_LIMITED'
 ]);
+
+/**
+ * How an execution's tasks are ordered among waiting ones: its priority, and its
+ * fairness key with its weight (absent: none).
+ */
+export const ClaimOrderSchema = z.object({
+    fairnessKey: z.string().nullish(),
+    fairnessWeight: z.int().nullish(),
+    priority: z.int()
+});
 
 /**
  * How the commands of a waitUntil are combined: `ANY_OF_COMPLETION` (the default) goes
@@ -650,6 +662,7 @@ export const HistoryEventSchema = z.object({
  * - `RESUMED`: An operator resumed the execution: what fell due meanwhile runs now. `details`: `ControlDetails`.
  * - `TASK_PARKED`: A task is set aside until `retry-now` or `give-up`: the database refused its transition too many times in a row (`REFUSED`), or the worker answered its call with an error that can never succeed (`NON_RETRYABLE_WORKER_ERROR`). `details`: `TaskParkedDetails`.
  * - `PROCESS_RESET`: An operator reset the execution to a state (`reset`): its open state executions were aborted, their calls, timers and waits cancelled (queued messages stay), and the named state started with the given input. On a closed execution, the reset starts a new execution (this event follows its `PROCESS_STARTED`, with `resetFrom`). `details`: `ProcessResetDetails`.
+ * - `REPRIORITIZED`: An operator changed the execution's priority or fairness key (`reprioritize`): its waiting tasks, and those it writes later, are ordered by the new ones. `details`: `ReprioritizedDetails`.
  *
  */
 export const HistoryEventTypeSchema = z.enum([
@@ -668,7 +681,8 @@ export const HistoryEventTypeSchema = z.enum([
     'PAUSED',
     'RESUMED',
     'TASK_PARKED',
-    'PROCESS_RESET'
+    'PROCESS_RESET',
+    'REPRIORITIZED'
 ]);
 
 /**
@@ -828,20 +842,6 @@ export const ProcessExecutionAttributesResponseSchema = z.object({
     globalAttributes: BusinessRowSchema.nullish(),
     localAttributes: z.array(LocalAttributeValueSchema),
     processExecutionId: z.string()
-});
-
-/**
- * `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`: an operator's control
- * of the current (or a given) execution, recorded in its history with `reason` and
- * `identity`.
- */
-export const ProcessExecutionControlRequestSchema = z.object({
-    identity: z.string().nullish(),
-    processExecutionId: z.string().nullish(),
-    processId: z.string(),
-    reason: z.string().nullish(),
-    requestId: z.string().nullish(),
-    stateExecutionId: z.string().nullish()
 });
 
 export const ProcessExecutionControlResponseSchema = z.object({
@@ -1130,6 +1130,43 @@ export const ProcessExecutionListResponseSchema = z.object({
     executions: z.array(ProcessExecutionSummarySchema),
     nextPageToken: z.string().nullish(),
     plan: QueryPlanSchema.nullish()
+});
+
+/**
+ * What `reprioritize` changes of an execution: how its waiting tasks, and those it
+ * writes later, are ordered among others. A field left out stays as it is; at least
+ * one must be given.
+ */
+export const ReprioritizationSchema = z.object({
+    fairnessKey: z.string().nullish(),
+    fairnessWeight: z.int().nullish(),
+    priority: z.int().nullish()
+});
+
+/**
+ * `POST .../retry-now`, `.../give-up`, `.../pause`, `.../resume`, `.../reprioritize`: an
+ * operator's control of the current (or a given) execution, recorded in its history
+ * with `reason` and `identity`.
+ */
+export const ProcessExecutionControlRequestSchema = z.object({
+    identity: z.string().nullish(),
+    processExecutionId: z.string().nullish(),
+    processId: z.string(),
+    reason: z.string().nullish(),
+    reprioritize: ReprioritizationSchema.nullish(),
+    requestId: z.string().nullish(),
+    stateExecutionId: z.string().nullish()
+});
+
+/**
+ * `REPRIORITIZED`: an operator changed the execution's priority or fairness key.
+ */
+export const ReprioritizedDetailsSchema = z.object({
+    after: ClaimOrderSchema,
+    before: ClaimOrderSchema,
+    identity: z.string().nullish(),
+    reason: z.string().nullish(),
+    stateExecutionIds: z.array(z.string())
 });
 
 /**
@@ -1699,6 +1736,7 @@ export const BatchStartRequestSchema = z.object({
     processType: z.string().nullish(),
     ratePerSecond: z.int().nullish(),
     reason: z.string().nullish(),
+    reprioritize: ReprioritizationSchema.nullish(),
     requestId: z.string().nullish(),
     reset: BatchResetSchema.nullish(),
     where: z.lazy((): any => FilterNodeSchema).nullish()

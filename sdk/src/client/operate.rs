@@ -51,6 +51,15 @@ impl Client {
         self.call_idempotent(paths::RESUME, request).await
     }
 
+    /// Changes an execution's priority or fairness key (`request.reprioritize`; a field
+    /// left out stays), and its waiting tasks', so they are claimed in the new order.
+    pub async fn reprioritize(
+        &self,
+        request: &ProcessExecutionControlRequest,
+    ) -> Result<ProcessExecutionControlResponse, ClientError> {
+        self.call_idempotent(paths::REPRIORITIZE, request).await
+    }
+
     /// Restarts an execution from a named state: a running one in place (its open
     /// states aborted, their calls, timers and waits cancelled), a closed one as a new
     /// execution of its process id; answers the execution that continues.

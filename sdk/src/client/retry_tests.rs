@@ -309,6 +309,7 @@ async fn batch_calls_use_their_paths_and_batch_start_a_request_id() {
             messages: vec![],
             reset: None,
             move_to: None,
+            reprioritize: None,
         })
         .await
         .unwrap();

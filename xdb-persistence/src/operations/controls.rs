@@ -1,4 +1,4 @@
-//! Operators' controls (retry now, give up, pause, resume), and the async service's
+//! Operators' controls (retry now, give up, pause, resume, reprioritize), and the async service's
 //! setting aside of a task: one of a paused execution, or one the database refused too
 //! many times in a row. Which tasks a control acts on is decided in [`crate::controls`].
 
@@ -9,14 +9,15 @@ use xdb_engine::validation::ValidationError;
 use xdb_engine::{HistoryEntry, ProcessExecution, Task, TaskType, TransitionPlan};
 use xdb_protocol::{
     ControlDetails, HistoryEventType, PauseInfo, ProcessExecutionControlRequest,
-    ProcessExecutionControlResponse, TaskParkedDetails, TaskParkedReason,
+    ProcessExecutionControlResponse, ReprioritizedDetails, TaskParkedDetails, TaskParkedReason,
 };
 
 use crate::controls;
 use crate::receipts::{Control, Receipt};
+use crate::reprioritize;
 use crate::tables::{
     Announce, Dialect, Finish, Lane, OperatorRows, ParkReason, PlanWriter, ProcessRows, TaskRows,
-    Transaction,
+    TaskView, Transaction,
 };
 use crate::{SetAside, StoreError};
 
@@ -26,6 +27,7 @@ fn event(control: Control) -> HistoryEventType {
         Control::GiveUp => HistoryEventType::GiveUpRequested,
         Control::Pause => HistoryEventType::Paused,
         Control::Resume => HistoryEventType::Resumed,
+        Control::Reprioritize => HistoryEventType::Reprioritized,
     }
 }
 
@@ -42,9 +44,19 @@ pub(crate) async fn control<D: Dialect>(
         request.identity.as_deref(),
         matches!(control, Control::RetryNow | Control::GiveUp),
     )
-    .map_err(|(field, message)| {
-        StoreError::Decide(DecideError::Invalid(ValidationError::new(field, message)))
-    })?;
+    .map_err(|(field, message)| invalid(field, message))?;
+    let change = match control {
+        Control::Reprioritize => {
+            Some(reprioritize::check(request.reprioritize.as_ref()).map_err(refused)?)
+        }
+        _ if request.reprioritize.is_some() => {
+            return Err(invalid(
+                "reprioritize",
+                "only the reprioritize control takes it".into(),
+            ))
+        }
+        _ => None,
+    };
     let mut tx = store.begin(Lane::Main).await?;
     let process = tx
         .lock_execution_of(&request.process_id, request.process_execution_id.as_deref())
@@ -103,6 +115,47 @@ pub(crate) async fn control<D: Dialect>(
             }
             controls::state_ids(&held)
         }
+        Control::Reprioritize => {
+            let change = change.expect("checked before the transaction");
+            let (priority, fairness) =
+                reprioritize::apply(process.priority, process.fairness.as_ref(), change)
+                    .map_err(refused)?;
+            tx.reorder(process.id, priority, fairness.as_ref()).await?;
+            let waiting: Vec<&TaskView> = tasks
+                .iter()
+                .filter(|v| v.lease_owner.is_none() && v.parked.is_none())
+                .filter(|v| matches!(v.task.task_type, TaskType::WaitUntil | TaskType::Execute))
+                .collect();
+            let details = ReprioritizedDetails {
+                before: reprioritize::claim_order(process.priority, process.fairness.as_ref()),
+                after: reprioritize::claim_order(priority, fairness.as_ref()),
+                reason: request.reason.clone(),
+                identity: request.identity.clone(),
+                state_execution_ids: controls::state_ids(&waiting),
+            };
+            let answer = ProcessExecutionControlResponse {
+                state_execution_ids: details.state_execution_ids.clone(),
+            };
+            let plan = TransitionPlan {
+                history: vec![HistoryEntry::new(
+                    event(control).as_str(),
+                    serde_json::to_value(details).expect("reprioritized details serialize"),
+                )],
+                ..Default::default()
+            };
+            tx.apply_plan(
+                &process,
+                &plan,
+                now,
+                Announce::TasksDue,
+                None,
+                Finish::Later,
+            )
+            .await?;
+            super::record_receipt(&mut tx, receipt, &answer, now).await?;
+            tx.commit().await?;
+            return Ok(answer);
+        }
         Control::Resume => {
             match &process.paused {
                 None => return Err(not_applicable("the execution is not paused".into())),
@@ -138,6 +191,17 @@ pub(crate) async fn control<D: Dialect>(
     super::record_receipt(&mut tx, receipt, &answer, now).await?;
     tx.commit().await?;
     Ok(answer)
+}
+
+fn invalid(field: &str, message: String) -> StoreError {
+    StoreError::Decide(DecideError::Invalid(ValidationError::new(field, message)))
+}
+
+fn refused(refusal: reprioritize::Refusal) -> StoreError {
+    match refusal {
+        reprioritize::Refusal::Invalid(field, message) => invalid(&field, message),
+        reprioritize::Refusal::NotApplicable(why) => StoreError::NotApplicable(why),
+    }
 }
 
 /// Writes the control's history event (and wakes the async services for tasks it made

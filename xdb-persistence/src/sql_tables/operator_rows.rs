@@ -185,6 +185,38 @@ impl<C: SqlConn> OperatorRows for C {
         Ok(())
     }
 
+    async fn reorder(
+        &mut self,
+        process: Uuid,
+        priority: u8,
+        fairness: Option<&xdb_engine::Fairness>,
+    ) -> Result<(), StoreError> {
+        let priority = i32::from(priority);
+        let (key, weight) = crate::columns::fairness_columns(fairness);
+        self.execute(
+            "UPDATE xdb_sys_process_executions \
+             SET priority = ?, fairness_key = ?, fairness_weight = ? WHERE id = ?",
+            &[priority.into(), key.into(), weight.into(), process.into()],
+        )
+        .await?;
+        // The literal default types the CASE as an integer for PostgreSQL.
+        let sql = format!(
+            "UPDATE xdb_sys_tasks SET priority = ?, \
+               fairness_key = CASE WHEN task_type IN ('WAIT_UNTIL', 'EXECUTE') \
+                 THEN ? ELSE '' END, \
+               fairness_weight = CASE WHEN task_type IN ('WAIT_UNTIL', 'EXECUTE') \
+                 THEN ? ELSE {} END \
+             WHERE process_execution_id = ?",
+            xdb_protocol::fairness::DEFAULT_WEIGHT
+        );
+        self.execute(
+            &sql,
+            &[priority.into(), key.into(), weight.into(), process.into()],
+        )
+        .await?;
+        Ok(())
+    }
+
     async fn make_due(&mut self, id: i64, at: DateTime<Utc>) -> Result<bool, StoreError> {
         let made = self
             .execute(

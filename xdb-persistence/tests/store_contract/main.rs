@@ -59,5 +59,6 @@ mod flow;
 mod priorities;
 mod query_types;
 mod queue;
+mod reprioritize;
 mod run_limits;
 mod service;

@@ -31,12 +31,14 @@ fn specific(path: &str) -> &'static [ErrorSubType] {
         paths::DESCRIBE | paths::HISTORY | paths::WAIT_FOR_COMPLETION | paths::STATES => {
             &[ProcessNotFound]
         }
-        paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME => &[
-            ProcessNotFound,
-            ProcessNotRunning,
-            ControlNotApplicable,
-            RequestIdConflict,
-        ],
+        paths::RETRY_NOW | paths::GIVE_UP | paths::PAUSE | paths::RESUME | paths::REPRIORITIZE => {
+            &[
+                ProcessNotFound,
+                ProcessNotRunning,
+                ControlNotApplicable,
+                RequestIdConflict,
+            ]
+        }
         paths::RESET => &[ProcessNotFound, ControlNotApplicable, RequestIdConflict],
         paths::CONSOLE_ATTRIBUTES => &[ProcessNotFound, AppDatabaseError],
         paths::DEFINITIONS_REGISTER => &[DefinitionIncompatible, AppDatabaseError],

@@ -46,6 +46,7 @@ pub mod operation_ids {
     pub const GIVE_UP: &str = "give_up";
     pub const PAUSE: &str = "pause";
     pub const RESUME: &str = "resume";
+    pub const REPRIORITIZE: &str = "reprioritize";
     pub const RESET: &str = "reset";
     pub const INTERNAL_NOTIFY: &str = "internal_notify";
     pub const CONSOLE_ATTRIBUTES: &str = "console_attributes";
@@ -203,6 +204,21 @@ mod operations {
         responses((status = 200, body = ProcessExecutionControlResponse,
                    description = "resumed")))]
     fn resume() {}
+
+    /// Change an execution's priority or fairness key
+    ///
+    /// In one transaction: the execution's priority, fairness key or weight
+    /// (`reprioritize`; a field left out stays) and those of its waiting tasks, so they
+    /// are claimed in the new order, as are the tasks it writes later. A call running
+    /// now finishes as it is. Recorded as `REPRIORITIZED` with the order before and
+    /// after. In Pulsar mode the reordered tasks travel again as change events, placed
+    /// by the new order. 409 `CONTROL_NOT_APPLICABLE` for a weight without a key.
+    #[utoipa::path(post, path = "/api/v1/xdb/service/process-execution/reprioritize",
+        tag = "operate",
+        request_body = ProcessExecutionControlRequest,
+        responses((status = 200, body = ProcessExecutionControlResponse,
+                   description = "reprioritized")))]
+    fn reprioritize() {}
 
     /// Reset an execution to a state
     ///
@@ -455,7 +471,8 @@ mod operations {
           operations::count,
           operations::history, operations::publish_to_local_queue, operations::rpc,
           operations::wait_for_completion, operations::states, operations::retry_now,
-          operations::give_up, operations::pause, operations::resume, operations::reset,
+          operations::give_up, operations::pause, operations::resume,
+          operations::reprioritize, operations::reset,
           operations::console_attributes,
           operations::definitions_register, operations::definitions_list,
           operations::definitions_describe, operations::deployments_list,
@@ -480,7 +497,7 @@ mod operations {
         crate::LocalQueueMessagesPublishedDetails, crate::LocalQueueMessagesConsumedDetails,
         crate::ConsumedMessage,
         crate::RpcCompletedDetails, crate::ControlDetails, crate::TaskParkedDetails,
-        crate::ProcessResetDetails)),
+        crate::ProcessResetDetails, crate::ReprioritizedDetails)),
     tags((name = "service", description = "Client → API service"),
          (name = "operate", description = "Operators: why an execution is not progressing, \
                                            and the controls that unstick it"),

@@ -15,13 +15,14 @@ fn post<'d>(doc: &'d Value, path: &str) -> &'d Value {
     operation
 }
 
-const SERVICE_PATHS: [&str; 38] = [
+const SERVICE_PATHS: [&str; 39] = [
     paths::STATES,
     paths::RESET,
     paths::RETRY_NOW,
     paths::GIVE_UP,
     paths::PAUSE,
     paths::RESUME,
+    paths::REPRIORITIZE,
     paths::START,
     paths::STOP,
     paths::DESCRIBE,
