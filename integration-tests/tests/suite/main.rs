@@ -116,6 +116,7 @@ mod pulsar_settings;
 mod pulsar_takeover;
 mod query;
 mod readiness;
+mod reprioritize;
 mod reset;
 mod resilience;
 mod roles;
