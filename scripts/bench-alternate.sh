@@ -9,12 +9,13 @@
 #
 # Each --variant adds a run of the change's services with extra bench flags to every
 # round (e.g. --variant registered:--register-definitions). Reports and logs go to
-# $BENCH_OUT (default /tmp/xdb-bench-alternate): report-<round>-<variant>.md.
+# $BENCH_OUT (default /tmp/xdb-bench-alternate): report-<round>-<variant>.md. The
+# baseline builds in $BASELINE_TARGET_DIR (default: the target directory + -baseline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,14p' "$0" >&2
     exit 2
 }
 [ $# -ge 1 ] || usage
@@ -47,8 +48,13 @@ if [ ! -d "$base_src" ]; then
     git worktree add --detach "$base_src" "$base_rev" >/dev/null
 fi
 git -C "$base_src" checkout --quiet --detach "$base_rev"
-(cd "$base_src" && CARGO_TARGET_DIR="$target" cargo build --release -p xdb-api-service -p xdb-async-service)
-cp "$target/release/xdb-api-service" "$target/release/xdb-async-service" "$out/baseline/"
+# A target directory of its own: cargo's fingerprints of workspace members leave out
+# their path, so building the baseline's worktree into the change's directory overwrites
+# the change's artefacts, and the next build fails on items that exist. Kept between
+# runs, so later baselines build incrementally.
+base_target=${BASELINE_TARGET_DIR:-$target-baseline}
+(cd "$base_src" && CARGO_TARGET_DIR="$base_target" cargo build --release -p xdb-api-service -p xdb-async-service)
+cp "$base_target/release/xdb-api-service" "$base_target/release/xdb-async-service" "$out/baseline/"
 # One load generator for both sides: the bench finds the services beside its own binary.
 cp "$out/change/xdb-bench" "$out/baseline/"
 
