@@ -7,7 +7,7 @@
   your own service.
 - Drive it: :class:`AsyncClient` (or the blocking :class:`Client`) calls the service,
   including the operator's calls (``states``, ``retry_now``, ``give_up``, ``pause``,
-  ``resume``).
+  ``resume``, ``reprioritize``).
 - Register it: ``await worker.register_definitions(client, WorkerDeployment(...))`` tells
   XDB the hosted processes' definitions, so it checks requests and routes starts;
   ``list_deployments``, ``set_current_deployment`` and ``move_executions`` on a client
@@ -23,8 +23,8 @@
   (:class:`ScheduleDeclaration`, with :func:`cron_spec` or :func:`interval_spec`);
   registration creates, changes and deletes them to match.
 - Act on many executions: ``start_batch`` applies one operation (terminate, pause,
-  publish, reset, move, ...) to every execution a filter selects, as a durable job
-  (:mod:`xdb.batch`).
+  publish, reset, move, reprioritize, ...) to every execution a filter selects, as a
+  durable job (:mod:`xdb.batch`).
 
 Writes carry a request id, and a call whose answer was lost (a dropped connection, a 503)
 is sent again with the same id, a bounded number of times (:mod:`xdb.retries`).
@@ -88,6 +88,7 @@ from xdb.protocol import (
     BatchStatus,
     BusinessTableRef,
     CallPhase,
+    ClaimOrder,
     DeploymentRef,
     DeploymentsListResponse,
     DeploymentSummary,
@@ -111,6 +112,8 @@ from xdb.protocol import (
     ProcessIdReusePolicy,
     ProcessStatus,
     RegisterDefinitionsResponse,
+    Reprioritization,
+    ReprioritizedDetails,
     RetryPolicy,
     ScheduleDeclaration,
     ScheduleOverlapPolicy,
@@ -153,6 +156,7 @@ __all__ = [
     "BatchStatus",
     "BusinessTableRef",
     "CallPhase",
+    "ClaimOrder",
     "Client",
     "ClientError",
     "CommandRequest",
@@ -208,6 +212,8 @@ __all__ = [
     "ProcessStartOptions",
     "ProcessStatus",
     "RegisterDefinitionsResponse",
+    "Reprioritization",
+    "ReprioritizedDetails",
     "RequestIdConflictError",
     "RetryPolicy",
     "RpcMethod",

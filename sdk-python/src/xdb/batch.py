@@ -34,6 +34,7 @@ from xdb.protocol import (
     DeploymentRef,
     FilterNode,
     LocalQueueMessage,
+    Reprioritization,
     WorkerDeployment,
 )
 from xdb.retries import request_id as checked_request_id
@@ -76,6 +77,7 @@ class _BatchRequests:
         messages: Iterable[LocalQueueMessage],
         reset: BatchReset | None,
         move_to: DeploymentRef | WorkerDeployment | None,
+        reprioritize: Reprioritization | None,
         request_id: str | None,
     ) -> Call[BatchStartResponse]:
         body = BatchStartRequest(
@@ -90,6 +92,7 @@ class _BatchRequests:
             messages=list(messages),
             reset=reset,
             move_to=_deployment(move_to),
+            reprioritize=reprioritize,
         )
         read = BatchStartResponse.model_validate_json
         return Call(
@@ -142,6 +145,7 @@ class AsyncBatchCalls(_BatchRequests):
         messages: Iterable[LocalQueueMessage] = (),
         reset: BatchReset | None = None,
         move_to: DeploymentRef | WorkerDeployment | None = None,
+        reprioritize: Reprioritization | None = None,
         request_id: str | None = None,
     ) -> BatchStartResponse:
         """Starts a batch applying ``operation`` to every execution the selection matches.
@@ -152,10 +156,13 @@ class AsyncBatchCalls(_BatchRequests):
         form), ``business_table`` (when no registered definition declares it); none of
         them: every execution. The operation's arguments: ``messages`` for
         ``PUBLISH_TO_LOCAL_QUEUE`` (see :func:`~xdb.local_queue_message`), ``reset`` for
-        ``RESET``, ``move_to`` for ``MOVE_TO_DEPLOYMENT``. ``rate_per_second``: default
-        100, at most 10000. ``reason`` and ``identity`` are kept in the batch and in each
-        execution's history where the operation records them. Answers the batch id and how
-        many executions the selection matched when it started.
+        ``RESET``, ``move_to`` for ``MOVE_TO_DEPLOYMENT``, ``reprioritize`` for
+        ``REPRIORITIZE`` (a :class:`~xdb.Reprioritization`: the new priority, fairness
+        key or weight, as :meth:`~xdb.AsyncClient.reprioritize` takes them).
+        ``rate_per_second``: default 100, at most 10000. ``reason`` and ``identity`` are
+        kept in the batch and in each execution's history where the operation records
+        them. Answers the batch id and how many executions the selection matched when it
+        started.
         """
         return await self._send(
             self._start_batch(
@@ -169,6 +176,7 @@ class AsyncBatchCalls(_BatchRequests):
                 messages,
                 reset,
                 move_to,
+                reprioritize,
                 request_id,
             )
         )
@@ -219,6 +227,7 @@ class BatchCalls(_BatchRequests):
         messages: Iterable[LocalQueueMessage] = (),
         reset: BatchReset | None = None,
         move_to: DeploymentRef | WorkerDeployment | None = None,
+        reprioritize: Reprioritization | None = None,
         request_id: str | None = None,
     ) -> BatchStartResponse:
         """Starts a batch; see :meth:`AsyncBatchCalls.start_batch`."""
@@ -234,6 +243,7 @@ class BatchCalls(_BatchRequests):
                 messages,
                 reset,
                 move_to,
+                reprioritize,
                 request_id,
             )
         )

@@ -1,8 +1,8 @@
 """The operator's calls of both clients.
 
-Why an execution is not progressing (``states``), and the controls that unstick it
-(``retry_now``, ``give_up``, ``pause``, ``resume``), and ``reset``, which restarts an
-execution from a named state. Each control is recorded in the
+Why an execution is not progressing (``states``), the controls that unstick it
+(``retry_now``, ``give_up``, ``pause``, ``resume``) or reorder it (``reprioritize``), and
+``reset``, which restarts an execution from a named state. Each control is recorded in the
 execution's history with its ``reason`` and ``identity``; one that does not apply to the
 execution as it is now raises :class:`~xdb.errors.ControlNotApplicableError`, and one on
 a closed execution :class:`~xdb.errors.ProcessNotRunningError`. The controls and reset carry
@@ -19,6 +19,7 @@ from xdb.call import Call
 from xdb.protocol import (
     GIVE_UP,
     PAUSE,
+    REPRIORITIZE,
     RESET,
     RESUME,
     RETRY_NOW,
@@ -30,6 +31,7 @@ from xdb.protocol import (
     ProcessExecutionResetResponse,
     ProcessExecutionStatesRequest,
     ProcessExecutionStatesResponse,
+    Reprioritization,
 )
 from xdb.retries import request_id as checked_request_id
 
@@ -59,6 +61,7 @@ class _OperatorRequests:
         reason: str | None,
         identity: str | None,
         request_id: str | None,
+        reprioritize: Reprioritization | None = None,
     ) -> Call[ProcessExecutionControlResponse]:
         body = ProcessExecutionControlRequest(
             request_id=checked_request_id(request_id),
@@ -67,9 +70,35 @@ class _OperatorRequests:
             state_execution_id=state_execution_id,
             reason=reason,
             identity=identity,
+            reprioritize=reprioritize,
         )
         read = ProcessExecutionControlResponse.model_validate_json
         return Call(path, body, self.request_timeout, read, own_request_id=request_id is None)
+
+    def _reprioritize(
+        self,
+        process_id: str,
+        priority: int | None,
+        fairness_key: str | None,
+        fairness_weight: int | None,
+        execution_id: str | None,
+        reason: str | None,
+        identity: str | None,
+        request_id: str | None,
+    ) -> Call[ProcessExecutionControlResponse]:
+        change = Reprioritization(
+            priority=priority, fairness_key=fairness_key, fairness_weight=fairness_weight
+        )
+        return self._control(
+            REPRIORITIZE,
+            process_id,
+            execution_id,
+            None,
+            reason,
+            identity,
+            request_id,
+            reprioritize=change,
+        )
 
     def _reset(
         self,
@@ -201,6 +230,45 @@ class AsyncOperatorCalls(_OperatorRequests):
             )
         )
 
+    async def reprioritize(
+        self,
+        process_id: str,
+        *,
+        priority: int | None = None,
+        fairness_key: str | None = None,
+        fairness_weight: int | None = None,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+        request_id: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Changes the running execution's priority or fairness key, and its waiting tasks'.
+
+        Its waiting tasks, and those it writes later, are claimed in the new order.
+        ``priority``: 1 (claimed first) to 5; ``fairness_key``: the new key, ``""``
+        removes it (and its weight); ``fairness_weight``: 1 to 1,000, weighing the new
+        key or the one the execution has (a new key without one keeps the execution's
+        weight). What is left out stays; at least one must be given. The service refuses
+        a value out of range naming its field (:class:`~xdb.errors.InvalidRequestError`),
+        and a weight for an execution without a key
+        (:class:`~xdb.errors.ControlNotApplicableError`). The answer names the state
+        executions whose waiting calls were reordered; the history records
+        ``REPRIORITIZED`` with the order before and after
+        (:class:`~xdb.protocol.ReprioritizedDetails`).
+        """
+        return await self._send(
+            self._reprioritize(
+                process_id,
+                priority,
+                fairness_key,
+                fairness_weight,
+                process_execution_id,
+                reason,
+                identity,
+                request_id,
+            )
+        )
+
     async def reset(
         self,
         process_id: str,
@@ -321,6 +389,32 @@ class OperatorCalls(_OperatorRequests):
         return self._send(
             self._control(
                 RESUME, process_id, process_execution_id, None, reason, identity, request_id
+            )
+        )
+
+    def reprioritize(
+        self,
+        process_id: str,
+        *,
+        priority: int | None = None,
+        fairness_key: str | None = None,
+        fairness_weight: int | None = None,
+        process_execution_id: str | None = None,
+        reason: str | None = None,
+        identity: str | None = None,
+        request_id: str | None = None,
+    ) -> ProcessExecutionControlResponse:
+        """Changes the execution's priority or fairness key, and its waiting tasks'."""
+        return self._send(
+            self._reprioritize(
+                process_id,
+                priority,
+                fairness_key,
+                fairness_weight,
+                process_execution_id,
+                reason,
+                identity,
+                request_id,
             )
         )
 

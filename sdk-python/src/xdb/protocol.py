@@ -36,6 +36,7 @@ from xdb._wire import (
     BusinessRow,
     BusinessTableRef,
     CallPhase,
+    ClaimOrder,
     ColumnCondition,
     CommandRequest,
     CommandWaitingType,
@@ -141,6 +142,8 @@ from xdb._wire import (
     RegisterDefinitionsRequest,
     RegisterDefinitionsResponse,
     RegisteredDefinition,
+    Reprioritization,
+    ReprioritizedDetails,
     RetryPolicy,
     RpcCompletedDetails,
     RpcDefinition,
@@ -211,6 +214,7 @@ GIVE_UP = f"{SERVICE_PREFIX}/give-up"
 PAUSE = f"{SERVICE_PREFIX}/pause"
 RESUME = f"{SERVICE_PREFIX}/resume"
 RESET = f"{SERVICE_PREFIX}/reset"
+REPRIORITIZE = f"{SERVICE_PREFIX}/reprioritize"
 OPENAPI = "/api/v1/xdb/openapi.json"
 
 # Paths of the registered definitions (a worker deployment registers; clients read).
@@ -282,6 +286,7 @@ __all__ = [
     "OPENAPI",
     "PAUSE",
     "PUBLISH_TO_LOCAL_QUEUE",
+    "REPRIORITIZE",
     "RESET",
     "RESUME",
     "RETRY_NOW",
@@ -330,6 +335,7 @@ __all__ = [
     "BusinessRow",
     "BusinessTableRef",
     "CallPhase",
+    "ClaimOrder",
     "ColumnCondition",
     "CommandRequest",
     "CommandResultsWire",
@@ -437,6 +443,8 @@ __all__ = [
     "RegisterDefinitionsRequest",
     "RegisterDefinitionsResponse",
     "RegisteredDefinition",
+    "Reprioritization",
+    "ReprioritizedDetails",
     "RetryPolicy",
     "RpcCompletedDetails",
     "RpcDefinition",

@@ -36,8 +36,10 @@ from xdb import (
     AsyncState,
     BatchNotFoundError,
     BatchOperation,
+    BatchStatus,
     BusinessTableRef,
     CallPhase,
+    ClaimOrder,
     CommandResults,
     Communication,
     Context,
@@ -58,6 +60,8 @@ from xdb import (
     ProcessNotRunningError,
     ProcessStartOptions,
     ProcessStatus,
+    Reprioritization,
+    ReprioritizedDetails,
     ScheduleNotFoundError,
     StateApiName,
     StateDecision,
@@ -165,6 +169,8 @@ async def exercise_the_operator_calls(client: AsyncClient, stuck: str) -> None:
     assert (await only_state(client, stuck)).status == StateExecutionStatus.FAILED
     with pytest.raises(ProcessNotRunningError):
         await client.retry_now(stuck)
+    with pytest.raises(ProcessNotRunningError):
+        await client.reprioritize(stuck, priority=1)
 
     controls = [
         HistoryEventType.PAUSED,
@@ -743,6 +749,144 @@ async def test_a_starts_fairness_key_and_weight_are_kept_and_bad_ones_start_noth
 
     for name in ("weighed", "keyed", "plain"):
         await client.stop_process(pid(name), reason="contract test")
+    for e in client_recording.all():
+        if e.status != 400:  # a refused request may break the document on purpose
+            contract.check_request(e.path, e.request_json())
+        contract.check_response(e.path, e.status, e.response)
+
+
+async def test_an_operator_reprioritizes_a_running_execution_and_a_batch_its_selection(
+    client: AsyncClient, server: XdbServer, client_recording: Recording
+) -> None:
+    async with httpx.AsyncClient() as http:
+        contract = Contract((await http.get(server.url + OPENAPI, timeout=10)).json())
+    run = uuid.uuid4().hex[:10]
+    tenant = f"tenant-{run}"
+
+    async def order_of(pid: str) -> ClaimOrder:
+        described = await client.describe_process(pid)
+        return ClaimOrder(
+            priority=described.priority,
+            fairness_key=described.fairness_key,
+            fairness_weight=described.fairness_weight,
+        )
+
+    # A state that keeps failing waits out a 300 s backoff: a waiting call to reorder,
+    # and an execution that stays running while the test changes it.
+    stuck = f"reprioritize-{run}-stuck"
+    execution = await client.start_process(stuck, StuckProcess)
+    await await_until("the first attempt to fail", lambda: failed_and_waiting(client, stuck, 1))
+    sid = (await only_state(client, stuck)).state_execution_id
+    assert await order_of(stuck) == ClaimOrder(priority=3)
+
+    # Refused, and nothing changes: a weight with no key to weigh, values out of range,
+    # a change of nothing.
+    with pytest.raises(ControlNotApplicableError, match="no fairness key") as keyless:
+        await client.reprioritize(stuck, fairness_weight=5)
+    assert keyless.value.status == 409
+    # Each refusal names the field it is about ("field: problem").
+    refusals: list[tuple[int | None, str | None, int | None, str]] = [
+        (0, None, None, r"reprioritize\.priority: "),
+        (6, None, None, r"reprioritize\.priority: "),
+        (None, tenant, 1001, r"reprioritize\.fairnessWeight: "),
+        (None, "", 2, r"reprioritize\.fairnessWeight: "),
+        (None, None, None, r"reprioritize: "),
+    ]
+    for priority, key, weight, field in refusals:
+        with pytest.raises(InvalidRequestError, match=field) as bad:
+            await client.reprioritize(
+                stuck, priority=priority, fairness_key=key, fairness_weight=weight
+            )
+        assert bad.value.status == 400, (priority, key, weight)
+    assert await order_of(stuck) == ClaimOrder(priority=3)
+
+    # Sent twice with one request id, as after a lost answer: changed and recorded once.
+    for _ in range(2):
+        answer = await client.reprioritize(
+            stuck,
+            priority=1,
+            fairness_key=tenant,
+            process_execution_id=execution,
+            reason="the customer escalated",
+            identity="on-call",
+            request_id=f"reprioritize-{run}",
+        )
+        assert answer.state_execution_ids == [sid]
+    assert await order_of(stuck) == ClaimOrder(priority=1, fairness_key=tenant, fairness_weight=1)
+    assert (await client.list_processes(process_id=stuck)).executions[0].priority == 1
+    # The key it has now takes a weight; the call stays where its backoff put it.
+    await client.reprioritize(stuck, fairness_weight=4)
+    assert await order_of(stuck) == ClaimOrder(priority=1, fairness_key=tenant, fairness_weight=4)
+    pending = (await only_state(client, stuck)).pending_call
+    assert pending is not None
+    assert pending.phase == CallPhase.SCHEDULED
+
+    history = await client.get_process_history(
+        stuck, execution, event_types=[HistoryEventType.REPRIORITIZED]
+    )
+    first, weighed = (ReprioritizedDetails.model_validate(e.details) for e in history.events)
+    assert (first.before, first.after) == (
+        ClaimOrder(priority=3),
+        ClaimOrder(priority=1, fairness_key=tenant, fairness_weight=1),
+    )
+    assert (first.reason, first.identity, first.state_execution_ids) == (
+        "the customer escalated",
+        "on-call",
+        [sid],
+    )
+    assert (weighed.before, weighed.after) == (
+        first.after,
+        ClaimOrder(priority=1, fairness_key=tenant, fairness_weight=4),
+    )
+    await client.stop_process(stuck, reason="contract test")
+    with pytest.raises(ProcessNotRunningError):
+        await client.reprioritize(stuck, priority=2)
+
+    # A batch over a filter: the executions it selects change, another does not.
+    def pid(name: str) -> str:
+        return f"reprioritize-{run}-{name}"
+
+    selected = [pid(f"batch-{i}") for i in range(3)]
+    for p in [*selected, pid("other")]:
+        await client.start_process(p, EchoProcess)
+    batch_only = FilterNode(
+        FieldCondition(field=ExecutionField.PROCESS_ID, op=FilterOp.PREFIX, value=pid("batch-"))
+    )
+    vip = Reprioritization(priority=2, fairness_key=f"vip-{run}", fairness_weight=3)
+    started = await client.start_batch(
+        BatchOperation.REPRIORITIZE,
+        process_type=EchoProcess,
+        where=batch_only,
+        reprioritize=vip,
+        reason="launch day",
+        identity="ops",
+    )
+    assert started.expected == len(selected)
+
+    async def batch_done() -> bool:
+        batch = (await client.describe_batch(started.batch_id)).batch
+        return batch.status == BatchStatus.COMPLETED
+
+    await await_until("the batch to complete", batch_done)
+    described = await client.describe_batch(started.batch_id)
+    assert (described.batch.done, described.batch.skipped, described.batch.failed) == (3, 0, 0)
+    assert described.batch.request.reprioritize == vip
+    after = ClaimOrder(priority=2, fairness_key=f"vip-{run}", fairness_weight=3)
+    assert [await order_of(p) for p in selected] == [after] * len(selected)
+    assert await order_of(pid("other")) == ClaimOrder(priority=3)
+    changed = await client.get_process_history(
+        selected[0], event_types=[HistoryEventType.REPRIORITIZED]
+    )
+    (event,) = changed.events
+    details = ReprioritizedDetails.model_validate(event.details)
+    assert (details.before, details.after) == (ClaimOrder(priority=3), after)
+    assert (details.reason, details.identity) == ("launch day", "ops")
+    # Without its change, a REPRIORITIZE batch is refused before it starts.
+    with pytest.raises(InvalidRequestError, match="reprioritize: "):
+        await client.start_batch(BatchOperation.REPRIORITIZE, where=batch_only)
+
+    for p in [*selected, pid("other")]:
+        await client.stop_process(p, reason="contract test")
     for e in client_recording.all():
         if e.status != 400:  # a refused request may break the document on purpose
             contract.check_request(e.path, e.request_json())

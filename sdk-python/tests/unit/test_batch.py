@@ -19,6 +19,7 @@ from xdb import (
     BusinessTableRef,
     DeploymentRef,
     FilterNode,
+    Reprioritization,
     WorkerDeployment,
     encoding,
     local_queue_message,
@@ -100,6 +101,11 @@ async def test_start_sends_the_selection_and_the_operations_arguments() -> None:
         process_type="ShopProcess",
         move_to=WorkerDeployment(name="shop", version="2", worker_url="http://w"),
     )
+    await client.start_batch(
+        BatchOperation.REPRIORITIZE,
+        where=where,
+        reprioritize=Reprioritization(priority=1, fairness_key="vip"),
+    )
     await client.start_batch("TERMINATE", move_to=DeploymentRef(name="shop", version="1"))
     await client.aclose()
     assert seen == [
@@ -138,6 +144,15 @@ async def test_start_sends_the_selection_and_the_operations_arguments() -> None:
                 "processType": "ShopProcess",
                 "messages": [],
                 "moveTo": {"name": "shop", "version": "2"},
+            },
+        ),
+        (
+            BATCH_START,
+            {
+                "operation": "REPRIORITIZE",
+                "where": {"field": "status", "op": "=", "value": "RUNNING"},
+                "messages": [],
+                "reprioritize": {"priority": 1, "fairnessKey": "vip"},
             },
         ),
         (

@@ -16,20 +16,25 @@ from xdb import (
     ControlNotApplicableError,
     ErrorSubType,
     HistoryEventType,
+    InvalidRequestError,
     InvalidResponseError,
     LocalQueueCommandStatus,
     ProcessNotFoundError,
     ProcessNotRunningError,
     ProcessStatus,
+    ReprioritizedDetails,
     StateApiName,
     StateExecutionStatus,
     TimerStatus,
+    state_execution_ids_of,
 )
 from xdb.protocol import (
     DESCRIBE,
     GIVE_UP,
+    HISTORY,
     LIST,
     PAUSE,
+    REPRIORITIZE,
     RESET,
     RESUME,
     RETRY_NOW,
@@ -280,6 +285,106 @@ async def test_reset_sends_the_state_its_input_and_why() -> None:
     ]
     with sync_client(handler) as sync:
         assert sync.reset("p", "Pay").process_execution_id == "e-2"
+
+
+async def test_reprioritize_sends_only_the_fields_given(contract: Contract) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, sent_body(request)))
+        contract.check_request(request.url.path, json.loads(request.content))
+        return httpx.Response(200, json={"stateExecutionIds": ["Pay-1"], "future": 1})
+
+    client = async_client(handler)
+    answer = await client.reprioritize(
+        "p",
+        priority=1,
+        fairness_key="tenant-7",
+        fairness_weight=5,
+        process_execution_id="e-1",
+        reason="the customer escalated",
+        identity="on-call",
+    )
+    assert answer.state_execution_ids == ["Pay-1"]
+    await client.reprioritize("p", priority=4)
+    # "" is the contract's removal of the key, so it must be sent, not taken for absent.
+    await client.reprioritize("p", fairness_key="")
+    await client.aclose()
+    assert seen == [
+        (
+            REPRIORITIZE,
+            {
+                "processId": "p",
+                "processExecutionId": "e-1",
+                "reason": "the customer escalated",
+                "identity": "on-call",
+                "reprioritize": {"priority": 1, "fairnessKey": "tenant-7", "fairnessWeight": 5},
+            },
+        ),
+        (REPRIORITIZE, {"processId": "p", "reprioritize": {"priority": 4}}),
+        (REPRIORITIZE, {"processId": "p", "reprioritize": {"fairnessKey": ""}}),
+    ]
+    with sync_client(handler) as sync:
+        assert sync.reprioritize("p", fairness_weight=3).state_execution_ids == ["Pay-1"]
+    assert seen[-1] == (REPRIORITIZE, {"processId": "p", "reprioritize": {"fairnessWeight": 3}})
+
+
+async def test_reprioritize_refusals_map_to_typed_errors() -> None:
+    answers = iter(
+        [
+            (400, "INVALID_REQUEST", "reprioritize.priority: must be 1 (claimed first) to 5"),
+            (409, "CONTROL_NOT_APPLICABLE", "the execution has no fairness key to weigh"),
+            (409, "PROCESS_NOT_RUNNING", "the execution is closed"),
+        ]
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        status, sub_type, message = next(answers)
+        return httpx.Response(status, json={"subType": sub_type, "message": message})
+
+    client = async_client(handler)
+    with pytest.raises(InvalidRequestError, match=r"reprioritize\.priority"):
+        await client.reprioritize("p", priority=9)
+    with pytest.raises(ControlNotApplicableError, match="no fairness key") as refused:
+        await client.reprioritize("p", fairness_weight=5)
+    assert refused.value.status == 409
+    with pytest.raises(ProcessNotRunningError):
+        await client.reprioritize("p", priority=1)
+    await client.aclose()
+
+
+async def test_a_reprioritized_event_reads_as_its_typed_details(contract: Contract) -> None:
+    events: list[dict[str, Any]] = [
+        {
+            "eventId": 7,
+            "eventTimestampMs": 1_700_000_000_000,
+            "eventType": "REPRIORITIZED",
+            "details": {
+                "before": {"priority": 5},
+                "after": {"priority": 1, "fairnessKey": "vip", "fairnessWeight": 3},
+                "reason": "the customer escalated",
+                "identity": "on-call",
+                "stateExecutionIds": ["Pay-1"],
+            },
+        }
+    ]
+    answer = {"processExecutionId": "e-1", "events": events}
+    contract.check_response(HISTORY, 200, json.dumps(answer).encode())
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=answer)
+
+    client = async_client(handler)
+    history = await client.get_process_history("p", event_types=[HistoryEventType.REPRIORITIZED])
+    await client.aclose()
+    (event,) = history.events
+    assert event.event_type == HistoryEventType.REPRIORITIZED
+    details = ReprioritizedDetails.model_validate(event.details)
+    assert (details.before.priority, details.before.fairness_key) == (5, None)
+    assert (details.after.priority, details.after.fairness_key) == (1, "vip")
+    assert details.after.fairness_weight == 3
+    assert (details.reason, details.identity) == ("the customer escalated", "on-call")
+    assert state_execution_ids_of(event) == details.state_execution_ids == ["Pay-1"]
 
 
 async def test_refusals_map_to_typed_errors() -> None:

@@ -40,6 +40,7 @@ from xdb.protocol import (
     GIVE_UP,
     PAUSE,
     PUBLISH_TO_LOCAL_QUEUE,
+    REPRIORITIZE,
     RESET,
     RESUME,
     RETRY_NOW,
@@ -89,6 +90,7 @@ WRITES: list[tuple[str, AsyncCall, Any]] = [
     (GIVE_UP, lambda c: c.give_up("p", state_execution_id="Pay-1"), CONTROL_ANSWER),
     (PAUSE, lambda c: c.pause("p", reason="upgrade"), CONTROL_ANSWER),
     (RESUME, lambda c: c.resume("p"), CONTROL_ANSWER),
+    (REPRIORITIZE, lambda c: c.reprioritize("p", priority=1), CONTROL_ANSWER),
     (RESET, lambda c: c.reset("p", "Pay", {"amount": 1}), RESET_ANSWER),
     (
         BATCH_START,
