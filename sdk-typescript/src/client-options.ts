@@ -144,7 +144,7 @@ export interface PublishOptions extends RequestIdOption {
   readonly processExecutionId?: string;
 }
 
-/** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`). */
+/** Options of the operator's controls (`retryNow`, `giveUp`, `pause`, `resume`, `reprioritize`). */
 export interface ControlOptions extends RequestIdOption {
   /** The execution to act on; default: the current one. */
   readonly processExecutionId?: string;
@@ -154,6 +154,30 @@ export interface ControlOptions extends RequestIdOption {
   readonly reason?: string;
   /** Who asks (a person or a tool); kept in the history event. */
   readonly identity?: string;
+}
+
+/**
+ * Options of `reprioritize`: besides those of every control, the execution's new claim
+ * order. A field left out stays as it is; at least one must be given (else the service
+ * answers `INVALID_REQUEST` naming `reprioritize`). The service checks them as a start's:
+ * out of range is `INVALID_REQUEST` naming `reprioritize.priority`,
+ * `reprioritize.fairnessKey` or `reprioritize.fairnessWeight`.
+ */
+export interface ReprioritizeOptions extends Omit<ControlOptions, "stateExecutionId"> {
+  /** 1 (claimed first) to 5; `describe` answers it as `priority`. */
+  readonly priority?: number;
+  /**
+   * The new fairness key (1 to 255 characters, no control characters); `""` removes the
+   * execution's key, and its weight with it. A new key without `fairnessWeight` keeps
+   * the execution's weight (1 if it had no key).
+   */
+  readonly fairnessKey?: string;
+  /**
+   * The weight of the execution's key, the new one or the one it has: 1 to 1,000. On an
+   * execution left without a key it is refused: `CONTROL_NOT_APPLICABLE` (409) when the
+   * execution has none, `INVALID_REQUEST` beside `fairnessKey: ""`.
+   */
+  readonly fairnessWeight?: number;
 }
 
 /** Options of `reset`: besides those of every control, the state's options. */

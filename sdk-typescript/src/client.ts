@@ -94,6 +94,7 @@ import {
   type PublishToLocalQueueRequest,
   type RegisterDefinitionsRequest,
   type RegisterDefinitionsResponse,
+  type Reprioritization,
   type WorkerDeployment,
 } from "./protocol.js";
 import type { InputArgs } from "./state.js";
@@ -103,6 +104,7 @@ import type {
   HistoryOptions,
   ProcessStartOptions,
   PublishOptions,
+  ReprioritizeOptions,
   ResetOptions,
   StopOptions,
 } from "./client-options.js";
@@ -407,6 +409,22 @@ export class Client extends ServiceTransport {
   }
 
   /**
+   * Changes a running execution's claim order: its `priority`, `fairnessKey` or
+   * `fairnessWeight` (a field left out stays). Its waiting tasks take the new order at
+   * once, and the tasks it writes later inherit it; the answer names the state
+   * executions whose waiting calls were reordered, and the history records
+   * `REPRIORITIZED` with the order before and after (`reprioritizedDetailsOf`). Throws
+   * `XdbApiError` with `INVALID_REQUEST` naming the field for a change out of range or
+   * naming nothing, `CONTROL_NOT_APPLICABLE` for a weight on an execution without a
+   * fairness key, and `PROCESS_NOT_RUNNING` for a closed execution.
+   */
+  async reprioritize(processId: string, options: ReprioritizeOptions): Promise<ProcessExecutionControlResponse> {
+    const { priority, fairnessKey, fairnessWeight, ...control } = options;
+    // A field left out is absent from the JSON (not null), which the service reads as "stays".
+    return this.control(OPERATE_PATHS.reprioritize, processId, { ...control, reprioritize: { priority, fairnessKey, fairnessWeight } });
+  }
+
+  /**
    * Restarts the execution from `stateId` with `input`. A running execution's open
    * states are aborted (their calls, timers and waits cancelled); a closed one is
    * continued by a new execution of the process id, linked to it (`resetFrom`). The
@@ -423,7 +441,11 @@ export class Client extends ServiceTransport {
     return this.write(OPERATE_PATHS.reset, body, options.requestId, ProcessExecutionResetResponseSchema);
   }
 
-  private async control(path: string, processId: string, options: ControlOptions): Promise<ProcessExecutionControlResponse> {
+  private async control(
+    path: string,
+    processId: string,
+    options: ControlOptions & { readonly reprioritize?: Reprioritization },
+  ): Promise<ProcessExecutionControlResponse> {
     return this.write(path, { ...options, processId }, options.requestId, ProcessExecutionControlResponseSchema);
   }
 
@@ -435,7 +457,9 @@ export class Client extends ServiceTransport {
    * every execution), at most once each, at `ratePerSecond` (default 100, at most
    * 10000), as a durable job the service drives and resumes after any crash. The
    * operation's arguments: `messages` (`PUBLISH_TO_LOCAL_QUEUE`, see `localQueueMessage`),
-   * `reset` (`RESET`), `moveTo` (`MOVE_TO_DEPLOYMENT`, with `processType`). Preview the
+   * `reset` (`RESET`), `moveTo` (`MOVE_TO_DEPLOYMENT`, with `processType`), `reprioritize`
+   * (`REPRIORITIZE`: `{ priority?, fairnessKey?, fairnessWeight? }`, as `reprioritize`
+   * takes them; an execution the change does not apply to is skipped). Preview the
    * selection with `count` first. Needs role `operate`. Answers the batch id and how many
    * executions matched when it started.
    */

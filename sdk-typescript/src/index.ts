@@ -41,6 +41,7 @@ export {
   DEPLOYMENTS_PATHS,
   FLOW_LIMITS_PATHS,
   OPENAPI_PATH,
+  ReprioritizedDetailsSchema,
   SERVICE_PATHS,
   StateApiFailureDetailsSchema,
   WORKER_PATHS,

@@ -220,6 +220,17 @@ for (const dialect of DIALECTS) {
       // The operator's calls on a stuck process: states, pause, resume, retry-now, give-up.
       await client.startProcess(StuckProcess, "stuck");
       await unstick(client, "stuck");
+      // Reprioritize (its effects are the operator test's): a change, the key removed, a
+      // weight on the execution then without a key (409), and the history recording them.
+      await client.startProcess(StuckProcess, "reprioritized");
+      await client.reprioritize("reprioritized", { priority: 2, fairnessKey: "contract", fairnessWeight: 2, reason: "contract test" });
+      await client.reprioritize("reprioritized", { fairnessKey: "" });
+      await assert.rejects(
+        client.reprioritize("reprioritized", { fairnessWeight: 3 }),
+        (e: unknown) => isApiError(e, "CONTROL_NOT_APPLICABLE"),
+      );
+      assert.equal((await client.history("reprioritized", { eventTypes: ["REPRIORITIZED"] })).events.length, 2);
+      await client.stop("reprioritized");
 
       // Registered definitions, last: the sign-up's starts above stay unchecked by them.
       const deployment = { name: "contract", version: "1", workerUrl };

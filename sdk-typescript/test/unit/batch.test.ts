@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { BATCH_PATHS, Client, encode, isApiError, localQueueMessage, type BatchInfo } from "@xdb/sdk";
+import { BATCH_PATHS, Client, encode, isApiError, localQueueMessage, type BatchInfo, type FilterNode } from "@xdb/sdk";
 
 import { contractProblems } from "./contract.js";
 
@@ -86,6 +86,30 @@ describe("batch calls", () => {
     assert.match(String(requestId), /^[0-9a-f-]{36}$/);
     assert.deepEqual(reset, { operation: "RESET", reset: { stateId: "Pay", stateInput: { encoding: "json", data: "1" } } });
     assert.notEqual(sent[2]?.body.requestId, requestId, "each batch start has its own id");
+    for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  it("starts a REPRIORITIZE batch with its change, as the contract takes it", async () => {
+    const { client, sent } = fakeService();
+    const where: FilterNode = { and: [{ field: "status", op: "=", value: "RUNNING" }, { field: "priority", op: ">=", value: 3 }] };
+    await client.startBatch({
+      operation: "REPRIORITIZE",
+      processType: "Order",
+      where,
+      reprioritize: { priority: 1, fairnessKey: "tenant-a", fairnessWeight: 4 },
+      reason: "incident",
+      requestId: "incident-7",
+    });
+    await client.startBatch({ operation: "REPRIORITIZE", reprioritize: { fairnessKey: "" } });
+    assert.deepEqual(sent[0]?.body, {
+      operation: "REPRIORITIZE",
+      processType: "Order",
+      where,
+      reprioritize: { priority: 1, fairnessKey: "tenant-a", fairnessWeight: 4 },
+      reason: "incident",
+      requestId: "incident-7",
+    });
+    assert.deepEqual(sent[1]?.body.reprioritize, { fairnessKey: "" });
     for (const { path, body } of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
   });
 

@@ -206,6 +206,67 @@ describe("client requests", () => {
     );
   });
 
+  it("sends reprioritize with the fields of the change given, as the contract takes it", async () => {
+    const acted = () => Response.json({ stateExecutionIds: ["A-1"] });
+    const fake = fakeFetch(acted, acted, acted, () => Response.json({ stateExecutionIds: [] }));
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    const answer = await client.reprioritize("p", {
+      priority: 1,
+      fairnessKey: "tenant-a",
+      fairnessWeight: 5,
+      processExecutionId: "e1",
+      reason: "incident",
+      identity: "ops",
+      requestId: "reprioritize-1",
+    });
+    assert.deepEqual(answer.stateExecutionIds, ["A-1"]);
+    await client.reprioritize("p", { priority: 5 });
+    await client.reprioritize("p", { fairnessKey: "" });
+    // Nothing to change is the service's to refuse (naming `reprioritize`): sent as given.
+    assert.deepEqual((await client.reprioritize("p", {})).stateExecutionIds, []);
+    const sent = fake.sent.map((s) => [new URL(s.url).pathname, s.body] as const);
+    assert.deepEqual(sent[0], [
+      OPERATE_PATHS.reprioritize,
+      {
+        processId: "p",
+        processExecutionId: "e1",
+        reason: "incident",
+        identity: "ops",
+        requestId: "reprioritize-1",
+        reprioritize: { priority: 1, fairnessKey: "tenant-a", fairnessWeight: 5 },
+      },
+    ]);
+    assert.deepEqual(
+      sent.slice(1).map(([path, body]) => [path, withoutRequestId(body)]),
+      [
+        [OPERATE_PATHS.reprioritize, { processId: "p", reprioritize: { priority: 5 } }],
+        [OPERATE_PATHS.reprioritize, { processId: "p", reprioritize: { fairnessKey: "" } }],
+        [OPERATE_PATHS.reprioritize, { processId: "p", reprioritize: {} }],
+      ],
+    );
+    for (const [path, body] of sent) assert.equal(contractProblems(path, body), "", JSON.stringify(body));
+  });
+
+  it("reads reprioritize's refusals as the service's sub-types", async () => {
+    const refusal = (status: number, subType: string, message: string) => () => Response.json({ subType, message }, { status });
+    const fake = fakeFetch(
+      refusal(400, "INVALID_REQUEST", "reprioritize.priority: must be 1 (claimed first) to 5, not 9"),
+      refusal(409, "CONTROL_NOT_APPLICABLE", "the execution has no fairness key to weigh: name reprioritize.fairnessKey too"),
+      refusal(409, "PROCESS_NOT_RUNNING", "the execution is closed"),
+    );
+    const client = new Client({ serviceUrl: "http://xdb", fetch: fake.fetch });
+    await assert.rejects(
+      client.reprioritize("p", { priority: 9 }),
+      (e: unknown) => isApiError(e, "INVALID_REQUEST") && e.status === 400 && e.message.includes("reprioritize.priority"),
+    );
+    await assert.rejects(
+      client.reprioritize("p", { fairnessWeight: 3 }),
+      (e: unknown) => isApiError(e, "CONTROL_NOT_APPLICABLE") && e.status === 409,
+    );
+    await assert.rejects(client.reprioritize("p", { priority: 2 }), (e: unknown) => isApiError(e, "PROCESS_NOT_RUNNING"));
+    assert.equal(fake.sent.length, 3, "a refusal is not sent again");
+  });
+
   it("sends the history's cursor, page size and event types, and walks every page", async () => {
     const event = (eventId: number) => ({ eventId, eventTimestampMs: eventId, eventType: "TIMER_FIRED", details: {} });
     const fake = fakeFetch(

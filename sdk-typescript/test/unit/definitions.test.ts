@@ -9,7 +9,7 @@ import { z } from "zod";
 import {
   Client, CommandRequest, CommunicationSchema, DEFINITIONS_PATHS, DEPLOYMENTS_PATHS, PersistenceSchema, ProcessDefinition, SERVICE_PATHS,
   StateApiFailureDetailsSchema, StateDecision, StateSchema, WorkerService, XdbApiError, XdbSdkError, exportDefinition,
-  inputJsonSchema, isApiError, rpc, stateExecutionIdOf, stateExecutionIdsOf,
+  XdbInvalidResponseError, inputJsonSchema, isApiError, reprioritizedDetailsOf, rpc, stateExecutionIdOf, stateExecutionIdsOf,
   type AsyncState, type HistoryEventType, type Process, type StateApiFailureDetails, type WorkerDeployment,
 } from "@xdb/sdk";
 
@@ -288,5 +288,29 @@ describe("history events", () => {
     assert.equal(stateExecutionIdOf(control), undefined);
     assert.deepEqual(stateExecutionIdsOf(control), ["Take-1", "Ship-2"]);
     assert.deepEqual(stateExecutionIdsOf(event("PROCESS_STARTED", { processType: "P" })), []);
+  });
+
+  it("read a reprioritization's order before and after", () => {
+    const reprioritized = event("REPRIORITIZED", {
+      before: { priority: 3 },
+      after: { priority: 1, fairnessKey: "tenant-a", fairnessWeight: 2 },
+      reason: "incident",
+      identity: "ops",
+      stateExecutionIds: ["Take-1"],
+      future: "ignored",
+    });
+    assert.deepEqual(reprioritizedDetailsOf(reprioritized), {
+      before: { priority: 3 },
+      after: { priority: 1, fairnessKey: "tenant-a", fairnessWeight: 2 },
+      reason: "incident",
+      identity: "ops",
+      stateExecutionIds: ["Take-1"],
+    });
+    assert.deepEqual(stateExecutionIdsOf(reprioritized), ["Take-1"]);
+    assert.equal(reprioritizedDetailsOf(event("PAUSED", { stateExecutionIds: [] })), undefined);
+    assert.throws(
+      () => reprioritizedDetailsOf(event("REPRIORITIZED", { before: { priority: 3 }, stateExecutionIds: [] })),
+      (e) => e instanceof XdbInvalidResponseError && /REPRIORITIZED event 1/.test(e.message) && /after/.test(e.message),
+    );
   });
 });
