@@ -143,6 +143,8 @@ fn the_engine_writes_the_event_types_the_document_lists() {
         HistoryEventType::TaskParked.as_str(),
         // Written by the reset's plan (`xdb-engine/src/decide/reset.rs`).
         HistoryEventType::ProcessReset.as_str(),
+        // Written by the reprioritize control (`xdb-persistence`).
+        HistoryEventType::Reprioritized.as_str(),
     ];
     let listed: Vec<&str> = HistoryEventType::ALL.iter().map(|t| t.as_str()).collect();
     assert_eq!(written.as_slice(), listed.as_slice());
