@@ -206,6 +206,20 @@ pub enum Command {
         "1 other API error, 3 unreachable."
     ))]
     Resume(PauseArgs),
+    /// Change the priority or fairness key its waiting and later calls are claimed by
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  xdb reprioritize order-42 --priority 1 --reason 'customer escalation'\n",
+        "  xdb reprioritize order-42 --fairness-key acme --fairness-weight 2\n",
+        "  xdb reprioritize order-42 --no-fairness-key\n\n",
+        "At least one of --priority, --fairness-key, --no-fairness-key, --fairness-weight;\n",
+        "what is not named stays. The calls it waits on are claimed in the new order at once\n",
+        "(one running finishes as it is), and so are those it makes later.\n",
+        "Exit codes: 0 reprioritized, 7 a weight for an execution without a fairness key\n",
+        "(CONTROL_NOT_APPLICABLE), 5 not found, 1 other API error (e.g. PROCESS_NOT_RUNNING),\n",
+        "2 usage, 3 unreachable."
+    ))]
+    Reprioritize(ReprioritizeArgs),
     /// Restart an execution from a named state (a closed one continues as a new execution)
     #[command(after_help = concat!(
         "Examples:\n",
@@ -474,12 +488,67 @@ mod tests {
             ("Charge", Some("{\"a\":1}"), Some("r"))
         );
         assert!(parse(&["reset", "p1"]).is_err(), "--state is required");
-        // pause and resume act on the whole execution.
+        // pause, resume and reprioritize act on the whole execution.
         assert!(parse(&["pause", "p1", "--state", "S-1"]).is_err());
+        assert!(parse(&["reprioritize", "p1", "--priority", "1", "--state", "S-1"]).is_err());
         let cli = parse(&["states", "p1", "--execution", "e1"]).unwrap();
         assert!(
             matches!(cli.command, Command::States(StatesArgs { ref execution, .. }) if execution.as_deref() == Some("e1"))
         );
+    }
+
+    #[test]
+    fn reprioritize_needs_a_change_within_bounds() {
+        let cli = parse(&[
+            "reprioritize",
+            "p1",
+            "--priority",
+            "1",
+            "--fairness-key",
+            "acme",
+            "--fairness-weight",
+            "1000",
+            "--execution",
+            "e1",
+        ])
+        .unwrap();
+        let Command::Reprioritize(r) = cli.command else {
+            panic!("not reprioritize")
+        };
+        assert_eq!(
+            (
+                r.change.priority,
+                r.change.fairness_key.as_deref(),
+                r.change.fairness_weight,
+                r.control.execution.as_deref()
+            ),
+            (Some(1), Some("acme"), Some(1000), Some("e1"))
+        );
+        // Each flag alone is a change.
+        for flag in [
+            &["--priority", "5"][..],
+            &["--fairness-key", "k"],
+            &["--no-fairness-key"],
+            &["--fairness-weight", "2"],
+        ] {
+            let args = [&["reprioritize", "p1"][..], flag].concat();
+            assert!(parse(&args).is_ok(), "{flag:?}");
+        }
+        let err = parse(&["reprioritize", "p1", "--reason", "r"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--priority"), "{err}");
+        for bad in [
+            &["--priority", "0"][..],
+            &["--priority", "6"],
+            &["--fairness-weight", "0"],
+            &["--fairness-weight", "1001"],
+            &["--fairness-key", ""],
+            &["--no-fairness-key", "--fairness-key", "k"],
+            &["--no-fairness-key", "--fairness-weight", "2"],
+        ] {
+            let args = [&["reprioritize", "p1"][..], bad].concat();
+            assert_eq!(parse(&args).unwrap_err().exit_code(), 2, "{bad:?}");
+        }
     }
 
     #[test]

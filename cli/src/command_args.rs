@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::{ArgGroup, Args, ValueEnum};
 use xdb_protocol::{fairness, BusinessTableRef, FilterNode, HistoryEventType};
 
 use crate::format::{parse_duration, parse_time_ms};
@@ -393,6 +393,62 @@ pub struct PauseArgs {
     pub process_id: String,
     #[command(flatten)]
     pub control: ControlOpts,
+}
+
+/// `reprioritize`: the whole execution's claim order, changed in at least one way.
+#[derive(Debug, Args)]
+#[command(group(
+    ArgGroup::new("change")
+        .required(true)
+        .multiple(true)
+        .args(["priority", "fairness_key", "no_fairness_key", "fairness_weight"])
+))]
+pub struct ReprioritizeArgs {
+    pub process_id: String,
+    #[command(flatten)]
+    pub change: ReprioritizeOpts,
+    #[command(flatten)]
+    pub control: ControlOpts,
+}
+
+/// The change `reprioritize` and `batch start reprioritize` make; a flag left out leaves
+/// that part of the order as it is.
+#[derive(Debug, Args)]
+pub struct ReprioritizeOpts {
+    /// The new priority: 1 (claimed first) to 5 (claimed last)
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub priority: Option<u8>,
+    /// The new fairness key (1 to 255 characters); it keeps the execution's weight unless
+    /// --fairness-weight names one
+    #[arg(long, value_parser = parse_fairness_key, conflicts_with = "no_fairness_key")]
+    pub fairness_key: Option<String>,
+    /// Remove the execution's fairness key, and its weight with it
+    #[arg(long)]
+    pub no_fairness_key: bool,
+    /// The weight of the execution's key (the new one, or the one it has): 1 to 1000
+    #[arg(
+        long,
+        conflicts_with = "no_fairness_key",
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(fairness::MAX_WEIGHT))
+    )]
+    pub fairness_weight: Option<u32>,
+}
+
+impl ReprioritizeOpts {
+    /// The first change flag given, to name it where it does not belong.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.priority.is_some() {
+            Some("--priority")
+        } else if self.fairness_key.is_some() {
+            Some("--fairness-key")
+        } else if self.no_fairness_key {
+            Some("--no-fairness-key")
+        } else if self.fairness_weight.is_some() {
+            Some("--fairness-weight")
+        } else {
+            None
+        }
+    }
 }
 
 /// The paging flags of the listings and audit histories whose service default is 50 a

@@ -211,10 +211,10 @@ pub async fn control(
     state: Option<&str>,
     opts: &ControlOpts,
 ) -> Outcome {
-    let request = control_request(process_id, state, opts);
+    let request = control_request(&control, process_id, state, opts);
     let response = control.send(client, &request).await?;
     print(output, &response, || {
-        views::control_result(control, process_id, &response.state_execution_ids)
+        views::control_result(&control, process_id, &response.state_execution_ids)
     });
     Ok(Exit::Ok)
 }

@@ -2,6 +2,7 @@
 //! what happened, from the event's typed details (`xdb_protocol::history`).
 
 use serde_json::Value;
+use xdb_protocol::fairness;
 
 /// The state execution an event concerns, when it has one.
 pub fn state_of(details: &Value) -> Option<String> {
@@ -105,8 +106,55 @@ pub fn summary(event_type: &str, details: &Value) -> String {
             text("error")
         ),
         "PROCESS_RESET" => format!("to {} {}", text("stateExecutionId"), who()),
+        "REPRIORITIZED" => format!(
+            "{} {}",
+            reordering(&details["before"], &details["after"]),
+            who()
+        ),
         _ => compact(details),
     }
+}
+
+/// How a claim order (`ClaimOrder`) changed: `priority 5 → 1, fairness key none → acme
+/// (weight 2)`; only what changed.
+fn reordering(before: &Value, after: &Value) -> String {
+    let priority = |order: &Value| order["priority"].as_u64().unwrap_or_default();
+    let key = |order: &Value| {
+        order["fairnessKey"].as_str().map(|key| {
+            let weight = order["fairnessWeight"]
+                .as_u64()
+                .unwrap_or(u64::from(fairness::DEFAULT_WEIGHT));
+            (key.to_owned(), weight)
+        })
+    };
+    let keyed = |key: Option<(String, u64)>| match key {
+        Some((key, weight)) => format!("{key} (weight {weight})"),
+        None => "none".to_owned(),
+    };
+    let mut changes = Vec::new();
+    if priority(before) != priority(after) {
+        changes.push(format!(
+            "priority {} → {}",
+            priority(before),
+            priority(after)
+        ));
+    }
+    match (key(before), key(after)) {
+        (was, now) if was == now => {}
+        (Some((was, from)), Some((now, to))) if was == now => {
+            changes.push(format!("fairness key {now} (weight {from} → {to})"));
+        }
+        (was, now) => changes.push(format!("fairness key {} → {}", keyed(was), keyed(now))),
+    }
+    if changes.is_empty() {
+        // A change to the order it had: say which, so the line is not blank.
+        let mut same = format!("unchanged: priority {}", priority(after));
+        if let Some(key) = key(after) {
+            same.push_str(&format!(", fairness key {}", keyed(Some(key))));
+        }
+        return same;
+    }
+    changes.join(", ")
 }
 
 /// What a waitUntil waits for: its timers and queues.
@@ -213,5 +261,55 @@ mod tests {
         );
         assert_eq!(state_of(&json!({})), None);
         assert_eq!(summary("SOMETHING_NEW", &json!({"a": 1})), "{\"a\":1}");
+    }
+
+    #[test]
+    fn a_reprioritization_reads_as_what_changed() {
+        let event = |before: Value, after: Value| {
+            json!({"before": before, "after": after, "identity": "ops", "reason": "vip",
+                "stateExecutionIds": ["A-1"]})
+        };
+        let cases = [
+            (
+                event(
+                    json!({"priority": 5}),
+                    json!({"priority": 1, "fairnessKey": "acme", "fairnessWeight": 2}),
+                ),
+                "priority 5 → 1, fairness key none → acme (weight 2) by ops: vip",
+            ),
+            (
+                event(
+                    json!({"priority": 3, "fairnessKey": "acme", "fairnessWeight": 2}),
+                    json!({"priority": 3}),
+                ),
+                "fairness key acme (weight 2) → none by ops: vip",
+            ),
+            (
+                event(
+                    json!({"priority": 3, "fairnessKey": "acme", "fairnessWeight": 2}),
+                    json!({"priority": 3, "fairnessKey": "acme", "fairnessWeight": 9}),
+                ),
+                "fairness key acme (weight 2 → 9) by ops: vip",
+            ),
+            (
+                // A key without a weight has the default one.
+                event(
+                    json!({"priority": 2, "fairnessKey": "a"}),
+                    json!({"priority": 2, "fairnessKey": "b", "fairnessWeight": 1}),
+                ),
+                "fairness key a (weight 1) → b (weight 1) by ops: vip",
+            ),
+            (
+                event(
+                    json!({"priority": 4, "fairnessKey": "a", "fairnessWeight": 1}),
+                    json!({"priority": 4, "fairnessKey": "a"}),
+                ),
+                "unchanged: priority 4, fairness key a (weight 1) by ops: vip",
+            ),
+        ];
+        for (details, expected) in cases {
+            assert_eq!(summary("REPRIORITIZED", &details), expected);
+        }
+        assert_eq!(state_of(&event(json!({}), json!({}))), None);
     }
 }

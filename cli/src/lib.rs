@@ -132,6 +132,18 @@ pub fn run(cli: Cli) -> Exit {
                 )
                 .await
             }
+            Command::Reprioritize(a) => {
+                let change = requests::reprioritization(&a.change)?;
+                commands::control(
+                    &client,
+                    output,
+                    Control::Reprioritize(change),
+                    &a.process_id,
+                    None,
+                    &a.control,
+                )
+                .await
+            }
             Command::Reset(a) => commands::reset(&client, output, a).await,
             Command::Batch { command } => batch::run(&client, output, command).await,
             Command::Completions { .. } | Command::Dev(_) => unreachable!("handled above"),

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use xdb_protocol::{BatchOperation, DeploymentRef, MAX_BATCH_RATE};
 
-use crate::args::{RequestIdArg, SelectionArgs};
+use crate::args::{ReprioritizeOpts, RequestIdArg, SelectionArgs};
 use crate::format::parse_duration;
 
 #[derive(Debug, Subcommand)]
@@ -19,8 +19,10 @@ pub enum BatchCommand {
         "  xdb batch start retry-now -t Order --status RUNNING --rate 20 --yes\n",
         "  xdb batch start publish -t Order --where \"tier = 'gold'\" --message 'go={\"fast\":true}' --yes\n",
         "  xdb batch start reset -t Order --status FAILED --state Charge --input '{\"retry\":1}'\n",
-        "  xdb batch start move -t Order --to orders@1.5.0 --yes --no-wait\n\n",
-        "Operations: terminate, fail, retry-now, give-up, pause, resume, publish, reset, move.\n",
+        "  xdb batch start move -t Order --to orders@1.5.0 --yes --no-wait\n",
+        "  xdb batch start reprioritize -t Order --where \"tier = 'gold'\" --priority 1 --fairness-key gold\n\n",
+        "Operations: terminate, fail, retry-now, give-up, pause, resume, publish, reset, move,\n",
+        "reprioritize.\n",
         "The selection reads as in `xdb list` and `xdb count`; the count of `xdb count` with\n",
         "the same flags is shown first. Without --yes it asks on the terminal, and refuses to\n",
         "start when stdin is not one. Each execution is handled at most once; one the\n",
@@ -95,6 +97,9 @@ pub enum Operation {
         alias = "move_to_deployment"
     )]
     Move,
+    /// Change its priority or fairness key (--priority, --fairness-key,
+    /// --no-fairness-key, --fairness-weight)
+    Reprioritize,
 }
 
 impl Operation {
@@ -109,6 +114,7 @@ impl Operation {
             Operation::Publish => BatchOperation::PublishToLocalQueue,
             Operation::Reset => BatchOperation::Reset,
             Operation::Move => BatchOperation::MoveToDeployment,
+            Operation::Reprioritize => BatchOperation::Reprioritize,
         }
     }
 }
@@ -156,6 +162,9 @@ pub struct BatchStartArgs {
     pub interval: Duration,
     #[command(flatten)]
     pub request_id: RequestIdArg,
+    // Last, as its heading holds for every flag after it.
+    #[command(flatten, next_help_heading = "Reprioritize options")]
+    pub reprioritize: ReprioritizeOpts,
 }
 
 /// `NAME@VERSION` or `NAME:VERSION`.
@@ -244,6 +253,7 @@ pub(crate) mod tests {
             ("give-up", BatchOperation::GiveUp),
             ("pause", BatchOperation::Pause),
             ("Resume", BatchOperation::Resume),
+            ("REPRIORITIZE", BatchOperation::Reprioritize),
         ] {
             assert_eq!(start_args(&[text]).operation.wire(), op, "{text}");
         }

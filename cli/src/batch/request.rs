@@ -6,7 +6,7 @@ use xdb_protocol::{
 
 use super::{BatchStartArgs, Operation};
 use crate::payload::{encode_payload, parse_json};
-use crate::requests::Selection;
+use crate::requests::{reprioritization, Selection};
 
 /// A `QUEUE=JSON` message (`QUEUE` alone: a message without a value).
 fn parse_message(text: &str) -> Result<LocalQueueMessage, String> {
@@ -43,6 +43,9 @@ pub fn batch_start_request(a: &BatchStartArgs) -> Result<BatchStartRequest, Stri
     )?;
     only(a.state.is_some(), "--state", Operation::Reset, "reset")?;
     only(a.to.is_some(), "--to", Operation::Move, "move")?;
+    if let Some(flag) = a.reprioritize.first_given() {
+        only(true, flag, Operation::Reprioritize, "reprioritize")?;
+    }
     let messages = a
         .messages
         .iter()
@@ -65,6 +68,10 @@ pub fn batch_start_request(a: &BatchStartArgs) -> Result<BatchStartRequest, Stri
         }
         _ => {}
     }
+    let reprioritize = match a.operation {
+        Operation::Reprioritize => Some(reprioritization(&a.reprioritize)?),
+        _ => None,
+    };
     let reset = match &a.state {
         Some(state_id) => Some(BatchReset {
             state_id: state_id.clone(),
@@ -91,7 +98,7 @@ pub fn batch_start_request(a: &BatchStartArgs) -> Result<BatchStartRequest, Stri
         messages,
         reset,
         move_to: a.to.clone(),
-        reprioritize: None,
+        reprioritize,
     })
 }
 
@@ -228,9 +235,50 @@ mod tests {
             &["terminate", "--message", "q=1"][..],
             &["pause", "--state", "S"],
             &["resume", "--to", "o@1"],
+            &["pause", "--priority", "1"],
+            &["retry-now", "--no-fairness-key"],
         ] {
             assert!(batch_start_request(&start_args(args)).is_err(), "{args:?}");
         }
         assert!(parse(&["batch", "start", "reset", "--input", "1"]).is_err());
+    }
+    #[test]
+    fn a_reprioritize_batch_sends_the_change() {
+        let a = start_args(&[
+            "reprioritize",
+            "-t",
+            "Order",
+            "--priority",
+            "1",
+            "--fairness-key",
+            "gold",
+            "--fairness-weight",
+            "3",
+        ]);
+        let r = serde_json::to_value(batch_start_request(&a).unwrap()).unwrap();
+        assert_eq!(r["operation"], json!("REPRIORITIZE"));
+        assert_eq!(
+            r["reprioritize"],
+            json!({"priority": 1, "fairnessKey": "gold", "fairnessWeight": 3})
+        );
+        let a = start_args(&["reprioritize", "--no-fairness-key"]);
+        let r = batch_start_request(&a).unwrap();
+        assert_eq!(r.reprioritize.unwrap().fairness_key.as_deref(), Some(""));
+        assert!(batch_start_request(&start_args(&["reprioritize"]))
+            .unwrap_err()
+            .contains("--priority"));
+        let refused = batch_start_request(&start_args(&["pause", "--fairness-weight", "2"]));
+        assert_eq!(
+            refused.unwrap_err(),
+            "--fairness-weight goes with `batch start reprioritize` only"
+        );
+        for bad in [
+            &["--priority", "6"][..],
+            &["--fairness-weight", "1001"],
+            &["--no-fairness-key", "--fairness-key", "k"],
+        ] {
+            let args = [&["batch", "start", "reprioritize"][..], bad].concat();
+            assert!(parse(&args).is_err(), "{bad:?}");
+        }
     }
 }

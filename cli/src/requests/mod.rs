@@ -3,6 +3,7 @@
 use xdb_protocol::*;
 
 use crate::args::*;
+use crate::operate::Control;
 use crate::payload::{
     encode_payload, parse_assignment, parse_json, parse_local_attribute, split_list,
 };
@@ -180,9 +181,10 @@ pub fn states_request(a: &StatesArgs) -> ProcessExecutionStatesRequest {
     }
 }
 
-/// A control of `process_id` (of one state execution with `state`), with its reason and
+/// `control` of `process_id` (of one state execution with `state`), with its reason and
 /// identity.
 pub fn control_request(
+    control: &Control,
     process_id: &str,
     state: Option<&str>,
     c: &ControlOpts,
@@ -194,8 +196,29 @@ pub fn control_request(
         state_execution_id: state.map(str::to_string),
         reason: c.reason.clone(),
         identity: Some(c.identity.clone()).filter(|i| !i.trim().is_empty()),
-        reprioritize: None,
+        reprioritize: control.reprioritization().cloned(),
     }
+}
+
+/// The change the reprioritize flags name; an error when they name none.
+pub fn reprioritization(o: &ReprioritizeOpts) -> Result<Reprioritization, String> {
+    if o.first_given().is_none() {
+        return Err(
+            "reprioritize needs --priority, --fairness-key, --no-fairness-key or \
+             --fairness-weight"
+                .to_string(),
+        );
+    }
+    Ok(Reprioritization {
+        priority: o.priority,
+        // The API removes a key on the empty one.
+        fairness_key: if o.no_fairness_key {
+            Some(String::new())
+        } else {
+            o.fairness_key.clone()
+        },
+        fairness_weight: o.fairness_weight,
+    })
 }
 
 pub fn reset_request(a: &ResetArgs) -> Result<ProcessExecutionResetRequest, String> {
@@ -451,7 +474,7 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            control_request(&a.process_id, None, &a.control)
+            control_request(&Control::Pause, &a.process_id, None, &a.control)
                 .request_id
                 .as_deref(),
             Some("r.2")
@@ -483,7 +506,12 @@ mod tests {
         ]) else {
             panic!()
         };
-        let r = control_request(&a.process_id, a.state.as_deref(), &a.control);
+        let r = control_request(
+            &Control::RetryNow,
+            &a.process_id,
+            a.state.as_deref(),
+            &a.control,
+        );
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
             json!({"processId": "p1", "processExecutionId": null,
@@ -492,7 +520,7 @@ mod tests {
         let Command::Pause(a) = command(&["pause", "p1", "--execution", "e1"]) else {
             panic!()
         };
-        let r = control_request(&a.process_id, None, &a.control);
+        let r = control_request(&Control::Pause, &a.process_id, None, &a.control);
         assert_eq!(r.process_execution_id.as_deref(), Some("e1"));
         assert_eq!(r.state_execution_id, None);
         // --identity, else XDB_IDENTITY, else "xdb-cli" (the variable is unset in tests).
@@ -503,5 +531,53 @@ mod tests {
             panic!()
         };
         assert_eq!(states_request(&a).process_execution_id, None);
+    }
+
+    #[test]
+    fn a_reprioritize_request_carries_only_the_change_named() {
+        let request = |args: &[&str]| {
+            let Command::Reprioritize(a) = command(args) else {
+                panic!()
+            };
+            let control = Control::Reprioritize(reprioritization(&a.change).unwrap());
+            serde_json::to_value(control_request(&control, &a.process_id, None, &a.control))
+                .unwrap()
+        };
+        let r = request(&[
+            "reprioritize",
+            "p1",
+            "--priority",
+            "1",
+            "--fairness-key",
+            "acme",
+            "--fairness-weight",
+            "2",
+            "--reason",
+            "escalated",
+            "--identity",
+            "ann",
+            "--request-id",
+            "re-1",
+        ]);
+        assert_eq!(
+            r,
+            json!({"requestId": "re-1", "processId": "p1", "processExecutionId": null,
+                "stateExecutionId": null, "reason": "escalated", "identity": "ann",
+                "reprioritize": {"priority": 1, "fairnessKey": "acme", "fairnessWeight": 2}})
+        );
+        let r = request(&["reprioritize", "p1", "--priority", "4"]);
+        assert_eq!(r["reprioritize"], json!({"priority": 4}));
+        // Removing the key is the empty key on the wire.
+        let r = request(&["reprioritize", "p1", "--no-fairness-key"]);
+        assert_eq!(r["reprioritize"], json!({"fairnessKey": ""}));
+        let r = request(&["reprioritize", "p1", "--fairness-weight", "7"]);
+        assert_eq!(r["reprioritize"], json!({"fairnessWeight": 7}));
+        let none = ReprioritizeOpts {
+            priority: None,
+            fairness_key: None,
+            no_fairness_key: false,
+            fairness_weight: None,
+        };
+        assert!(reprioritization(&none).unwrap_err().contains("--priority"));
     }
 }

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use xdb_protocol::{
     fairness, PauseInfo, ProcessExecutionCountResponse, ProcessExecutionDescribeResponse,
-    ProcessExecutionSummary, ProcessFailure, QueryPlan,
+    ProcessExecutionSummary, ProcessFailure, QueryPlan, Reprioritization,
 };
 
 use crate::format::{between_ms, duration, key_values, table, timestamp_ms, truncate};
@@ -205,9 +205,10 @@ fn name(value: &impl Serialize) -> String {
     }
 }
 
-/// What a control did, for people: `paused p1 (held: A-1, B-1)`.
+/// What a control did, for people: `paused p1 (held: A-1, B-1)`, `reprioritized p1 to
+/// priority 1 (reordered: A-1)`.
 pub fn control_result(
-    control: Control,
+    control: &Control,
     process_id: &str,
     state_execution_ids: &[String],
 ) -> String {
@@ -216,15 +217,34 @@ pub fn control_result(
         Control::GiveUp => ("gave up on", "given up"),
         Control::Pause => ("paused", "held"),
         Control::Resume => ("resumed", "released"),
+        Control::Reprioritize(_) => ("reprioritized", "reordered"),
     };
-    if state_execution_ids.is_empty() {
-        format!("{done} {process_id}\n")
-    } else {
-        format!(
-            "{done} {process_id} ({which}: {})\n",
-            state_execution_ids.join(", ")
-        )
+    let mut line = format!("{done} {process_id}");
+    if let Some(change) = control.reprioritization() {
+        line.push_str(&format!(" to {}", reprioritization_text(change)));
     }
+    if !state_execution_ids.is_empty() {
+        line.push_str(&format!(" ({which}: {})", state_execution_ids.join(", ")));
+    }
+    line.push('\n');
+    line
+}
+
+/// The change asked for: `priority 1, fairness key acme, fairness weight 2`.
+pub fn reprioritization_text(change: &Reprioritization) -> String {
+    let mut parts = Vec::new();
+    if let Some(priority) = change.priority {
+        parts.push(format!("priority {priority}"));
+    }
+    match change.fairness_key.as_deref() {
+        Some("") => parts.push("no fairness key".to_string()),
+        Some(key) => parts.push(format!("fairness key {key}")),
+        None => {}
+    }
+    if let Some(weight) = change.fairness_weight {
+        parts.push(format!("fairness weight {weight}"));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -366,17 +386,46 @@ mod tests {
     #[test]
     fn control_results_name_the_states() {
         assert_eq!(
-            control_result(Control::Pause, "p1", &["A-1".into(), "B-1".into()]),
+            control_result(&Control::Pause, "p1", &["A-1".into(), "B-1".into()]),
             "paused p1 (held: A-1, B-1)\n"
         );
-        assert_eq!(control_result(Control::Resume, "p1", &[]), "resumed p1\n");
+        assert_eq!(control_result(&Control::Resume, "p1", &[]), "resumed p1\n");
         assert_eq!(
-            control_result(Control::RetryNow, "p1", &["A-1".into()]),
+            control_result(&Control::RetryNow, "p1", &["A-1".into()]),
             "retry requested for p1 (due now: A-1)\n"
         );
         assert_eq!(
-            control_result(Control::GiveUp, "p1", &["A-1".into()]),
+            control_result(&Control::GiveUp, "p1", &["A-1".into()]),
             "gave up on p1 (given up: A-1)\n"
+        );
+    }
+
+    #[test]
+    fn a_reprioritize_result_names_the_change_and_the_states_reordered() {
+        let change = |priority, key: Option<&str>, weight| {
+            Control::Reprioritize(Reprioritization {
+                priority,
+                fairness_key: key.map(str::to_string),
+                fairness_weight: weight,
+            })
+        };
+        assert_eq!(
+            control_result(
+                &change(Some(1), Some("acme"), Some(2)),
+                "p1",
+                &["A-1".into(), "B-2".into()]
+            ),
+            "reprioritized p1 to priority 1, fairness key acme, fairness weight 2 \
+             (reordered: A-1, B-2)\n"
+        );
+        // Nothing waiting: nothing reordered now, the new order holds for later calls.
+        assert_eq!(
+            control_result(&change(None, Some(""), None), "p1", &[]),
+            "reprioritized p1 to no fairness key\n"
+        );
+        assert_eq!(
+            control_result(&change(None, None, Some(5)), "p1", &[]),
+            "reprioritized p1 to fairness weight 5\n"
         );
     }
 }

@@ -435,6 +435,67 @@ async fn cli_drives_signups_to_their_end(db: Database) {
         "{events:?}"
     );
 
+    // reprioritize: describe shows the new priority and key (its weight kept), history
+    // the change; a weight once the key is gone does not apply (exit 7).
+    let reordered = xdb(
+        &env,
+        &[
+            "reprioritize",
+            "user-signup-cy",
+            "--priority",
+            "1",
+            "--fairness-key",
+            "acme",
+            "--reason",
+            "escalated",
+        ],
+    )
+    .await
+    .expect(0);
+    assert!(
+        reordered
+            .stdout
+            .starts_with("reprioritized user-signup-cy to priority 1, fairness key acme"),
+        "{}",
+        reordered.stdout
+    );
+    let table = xdb(&env, &["describe", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(table.contains("Priority        1\n"), "{table}");
+    assert!(
+        table.contains("Fairness key    acme (weight 4)\n"),
+        "{table}"
+    );
+    let history = xdb(&env, &["history", "user-signup-cy"])
+        .await
+        .expect(0)
+        .stdout;
+    assert!(
+        history.contains("REPRIORITIZED")
+            && history
+                .contains("priority 2 → 1, fairness key tenant-cy (weight 4) → acme (weight 4)"),
+        "{history}"
+    );
+    xdb(
+        &env,
+        &["reprioritize", "user-signup-cy", "--no-fairness-key"],
+    )
+    .await
+    .expect(0);
+    let refused = xdb(
+        &env,
+        &["reprioritize", "user-signup-cy", "--fairness-weight", "2"],
+    )
+    .await
+    .expect(7);
+    assert!(
+        refused.stderr.contains("CONTROL_NOT_APPLICABLE"),
+        "{}",
+        refused.stderr
+    );
+
     let stopped = xdb(&env, &["stop", "user-signup-cy", "--reason", "duplicate"])
         .await
         .expect(0);
