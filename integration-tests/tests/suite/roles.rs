@@ -38,7 +38,7 @@ const TOKENS: [(&str, &str, &[Role]); 4] = [
 
 /// Every guarded path, in an order whose calls all work when allowed (pause before
 /// resume, the RPC before the publish that completes its process, then the wait).
-const PATHS: [&str; 15] = [
+const PATHS: [&str; 16] = [
     paths::DESCRIBE,
     paths::LIST,
     paths::HISTORY,
@@ -47,6 +47,7 @@ const PATHS: [&str; 15] = [
     paths::CONSOLE_ASYNC_METRICS,
     paths::PAUSE,
     paths::RESUME,
+    paths::REPRIORITIZE,
     paths::RETRY_NOW,
     paths::GIVE_UP,
     paths::STOP,
@@ -218,6 +219,17 @@ async fn call(
         }
         paths::PAUSE => outcome(client.pause(&control(&f.park)).await),
         paths::RESUME => outcome(client.resume(&control(&f.park)).await),
+        paths::REPRIORITIZE => outcome(
+            client
+                .reprioritize(&ProcessExecutionControlRequest {
+                    reprioritize: Some(Reprioritization {
+                        priority: Some(2),
+                        ..Default::default()
+                    }),
+                    ..control(&f.park)
+                })
+                .await,
+        ),
         // Nothing is failing: answered by the control itself, which finds nothing to do.
         paths::RETRY_NOW => not_applicable_is_fine(client.retry_now(&control(&f.park)).await),
         paths::GIVE_UP => not_applicable_is_fine(client.give_up(&control(&f.park)).await),
