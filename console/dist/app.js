@@ -92,6 +92,8 @@ var api = {
   giveUp: (request) => post(`${SERVICE}give-up`, request),
   pause: (request) => post(`${SERVICE}pause`, request),
   resume: (request) => post(`${SERVICE}resume`, request),
+  /** The control request with `reprioritize`, the change to make. */
+  reprioritize: (request) => post(`${SERVICE}reprioritize`, request),
   reset: (request) => post(`${SERVICE}reset`, request),
   publish: (processId, queueName, payload, dedupId) => post(`${SERVICE}publish-to-local-queue`, {
     processId,
@@ -657,6 +659,124 @@ function formatFairness(key, weight) {
   return `${key} (weight ${weight ?? 1})`;
 }
 
+// src/reprioritize.ts
+var PRIORITIES2 = ["1", "2", "3", "4", "5"];
+function fairnessText(order) {
+  return formatFairness(order.fairnessKey, order.fairnessWeight) ?? "none";
+}
+function reprioritizeFields(current) {
+  const key = current?.fairnessKey ?? void 0;
+  const priority = current ? {
+    name: "priority",
+    label: "Priority (1 claimed first, 5 last)",
+    kind: "select",
+    value: String(current.priority ?? 3),
+    options: PRIORITIES2,
+    optionLabels: Object.fromEntries(PRIORITIES2.map((p) => [p, formatPriority(Number(p))]))
+  } : {
+    name: "priority",
+    label: "Priority (1 claimed first, 5 last)",
+    kind: "select",
+    value: "",
+    options: ["", ...PRIORITIES2],
+    optionLabels: { "": "as it is", ...Object.fromEntries(PRIORITIES2.map((p) => [p, formatPriority(Number(p))])) }
+  };
+  return [
+    priority,
+    {
+      name: "fairnessKey",
+      label: current ? "Fairness key (at one priority, claims go key by key in turn)" : "Fairness key (empty: as it is)",
+      value: key ?? "",
+      placeholder: current ? "none" : "as it is"
+    },
+    {
+      name: "fairnessWeight",
+      label: current ? "Fairness weight (its key's calls a turn, 1 to 1,000)" : "Fairness weight (1 to 1,000; empty: as it is)",
+      kind: "number",
+      value: key !== void 0 ? String(current?.fairnessWeight ?? 1) : "",
+      placeholder: current ? "1" : "as it is"
+    },
+    // Offered where there is a key to remove: an execution's own, or any of a batch's.
+    ...current && key === void 0 ? [] : [
+      {
+        name: "removeKey",
+        label: current ? `Remove its fairness key ${key ?? ""} (and weight)` : "Remove their fairness keys (and weights)",
+        kind: "checkbox",
+        disables: ["fairnessKey", "fairnessWeight"]
+      }
+    ]
+  ];
+}
+function reprioritization(values, current) {
+  const get = (name) => values(name).trim();
+  const change = {};
+  const priority = get("priority");
+  if (priority) {
+    if (!/^\d+$/.test(priority)) return { message: `The priority ${priority} is not a whole number from 1 (claimed first) to 5.`, field: "priority" };
+    if (Number(priority) !== (current ? current.priority ?? 3 : void 0)) change.priority = Number(priority);
+  }
+  const had = current?.fairnessKey ?? void 0;
+  if (get("removeKey") === "yes") {
+    if (!current || had !== void 0) change.fairnessKey = "";
+  } else {
+    const key = get("fairnessKey");
+    if (!key && had !== void 0) {
+      return { message: `A fairness key is not empty: tick “Remove its fairness key” to remove ${had}.`, field: "fairnessKey" };
+    }
+    if (key && key !== had) change.fairnessKey = key;
+    const weight = get("fairnessWeight");
+    if (weight) {
+      if (!/^\d+$/.test(weight)) return { message: `The fairness weight ${weight} is not a whole number from 1 to 1,000.`, field: "fairnessWeight" };
+      const weighs = had !== void 0 ? current?.fairnessWeight ?? 1 : void 0;
+      if (!current || Number(weight) !== weighs) change.fairnessWeight = Number(weight);
+    }
+  }
+  if (change.priority === void 0 && change.fairnessKey === void 0 && change.fairnessWeight === void 0) {
+    return {
+      message: current ? "Nothing to change: pick another priority, fairness key or weight, or remove the key." : "Nothing to change: give a priority, a fairness key or weight, or remove the keys."
+    };
+  }
+  return { change };
+}
+function reprioritizationText(change) {
+  const parts = [];
+  if (change.priority !== null && change.priority !== void 0) parts.push(`priority ${change.priority}`);
+  const weight = change.fairnessWeight ?? void 0;
+  if (change.fairnessKey === "") parts.push("no fairness key");
+  else if (change.fairnessKey) parts.push(`fairness key ${change.fairnessKey}${weight !== void 0 ? ` (weight ${weight})` : ""}`);
+  else if (weight !== void 0) parts.push(`fairness weight ${weight}`);
+  return parts.join(" · ");
+}
+var FIELDS2 = [
+  ["reprioritize.priority", "priority"],
+  ["reprioritize.fairnessKey", "fairnessKey"],
+  ["reprioritize.fairnessWeight", "fairnessWeight"]
+];
+function reprioritizeErrorField(error) {
+  if (error.subType === "CONTROL_NOT_APPLICABLE") return "fairnessWeight";
+  let best;
+  for (const [path, field] of FIELDS2) {
+    const at = error.message.indexOf(path);
+    if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
+  }
+  return best?.field;
+}
+function reorderingText(before, after) {
+  const priority = (order) => order.priority ?? 3;
+  const key = (order) => order.fairnessKey ?? void 0;
+  const weight = (order) => order.fairnessWeight ?? 1;
+  const changes = [];
+  if (priority(before) !== priority(after)) changes.push(`priority ${priority(before)} → ${priority(after)}`);
+  const [was, now] = [key(before), key(after)];
+  if (was !== void 0 && was === now) {
+    if (weight(before) !== weight(after)) changes.push(`fairness key ${now} (weight ${weight(before)} → ${weight(after)})`);
+  } else if (was !== now) {
+    changes.push(`fairness key ${fairnessText(before)} → ${fairnessText(after)}`);
+  }
+  if (changes.length > 0) return changes.join(" · ");
+  return `unchanged: priority ${priority(after)}${now !== void 0 ? `, fairness key ${fairnessText(after)}` : ""}`;
+}
+
 // src/views/dialog.ts
 var datalists = 0;
 function ask(title, message, fields, confirmLabel, options = {}) {
@@ -672,8 +792,21 @@ function ask(title, message, fields, confirmLabel, options = {}) {
         input = h(
           "select",
           { name: field.name },
-          (field.options ?? []).map((option) => h("option", { value: option, selected: option === field.value }, option))
+          (field.options ?? []).map(
+            (option) => h("option", { value: option, selected: option === field.value }, field.optionLabels?.[option] ?? option)
+          )
         );
+      } else if (field.kind === "checkbox") {
+        const box = h("input", { name: field.name, type: "checkbox", checked: field.value === "yes" });
+        const turnOff = () => {
+          for (const name of field.disables ?? []) {
+            const other = inputs.get(name);
+            if (other) other.disabled = box.checked;
+          }
+        };
+        box.addEventListener("change", turnOff);
+        queueMicrotask(turnOff);
+        input = box;
       } else {
         const list2 = field.suggestions && field.suggestions.length > 0 ? `dialog-list-${++datalists}` : void 0;
         input = h("input", {
@@ -694,21 +827,50 @@ function ask(title, message, fields, confirmLabel, options = {}) {
       }
       input.setAttribute("data-testid", `field-${field.name}`);
       inputs.set(field.name, input);
-      return h("label", {}, h("span", {}, field.label), input, suggestions);
+      return field.kind === "checkbox" ? h("label", { class: "check" }, input, h("span", {}, field.label)) : h("label", {}, h("span", {}, field.label), input, suggestions);
     });
     const dialog = h("dialog", { class: "modal", "data-testid": "dialog" });
     const problem = h("p", { class: "error", role: "alert", "data-testid": "dialog-error", hidden: true });
-    const finish = (confirmed) => {
-      const values = new Map([...inputs].map(([name, input]) => [name, input.value]));
-      const wrong = confirmed ? options.validate?.((name) => values.get(name) ?? "") : void 0;
-      if (wrong) {
-        problem.textContent = wrong;
-        problem.hidden = false;
-        return;
+    const confirm = h(
+      "button",
+      { type: "button", class: options.danger ? "danger" : "primary", "data-testid": "confirm", onclick: () => void finish(true) },
+      confirmLabel
+    );
+    const show = (wrong) => {
+      const { message: text, field } = typeof wrong === "string" ? { message: wrong, field: void 0 } : wrong ?? { message: "" };
+      problem.textContent = text;
+      problem.hidden = !text;
+      for (const [name, input] of inputs) input.toggleAttribute("aria-invalid", Boolean(text) && name === field);
+      if (text && field) inputs.get(field)?.focus();
+      return Boolean(text);
+    };
+    let sending = false;
+    const finish = async (confirmed) => {
+      if (sending) return;
+      const values = new Map(
+        [...inputs].map(([name, input]) => [
+          name,
+          input.disabled ? "" : input instanceof HTMLInputElement && input.type === "checkbox" ? input.checked ? "yes" : "" : input.value
+        ])
+      );
+      const read = (name) => values.get(name) ?? "";
+      if (confirmed && show(options.validate?.(read))) return;
+      if (confirmed && options.submit) {
+        sending = true;
+        confirm.disabled = true;
+        try {
+          if (show(await options.submit(read))) return;
+        } catch (error) {
+          show(error instanceof Error ? error.message : String(error));
+          return;
+        } finally {
+          sending = false;
+          confirm.disabled = false;
+        }
       }
       dialog.close();
       dialog.remove();
-      resolve(confirmed ? (name) => values.get(name) ?? "" : null);
+      resolve(confirmed ? read : null);
     };
     dialog.append(
       h("h2", {}, title),
@@ -718,27 +880,18 @@ function ask(title, message, fields, confirmLabel, options = {}) {
       h(
         "div",
         { class: "buttons" },
-        cancellable && h("button", { type: "button", "data-testid": "cancel", onclick: () => finish(false) }, "Cancel"),
-        h(
-          "button",
-          {
-            type: "button",
-            class: options.danger ? "danger" : "primary",
-            "data-testid": "confirm",
-            onclick: () => finish(true)
-          },
-          confirmLabel
-        )
+        cancellable && h("button", { type: "button", "data-testid": "cancel", onclick: () => void finish(false) }, "Cancel"),
+        confirm
       )
     );
     dialog.addEventListener("cancel", (event) => {
       event.preventDefault();
-      if (cancellable) finish(false);
+      if (cancellable) void finish(false);
     });
     dialog.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !(event.target instanceof HTMLTextAreaElement)) {
         event.preventDefault();
-        finish(true);
+        void finish(true);
       }
     });
     document.body.append(dialog);
@@ -825,7 +978,8 @@ var OPERATIONS = [
   "FAIL",
   "PUBLISH_TO_LOCAL_QUEUE",
   "RESET",
-  "MOVE_TO_DEPLOYMENT"
+  "MOVE_TO_DEPLOYMENT",
+  "REPRIORITIZE"
 ];
 var POLL_MS = 1e3;
 var RATE = { default: 100, min: 1, max: 1e4 };
@@ -857,31 +1011,40 @@ function argumentFields(operation, deployments) {
       ];
     case "MOVE_TO_DEPLOYMENT":
       return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, ...common];
+    case "REPRIORITIZE":
+      return [...reprioritizeFields(), ...common];
     default:
       return common;
   }
 }
-function argumentsError(operation, values) {
+function argumentsProblem(operation, values) {
   const rate2 = rateError(values("rate"));
-  if (rate2) return rate2;
+  if (rate2) return { message: rate2, field: "rate" };
   const notJson = (name, what) => {
     try {
       json(values(name));
       return void 0;
     } catch (error) {
-      return `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+      return { message: `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`, field: name };
     }
   };
   switch (operation) {
     case "PUBLISH_TO_LOCAL_QUEUE":
-      return values("queue").trim() ? notJson("payload", "The payload") : "The queue is missing.";
+      return values("queue").trim() ? notJson("payload", "The payload") : { message: "The queue is missing.", field: "queue" };
     case "RESET":
-      return values("state").trim() ? notJson("input", "The state input") : "The state to reset to is missing.";
+      return values("state").trim() ? notJson("input", "The state input") : { message: "The state to reset to is missing.", field: "state" };
     case "MOVE_TO_DEPLOYMENT":
-      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? void 0 : "The deployment is name@version.";
+      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? void 0 : { message: "The deployment is name@version.", field: "deployment" };
+    case "REPRIORITIZE": {
+      const checked = reprioritization(values);
+      return "message" in checked ? checked : void 0;
+    }
     default:
       return void 0;
   }
+}
+function startErrorField(message) {
+  return /\bratePerSecond\b/.test(message) ? "rate" : reprioritizeErrorField({ message });
 }
 function json(text) {
   const data = text.trim();
@@ -909,6 +1072,10 @@ function batchRequest(selection, operation, values, requestId) {
   } else if (operation === "MOVE_TO_DEPLOYMENT") {
     const [name, version] = values("deployment").trim().split("@");
     request.moveTo = { name: name ?? "", version: version ?? "" };
+  } else if (operation === "REPRIORITIZE") {
+    const checked = reprioritization(values);
+    if ("message" in checked) throw new Error(checked.message);
+    request.reprioritize = checked.change;
   }
   return request;
 }
@@ -940,20 +1107,30 @@ async function startBatch(selection) {
     return;
   }
   const requestId = crypto.randomUUID();
+  let started;
   const values = await ask(
     `${operation} ${count} execution${count === 1 ? "" : "s"}?`,
-    `The filter selects ${count} execution${count === 1 ? "" : "s"} now; the batch handles those still matching when it reaches them, and skips those the operation does not apply to.`,
+    `The filter selects ${count} execution${count === 1 ? "" : "s"} now; the batch handles those still matching when it reaches them, and skips those the operation does not apply to` + (operation === "REPRIORITIZE" ? " (a weight for one without a fairness key, unless the batch gives it one)." : "."),
     argumentFields(operation, deployments),
     `Start ${operation}`,
-    { danger: operation !== "RESUME" && operation !== "RETRY_NOW", validate: (v) => argumentsError(operation, v) }
+    {
+      // Red for what cannot be taken back; another reprioritization undoes one.
+      danger: operation !== "RESUME" && operation !== "RETRY_NOW" && operation !== "REPRIORITIZE",
+      validate: (v) => argumentsProblem(operation, v),
+      // A refused start wrote nothing (its requestId included): corrected, it is sent again.
+      submit: async (v) => {
+        try {
+          started = await api.batchStart(batchRequest(selection, operation, v, requestId));
+          return void 0;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          return { message: `The batch did not start: ${message}`, field: startErrorField(message) };
+        }
+      }
+    }
   );
-  if (!values) return;
-  try {
-    const started = await api.batchStart(batchRequest(selection, operation, values, requestId));
-    location.hash = batchHref(started.batchId);
-  } catch (error) {
-    notify(`The batch did not start: ${error instanceof Error ? error.message : String(error)}`, "error");
-  }
+  if (!values || !started) return;
+  location.hash = batchHref(started.batchId);
 }
 function progress(batch) {
   return h(
@@ -992,6 +1169,7 @@ function batchView(root, batchId) {
         ["Failed", h("strong", { "data-testid": "batch-failed" }, String(batch.failed))],
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
         ["Rate", h("span", { "data-testid": "batch-rate" }, `${batch.ratePerSecond} per second at most`)],
+        ...request.reprioritize ? [["Change", h("span", { "data-testid": "batch-reprioritize" }, reprioritizationText(request.reprioritize))]] : [],
         ["Process type", request.processType ?? "any"],
         ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],
@@ -2138,6 +2316,10 @@ function why(d) {
   const identity = str(d.identity);
   return `${reason ? ` — ${reason}` : ""}${identity ? ` (by ${identity})` : ""}`;
 }
+function claimOrder(v) {
+  const o = obj(v);
+  return { priority: num(o.priority), fairnessKey: str(o.fairnessKey), fairnessWeight: num(o.fairnessWeight) };
+}
 function decision(d) {
   const next = list(obj(d.decision).nextStates).map((m) => str(obj(m).stateId) ?? "?");
   const close = str(obj(obj(d.decision).threadCloseDecision).closeType);
@@ -2194,6 +2376,8 @@ function summarizeEvent(event) {
       return `paused${why(d)}`;
     case "RESUMED":
       return `resumed${why(d)}`;
+    case "REPRIORITIZED":
+      return `${reorderingText(claimOrder(d.before), claimOrder(d.after))}${why(d)}`;
     case "TASK_PARKED":
       return clip(
         `${str(d.taskType) ?? "task"} parked${str(d.reason) ? ` (${str(d.reason)})` : ""}${num(d.refusals) ? ` after ${num(d.refusals)} refusals` : ""}${str(d.error) ? `: ${str(d.error)}` : ""}`
@@ -2329,7 +2513,7 @@ function flowLimitsRequest(values) {
   }
   return { request: { ...request, override } };
 }
-var FIELDS2 = [
+var FIELDS3 = [
   ["override.maxCallsPerSecond", "maxCallsPerSecond"],
   ["maxCallsPerSecond", "maxCallsPerSecond"],
   ["override.maxConcurrentCalls", "maxConcurrentCalls"],
@@ -2350,7 +2534,7 @@ var FIELDS2 = [
 ];
 function errorField(message) {
   let best;
-  for (const [path, field] of FIELDS2) {
+  for (const [path, field] of FIELDS3) {
     const at = message.indexOf(path);
     if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
   }
@@ -2453,6 +2637,40 @@ function actionButtons(execution, states, definition, done) {
       },
       "Resume"
     ) : paused ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume) : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    button("Reprioritize", "action-reprioritize", false, async () => {
+      const current = { priority: execution.priority, fairnessKey: execution.fairnessKey, fairnessWeight: execution.fairnessWeight };
+      const checked = (values2) => reprioritization(values2, current);
+      const values = await ask(
+        `Reprioritize ${processId}?`,
+        "Its waiting calls, and those it makes later, are claimed in the new order: priority 1 first; at one priority, key by key in turn, each key taking up to its weight of calls a turn.",
+        [...reprioritizeFields(current), reasonField],
+        "Reprioritize",
+        {
+          validate: (v) => {
+            const change = checked(v);
+            return "message" in change ? change : void 0;
+          },
+          submit: async (v) => {
+            const change = checked(v);
+            if ("message" in change) return change;
+            const reason = v("reason").trim();
+            try {
+              await api.reprioritize({ processId, processExecutionId, reprioritize: change.change, ...reason ? { reason } : {}, identity: "console" });
+              return void 0;
+            } catch (error) {
+              if (!(error instanceof ApiError)) throw error;
+              return {
+                message: error.subType === "CONTROL_NOT_APPLICABLE" ? `Not applicable now — ${error.message}` : `The service refused it: ${error.message}`,
+                field: reprioritizeErrorField(error)
+              };
+            }
+          }
+        }
+      );
+      if (!values) return;
+      notify("Reprioritize: done");
+      done();
+    }),
     resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(
@@ -3699,7 +3917,7 @@ function scheduleRequest(values) {
   };
   return { request };
 }
-var FIELDS3 = [
+var FIELDS4 = [
   ["spec.cron.expression", "cronExpression"],
   ["spec.cron.timeZone", "timeZone"],
   ["spec.interval.everySeconds", "everySeconds"],
@@ -3717,7 +3935,7 @@ var FIELDS3 = [
 function errorField2(message, subType = "") {
   if (subType === "SCHEDULE_ALREADY_EXISTS") return "scheduleId";
   let best;
-  for (const [path, field] of FIELDS3) {
+  for (const [path, field] of FIELDS4) {
     const at = message.indexOf(path);
     if (at >= 0 && (best === void 0 || at < best.at)) best = { at, field };
   }

@@ -132,6 +132,8 @@ export const api = {
   giveUp: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}give-up`, request),
   pause: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}pause`, request),
   resume: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}resume`, request),
+  /** The control request with `reprioritize`, the change to make. */
+  reprioritize: (request: ControlRequest) => post<ControlResponse>(`${SERVICE}reprioritize`, request),
   reset: (request: ResetRequest) => post<ResetResponse>(`${SERVICE}reset`, request),
   publish: (processId: string, queueName: string, payload: EncodedObject | undefined, dedupId?: string) =>
     post<object>(`${SERVICE}publish-to-local-queue`, {

@@ -1,6 +1,7 @@
 // History events as an operator reads them: a one-line summary per event type and the
 // state execution the event belongs to. Pure; the details stay available in full.
-import type { HistoryEvent } from "./types.js";
+import { reorderingText } from "./reprioritize.js";
+import type { ClaimOrder, HistoryEvent } from "./types.js";
 
 type Details = Record<string, unknown>;
 
@@ -18,6 +19,12 @@ function why(d: Details): string {
   const reason = str(d.reason);
   const identity = str(d.identity);
   return `${reason ? ` — ${reason}` : ""}${identity ? ` (by ${identity})` : ""}`;
+}
+
+/** A claim order from the details, what of it is there. */
+function claimOrder(v: unknown): Partial<ClaimOrder> {
+  const o = obj(v);
+  return { priority: num(o.priority), fairnessKey: str(o.fairnessKey), fairnessWeight: num(o.fairnessWeight) };
 }
 
 /** What a state decided: its next states, or how it closed its thread. */
@@ -81,6 +88,8 @@ export function summarizeEvent(event: Pick<HistoryEvent, "eventType" | "details"
       return `paused${why(d)}`;
     case "RESUMED":
       return `resumed${why(d)}`;
+    case "REPRIORITIZED":
+      return `${reorderingText(claimOrder(d.before), claimOrder(d.after))}${why(d)}`;
     case "TASK_PARKED":
       return clip(
         `${str(d.taskType) ?? "task"} parked${str(d.reason) ? ` (${str(d.reason)})` : ""}` +

@@ -1,11 +1,14 @@
 // The operator's actions on one execution, each confirmed in a dialog first: stop
-// (terminate or fail), retry now, give up, pause/resume, publish to a local queue, call
-// an RPC, and reset to a state (the one action a closed execution has). The publish and
-// RPC dialogs offer the queues and RPCs the process type's registered definition
-// declares, and take any name when the type is not registered.
+// (terminate or fail), retry now, give up, pause/resume, reprioritize, publish to a local
+// queue, call an RPC, and reset to a state (the one action a closed execution has). The
+// publish and RPC dialogs offer the queues and RPCs the process type's registered
+// definition declares, and take any name when the type is not registered. The
+// reprioritize dialog starts at the execution's priority and fairness key, and stays open
+// on what the service refuses, shown on the field it is about.
 import { api, ApiError } from "../api.js";
 import { formatPayload } from "../format.js";
 import { h } from "../dom.js";
+import { reprioritization, reprioritizeErrorField, reprioritizeFields, type CurrentOrder } from "../reprioritize.js";
 import type { DefinitionDescribeResponse, DescribeResponse, EncodedObject, StatesResponse } from "../types.js";
 import { ask, notify } from "./dialog.js";
 import { executionHref } from "./routes.js";
@@ -124,6 +127,42 @@ export function actionButtons(
       : paused
         ? control("Resume", "action-resume", "What fell due while paused runs now.", api.resume)
         : control("Pause", "action-pause", "Nothing of this execution is called until it resumes.", api.pause),
+    button("Reprioritize", "action-reprioritize", false, async () => {
+      const current: CurrentOrder = { priority: execution.priority, fairnessKey: execution.fairnessKey, fairnessWeight: execution.fairnessWeight };
+      const checked = (values: (name: string) => string) => reprioritization(values, current);
+      const values = await ask(
+        `Reprioritize ${processId}?`,
+        "Its waiting calls, and those it makes later, are claimed in the new order: priority 1 first; " +
+          "at one priority, key by key in turn, each key taking up to its weight of calls a turn.",
+        [...reprioritizeFields(current), reasonField],
+        "Reprioritize",
+        {
+          validate: (v) => {
+            const change = checked(v);
+            return "message" in change ? change : undefined;
+          },
+          submit: async (v) => {
+            const change = checked(v);
+            if ("message" in change) return change;
+            const reason = v("reason").trim();
+            try {
+              await api.reprioritize({ processId, processExecutionId, reprioritize: change.change, ...(reason ? { reason } : {}), identity: "console" });
+              return undefined;
+            } catch (error) {
+              if (!(error instanceof ApiError)) throw error;
+              return {
+                message:
+                  error.subType === "CONTROL_NOT_APPLICABLE" ? `Not applicable now — ${error.message}` : `The service refused it: ${error.message}`,
+                field: reprioritizeErrorField(error),
+              };
+            }
+          },
+        },
+      );
+      if (!values) return;
+      notify("Reprioritize: done");
+      done();
+    }),
     resetButton,
     button("Publish message", "action-publish", false, async () => {
       const values = await ask(

@@ -1,19 +1,21 @@
 // Batches: acting on every execution a filter selects. The start asks for the operation,
 // then its arguments and its rate (checked before it is sent) beside the count of what it
 // selects (the `count` call with the same selection), and sends a requestId, so a second
-// click or a retried request does not start a second batch. A batch's page follows its
+// click or a retried request does not start a second batch. What the service refuses
+// keeps the dialog open, shown on the field it is about. A batch's page follows its
 // progress each second and shows the rate it was started with.
 import { api } from "../api.js";
 import { facts, h, replace, table } from "../dom.js";
 import { treeToText } from "../filter.js";
 import { formatTime, statusClass } from "../format.js";
 import { selectionRequest, type Selection } from "../query.js";
-import type { BatchDescribeResponse, BatchInfo, BatchOperation, BatchStartRequest } from "../types.js";
-import { ask, notify, type Field } from "./dialog.js";
+import { reprioritization, reprioritizationText, reprioritizeErrorField, reprioritizeFields } from "../reprioritize.js";
+import type { BatchDescribeResponse, BatchInfo, BatchOperation, BatchStartRequest, BatchStartResponse } from "../types.js";
+import { ask, notify, type Field, type Problem } from "./dialog.js";
 import { batchHref } from "./routes.js";
 
 const OPERATIONS: BatchOperation[] = [
-  "PAUSE", "RESUME", "RETRY_NOW", "GIVE_UP", "TERMINATE", "FAIL", "PUBLISH_TO_LOCAL_QUEUE", "RESET", "MOVE_TO_DEPLOYMENT",
+  "PAUSE", "RESUME", "RETRY_NOW", "GIVE_UP", "TERMINATE", "FAIL", "PUBLISH_TO_LOCAL_QUEUE", "RESET", "MOVE_TO_DEPLOYMENT", "REPRIORITIZE",
 ];
 const POLL_MS = 1000;
 
@@ -51,33 +53,51 @@ function argumentFields(operation: BatchOperation, deployments: string[]): Field
       ];
     case "MOVE_TO_DEPLOYMENT":
       return [{ name: "deployment", label: "Deployment (name@version)", suggestions: deployments, value: deployments[0] ?? "" }, ...common];
+    case "REPRIORITIZE":
+      return [...reprioritizeFields(), ...common];
     default:
       return common;
   }
 }
 
-/** What is wrong with the dialog's `values` for `operation`; undefined when nothing. */
-export function argumentsError(operation: BatchOperation, values: (name: string) => string): string | undefined {
+/** What is wrong with the dialog's `values` for `operation`, and its field; undefined
+ * when nothing. */
+export function argumentsProblem(operation: BatchOperation, values: (name: string) => string): Problem | undefined {
   const rate = rateError(values("rate"));
-  if (rate) return rate;
+  if (rate) return { message: rate, field: "rate" };
   const notJson = (name: string, what: string) => {
     try {
       json(values(name));
       return undefined;
     } catch (error) {
-      return `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+      return { message: `${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`, field: name };
     }
   };
   switch (operation) {
     case "PUBLISH_TO_LOCAL_QUEUE":
-      return values("queue").trim() ? notJson("payload", "The payload") : "The queue is missing.";
+      return values("queue").trim() ? notJson("payload", "The payload") : { message: "The queue is missing.", field: "queue" };
     case "RESET":
-      return values("state").trim() ? notJson("input", "The state input") : "The state to reset to is missing.";
+      return values("state").trim() ? notJson("input", "The state input") : { message: "The state to reset to is missing.", field: "state" };
     case "MOVE_TO_DEPLOYMENT":
-      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? undefined : "The deployment is name@version.";
+      return /^[^@]+@[^@]+$/.test(values("deployment").trim()) ? undefined : { message: "The deployment is name@version.", field: "deployment" };
+    case "REPRIORITIZE": {
+      const checked = reprioritization(values);
+      return "message" in checked ? checked : undefined;
+    }
     default:
       return undefined;
   }
+}
+
+/** What is wrong with the dialog's `values` for `operation`; undefined when nothing. */
+export function argumentsError(operation: BatchOperation, values: (name: string) => string): string | undefined {
+  return argumentsProblem(operation, values)?.message;
+}
+
+/** The dialog's field a refusal of the start names (`ratePerSecond: ...`,
+ * `reprioritize.fairnessWeight: ...`); undefined when none. */
+export function startErrorField(message: string): string | undefined {
+  return /\bratePerSecond\b/.test(message) ? "rate" : reprioritizeErrorField({ message });
 }
 
 /** `text` as JSON text, undefined when empty; throws when it is not JSON. */
@@ -109,6 +129,10 @@ export function batchRequest(selection: Selection, operation: BatchOperation, va
   } else if (operation === "MOVE_TO_DEPLOYMENT") {
     const [name, version] = values("deployment").trim().split("@");
     request.moveTo = { name: name ?? "", version: version ?? "" };
+  } else if (operation === "REPRIORITIZE") {
+    const checked = reprioritization(values);
+    if ("message" in checked) throw new Error(checked.message);
+    request.reprioritize = checked.change;
   }
   return request;
 }
@@ -142,21 +166,32 @@ export async function startBatch(selection: Selection): Promise<void> {
     return;
   }
   const requestId = crypto.randomUUID();
+  let started: BatchStartResponse | undefined;
   const values = await ask(
     `${operation} ${count} execution${count === 1 ? "" : "s"}?`,
     `The filter selects ${count} execution${count === 1 ? "" : "s"} now; the batch handles those still matching when it reaches them, ` +
-      "and skips those the operation does not apply to.",
+      "and skips those the operation does not apply to" +
+      (operation === "REPRIORITIZE" ? " (a weight for one without a fairness key, unless the batch gives it one)." : "."),
     argumentFields(operation, deployments),
     `Start ${operation}`,
-    { danger: operation !== "RESUME" && operation !== "RETRY_NOW", validate: (v) => argumentsError(operation, v) },
+    {
+      // Red for what cannot be taken back; another reprioritization undoes one.
+      danger: operation !== "RESUME" && operation !== "RETRY_NOW" && operation !== "REPRIORITIZE",
+      validate: (v) => argumentsProblem(operation, v),
+      // A refused start wrote nothing (its requestId included): corrected, it is sent again.
+      submit: async (v) => {
+        try {
+          started = await api.batchStart(batchRequest(selection, operation, v, requestId));
+          return undefined;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          return { message: `The batch did not start: ${message}`, field: startErrorField(message) };
+        }
+      },
+    },
   );
-  if (!values) return;
-  try {
-    const started = await api.batchStart(batchRequest(selection, operation, values, requestId));
-    location.hash = batchHref(started.batchId);
-  } catch (error) {
-    notify(`The batch did not start: ${error instanceof Error ? error.message : String(error)}`, "error");
-  }
+  if (!values || !started) return;
+  location.hash = batchHref(started.batchId);
 }
 
 /** The progress of `batch` as a bar and its counts. */
@@ -201,6 +236,9 @@ export function batchView(root: HTMLElement, batchId: string): () => void {
         ["Failed", h("strong", { "data-testid": "batch-failed" }, String(batch.failed))],
         ["Expected", h("span", { "data-testid": "batch-expected" }, String(batch.expected))],
         ["Rate", h("span", { "data-testid": "batch-rate" }, `${batch.ratePerSecond} per second at most`)],
+        ...(request.reprioritize
+          ? [["Change", h("span", { "data-testid": "batch-reprioritize" }, reprioritizationText(request.reprioritize))] as [string, HTMLElement]]
+          : []),
         ["Process type", request.processType ?? "any"],
         ["Where", h("code", { "data-testid": "batch-where" }, request.where ? treeToText(request.where) : "every execution")],
         ["Created (UTC)", formatTime(batch.createdTimestampMs)],

@@ -2,8 +2,9 @@
 // real xdb-server on PostgreSQL and workers built with the TypeScript SDK: the list's
 // backing-off cell and a query-builder row on the execution's situation; a batch started
 // at a rate of one per second (a bad rate refused first) and cancelled while it runs; then
-// batches through the move-to-deployment, publish-to-local-queue and reset dialogs, each
-// outcome checked on the page and through the API.
+// batches through the move-to-deployment, publish-to-local-queue, reset and reprioritize
+// dialogs (the last with the service's refusal on its field, and an execution the change
+// does not apply to skipped), each outcome checked on the page and through the API.
 // Writes docs/console/batch-cancelled.png.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -249,5 +250,82 @@ describe("web console batches", () => {
     }
     await page.goto(`${server.url}/ui/#/executions?type=OrderProcess&where=${where("execution.waitingOnQueue = 'shipped'")}`);
     await eventually("the three orders waiting in the list", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+  });
+
+  it("reprioritizes every matching execution through its dialog, the service's refusal on its field, skipping those a change does not apply to", async () => {
+    const fair = ["fair-1", "fair-2", "fair-3"];
+    for (const id of [...fair, "fair-4"]) {
+      await client.startProcess(SignupProcess, id, undefined, {
+        globalAttributePkValue: id,
+        initialGlobalAttributes: { form: { email: `${id}@example.com` }, status: "waiting" },
+      });
+    }
+    const described = async (id: string) => {
+      const answer = await fetch(`${server.url}/api/v1/xdb/service/process-execution/describe`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ processId: id }),
+      });
+      assert.equal(answer.status, 200, await answer.clone().text());
+      const d = (await answer.json()) as { priority?: number; fairnessKey?: string; fairnessWeight?: number };
+      return [d.priority, d.fairnessKey ?? null, d.fairnessWeight ?? null];
+    };
+
+    // Priority 1 and a fairness key for three of them; a weight of 0 refused first by the
+    // service, on the weight, the dialog open with what was typed.
+    const firstWhere = "execution.processId in ('fair-1', 'fair-2', 'fair-3')";
+    const keyedId = await startBatch(`where=${where(firstWhere)}`, "REPRIORITIZE", 3, async () => {
+      assert.deepEqual(await page.locator("[data-testid=field-priority] option").allTextContents(), ["as it is", "1 (claimed first)", "2", "3 (default)", "4", "5 (claimed last)"]);
+      await page.getByTestId("confirm").click();
+      await page.getByTestId("dialog-error").filter({ hasText: "Nothing to change" }).waitFor();
+      await page.getByTestId("field-priority").selectOption("1");
+      await page.getByTestId("field-fairnessKey").fill("tenant-acme");
+      await page.getByTestId("field-fairnessWeight").fill("0");
+      await page.getByTestId("confirm").click();
+      await page.getByTestId("dialog-error").filter({ hasText: "The batch did not start" }).filter({ hasText: "reprioritize.fairnessWeight" }).waitFor();
+      assert.equal(await page.getByTestId("field-fairnessWeight").getAttribute("aria-invalid"), "");
+      assert.equal(await page.getByTestId("field-fairnessKey").inputValue(), "tenant-acme");
+      await page.getByTestId("field-fairnessWeight").fill("2");
+      await page.getByTestId("field-reason").fill("acme first");
+    });
+    await page.locator("[data-testid=batch-status]", { hasText: "COMPLETED" }).waitFor();
+    assert.equal(await page.getByTestId("batch-done").textContent(), "3");
+    assert.equal(await page.getByTestId("batch-reprioritize").textContent(), "priority 1 · fairness key tenant-acme (weight 2)");
+    assert.deepEqual((await client.describeBatch(keyedId)).batch.request.reprioritize, { priority: 1, fairnessKey: "tenant-acme", fairnessWeight: 2 });
+    for (const id of fair) assert.deepEqual(await described(id), [1, "tenant-acme", 2], id);
+    assert.deepEqual(await described("fair-4"), [3, null, null]);
+    // The list finds them by their new priority; each page reads the change in its history.
+    await page.goto(`${server.url}/ui/#/executions?where=${where("execution.processId like 'fair-%' and execution.priority = 1")}`);
+    await eventually("the three reprioritized in the list", SOON, async () => (await page.getByTestId("execution-row").count()) === 3);
+    await page.goto(`${server.url}/ui/#/execution/fair-2`);
+    await page
+      .locator("[data-testid=history-event][data-event-type=REPRIORITIZED] [data-testid=history-summary]")
+      .filter({ hasText: /^priority 3 → 1 · fairness key none → tenant-acme \(weight 2\) — acme first \(by console\)$/ })
+      .waitFor();
+
+    // A weight alone weighs the key each has: fair-4 has none, and is skipped.
+    const weightId = await startBatch(`where=${where("execution.processId like 'fair-%'")}`, "REPRIORITIZE", 4, async () => {
+      await page.getByTestId("field-fairnessWeight").fill("4");
+    });
+    await page.locator("[data-testid=batch-status]", { hasText: "COMPLETED" }).waitFor();
+    assert.equal(await page.getByTestId("batch-done").textContent(), "3");
+    assert.equal(await page.getByTestId("batch-skipped").textContent(), "1");
+    assert.equal(await page.getByTestId("batch-reprioritize").textContent(), "fairness weight 4");
+    await page.getByTestId("batch-not-done").filter({ hasText: "no fairness key to weigh" }).waitFor();
+    assert.equal((await client.describeBatch(weightId)).batch.skipped, 1);
+    for (const id of fair) assert.deepEqual(await described(id), [1, "tenant-acme", 4], id);
+    assert.deepEqual(await described("fair-4"), [3, null, null]);
+
+    // Removing the keys: the checkbox turns the key and weight off.
+    await startBatch(`where=${where("execution.processId like 'fair-%'")}`, "REPRIORITIZE", 4, async () => {
+      await page.getByTestId("field-removeKey").check();
+      assert.equal(await page.getByTestId("field-fairnessKey").isDisabled(), true);
+      await page.getByTestId("field-priority").selectOption("5");
+    });
+    await page.locator("[data-testid=batch-status]", { hasText: "COMPLETED" }).waitFor();
+    assert.equal(await page.getByTestId("batch-done").textContent(), "4");
+    assert.equal(await page.getByTestId("batch-reprioritize").textContent(), "priority 5 · no fairness key");
+    for (const id of [...fair, "fair-4"]) assert.deepEqual(await described(id), [5, null, null], id);
+    for (const id of [...fair, "fair-4"]) await client.stop(id);
   });
 });

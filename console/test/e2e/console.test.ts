@@ -2,7 +2,8 @@
 // worker built with the TypeScript SDK: the list (with each execution's priority, found by
 // it through the query builder too) and its query builder (and Explain's
 // index advice, for the list and for its counts per status), the execution page with its history and business row, the actions
-// (publish, retry now, pause/resume, stop), a batch over a filter, the dashboard and its
+// (publish, retry now, pause/resume, stop, reprioritize with the service's refusals on
+// their fields), a batch over a filter, the dashboard and its
 // charts, a type's running-execution limit and priority set on the flow-limits page (the
 // priority in force, in the history and on the type's starts) and the start it
 // holds shown PENDING until a running one of its key is terminated,
@@ -318,6 +319,107 @@ describe("web console", () => {
     assert.equal(reopened.status, "RUNNING");
     assert.notEqual(reopened.processExecutionId, terminated);
     await client.stop("charge-bob");
+  });
+
+  it("reprioritizes a running execution from its page, shows the service's refusals on their fields, and reads the change in its history", async () => {
+    const start = buildStartRequest(definitionOf(SignupProcess), "reprio-gus", undefined, {
+      workerUrl: worker.url,
+      globalAttributePkValue: "gus",
+      initialGlobalAttributes: { form: { email: "gus@example.com" }, status: "waiting" },
+    });
+    await client.start({ ...start, processStartConfig: { ...start.processStartConfig, priority: 2, fairnessKey: "tenant-bee", fairnessWeight: 2 } });
+    const service = async (path: string, body: object) => {
+      const answer = await fetch(`${server.url}/api/v1/xdb/service/process-execution/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      assert.equal(answer.status, 200, await answer.clone().text());
+      return (await answer.json()) as Record<string, unknown>;
+    };
+    const reprioritized = async () =>
+      ((await service("history", { processId: "reprio-gus", processExecutionId: (await client.describe("reprio-gus")).processExecutionId, pageSize: 100, eventTypes: ["REPRIORITIZED"] }))
+        .events as { details: Record<string, unknown> }[]).map((e) => e.details);
+
+    await page.goto(`${server.url}/ui/#/execution/reprio-gus`);
+    await page.locator("[data-testid=execution-status]", { hasText: "RUNNING" }).waitFor();
+    await page.getByTestId("execution-fairness-key").filter({ hasText: "tenant-bee (weight 2)" }).waitFor();
+    // The dialog starts at the execution's order.
+    await page.getByTestId("action-reprioritize").click();
+    await page.getByTestId("dialog").filter({ hasText: "Reprioritize reprio-gus?" }).waitFor();
+    assert.equal(await page.getByTestId("field-priority").inputValue(), "2");
+    assert.deepEqual(await page.locator("[data-testid=field-priority] option").allTextContents(), ["1 (claimed first)", "2", "3 (default)", "4", "5 (claimed last)"]);
+    assert.equal(await page.getByTestId("field-fairnessKey").inputValue(), "tenant-bee");
+    assert.equal(await page.getByTestId("field-fairnessWeight").inputValue(), "2");
+    assert.equal(await page.getByTestId("field-removeKey").isChecked(), false);
+
+    // A weight out of range: the service's 400 on the weight, the dialog still open with
+    // what was typed.
+    await page.getByTestId("field-priority").selectOption("1");
+    await page.getByTestId("field-fairnessKey").fill("tenant-acme");
+    await page.getByTestId("field-fairnessWeight").fill("0");
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("dialog-error").filter({ hasText: "The service refused it" }).filter({ hasText: "reprioritize.fairnessWeight" }).waitFor();
+    assert.equal(await page.getByTestId("field-fairnessWeight").getAttribute("aria-invalid"), "");
+    assert.equal(await page.getByTestId("field-fairnessKey").getAttribute("aria-invalid"), null);
+    assert.equal(await page.getByTestId("field-fairnessKey").inputValue(), "tenant-acme");
+    assert.equal((await client.describe("reprio-gus")).priority, 2, "nothing changed");
+
+    await page.getByTestId("field-fairnessWeight").fill("5");
+    await page.getByTestId("field-reason").fill("vip customer");
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("dialog").waitFor({ state: "detached" });
+    await page.getByTestId("notice-ok").filter({ hasText: "Reprioritize: done" }).waitFor();
+    await page.getByTestId("execution-priority").filter({ hasText: /^1 \(claimed first\)$/ }).waitFor();
+    await page.getByTestId("execution-fairness-key").filter({ hasText: /^tenant-acme \(weight 5\)$/ }).waitFor();
+    const summaries = page.locator("[data-testid=history-event][data-event-type=REPRIORITIZED] [data-testid=history-summary]");
+    await summaries.filter({ hasText: /^priority 2 → 1 · fairness key tenant-bee \(weight 2\) → tenant-acme \(weight 5\) — vip customer \(by console\)$/ }).waitFor();
+    const described = await service("describe", { processId: "reprio-gus" });
+    assert.deepEqual([described.priority, described.fairnessKey, described.fairnessWeight], [1, "tenant-acme", 5]);
+    // One request, only what changed in it: the history's before and after.
+    const [first] = await reprioritized();
+    assert.deepEqual([first?.before, first?.after, first?.reason, first?.identity], [
+      { priority: 2, fairnessKey: "tenant-bee", fairnessWeight: 2 },
+      { priority: 1, fairnessKey: "tenant-acme", fairnessWeight: 5 },
+      "vip customer",
+      "console",
+    ]);
+
+    // Removing the key: the checkbox turns the key and weight off.
+    await page.getByTestId("action-reprioritize").click();
+    assert.equal(await page.getByTestId("field-fairnessKey").inputValue(), "tenant-acme");
+    assert.equal(await page.getByTestId("field-fairnessWeight").inputValue(), "5");
+    await page.getByTestId("field-removeKey").check();
+    assert.equal(await page.getByTestId("field-fairnessKey").isDisabled(), true);
+    assert.equal(await page.getByTestId("field-fairnessWeight").isDisabled(), true);
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("dialog").waitFor({ state: "detached" });
+    await page.getByTestId("execution-fairness-key").waitFor({ state: "detached" });
+    await summaries.filter({ hasText: /^fairness key tenant-acme \(weight 5\) → none \(by console\)$/ }).waitFor();
+    assert.deepEqual((await reprioritized())[1]?.after, { priority: 1 });
+
+    // A weight for an execution without a key: the service's 409, on the weight. Nothing
+    // to remove, so no checkbox.
+    await page.getByTestId("action-reprioritize").click();
+    assert.equal(await page.getByTestId("field-removeKey").count(), 0);
+    assert.equal(await page.getByTestId("field-fairnessKey").inputValue(), "");
+    assert.equal(await page.getByTestId("field-fairnessWeight").inputValue(), "");
+    await page.getByTestId("field-fairnessWeight").fill("3");
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("dialog-error").filter({ hasText: "Not applicable now" }).filter({ hasText: "no fairness key to weigh" }).waitFor();
+    assert.equal(await page.getByTestId("field-fairnessWeight").getAttribute("aria-invalid"), "");
+
+    // Closed meanwhile: the service says it is not running, on no field in particular.
+    await client.stop("reprio-gus");
+    await page.getByTestId("field-fairnessWeight").fill("");
+    await page.getByTestId("field-priority").selectOption("4");
+    await page.getByTestId("confirm").click();
+    await page.getByTestId("dialog-error").filter({ hasText: "The service refused it" }).filter({ hasText: /not running/i }).waitFor();
+    assert.equal(await page.locator("[data-testid=dialog] [aria-invalid]").count(), 0);
+    await page.getByTestId("cancel").click();
+    await page.locator("[data-testid=execution-status]", { hasText: "TERMINATED" }).waitFor();
+    await page.getByTestId("action-reprioritize").waitFor({ state: "detached" });
+    assert.equal((await reprioritized()).length, 2);
   });
 
   it("pauses every matching execution in a batch, confirmed after its count, and follows it to the end", async () => {

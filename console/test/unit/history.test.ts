@@ -38,6 +38,25 @@ describe("history summaries", () => {
     assert.equal(summarizeEvent(event("SOMETHING_NEW", { a: 1, b: "x", c: null })), "a: 1 · b: x");
   });
 
+  it("says what a reprioritization changed of the claim order, and only that", () => {
+    const reordered = (before: object, after: object, extra: object = {}) =>
+      summarizeEvent(event("REPRIORITIZED", { before, after, stateExecutionIds: ["Verify-1"], ...extra }));
+    assert.equal(
+      reordered({ priority: 5 }, { priority: 1, fairnessKey: "acme", fairnessWeight: 2 }, { reason: "vip", identity: "console" }),
+      "priority 5 → 1 · fairness key none → acme (weight 2) — vip (by console)",
+    );
+    assert.equal(reordered({ priority: 3, fairnessKey: "acme", fairnessWeight: 2 }, { priority: 3 }), "fairness key acme (weight 2) → none");
+    assert.equal(
+      reordered({ priority: 3, fairnessKey: "acme", fairnessWeight: 2 }, { priority: 3, fairnessKey: "acme", fairnessWeight: 9 }),
+      "fairness key acme (weight 2 → 9)",
+    );
+    // A key answered without a weight has the default one.
+    assert.equal(reordered({ priority: 2, fairnessKey: "a" }, { priority: 2, fairnessKey: "b", fairnessWeight: 1 }), "fairness key a (weight 1) → b (weight 1)");
+    assert.equal(reordered({ priority: 4, fairnessKey: "a", fairnessWeight: 1 }, { priority: 4, fairnessKey: "a" }), "unchanged: priority 4, fairness key a (weight 1)");
+    assert.equal(reordered({ priority: 2 }, { priority: 2 }), "unchanged: priority 2");
+    assert.equal(eventStateExecution(event("REPRIORITIZED", { before: {}, after: {}, stateExecutionIds: ["Verify-1"] })), "Verify-1");
+  });
+
   it("names the state execution an event belongs to", () => {
     assert.equal(eventStateExecution(event("TIMER_FIRED", { stateExecutionId: "Verify-1" })), "Verify-1");
     assert.equal(eventStateExecution(event("PAUSED", { stateExecutionIds: ["A-1", "B-2"] })), "A-1, B-2");
