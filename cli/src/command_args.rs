@@ -80,19 +80,19 @@ pub struct StartArgs {
     pub request_id: RequestIdArg,
 }
 
-/// The longest fairness key, in characters, that the service takes.
-const MAX_FAIRNESS_KEY_CHARS: usize = 255;
-
-/// A `--fairness-key`: 1 to 255 characters, none a control character, as the service
-/// takes it.
+/// A `--fairness-key`: an id, 1 to `ID_CHARS_CEILING` characters (a service may hold
+/// ids to fewer, and answers 400), none a control character.
 fn parse_fairness_key(text: &str) -> Result<String, String> {
+    use xdb_protocol::limits::ID_CHARS_CEILING;
     if text.is_empty() {
-        return Err("a fairness key is 1 to 255 characters; this one is empty".into());
+        return Err(format!(
+            "a fairness key is 1 to {ID_CHARS_CEILING} characters; this one is empty"
+        ));
     }
     let chars = text.chars().count();
-    if chars > MAX_FAIRNESS_KEY_CHARS {
+    if chars > ID_CHARS_CEILING {
         return Err(format!(
-            "a fairness key is 1 to {MAX_FAIRNESS_KEY_CHARS} characters; this one has {chars}"
+            "a fairness key is 1 to {ID_CHARS_CEILING} characters; this one has {chars}"
         ));
     }
     if text.chars().any(char::is_control) {
