@@ -109,40 +109,43 @@ pub fn check_flow_limits(
     Ok(())
 }
 
-/// [`check_flow_limits`] for one state's limits: a state cannot limit running
-/// executions, which are the type's.
+/// [`check_flow_limits`] for one state's limits: a state cannot set what is the type's
+/// (its running executions, their keys, its starts' priority and fairness).
 pub fn check_state_flow_limits(
     field: &str,
     limits: &xdb_protocol::FlowLimits,
 ) -> Result<(), ValidationError> {
-    if limits.max_running_executions.is_some() {
+    let type_only = [
+        (
+            limits.max_running_executions.is_some(),
+            "maxRunningExecutions",
+            "limits a process type's executions",
+        ),
+        (
+            limits.concurrency_key_attribute.is_some(),
+            "concurrencyKeyAttribute",
+            "keys a process type's executions",
+        ),
+        (
+            limits.priority.is_some(),
+            "priority",
+            "is the priority of a process type's starts",
+        ),
+        (
+            limits.fairness_key_attribute.is_some(),
+            "fairnessKeyAttribute",
+            "keys a process type's starts",
+        ),
+        (
+            limits.fairness_weight.is_some(),
+            "fairnessWeight",
+            "weighs a process type's starts",
+        ),
+    ];
+    if let Some((_, name, what)) = type_only.into_iter().find(|(set, _, _)| *set) {
         return Err(ValidationError::new(
-            format!("{field}.maxRunningExecutions"),
-            "limits a process type's executions: set it on the type, not on a state",
-        ));
-    }
-    if limits.concurrency_key_attribute.is_some() {
-        return Err(ValidationError::new(
-            format!("{field}.concurrencyKeyAttribute"),
-            "keys a process type's executions: set it on the type, not on a state",
-        ));
-    }
-    if limits.priority.is_some() {
-        return Err(ValidationError::new(
-            format!("{field}.priority"),
-            "is the priority of a process type's starts: set it on the type, not on a state",
-        ));
-    }
-    if limits.fairness_key_attribute.is_some() {
-        return Err(ValidationError::new(
-            format!("{field}.fairnessKeyAttribute"),
-            "keys a process type's starts: set it on the type, not on a state",
-        ));
-    }
-    if limits.fairness_weight.is_some() {
-        return Err(ValidationError::new(
-            format!("{field}.fairnessWeight"),
-            "weighs a process type's starts: set it on the type, not on a state",
+            format!("{field}.{name}"),
+            format!("{what}: set it on the type, not on a state"),
         ));
     }
     check_flow_limits(field, limits)

@@ -31,11 +31,11 @@ const BACKLOG: usize = 200;
 const IN_FLIGHT: usize = 4;
 
 /// One state whose execute records which process came, and completes; the backlog's
-/// calls take `backlog_call` each.
+/// calls (of processes `backlog-…`) take `backlog_call` each.
 #[derive(Debug, Clone, Default)]
-struct OrderedProcess {
-    done: Recorder<String>,
-    backlog_call: Duration,
+pub(crate) struct OrderedProcess {
+    pub done: Recorder<String>,
+    pub backlog_call: Duration,
 }
 
 impl Process for OrderedProcess {

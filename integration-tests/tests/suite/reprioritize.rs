@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde_json::json;
 use xdb_config::QueueMode;
-use xdb_integration_tests::processes::Recorder;
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_protocol::{
     paths, ProcessExecutionControlRequest, ProcessExecutionDescribeRequest, Reprioritization,
@@ -17,6 +16,7 @@ use xdb_protocol::{
 use xdb_sdk::*;
 
 use crate::common::*;
+use crate::priorities::OrderedProcess;
 use crate::query::{order_env, PROCESS_TYPE, TABLE};
 
 both_databases!(
@@ -29,45 +29,9 @@ const BACKLOG: usize = 200;
 /// Worker calls the async instance runs at once.
 const IN_FLIGHT: usize = 4;
 
-/// One state whose execute records which process came, and completes; the backlog's
-/// calls take `backlog_call` each.
-#[derive(Debug, Clone, Default)]
-struct LineProcess {
-    done: Recorder<String>,
-    backlog_call: Duration,
-}
-
-impl Process for LineProcess {
-    fn state_schema(&self) -> StateSchema {
-        StateSchema::with_starting_state(LineState(self.clone()))
-    }
-}
-
-struct LineState(LineProcess);
-
-#[async_trait]
-impl AsyncState for LineState {
-    type Input = ();
-
-    async fn execute(
-        &self,
-        ctx: &Context,
-        _input: (),
-        _results: &CommandResults,
-        _persistence: &mut Persistence,
-        _communication: &mut Communication,
-    ) -> Result<StateDecision> {
-        if ctx.process_id.starts_with("backlog-") {
-            tokio::time::sleep(self.0.backlog_call).await;
-        }
-        self.0.done.push(ctx.process_id.clone());
-        Ok(StateDecision::graceful_complete_process(json!(null)))
-    }
-}
-
 async fn a_reprioritized_start_overtakes_the_backlog(db: Database) {
     let pulsar = xdb_integration_tests::pulsar::current_queue_mode() == QueueMode::Pulsar;
-    let process = LineProcess {
+    let process = OrderedProcess {
         // The change events may still be on their way when the instance starts: the
         // backlog's calls are slowed so that few are done before the last event arrives.
         backlog_call: if pulsar {
