@@ -11,11 +11,12 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use xdb_engine::validation::{check_id, ValidationError};
-use xdb_protocol::{FlowLimits, ProcessExecutionStartRequest};
+use xdb_protocol::ProcessExecutionStartRequest;
 
 use crate::columns::ColumnReader;
 use crate::flow_limit_store::{effective, WHOLE_TYPE};
 use crate::sql::SqlConn;
+use crate::sql_tables::flow_limit_rows::from_text;
 use crate::tables::{Dialect, Lane};
 use crate::StoreError;
 
@@ -229,9 +230,9 @@ pub(crate) async fn read_limits<D: Dialect>(store: &D) -> Result<StartRules, Sto
     for row in &rows {
         let mut columns = D::Session::columns(row, 0);
         let process_type = columns.text()?;
-        let declared = parse(columns.optional_text()?)?;
+        let declared = from_text(columns.optional_text()?)?;
         let override_set = columns.int()? != 0;
-        let override_text = parse(columns.optional_text()?)?;
+        let override_text = from_text(columns.optional_text()?)?;
         let override_limits = override_set.then(|| override_text.unwrap_or_default());
         let effective = effective(&declared, &override_limits);
         if let Some(priority) = effective.priority {
@@ -287,14 +288,6 @@ pub(crate) fn key_of(
         .ok_or_else(missing)?;
     check_id(FIELD, &key)?;
     Ok(key)
-}
-
-fn parse(text: Option<String>) -> Result<Option<FlowLimits>, StoreError> {
-    text.map(|text| {
-        serde_json::from_str(&text)
-            .map_err(|e| StoreError::Database(format!("unreadable flow limits {text:?}: {e}")))
-    })
-    .transpose()
 }
 
 #[cfg(test)]

@@ -36,12 +36,42 @@ fn to_text(limits: &Option<FlowLimits>) -> Option<String> {
         .map(|limits| serde_json::to_string(limits).expect("flow limits serialize"))
 }
 
-fn from_text(text: Option<String>) -> Result<Option<FlowLimits>, StoreError> {
-    text.map(|text| {
-        serde_json::from_str(&text)
-            .map_err(|e| StoreError::Database(format!("unreadable flow limits {text:?}: {e}")))
-    })
-    .transpose()
+/// The fields of [`FlowLimits`] this release knows, as stored.
+static KNOWN_FIELDS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    // Every field set, so that each is serialized: a field added to the struct without
+    // being listed here does not compile.
+    let every = FlowLimits {
+        max_calls_per_second: Some(1.0),
+        max_concurrent_calls: Some(1),
+        max_running_executions: Some(1),
+        concurrency_key_attribute: Some(String::new()),
+        priority: Some(1),
+        fairness_key_attribute: Some(String::new()),
+        fairness_weight: Some(1),
+    };
+    match serde_json::to_value(every) {
+        Ok(serde_json::Value::Object(fields)) => fields.keys().cloned().collect(),
+        _ => unreachable!("flow limits serialize as an object"),
+    }
+});
+
+/// Stored limits, as this release reads them. A field it does not know was written by a
+/// newer release (an operator set it during a rolling upgrade) and is left out, so that
+/// a newer release's limits never stop this one's starts and claims; requests are still
+/// held to the fields this release knows.
+pub(crate) fn from_text(text: Option<String>) -> Result<Option<FlowLimits>, StoreError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let unreadable = |e: serde_json::Error| {
+        StoreError::Database(format!("unreadable flow limits {text:?}: {e}"))
+    };
+    let mut fields: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).map_err(unreadable)?;
+    fields.retain(|name, _| KNOWN_FIELDS.contains(name));
+    serde_json::from_value(serde_json::Value::Object(fields))
+        .map(Some)
+        .map_err(unreadable)
 }
 
 fn state_of(key: String) -> Option<String> {

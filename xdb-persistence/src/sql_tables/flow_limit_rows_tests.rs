@@ -191,3 +191,21 @@ where
         ]
     );
 }
+
+#[test]
+fn stored_limits_of_a_newer_release_are_read_without_the_fields_it_added() {
+    let stored = r#"{"priority":2,"maxCallsPerSecond":0.5,"someFutureLimit":{"x":1}}"#;
+    let read = from_text(Some(stored.into())).unwrap().unwrap();
+    assert_eq!(
+        read,
+        FlowLimits {
+            priority: Some(2),
+            max_calls_per_second: Some(0.5),
+            ..Default::default()
+        }
+    );
+    assert_eq!(from_text(None).unwrap(), None);
+    // A known field of the wrong type is still a corrupt row.
+    assert!(from_text(Some(r#"{"priority":"high"}"#.into())).is_err());
+    assert!(from_text(Some("[1]".into())).is_err());
+}

@@ -41,7 +41,7 @@ mod definitions;
 mod deployments;
 mod fair_shares;
 pub(crate) mod first_start_batch;
-mod flow_limit_rows;
+pub(crate) mod flow_limit_rows;
 mod history_rows;
 pub(crate) mod in_list;
 pub(crate) mod leases;
