@@ -306,6 +306,23 @@ async fn worker_calls_and_answers_match_the_served_document(db: Database) {
     served.ok(paths::DESCRIBE, views.clone()).await;
     served.ok(paths::STATES, views.clone()).await;
     served.ok(paths::RESUME, control).await;
+    // Reordered: a weight alone needs a key, which the change then gives.
+    let weight_only = json!({"processId": "park", "reprioritize": {"fairnessWeight": 2}});
+    served
+        .refused(
+            paths::REPRIORITIZE,
+            weight_only.to_string(),
+            ErrorSubType::ControlNotApplicable,
+        )
+        .await;
+    served
+        .ok(
+            paths::REPRIORITIZE,
+            json!({"processId": "park", "reason": "checking", "identity": "contract",
+                   "reprioritize": {"priority": 2, "fairnessKey": "contract",
+                                    "fairnessWeight": 2}}),
+        )
+        .await;
     served
         .ok(
             paths::PUBLISH_TO_LOCAL_QUEUE,
