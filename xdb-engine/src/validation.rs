@@ -76,13 +76,7 @@ pub fn check_flow_limits(
         }
     }
     if let Some(priority) = limits.priority {
-        use xdb_protocol::priority::{HIGHEST, LOWEST};
-        if !(HIGHEST..=LOWEST).contains(&priority) {
-            return Err(ValidationError::new(
-                format!("{field}.priority"),
-                format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
-            ));
-        }
+        check_priority(&format!("{field}.priority"), priority)?;
     }
     if let Some(attribute) = &limits.concurrency_key_attribute {
         let at = format!("{field}.concurrencyKeyAttribute");
@@ -98,15 +92,35 @@ pub fn check_flow_limits(
         check_identifier(&format!("{field}.fairnessKeyAttribute"), attribute)?;
     }
     if let Some(weight) = limits.fairness_weight {
-        use xdb_protocol::fairness::MAX_WEIGHT;
-        if !(1..=MAX_WEIGHT).contains(&weight) {
-            return Err(ValidationError::new(
-                format!("{field}.fairnessWeight"),
-                format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
-            ));
-        }
+        check_fairness_weight(&format!("{field}.fairnessWeight"), weight)?;
     }
     Ok(())
+}
+
+/// A priority, wherever one is given (a start, a type's limits, a reprioritize): 1
+/// (claimed first) to 5. `field` names it.
+pub fn check_priority(field: &str, priority: u8) -> Result<(), ValidationError> {
+    use xdb_protocol::priority::{HIGHEST, LOWEST};
+    if (HIGHEST..=LOWEST).contains(&priority) {
+        return Ok(());
+    }
+    Err(ValidationError::new(
+        field,
+        format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
+    ))
+}
+
+/// A fairness weight, wherever one is given: 1 to
+/// [`xdb_protocol::fairness::MAX_WEIGHT`]. `field` names it.
+pub fn check_fairness_weight(field: &str, weight: u32) -> Result<(), ValidationError> {
+    use xdb_protocol::fairness::MAX_WEIGHT;
+    if (1..=MAX_WEIGHT).contains(&weight) {
+        return Ok(());
+    }
+    Err(ValidationError::new(
+        field,
+        format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
+    ))
 }
 
 /// [`check_flow_limits`] for one state's limits: a state cannot set what is the type's

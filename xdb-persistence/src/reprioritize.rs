@@ -1,10 +1,9 @@
 //! `reprioritize`: the claim order an operator's change leaves an execution at, decided
 //! purely from the order it has (the IO is in `operations::controls`).
 
-use xdb_engine::validation::check_id;
+use xdb_engine::validation::{check_fairness_weight, check_id, check_priority, ValidationError};
 use xdb_engine::Fairness;
-use xdb_protocol::fairness::{DEFAULT_WEIGHT, MAX_WEIGHT};
-use xdb_protocol::priority::{HIGHEST, LOWEST};
+use xdb_protocol::fairness::DEFAULT_WEIGHT;
 use xdb_protocol::{ClaimOrder, Reprioritization};
 
 /// Why a change is refused.
@@ -35,21 +34,12 @@ pub fn check(change: Option<&Reprioritization>) -> Result<&Reprioritization, Ref
             "changes nothing: name priority, fairnessKey or fairnessWeight".into(),
         ));
     }
+    let refused = |refused: ValidationError| invalid(&refused.field, refused.problem);
     if let Some(priority) = change.priority {
-        if !(HIGHEST..=LOWEST).contains(&priority) {
-            return Err(invalid(
-                "reprioritize.priority",
-                format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
-            ));
-        }
+        check_priority("reprioritize.priority", priority).map_err(refused)?;
     }
     if let Some(weight) = change.fairness_weight {
-        if !(1..=MAX_WEIGHT).contains(&weight) {
-            return Err(invalid(
-                "reprioritize.fairnessWeight",
-                format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
-            ));
-        }
+        check_fairness_weight("reprioritize.fairnessWeight", weight).map_err(refused)?;
     }
     match change.fairness_key.as_deref() {
         Some("") if change.fairness_weight.is_some() => Err(invalid(
@@ -58,8 +48,7 @@ pub fn check(change: Option<&Reprioritization>) -> Result<&Reprioritization, Ref
         )),
         Some("") | None => Ok(change),
         Some(key) => {
-            check_id("reprioritize.fairnessKey", key)
-                .map_err(|refused| invalid(&refused.field, refused.problem))?;
+            check_id("reprioritize.fairnessKey", key).map_err(refused)?;
             Ok(change)
         }
     }

@@ -152,14 +152,7 @@ pub fn validate_start_request(request: &ProcessExecutionStartRequest) -> Result<
         check_id("processStartConfig.concurrencyKey", key)?;
     }
     if let Some(priority) = config.priority {
-        use xdb_protocol::priority::{HIGHEST, LOWEST};
-        if !(HIGHEST..=LOWEST).contains(&priority) {
-            return Err(crate::validation::ValidationError::new(
-                "processStartConfig.priority",
-                format!("must be {HIGHEST} (claimed first) to {LOWEST}, not {priority}"),
-            )
-            .into());
-        }
+        crate::validation::check_priority("processStartConfig.priority", priority)?;
     }
     check_fairness(&config)?;
     Ok(())
@@ -170,17 +163,11 @@ fn check_fairness(
     config: &xdb_protocol::ProcessStartConfig,
 ) -> Result<(), crate::validation::ValidationError> {
     use crate::validation::ValidationError;
-    use xdb_protocol::fairness::MAX_WEIGHT;
     if let Some(key) = &config.fairness_key {
         check_id("processStartConfig.fairnessKey", key)?;
     }
     if let Some(weight) = config.fairness_weight {
-        if !(1..=MAX_WEIGHT).contains(&weight) {
-            return Err(ValidationError::new(
-                "processStartConfig.fairnessWeight",
-                format!("must be 1 to {MAX_WEIGHT}, not {weight}"),
-            ));
-        }
+        crate::validation::check_fairness_weight("processStartConfig.fairnessWeight", weight)?;
         if config.fairness_key.is_none() {
             return Err(ValidationError::new(
                 "processStartConfig.fairnessWeight",
