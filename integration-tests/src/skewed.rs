@@ -8,8 +8,8 @@
 //! The same spawn runs them unskewed too (`SkewedService::spawn_unskewed`), for tests
 //! that signal a real service process.
 //!
-//! The binaries are built by cargo on first use (a no-op when they are up to date), into
-//! the target directory this test binary runs from.
+//! The binaries are built by cargo on first use (after `cargo test --workspace`, little
+//! more than a link), into the target directory this test binary runs from.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -82,13 +82,18 @@ fn build_service_binaries() -> (PathBuf, PathBuf) {
     let status = command
         .current_dir(&workspace)
         .args(["build", "--quiet", "--profile", &profile])
-        .args(["-p", "xdb-api-service", "-p", "xdb-async-service"])
+        // With the workspace's tests, features resolve as in `cargo test --workspace`
+        // (dev-dependencies' features unified), so what that run built is reused and
+        // only the binaries are linked; `-p` alone resolved tokio's features anew and
+        // rebuilt some 66 crates, minutes in which the suite's threads waited here.
+        .args(["--workspace", "--tests"])
+        .args(["--bin", "xdb-api-service", "--bin", "xdb-async-service"])
         .env("CARGO_TARGET_DIR", target_dir)
         .status()
         .unwrap_or_else(|e| panic!("cannot run {cargo}: {e}"));
     assert!(
         status.success(),
-        "cargo build -p xdb-api-service -p xdb-async-service failed"
+        "cargo build --bin xdb-api-service --bin xdb-async-service failed"
     );
     let binary = |name: &str| {
         let path = profile_dir.join(name);
