@@ -23,7 +23,7 @@ const BATCH_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Starts `count` executions of the order type with no state running (no worker call),
 /// `order-<i>` with `amount` = i; answers their execution ids.
-async fn start_idle_orders(env: &XdbTestEnv, worker: &str, count: usize) -> Vec<String> {
+pub(crate) async fn start_idle_orders(env: &XdbTestEnv, worker: &str, count: usize) -> Vec<String> {
     let mut ids = Vec::with_capacity(count);
     for i in 0..count {
         let (status, body) = call(

@@ -26,9 +26,9 @@ both_databases!(
 );
 pulsar_mode_too!(a_priority_1_start_overtakes_a_priority_5_backlog);
 
-const BACKLOG: usize = 200;
+pub(crate) const BACKLOG: usize = 200;
 /// Worker calls the async instance runs at once.
-const IN_FLIGHT: usize = 4;
+pub(crate) const IN_FLIGHT: usize = 4;
 
 /// One state whose execute records which process came, and completes; the backlog's
 /// calls (of processes `backlog-…`) take `backlog_call` each.
@@ -66,11 +66,14 @@ impl AsyncState for OrderedState {
     }
 }
 
-async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
+/// An environment with no async instance yet (one is added by the caller) running at
+/// most [`IN_FLIGHT`] calls, a worker serving an [`OrderedProcess`], and [`BACKLOG`]
+/// starts of priority 5 waiting. In Pulsar mode the backlog's calls are slowed: the
+/// change events may still be on their way when the instance starts, and few of the
+/// backlog should be done before the last event arrives.
+pub(crate) async fn priority_5_backlog(db: Database) -> (XdbTestEnv, OrderedProcess, String) {
     let pulsar = xdb_integration_tests::pulsar::current_queue_mode() == QueueMode::Pulsar;
     let process = OrderedProcess {
-        // The change events may still be on their way when the instance starts: the
-        // backlog's calls are slowed so that few are done before the last event arrives.
         backlog_call: if pulsar {
             Duration::from_millis(100)
         } else {
@@ -88,13 +91,19 @@ async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
     )
     .await;
     let worker = serve(&mut env, &process).await;
-    // Every start is in before an instance runs, the urgent one last.
     for i in 0..BACKLOG {
         let options = ProcessStartOptions::new().priority(5);
         start(&env, &process, &worker, &format!("backlog-{i}"), options)
             .await
             .unwrap();
     }
+    (env, process, worker)
+}
+
+async fn a_priority_1_start_overtakes_a_priority_5_backlog(db: Database) {
+    let pulsar = xdb_integration_tests::pulsar::current_queue_mode() == QueueMode::Pulsar;
+    // Every start is in before an instance runs, the urgent one last.
+    let (mut env, process, worker) = priority_5_backlog(db).await;
     start(&env, &process, &worker, "usual", ProcessStartOptions::new())
         .await
         .unwrap();

@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use serde_json::json;
 use xdb_config::QueueMode;
-use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
+use xdb_integration_tests::{eventually, Database, EnvOptions};
 use xdb_protocol::{
     paths, ProcessExecutionControlRequest, ProcessExecutionDescribeRequest, Reprioritization,
 };
 use xdb_sdk::*;
 
+use crate::batches::start_idle_orders;
 use crate::common::*;
-use crate::priorities::OrderedProcess;
+use crate::priorities::{priority_5_backlog, BACKLOG, IN_FLIGHT};
 use crate::query::{order_env, PROCESS_TYPE, TABLE};
 
 both_databases!(
@@ -25,45 +26,13 @@ both_databases!(
 );
 pulsar_mode_too!(a_reprioritized_start_overtakes_the_backlog);
 
-const BACKLOG: usize = 200;
-/// Worker calls the async instance runs at once.
-const IN_FLIGHT: usize = 4;
-
 async fn a_reprioritized_start_overtakes_the_backlog(db: Database) {
     let pulsar = xdb_integration_tests::pulsar::current_queue_mode() == QueueMode::Pulsar;
-    let process = OrderedProcess {
-        // The change events may still be on their way when the instance starts: the
-        // backlog's calls are slowed so that few are done before the last event arrives.
-        backlog_call: if pulsar {
-            Duration::from_millis(100)
-        } else {
-            Duration::ZERO
-        },
-        ..Default::default()
-    };
-    let mut env = XdbTestEnv::start_with(
-        db,
-        EnvOptions {
-            async_instances: 0,
-            max_in_flight: IN_FLIGHT,
-            ..Default::default()
-        },
-    )
-    .await;
-    let url = serve(&mut env, &process).await;
-    let start = |process_id: String| {
-        let (env, process, url) = (&env, &process, &url);
-        async move {
-            let options = ProcessStartOptions::new().priority(5);
-            start(env, process, url, &process_id, options)
-                .await
-                .unwrap()
-        }
-    };
-    for i in 0..BACKLOG {
-        start(format!("backlog-{i}")).await;
-    }
-    start("late".into()).await;
+    let (mut env, process, worker) = priority_5_backlog(db).await;
+    let options = ProcessStartOptions::new().priority(5);
+    start(&env, &process, &worker, "late", options)
+        .await
+        .unwrap();
     let answer = env
         .client
         .reprioritize(&ProcessExecutionControlRequest {
@@ -124,24 +93,7 @@ async fn a_reprioritized_start_overtakes_the_backlog(db: Database) {
 /// and key `vip` (weight 3), and leaves the others as they were.
 async fn a_batch_reprioritizes_what_its_filter_selects_and_bad_changes_are_refused(db: Database) {
     let (env, worker, _service) = order_env(db, EnvOptions::default()).await;
-    for i in 0..10 {
-        let (status, body) = call(
-            &env,
-            paths::START,
-            json!({
-                "processId": format!("order-{i}"),
-                "processType": PROCESS_TYPE,
-                "workerUrl": worker,
-                "processStartConfig": {"globalAttributeConfig": {
-                    "tableName": TABLE,
-                    "primaryKey": {"column": "id", "value": format!("order-{i}")},
-                    "initialWrite": [{"column": "amount", "value": i}],
-                }},
-            }),
-        )
-        .await;
-        assert_eq!(status, 200, "{body}");
-    }
+    start_idle_orders(&env, &worker, 10).await;
     let describe = |process_id: String| {
         let env = &env;
         async move {
