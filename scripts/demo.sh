@@ -36,7 +36,7 @@ show_users() { :; }
 case "$DATABASE" in
     embedded)
         echo "demo: building xdb and the sample"
-        cargo build --quiet -p xdb-cli -p xdb-samples --bins
+        scripts/cargo-build-bins.sh xdb-cli xdb-samples
         ;;
     postgres-server)
         scripts/ensure-postgres.sh
@@ -84,7 +84,7 @@ if [ "$DATABASE" = embedded ]; then
     "$target/xdb" dev --ephemeral --sample-reminder-interval "${REMINDER_SECONDS}s" >"$SERVICE_LOG" 2>&1 &
     pids+=($!)
 else
-    cargo build --quiet -p xdb-server -p xdb-samples --bins
+    scripts/cargo-build-bins.sh xdb-server xdb-samples
     SERVICE_LOG="$LOG_DIR/xdb-server.log"
     WORKER_LOG="$LOG_DIR/worker.log"
     "$target/xdb-server" --database-url "$DB_URL" --install-schema >"$SERVICE_LOG" 2>&1 &

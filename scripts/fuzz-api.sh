@@ -37,7 +37,7 @@ if [ "$(cat "$VENV/.requirements" 2>/dev/null)" != "$REQUIREMENTS" ]; then
     echo "$REQUIREMENTS" >"$VENV/.requirements"
 fi
 
-cargo build --quiet -p xdb-server
+scripts/cargo-build-bins.sh xdb-server
 psql -q -h 127.0.0.1 -U postgres -d postgres \
     -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)" -c "CREATE DATABASE ${DB}"
 psql -q -h 127.0.0.1 -U postgres -d "${DB}" -f samples/sql/postgres/user_signup.sql

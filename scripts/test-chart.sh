@@ -44,7 +44,7 @@ log "ruff and mypy on the runner"
 # shellcheck disable=SC2207 # package names have no spaces
 packages=($("$VENV/bin/python" helm/run_chart_locally.py --print-packages))
 log "building ${packages[*]}"
-cargo build --quiet "${packages[@]/#/-p=}" --bins
+scripts/cargo-build-bins.sh "${packages[@]}"
 
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh

@@ -42,7 +42,7 @@ if [ -n "$(git ls-files --others --exclude-standard -- console/dist)" ]; then
 fi
 
 log "building xdb-server"
-cargo build --quiet -p xdb-server
+scripts/cargo-build-bins.sh xdb-server
 export XDB_SERVER_BIN="$CARGO_TARGET_DIR/debug/xdb-server"
 
 cd console

@@ -49,7 +49,7 @@ expect_hello() {
 }
 
 log "building xdb"
-cargo build --quiet -p xdb-cli --bin xdb
+scripts/cargo-build-bins.sh xdb-cli
 xdb="$CARGO_TARGET_DIR/debug/xdb"
 
 api_port="$(free_port)"

@@ -63,7 +63,7 @@ scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
 log "building xdb-server and the Rust samples (the cross-language tests run them)"
-cargo build --quiet -p xdb-server -p xdb-samples --bins
+scripts/cargo-build-bins.sh xdb-server xdb-samples
 export XDB_SERVER_BIN="$CARGO_TARGET_DIR/debug/xdb-server"
 
 log "pytest (unit, and integration on PostgreSQL and MariaDB)"

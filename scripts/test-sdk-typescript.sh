@@ -26,7 +26,7 @@ scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
 scripts/ensure-mariadb.sh
 log "building xdb-server"
-cargo build --quiet -p xdb-server
+scripts/cargo-build-bins.sh xdb-server
 export XDB_SERVER_BIN="$CARGO_TARGET_DIR/debug/xdb-server"
 
 cd sdk-typescript

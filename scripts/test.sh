@@ -35,6 +35,10 @@ summary() {
 }
 trap summary EXIT
 
+# The scripts below build the binaries they run as this build of the tests resolves
+# features, so nothing is compiled twice (scripts/cargo-build-bins.sh).
+export XDB_BUILD_AS_TESTS=1
+
 step "the services the tests need (Rust, PostgreSQL, MariaDB, Pulsar with its Debezium connectors)"
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
