@@ -79,6 +79,10 @@ impl AsyncServiceConfig {
         anyhow::ensure!(a.pool_size > 0, "pool size must be at least 1");
         anyhow::ensure!(a.max_in_flight > 0, "max in flight must be at least 1");
         anyhow::ensure!(
+            a.lower_priority_max_in_flight > 0,
+            "lower priority max in flight must be at least 1"
+        );
+        anyhow::ensure!(
             a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
             "lease seconds must be at least 1"
         );

@@ -3,8 +3,8 @@
 //! Woken by LISTEN/NOTIFY, by its own tasks creating tasks, and at the next task's due
 //! time; it polls at `poll_interval` as the fallback (and to pick up expired leases).
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio::task::JoinSet;
@@ -12,11 +12,12 @@ use xdb_cluster::PeerNotifier;
 use xdb_persistence::{Notification, Notifications};
 
 use xdb_engine::Task;
-use xdb_persistence::{Applied, SetAside, StateCall, StoreError};
+use xdb_persistence::{Applied, Claimed as ClaimedTask, SetAside, StateCall, StoreError};
 
 use crate::clock::Clock;
 use crate::handlers::{handle_task, HandlerContext};
 use crate::leases::{LeaseHold, LeasedTasks};
+use crate::priority_room::PriorityRoom;
 use crate::scheduling::{self, AfterRefusal, ClaimSchedule, Claimed, OnFailure};
 
 pub(crate) struct DbQueue {
@@ -25,6 +26,9 @@ pub(crate) struct DbQueue {
     /// Told about closed executions, for their waiting clients (MySQL).
     pub api_peers: PeerNotifier,
     pub max_in_flight: usize,
+    /// Calls of lower priorities in flight while a higher one runs (see
+    /// [`PriorityRoom`]).
+    pub lower_priority_max_in_flight: usize,
     /// The tasks whose leases are renewed.
     pub leased: Arc<LeasedTasks>,
     pub lease: Duration,
@@ -59,46 +63,33 @@ impl DbQueue {
             });
         }
         let permits = Arc::new(Semaphore::new(self.max_in_flight));
+        let room = Arc::new(Mutex::new(PriorityRoom::new(
+            self.lower_priority_max_in_flight,
+        )));
         let schedule = ClaimSchedule::new(self.poll_interval);
         let mut running = JoinSet::new();
         while !*shutdown.borrow() {
             while running.try_join_next().is_some() {}
-            let free = permits.available_permits();
-            let limit = free.min(256);
-            let claimed = if free == 0 {
-                Vec::new()
-            } else {
-                match self
-                    .context
-                    .tasks
-                    .claim_tasks_with_calls(
-                        &self.context.owner,
-                        limit as i64,
-                        self.lease,
-                        schedule.read_ahead(),
-                    )
-                    .await
-                {
-                    Ok(tasks) => tasks,
-                    Err(error) => {
-                        tracing::warn!(%error, "claiming tasks failed; retrying");
-                        Vec::new()
-                    }
-                }
-            };
+            let free = permits.available_permits().min(256);
+            let (claimed, limit) = self.claim(&room, free, &schedule).await;
             let claimed_count = claimed.len();
             let now = self.clock.now();
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
                 .into_iter()
-                .map(|(task, call)| {
+                .map(|claimed| {
+                    let ClaimedTask {
+                        task,
+                        call,
+                        priority,
+                    } = claimed;
                     let hold = self.leased.hold(task.id);
                     let when = schedule.on_claimed(task.fire_at, now);
                     // Read-ahead tasks count as claimed when they come due.
                     if when == Claimed::RunNow {
                         self.context.metrics.claimed(&task, now);
                     }
-                    (task, call, hold, when)
+                    (task, call, priority, hold, when)
                 })
                 .collect();
             let chains = Chains {
@@ -110,8 +101,9 @@ impl DbQueue {
                 clock: self.clock.clone(),
                 park_after_refusals: self.park_after_refusals,
             };
-            for (task, call, hold, when) in held {
+            for (task, call, priority, hold, when) in held {
                 let chains = chains.clone();
+                let room = room.clone();
                 if let Claimed::HoldFor(wait) = when {
                     // Read ahead: held (its lease renewed) until due, then run like any
                     // other, without taking a permit while it waits.
@@ -128,15 +120,18 @@ impl DbQueue {
                         // Read again when due: the rows read at the claim may be out of
                         // date by now (its execution paused, say).
                         drop(call);
+                        let place = RoomPlace::take(&room, priority, &chains.wake);
                         chains.run(task, None, hold).await;
-                        drop(permit);
+                        drop((place, permit));
                     });
                     continue;
                 }
                 let permit = permits.clone().acquire_owned().await.expect("never closed");
+                // Counted before the next claim looks at the room.
+                let place = RoomPlace::take(&room, priority, &wake);
                 running.spawn(async move {
                     chains.run(task, call, hold).await;
-                    drop(permit);
+                    drop((place, permit));
                 });
             }
             if ClaimSchedule::claim_again_at_once(claimed_count, limit, permits.available_permits())
@@ -148,7 +143,10 @@ impl DbQueue {
             } else {
                 None
             };
-            let sleep_for = schedule.sleep_before_next_claim(next_due_in);
+            let lifts_in = lock(&room).lifts_in(Instant::now());
+            let sleep_for = schedule
+                .sleep_before_next_claim(next_due_in)
+                .min(lifts_in.unwrap_or(Duration::MAX));
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(sleep_for) => {}
@@ -158,6 +156,79 @@ impl DbQueue {
         }
         while running.join_next().await.is_some() {}
     }
+}
+
+impl DbQueue {
+    /// Claims for `free` call slots, as the room for higher priorities allows; with the
+    /// number of tasks asked for.
+    async fn claim(
+        &self,
+        room: &Mutex<PriorityRoom>,
+        free: usize,
+        schedule: &ClaimSchedule,
+    ) -> (Vec<ClaimedTask>, usize) {
+        let mut claimed = Vec::new();
+        let mut asked = 0;
+        if free == 0 {
+            return (claimed, asked);
+        }
+        let claims = lock(room).claims(free, Instant::now());
+        for within in claims.into_iter().flatten() {
+            let limit = within.limit.min(free - claimed.len());
+            if limit == 0 {
+                continue;
+            }
+            asked += limit;
+            match self
+                .context
+                .tasks
+                .claim_tasks_with_calls(
+                    &self.context.owner,
+                    limit as i64,
+                    self.lease,
+                    schedule.read_ahead(),
+                    within.lowest_priority,
+                )
+                .await
+            {
+                Ok(tasks) => claimed.extend(tasks),
+                Err(error) => {
+                    tracing::warn!(%error, "claiming tasks failed; retrying");
+                    break;
+                }
+            }
+        }
+        (claimed, asked)
+    }
+}
+
+/// A chain's place in the [`PriorityRoom`] under its execution's priority (none when
+/// the claim did not read it), given back when the chain ends, also by a panic; the
+/// claim loop is woken then when lower priorities were held back.
+struct RoomPlace(Option<(Arc<Mutex<PriorityRoom>>, u8, Arc<Notify>)>);
+
+impl RoomPlace {
+    fn take(room: &Arc<Mutex<PriorityRoom>>, priority: Option<u8>, wake: &Arc<Notify>) -> Self {
+        RoomPlace(priority.map(|priority| {
+            lock(room).started(priority);
+            (room.clone(), priority, wake.clone())
+        }))
+    }
+}
+
+impl Drop for RoomPlace {
+    fn drop(&mut self) {
+        if let Some((room, priority, wake)) = &self.0 {
+            if lock(room).ended(*priority, Instant::now()) {
+                wake.notify_one();
+            }
+        }
+    }
+}
+
+/// The room, also after a panic while it was held (each change is one count).
+fn lock(room: &Mutex<PriorityRoom>) -> std::sync::MutexGuard<'_, PriorityRoom> {
+    room.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What running a chain of states needs, shared by every chain of one claim loop.

@@ -194,6 +194,7 @@ fn start_loop(
         notifications: None,
         api_peers: PeerNotifier::disabled(),
         max_in_flight,
+        lower_priority_max_in_flight: max_in_flight,
         leased: Arc::new(LeasedTasks::default()),
         lease: Duration::from_secs(30),
         poll_interval: POLL,

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use xdb_engine::Task;
-use xdb_persistence::{
-    OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim, TaskSource,
-};
+use xdb_persistence::{Claimed, OperatorGauges, ReleasedLeases, StoreError, TaskClaim, TaskSource};
 
 #[derive(Default)]
 pub(crate) struct ScriptedTaskSource {
@@ -47,14 +45,22 @@ impl TaskSource for ScriptedTaskSource {
         limit: i64,
         _lease: Duration,
         _ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
+        _lowest_priority: u8,
+    ) -> Result<Vec<Claimed>, StoreError> {
         self.limits.lock().unwrap().push(limit);
         let batch = self.batches.lock().unwrap().pop_front().unwrap_or_default();
         assert!(
             batch.len() as i64 <= limit,
             "the script claims within the limit"
         );
-        Ok(batch.into_iter().map(|task| (task, None)).collect())
+        Ok(batch
+            .into_iter()
+            .map(|task| Claimed {
+                task,
+                call: None,
+                priority: None,
+            })
+            .collect())
     }
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         Ok(None)

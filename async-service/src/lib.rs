@@ -20,6 +20,7 @@ mod http;
 mod leases;
 mod liveness;
 mod metric_definitions;
+mod priority_room;
 mod pulsar_source;
 mod schedules;
 mod scheduling;
@@ -161,6 +162,7 @@ impl AsyncService {
                 notifications: Some(notifications.clone()),
                 api_peers: api_peers.clone(),
                 max_in_flight: config.async_service.max_in_flight,
+                lower_priority_max_in_flight: config.async_service.lower_priority_max_in_flight,
                 lease: config.lease(),
                 poll_interval: config.poll_interval(),
                 clock: Arc::new(store.database_clock().clone()),

@@ -88,6 +88,9 @@ pub struct EnvOptions {
     pub worker_signing_secret: Option<String>,
     /// Worker calls each async-service instance runs at once.
     pub max_in_flight: usize,
+    /// `async.lower_priority_max_in_flight` of the async instances (`None`: its
+    /// default).
+    pub lower_priority_max_in_flight: Option<usize>,
     /// Where async instances get work: the database's rows, or Pulsar CDC (the
     /// database is then captured by a Pulsar IO Debezium source). Default: the mode the suite's
     /// macros run the test in ([`crate::pulsar::current_queue_mode`]).
@@ -128,6 +131,7 @@ impl Default for EnvOptions {
             worker_url_prefixes: Vec::new(),
             worker_signing_secret: None,
             max_in_flight: 256,
+            lower_priority_max_in_flight: None,
             queue_mode: crate::pulsar::current_queue_mode(),
             cdc_capture: true,
             pulsar_sweep_after_ms: 60_000,
@@ -287,6 +291,9 @@ impl XdbTestEnv {
         self.options.worker_tls(&mut config.security);
         config.limits = self.options.limits.clone();
         config.async_service.max_in_flight = self.options.max_in_flight;
+        if let Some(lower) = self.options.lower_priority_max_in_flight {
+            config.async_service.lower_priority_max_in_flight = lower;
+        }
         config.async_service.park_after_refusals = self.options.park_after_refusals;
         if self.options.queue_mode == QueueMode::Pulsar {
             crate::pulsar::configure(&mut config, &self.db);

@@ -291,6 +291,11 @@ pub struct AsyncSettings {
     pub pool_size: usize,
     /// Worker calls (tasks) in flight at once.
     pub max_in_flight: usize,
+    /// Database queue: while a task of some priority runs on the instance (or ran in
+    /// the last half second), tasks of lower priorities have at most this many calls
+    /// in flight there, so that the higher one's steps do not queue behind theirs. Set
+    /// it to `max_in_flight` to keep no room.
+    pub lower_priority_max_in_flight: usize,
     /// How long a claimed task stays this instance's without renewal; renewed every
     /// third of it while the call runs.
     pub lease_seconds: f64,
@@ -326,6 +331,7 @@ impl Default for AsyncSettings {
             advertise_url: None,
             pool_size: 16,
             max_in_flight: 256,
+            lower_priority_max_in_flight: 4,
             lease_seconds: 30.0,
             liveness_timeout_ms: 1000,
             poll_interval_ms: 1000,

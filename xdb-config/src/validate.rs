@@ -187,6 +187,10 @@ pub(crate) fn problems(settings: &Settings, service: Service) -> Vec<String> {
             "async.max_in_flight must be at least 1",
         );
         check(
+            a.lower_priority_max_in_flight >= 1,
+            "async.lower_priority_max_in_flight must be at least 1",
+        );
+        check(
             a.lease_seconds.is_finite() && a.lease_seconds >= 1.0,
             "async.lease_seconds must be at least 1",
         );

@@ -18,6 +18,16 @@ pub struct StateCall {
     pub attributes: LoadedAttributes,
 }
 
+/// A task a claim leased, with its worker call where the claim could read it along, and
+/// its execution's priority where the claim read the execution's row (every task on
+/// PostgreSQL; state tasks on MySQL).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claimed {
+    pub task: Task,
+    pub call: Option<StateCall>,
+    pub priority: Option<u8>,
+}
+
 /// A due timer whose firing settles its state's commands, decided from the rows as read
 /// (nothing written yet), with the execute call that firing starts: the caller calls the
 /// worker, then commits the firing and the answer as one transition
@@ -340,14 +350,17 @@ pub trait TaskSource: Send + Sync + 'static {
     /// least that long) to `owner` for `lease`, due timers first, each state task with
     /// its worker call where the claim could read it along (`None` where it did not).
     /// Tasks whose lease ran out are among them at most once a second (per store),
-    /// which is how soon a dead instance's tasks are taken over.
+    /// which is how soon a dead instance's tasks are taken over. Of the unleased state
+    /// and queue tasks, only those of priority 1 to `lowest_priority` are claimed
+    /// (timers and expired leases whatever their priority).
     async fn lease_due(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError>;
+        lowest_priority: u8,
+    ) -> Result<Vec<Claimed>, StoreError>;
 
     /// Leases up to `limit` due tasks to `owner` for `lease` (see [`Self::lease_due`]).
     async fn claim_due_tasks(
@@ -356,22 +369,26 @@ pub trait TaskSource: Send + Sync + 'static {
         limit: i64,
         lease: Duration,
     ) -> Result<Vec<Task>, StoreError> {
-        let claimed = self.lease_due(owner, limit, lease, 0.0).await?;
-        Ok(claimed.into_iter().map(|(task, _)| task).collect())
+        let claimed = self
+            .lease_due(owner, limit, lease, 0.0, xdb_protocol::priority::LOWEST)
+            .await?;
+        Ok(claimed.into_iter().map(|claimed| claimed.task).collect())
     }
     /// [`Self::claim_due_tasks`], and also tasks that come due within `ahead`, for a
     /// caller that holds each until its due time (timers read ahead, so that a claim's
     /// own latency never makes one late); due tasks come first. A state task that comes
     /// with its worker call (its rows, when the state loads no attributes) needs no
-    /// [`Transitions::load_state_call`].
+    /// [`Transitions::load_state_call`]. Unleased tasks of a priority below
+    /// `lowest_priority` wait (see [`Self::lease_due`]).
     async fn claim_tasks_with_calls(
         &self,
         owner: &str,
         limit: i64,
         lease: Duration,
         ahead: Duration,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        self.lease_due(owner, limit, lease, ahead.as_secs_f64())
+        lowest_priority: u8,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.lease_due(owner, limit, lease, ahead.as_secs_f64(), lowest_priority)
             .await
     }
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
@@ -395,9 +412,15 @@ pub trait TaskSource: Send + Sync + 'static {
         overdue: Duration,
     ) -> Result<Vec<Task>, StoreError> {
         let claimed = self
-            .lease_due(owner, limit, lease, -overdue.as_secs_f64())
+            .lease_due(
+                owner,
+                limit,
+                lease,
+                -overdue.as_secs_f64(),
+                xdb_protocol::priority::LOWEST,
+            )
             .await?;
-        Ok(claimed.into_iter().map(|(task, _)| task).collect())
+        Ok(claimed.into_iter().map(|claimed| claimed.task).collect())
     }
     /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
     /// otherwise says how long to wait (or that it is gone). For task sources that learn

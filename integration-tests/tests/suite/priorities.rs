@@ -6,7 +6,8 @@
 //! the received ones by priority: both starts overtake most of the backlog. A definition
 //! declares its type's priority, which its starts that name none take.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use xdb_config::QueueMode;
@@ -22,7 +23,8 @@ use crate::common::*;
 
 both_databases!(
     a_priority_1_start_overtakes_a_priority_5_backlog,
-    a_definition_declares_the_priority_of_its_type_s_starts
+    a_definition_declares_the_priority_of_its_type_s_starts,
+    a_running_priority_1_call_narrows_the_backlog_s_calls_then_lets_them_widen
 );
 pulsar_mode_too!(a_priority_1_start_overtakes_a_priority_5_backlog);
 
@@ -70,12 +72,14 @@ impl AsyncState for OrderedState {
 /// most [`IN_FLIGHT`] calls, a worker serving an [`OrderedProcess`], and [`BACKLOG`]
 /// starts of priority 5 waiting. In Pulsar mode the backlog's calls are slowed: the
 /// change events may still be on their way when the instance starts, and few of the
-/// backlog should be done before the last event arrives.
+/// backlog should be done before the last event arrives (on a broker started just
+/// before, the first test's events came late enough that 22 calls of 100 ms each ran
+/// first; 20 of 250 ms take more than a second).
 pub(crate) async fn priority_5_backlog(db: Database) -> (XdbTestEnv, OrderedProcess, String) {
     let pulsar = xdb_integration_tests::pulsar::current_queue_mode() == QueueMode::Pulsar;
     let process = OrderedProcess {
         backlog_call: if pulsar {
-            Duration::from_millis(100)
+            Duration::from_millis(250)
         } else {
             Duration::ZERO
         },
@@ -277,6 +281,154 @@ async fn a_definition_declares_the_priority_of_its_type_s_starts(db: Database) {
         error.message.contains("flowLimits.priority"),
         "{}",
         error.message
+    );
+    env.shutdown().await;
+}
+
+/// Calls of a backlog of [`NarrowedProcess`] counted by the worker itself, and one
+/// urgent call held open.
+#[derive(Debug, Clone, Default)]
+struct NarrowedProcess {
+    counts: Arc<Mutex<BacklogCounts>>,
+}
+
+#[derive(Debug, Default)]
+struct BacklogCounts {
+    in_flight: usize,
+    /// The most backlog calls in flight at once before the urgent call started.
+    widest_before: usize,
+    /// When the urgent call started and ended.
+    urgent: Option<(Instant, Option<Instant>)>,
+    /// The most backlog calls in flight at once from [`SETTLED`] after the urgent
+    /// call started until it ended.
+    widest_while_settled: usize,
+    /// The most backlog calls in flight at once after the urgent call ended.
+    widest_after: usize,
+    done: usize,
+}
+
+/// Long enough for the backlog calls begun before the urgent one was claimed to end.
+const SETTLED: Duration = Duration::from_millis(700);
+const URGENT_CALL: Duration = Duration::from_secs(2);
+const BACKLOG_CALL: Duration = Duration::from_millis(200);
+const NARROWED_BACKLOG: usize = 400;
+/// `async.lower_priority_max_in_flight` of the test's instance.
+const ROOM: usize = 2;
+
+impl Process for NarrowedProcess {
+    fn state_schema(&self) -> StateSchema {
+        StateSchema::with_starting_state(NarrowedState(self.clone()))
+    }
+}
+
+struct NarrowedState(NarrowedProcess);
+
+#[async_trait]
+impl AsyncState for NarrowedState {
+    type Input = ();
+
+    async fn execute(
+        &self,
+        ctx: &Context,
+        _input: (),
+        _results: &CommandResults,
+        _persistence: &mut Persistence,
+        _communication: &mut Communication,
+    ) -> Result<StateDecision> {
+        let counts = &self.0.counts;
+        if ctx.process_id == "urgent" {
+            counts.lock().unwrap().urgent = Some((Instant::now(), None));
+            tokio::time::sleep(URGENT_CALL).await;
+            if let Some((_, ended)) = &mut counts.lock().unwrap().urgent {
+                *ended = Some(Instant::now());
+            }
+        } else {
+            {
+                let mut counts = counts.lock().unwrap();
+                counts.in_flight += 1;
+                let width = counts.in_flight;
+                match counts.urgent {
+                    None => counts.widest_before = counts.widest_before.max(width),
+                    Some((started, None)) if started.elapsed() >= SETTLED => {
+                        counts.widest_while_settled = counts.widest_while_settled.max(width)
+                    }
+                    Some((_, None)) => {}
+                    Some((_, Some(_))) => counts.widest_after = counts.widest_after.max(width),
+                }
+            }
+            tokio::time::sleep(BACKLOG_CALL).await;
+            let mut counts = counts.lock().unwrap();
+            counts.in_flight -= 1;
+            counts.done += 1;
+        }
+        Ok(StateDecision::graceful_complete_process(json!(null)))
+    }
+}
+
+/// The room kept for higher priorities (database queue): while a priority-1 call
+/// runs, the instance starts no more than `async.lower_priority_max_in_flight` calls of
+/// the priority-5 backlog, which ran 32 wide before; once the urgent call has ended
+/// (and the half-second hold passed), the backlog widens again. The worker counts the
+/// calls itself.
+async fn a_running_priority_1_call_narrows_the_backlog_s_calls_then_lets_them_widen(db: Database) {
+    let process = NarrowedProcess::default();
+    let mut env = XdbTestEnv::start_with(
+        db,
+        EnvOptions {
+            async_instances: 0,
+            max_in_flight: 32,
+            lower_priority_max_in_flight: Some(ROOM),
+            ..Default::default()
+        },
+    )
+    .await;
+    let worker = serve(&mut env, &process).await;
+    for i in 0..NARROWED_BACKLOG {
+        let options = ProcessStartOptions::new().priority(5);
+        start(&env, &process, &worker, &format!("backlog-{i}"), options)
+            .await
+            .unwrap();
+    }
+    env.add_async_instance().await;
+    let counts = process.counts.clone();
+    eventually("the backlog runs wide", Duration::from_secs(30), || async {
+        counts.lock().unwrap().widest_before >= 16
+    })
+    .await;
+    let options = ProcessStartOptions::new().priority(1);
+    start(&env, &process, &worker, "urgent", options)
+        .await
+        .unwrap();
+    eventually("the urgent call ended", Duration::from_secs(60), || async {
+        matches!(counts.lock().unwrap().urgent, Some((_, Some(_))))
+    })
+    .await;
+    eventually(
+        "the backlog widened again",
+        Duration::from_secs(60),
+        || async { counts.lock().unwrap().widest_after > ROOM },
+    )
+    .await;
+    eventually("the backlog is done", Duration::from_secs(120), || async {
+        counts.lock().unwrap().done == NARROWED_BACKLOG
+    })
+    .await;
+    let (before, settled, after) = {
+        let counts = counts.lock().unwrap();
+        (
+            counts.widest_before,
+            counts.widest_while_settled,
+            counts.widest_after,
+        )
+    };
+    println!(
+        "priority-room-report db={db:?} widest_before={before} \
+         widest_while_urgent_ran={settled} widest_after={after}"
+    );
+    assert!(
+        (1..=ROOM).contains(&settled),
+        "{settled} backlog calls at once while the urgent one ran: at most its room, and \
+         not none"
     );
     env.shutdown().await;
 }

@@ -55,11 +55,15 @@ impl TaskQueue for PostgresStore {
         limit: i64,
         lease: Duration,
         ahead: f64,
+        lowest_priority: u8,
     ) -> Result<Vec<ClaimedRows>, StoreError> {
         let turns = self.fair_turns();
+        let generic = |limit| {
+            crate::sql_tables::leases::claim_due(self, owner, limit, lease, ahead, lowest_priority)
+        };
         if turns.keyed_waiting() {
             // The generic claim shares priorities between keys, and says when none wait.
-            return crate::sql_tables::leases::claim_due(self, owner, limit, lease, ahead).await;
+            return generic(limit).await;
         }
         let client = self.timekeeping_pool().get().await?;
         let statement = client.prepare_cached(&CLAIM).await?;
@@ -67,7 +71,14 @@ impl TaskQueue for PostgresStore {
         let rows = client
             .query(
                 &statement,
-                &[&limit, &owner, &lease.as_secs_f64(), &ahead, &expired],
+                &[
+                    &limit,
+                    &owner,
+                    &lease.as_secs_f64(),
+                    &ahead,
+                    &expired,
+                    &i32::from(lowest_priority),
+                ],
             )
             .await?;
         drop(client);
@@ -96,9 +107,7 @@ impl TaskQueue for PostgresStore {
             turns.set_keyed_waiting(true);
             let more = limit - claimed.len() as i64;
             if more > 0 {
-                claimed.extend(
-                    crate::sql_tables::leases::claim_due(self, owner, more, lease, ahead).await?,
-                );
+                claimed.extend(generic(more).await?);
             }
         }
         Ok(claimed)
@@ -220,7 +229,8 @@ const RELEASE_DEAD: &str = "\
 // when $5 says so (see `ExpiredLeaseLook`; a false $5 skips that scan altogether). Due
 // timers go first: the other tasks' fire_at is when they were created, so under a
 // backlog they are all older than a timer that just came due, which would then wait for
-// the whole backlog to be claimed before it fires. Then priority 1 before 2, and so on.
+// the whole backlog to be claimed before it fires. Then priority 1 before 2, and so on;
+// a priority past $6 reads nothing (LIMIT 0), so that its tasks wait for the instance.
 // At most `limit` ($1) are taken, in that order, tasks due now ahead of those read ahead
 // (due within $4 seconds). SKIP LOCKED lets instances claim side by side;
 // fire_at is compared with the database clock. The bound is `now()` (the statement's
@@ -274,7 +284,8 @@ pub(super) static CLAIM: LazyLock<String> = LazyLock::new(|| {
                 "SELECT id, fire_at, priority FROM xdb_sys_tasks \
                  WHERE lease_owner IS NULL AND priority = {priority} AND fairness_key = '' \
                    AND fire_at <= now() + make_interval(secs => $4) \
-                 ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED"
+                 ORDER BY fire_at LIMIT CASE WHEN {priority} <= $6 THEN $1 ELSE 0 END \
+                 FOR UPDATE SKIP LOCKED"
             ))
         ),
         qualified(TASK_COLUMNS, "t"),

@@ -26,7 +26,7 @@ async fn each_priority_of_the_claim_reads_its_own_partial_index() {
     let rows = client
         .query(
             &format!("EXPLAIN {}", *CLAIM),
-            &[&64i64, &"owner", &30.0f64, &0.0f64, &true],
+            &[&64i64, &"owner", &30.0f64, &0.0f64, &true, &5i32],
         )
         .await
         .unwrap();

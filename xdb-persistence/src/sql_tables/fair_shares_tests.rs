@@ -86,7 +86,7 @@ async fn on_mysql_keyed_reads_sort_no_backlog() {
     let plan = extras(
         &mut session,
         due_tasks(SqlKind::MySql, false),
-        &due_params(ahead, 64),
+        &due_params(ahead, 64, xdb_protocol::priority::LOWEST),
     )
     .await;
     assert_eq!(plan.len(), 7, "7 parts: {plan:?}");

@@ -50,11 +50,13 @@ pub(crate) async fn claim_due<D: TaskQueue>(
     limit: i64,
     lease: Duration,
     ahead: f64,
+    lowest_priority: u8,
 ) -> Result<Vec<ClaimedRows>, StoreError> {
     let mut tx = store.begin(Lane::Timekeeping).await?;
     let look = DueLook {
         limit: limit.max(0),
         ahead: (ahead * 1e6) as i64,
+        lowest_priority,
         expired: store.expired_lease_look().due(Instant::now()),
         turns: store.fair_turns(),
     };
@@ -105,6 +107,8 @@ pub(crate) async fn claim_due<D: TaskQueue>(
 struct DueLook<'a> {
     limit: i64,
     ahead: i64,
+    /// Unleased tasks of a priority past it are left (timers and expired leases not).
+    lowest_priority: u8,
     expired: bool,
     turns: &'a FairTurns,
 }
@@ -120,7 +124,10 @@ impl DueLook<'_> {
         let kind = C::KIND;
         let (limit, ahead) = (self.limit, self.ahead);
         let rows = tx
-            .query(due_tasks(kind, lock), &due_params(ahead, limit))
+            .query(
+                due_tasks(kind, lock),
+                &due_params(ahead, limit, self.lowest_priority),
+            )
             .await?;
         // Each task with the database's now and its part: timers' first, then by priority.
         let mut read = read_claimable::<C>(&rows, true)?;
@@ -132,7 +139,10 @@ impl DueLook<'_> {
         self.turns.set_keyed_waiting(keyed.is_some());
         let probe_now = read.first().map(|(_, now, _)| *now);
         read.retain(|(_, _, part)| *part < KEYED_PROBE);
-        if let (Some(priority), Some(now)) = (keyed, probe_now) {
+        // The probe names the first priority with keyed tasks: past the lowest claimed,
+        // none is claimed.
+        let keyed_claimed = keyed.filter(|p| *p <= i32::from(self.lowest_priority));
+        if let (Some(priority), Some(now)) = (keyed_claimed, probe_now) {
             // The priority's keyless tasks become one key among those waiting.
             let keyless = read
                 .iter()
@@ -497,10 +507,13 @@ fn build_due_tasks(kind: SqlKind, lock: bool) -> String {
 const KEYED_PROBE: i32 = 10;
 
 /// [`due_tasks`]' parameters: the bound (`ahead` microseconds) and `limit` for the
-/// timers' part and for each priority's, then the bound for the keyed tasks' probe.
-pub(super) fn due_params(ahead: i64, limit: i64) -> Vec<Param<'static>> {
-    std::iter::repeat_n([ahead, limit], 1 + PRIORITIES.len())
-        .flatten()
+/// timers' part and for each priority's (0 past `lowest_priority`: its part reads
+/// nothing), then the bound for the keyed tasks' probe.
+pub(super) fn due_params(ahead: i64, limit: i64, lowest_priority: u8) -> Vec<Param<'static>> {
+    let per_priority = PRIORITIES.map(|p| if p <= lowest_priority { limit } else { 0 });
+    std::iter::once(limit)
+        .chain(per_priority)
+        .flat_map(|limit| [ahead, limit])
         .chain(std::iter::once(ahead))
         .map(Param::from)
         .collect()

@@ -1,5 +1,6 @@
 use chrono::TimeDelta;
 use uuid::Uuid;
+use xdb_protocol::priority::LOWEST;
 
 use super::*;
 
@@ -101,21 +102,25 @@ async fn due_timers_are_claimed_ahead_of_a_backlog_and_leased_from_the_database_
     )
     .await;
 
-    let first = claim_due(&store, "me", 2, LEASE, 0.5).await.unwrap();
+    let first = claim_due(&store, "me", 2, LEASE, 0.5, LOWEST)
+        .await
+        .unwrap();
     assert_eq!(ids(&first), vec![timer, backlog[0]]);
     assert!(first.iter().all(|(_, rows)| rows.is_none()));
     for (task, _) in &first {
         assert_claimed(&store, task, "me").await;
     }
 
-    let rest = claim_due(&store, "me", 10, LEASE, 0.5).await.unwrap();
+    let rest = claim_due(&store, "me", 10, LEASE, 0.5, LOWEST)
+        .await
+        .unwrap();
     assert_eq!(ids(&rest), vec![backlog[1], backlog[2]]);
     for (task, _) in &rest {
         assert_claimed(&store, task, "me").await;
     }
     assert_eq!(lease_of(&store, later).await, (None, None, None));
     assert_eq!(lease_of(&store, theirs).await.0.as_deref(), Some("other"));
-    assert!(claim_due(&store, "me", 10, LEASE, 0.5)
+    assert!(claim_due(&store, "me", 10, LEASE, 0.5, LOWEST)
         .await
         .unwrap()
         .is_empty());
@@ -146,7 +151,9 @@ async fn a_claim_takes_the_tasks_past_those_another_claim_holds<D: TaskQueue>(st
         assert_eq!(held.len(), 1);
     }
 
-    let claimed = claim_due(&store, "me", 2, LEASE, 0.5).await.unwrap();
+    let claimed = claim_due(&store, "me", 2, LEASE, 0.5, LOWEST)
+        .await
+        .unwrap();
     assert_eq!(ids(&claimed), due[2..].to_vec());
     theirs.commit().await.unwrap();
     for id in &due[..2] {
@@ -166,18 +173,22 @@ async fn a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead<D: TaskQue
     )
     .await;
 
-    let first = claim_due(&store, "me", 1, LEASE, 60.0).await.unwrap();
+    let first = claim_due(&store, "me", 1, LEASE, 60.0, LOWEST)
+        .await
+        .unwrap();
     assert_eq!(ids(&first), vec![orphan]);
     assert_claimed(&store, &first[0].0, "me").await;
 
-    let ahead = claim_due(&store, "me", 1, LEASE, 60.0).await.unwrap();
+    let ahead = claim_due(&store, "me", 1, LEASE, 60.0, LOWEST)
+        .await
+        .unwrap();
     assert_eq!(ids(&ahead), vec![timer]);
     let (task, _) = &ahead[0];
     assert!(task.fire_at > task.first_attempt_at.unwrap(), "{task:?}");
     assert_claimed(&store, task, "me").await;
     // Not within the look-ahead: nothing.
     insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
-    assert!(claim_due(&store, "me", 1, LEASE, 60.0)
+    assert!(claim_due(&store, "me", 1, LEASE, 60.0, LOWEST)
         .await
         .unwrap()
         .is_empty());
@@ -348,7 +359,7 @@ async fn on_mysql_the_task_statements_read_through_an_index_on_a_small_table() {
     let batch = &ids[..16];
     let listed = || vec!["?"; batch.len()].join(", ");
     let by_id = || batch.iter().map(|&id| Param::from(id));
-    let due = due_params(1_000_000, 64);
+    let due = due_params(1_000_000, 64, LOWEST);
     let statements = [
         (due_tasks(SqlKind::MySql, false).to_string(), due.clone()),
         (due_tasks(SqlKind::MySql, true).to_string(), due),
@@ -443,6 +454,7 @@ async fn on_mysql_a_claim_locks_no_task_in_flight() {
     let look = DueLook {
         limit: 64,
         ahead: 1_000_000,
+        lowest_priority: LOWEST,
         expired: true,
         turns: &Default::default(),
     };

@@ -26,7 +26,7 @@ use crate::sql_tables::task_rows::tasks_by_ids;
 use crate::tables::{Answer, Dialect, Lane};
 use crate::task_claim::ExpiredLeaseLook;
 use crate::{
-    Listen, Notifications, OperatorGauges, ReleasedLeases, StateCall, StoreError, TaskClaim,
+    Claimed, Listen, Notifications, OperatorGauges, ReleasedLeases, StoreError, TaskClaim,
     TaskSource,
 };
 
@@ -66,8 +66,9 @@ pub(crate) trait TaskQueue: Dialect<Session: SqlConn, Tx: SqlConn> {
         limit: i64,
         lease: Duration,
         ahead: f64,
+        lowest_priority: u8,
     ) -> impl Answer<Vec<ClaimedRows>> {
-        leases::claim_due(self, owner, limit, lease, ahead)
+        leases::claim_due(self, owner, limit, lease, ahead, lowest_priority)
     }
     /// See [`TaskSource::claim_task`]; [`leases::claim_by_id`] by default.
     fn claim_by_id(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim> {
@@ -92,13 +93,21 @@ impl<D: TaskQueue> TaskSource for D {
         limit: i64,
         lease: Duration,
         ahead: f64,
-    ) -> Result<Vec<(Task, Option<StateCall>)>, StoreError> {
-        let claimed = self.claim_due(owner, limit, lease, ahead).await?;
+        lowest_priority: u8,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let claimed = self
+            .claim_due(owner, limit, lease, ahead, lowest_priority)
+            .await?;
         Ok(claimed
             .into_iter()
             .map(|(task, rows)| {
+                let priority = rows.as_ref().map(|(process, _)| process.priority);
                 let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
-                (task, call)
+                Claimed {
+                    task,
+                    call,
+                    priority,
+                }
             })
             .collect())
     }

@@ -402,14 +402,23 @@ async fn a_claimed_call_is_the_call_loading_reads(dialect: Dialect) {
         .await
         .unwrap();
     let claimed = store
-        .claim_tasks_with_calls("w", 10, Duration::from_secs(30), Duration::ZERO)
+        .claim_tasks_with_calls("w", 10, Duration::from_secs(30), Duration::ZERO, 5)
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1, "{claimed:?}");
-    let (task, call) = &claimed[0];
+    let xdb_persistence::Claimed {
+        task,
+        call,
+        priority,
+    } = &claimed[0];
     assert_eq!(task.task_type, TaskType::WaitUntil);
     let loaded = store.load_state_call(task, "w").await.unwrap().unwrap();
     assert_eq!(call.as_ref(), Some(&loaded), "{dialect:?}");
+    assert_eq!(
+        *priority,
+        Some(xdb_protocol::priority::DEFAULT),
+        "read along"
+    );
 }
 
 /// Two parallel threads, both read while both ran: the second to finish decides from a

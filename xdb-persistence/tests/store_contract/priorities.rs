@@ -16,7 +16,8 @@ use crate::common::*;
 both!(
     a_higher_priority_is_claimed_ahead_of_a_backlog,
     every_task_of_an_execution_carries_its_priority,
-    a_type_s_priority_applies_to_its_starts_that_name_none
+    a_type_s_priority_applies_to_its_starts_that_name_none,
+    a_claim_bounded_by_priority_leaves_the_lower_ones_waiting
 );
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -193,4 +194,62 @@ async fn a_type_s_priority_applies_to_its_starts_that_name_none(dialect: Dialect
     set_type_priority(None).await;
     store.start_process(&start_at("after", None)).await.unwrap();
     assert_eq!(describe(store, "after").await.priority, 3);
+}
+
+/// The claims of an instance that keeps room for higher priorities: past the bound,
+/// nothing is claimed, keyless or keyed (the generic claim's keyed probe).
+async fn a_claim_bounded_by_priority_leaves_the_lower_ones_waiting(dialect: Dialect) {
+    let h = harness(dialect).await;
+    let store = &*h.store;
+    for n in 0..3 {
+        store
+            .start_process(&start_at(&format!("low-{n}"), Some(5)))
+            .await
+            .unwrap();
+    }
+    let keyed = ProcessExecutionStartRequest {
+        process_start_config: Some(ProcessStartConfig {
+            priority: Some(4),
+            fairness_key: Some("tenant".into()),
+            ..Default::default()
+        }),
+        ..start_request("keyed", "A")
+    };
+    store.start_process(&keyed).await.unwrap();
+    store.start_process(&start_at("usual", None)).await.unwrap();
+    store
+        .start_process(&start_at("urgent", Some(1)))
+        .await
+        .unwrap();
+    let claim = |lowest: u8| async move {
+        let claimed = store
+            .claim_tasks_with_calls("w", 10, LEASE, Duration::ZERO, lowest)
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for claimed in claimed {
+            let execution = claimed.task.process_execution_id.to_string();
+            ids.push(describe_by_execution(store, &execution).await);
+        }
+        ids
+    };
+    assert_eq!(claim(1).await, ["urgent"]);
+    assert!(claim(2).await.is_empty(), "nothing of priority 2 waits");
+    assert_eq!(claim(3).await, ["usual"]);
+    assert_eq!(claim(4).await, ["keyed"], "the keyed task of priority 4");
+    assert_eq!(claim(5).await.len(), 3, "then the backlog of priority 5");
+    assert_nothing_due(store, "w").await;
+}
+
+/// The process id of execution `execution`.
+async fn describe_by_execution(
+    store: &dyn xdb_persistence::ProcessStore,
+    execution: &str,
+) -> String {
+    for id in ["urgent", "usual", "keyed", "low-0", "low-1", "low-2"] {
+        if describe(store, id).await.process_execution_id == execution {
+            return id.to_string();
+        }
+    }
+    panic!("no process of execution {execution}")
 }
