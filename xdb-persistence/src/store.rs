@@ -19,8 +19,9 @@ pub struct StateCall {
 }
 
 /// A task a claim leased, with its worker call where the claim could read it along, and
-/// its execution's priority where the claim read the execution's row (every task on
-/// PostgreSQL; state tasks on MySQL).
+/// its execution's priority where the claim read the execution's row (every task in
+/// PostgreSQL's one-statement claim; state tasks in the generic claim, which MySQL and
+/// PostgreSQL while keyed tasks wait use).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claimed {
     pub task: Task,
@@ -378,7 +379,7 @@ pub trait TaskSource: Send + Sync + 'static {
     /// caller that holds each until its due time (timers read ahead, so that a claim's
     /// own latency never makes one late); due tasks come first. A state task that comes
     /// with its worker call (its rows, when the state loads no attributes) needs no
-    /// [`Transitions::load_state_call`]. Unleased tasks of a priority below
+    /// [`Transitions::load_state_call`]. Unleased tasks of a priority past
     /// `lowest_priority` wait (see [`Self::lease_due`]).
     async fn claim_tasks_with_calls(
         &self,
