@@ -12,7 +12,7 @@ use crate::options::{BenchOptions, Scenario};
 use crate::profile;
 use crate::report::Report;
 use crate::rss::{self, Sampler};
-use crate::scenarios::waiting::WaitingOptions;
+use crate::scenarios::waiting::{ServicePids, WaitingOptions};
 use crate::scenarios::{self, Driver};
 use crate::services::{self, ServiceProcess, API_SERVICE, ASYNC_SERVICE};
 use crate::worker::{Processes, Worker};
@@ -266,8 +266,16 @@ async fn measure(
             runs: WAITING_LOAD_RUNS,
         };
         report.waiting = Some(
-            scenarios::waiting::waiting(&driver, waiting, async_service.pid(), || settle(database))
-                .await,
+            scenarios::waiting::waiting(
+                &driver,
+                waiting,
+                ServicePids {
+                    api: api.pid(),
+                    async_service: async_service.pid(),
+                },
+                || settle(database),
+            )
+            .await,
         );
     }
     if options.runs(Scenario::Overload) {

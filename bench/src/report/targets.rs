@@ -24,6 +24,9 @@ pub const TARGET_QUEUE_P50_MS: f64 = 10.0;
 pub const TARGET_ASYNC_RSS_MB: f64 = 100.0;
 /// Waiting processes the memory target is set for.
 pub const TARGET_WAITING: usize = 100_000;
+/// Issue 40's scale: waiting processes both services hold under
+/// [`TARGET_ASYNC_RSS_MB`] each.
+pub const TARGET_SCALE_WAITING: usize = 1_000_000;
 /// "Throughput unchanged while they wait": the load while waiting reaches at least this
 /// share of the load without them. The issue gives no tolerance; runs on this machine
 /// vary by several percent between two identical loads, so 10% is the bar.
@@ -208,6 +211,30 @@ impl Report {
                 (
                     format!("{peak:.1} MB peak{note}"),
                     peak < TARGET_ASYNC_RSS_MB && enough,
+                )
+            }),
+        ));
+        checks.push(check(
+            format!(
+                "API and async service RSS each < {TARGET_ASYNC_RSS_MB} MB with \
+                 {TARGET_SCALE_WAITING} waiting processes"
+            ),
+            waiting.map(|w| {
+                let (async_peak, api_peak) = (mb(w.async_peak_kib), mb(w.api_peak_kib));
+                let enough =
+                    w.processes >= TARGET_SCALE_WAITING && w.not_waiting + w.failed_starts == 0;
+                let note = if enough {
+                    String::new()
+                } else {
+                    format!(" (only {} waiting: not the target's size)", w.processes)
+                };
+                (
+                    format!(
+                        "async {async_peak:.1} MB, API {api_peak:.1} MB peak; started in \
+                         {:.0} s{note}",
+                        w.all_waiting_after.as_secs_f64()
+                    ),
+                    async_peak < TARGET_ASYNC_RSS_MB && api_peak < TARGET_ASYNC_RSS_MB && enough,
                 )
             }),
         ));
@@ -414,6 +441,9 @@ mod tests {
         let (rss, measured) = verdict(&report, "async service RSS");
         assert_eq!(rss, Verdict::Fail);
         assert!(measured.contains("only 10000 waiting"), "{measured}");
+        let (scale, measured) = verdict(&report, "API and async service RSS");
+        assert_eq!(scale, Verdict::Fail);
+        assert!(measured.contains("only 10000 waiting"), "{measured}");
         // 800/s beside them against 900/s just before them: 0.89, under the 0.9 bar.
         let (unchanged, measured) = verdict(&report, "throughput unchanged");
         assert_eq!(unchanged, Verdict::Fail);
@@ -431,6 +461,29 @@ mod tests {
         // "under 5 ms": exactly 5 fails.
         assert_eq!(verdict(&report, "RPC p50").0, Verdict::Fail);
         assert_eq!(report.failures(), 0);
+    }
+
+    #[test]
+    fn the_scale_target_needs_both_services_under_the_bound() {
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        let mut waiting = WaitingResult {
+            processes: 1_000_000,
+            async_peak_kib: 60_000,
+            api_peak_kib: 90_000,
+            all_waiting_after: Duration::from_secs(700),
+            ..WaitingResult::default()
+        };
+        report.waiting = Some(waiting.clone());
+        let (scale, measured) = verdict(&report, "API and async service RSS");
+        assert_eq!(scale, Verdict::Pass, "{measured}");
+        assert!(measured.contains("started in 700 s"), "{measured}");
+        // 100,000 KiB is 102.4 MB: past the bound.
+        waiting.api_peak_kib = 100_000;
+        report.waiting = Some(waiting);
+        assert_eq!(
+            verdict(&report, "API and async service RSS").0,
+            Verdict::Fail
+        );
     }
 
     #[test]

@@ -40,6 +40,13 @@ pub struct WaitingResult {
     /// The largest resident size sampled over the scenario, and the kernel's
     /// high-water mark of the service's whole life (which covers earlier scenarios).
     pub async_peak_kib: u64,
+    /// API-service resident memory at the same moments, in KiB.
+    pub api_rss_before_kib: u64,
+    pub api_rss_waiting_kib: u64,
+    pub api_rss_after_load_kib: u64,
+    /// The largest API-service resident size sampled over the scenario alone: its
+    /// high-water mark also holds earlier scenarios' waits for completion.
+    pub api_peak_kib: u64,
     /// The load scenario just before they were started: the reference.
     pub reference: Vec<ScenarioResult>,
     /// The load scenario while they wait.
@@ -79,14 +86,22 @@ pub struct WaitingOptions {
     pub runs: usize,
 }
 
-/// Runs the waiting scenario; `async_pid` is the async service to watch, and `settle`
-/// runs before each load run.
+/// The services whose memory the waiting scenario reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ServicePids {
+    pub api: u32,
+    pub async_service: u32,
+}
+
+/// Runs the waiting scenario; `pids` are the services to watch, and `settle` runs
+/// before each load run.
 pub async fn waiting<F: std::future::Future<Output = ()>>(
     driver: &Driver,
     options: WaitingOptions,
-    async_pid: u32,
+    pids: ServicePids,
     settle: impl Fn() -> F,
 ) -> WaitingResult {
+    let rss_of = |pid| rss::read(pid).map_or(0, |m| m.rss_kib);
     let mut reference = Vec::new();
     for run in 1..=options.runs {
         settle().await;
@@ -107,11 +122,13 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
     }
     let mut result = WaitingResult {
         processes: options.processes,
-        async_rss_before_kib: rss::read(async_pid).map_or(0, |m| m.rss_kib),
+        async_rss_before_kib: rss_of(pids.async_service),
+        api_rss_before_kib: rss_of(pids.api),
         reference,
         ..WaitingResult::default()
     };
-    let sampler = Sampler::start(async_pid, Duration::from_millis(100));
+    let sampler = Sampler::start(pids.async_service, Duration::from_millis(100));
+    let api_sampler = Sampler::start_rss(pids.api, Duration::from_millis(100));
     let recorder = driver.recorder();
     let already = recorder.waiting_count();
     let began = Instant::now();
@@ -151,7 +168,8 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
     result.not_waiting = starts.started - (recorder.waiting_count() - already).min(starts.started);
     // The last waitUntil answers are still being committed: let them land.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    result.async_rss_waiting_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
+    result.async_rss_waiting_kib = rss_of(pids.async_service);
+    result.api_rss_waiting_kib = rss_of(pids.api);
     for run in 1..=options.runs {
         settle().await;
         eprintln!(
@@ -172,7 +190,9 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
         .await;
         result.beside.push(beside);
     }
-    result.async_rss_after_load_kib = rss::read(async_pid).map_or(0, |m| m.rss_kib);
-    result.async_peak_kib = sampler.finish(async_pid).await.peak_kib;
+    result.async_rss_after_load_kib = rss_of(pids.async_service);
+    result.api_rss_after_load_kib = rss_of(pids.api);
+    result.async_peak_kib = sampler.finish(pids.async_service).await.peak_kib;
+    result.api_peak_kib = api_sampler.finish_sampled().await.peak_kib;
     result
 }
