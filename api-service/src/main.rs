@@ -1,10 +1,8 @@
 //! `xdb-api-service`: runs the API service.
 
-/// mimalloc: under load the services allocate per request and per statement, and glibc
-/// malloc's functions were about 5% of all CPU samples on the machine (14% of the Rust
-/// processes' samples) in a profile of the benchmark's load.
+/// See [`xdb_allocator`]: mimalloc, with transparent huge pages off.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: xdb_allocator::Allocator = xdb_allocator::Allocator;
 
 use clap::Parser;
 use xdb_api_service::ApiServiceArgs;
@@ -22,6 +20,7 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    xdb_allocator::keep_pages_small();
     let cli = Cli::parse();
     let (settings, config) = cli.args.load().unwrap_or_else(|error| {
         eprintln!("xdb-api-service: {error}");

@@ -4,11 +4,9 @@
 //! that async consumers scale on their own. It reads the same config file, `XDB_*`
 //! variables and shared flags as the two binaries, and honours every section of both.
 
-/// mimalloc: under load the services allocate per request and per statement, and glibc
-/// malloc's functions were about 5% of all CPU samples on the machine (14% of the Rust
-/// processes' samples) in a profile of the benchmark's load.
+/// See [`xdb_allocator`]: mimalloc, with transparent huge pages off.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: xdb_allocator::Allocator = xdb_allocator::Allocator;
 
 use clap::Parser;
 use xdb_api_service::ApiArgs;
@@ -35,6 +33,7 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    xdb_allocator::keep_pages_small();
     let cli = Cli::parse();
     let mut overrides = cli.common.overrides();
     // One process needs no fixed port for its async half: nothing but its own API
