@@ -228,7 +228,7 @@ impl<'a> Comparison<'a> {
             )),
             row(
                 "xdb-async-service peak RSS with the waiting processes (MB)",
-                &|r| Some(mb(r.waiting.as_ref()?.async_peak_kib)),
+                &|r| Some(mb(r.waiting.as_ref()?.async_memory.peak_kib)),
                 1,
             ),
             higher(row(

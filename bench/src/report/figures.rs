@@ -125,27 +125,20 @@ pub(super) fn write_waiting(
         out,
         "| Resident memory (MB) | xdb-async-service | xdb-api-service |\n|---|---|---|"
     );
+    let (a, p) = (&w.async_memory, &w.api_memory);
     for (label, async_kib, api_kib) in [
-        (
-            "before they were started",
-            w.async_rss_before_kib,
-            w.api_rss_before_kib,
-        ),
-        (
-            "all waiting",
-            w.async_rss_waiting_kib,
-            w.api_rss_waiting_kib,
-        ),
+        ("before they were started", a.before_kib, p.before_kib),
+        ("all waiting", a.waiting_kib, p.waiting_kib),
         (
             "after the load beside them",
-            w.async_rss_after_load_kib,
-            w.api_rss_after_load_kib,
+            a.after_load_kib,
+            p.after_load_kib,
         ),
         (
             "peak (async: sampled every 100 ms and VmHWM over its life; API: sampled \
              every 100 ms over this scenario)",
-            w.async_peak_kib,
-            w.api_peak_kib,
+            a.peak_kib,
+            p.peak_kib,
         ),
     ] {
         let _ = writeln!(

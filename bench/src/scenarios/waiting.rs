@@ -31,26 +31,29 @@ pub struct WaitingResult {
     pub starts_elapsed: Duration,
     /// From the first start call until every process's `waitUntil` was called.
     pub all_waiting_after: Duration,
-    /// Async-service resident memory before the processes were started, in KiB.
-    pub async_rss_before_kib: u64,
-    /// ...once all were waiting.
-    pub async_rss_waiting_kib: u64,
-    /// ...after the load scenario ran beside them.
-    pub async_rss_after_load_kib: u64,
-    /// The largest resident size sampled over the scenario, and the kernel's
-    /// high-water mark of the service's whole life (which covers earlier scenarios).
-    pub async_peak_kib: u64,
-    /// API-service resident memory at the same moments, in KiB.
-    pub api_rss_before_kib: u64,
-    pub api_rss_waiting_kib: u64,
-    pub api_rss_after_load_kib: u64,
-    /// The largest API-service resident size sampled over the scenario alone: its
+    /// The async service's memory; its peak includes the kernel's high-water mark of
+    /// the service's whole life (which covers earlier scenarios).
+    pub async_memory: ServiceMemory,
+    /// The API service's memory; its peak is sampled over this scenario alone, as its
     /// high-water mark also holds earlier scenarios' waits for completion.
-    pub api_peak_kib: u64,
+    pub api_memory: ServiceMemory,
     /// The load scenario just before they were started: the reference.
     pub reference: Vec<ScenarioResult>,
     /// The load scenario while they wait.
     pub beside: Vec<ScenarioResult>,
+}
+
+/// One service's resident memory over the scenario, in KiB.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServiceMemory {
+    /// Before the processes were started.
+    pub before_kib: u64,
+    /// Once all were waiting.
+    pub waiting_kib: u64,
+    /// After the load scenario ran beside them.
+    pub after_load_kib: u64,
+    /// The largest resident size sampled every 100 ms.
+    pub peak_kib: u64,
 }
 
 impl WaitingResult {
@@ -122,11 +125,11 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
     }
     let mut result = WaitingResult {
         processes: options.processes,
-        async_rss_before_kib: rss_of(pids.async_service),
-        api_rss_before_kib: rss_of(pids.api),
         reference,
         ..WaitingResult::default()
     };
+    result.async_memory.before_kib = rss_of(pids.async_service);
+    result.api_memory.before_kib = rss_of(pids.api);
     let sampler = Sampler::start(pids.async_service, Duration::from_millis(100));
     let api_sampler = Sampler::start_rss(pids.api, Duration::from_millis(100));
     let recorder = driver.recorder();
@@ -168,8 +171,8 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
     result.not_waiting = starts.started - (recorder.waiting_count() - already).min(starts.started);
     // The last waitUntil answers are still being committed: let them land.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    result.async_rss_waiting_kib = rss_of(pids.async_service);
-    result.api_rss_waiting_kib = rss_of(pids.api);
+    result.async_memory.waiting_kib = rss_of(pids.async_service);
+    result.api_memory.waiting_kib = rss_of(pids.api);
     for run in 1..=options.runs {
         settle().await;
         eprintln!(
@@ -190,9 +193,9 @@ pub async fn waiting<F: std::future::Future<Output = ()>>(
         .await;
         result.beside.push(beside);
     }
-    result.async_rss_after_load_kib = rss_of(pids.async_service);
-    result.api_rss_after_load_kib = rss_of(pids.api);
-    result.async_peak_kib = sampler.finish(pids.async_service).await.peak_kib;
-    result.api_peak_kib = api_sampler.finish_sampled().await.peak_kib;
+    result.async_memory.after_load_kib = rss_of(pids.async_service);
+    result.api_memory.after_load_kib = rss_of(pids.api);
+    result.async_memory.peak_kib = sampler.finish(pids.async_service).await.peak_kib;
+    result.api_memory.peak_kib = api_sampler.finish_sampled().await.peak_kib;
     result
 }
