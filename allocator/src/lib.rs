@@ -5,9 +5,9 @@
 //! processes' samples) in a profile of the benchmark's load.
 //!
 //! Transparent huge pages off: mimalloc asks for huge pages on the arenas it reserves,
-//! and a 2 MiB page is resident as soon as one byte of it is touched. With them, the
-//! API service held 134 MB (104 MB of it huge pages) in the bench where it holds about
-//! half without them; a memory limit in Kubernetes counts every one of those pages.
+//! and a 2 MiB page is resident as soon as one byte of it is touched. Under the bench's
+//! load they cost each service 4 to 19 MB (the API service on MariaDB peaked at 101–109
+//! MB with them, 90–93 MB without); a memory limit in Kubernetes counts every such page.
 
 pub use mimalloc::MiMalloc as Allocator;
 
