@@ -207,7 +207,8 @@ pub struct ApiSettings {
     #[schema(value_type = String, format = "host:port")]
     pub internal_listen: SocketAddr,
     /// Database connections in the main pool. On PostgreSQL, filtered lists and counts
-    /// use a pool of their own, a quarter as many more (at least two).
+    /// use a pool of their own, a quarter as many more (at least two); on MySQL/MariaDB,
+    /// batched starts and transitions six more.
     pub pool_size: usize,
     /// Largest request body accepted, in bytes.
     pub max_request_bytes: usize,
@@ -287,7 +288,8 @@ pub struct AsyncSettings {
     pub advertise_url: Option<String>,
     /// Database connections in the main pool. Claims, timers and process timeouts use a
     /// lane of their own, half as many more (at least two); on PostgreSQL, batches'
-    /// selections another, a quarter as many more (at least two).
+    /// selections another, a quarter as many more (at least two); on MySQL/MariaDB,
+    /// batched starts and transitions six more.
     pub pool_size: usize,
     /// Worker calls (tasks) in flight at once.
     pub max_in_flight: usize,

@@ -492,6 +492,11 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
 
     /// Opens a transaction on `lane` (a dialect may send BEGIN with its first statement).
     fn begin(&self, lane: Lane) -> impl Answer<Self::Tx>;
+    /// [`Dialect::begin`] for a batch of the generic faster forms (see
+    /// [`Dialect::batches`]): a dialect may keep their connections apart.
+    fn begin_batch(&self, lane: Lane) -> impl Answer<Self::Tx> {
+        self.begin(lane)
+    }
     /// A connection of `lane` for statements outside a transaction.
     fn session(&self, lane: Lane) -> impl Answer<Self::Session>;
     /// Whom a transition recorded for `owner` leases its continuation to, if anyone.

@@ -68,6 +68,14 @@ impl Dialect for MySqlStore {
         })
     }
 
+    /// Both lanes' batches on the batch pool, which has a connection for each.
+    async fn begin_batch(&self, _lane: Lane) -> Result<Self::Tx, StoreError> {
+        Ok(MySqlRows {
+            conn: MySqlStore::begin_batch(self).await?,
+            store: self.clone(),
+        })
+    }
+
     async fn session(&self, lane: Lane) -> Result<Self::Session, StoreError> {
         let conn = match lane {
             Lane::Main | Lane::Query => self.within_pool_wait(self.pool().get_conn()).await?,

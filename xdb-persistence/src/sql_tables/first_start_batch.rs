@@ -38,7 +38,7 @@ use crate::StoreError;
 
 /// Batches in flight at once; starts wait while all are busy. Few, so that starts
 /// gather under load instead of each finding a slot of its own.
-const SLOTS: usize = 2;
+pub(crate) const SLOTS: usize = 2;
 
 /// Most starts in one batch.
 const MAX_BATCH: usize = 32;
@@ -131,7 +131,7 @@ async fn run_batch<D: Dialect>(batch: Vec<Queued<Job<D>, bool>>) {
 async fn write_batch<D: Dialect>(batch: &[Queued<Job<D>, bool>]) -> Vec<Result<bool, StoreError>> {
     let for_all =
         |answer: &dyn Fn() -> Result<bool, StoreError>| batch.iter().map(|_| answer()).collect();
-    let mut tx = match batch[0].job.store.begin(Lane::Main).await {
+    let mut tx = match batch[0].job.store.begin_batch(Lane::Main).await {
         Ok(tx) => tx,
         // Refused at once: on the generic path each start would wait as long again.
         Err(error @ StoreError::Overloaded(_)) => {

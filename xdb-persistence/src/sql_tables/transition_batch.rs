@@ -39,6 +39,11 @@ use crate::{Applied, StateCall, StoreError};
 /// that transitions gather under load instead of each finding a slot of its own.
 const SLOTS: usize = 2;
 
+/// Transactions the batches of one store hold open at most: the first starts' and
+/// each lane's transitions'. A dialect that keeps the batches' connections apart
+/// (see [`Dialect::begin_batch`]) needs this many, and never waits for one.
+pub(crate) const BATCH_CONNECTIONS: usize = super::first_start_batch::SLOTS + 2 * SLOTS;
+
 /// Most transitions in one batch.
 const MAX_BATCH: usize = 32;
 
@@ -161,7 +166,7 @@ impl<D: Dialect> TransitionBatches<D> {
 async fn run_batch<D: Dialect>(lane: Lane, batch: Batch<D>) {
     let jobs: Vec<&Job<D>> = batch.iter().map(|queued| &queued.job).collect();
     let written = async {
-        let mut tx = jobs[0].store.begin(lane).await?;
+        let mut tx = jobs[0].store.begin_batch(lane).await?;
         let applied = together(&mut tx, &jobs).await?;
         Ok::<_, StoreError>((tx, applied))
     }
