@@ -57,6 +57,19 @@ impl Capture {
         })
     }
 
+    /// The async service's settings for consuming this capture from `target`.
+    pub fn async_service_args(&self, target: &PulsarTarget) -> Vec<String> {
+        [
+            "--set".to_string(),
+            "queue.mode=pulsar".into(),
+            "--set".into(),
+            format!("pulsar.service_url={}", target.broker_url),
+            "--set".into(),
+            format!("pulsar.topic_prefix={}", self.topic_prefix),
+        ]
+        .into()
+    }
+
     pub async fn stop(self) -> anyhow::Result<()> {
         self.running
             .stop(CAPTURE_TIMEOUT)

@@ -74,24 +74,52 @@ async fn pgbench(url: &str, options: &CeilingOptions) -> anyhow::Result<Ceiling>
         .batch_execute("VACUUM ANALYZE ceiling_keyed")
         .await
         .context("vacuuming the pgbench tables")?;
-    let script = std::env::temp_dir().join(format!("xdb-bench-{}.pgbench", std::process::id()));
-    std::fs::write(&script, PGBENCH_SCRIPT)
-        .with_context(|| format!("writing {}", script.display()))?;
-    let clients = options.clients.to_string();
+    let mut ceiling = run_pgbench(url, PGBENCH_SCRIPT, options.clients, options).await?;
+    ceiling.tool = format!(
+        "{}, script: BEGIN; INSERT one row; UPDATE one row by primary key (of {KEYS}); END",
+        ceiling.tool
+    );
+    Ok(ceiling)
+}
+
+/// Runs pgbench with `script` on `url`, `clients` connections for `options`' duration,
+/// prepared statements; the summary as a [`Ceiling`] whose `tool` is the command line.
+pub(crate) async fn run_pgbench(
+    url: &str,
+    script: &str,
+    clients: usize,
+    options: &CeilingOptions,
+) -> anyhow::Result<Ceiling> {
+    let file = std::env::temp_dir().join(format!(
+        "xdb-bench-{}-{}.pgbench",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::write(&file, script).with_context(|| format!("writing {}", file.display()))?;
+    let clients_arg = clients.to_string();
     let seconds = options.duration.as_secs().max(1).to_string();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(options.clients)
+        .min(clients)
         .to_string();
     let output = tokio::process::Command::new(&options.pgbench)
         .args([
-            "-n", "-M", "prepared", "-c", &clients, "-j", &threads, "-T", &seconds, "-f",
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            &clients_arg,
+            "-j",
+            &threads,
+            "-T",
+            &seconds,
+            "-f",
         ])
-        .arg(&script)
+        .arg(&file)
         .arg(url)
         .output()
         .await;
-    let _ = std::fs::remove_file(&script);
+    let _ = std::fs::remove_file(&file);
     let output = output.with_context(|| format!("running {}", options.pgbench.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     anyhow::ensure!(
@@ -104,11 +132,8 @@ async fn pgbench(url: &str, options: &CeilingOptions) -> anyhow::Result<Ceiling>
     let mut ceiling =
         parse_pgbench(&stdout).with_context(|| format!("unexpected pgbench output:\n{stdout}"))?;
     ceiling.seconds = options.duration.as_secs_f64();
-    ceiling.clients = options.clients;
-    ceiling.tool = format!(
-        "pgbench -n -M prepared -c {clients} -j {threads} -T {seconds}, script: \
-         BEGIN; INSERT one row; UPDATE one row by primary key (of {KEYS}); END"
-    );
+    ceiling.clients = clients;
+    ceiling.tool = format!("pgbench -n -M prepared -c {clients} -j {threads} -T {seconds}");
     Ok(ceiling)
 }
 

@@ -12,6 +12,7 @@ pub mod cdc;
 pub mod ceiling;
 pub mod cpu;
 pub mod database;
+pub mod limit;
 pub mod options;
 pub mod peers;
 pub mod profile;

@@ -8,6 +8,7 @@ use crate::cdc::{Capture, Standalone};
 use crate::ceiling;
 use crate::cpu::{CpuSnapshot, Task, BENCH, DB_SERVER, DB_SESSIONS, PULSAR};
 use crate::database::{processes_named, BenchDatabase, Dialect};
+use crate::limit;
 use crate::options::{BenchOptions, Scenario};
 use crate::profile;
 use crate::report::Report;
@@ -82,6 +83,17 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
                     .await
                     .map_err(|e| format!("{e:#}")),
             );
+            if database.dialect() == Dialect::Postgres {
+                eprintln!(
+                    "xdb-bench: XDB's statements by pgbench ({} clients, {:?})",
+                    options.concurrency, options.ceiling.duration
+                );
+                report.limit = Some(
+                    limit::measure(&database, options.concurrency, &options.ceiling)
+                        .await
+                        .map_err(|e| format!("{e:#}")),
+                );
+            }
         }
     }
     database.drop_database().await?;
@@ -116,14 +128,7 @@ async fn measure(
     let async_addr = services::free_local_addr()?;
     let mut async_args = args(&["--database-url", &url, "--listen", &async_addr.to_string()]);
     if let (Some(capture), Some(target)) = (capture, &options.pulsar) {
-        async_args.extend(args(&[
-            "--set",
-            "queue.mode=pulsar",
-            "--set",
-            &format!("pulsar.service_url={}", target.broker_url),
-            "--set",
-            &format!("pulsar.topic_prefix={}", capture.topic_prefix),
-        ]));
+        async_args.extend(capture.async_service_args(target));
     }
     let mut async_service =
         ServiceProcess::spawn(ASYNC_SERVICE, async_binary, &async_args, &log_dir)?;

@@ -46,6 +46,7 @@ impl Report {
             }
         }
         figures::write_ceiling(out, self.dialect, self.ceiling.as_ref(), self.load());
+        figures::write_limit(out, self.limit.as_ref(), self.load());
         match &self.db {
             Some(DbWork::Postgres(db)) => profile::write_db(out, db, self.processes),
             Some(DbWork::MySql(counters)) => profile::write_status(out, counters, self.processes),

@@ -183,6 +183,49 @@ fn write_load_line(out: &mut String, label: &str, s: &ScenarioResult) {
     );
 }
 
+/// pgbench running XDB's statements, beside XDB's load at the same in-flight level.
+pub(super) fn write_limit(
+    out: &mut String,
+    limit: Option<&Result<Ceiling, String>>,
+    load: Option<&ScenarioResult>,
+) {
+    let Some(limit) = limit else { return };
+    let _ = writeln!(out, "\n### XDB's statements without XDB\n");
+    match limit {
+        Err(error) => {
+            let _ = writeln!(out, "Not measured: `{error}`");
+        }
+        Ok(l) => {
+            let _ = writeln!(
+                out,
+                "Right after the ceiling, on the same database and its XDB tables (the \
+                 services stopped): {}. Each pgbench transaction is one process.\n",
+                l.tool
+            );
+            let _ = writeln!(
+                out,
+                "| Clients | Seconds | Processes | Processes/s | Mean per process (ms) |\n\
+                 |---|---|---|---|---|\n| {} | {:.1} | {} | **{:.0}** | {} |",
+                l.clients,
+                l.seconds,
+                l.transactions,
+                l.per_second,
+                l.latency_ms.map_or("-".into(), |v| format!("{v:.2}"))
+            );
+            if let Some(load) = load.filter(|_| l.per_second > 0.0) {
+                let _ = writeln!(
+                    out,
+                    "\nXDB's two-state processes at {} in flight: {:.0}/s, **{:.2}** of \
+                     its own statements' rate.",
+                    load.concurrency,
+                    load.throughput(),
+                    load.throughput() / l.per_second
+                );
+            }
+        }
+    }
+}
+
 pub(super) fn write_ceiling(
     out: &mut String,
     dialect: Dialect,

@@ -55,6 +55,9 @@ pub struct Report {
     pub backlog: Option<crate::scenarios::backlog::BacklogResult>,
     /// The commit-rate ceiling, or why it could not be measured.
     pub ceiling: Option<Result<Ceiling, String>>,
+    /// pgbench running XDB's statements (PostgreSQL), or why it could not; each of its
+    /// transactions is one process.
+    pub limit: Option<Result<Ceiling, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
     pub api_memory: MemoryReport,
     pub async_memory: MemoryReport,
@@ -103,6 +106,7 @@ impl Report {
             fleet: None,
             backlog: None,
             ceiling: None,
+            limit: None,
             api_memory: MemoryReport::default(),
             async_memory: MemoryReport::default(),
             bench_memory: MemoryReport::default(),

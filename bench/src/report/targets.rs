@@ -32,6 +32,10 @@ pub const TARGET_SCALE_WAITING: usize = 1_000_000;
 /// vary by several percent between two identical loads, so 10% is the bar.
 pub const MIN_WAITING_THROUGHPUT_RATIO: f64 = 0.9;
 
+/// Issue 40's "against the limit": the share of pgbench's rate running XDB's own
+/// statements (see `crate::limit`) that XDB reaches at the same in-flight level.
+pub const TARGET_LIMIT_SHARE: f64 = 0.7;
+
 /// Executions (over as many business rows) the fleet targets are set for.
 pub const TARGET_FLEET: u64 = 1_000_000;
 
@@ -252,6 +256,9 @@ impl Report {
                     )
                 }),
         ));
+        if self.dialect == crate::database::Dialect::Postgres {
+            checks.push(self.limit_target());
+        }
         checks.extend(self.fleet_targets());
         checks.push(check(
             "no failed process or call".into(),
@@ -262,6 +269,31 @@ impl Report {
 
     /// The fleet scenario's targets: each of its figures beside the same work without
     /// XDB, measured in the same run.
+    /// Issue 40's "against the limit": XDB's throughput at the judged level against
+    /// pgbench running its statements with as many clients (PostgreSQL).
+    fn limit_target(&self) -> TargetCheck {
+        let limit = self.limit.as_ref().and_then(|l| l.as_ref().ok());
+        check(
+            format!(
+                ">= {TARGET_LIMIT_SHARE} of pgbench running XDB's statements of a two-state \
+                 process, as many clients as processes in flight"
+            ),
+            self.load()
+                .zip(limit.filter(|l| l.per_second > 0.0))
+                .map(|(load, limit)| {
+                    let share = load.throughput() / limit.per_second;
+                    (
+                        format!(
+                            "{:.0}/s against {:.0}/s: {share:.2}",
+                            load.throughput(),
+                            limit.per_second
+                        ),
+                        share >= TARGET_LIMIT_SHARE && limit.clients == load.concurrency,
+                    )
+                }),
+        )
+    }
+
     fn fleet_targets(&self) -> Vec<TargetCheck> {
         use crate::scenarios::fleet::{MAX_COUNT_RATIO, MAX_LIST_P99_RATIO, MIN_BATCH_RATE_RATIO};
         let fleet = self.fleet.as_ref();
@@ -492,6 +524,42 @@ mod tests {
             verdict(&report, "API and async service RSS").0,
             Verdict::Fail
         );
+    }
+
+    #[test]
+    fn the_limit_target_is_a_share_at_the_same_in_flight_level_on_postgres_only() {
+        let limit = |clients: usize, per_second: f64| crate::ceiling::Ceiling {
+            tool: "pgbench".into(),
+            clients,
+            seconds: 10.0,
+            transactions: (per_second * 10.0) as u64,
+            per_second,
+            latency_ms: None,
+        };
+        let mut report = Report::new(Dialect::Postgres, &test_options());
+        let target = ">= 0.7 of pgbench running XDB's statements";
+        assert_eq!(verdict(&report, target).0, Verdict::NotRun);
+        // 900/s against 1,200/s: 0.75.
+        report.levels = vec![two_state(64, 9000, 10, 60)];
+        report.limit = Some(Ok(limit(64, 1200.0)));
+        let (pass, measured) = verdict(&report, target);
+        assert_eq!(pass, Verdict::Pass, "{measured}");
+        assert!(
+            measured.contains("900/s against 1200/s: 0.75"),
+            "{measured}"
+        );
+        // 0.69 fails; so does a pgbench of other clients than the load's in flight.
+        report.limit = Some(Ok(limit(64, 1300.0)));
+        assert_eq!(verdict(&report, target).0, Verdict::Fail);
+        report.limit = Some(Ok(limit(32, 1000.0)));
+        assert_eq!(verdict(&report, target).0, Verdict::Fail);
+        report.limit = Some(Err("pgbench failed".into()));
+        assert_eq!(verdict(&report, target).0, Verdict::NotRun);
+        let mysql = Report::new(Dialect::MySql, &test_options());
+        assert!(mysql
+            .targets()
+            .iter()
+            .all(|c| !c.target.starts_with(target)));
     }
 
     #[test]
