@@ -1,23 +1,32 @@
-//! The limit script (`bench/src/limit.pgbench`) run by pgbench against a fresh XDB
-//! schema: every process it runs must end as XDB's two-state process does, so that the
-//! bench's "against the limit" figure is the rate of XDB's own work. Needs the
-//! PostgreSQL of `scripts/ensure-postgres.sh` and its pgbench.
+//! The limit scripts (`bench/src/limit.rs`) run by pgbench against a fresh XDB schema:
+//! every process they run must end as XDB's two-state process does, so that the bench's
+//! "against the limit" figure is the rate of XDB's own work. Needs the PostgreSQL of
+//! `scripts/ensure-postgres.sh` and its pgbench.
 
 use xdb_bench::ceiling::DEFAULT_PGBENCH;
-use xdb_bench::limit::SCRIPT;
+use xdb_bench::limit::Commits;
 use xdb_test_util::TestDatabase;
 
 const CLIENTS: usize = 2;
 const PER_CLIENT: usize = 25;
 
 #[tokio::test]
-async fn every_process_of_the_limit_script_completes_as_xdb_s_do() {
+async fn every_process_of_the_limit_script_completes_as_xdb_s_do_with_its_statements_apart() {
+    runs_as_xdb_does(Commits::Apart).await;
+}
+
+#[tokio::test]
+async fn every_process_of_the_limit_script_completes_as_xdb_s_do_with_its_writes_together() {
+    runs_as_xdb_does(Commits::Together).await;
+}
+
+async fn runs_as_xdb_does(commits: Commits) {
     let database = TestDatabase::create_postgres().await;
     let script = std::env::temp_dir().join(format!(
         "xdb-limit-test-{}.pgbench",
         uuid::Uuid::new_v4().simple()
     ));
-    std::fs::write(&script, SCRIPT).unwrap();
+    std::fs::write(&script, commits.script()).unwrap();
     let output = tokio::process::Command::new(DEFAULT_PGBENCH)
         .args(["-n", "-M", "prepared", "-c", &CLIENTS.to_string()])
         .args(["-j", "2", "-t", &PER_CLIENT.to_string(), "-f"])

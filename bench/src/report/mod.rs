@@ -57,7 +57,7 @@ pub struct Report {
     pub ceiling: Option<Result<Ceiling, String>>,
     /// pgbench running XDB's statements (PostgreSQL), or why it could not; each of its
     /// transactions is one process.
-    pub limit: Option<Result<Ceiling, String>>,
+    pub limit: Option<Result<crate::limit::Limit, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
     pub api_memory: MemoryReport,
     pub async_memory: MemoryReport,
