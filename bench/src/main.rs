@@ -14,7 +14,7 @@ use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
 use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::options::{scenarios_of, QueueMode};
 use xdb_bench::peers::generator::Amount;
-use xdb_bench::peers::{self, Peer, PeersOptions};
+use xdb_bench::peers::{self, Peer, PeersOptions, XdbContender};
 use xdb_bench::report::{self, Comparison, Machine, Verdict};
 use xdb_bench::soak::{self, SoakOptions};
 use xdb_bench::{run, BenchOptions, Scenario};
@@ -146,7 +146,8 @@ struct Cli {
     /// compared in one report: the database queue, and Pulsar CDC (the Pulsar IO
     /// Debezium source on the standalone of scripts/ensure-pulsar.sh, whose JVM is
     /// measured as a component of its own). E.g. `--queue database,pulsar`. The
-    /// commit-rate ceiling ("pgbench") runs in the first mode's run only.
+    /// commit-rate ceiling ("pgbench") runs in the first mode's run only. With
+    /// `--peers`, XDB is a contender in each mode on each database.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "database")]
     queue: Vec<QueueMode>,
     /// Broker of `--queue pulsar`.
@@ -226,17 +227,28 @@ impl Cli {
 }
 
 /// Runs XDB on each database and then each peer, and prints (and writes) the table.
-async fn peers_run(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
+async fn peers_run(
+    cli: &Cli,
+    databases: &[Database],
+    modes: &[QueueMode],
+    pulsar: &PulsarTarget,
+) -> anyhow::Result<()> {
     let mut peers = cli.peers.clone();
     peers.dedup();
     if !cli.no_install {
         peers::install::ensure(&peers)?;
     }
-    let urls: Vec<String> = databases
+    let xdb: Vec<XdbContender> = databases
         .iter()
-        .map(|database| match database {
-            Database::Postgres => cli.postgres_url.clone(),
-            Database::Mysql => cli.mysql_url.clone(),
+        .flat_map(|database| {
+            let url = match database {
+                Database::Postgres => cli.postgres_url.clone(),
+                Database::Mysql => cli.mysql_url.clone(),
+            };
+            modes.iter().map(move |mode| XdbContender {
+                url: url.clone(),
+                pulsar: (*mode == QueueMode::Pulsar).then(|| pulsar.clone()),
+            })
         })
         .collect();
     let options = PeersOptions {
@@ -253,7 +265,7 @@ async fn peers_run(cli: &Cli, databases: &[Database]) -> anyhow::Result<()> {
         timer_delay: Duration::from_secs(cli.timer_seconds),
     };
     let results = tokio::select! {
-        results = peers::run(&urls, &peers, &cli.postgres_url, &options) => results,
+        results = peers::run(&xdb, &peers, &cli.postgres_url, &options) => results,
         _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
     };
     let machine = Machine::detect();
@@ -340,9 +352,6 @@ async fn main() -> anyhow::Result<()> {
         return soak(&cli, &databases).await;
     }
     anyhow::ensure!(cli.timer_seconds > 0, "--timer-seconds must be at least 1");
-    if !cli.peers.is_empty() {
-        return peers_run(&cli, &databases).await;
-    }
     let mut modes: Vec<QueueMode> = Vec::new();
     for mode in &cli.queue {
         if !modes.contains(mode) {
@@ -357,6 +366,9 @@ async fn main() -> anyhow::Result<()> {
     if modes.contains(&QueueMode::Pulsar) {
         // Before any run: a missing broker should not cost the database queue's runs.
         Standalone::find(&pulsar_target)?;
+    }
+    if !cli.peers.is_empty() {
+        return peers_run(&cli, &databases, &modes, &pulsar_target).await;
     }
     let chosen = cli.scenarios.iter().copied().collect();
     let runs = databases

@@ -11,7 +11,9 @@
 
 use std::time::Duration;
 
+use crate::cdc::PulsarTarget;
 use crate::cpu::{CpuSnapshot, Task, BENCH};
+use crate::database::Dialect;
 use crate::stats::SignedSummary;
 
 pub mod contenders;
@@ -53,6 +55,14 @@ impl Peer {
             Peer::Temporal => "Temporal",
         }
     }
+}
+
+/// XDB as one contender: its database server, and the Pulsar standalone it runs on in
+/// Pulsar CDC mode (the database queue without).
+#[derive(Debug, Clone)]
+pub struct XdbContender {
+    pub url: String,
+    pub pulsar: Option<PulsarTarget>,
 }
 
 /// The sizes of a peers run: the bench's own options, shared by every contender.
@@ -236,19 +246,25 @@ fn cpu_groups(session: &Session) -> Vec<(String, Vec<Task>)> {
 /// Starts, measures and stops each contender in turn: XDB on each of `xdb_urls`, then
 /// each of `peers`. A contender that fails is reported as such and the others still run.
 pub async fn run(
-    xdb_urls: &[String],
+    xdb: &[XdbContender],
     peers: &[Peer],
     postgres_url: &str,
     options: &PeersOptions,
 ) -> Vec<ContenderResult> {
     let mut results = Vec::new();
-    for url in xdb_urls {
-        let name = if url.starts_with("mysql") {
-            "XDB, MariaDB"
+    for contender in xdb {
+        let dialect = if contender.url.starts_with("mysql") {
+            Dialect::MySql
         } else {
-            "XDB, PostgreSQL"
+            Dialect::Postgres
         };
-        let started = session::start_xdb(url, options.timer_delay).await;
+        let name = session::xdb_name(dialect, contender.pulsar.is_some());
+        let started = session::start_xdb(
+            &contender.url,
+            contender.pulsar.as_ref(),
+            options.timer_delay,
+        )
+        .await;
         results.push(measured(started, options, name, true).await);
     }
     for peer in peers {

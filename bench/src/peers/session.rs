@@ -8,6 +8,7 @@ use anyhow::Context as _;
 
 use super::generator::Target;
 use super::process::{self, PeerProcess};
+use crate::cdc::{Capture, PulsarTarget, Standalone};
 use crate::cpu::Task;
 use crate::database::{processes_named, BenchDatabase, Dialect};
 use crate::rss::{self, Memory, Sampler};
@@ -99,6 +100,9 @@ pub struct Session {
     pub processes: Vec<PeerProcess>,
     pub services: Vec<ServiceProcess>,
     pub worker: Option<Worker>,
+    /// XDB in Pulsar CDC mode: the capture of its database, stopped before the database
+    /// is dropped.
+    pub capture: Option<Capture>,
     pub temp_dirs: Vec<PathBuf>,
 }
 
@@ -114,6 +118,7 @@ impl Session {
             processes: Vec::new(),
             services: Vec::new(),
             worker: None,
+            capture: None,
             temp_dirs: Vec::new(),
         }
     }
@@ -159,6 +164,9 @@ impl Session {
         for dir in &self.temp_dirs {
             let _ = std::fs::remove_dir_all(dir);
         }
+        if let Some(capture) = self.capture.take() {
+            capture.stop().await?;
+        }
         if let Some(database) = self.database.take() {
             database.drop_database().await?;
         }
@@ -191,19 +199,79 @@ async fn settle_postgres(url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the report names XDB on `dialect`, in Pulsar CDC mode when `pulsar`.
+pub fn xdb_name(dialect: Dialect, pulsar: bool) -> &'static str {
+    match (dialect, pulsar) {
+        (Dialect::Postgres, false) => "XDB, PostgreSQL",
+        (Dialect::MySql, false) => "XDB, MariaDB",
+        (Dialect::Postgres, true) => "XDB, PostgreSQL + Pulsar",
+        (Dialect::MySql, true) => "XDB, MariaDB + Pulsar",
+    }
+}
+
 /// XDB on the server at `admin_url`: a fresh bench database, the release services, and
-/// the bench's worker, as the bench's own runs start them.
-pub async fn start_xdb(admin_url: &str, timer_delay: Duration) -> anyhow::Result<Session> {
-    let api_binary = services::locate_binary(API_SERVICE)?;
-    let async_binary = services::locate_binary(ASYNC_SERVICE)?;
+/// the bench's worker, as the bench's own runs start them; in Pulsar CDC mode on
+/// `pulsar`'s standalone when given (its JVM measured as a component, as in the
+/// bench's `--queue pulsar` runs).
+pub async fn start_xdb(
+    admin_url: &str,
+    pulsar: Option<&PulsarTarget>,
+    timer_delay: Duration,
+) -> anyhow::Result<Session> {
+    let standalone = pulsar.map(Standalone::find).transpose()?;
     let database = BenchDatabase::create(admin_url).await?;
     let dialect = database.dialect();
-    let name = match dialect {
-        Dialect::Postgres => "XDB, PostgreSQL",
-        Dialect::MySql => "XDB, MariaDB",
-    };
     let log_dir = std::env::temp_dir().join(database.name());
-    std::fs::create_dir_all(&log_dir)?;
+    let mut capture = None;
+    let started = async {
+        let mut pulsar_args = Vec::new();
+        if let Some(target) = pulsar {
+            let started = Capture::start(target, database.name(), database.url()).await?;
+            pulsar_args = started.async_service_args(target);
+            capture = Some(started);
+        }
+        start_services(&database, &pulsar_args, &log_dir, timer_delay).await
+    }
+    .await;
+    let (services, worker, driver) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            // The capture first: it holds a replication slot of the database.
+            if let Some(capture) = capture {
+                let _ = capture.stop().await;
+            }
+            let _ = std::fs::remove_dir_all(&log_dir);
+            let _ = database.drop_database().await;
+            return Err(error);
+        }
+    };
+    let mut session = Session::new(xdb_name(dialect, pulsar.is_some()), Target::Xdb(driver));
+    session.components = ["API service", "async service"]
+        .iter()
+        .zip(&services)
+        .map(|(label, service)| Component::tree(label, service.pid()))
+        .chain([database_server(dialect)])
+        .chain(standalone.map(|s| Component::tree("Pulsar standalone JVM", s.pid)))
+        .collect();
+    session.services = services;
+    session.worker = Some(worker);
+    session.database = Some(database);
+    session.capture = capture;
+    session.temp_dirs.push(log_dir);
+    Ok(session)
+}
+
+/// The API and async services on `database` (the async service with `async_args` more),
+/// ready, and the bench's worker.
+async fn start_services(
+    database: &BenchDatabase,
+    async_args: &[String],
+    log_dir: &std::path::Path,
+    timer_delay: Duration,
+) -> anyhow::Result<(Vec<ServiceProcess>, Worker, Driver)> {
+    let api_binary = services::locate_binary(API_SERVICE)?;
+    let async_binary = services::locate_binary(ASYNC_SERVICE)?;
+    std::fs::create_dir_all(log_dir)?;
     let url = database.url().to_string();
     let api_addr = services::free_local_addr()?;
     let async_addr = services::free_local_addr()?;
@@ -215,25 +283,19 @@ pub async fn start_xdb(admin_url: &str, timer_delay: Duration) -> anyhow::Result
             addr.to_string(),
         ]
     };
-    let mut api = ServiceProcess::spawn(API_SERVICE, &api_binary, &listen(api_addr), &log_dir)?;
-    let async_service =
-        ServiceProcess::spawn(ASYNC_SERVICE, &async_binary, &listen(async_addr), &log_dir)?;
+    let mut api = ServiceProcess::spawn(API_SERVICE, &api_binary, &listen(api_addr), log_dir)?;
+    let async_service = ServiceProcess::spawn(
+        ASYNC_SERVICE,
+        &async_binary,
+        &[listen(async_addr), async_args.to_vec()].concat(),
+        log_dir,
+    )?;
     let service_url = format!("http://{api_addr}");
     services::wait_until_ready(&mut api, &service_url, READY_TIMEOUT).await?;
     let processes = Processes::new(timer_delay);
     let worker = Worker::start(&processes).await?;
     let driver = Driver::new(&service_url, worker.url(), processes);
-    let mut session = Session::new(name, Target::Xdb(driver));
-    session.components = vec![
-        Component::tree("API service", api.pid()),
-        Component::tree("async service", async_service.pid()),
-        database_server(dialect),
-    ];
-    session.services = vec![api, async_service];
-    session.worker = Some(worker);
-    session.database = Some(database);
-    session.temp_dirs.push(log_dir);
-    Ok(session)
+    Ok((vec![api, async_service], worker, driver))
 }
 
 /// Waits until `url` answers a GET with success, while `process` runs.
