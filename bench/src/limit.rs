@@ -6,7 +6,7 @@
 //! statements: the services, the worker calls, the waits between steps.
 //!
 //! XDB batches claims and transitions, so its commits per process are a fraction of
-//! its statements' (the report's database work says how many: about 2.6 at 64 in
+//! its statements' (the report's database work says how many: 2.4 to 2.6 at 64 in
 //! flight). A script cannot batch across clients, so it runs two ways: each statement
 //! its own commit, as XDB does for a process alone (five commits), and the four writes
 //! in one transaction with the read apart (two commits, the nearest to XDB's under
@@ -91,13 +91,7 @@ pub async fn measure(
     );
     let mut runs = Vec::new();
     for commits in Commits::ALL {
-        let mut run = run_pgbench(database.url(), &commits.script(), clients, options).await?;
-        run.tool = format!(
-            "{}, script: XDB's {STATEMENTS_PER_PROCESS} statements of one two-state process \
-             in {} commits",
-            run.tool,
-            commits.per_process()
-        );
+        let run = run_pgbench(database.url(), &commits.script(), clients, options).await?;
         runs.push((commits, run));
     }
     Ok(Limit { runs })

@@ -222,7 +222,7 @@ pub(super) fn write_limit(
             out,
             "| {} | `{}` | {} | **{:.0}** | {} | {share} |",
             commits.per_process(),
-            run.tool.split(", script").next().unwrap_or(&run.tool),
+            run.tool,
             run.transactions,
             run.per_second,
             run.latency_ms.map_or("-".into(), |v| format!("{v:.2}")),

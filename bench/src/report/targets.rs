@@ -267,8 +267,6 @@ impl Report {
         checks
     }
 
-    /// The fleet scenario's targets: each of its figures beside the same work without
-    /// XDB, measured in the same run.
     /// Issue 40's "against the limit": XDB's throughput at the judged level against
     /// pgbench running its statements with as many clients (PostgreSQL).
     fn limit_target(&self) -> TargetCheck {
@@ -298,6 +296,8 @@ impl Report {
         )
     }
 
+    /// The fleet scenario's targets: each of its figures beside the same work without
+    /// XDB, measured in the same run.
     fn fleet_targets(&self) -> Vec<TargetCheck> {
         use crate::scenarios::fleet::{MAX_COUNT_RATIO, MAX_LIST_P99_RATIO, MIN_BATCH_RATE_RATIO};
         let fleet = self.fleet.as_ref();
