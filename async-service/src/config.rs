@@ -2,8 +2,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use xdb_config::{
-    AsyncSettings, DatabaseSettings, Limits, PulsarSettings, QueueSettings, SecuritySettings,
-    Settings,
+    AsyncSettings, DatabaseSettings, Limits, PulsarSettings, QueueMode, QueueSettings,
+    SecuritySettings, Settings,
 };
 
 /// The async service's part of the configuration: the sections of `xdb-config`'s
@@ -65,6 +65,22 @@ impl AsyncServiceConfig {
         (ms > 0).then(|| Duration::from_millis(ms.max(100)))
     }
 
+    /// The lease a transition gives the next state's task, which this instance then runs
+    /// at once (the continuation); `None`: every task goes through the task source.
+    ///
+    /// In Pulsar mode a leased task's change event is passed over, so if this instance
+    /// dies holding it, only the release of its leases (liveness) or the sweep brings it
+    /// back: with both off, no continuation is leased.
+    pub fn continuation_lease(&self) -> Option<Duration> {
+        let brought_back = match self.queue.mode {
+            QueueMode::Database => true,
+            QueueMode::Pulsar => {
+                self.liveness_timeout().is_some() || self.pulsar.sweep_after_ms > 0
+            }
+        };
+        brought_back.then(|| self.lease())
+    }
+
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs_f64(self.async_service.shutdown_grace_seconds.clamp(0.0, 3600.0))
     }
@@ -91,5 +107,28 @@ impl AsyncServiceConfig {
             "liveness timeout must be 0 (off) or between 100 and 600000 ms"
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pulsar_mode_leases_continuations_only_when_a_dead_instance_s_are_brought_back() {
+        let mut config = AsyncServiceConfig::new("postgres://localhost/xdb");
+        assert_eq!(config.continuation_lease(), Some(config.lease()));
+        config.queue.mode = QueueMode::Pulsar;
+        assert_eq!(config.continuation_lease(), Some(config.lease()));
+        config.async_service.liveness_timeout_ms = 0;
+        assert_eq!(
+            config.continuation_lease(),
+            Some(config.lease()),
+            "the sweep"
+        );
+        config.pulsar.sweep_after_ms = 0;
+        assert_eq!(config.continuation_lease(), None);
+        config.queue.mode = QueueMode::Database;
+        assert_eq!(config.continuation_lease(), Some(config.lease()));
     }
 }

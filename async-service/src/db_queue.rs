@@ -268,7 +268,7 @@ impl Chains {
                     if let Some(continuation) = applied.continuation {
                         if !*self.stopping.borrow() {
                             let now = self.clock.now();
-                            self.context.metrics.claimed(&continuation, now);
+                            self.context.metrics.continued(&continuation, now);
                             let hold = self.leased.hold(continuation.id);
                             let call = applied.continuation_call.map(|call| *call);
                             next = Some((continuation, call, hold));
@@ -332,17 +332,9 @@ async fn handle_or_park(
 /// Handles `task`, again after a short pause when the database refused its transition:
 /// the usual cause is a deadlock with a concurrent transaction, which a retry resolves
 /// well before the lease would run out. The worker may be called again (worker calls are
-/// at-least-once); the transition still applies once.
+/// at-least-once); the transition still applies once. `preloaded` is used for the first
+/// try only: a retry loads the call again, as the rows may have moved on meanwhile.
 pub(crate) async fn handle_with_retries(
-    context: &HandlerContext,
-    task: &Task,
-) -> Result<Applied, StoreError> {
-    handle_preloaded_with_retries(context, task, None).await
-}
-
-/// [`handle_with_retries`] starting from a preloaded state call; a retry loads it again,
-/// as the rows may have moved on while the database refused the transition.
-async fn handle_preloaded_with_retries(
     context: &HandlerContext,
     task: &Task,
     mut preloaded: Option<StateCall>,

@@ -66,10 +66,7 @@ impl AsyncService {
         xdb_sys_schema::check(database_url.as_str())
             .await?
             .ensure_current()?;
-        // On the database queue, transitions lease the next state's task to this
-        // instance, which runs it at once. In Pulsar mode every task comes as a change
-        // event, and a task leased here would wait for its lease to run out there.
-        let continuation_lease = (config.queue.mode == QueueMode::Database).then(|| config.lease());
+        let continuation_lease = config.continuation_lease();
         let store = xdb_persistence::connect_with(
             database_url.as_str(),
             xdb_persistence::StoreOptions {

@@ -34,6 +34,9 @@ pub(crate) struct AsyncMetrics {
     registry: Registry,
     /// `xdb_async_tasks_claimed_total{task_type}`.
     pub tasks_claimed: IntCounterVec,
+    /// `xdb_async_continuations_total{task_type}`: of those, the ones leased by this
+    /// instance's own transitions.
+    pub continuations: IntCounterVec,
     /// `xdb_async_tasks_completed_total{task_type, outcome}`.
     pub tasks_completed: IntCounterVec,
     /// `xdb_async_task_retries_total{task_type}`: claims of a task's second or later attempt.
@@ -81,6 +84,16 @@ impl AsyncMetrics {
                 Opts::new(
                     "xdb_async_tasks_claimed_total",
                     "Tasks taken to work on (claimed, or leased as a continuation), by type.",
+                ),
+                &["task_type"],
+            )
+            .expect("valid metric"),
+            continuations: IntCounterVec::new(
+                Opts::new(
+                    "xdb_async_continuations_total",
+                    "Tasks run at once by the instance whose transition created them \
+                     (continuations: claimed by no one, and in Pulsar mode carried by no \
+                     change event), by type.",
                 ),
                 &["task_type"],
             )
@@ -183,8 +196,9 @@ impl AsyncMetrics {
             .registry
             .register(Box::new(metrics.clock_offset_seconds.clone()))
             .expect("metric names are unique");
-        let collectors: [Box<dyn prometheus::core::Collector>; 14] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
             Box::new(metrics.tasks_claimed.clone()),
+            Box::new(metrics.continuations.clone()),
             Box::new(metrics.tasks_completed.clone()),
             Box::new(metrics.task_retries.clone()),
             Box::new(metrics.worker_call_seconds.clone()),
@@ -219,6 +233,14 @@ impl AsyncMetrics {
             self.timer_lateness_seconds
                 .observe(lateness_seconds(task.fire_at, now));
         }
+    }
+
+    /// Records a continuation: a claim ([`Self::claimed`]) that no one had to make.
+    pub(crate) fn continued(&self, task: &Task, now: DateTime<Utc>) {
+        self.claimed(task, now);
+        self.continuations
+            .with_label_values(&[task.task_type.as_str()])
+            .inc();
     }
 
     /// Sets the gauges of what needs an operator from one sample.
@@ -302,6 +324,11 @@ mod tests {
         assert!((metrics.timer_lateness_seconds.get_sample_sum() - 0.3).abs() < 1e-9);
         let text = metrics.encode();
         assert!(text.contains("xdb_async_tasks_claimed_total{task_type=\"EXECUTE\"} 2"));
+        metrics.continued(&task(TaskType::WaitUntil, 1, now), now);
+        let text = metrics.encode();
+        assert!(text.contains("xdb_async_tasks_claimed_total{task_type=\"WAIT_UNTIL\"} 1"));
+        assert!(text.contains("xdb_async_continuations_total{task_type=\"WAIT_UNTIL\"} 1"));
+        assert!(!text.contains("xdb_async_continuations_total{task_type=\"EXECUTE\"}"));
     }
 
     #[test]

@@ -17,11 +17,13 @@
 //! once the database is back, the task simply runs. Parking needs the database too: while
 //! it is away the message stays on the dead-letter subscription.
 
+use prost::Message as _;
 use pulsar::{Producer, TokioExecutor};
 use tokio::sync::Mutex;
 use xdb_engine::Task;
 use xdb_persistence::{SetAside, StoreError};
 
+use super::permits::PlaceRequest;
 use super::{events, timer, Shared, Verdict};
 
 /// Publishes messages to the dead-letter topic as they came (payload and key).
@@ -49,6 +51,18 @@ impl DeadLetterPublisher {
         };
         receipt.await?;
         Ok(())
+    }
+
+    /// Publishes a [`timer::TaskTimer`] naming `task`, for a task that came with no
+    /// message (a continuation, or a task the sweep claimed).
+    pub async fn publish_task(
+        &self,
+        task: &Task,
+        place: &PlaceRequest,
+    ) -> Result<(), pulsar::Error> {
+        let execution = task.process_execution_id.to_string();
+        let timer = timer::TaskTimer::new(task.id, &execution, task.fire_at, place);
+        self.publish(&timer.encode_to_vec(), &execution).await
     }
 }
 

@@ -24,17 +24,20 @@ pub(crate) enum TaskChange {
         /// before them).
         place: PlaceRequest,
     },
-    /// Nothing to do: a delete (the work is done), a lease taken or renewed, a tombstone.
+    /// Nothing to do: a delete (the work is done), a lease taken or renewed, a task
+    /// created leased (a continuation), a tombstone.
     Ignore,
 }
 
 /// Classifies one change event; an error for payloads that are not Debezium JSON.
 ///
-/// A task needs work when it is created (`c`, or `r` when read by a snapshot) and when an
-/// update leaves it unleased: a retry rescheduled by a failed attempt, or a lease given
-/// back on shutdown. An update that sets a lease is the claim or renewal of some
-/// instance, which is already working on it (and if that instance dies, the message it
-/// did not acknowledge is delivered again).
+/// A task needs work when it is created unleased (`c`) or read by a snapshot (`r`), and
+/// when an update leaves it unleased: a retry rescheduled by a failed attempt, or a lease
+/// given back on shutdown or by a takeover. An update that sets a lease is the claim or
+/// renewal of some instance, which is already working on it (and if that instance dies,
+/// the message it did not acknowledge is delivered again). A task created leased is a
+/// continuation, which the instance that created it runs at once (and if that instance
+/// dies, the takeover's release or the sweep brings it back).
 pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
     let Some(value) = change_value(payload)? else {
         return Ok(TaskChange::Ignore);
@@ -52,9 +55,10 @@ pub(crate) fn classify(payload: &[u8]) -> Result<TaskChange, String> {
         .and_then(Value::as_str)
         .ok_or("no `op`: not a Debezium change event")?;
     let after = event.get("after").unwrap_or(&Value::Null);
+    let unleased = after.get("lease_owner").is_none_or(Value::is_null);
     let relevant = match op {
-        "c" | "r" => true,
-        "u" => after.get("lease_owner").is_none_or(Value::is_null),
+        "r" => true,
+        "c" | "u" => unleased,
         _ => false,
     };
     if !relevant {
@@ -173,6 +177,18 @@ mod tests {
         let row = serde_json::json!({"id": 7, "lease_owner": null, "process_execution_id": "e1"});
         assert_eq!(classify(&event("c", row.clone())), look(7));
         assert_eq!(classify(&event("r", row)), look(7));
+    }
+
+    #[test]
+    fn continuations_created_leased_are_left_to_their_instance() {
+        let leased =
+            serde_json::json!({"id": 8, "lease_owner": "async-1", "process_execution_id": "e1"});
+        assert_eq!(
+            classify(&event("c", leased.clone())),
+            Ok(TaskChange::Ignore)
+        );
+        // A snapshot cannot tell whether the lease's holder lives: the row decides.
+        assert_eq!(classify(&event("r", leased)), look(8));
     }
 
     #[test]

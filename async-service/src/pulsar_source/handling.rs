@@ -3,7 +3,8 @@
 //! above for the rules).
 
 use tokio::sync::watch;
-use xdb_persistence::TaskClaim;
+use xdb_engine::Task;
+use xdb_persistence::{StateCall, TaskClaim};
 use xdb_protocol::priority;
 
 use super::permits::PlaceRequest;
@@ -86,8 +87,8 @@ struct Named<'a> {
     place: &'a PlaceRequest,
 }
 
-/// Claims the task a message names when it is due and free, handles it, and says what to
-/// do with the message.
+/// Claims the task a message names when it is due and free, handles it and the
+/// continuations after it ([`continue_with`]), and says what to do with the message.
 ///
 /// A transition the database refuses is handled again here, every `pulsar.nack_delay_ms`,
 /// while the task stays leased to this instance (a redelivered message would only find
@@ -135,59 +136,10 @@ async fn run_task(
                 }
             },
             Ok(TaskClaim::Claimed(task)) => {
-                let hold = shared.leased.hold(task.id);
-                let mut failures = 0;
-                let verdict = loop {
-                    match handle_with_retries(context, &task).await {
-                        Ok(applied) => {
-                            if applied.closed_process {
-                                shared.api_peers.process_closed(
-                                    task.process_execution_id.to_string(),
-                                    applied.closed_outcome,
-                                );
-                            }
-                            break Verdict::Ack;
-                        }
-                        Err(error) if last_run => {
-                            // Its deliveries ran out before it came here.
-                            let failures = shared.max_deliveries.max(failures + 1);
-                            break dead_letters::park(shared, &task, &error, failures).await;
-                        }
-                        Err(error)
-                            if scheduling::on_failure(error.class()) != OnFailure::RetryLater =>
-                        {
-                            // The one policy of both sources: a failure that would
-                            // come back the same is parked now, not after every
-                            // delivery and the dead-letter topic.
-                            break match scheduling::on_failure(error.class()) {
-                                OnFailure::Drop => Verdict::Ack,
-                                _ => dead_letters::park(shared, &task, &error, failures + 1).await,
-                            };
-                        }
-                        Err(error) => {
-                            failures += 1;
-                            match scheduling::on_refused(
-                                failures,
-                                shared.max_deliveries,
-                                shared.nack_delay,
-                            ) {
-                                Refused::DeadLetter => {
-                                    tracing::warn!(task = task.id, %error, failures, "task failed every time; its message goes to the dead-letter topic");
-                                    break Verdict::DeadLetter;
-                                }
-                                Refused::RetryIn(pause) => {
-                                    tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
-                                    tokio::select! {
-                                        _ = tokio::time::sleep(pause) => {}
-                                        _ = shutdown.changed() => break Verdict::Abandon,
-                                    }
-                                }
-                            }
-                        }
-                    }
-                };
-                drop(hold);
-                return verdict;
+                context.metrics.claimed(&task, shared.clock.now());
+                let handled = handle_claimed(shared, &task, None, last_run, &mut shutdown).await;
+                continue_with(shared, handled.continuation, place, &mut shutdown).await;
+                return handled.verdict;
             }
             Ok(TaskClaim::NotDue(wait) | TaskClaim::Leased(wait)) => wait,
             Err(error) => {
@@ -223,4 +175,126 @@ async fn run_task(
         }
         publish_at_once = true;
     }
+}
+
+/// What handling a claimed task came to.
+struct Handled {
+    /// What becomes of the message that named it.
+    verdict: Verdict,
+    /// The next task, leased to this instance by the transition, and its call when the
+    /// transition read it.
+    continuation: Option<(Task, Option<StateCall>)>,
+}
+
+impl Handled {
+    fn ended(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            continuation: None,
+        }
+    }
+}
+
+/// Handles a task this instance holds the lease of (see [`run_task`] for the retries).
+async fn handle_claimed(
+    shared: &Shared,
+    task: &Task,
+    mut preloaded: Option<StateCall>,
+    last_run: bool,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Handled {
+    let context = &shared.context;
+    let hold = shared.leased.hold(task.id);
+    let mut failures = 0;
+    let handled = loop {
+        match handle_with_retries(context, task, preloaded.take()).await {
+            Ok(applied) => {
+                if applied.closed_process {
+                    shared.api_peers.process_closed(
+                        task.process_execution_id.to_string(),
+                        applied.closed_outcome,
+                    );
+                }
+                let call = applied.continuation_call.map(|call| *call);
+                break Handled {
+                    verdict: Verdict::Ack,
+                    continuation: applied.continuation.map(|next| (next, call)),
+                };
+            }
+            Err(error) if last_run => {
+                // Its deliveries ran out before it came here.
+                let failures = shared.max_deliveries.max(failures + 1);
+                break Handled::ended(dead_letters::park(shared, task, &error, failures).await);
+            }
+            Err(error) if scheduling::on_failure(error.class()) != OnFailure::RetryLater => {
+                // The one policy of both sources: a failure that would come back the
+                // same is parked now, not after every delivery and the dead-letter topic.
+                break Handled::ended(match scheduling::on_failure(error.class()) {
+                    OnFailure::Drop => Verdict::Ack,
+                    _ => dead_letters::park(shared, task, &error, failures + 1).await,
+                });
+            }
+            Err(error) => {
+                failures += 1;
+                match scheduling::on_refused(failures, shared.max_deliveries, shared.nack_delay) {
+                    Refused::DeadLetter => {
+                        tracing::warn!(task = task.id, %error, failures, "task failed every time; it goes to the dead-letter topic");
+                        break Handled::ended(Verdict::DeadLetter);
+                    }
+                    Refused::RetryIn(pause) => {
+                        tracing::warn!(task = task.id, %error, failures, "task failed; handling it again");
+                        tokio::select! {
+                            _ = tokio::time::sleep(pause) => {}
+                            _ = shutdown.changed() => break Handled::ended(Verdict::Abandon),
+                        }
+                    }
+                }
+            }
+        }
+    };
+    drop(hold);
+    handled
+}
+
+/// Runs a continuation and the continuations after it, one transition after the other,
+/// as the database queue runs a chain of states: only the hand-offs to other instances
+/// (new processes, timers, parallel threads, retries) travel the change-event pipeline.
+/// Their change events are passed over ([`events::classify`]): they are created leased.
+///
+/// Once draining, a continuation is left leased: shutdown releases it, and the release's
+/// change event brings it to another instance.
+pub(super) async fn continue_with(
+    shared: &Shared,
+    mut next: Option<(Task, Option<StateCall>)>,
+    place: &PlaceRequest,
+    shutdown: &mut watch::Receiver<bool>,
+) {
+    while let Some((task, call)) = next.take() {
+        if *shutdown.borrow() {
+            return;
+        }
+        shared.context.metrics.continued(&task, shared.clock.now());
+        next = handle_held(shared, &task, call, place, shutdown).await;
+    }
+}
+
+/// Handles a task this instance holds with no message to answer for it (a continuation,
+/// or a task the sweep claimed), and returns its continuation. Where a message would be
+/// delivered again or dead-lettered, a [`timer::TaskTimer`] naming the task goes to the
+/// dead-letter topic instead, whose consumer runs it once more when its lease has run
+/// out, and otherwise parks it.
+pub(super) async fn handle_held(
+    shared: &Shared,
+    task: &Task,
+    call: Option<StateCall>,
+    place: &PlaceRequest,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<(Task, Option<StateCall>)> {
+    let handled = handle_claimed(shared, task, call, false, shutdown).await;
+    if matches!(handled.verdict, Verdict::Nack | Verdict::DeadLetter) {
+        if let Err(error) = shared.dead_letters.publish_task(task, place).await {
+            tracing::warn!(task = task.id, %error, "publishing a dead letter failed; the sweep takes the task once its lease runs out");
+        }
+    }
+    handled.continuation
 }

@@ -39,6 +39,13 @@
 //! `pulsar.max_deliveries`, passed to the dead-letter path ([`dead_letters`]), which
 //! parks the task until an operator's retry-now or give-up.
 //!
+//! An instance runs the next state of a process it just advanced at once, as on the
+//! database queue (the continuation): the transition creates that task leased to this
+//! instance, its change event is passed over, and only hand-offs (new processes, timers,
+//! parallel threads, retries, releases) travel the pipeline. If the instance dies
+//! holding one, the takeover's release of its leases is a change event like any other;
+//! with liveness and the sweep both off no continuation is leased.
+//!
 //! The database-queue claim loop does not run in this mode. A slow sweep
 //! (`pulsar.sweep_after_ms`, 60 s) is the safety net for lost events: it claims tasks
 //! that have been due that long without any event running them.
@@ -66,7 +73,6 @@ use xdb_config::{PulsarSettings, SubscriptionType};
 use xdb_protocol::priority;
 
 use crate::clock::Clock;
-use crate::db_queue::handle_with_retries;
 use crate::handlers::HandlerContext;
 use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
@@ -426,13 +432,14 @@ async fn sweep(shared: Arc<Shared>, overdue: Duration, mut shutdown: watch::Rece
                 _ = shutdown.changed() => return,
             }
         }
-        sweep_once(&shared, overdue).await;
+        sweep_once(&shared, overdue, &mut shutdown).await;
         last = tokio::time::Instant::now();
     }
 }
 
-/// One sweep: claims up to a batch of overdue tasks and handles them one by one.
-async fn sweep_once(shared: &Shared, overdue: Duration) {
+/// One sweep: claims up to a batch of overdue tasks and handles them one by one, each
+/// with the chain of continuations after it.
+async fn sweep_once(shared: &Shared, overdue: Duration, shutdown: &mut watch::Receiver<bool>) {
     let context = &shared.context;
     let claimed = context
         .tasks
@@ -445,25 +452,15 @@ async fn sweep_once(shared: &Shared, overdue: Duration) {
             return;
         }
     };
+    let place = permits::PlaceRequest::keyless(priority::DEFAULT);
     for task in tasks {
         tracing::warn!(
             task = task.id,
             "running a task no change event ran (lost event?)"
         );
-        let _permit = shared
-            .permits
-            .acquire(&permits::PlaceRequest::keyless(priority::DEFAULT))
-            .await;
-        let _hold = shared.leased.hold(task.id);
-        match handle_with_retries(context, &task).await {
-            Ok(applied) if applied.closed_process => shared.api_peers.process_closed(
-                task.process_execution_id.to_string(),
-                applied.closed_outcome,
-            ),
-            Ok(_) => {}
-            Err(error) => {
-                tracing::warn!(task = task.id, %error, "task failed; its lease will expire and it will run again")
-            }
-        }
+        let _permit = shared.permits.acquire(&place).await;
+        context.metrics.claimed(&task, shared.clock.now());
+        let next = handling::handle_held(shared, &task, None, &place, shutdown).await;
+        handling::continue_with(shared, next, &place, shutdown).await;
     }
 }

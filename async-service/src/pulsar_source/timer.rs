@@ -36,6 +36,24 @@ pub struct TaskTimer {
 }
 
 impl TaskTimer {
+    /// The timer of task `task_id` of `execution`, due at `due_at`, waiting for a place
+    /// with `place`.
+    pub(crate) fn new(
+        task_id: i64,
+        execution: &str,
+        due_at: DateTime<Utc>,
+        place: &PlaceRequest,
+    ) -> Self {
+        Self {
+            task_id,
+            process_execution_id: execution.to_string(),
+            due_at_millis: due_at.timestamp_millis().max(0),
+            priority: u32::from(place.priority),
+            fairness_key: place.fairness_key.clone(),
+            fairness_weight: place.fairness_weight,
+        }
+    }
+
     /// The priority and fairness key the timer's task waits for a place with.
     pub(crate) fn place(&self) -> PlaceRequest {
         PlaceRequest {
@@ -71,14 +89,7 @@ impl TimerPublisher {
         due_at: DateTime<Utc>,
         place: &PlaceRequest,
     ) -> Result<(), pulsar::Error> {
-        let timer = TaskTimer {
-            task_id,
-            process_execution_id: execution.to_string(),
-            due_at_millis: due_at.timestamp_millis().max(0),
-            priority: u32::from(place.priority),
-            fairness_key: place.fairness_key.clone(),
-            fairness_weight: place.fairness_weight,
-        };
+        let timer = TaskTimer::new(task_id, execution, due_at, place);
         let receipt = {
             let mut producer = self.producer.lock().await;
             let mut message = producer

@@ -101,9 +101,17 @@ async fn applied_once(env: &XdbTestEnv, process: &HangProcess, exec: &str, entit
 /// id, as a new pod) starts after each. p99 (here the slowest of 20) must be under 2 s.
 /// Used by the Pulsar-mode test too (`pulsar_takeover`).
 pub(crate) async fn takeover_after_sigkill(db: Database, mode: QueueMode) {
-    const REPETITIONS: usize = 20;
+    takeover_of(db, mode, HangProcess::new(), 20).await;
+}
+
+/// [`takeover_after_sigkill`] of `process`'s held call, `repetitions` times.
+pub(crate) async fn takeover_of(
+    db: Database,
+    mode: QueueMode,
+    process: HangProcess,
+    repetitions: usize,
+) {
     let mut env = environment(db, mode).await;
-    let process = HangProcess::new();
     let worker = serve(&mut env, &process).await;
     let mut started = 0;
     let mut instances = Vec::new();
@@ -114,7 +122,7 @@ pub(crate) async fn takeover_after_sigkill(db: Database, mode: QueueMode) {
 
     let mut takeovers = Vec::new();
     let mut execs = Vec::new();
-    for i in 0..REPETITIONS {
+    for i in 0..repetitions {
         let process_id = format!("takeover-{i}");
         let entity = format!("t{i}");
         let (exec, owner) = hung_execution(&env, &process, &worker, &process_id, &entity).await;
@@ -123,6 +131,16 @@ pub(crate) async fn takeover_after_sigkill(db: Database, mode: QueueMode) {
             .position(|(id, _)| *id == owner)
             .unwrap_or_else(|| panic!("{owner} is not a live instance"));
         let (_, doomed) = instances.remove(holder);
+        if process.waits_first() {
+            // The instance that ran the waitUntil took the execute as its continuation.
+            let text = scrape(doomed.http_url()).await;
+            let continuations = sample_sum(
+                &text,
+                "xdb_async_continuations_total",
+                &[("task_type", "EXECUTE")],
+            );
+            assert!(continuations >= Some(1.0), "{owner}: {continuations:?}");
+        }
         let killed_at = Instant::now();
         doomed.kill().await;
 
@@ -154,12 +172,12 @@ pub(crate) async fn takeover_after_sigkill(db: Database, mode: QueueMode) {
     sorted.sort();
     let ms = |d: Duration| d.as_millis();
     eprintln!(
-        "takeover after SIGKILL ({db:?}, {mode:?} queue, {REPETITIONS} kills, lease \
+        "takeover after SIGKILL ({db:?}, {mode:?} queue, {repetitions} kills, lease \
          {DEFAULT_LEASE_SECONDS} s, liveness timeout {LIVENESS_TIMEOUT:?}): p50 {} ms, \
          p99 {} ms, max {} ms; all: {:?} ms",
         ms(percentile(&sorted, 50)),
         ms(percentile(&sorted, 99)),
-        ms(sorted[REPETITIONS - 1]),
+        ms(sorted[repetitions - 1]),
         takeovers.iter().map(|d| ms(*d)).collect::<Vec<_>>()
     );
     assert!(
