@@ -247,6 +247,8 @@ mod tests {
         assert_eq!(c["plugin.name"], "pgoutput");
         assert_eq!(c["table.include.list"], "public.xdb_sys_tasks");
         assert_eq!(c["json-with-envelope"], "true");
+        // Deletes are done work: the async service ignores them, so none is published.
+        assert_eq!(c["skipped.operations"], "d");
         // A failed start of the replication stream is retried within a fraction of a
         // second, not after Debezium's default 10 s of no tasks running.
         let retry_ms: u64 = c["slot.retry.delay.ms"].as_str().unwrap().parse().unwrap();
@@ -271,6 +273,7 @@ mod tests {
             "orders.xdb_sys_tasks:process_execution_id"
         );
         assert_eq!(c["snapshot.locking.mode"], "none");
+        assert_eq!(c["skipped.operations"], "d");
         assert_eq!(
             c["database.history"],
             "org.apache.pulsar.io.debezium.PulsarDatabaseHistory"

@@ -1,7 +1,8 @@
 //! The Pulsar CDC task source (`queue.mode = "pulsar"`).
 //!
-//! Debezium (through Pulsar IO, see pulsar-io/) turns every change of `xdb_sys_tasks`
-//! into a message keyed by the process execution. All instances consume those messages
+//! Debezium (through Pulsar IO, see pulsar-io/) turns every insert and update of
+//! `xdb_sys_tasks` into a message keyed by the process execution (the committed source
+//! configs skip deletes, which are done work). All instances consume those messages
 //! as one subscription, shared or key-shared (`pulsar.subscription_type`; key-shared
 //! keeps one execution's messages on one instance at a time), so instances can come and
 //! go at any time. A message is
