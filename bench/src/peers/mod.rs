@@ -62,6 +62,9 @@ impl Peer {
 #[derive(Debug, Clone)]
 pub struct XdbContender {
     pub url: String,
+    /// The database `--databases` named (a `mysql://` URL may point at MariaDB, and a
+    /// `mariadb://` one is MySQL's dialect too).
+    pub dialect: Dialect,
     pub pulsar: Option<PulsarTarget>,
 }
 
@@ -253,12 +256,7 @@ pub async fn run(
 ) -> Vec<ContenderResult> {
     let mut results = Vec::new();
     for contender in xdb {
-        let dialect = if contender.url.starts_with("mysql") {
-            Dialect::MySql
-        } else {
-            Dialect::Postgres
-        };
-        let name = session::xdb_name(dialect, contender.pulsar.is_some());
+        let name = session::xdb_name(contender.dialect, contender.pulsar.is_some());
         let started = session::start_xdb(
             &contender.url,
             contender.pulsar.as_ref(),
