@@ -18,7 +18,8 @@ use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::timer::{TimerEvent, TimerProcess};
 use xdb_integration_tests::processes::Recorder;
 use xdb_integration_tests::pulsar::{
-    broker_url, dead_letter_topic, timer_topic, TestBroker, DEFAULT_PULSAR_URL, PULSAR_URL_ENV,
+    admin_url, broker_url, dead_letter_topic, timer_topic, TestBroker, DEFAULT_PULSAR_URL,
+    PULSAR_URL_ENV,
 };
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
 use xdb_protocol::paths;
@@ -545,19 +546,32 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
                 "key-shared-{i}: {done:?}"
             );
         }
-        // Every task created was deleted: every change of these executions was read.
+        // Deletes are not published (`skipped.operations`), so no event says a task is
+        // done. A sentinel started after these completed is the mark instead: Debezium
+        // publishes in commit order, so once its creation is on the topic every earlier
+        // change is too, and once the subscription has nothing left unacknowledged,
+        // every change of these executions was read.
+        let sentinel = format!("key-shared-{}", execs.len());
+        let options =
+            ProcessStartOptions::new().global_attribute_pk_value(format!("ks{}", execs.len()));
+        let sentinel = start(env, &process, &worker, &sentinel, options)
+            .await
+            .unwrap();
         eventually("the change events of every task", SOON, || async {
-            let all: Vec<TaskChangeEvent> = received.iter().flat_map(Recorder::all).collect();
-            let ids = |op: &str| -> BTreeSet<i64> {
-                all.iter()
-                    .filter(|e| e.op == op)
-                    .filter_map(|e| e.task_id)
-                    .collect()
-            };
-            let created = ids("c");
-            created.len() >= execs.len() && created == ids("d")
+            let created = received
+                .iter()
+                .flat_map(Recorder::all)
+                .any(|e| e.op == "c" && e.execution.as_deref() == Some(sentinel.as_str()));
+            created && subscription_backlog(topic, "test-key-shared").await == 0
         })
         .await;
+        let done = env
+            .client
+            .wait_for_process_completion(&format!("key-shared-{}", execs.len()), SOON)
+            .await
+            .unwrap();
+        assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
+        execs.push(sentinel);
     }
     consuming.abort_all();
 
@@ -579,10 +593,11 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
             let exec = owner_of_task
                 .get(&task)
                 .unwrap_or_else(|| panic!("no execution for {event:?}"));
-            // PostgreSQL logs only the primary key of a deleted row (the table's replica
-            // identity is the default), so Debezium fills the key column with its
-            // default: every delete is keyed by "" and goes wherever that key hashes.
-            // The consumer ignores deletes; they are counted, not checked.
+            // The committed source configs skip deletes. A source that publishes them
+            // keys PostgreSQL's by "" (only the primary key of a deleted row is logged,
+            // the table's replica identity being the default), and they go wherever
+            // that key hashes. The consumer ignores deletes; they are counted, not
+            // checked.
             if event.op == "d" && event.key_execution.as_deref() == Some("") {
                 assert_eq!(env.database(), Database::Postgres, "{event:?}");
                 unkeyed_deletes += 1;
@@ -621,6 +636,23 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
         execs.len()
     );
     assert!(executions_of.iter().all(|n| *n > 0), "{executions_of:?}");
+}
+
+/// Messages of `topic` that `subscription` has not acknowledged, from the broker's
+/// topic stats.
+async fn subscription_backlog(topic: &str, subscription: &str) -> u64 {
+    let path = topic.replacen("persistent://", "", 1);
+    let url = format!("{}/admin/v2/persistent/{path}/stats", admin_url());
+    let stats: serde_json::Value = reqwest::get(&url)
+        .await
+        .and_then(|r| r.error_for_status())
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
+        .json()
+        .await
+        .expect("topic stats");
+    stats["subscriptions"][subscription]["msgBacklog"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no backlog of {subscription} in {stats}"))
 }
 
 /// How long the `pulsar` client may take to give up on a broker that is gone: it
