@@ -110,6 +110,7 @@ mod operate;
 mod operate_edges;
 mod overload;
 mod priorities;
+mod pulsar_continuations;
 mod pulsar_mode;
 mod pulsar_restarts;
 mod pulsar_settings;

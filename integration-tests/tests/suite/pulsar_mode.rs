@@ -551,10 +551,10 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
         // publishes in commit order, so once its creation is on the topic every earlier
         // change is too, and once the subscription has nothing left unacknowledged,
         // every change of these executions was read.
-        let sentinel = format!("key-shared-{}", execs.len());
+        let sentinel_id = format!("key-shared-{}", execs.len());
         let options =
             ProcessStartOptions::new().global_attribute_pk_value(format!("ks{}", execs.len()));
-        let sentinel = start(env, &process, &worker, &sentinel, options)
+        let sentinel = start(env, &process, &worker, &sentinel_id, options)
             .await
             .unwrap();
         eventually("the change events of every task", SOON, || async {
@@ -567,7 +567,7 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
         .await;
         let done = env
             .client
-            .wait_for_process_completion(&format!("key-shared-{}", execs.len()), SOON)
+            .wait_for_process_completion(&sentinel_id, SOON)
             .await
             .unwrap();
         assert_eq!(done.status, ProcessStatus::Completed, "{done:?}");
