@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use xdb_bench::cdc::{PulsarTarget, Standalone};
 use xdb_bench::ceiling::{CeilingOptions, DEFAULT_PGBENCH};
-use xdb_bench::database::{Dialect, DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
+use xdb_bench::database::{DEFAULT_ADMIN_URL, DEFAULT_MYSQL_ADMIN_URL};
 use xdb_bench::options::{scenarios_of, QueueMode};
 use xdb_bench::peers::generator::Amount;
 use xdb_bench::peers::{self, Peer, PeersOptions, XdbContender};
@@ -241,13 +241,12 @@ async fn peers_run(
     let xdb: Vec<XdbContender> = databases
         .iter()
         .flat_map(|database| {
-            let (url, dialect) = match database {
-                Database::Postgres => (cli.postgres_url.clone(), Dialect::Postgres),
-                Database::Mysql => (cli.mysql_url.clone(), Dialect::MySql),
+            let url = match database {
+                Database::Postgres => cli.postgres_url.clone(),
+                Database::Mysql => cli.mysql_url.clone(),
             };
             modes.iter().map(move |mode| XdbContender {
                 url: url.clone(),
-                dialect,
                 pulsar: (*mode == QueueMode::Pulsar).then(|| pulsar.clone()),
             })
         })

@@ -62,9 +62,6 @@ impl Peer {
 #[derive(Debug, Clone)]
 pub struct XdbContender {
     pub url: String,
-    /// The database `--databases` named (a `mysql://` URL may point at MariaDB, and a
-    /// `mariadb://` one is MySQL's dialect too).
-    pub dialect: Dialect,
     pub pulsar: Option<PulsarTarget>,
 }
 
@@ -256,7 +253,10 @@ pub async fn run(
 ) -> Vec<ContenderResult> {
     let mut results = Vec::new();
     for contender in xdb {
-        let name = session::xdb_name(contender.dialect, contender.pulsar.is_some());
+        // The name start_xdb gives its session, for the report of a start that failed.
+        let name = Dialect::from_url(&contender.url).map_or("XDB", |dialect| {
+            session::xdb_name(dialect, contender.pulsar.is_some())
+        });
         let started = session::start_xdb(
             &contender.url,
             contender.pulsar.as_ref(),
