@@ -100,6 +100,19 @@ start_standalone() {
 
 broker_port_open() { (exec 3<>"/dev/tcp/${BROKER%:*}/${BROKER#*:}") 2>/dev/null; }
 
+# The bookie turns read-only when its disk passes diskUsageThreshold (0.99 in the
+# standalone's config), and the broker then refuses every write with errors that name
+# the broker, not the disk: say so up front.
+warn_if_disk_nearly_full() {
+    mkdir -p "$STATE"
+    local used
+    used=$(df --output=pcent "$STATE" 2>/dev/null | tail -n 1 | tr -dc '0-9')
+    if [ -n "$used" ] && [ "$used" -ge 95 ]; then
+        log "WARNING: the disk holding $STATE is ${used}% full; at 99% the bookie turns read-only and the broker refuses writes"
+    fi
+}
+warn_if_disk_nearly_full
+
 if ready; then
     log "Pulsar $VERSION answers healthy on $ADMIN with both Debezium connectors"
     exit 0
