@@ -11,6 +11,17 @@ use crate::{
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(200);
 
+/// The publication of a PostgreSQL capture: the changes that leave a task unleased,
+/// which are all the async service acts on (`events::classify` in the async service).
+/// The claim of a task and a continuation's task, created leased, are not published: a
+/// claim turns into a delete (the old row passes the filter, the new one does not),
+/// which the source skips, and a lease given back into an insert. Each claim event
+/// otherwise held the connector's next batch back by a publish and an offset flush.
+/// A row filter on updates needs the old row's columns: hence the full replica identity.
+pub const FILTERED_PUBLICATION: &str = "ALTER TABLE public.xdb_sys_tasks REPLICA IDENTITY FULL;
+CREATE PUBLICATION {name} FOR TABLE public.xdb_sys_tasks WHERE (lease_owner IS NULL)
+    WITH (publish = 'insert, update');";
+
 /// A capture that could not be started or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -51,12 +62,25 @@ pub async fn start_capture(
     timeout: Duration,
 ) -> Result<RunningCapture, CaptureError> {
     let registration = registration(capture)?;
-    admin.create_source(&registration).await?;
     let running = RunningCapture {
         admin: admin.clone(),
         registration,
         database_url: capture.database_url.clone(),
     };
+    if running.registration.connector == Connector::Postgres {
+        // Before anything is registered: a database that cannot be reached fails here,
+        // at once, with nothing to remove.
+        running
+            .create_filtered_publication()
+            .await
+            .map_err(|error| {
+                CaptureError::Database(format!(
+                    "source {}: creating its publication: {error}",
+                    running.registration.name
+                ))
+            })?;
+    }
+    admin.create_source(&running.registration).await?;
     match running.wait_streaming(timeout).await {
         Ok(()) => Ok(running),
         Err(error) => {
@@ -162,11 +186,51 @@ impl RunningCapture {
         }
     }
 
+    /// Creates the source's publication, unless it exists, so that it publishes only the
+    /// changes the async service acts on (see [`FILTERED_PUBLICATION`]); Debezium then
+    /// uses it as it is. Without it Debezium creates one of every change, which works the
+    /// same, with three events for each one acted on.
+    async fn create_filtered_publication(&self) -> Result<(), CaptureError> {
+        let name = &self.registration.name;
+        let exists = self
+            .query_slot("SELECT 1 FROM pg_publication WHERE pubname = $1", name)
+            .await?;
+        if exists.is_empty() {
+            // The name is checked (lower-case letters, digits and '_') by `registration`.
+            self.execute(&FILTERED_PUBLICATION.replace("{name}", name))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Runs `sql` (statements without parameters) on the captured database.
+    async fn execute(&self, sql: &str) -> Result<(), CaptureError> {
+        let (client, connection) = self.connect().await?;
+        let done = client
+            .batch_execute(sql)
+            .await
+            .map_err(|e| CaptureError::Database(e.to_string()));
+        close(client, connection).await;
+        done
+    }
+
     async fn query_slot(
         &self,
         sql: &str,
         slot: &str,
     ) -> Result<Vec<tokio_postgres::Row>, CaptureError> {
+        let (client, connection) = self.connect().await?;
+        let rows = client
+            .query(sql, &[&slot])
+            .await
+            .map_err(|e| CaptureError::Database(e.to_string()));
+        close(client, connection).await;
+        rows
+    }
+
+    async fn connect(
+        &self,
+    ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), CaptureError> {
         let target = xdb_config::DatabaseUrl::parse(&self.database_url)
             .map_err(|e| CaptureError::Database(format!("invalid database URL: {e}")))
             .and_then(|url| {
@@ -177,14 +241,10 @@ impl RunningCapture {
             .connect()
             .await
             .map_err(|e| CaptureError::Database(e.to_string()))?;
-        let connection = tokio::spawn(connection);
-        let rows = client
-            .query(sql, &[&slot])
-            .await
-            .map_err(|e| CaptureError::Database(e.to_string()));
-        drop(client);
-        let _ = connection.await;
-        rows
+        let connection = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok((client, connection))
     }
 
     /// Restarts the connector (as Pulsar IO does after it failed) and waits until it
@@ -240,4 +300,11 @@ impl RunningCapture {
             tokio::time::sleep(POLL).await;
         }
     }
+}
+
+/// Closes the connection and waits until it is gone, so that the database can be
+/// dropped right after.
+async fn close(client: tokio_postgres::Client, connection: tokio::task::JoinHandle<()>) {
+    drop(client);
+    let _ = connection.await;
 }

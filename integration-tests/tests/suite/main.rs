@@ -112,6 +112,7 @@ mod overload;
 mod priorities;
 mod pulsar_continuations;
 mod pulsar_mode;
+mod pulsar_publication;
 mod pulsar_restarts;
 mod pulsar_settings;
 mod pulsar_takeover;
