@@ -58,6 +58,20 @@ pub fn admin_url() -> String {
     std::env::var(PULSAR_ADMIN_ENV).unwrap_or_else(|_| DEFAULT_PULSAR_ADMIN.to_string())
 }
 
+/// The shared broker's statistics of `topic` (`persistent://…`): counters of what it
+/// took in and of each subscription.
+pub async fn topic_stats(topic: &str) -> serde_json::Value {
+    let path = topic.replacen("persistent://", "", 1);
+    let url = format!("{}/admin/v2/persistent/{path}/stats", admin_url());
+    reqwest::get(&url)
+        .await
+        .and_then(|r| r.error_for_status())
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
+        .json()
+        .await
+        .expect("topic stats")
+}
+
 /// How long the tests' async instances hold a task that is not due: short, so that
 /// timers and retry backoffs of a second or two go through the timer topic and the
 /// broker's delayed delivery, not only through the in-memory hold.

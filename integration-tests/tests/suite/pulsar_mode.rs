@@ -18,7 +18,7 @@ use xdb_integration_tests::processes::flaky::{FlakyConfig, FlakyProcess};
 use xdb_integration_tests::processes::timer::{TimerEvent, TimerProcess};
 use xdb_integration_tests::processes::Recorder;
 use xdb_integration_tests::pulsar::{
-    admin_url, broker_url, dead_letter_topic, timer_topic, TestBroker, DEFAULT_PULSAR_URL,
+    broker_url, dead_letter_topic, timer_topic, topic_stats, TestBroker, DEFAULT_PULSAR_URL,
     PULSAR_URL_ENV,
 };
 use xdb_integration_tests::{eventually, Database, EnvOptions, XdbTestEnv};
@@ -641,15 +641,7 @@ async fn changes_of_each_execution_stay_on_one_key_shared_consumer(
 /// Messages of `topic` that `subscription` has not acknowledged, from the broker's
 /// topic stats.
 async fn subscription_backlog(topic: &str, subscription: &str) -> u64 {
-    let path = topic.replacen("persistent://", "", 1);
-    let url = format!("{}/admin/v2/persistent/{path}/stats", admin_url());
-    let stats: serde_json::Value = reqwest::get(&url)
-        .await
-        .and_then(|r| r.error_for_status())
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
-        .json()
-        .await
-        .expect("topic stats");
+    let stats = topic_stats(topic).await;
     stats["subscriptions"][subscription]["msgBacklog"]
         .as_u64()
         .unwrap_or_else(|| panic!("no backlog of {subscription} in {stats}"))

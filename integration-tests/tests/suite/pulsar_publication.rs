@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use xdb_integration_tests::processes::hang::HangProcess;
-use xdb_integration_tests::pulsar::admin_url;
+use xdb_integration_tests::pulsar::topic_stats;
 use xdb_integration_tests::{Database, EnvOptions, XdbTestEnv};
 use xdb_sdk::protocol::ProcessStatus;
 use xdb_sdk::ProcessStartOptions;
@@ -76,15 +76,7 @@ async fn the_tasks_topic_carries_hand_offs_and_on_postgres_nothing_else(db: Data
 
 /// Messages the broker took in on `topic`.
 async fn messages_in(topic: &str) -> u64 {
-    let path = topic.replacen("persistent://", "", 1);
-    let url = format!("{}/admin/v2/persistent/{path}/stats", admin_url());
-    let stats: serde_json::Value = reqwest::get(&url)
-        .await
-        .and_then(|r| r.error_for_status())
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
-        .json()
-        .await
-        .expect("topic stats");
+    let stats = topic_stats(topic).await;
     stats["msgInCounter"]
         .as_u64()
         .unwrap_or_else(|| panic!("no msgInCounter in {stats}"))
