@@ -30,8 +30,8 @@ pub enum Scenario {
     /// Lone processes of priority 1 while a backlog of priority 5 drains, beside the
     /// idle "lone" figure.
     Backlog,
-    /// The database's commit-rate ceiling (pgbench on PostgreSQL), and on PostgreSQL
-    /// pgbench running XDB's own statements of a two-state process (see `limit`).
+    /// The database's commit-rate ceiling (pgbench on PostgreSQL), and XDB's own
+    /// statements of a two-state process run without XDB (see `limit`).
     Pgbench,
     /// An hour (`--minutes`) of steady mixed load with a held transaction and async
     /// instances replaced: throughput, latency, memory and table bloat a minute. Runs

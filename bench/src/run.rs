@@ -83,17 +83,15 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Report> {
                     .await
                     .map_err(|e| format!("{e:#}")),
             );
-            if database.dialect() == Dialect::Postgres {
-                eprintln!(
-                    "xdb-bench: XDB's statements by pgbench ({} clients, {:?})",
-                    options.concurrency, options.ceiling.duration
-                );
-                report.limit = Some(
-                    limit::measure(&database, options.concurrency, &options.ceiling)
-                        .await
-                        .map_err(|e| format!("{e:#}")),
-                );
-            }
+            eprintln!(
+                "xdb-bench: XDB's statements without XDB ({} clients, {:?})",
+                options.concurrency, options.ceiling.duration
+            );
+            report.limit = Some(
+                limit::measure(&database, options.concurrency, &options.ceiling)
+                    .await
+                    .map_err(|e| format!("{e:#}")),
+            );
         }
     }
     database.drop_database().await?;

@@ -184,7 +184,7 @@ fn write_load_line(out: &mut String, label: &str, s: &ScenarioResult) {
     );
 }
 
-/// pgbench running XDB's statements, beside XDB's load at the same in-flight level.
+/// XDB's statements run without it, beside XDB's load at the same in-flight level.
 pub(super) fn write_limit(
     out: &mut String,
     limit: Option<&Result<Limit, String>>,
@@ -202,10 +202,12 @@ pub(super) fn write_limit(
     let _ = writeln!(
         out,
         "Right after the ceiling, on the same database and its XDB tables (the services \
-         stopped): pgbench running the {STATEMENTS_PER_PROCESS} statements XDB sends for \
-         one two-state process (bench/src/limit_writes.pgbench and the read), each \
-         pgbench transaction one process. The target is judged against two commits per \
-         process, the nearest to XDB's under load (see the database work below).\n"
+         stopped): the statements XDB sends for one two-state process, then the read, \
+         one process after another per client: on PostgreSQL pgbench running \
+         bench/src/limit_writes.pgbench ({STATEMENTS_PER_PROCESS} statements), on \
+         MySQL/MariaDB the bench's own generator running bench/src/limit_writes_mysql.sql. \
+         The target is judged against two commits per process, the nearest to XDB's \
+         under load (see the database work below).\n"
     );
     let _ = writeln!(
         out,

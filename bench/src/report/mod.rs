@@ -55,8 +55,8 @@ pub struct Report {
     pub backlog: Option<crate::scenarios::backlog::BacklogResult>,
     /// The commit-rate ceiling, or why it could not be measured.
     pub ceiling: Option<Result<Ceiling, String>>,
-    /// pgbench running XDB's statements (PostgreSQL), or why it could not; each of its
-    /// transactions is one process.
+    /// XDB's statements run without it (pgbench on PostgreSQL), or why they could not
+    /// be; each of its transactions is one process.
     pub limit: Option<Result<crate::limit::Limit, String>>,
     /// Memory over every scenario but "waiting" (which reports its own).
     pub api_memory: MemoryReport,
