@@ -157,16 +157,8 @@ pub fn parse_pgbench(stdout: &str) -> Option<Ceiling> {
 }
 
 async fn mysql(url: &str, options: &CeilingOptions) -> anyhow::Result<Ceiling> {
-    let url = xdb_config::DatabaseUrl::parse(url)
-        .map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
-    let target = xdb_db_connect::MySqlTarget::new(&url)?;
-    let ((pool, mut conn), _) = target
-        .first_connection(|opts| async move {
-            let pool = mysql_async::Pool::new(opts);
-            let conn = pool.get_conn().await?;
-            Ok((pool, conn))
-        })
-        .await?;
+    let pool = mysql_pool(url).await?;
+    let mut conn = pool.get_conn().await?;
     conn.query_drop("CREATE TABLE ceiling_keyed (id INT PRIMARY KEY, v BIGINT NOT NULL DEFAULT 0)")
         .await?;
     conn.query_drop(
@@ -212,6 +204,21 @@ async fn mysql(url: &str, options: &CeilingOptions) -> anyhow::Result<Ceiling> {
         per_second: transactions as f64 / seconds.max(f64::EPSILON),
         latency_ms: (transactions > 0).then(|| busy.as_secs_f64() * 1000.0 / transactions as f64),
     })
+}
+
+/// A pool of connections to the MySQL database at `url`, once one of them connected.
+pub(crate) async fn mysql_pool(url: &str) -> anyhow::Result<mysql_async::Pool> {
+    let url = xdb_config::DatabaseUrl::parse(url)
+        .map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
+    let target = xdb_db_connect::MySqlTarget::new(&url)?;
+    let (pool, _) = target
+        .first_connection(|opts| async move {
+            let pool = mysql_async::Pool::new(opts);
+            drop(pool.get_conn().await?);
+            Ok(pool)
+        })
+        .await?;
+    Ok(pool)
 }
 
 /// One client: transactions until `deadline`; (count, time spent in them).

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use mysql_async::prelude::Queryable;
 
-use crate::ceiling::{run_pgbench, Ceiling, CeilingOptions};
+use crate::ceiling::{mysql_pool, run_pgbench, Ceiling, CeilingOptions};
 use crate::database::{BenchDatabase, Dialect};
 
 /// The writes of one two-state process in XDB's statements.
@@ -181,16 +181,7 @@ pub async fn run_mysql(
     clients: usize,
     until: Until,
 ) -> anyhow::Result<Ceiling> {
-    let url = xdb_config::DatabaseUrl::parse(url)
-        .map_err(|error| anyhow::anyhow!("invalid MySQL URL: {error}"))?;
-    let target = xdb_db_connect::MySqlTarget::new(&url)?;
-    let (pool, _) = target
-        .first_connection(|opts| async move {
-            let pool = mysql_async::Pool::new(opts);
-            drop(pool.get_conn().await?);
-            Ok(pool)
-        })
-        .await?;
+    let pool = mysql_pool(url).await?;
     let script = mysql_script(commits);
     let began = Instant::now();
     let tasks: Vec<_> = (0..clients)

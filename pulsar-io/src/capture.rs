@@ -192,26 +192,23 @@ impl RunningCapture {
     /// same, with three events for each one acted on.
     async fn create_filtered_publication(&self) -> Result<(), CaptureError> {
         let name = &self.registration.name;
-        let exists = self
-            .query_slot("SELECT 1 FROM pg_publication WHERE pubname = $1", name)
-            .await?;
-        if exists.is_empty() {
-            // The name is checked (lower-case letters, digits and '_') by `registration`.
-            self.execute(&FILTERED_PUBLICATION.replace("{name}", name))
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// Runs `sql` (statements without parameters) on the captured database.
-    async fn execute(&self, sql: &str) -> Result<(), CaptureError> {
         let (client, connection) = self.connect().await?;
-        let done = client
-            .batch_execute(sql)
-            .await
-            .map_err(|e| CaptureError::Database(e.to_string()));
+        let created = async {
+            let exists = client
+                .query("SELECT 1 FROM pg_publication WHERE pubname = $1", &[name])
+                .await?;
+            if exists.is_empty() {
+                // The name is checked (lower-case letters, digits and '_') by `registration`.
+                client
+                    .batch_execute(&FILTERED_PUBLICATION.replace("{name}", name))
+                    .await?;
+            }
+            Ok(())
+        }
+        .await
+        .map_err(|e: tokio_postgres::Error| CaptureError::Database(e.to_string()));
         close(client, connection).await;
-        done
+        created
     }
 
     async fn query_slot(

@@ -70,16 +70,13 @@ async fn a_refused_continuation_is_dead_lettered_and_parked_until_retry_now(db: 
     let timer = TaskTimer::decode(dead_letter.payload.data.as_slice())
         .expect("the dead letter is a TaskTimer");
     assert_eq!(timer.process_execution_id, exec, "{timer:?}");
-    let states_of = || async {
-        let body = json!({ "processId": "refused-continuation" }).to_string();
-        post_raw(&env, paths::STATES, body, Some("application/json"))
-            .await
-            .1
-    };
     eventually(
         "the dead-lettered continuation to be parked",
         Duration::from_secs(30),
-        || async { states_of().await["states"][0]["pendingCall"]["phase"] == "PARKED" },
+        || async {
+            states(&env, "refused-continuation").await["states"][0]["pendingCall"]["phase"]
+                == "PARKED"
+        },
     )
     .await;
     let history = env.history_types(&exec).await;
@@ -92,9 +89,12 @@ async fn a_refused_continuation_is_dead_lettered_and_parked_until_retry_now(db: 
     );
 
     allow_state_completion(&env).await;
-    let body =
-        json!({ "processId": "refused-continuation", "reason": "trigger dropped" }).to_string();
-    let (status, answer) = post_raw(&env, paths::RETRY_NOW, body, Some("application/json")).await;
+    let (status, answer) = call(
+        &env,
+        paths::RETRY_NOW,
+        json!({ "processId": "refused-continuation", "reason": "trigger dropped" }),
+    )
+    .await;
     assert_eq!(status, 200, "{answer}");
     let done = env
         .client
