@@ -27,8 +27,9 @@ pub const DEFAULT_PULSAR_ADMIN: &str = "http://127.0.0.1:8080";
 /// fresh broker unpacks the connector archive (about 100 MB).
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a restarted connector may take to stream again: on MariaDB about a minute
-/// on an idle machine (its new Debezium task waits for the old one's metrics to go), so
-/// a loaded machine needs more than [`CAPTURE_TIMEOUT`].
+/// on an idle machine (its new Debezium task first tries for a minute to register its
+/// metrics, which the old one left registered), so a loaded machine needs more than
+/// [`CAPTURE_TIMEOUT`].
 const RESTART_TIMEOUT: Duration = Duration::from_secs(300);
 
 tokio::task_local! {

@@ -198,6 +198,38 @@ impl PulsarIoAdmin {
         Err(AdminError::Refused { what, status, body })
     }
 
+    /// Keeps what `topic` (`persistent://tenant/namespace/name`) holds for ever, or its
+    /// newest `size_mb` megabytes: creates the topic, unless it exists, and sets its
+    /// retention. Without retention Pulsar deletes the closed ledgers of a topic that no
+    /// subscription holds back, and Pulsar IO reads its offsets and Debezium's schema
+    /// history back with readers, which hold nothing back: a broker restart, or the
+    /// topic moving to another broker, would lose them.
+    pub async fn retain_topic(&self, topic: &str, size_mb: Option<u64>) -> Result<(), AdminError> {
+        let path = topic.replacen("persistent://", "", 1);
+        let url = format!("{}/admin/v2/persistent/{path}", self.base);
+        let what = format!("creating topic {topic}");
+        let (status, body) = self.send(&what, self.http.put(&url)).await?;
+        if !status.is_success() && status != StatusCode::CONFLICT {
+            return Err(AdminError::Refused { what, status, body });
+        }
+        let limit = |size: Option<u64>| size.map_or(-1, |mb| i64::try_from(mb).unwrap_or(-1));
+        let retention = serde_json::json!({
+            "retentionTimeInMinutes": -1,
+            "retentionSizeInMB": limit(size_mb),
+        });
+        let what = format!("the retention of topic {topic} (topic-level policies must be enabled)");
+        let (status, body) = self
+            .send(
+                &what,
+                self.http.post(format!("{url}/retention")).json(&retention),
+            )
+            .await?;
+        if status.is_success() {
+            return Ok(());
+        }
+        Err(AdminError::Refused { what, status, body })
+    }
+
     /// Whether `topic` (`persistent://tenant/namespace/name`) holds at least one message.
     pub async fn topic_has_messages(&self, topic: &str) -> Result<bool, AdminError> {
         let path = topic.replacen("persistent://", "", 1);

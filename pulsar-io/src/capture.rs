@@ -22,6 +22,10 @@ pub const FILTERED_PUBLICATION: &str = "ALTER TABLE public.xdb_sys_tasks REPLICA
 CREATE PUBLICATION {name} FOR TABLE public.xdb_sys_tasks WHERE (lease_owner IS NULL)
     WITH (publish = 'insert, update');";
 
+/// The newest megabytes of offsets a capture keeps: Pulsar IO reads the whole topic when
+/// the connector starts, and needs only the last offset of each partition.
+pub const OFFSETS_RETENTION_MB: u64 = 64;
+
 /// A capture that could not be started or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -79,6 +83,14 @@ pub async fn start_capture(
                     running.registration.name
                 ))
             })?;
+    }
+    // Before the connector writes to them.
+    let r = &running.registration;
+    admin
+        .retain_topic(&r.offsets_topic, Some(OFFSETS_RETENTION_MB))
+        .await?;
+    if let Some(history) = &r.history_topic {
+        admin.retain_topic(history, None).await?;
     }
     admin.create_source(&running.registration).await?;
     match running.wait_streaming(timeout).await {

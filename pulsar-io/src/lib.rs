@@ -9,5 +9,5 @@ mod capture;
 mod source_config;
 
 pub use admin::{AdminError, PulsarIoAdmin, SourceStatus};
-pub use capture::{start_capture, CaptureError, RunningCapture};
+pub use capture::{start_capture, CaptureError, RunningCapture, OFFSETS_RETENTION_MB};
 pub use source_config::{registration, Capture, ConfigError, Connector, SourceRegistration};

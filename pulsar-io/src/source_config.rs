@@ -68,7 +68,9 @@ pub struct SourceRegistration {
     pub config: Value,
     /// The topic the change events of `xdb_sys_tasks` arrive on.
     pub tasks_topic: String,
-    /// PostgreSQL's replication slot, MySQL's schema-history topic.
+    /// Where Pulsar IO keeps the connector's offsets (`persistent://…`).
+    pub offsets_topic: String,
+    /// PostgreSQL's replication slot, MySQL's schema-history topic (`persistent://…`).
     pub slot_name: Option<String>,
     pub history_topic: Option<String>,
 }
@@ -142,7 +144,8 @@ pub fn registration(capture: &Capture) -> Result<SourceRegistration, ConfigError
     set("database.user", user);
     set("database.password", password);
     set("database.server.name", capture.topic_prefix.clone());
-    set("offset.storage.topic", format!("{name}-offsets"));
+    let offsets = format!("{name}-offsets");
+    set("offset.storage.topic", offsets.clone());
     let (middle, slot_name, history_topic) = match connector {
         Connector::Postgres => {
             set("database.dbname", database.clone());
@@ -163,14 +166,14 @@ pub fn registration(capture: &Capture) -> Result<SourceRegistration, ConfigError
             if capture.throwaway {
                 set("snapshot.locking.mode", "none".into());
             }
-            let history = format!("persistent://{tenant}/{namespace}/{history}");
-            (database.clone(), None, Some(history))
+            (database.clone(), None, Some(client_topic(&history)))
         }
     };
     let tasks_topic = format!(
         "persistent://{tenant}/{namespace}/{}.{middle}.xdb_sys_tasks",
         capture.topic_prefix
     );
+    let offsets_topic = client_topic(&offsets);
     Ok(SourceRegistration {
         connector,
         tenant,
@@ -178,9 +181,23 @@ pub fn registration(capture: &Capture) -> Result<SourceRegistration, ConfigError
         name: name.clone(),
         config,
         tasks_topic,
+        offsets_topic,
         slot_name,
         history_topic,
     })
+}
+
+/// The topic a Pulsar client resolves `name` to: a short name is in `public/default`,
+/// whatever the source's own tenant and namespace (Pulsar IO hands the connector's
+/// topic settings to its client as they are).
+fn client_topic(name: &str) -> String {
+    if name.contains("://") {
+        name.to_string()
+    } else if name.matches('/').count() == 2 {
+        format!("persistent://{name}")
+    } else {
+        format!("persistent://public/default/{name}")
+    }
 }
 
 fn text(source: &Map<String, Value>, key: &str) -> Result<String, ConfigError> {
@@ -258,6 +275,11 @@ mod tests {
             "persistent://public/default/xdbtest-0a1b.public.xdb_sys_tasks"
         );
         assert_eq!(reg.slot_name.as_deref(), Some("xdb_test_0a1b"));
+        assert_eq!(c["offset.storage.topic"], "xdb_test_0a1b-offsets");
+        assert_eq!(
+            reg.offsets_topic,
+            "persistent://public/default/xdb_test_0a1b-offsets"
+        );
     }
 
     #[test]

@@ -114,6 +114,7 @@ mod pulsar_continuations;
 mod pulsar_mode;
 mod pulsar_publication;
 mod pulsar_restarts;
+mod pulsar_retention;
 mod pulsar_settings;
 mod pulsar_takeover;
 mod query;
