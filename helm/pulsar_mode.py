@@ -23,6 +23,7 @@ made by scripts/test-chart.sh) whose `bin/pulsar-admin` runs Pulsar's admin CLI
 from __future__ import annotations
 
 import base64
+import json
 import re
 import secrets
 import time
@@ -140,12 +141,35 @@ class PulsarRun:
         gone."""
         run_sql(f"DROP ROLE IF EXISTS {self.role}", "postgres")
 
+    @property
+    def offsets_admin_path(self) -> str:
+        """The admin API's path of the connector's offsets topic."""
+        return f"{ADMIN_URL}/admin/v2/persistent/public/default/{self.prefix}-offsets"
+
+    def check_offsets_retention(self) -> str:
+        """The hook Job kept the connector's offsets (for ever, the newest 64 MB): without
+        retention a broker restart loses them. Returns what it found, for the log."""
+        with urllib.request.urlopen(f"{self.offsets_admin_path}/retention", timeout=60) as answer:
+            found = json.load(answer)
+        wanted = {"retentionTimeInMinutes": -1, "retentionSizeInMB": 64}
+        if found != wanted:
+            raise ChartRunError(f"the offsets topic's retention is {found}, not {wanted}")
+        return f"the offsets topic's retention: {found}"
+
     def clean_up(self, run_sql: Callable[[str, str], list[list[str]]]) -> None:
         """Deletes the source, then its replication slot once the connector let it go
         (an active slot cannot be dropped, and one left behind keeps the database)."""
         path = f"{ADMIN_URL}/admin/v3/sources/public/default/{self.source}"
         try:
             urllib.request.urlopen(urllib.request.Request(path, method="DELETE"), timeout=60)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+        try:
+            request = urllib.request.Request(
+                f"{self.offsets_admin_path}?force=true", method="DELETE"
+            )
+            urllib.request.urlopen(request, timeout=60)
         except urllib.error.HTTPError as error:
             if error.code != 404:
                 raise
