@@ -57,6 +57,7 @@ class PulsarRun:
 
     def __init__(self, database: str, worker_url: str) -> None:
         self.prefix = f"xdbchart{secrets.token_hex(4)}"
+        self.database = database
         self.role = f"{self.prefix}_cdc"
         database_url = (
             f"postgres://{self.role}:{urllib.parse.quote(PASSWORD, safe='')}"
@@ -145,6 +146,20 @@ class PulsarRun:
     def offsets_admin_path(self) -> str:
         """The admin API's path of the connector's offsets topic."""
         return f"{ADMIN_URL}/admin/v2/persistent/public/default/{self.prefix}-offsets"
+
+    def check_publication(self, run_sql: Callable[[str, str], list[list[str]]]) -> str:
+        """The schema Job made the source's publication, filtered to the task changes the
+        async service acts on, before the connector could make one of every change.
+        Returns what it found, for the log."""
+        name = f"{self.prefix}_publication"
+        rows = run_sql(
+            "SELECT rowfilter FROM pg_publication_tables "
+            f"WHERE pubname = '{name}' AND tablename = 'xdb_sys_tasks'",
+            self.database,
+        )
+        if not rows or "lease_owner IS NULL" not in rows[0][0]:
+            raise ChartRunError(f"publication {name} is not the filtered one: {rows}")
+        return f"publication {name}: WHERE {rows[0][0]}"
 
     def check_offsets_retention(self) -> str:
         """The hook Job kept the connector's offsets (for ever, the newest 64 MB): without

@@ -613,6 +613,7 @@ def run_mode(mode: str, target: Path, keep: bool, pulsar_home: Path | None) -> N
         if db.dialect == "mysql":
             check_registry(release, db)
         if pulsar is not None:
+            log(f"[{mode}] {pulsar.check_publication(db.run)}")
             log(f"[{mode}] {pulsar.check_offsets_retention()}")
         check_definitions(release, worker, lambda m: log(f"[{mode}] {m}"))
         check_wake_across_replicas(release, db, worker)

@@ -11,17 +11,6 @@ use crate::{
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(200);
 
-/// The publication of a PostgreSQL capture: the changes that leave a task unleased,
-/// which are all the async service acts on (`events::classify` in the async service).
-/// The claim of a task and a continuation's task, created leased, are not published: a
-/// claim turns into a delete (the old row passes the filter, the new one does not),
-/// which the source skips, and a lease given back into an insert. Each claim event
-/// otherwise held the connector's next batch back by a publish and an offset flush.
-/// A row filter on updates needs the old row's columns: hence the full replica identity.
-pub const FILTERED_PUBLICATION: &str = "ALTER TABLE public.xdb_sys_tasks REPLICA IDENTITY FULL;
-CREATE PUBLICATION {name} FOR TABLE public.xdb_sys_tasks WHERE (lease_owner IS NULL)
-    WITH (publish = 'insert, update');";
-
 /// The newest megabytes of offsets a capture keeps: Pulsar IO reads the whole topic when
 /// the connector starts, and needs only the last offset of each partition.
 pub const OFFSETS_RETENTION_MB: u64 = 64;
@@ -199,26 +188,15 @@ impl RunningCapture {
     }
 
     /// Creates the source's publication, unless it exists, so that it publishes only the
-    /// changes the async service acts on (see [`FILTERED_PUBLICATION`]); Debezium then
-    /// uses it as it is. Without it Debezium creates one of every change, which works the
-    /// same, with three events for each one acted on.
+    /// changes the async service acts on (`xdb_sys_schema::FILTERED_PUBLICATION`);
+    /// Debezium then uses it as it is. Without it Debezium creates one of every change,
+    /// which works the same, with three events for each one acted on.
     async fn create_filtered_publication(&self) -> Result<(), CaptureError> {
-        let name = &self.registration.name;
         let (client, connection) = self.connect().await?;
-        let created = async {
-            let exists = client
-                .query("SELECT 1 FROM pg_publication WHERE pubname = $1", &[name])
-                .await?;
-            if exists.is_empty() {
-                // The name is checked (lower-case letters, digits and '_') by `registration`.
-                client
-                    .batch_execute(&FILTERED_PUBLICATION.replace("{name}", name))
-                    .await?;
-            }
-            Ok(())
-        }
-        .await
-        .map_err(|e: tokio_postgres::Error| CaptureError::Database(e.to_string()));
+        let created = xdb_sys_schema::create_cdc_publication(&client, &self.registration.name)
+            .await
+            .map(|_| ())
+            .map_err(|e| CaptureError::Database(error_chain(&e)));
         close(client, connection).await;
         created
     }
@@ -316,4 +294,15 @@ impl RunningCapture {
 async fn close(client: tokio_postgres::Client, connection: tokio::task::JoinHandle<()>) {
     drop(client);
     let _ = connection.await;
+}
+
+/// An error with its causes: the database's own message is in the last.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }

@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Apply pending migrations. Idempotent; refuses a database newer than this binary.
-    Install(DatabaseArgs),
+    Install(InstallArgs),
     /// Show the installed and the latest schema version; exits 0 only when up to date.
     Status(DatabaseArgs),
 }
@@ -38,6 +38,17 @@ struct DatabaseArgs {
     /// (mariadb:// too; of the MySQL dialect, MariaDB 10.11 is the server tested)
     #[arg(long, env = "XDB_DATABASE_URL", hide_env_values = true)]
     database_url: String,
+}
+
+#[derive(Args)]
+struct InstallArgs {
+    #[command(flatten)]
+    database: DatabaseArgs,
+    /// PostgreSQL, Pulsar CDC mode: also create this publication (the Debezium source's
+    /// publication.name) of only the task changes the async service acts on, unless it
+    /// exists. As the tables' owner, before the source is registered.
+    #[arg(long, value_name = "NAME")]
+    publication: Option<String>,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -53,13 +64,7 @@ async fn main() -> ExitCode {
         .init();
 
     match cli.command {
-        Command::Install(args) => match xdb_sys_schema::install(&args.database_url).await {
-            Ok(outcome) => {
-                println!("{outcome}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => fail("install failed", &error),
-        },
+        Command::Install(args) => install(&args).await,
         Command::Status(args) => match xdb_sys_schema::check(&args.database_url).await {
             Ok(status) => {
                 println!("{status}");
@@ -76,6 +81,29 @@ async fn main() -> ExitCode {
             Err(error) => fail("status check failed", &error),
         },
     }
+}
+
+async fn install(args: &InstallArgs) -> ExitCode {
+    let url = &args.database.database_url;
+    // A bad name is refused before anything is installed.
+    if let Some(name) = &args.publication {
+        if let Err(error) = xdb_sys_schema::check_cdc_publication(url, name) {
+            return fail("install refused", &error);
+        }
+    }
+    match xdb_sys_schema::install(url).await {
+        Ok(outcome) => println!("{outcome}"),
+        Err(error) => return fail("install failed", &error),
+    }
+    let Some(name) = &args.publication else {
+        return ExitCode::SUCCESS;
+    };
+    match xdb_sys_schema::install_cdc_publication(url, name).await {
+        Ok(true) => println!("publication {name} created (Pulsar CDC mode)"),
+        Ok(false) => println!("publication {name} exists: left as it is"),
+        Err(error) => return fail("creating the publication failed", &error),
+    }
+    ExitCode::SUCCESS
 }
 
 /// Prints the error with its whole cause chain (the database's own message is at the end).

@@ -150,3 +150,81 @@ async fn mysql_install_failure_shows_the_server_message() {
         "{message}"
     );
 }
+
+/// Pulsar CDC mode's publication: made with the tables, left as it is afterwards, and
+/// refused, before anything is installed, under a name that would need quoting.
+#[tokio::test]
+async fn install_makes_the_cdc_publication_once() {
+    let database = TestDatabase::create_postgres_without_schema().await;
+    let url = database.url();
+    let bad = run(
+        &[
+            "install",
+            "--database-url",
+            url,
+            "--publication",
+            "Bad-Name",
+        ],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(1), "{}", stdout(&bad));
+    assert!(
+        stderr(&bad).contains("publication name \"Bad-Name\""),
+        "{}",
+        stderr(&bad)
+    );
+    let status = run(&["status", "--database-url", url], None);
+    assert_eq!(status.status.code(), Some(3), "{}", stdout(&status));
+
+    let install = run(
+        &["install", "--database-url", url, "--publication", "xdb_cdc"],
+        None,
+    );
+    assert!(install.status.success(), "{}", stderr(&install));
+    assert!(
+        stdout(&install).contains("publication xdb_cdc created"),
+        "{}",
+        stdout(&install)
+    );
+    let filter: String = database
+        .client()
+        .await
+        .query_one(
+            "SELECT rowfilter FROM pg_publication_tables \
+             WHERE pubname = 'xdb_cdc' AND tablename = 'xdb_sys_tasks'",
+            &[],
+        )
+        .await
+        .expect("the publication covers xdb_sys_tasks")
+        .get(0);
+    assert!(filter.contains("lease_owner IS NULL"), "{filter}");
+
+    let again = run(
+        &["install", "--database-url", url, "--publication", "xdb_cdc"],
+        None,
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("publication xdb_cdc exists: left as it is"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[tokio::test]
+async fn mysql_refuses_a_publication_before_installing() {
+    let database = TestDatabase::create_mysql_without_schema().await;
+    let url = database.url();
+    let refused = run(
+        &["install", "--database-url", url, "--publication", "xdb_cdc"],
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    assert!(
+        stderr(&refused).contains("a MySQL binary log has none"),
+        "{}",
+        stderr(&refused)
+    );
+    let status = run(&["status", "--database-url", url], None);
+    assert_eq!(status.status.code(), Some(3), "{}", stdout(&status));
+}

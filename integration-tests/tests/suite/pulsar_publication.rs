@@ -1,6 +1,6 @@
 //! Pulsar CDC mode: which changes of `xdb_sys_tasks` reach the tasks topic. On
 //! PostgreSQL the capture's publication carries only changes that leave a task unleased
-//! (`xdb_pulsar_io::FILTERED_PUBLICATION`): a process whose every later step is a
+//! (`xdb_sys_schema::FILTERED_PUBLICATION`): a process whose every later step is a
 //! continuation sends one message, its start. Binary logs have no row filter, so on
 //! MariaDB its claim and its continuation's task are published too (and passed over by
 //! the consumer).
