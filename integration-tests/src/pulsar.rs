@@ -62,15 +62,24 @@ pub fn admin_url() -> String {
 /// The shared broker's statistics of `topic` (`persistent://…`): counters of what it
 /// took in and of each subscription.
 pub async fn topic_stats(topic: &str) -> serde_json::Value {
+    topic_admin_json(topic, "stats").await
+}
+
+/// The shared broker's internal statistics of `topic`: its ledgers and cursors.
+pub async fn topic_internal_stats(topic: &str) -> serde_json::Value {
+    topic_admin_json(topic, "internalStats").await
+}
+
+async fn topic_admin_json(topic: &str, what: &str) -> serde_json::Value {
     let path = topic.replacen("persistent://", "", 1);
-    let url = format!("{}/admin/v2/persistent/{path}/stats", admin_url());
+    let url = format!("{}/admin/v2/persistent/{path}/{what}", admin_url());
     reqwest::get(&url)
         .await
         .and_then(|r| r.error_for_status())
         .unwrap_or_else(|e| panic!("GET {url}: {e}"))
         .json()
         .await
-        .expect("topic stats")
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 /// How long the tests' async instances hold a task that is not due: short, so that

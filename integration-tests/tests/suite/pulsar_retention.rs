@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use xdb_integration_tests::processes::hang::HangProcess;
-use xdb_integration_tests::pulsar::admin_url;
+use xdb_integration_tests::pulsar::{admin_url, topic_internal_stats};
 use xdb_integration_tests::{Database, EnvOptions, XdbTestEnv};
 use xdb_pulsar_io::PulsarIoAdmin;
 use xdb_sdk::protocol::ProcessStatus;
@@ -57,7 +57,7 @@ async fn the_connectors_offsets_and_history_outlive_their_ledgers(db: Database) 
         // Unloaded, the topic closes its ledger and opens a new one when used again.
         admin_call(reqwest::Method::PUT, topic, "unload").await;
         admin_call(reqwest::Method::POST, topic, "trim").await;
-        let ledgers = internal_stats(topic).await["ledgers"]
+        let ledgers = topic_internal_stats(topic).await["ledgers"]
             .as_array()
             .map_or(0, Vec::len);
         assert!(
@@ -89,18 +89,6 @@ async fn admin_call(method: reqwest::Method, topic: &str, action: &str) {
         .await
         .and_then(|r| r.error_for_status())
         .unwrap_or_else(|e| panic!("{url}: {e}"));
-}
-
-async fn internal_stats(topic: &str) -> serde_json::Value {
-    let path = topic.replacen("persistent://", "", 1);
-    let url = format!("{}/admin/v2/persistent/{path}/internalStats", admin_url());
-    reqwest::get(&url)
-        .await
-        .and_then(|r| r.error_for_status())
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
-        .json()
-        .await
-        .expect("internal stats")
 }
 
 both_databases!(the_connectors_offsets_and_history_outlive_their_ledgers);
