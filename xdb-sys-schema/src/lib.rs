@@ -25,7 +25,10 @@ mod status;
 
 pub use mysql::{check_mysql, install_mysql, MYSQL_INSTALL_LOCK_PREFIX};
 pub use postgres::{check_postgres, install_postgres, POSTGRES_INSTALL_LOCK_KEY};
-pub use publication::{create_cdc_publication, publication_name, FILTERED_PUBLICATION};
+pub use publication::{
+    check_cdc_publication, create_cdc_publication, install_cdc_publication, publication_name,
+    FILTERED_PUBLICATION,
+};
 pub use status::{schema_state, SchemaState, SchemaStatus, COMPATIBILITY_RECORDED_FROM};
 
 /// The database family a URL or a migration list belongs to (`mysql/` and `postgres/`
@@ -509,28 +512,6 @@ pub async fn install(database_url: &str) -> Result<InstallOutcome, SchemaError> 
             let conn = mysql::connect(&url, DEFAULT_CONNECT_TIMEOUT).await?;
             mysql::install_and_disconnect(conn).await
         }
-    }
-}
-
-/// Creates the publication of Pulsar CDC mode, `name`, in the PostgreSQL database at
-/// `database_url` unless it exists ([`create_cdc_publication`]); returns whether it was
-/// created. A MySQL database has none to create (its binary log has no row filter).
-pub async fn install_cdc_publication(database_url: &str, name: &str) -> Result<bool, SchemaError> {
-    let url = check_cdc_publication(database_url, name)?;
-    let client = connect_postgres(&url).await?;
-    create_cdc_publication(&client, name).await
-}
-
-/// Checks, without connecting, that the publication `name` can be made in the database
-/// at `database_url`: a valid name, and a PostgreSQL database.
-pub fn check_cdc_publication(database_url: &str, name: &str) -> Result<DatabaseUrl, SchemaError> {
-    publication_name(name)?;
-    let url = DatabaseUrl::parse(database_url)?;
-    match url.dialect() {
-        Dialect::Postgres => Ok(url),
-        Dialect::MySql => Err(SchemaError::InvalidArgument(
-            "a publication is for PostgreSQL: a MySQL binary log has none".into(),
-        )),
     }
 }
 

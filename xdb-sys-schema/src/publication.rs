@@ -4,7 +4,7 @@
 
 use tokio_postgres::Client;
 
-use crate::SchemaError;
+use crate::{connect_postgres, DatabaseUrl, Dialect, SchemaError};
 
 /// The publication of only the changes that leave a task unleased, which are all the
 /// async service acts on (`events::classify` in the async service). The claim of a task
@@ -52,6 +52,28 @@ pub async fn create_cdc_publication(client: &Client, name: &str) -> Result<bool,
         .batch_execute(&FILTERED_PUBLICATION.replace("{name}", name))
         .await?;
     Ok(true)
+}
+
+/// Creates the publication of Pulsar CDC mode, `name`, in the PostgreSQL database at
+/// `database_url` unless it exists ([`create_cdc_publication`]); returns whether it was
+/// created. A MySQL database has none to create (its binary log has no row filter).
+pub async fn install_cdc_publication(database_url: &str, name: &str) -> Result<bool, SchemaError> {
+    let url = check_cdc_publication(database_url, name)?;
+    let client = connect_postgres(&url).await?;
+    create_cdc_publication(&client, name).await
+}
+
+/// Checks, without connecting, that the publication `name` can be made in the database
+/// at `database_url`: a valid name, and a PostgreSQL database.
+pub fn check_cdc_publication(database_url: &str, name: &str) -> Result<DatabaseUrl, SchemaError> {
+    publication_name(name)?;
+    let url = DatabaseUrl::parse(database_url)?;
+    match url.dialect() {
+        Dialect::Postgres => Ok(url),
+        Dialect::MySql => Err(SchemaError::InvalidArgument(
+            "a publication is for PostgreSQL: a MySQL binary log has none".into(),
+        )),
+    }
 }
 
 #[cfg(test)]
