@@ -212,7 +212,7 @@ pub async fn serve(
     let expiry = receipt_expiry::start(state.store.clone(), retention);
     let shutdown = shutdown.shared();
     let internal = if state.async_peers.is_enabled() {
-        let listener = TcpListener::bind(state.config.api.internal_listen).await?;
+        let listener = xdb_cluster::bind_listener(state.config.api.internal_listen)?;
         let internal_address = listener.local_addr()?;
         tracing::info!(address = %internal_address, "XDB API service's internal listener");
         let instance = ServiceInstance {

@@ -31,7 +31,7 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("xdb-api-service: {error}");
             std::process::exit(2)
         });
-    let listener = tokio::net::TcpListener::bind(config.api.listen).await?;
+    let listener = xdb_cluster::bind_listener(config.api.listen)?;
     let state = xdb_api_service::connect(config).await?;
     let served = xdb_api_service::serve(state, listener, xdb_cluster::shutdown_signal()).await;
     // Off the runtime's threads: the exporter blocks while it sends the last spans.

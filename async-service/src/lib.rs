@@ -111,7 +111,7 @@ impl AsyncService {
             ),
         };
         let serve_notify = api_peers.is_enabled();
-        let listener = tokio::net::TcpListener::bind(config.async_service.listen).await?;
+        let listener = xdb_cluster::bind_listener(config.async_service.listen)?;
         let address = listener.local_addr()?;
         let owner = config
             .async_service

@@ -10,10 +10,12 @@
 //! died and take its work over; see the async service's `liveness`.)
 
 mod internal_auth;
+mod listener;
 mod peer_notifier;
 mod registration;
 
 pub use internal_auth::{Authenticated, Authenticity, InternalAuth, SIGNATURE_WINDOW_SECONDS};
+pub use listener::{bind_listener, LISTEN_BACKLOG};
 pub use peer_notifier::PeerNotifier;
 pub use registration::Registration;
 

@@ -90,10 +90,30 @@ impl IntoResponse for WorkerCallError {
     }
 }
 
+/// Connections the kernel queues for a worker's listener until it accepts them. An
+/// async service that calls many states at once (500 timers firing together) opens as
+/// many connections at once; at the 128 that std and tokio ask for, the SYNs past the
+/// queue are dropped while the accept loop waits for a core, and each costs its call a
+/// second before it is sent again. The kernel caps it at `net.core.somaxconn`.
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener for a worker on `address`, with a queue of [`LISTEN_BACKLOG`] (use it
+/// rather than `tokio::net::TcpListener::bind`, whose queue is 128).
+pub fn bind_listener(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match address {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// The processes one worker hosts, and the router that serves them.
 ///
 /// ```text
 /// let app: axum::Router = WorkerService::new().register(UserSignupProcess::default()).router();
+/// let listener = xdb_sdk::worker::bind_listener("0.0.0.0:8803".parse()?)?;
 /// axum::serve(listener, app).await?;
 /// ```
 #[derive(Clone, Default)]

@@ -27,14 +27,12 @@ pub async fn start(settings: &Settings, install_schema: bool) -> anyhow::Result<
         let outcome = xdb_sys_schema::install(&api_config.database_url).await?;
         tracing::info!(%outcome, "schema");
     }
-    let listener = tokio::net::TcpListener::bind(api_config.api.listen)
-        .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot listen on {} (api.listen): {e}",
-                api_config.api.listen
-            )
-        })?;
+    let listener = xdb_cluster::bind_listener(api_config.api.listen).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot listen on {} (api.listen): {e}",
+            api_config.api.listen
+        )
+    })?;
     let api_address = listener.local_addr()?;
     let async_service = AsyncService::start(async_config).await?;
     // The console's dashboard reads the async half's metrics through the API half.

@@ -63,8 +63,7 @@ pub struct Worker {
 impl Worker {
     /// Serves `processes` (their recorder sees every call).
     pub async fn start(processes: &Processes) -> anyhow::Result<Worker> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
+        let listener = xdb_sdk::worker::bind_listener(([127, 0, 0, 1], 0).into())
             .context("cannot bind the worker's port")?;
         let addr: SocketAddr = listener.local_addr()?;
         let recorder = processes.recorder.clone();

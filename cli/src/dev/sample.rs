@@ -57,8 +57,7 @@ pub struct SampleWorker {
 impl SampleWorker {
     /// Serves every sample's worker API on `listen`.
     pub async fn start(listen: SocketAddr, reminder_interval: Duration) -> anyhow::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
+        let listener = xdb_sdk::worker::bind_listener(listen)
             .with_context(|| format!("cannot listen on {listen} (--worker-listen)"))?;
         let address = listener.local_addr()?;
         let app = xdb_samples::sample_router_with(SampleWorkerConfig::new(

@@ -65,8 +65,7 @@ async fn main() -> anyhow::Result<()> {
         )
     };
     let app = sample_router_with(config);
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
+    let listener = xdb_sdk::worker::bind_listener(args.listen)
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     tracing::info!(
         listen = %listener.local_addr()?,
