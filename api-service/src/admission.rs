@@ -16,8 +16,11 @@
 //! here too, so `xdb_api_requests_refused_total` has every refusal by reason.
 //!
 //! tokio's semaphore rather than `tower::limit`: `ConcurrencyLimit` waits for a slot
-//! without bound and `LoadShed` refuses without waiting at all, while a short wait is
-//! what absorbs the jitter of a busy but healthy instance.
+//! without bound and `LoadShed` refuses without waiting at all, while a bounded wait is
+//! what absorbs a burst on a busy but healthy instance. The wait's default (500 ms) is
+//! set against `Retry-After`'s second: at 100 ms, 116 of 500 starts sent together on
+//! MariaDB were refused and came back a second later; waiting, all 500 were answered
+//! within 0.3 s.
 
 use std::sync::Arc;
 use std::time::Duration;
