@@ -10,14 +10,14 @@
 //! died and take its work over; see the async service's `liveness`.)
 
 mod internal_auth;
-mod listener;
 mod peer_notifier;
 mod registration;
 
 pub use internal_auth::{Authenticated, Authenticity, InternalAuth, SIGNATURE_WINDOW_SECONDS};
-pub use listener::{bind_listener, LISTEN_BACKLOG};
 pub use peer_notifier::PeerNotifier;
 pub use registration::Registration;
+/// The services listen as workers do, with room for a burst of connections.
+pub use xdb_sdk::worker::{bind_listener, LISTEN_BACKLOG};
 
 use std::time::Duration;
 

@@ -90,15 +90,17 @@ impl IntoResponse for WorkerCallError {
     }
 }
 
-/// Connections the kernel queues for a worker's listener until it accepts them. An
-/// async service that calls many states at once (500 timers firing together) opens as
-/// many connections at once; at the 128 that std and tokio ask for, the SYNs past the
-/// queue are dropped while the accept loop waits for a core, and each costs its call a
-/// second before it is sent again. The kernel caps it at `net.core.somaxconn`.
+/// Connections the kernel queues for a listener until it accepts them. At the 128 that
+/// std and tokio ask for, a burst of new connections (an async service calling 500
+/// states whose timers fired together, 500 clients starting processes at once) overflows
+/// the queue while the accept loop waits for a core, and each SYN dropped costs its call
+/// a second before it is sent again. The kernel caps the figure at `net.core.somaxconn`
+/// (4,096 by default since Linux 5.4).
 pub const LISTEN_BACKLOG: u32 = 1024;
 
-/// A listener for a worker on `address`, with a queue of [`LISTEN_BACKLOG`] (use it
-/// rather than `tokio::net::TcpListener::bind`, whose queue is 128).
+/// A listener on `address` with a queue of [`LISTEN_BACKLOG`], its address reusable at
+/// once after a restart (as `TcpListener::bind`'s is). Workers should use it rather than
+/// `tokio::net::TcpListener::bind`, whose queue is 128; XDB's own services do.
 pub fn bind_listener(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = match address {
         std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
