@@ -47,6 +47,8 @@ pub(crate) mod reason {
     pub const WAITING: &str = "waiting";
     /// No database connection became free within `api.pool_wait_ms`.
     pub const POOL_WAIT: &str = "pool_wait";
+    /// Every reason, so that each series is reported from the start.
+    pub const ALL: [&str; 3] = [IN_FLIGHT, WAITING, POOL_WAIT];
 }
 
 /// Which budget a path draws on.

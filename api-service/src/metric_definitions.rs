@@ -11,6 +11,12 @@ const REQUEST_BUCKETS: [f64; 13] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 300.0,
 ];
 
+/// The `answered_from` label of `xdb_api_wait_closes_total`: the close's notification
+/// carried the answer, or the execution was read back.
+pub(crate) const ANSWERED_FROM_NOTIFICATION: &str = "notification";
+pub(crate) const ANSWERED_FROM_READ: &str = "read";
+const ANSWERED_FROM: [&str; 2] = [ANSWERED_FROM_NOTIFICATION, ANSWERED_FROM_READ];
+
 /// The instance's metrics.
 pub struct ApiMetrics {
     registry: Registry,
@@ -65,6 +71,11 @@ impl ApiMetrics {
         registry
             .register(Box::new(refused.clone()))
             .expect("metric names are unique");
+        // Every series exists from the start at 0, so a dashboard's rate() over a fresh
+        // instance finds it, and the first refusal shows as a step rather than a new series.
+        for reason in crate::admission::reason::ALL {
+            refused.with_label_values(&[reason]);
+        }
         let wait_closes = IntCounterVec::new(
             Opts::new(
                 "xdb_api_wait_closes_total",
@@ -77,6 +88,9 @@ impl ApiMetrics {
         registry
             .register(Box::new(wait_closes.clone()))
             .expect("metric names are unique");
+        for answered_from in ANSWERED_FROM {
+            wait_closes.with_label_values(&[answered_from]);
+        }
         let waits_registered = IntGauge::new(
             "xdb_api_waits_registered",
             "Waits for completion registered for their execution's close now.",
@@ -134,5 +148,24 @@ impl ApiMetrics {
 impl Default for ApiMetrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_instance_reports_every_refusal_reason_and_wait_answer_at_zero() {
+        let text = ApiMetrics::new().encode();
+        for reason in crate::admission::reason::ALL {
+            let series = format!("xdb_api_requests_refused_total{{reason=\"{reason}\"}} 0\n");
+            assert!(text.contains(&series), "{series} missing from:\n{text}");
+        }
+        for answered_from in ANSWERED_FROM {
+            let series =
+                format!("xdb_api_wait_closes_total{{answered_from=\"{answered_from}\"}} 0\n");
+            assert!(text.contains(&series), "{series} missing from:\n{text}");
+        }
     }
 }

@@ -12,6 +12,7 @@ use xdb_protocol::{
 
 use crate::closed_waiters::Wake;
 use crate::json::ApiJson;
+use crate::metric_definitions::{ANSWERED_FROM_NOTIFICATION, ANSWERED_FROM_READ};
 use crate::{ApiError, AppState};
 
 const DEFAULT_WAIT_SECONDS: u32 = 30;
@@ -45,7 +46,7 @@ pub(crate) async fn wait_for_completion(
     loop {
         let execution = state.store.process_outcome(&describe).await?;
         if woken_by_close {
-            wait_closes_answered(&state, "read");
+            wait_closes_answered(&state, ANSWERED_FROM_READ);
         }
         let timed_out = Instant::now() >= deadline || *draining.borrow_and_update();
         if execution.status.is_closed() || timed_out {
@@ -71,7 +72,7 @@ pub(crate) async fn wait_for_completion(
         match woke {
             // The closing transaction sent its answer along: no read needed.
             Ok(Wake::Closed(Some(outcome))) => {
-                wait_closes_answered(&state, "notification");
+                wait_closes_answered(&state, ANSWERED_FROM_NOTIFICATION);
                 return Ok(Json(outcome.as_ref().clone()));
             }
             Ok(Wake::Closed(None)) => woken_by_close = true,
