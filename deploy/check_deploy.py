@@ -142,6 +142,35 @@ def pulsar_version() -> str:
     return re.search(r"<pulsar.version>([^<]+)</pulsar.version>", pom).group(1)
 
 
+# The broker settings of the tests' standalone that timers depend on: a broker that is
+# not strict delivers a delayed message up to a tick early.
+DELAYED_DELIVERY_KEYS = ("isDelayedDeliveryDeliverAtTimeStrict", "delayedDeliveryTickTimeMillis")
+
+
+def standalone_setting(key: str) -> str:
+    conf = (ROOT / "pulsar-io" / "standalone" / "standalone.conf").read_text()
+    return re.search(rf"^{key}=(.*)$", conf, re.MULTILINE).group(1).strip()
+
+
+def check_delayed_delivery(name: str, services: dict) -> None:
+    """A Pulsar standalone gets the tests' delayed-delivery settings written into its conf."""
+    for service_name, service in services.items():
+        command = service.get("command")
+        command = " ".join(command) if isinstance(command, list) else str(command or "")
+        if "pulsar standalone" not in command:
+            continue
+        if "apply-config-from-env.py conf/standalone.conf" not in command:
+            fail(f"{name}: {service_name} starts the standalone without "
+                 "bin/apply-config-from-env.py conf/standalone.conf: its settings are not set")
+        env = service.get("environment") or {}
+        for key in DELAYED_DELIVERY_KEYS:
+            wanted = standalone_setting(key)
+            given = env.get(f"PULSAR_PREFIX_{key}")
+            if given != wanted:
+                fail(f"{name}: {service_name} sets PULSAR_PREFIX_{key}={given!r}, "
+                     f"not {wanted!r} as pulsar-io/standalone/standalone.conf does")
+
+
 def check_pulsar(name: str, services: dict) -> None:
     """The Pulsar CDC stack uses the tests' Pulsar and the committed source config."""
     version = pulsar_version()
@@ -149,6 +178,7 @@ def check_pulsar(name: str, services: dict) -> None:
         image = service.get("image", "")
         if image.startswith("apachepulsar/") and image.rpartition(":")[2] != version:
             fail(f"{name}: {service_name} runs {image}, not Pulsar {version} (pulsar-io/standalone/pom.xml)")
+    check_delayed_delivery(name, services)
     prefixes = {
         service["environment"]["XDB_PULSAR_TOPIC_PREFIX"]
         for service in services.values()
