@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -30,6 +31,14 @@ DEPLOY = ROOT / "deploy"
 COMPOSE_FILES = ["docker-compose.yml", "docker-compose.database-queue.yml"]
 
 failures: list[str] = []
+
+
+def matched(pattern: str, text: str, where: str, flags: int = 0) -> str:
+    """The first group of `pattern` in `text`; a file without it is a broken checkout."""
+    match = re.search(pattern, text, flags)
+    if match is None:
+        sys.exit(f"check-deploy: {where} has no match for {pattern!r}")
+    return match.group(1)
 
 
 def fail(message: str) -> None:
@@ -41,7 +50,10 @@ def workspace_binaries() -> dict[str, set[str]]:
     """Package name -> its binary targets."""
     out = subprocess.run(
         ["cargo", "metadata", "--no-deps", "--format-version", "1", "--offline"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return {
         p["name"]: {t["name"] for t in p["targets"] if "bin" in t["kind"]}
@@ -108,15 +120,25 @@ def check_compose(name: str, images: dict[str, set[str]]) -> None:
         if dockerfile:
             binaries = images[dockerfile]
             entry = service.get("entrypoint")
-            program = entry[0] if entry else re.search(
-                r'^ENTRYPOINT \["([\w-]+)"', (DEPLOY / dockerfile).read_text(), re.M
-            ).group(1)
+            program = (
+                entry[0]
+                if entry
+                else matched(
+                    r'^ENTRYPOINT \["([\w-]+)"',
+                    (DEPLOY / dockerfile).read_text(),
+                    dockerfile,
+                    re.M,
+                )
+            )
             if program not in binaries:
-                fail(f"{name}: {service_name} runs {program}, not in {dockerfile} ({sorted(binaries)})")
-        for dependency, condition in (service.get("depends_on") or {}).items():
+                fail(
+                    f"{name}: {service_name} runs {program}, "
+                    f"not in {dockerfile} ({sorted(binaries)})"
+                )
+        for dependency in service.get("depends_on") or {}:
             if dependency not in services:
                 fail(f"{name}: {service_name} depends on unknown service {dependency}")
-        for variable in (service.get("environment") or {}):
+        for variable in service.get("environment") or {}:
             if variable.startswith("XDB_") and variable not in variables:
                 fail(f"{name}: {service_name} sets {variable}, which no service reads")
         for volume in service.get("volumes") or []:
@@ -125,7 +147,11 @@ def check_compose(name: str, images: dict[str, set[str]]) -> None:
                 if not (DEPLOY / host).exists():
                     fail(f"{name}: {service_name} mounts missing {host}")
         # Files a service's command reads from a mounted folder must exist.
-        command = " ".join(service.get("command") or []) if isinstance(service.get("command"), list) else str(service.get("command") or "")
+        command = (
+            " ".join(service.get("command") or [])
+            if isinstance(service.get("command"), list)
+            else str(service.get("command") or "")
+        )
         for volume in service.get("volumes") or []:
             host, _, rest = volume.partition(":")
             mount = rest.split(":")[0]
@@ -139,7 +165,7 @@ def check_compose(name: str, images: dict[str, set[str]]) -> None:
 
 def pulsar_version() -> str:
     pom = (ROOT / "pulsar-io" / "standalone" / "pom.xml").read_text()
-    return re.search(r"<pulsar.version>([^<]+)</pulsar.version>", pom).group(1)
+    return matched(r"<pulsar.version>([^<]+)</pulsar.version>", pom, "pulsar-io/standalone/pom.xml")
 
 
 # The broker settings of the tests' standalone that timers depend on: a broker that is
@@ -149,10 +175,10 @@ DELAYED_DELIVERY_KEYS = ("isDelayedDeliveryDeliverAtTimeStrict", "delayedDeliver
 
 def standalone_setting(key: str) -> str:
     conf = (ROOT / "pulsar-io" / "standalone" / "standalone.conf").read_text()
-    return re.search(rf"^{key}=(.*)$", conf, re.MULTILINE).group(1).strip()
+    return matched(rf"^{key}=(.*)$", conf, "standalone.conf", re.MULTILINE).strip()
 
 
-def check_delayed_delivery(name: str, services: dict) -> None:
+def check_delayed_delivery(name: str, services: dict[str, Any]) -> None:
     """A Pulsar standalone gets the tests' delayed-delivery settings written into its conf."""
     for service_name, service in services.items():
         command = service.get("command")
@@ -160,24 +186,31 @@ def check_delayed_delivery(name: str, services: dict) -> None:
         if "pulsar standalone" not in command:
             continue
         if "apply-config-from-env.py conf/standalone.conf" not in command:
-            fail(f"{name}: {service_name} starts the standalone without "
-                 "bin/apply-config-from-env.py conf/standalone.conf: its settings are not set")
+            fail(
+                f"{name}: {service_name} starts the standalone without "
+                "bin/apply-config-from-env.py conf/standalone.conf: its settings are not set"
+            )
         env = service.get("environment") or {}
         for key in DELAYED_DELIVERY_KEYS:
             wanted = standalone_setting(key)
             given = env.get(f"PULSAR_PREFIX_{key}")
             if given != wanted:
-                fail(f"{name}: {service_name} sets PULSAR_PREFIX_{key}={given!r}, "
-                     f"not {wanted!r} as pulsar-io/standalone/standalone.conf does")
+                fail(
+                    f"{name}: {service_name} sets PULSAR_PREFIX_{key}={given!r}, "
+                    f"not {wanted!r} as pulsar-io/standalone/standalone.conf does"
+                )
 
 
-def check_pulsar(name: str, services: dict) -> None:
+def check_pulsar(name: str, services: dict[str, Any]) -> None:
     """The Pulsar CDC stack uses the tests' Pulsar and the committed source config."""
     version = pulsar_version()
     for service_name, service in services.items():
         image = service.get("image", "")
         if image.startswith("apachepulsar/") and image.rpartition(":")[2] != version:
-            fail(f"{name}: {service_name} runs {image}, not Pulsar {version} (pulsar-io/standalone/pom.xml)")
+            fail(
+                f"{name}: {service_name} runs {image}, "
+                f"not Pulsar {version} (pulsar-io/standalone/pom.xml)"
+            )
     check_delayed_delivery(name, services)
     prefixes = {
         service["environment"]["XDB_PULSAR_TOPIC_PREFIX"]
@@ -190,7 +223,13 @@ def check_pulsar(name: str, services: dict) -> None:
         command = " ".join(command) if isinstance(command, list) else str(command or "")
         if "sources create" not in command:
             continue
-        for flag in ("--source-type", "--destination-topic-name", "--name", "--tenant", "--namespace"):
+        for flag in (
+            "--source-type",
+            "--destination-topic-name",
+            "--name",
+            "--tenant",
+            "--namespace",
+        ):
             if re.search(re.escape(flag) + r"\b", command):
                 fail(f"{name}: {service_name} passes {flag}; the source config file says it")
         if "--source-config-file" not in command:
@@ -209,25 +248,32 @@ def check_pulsar(name: str, services: dict) -> None:
                         fail(f"{name}: {used} has no {key}")
                 server = configs.get("database.server.name")
                 if prefixes != {server}:
-                    fail(f"{name}: XDB_PULSAR_TOPIC_PREFIX {sorted(prefixes)} is not "
-                         f"{used}'s database.server.name {server!r}")
-                host_name = configs.get("database.hostname")
+                    fail(
+                        f"{name}: XDB_PULSAR_TOPIC_PREFIX {sorted(prefixes)} is not "
+                        f"{used}'s database.server.name {server!r}"
+                    )
+                host_name = str(configs.get("database.hostname"))
                 database = services.get(host_name)
                 if database is None:
                     fail(f"{name}: {used}'s database.hostname {host_name!r} is no service")
                     continue
                 env = database.get("environment") or {}
-                dbname = env.get("POSTGRES_DB") or env.get("MYSQL_DATABASE") or env.get("MARIADB_DATABASE")
+                dbname = (
+                    env.get("POSTGRES_DB")
+                    or env.get("MYSQL_DATABASE")
+                    or env.get("MARIADB_DATABASE")
+                )
                 if dbname and configs.get("database.dbname", dbname) != dbname:
-                    fail(f"{name}: {used}'s database.dbname {configs.get('database.dbname')!r} "
-                         f"is not {host_name}'s database {dbname!r}")
+                    fail(
+                        f"{name}: {used}'s database.dbname {configs.get('database.dbname')!r} "
+                        f"is not {host_name}'s database {dbname!r}"
+                    )
 
 
 def main() -> int:
     packages = workspace_binaries()
     images = {
-        path.name: check_dockerfile(path, packages)
-        for path in sorted(DEPLOY.glob("*.Dockerfile"))
+        path.name: check_dockerfile(path, packages) for path in sorted(DEPLOY.glob("*.Dockerfile"))
     }
     if len(images) != 3:
         fail(f"expected 3 Dockerfiles, found {sorted(images)}")

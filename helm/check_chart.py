@@ -17,10 +17,14 @@ import re
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import helm_python as helm
 import kubernetes_validate
 import yaml
+
+# A parsed YAML or JSON object: values, a manifest, a TOML table.
+Json = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "helm" / "xdb"
@@ -79,11 +83,11 @@ def health_paths() -> set[str]:
     return {p for src in HEALTH_SOURCES for p in re.findall(r'"(/health/\w+)"', src.read_text())}
 
 
-def load_values(path: Path | None) -> dict:
+def load_values(path: Path | None) -> Json:
     return yaml.safe_load(path.read_text()) if path else {}
 
 
-def set_file(values: dict, key: str, path: Path) -> dict:
+def set_file(values: Json, key: str, path: Path) -> Json:
     """`helm --set-file key=path`: the file's text as the value at the dotted key."""
     *parents, last = key.split(".")
     node = values
@@ -135,11 +139,19 @@ def check_scenario(name: str, values_file: Path | None) -> None:
                 where = "/".join(str(p) for p in error.path)
                 fail(f"[{name}] {template} ({doc['kind']}) vs {version}: {where}: {error.message}")
 
-    kinds: dict[str, list[dict]] = {}
+    kinds: dict[str, list[Json]] = {}
     for _, doc in manifests:
         kinds.setdefault(doc["kind"], []).append(doc)
-    expected = {"Deployment": 2, "Service": 2, "ConfigMap": 1, "Secret": 1, "Job": 1,
-                "HorizontalPodAutoscaler": 1, "PodDisruptionBudget": 2, "ServiceAccount": 1}
+    expected = {
+        "Deployment": 2,
+        "Service": 2,
+        "ConfigMap": 1,
+        "Secret": 1,
+        "Job": 1,
+        "HorizontalPodAutoscaler": 1,
+        "PodDisruptionBudget": 2,
+        "ServiceAccount": 1,
+    }
     if name in ("pulsar", "tls"):
         expected.update({"Secret": 0, "ConfigMap": 2, "Job": 2})
     if name == "definitions":
@@ -156,7 +168,10 @@ def check_scenario(name: str, values_file: Path | None) -> None:
             for port in doc["spec"].get("ports", []):
                 if port.get("targetPort") == "internal":
                     fail(f"[{name}] Service {doc['metadata']['name']} exposes the internal port")
-    image_names = values.get("image", {}).get("names") or {"api": "api-service", "async": "async-service"}
+    image_names = values.get("image", {}).get("names") or {
+        "api": "api-service",
+        "async": "async-service",
+    }
     for _, doc in manifests:
         if doc["kind"] not in ("Deployment", "Job"):
             continue
@@ -166,29 +181,37 @@ def check_scenario(name: str, values_file: Path | None) -> None:
             if ours:
                 command = container.get("command", [None])[0]
                 if command not in binaries[ours[0]]:
-                    fail(f"[{name}] {doc['metadata']['name']} runs {command!r}, "
-                         f"not built into {ours[0]} ({sorted(binaries[ours[0]])})")
+                    fail(
+                        f"[{name}] {doc['metadata']['name']} runs {command!r}, "
+                        f"not built into {ours[0]} ({sorted(binaries[ours[0]])})"
+                    )
             if ours and doc["kind"] == "Deployment":
                 # Instances find each other by the URL they advertise (MySQL's wake-ups).
                 env = {e["name"]: e for e in container.get("env", [])}
                 section = "API" if command == "xdb-api-service" else "ASYNC"
                 advertised = env.get(f"XDB_{section}_ADVERTISE_URL", {}).get("value", "")
                 if "$(POD_IP)" not in advertised or "POD_IP" not in env:
-                    fail(f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
-                         f"not its pod IP")
+                    fail(
+                        f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
+                        f"not its pod IP"
+                    )
                 if section == "API":
                     # The API's wake-ups arrive on its internal listener, never the
                     # public one that its Service exposes.
                     ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
                     if "internal" not in ports or f":{ports['internal']}" not in advertised:
-                        fail(f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
-                             f"not its internal port ({ports})")
+                        fail(
+                            f"[{name}] {doc['metadata']['name']} advertises {advertised!r}, "
+                            f"not its internal port ({ports})"
+                        )
             for probe in ("livenessProbe", "readinessProbe"):
                 if doc["kind"] == "Deployment":
                     path = container.get(probe, {}).get("httpGet", {}).get("path")
                     if path not in known_paths:
-                        fail(f"[{name}] {doc['metadata']['name']} {probe} path {path!r} "
-                             f"is not served ({sorted(known_paths)})")
+                        fail(
+                            f"[{name}] {doc['metadata']['name']} {probe} path {path!r} "
+                            f"is not served ({sorted(known_paths)})"
+                        )
 
     allowed = example_keys()
     for config_map in kinds.get("ConfigMap", []):
@@ -208,21 +231,26 @@ def check_scenario(name: str, values_file: Path | None) -> None:
             fail(f"[{name}] xdb.toml has queue.mode {parsed['queue']['mode']}")
         check_tls_files(name, values, parsed, manifests)
     check_definitions(name, values, manifests)
-    print(f"check-helm: [{name}] {len(manifests)} manifests rendered and validated "
-          f"against Kubernetes {', '.join(KUBERNETES_VERSIONS)} -> {out / 'manifests.yaml'}")
+    print(
+        f"check-helm: [{name}] {len(manifests)} manifests rendered and validated "
+        f"against Kubernetes {', '.join(KUBERNETES_VERSIONS)} -> {out / 'manifests.yaml'}"
+    )
 
 
-def secret_mounts(pod_spec: dict, container: dict) -> dict[str, tuple[str, int]]:
+def secret_mounts(pod_spec: Json, container: Json) -> dict[str, tuple[str, int]]:
     """Mount path -> (Secret, file mode) of a container's Secret volumes."""
     volumes = {v["name"]: v["secret"] for v in pod_spec.get("volumes", []) if "secret" in v}
     return {
-        m["mountPath"]: (volumes[m["name"]]["secretName"], volumes[m["name"]].get("defaultMode", 0o644))
+        m["mountPath"]: (
+            volumes[m["name"]]["secretName"],
+            volumes[m["name"]].get("defaultMode", 0o644),
+        )
         for m in container.get("volumeMounts", [])
         if m["name"] in volumes and m.get("readOnly")
     }
 
 
-def check_tls_files(name: str, values: dict, toml: dict, manifests: list[tuple[str, dict]]) -> None:
+def check_tls_files(name: str, values: Json, toml: Json, manifests: list[tuple[str, Json]]) -> None:
     """Every TLS file a setting names lies in a read-only Secret mount of the Secret the
     values name, in every pod that reads the setting; the schema Job mounts the
     database's. Without tls values, nothing is mounted and no setting is set."""
@@ -230,8 +258,14 @@ def check_tls_files(name: str, values: dict, toml: dict, manifests: list[tuple[s
     workers, pulsar = tls.get("workers", {}), tls.get("pulsar", {})
     expected = {
         ("security", "worker_ca_file"): (workers.get("secret"), workers.get("caKey", "ca.crt")),
-        ("security", "worker_client_cert_file"): (workers.get("secret"), workers.get("clientCertKey")),
-        ("security", "worker_client_key_file"): (workers.get("secret"), workers.get("clientKeyKey")),
+        ("security", "worker_client_cert_file"): (
+            workers.get("secret"),
+            workers.get("clientCertKey"),
+        ),
+        ("security", "worker_client_key_file"): (
+            workers.get("secret"),
+            workers.get("clientKeyKey"),
+        ),
         ("pulsar", "tls_ca_file"): (pulsar.get("secret"), pulsar.get("caKey", "ca.crt")),
     }
     for (section, key), (secret, file) in expected.items():
@@ -250,8 +284,10 @@ def check_tls_files(name: str, values: dict, toml: dict, manifests: list[tuple[s
             mounts = secret_mounts(spec, spec["containers"][0])
             mounted = mounts.get(str(Path(path).parent))
             if mounted is None or mounted[0] != secret:
-                fail(f"[{name}] {doc['metadata']['name']} does not mount Secret {secret} "
-                     f"where {section}.{key} points ({path})")
+                fail(
+                    f"[{name}] {doc['metadata']['name']} does not mount Secret {secret} "
+                    f"where {section}.{key} points ({path})"
+                )
             elif mounted[1] & 0o222:
                 fail(f"[{name}] {doc['metadata']['name']} mounts {secret} writable")
     database_secret = tls.get("databaseSecret")
@@ -264,13 +300,15 @@ def check_tls_files(name: str, values: dict, toml: dict, manifests: list[tuple[s
         if doc["kind"] == "Job" and "schema" not in doc["metadata"]["name"]:
             continue
         if database_secret and (database is None or database[0] != database_secret):
-            fail(f"[{name}] {doc['metadata']['name']} does not mount {database_secret} "
-                 f"at /etc/xdb/tls/database")
+            fail(
+                f"[{name}] {doc['metadata']['name']} does not mount {database_secret} "
+                f"at /etc/xdb/tls/database"
+            )
         if not database_secret and database is not None:
             fail(f"[{name}] {doc['metadata']['name']} mounts a database Secret unasked")
 
 
-def check_definitions(name: str, values: dict, manifests: list[tuple[str, dict]]) -> None:
+def check_definitions(name: str, values: Json, manifests: list[tuple[str, Json]]) -> None:
     """With definitions.register, a release ConfigMap holds the values' request as given,
     and a post-install/post-upgrade hook Job runs `xdb definitions register` on it against
     the API Service, its token (if any) from the Secret the values name, retried only
@@ -285,12 +323,16 @@ def check_definitions(name: str, values: dict, manifests: list[tuple[str, dict]]
     config_maps = [o for o in objects if o["kind"] == "ConfigMap"]
     jobs = [o for o in objects if o["kind"] == "Job"]
     if len(config_maps) != 1 or len(jobs) != 1:
-        fail(f"{where}: expected one ConfigMap and one Job, rendered {[o['kind'] for o in objects]}")
+        fail(
+            f"{where}: expected one ConfigMap and one Job, rendered {[o['kind'] for o in objects]}"
+        )
         return
     config_map, job = config_maps[0], jobs[0]
     if (config_map.get("data") or {}).get("request.json") != settings.get("requestJson"):
-        fail(f"{where}: ConfigMap {config_map['metadata']['name']} request.json differs from "
-             "definitions.requestJson")
+        fail(
+            f"{where}: ConfigMap {config_map['metadata']['name']} request.json differs from "
+            "definitions.requestJson"
+        )
     if "helm.sh/hook" in (config_map["metadata"].get("annotations") or {}):
         fail(f"{where}: the ConfigMap is a hook; it must be a release object the Job finds")
     annotations = job["metadata"].get("annotations") or {}
@@ -304,21 +346,37 @@ def check_definitions(name: str, values: dict, manifests: list[tuple[str, dict]]
     api = next((s for n, s in services.items() if n.endswith("-api")), None)
     port = api["spec"]["ports"][0]["port"] if api else None
     url = f"http://{api['metadata']['name']}:{port}" if api else "(no API Service)"
-    expected = ["xdb", "definitions", "register", "--file", DEFINITIONS_FILE,
-                *(["--force"] if settings.get("force") else []), "--url", url, "--output", "json"]
+    expected = [
+        "xdb",
+        "definitions",
+        "register",
+        "--file",
+        DEFINITIONS_FILE,
+        *(["--force"] if settings.get("force") else []),
+        "--url",
+        url,
+        "--output",
+        "json",
+    ]
     if container.get("command") != expected or container.get("args"):
-        fail(f"{where}: Job runs {container.get('command')} {container.get('args') or ''}, "
-             f"expected {expected}")
+        fail(
+            f"{where}: Job runs {container.get('command')} {container.get('args') or ''}, "
+            f"expected {expected}"
+        )
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounted = [
-        m for m in container.get("volumeMounts", [])
-        if m["mountPath"] == str(Path(DEFINITIONS_FILE).parent) and m.get("readOnly")
+        m
+        for m in container.get("volumeMounts", [])
+        if m["mountPath"] == str(Path(DEFINITIONS_FILE).parent)
+        and m.get("readOnly")
         and (volumes.get(m["name"], {}).get("configMap") or {}).get("name")
         == config_map["metadata"]["name"]
     ]
     if not mounted:
-        fail(f"{where}: {DEFINITIONS_FILE} is not in a read-only mount of "
-             f"{config_map['metadata']['name']}")
+        fail(
+            f"{where}: {DEFINITIONS_FILE} is not in a read-only mount of "
+            f"{config_map['metadata']['name']}"
+        )
     tokens = {t["name"]: t for t in (values.get("security") or {}).get("tokens") or []}
     if settings.get("tokenName"):
         entry = tokens[settings["tokenName"]]
@@ -341,7 +399,8 @@ def check_definitions(name: str, values: dict, manifests: list[tuple[str, dict]]
     unreachable = cli_exit_code("Unreachable")
     rules = (spec.get("podFailurePolicy") or {}).get("rules") or []
     fail_job = [
-        r for r in rules
+        r
+        for r in rules
         if r.get("action") == "FailJob"
         and (r.get("onExitCodes") or {}).get("operator") == "NotIn"
         and (r.get("onExitCodes") or {}).get("values") == [unreachable]
@@ -358,31 +417,66 @@ def check_refusals() -> None:
     """Values that cannot work must fail the render, saying why."""
     chart = helm.Chart.load(str(CHART))
     signup = SIGNUP_DEFINITIONS.read_text()
-    cases = [
+    cases: list[tuple[Json, str]] = [
         ({"queue": {"mode": "kafka"}}, "queue.mode must be"),
         ({"queue": {"mode": "pulsar"}}, "pulsar.serviceUrl is required"),
         ({"database": {"url": ""}}, "set database.url or database.existingSecret"),
-        ({"tls": {"workers": {"secret": "w", "clientCertKey": "tls.crt"}}},
-         "tls.workers.clientCertKey and tls.workers.clientKeyKey go together"),
+        (
+            {"tls": {"workers": {"secret": "w", "clientCertKey": "tls.crt"}}},
+            "tls.workers.clientCertKey and tls.workers.clientKeyKey go together",
+        ),
         ({"tls": {"pulsar": {"secret": "p"}}}, "tls.pulsar.secret is for a pulsar+ssl://"),
         ({"definitions": {"register": True}}, "definitions.requestJson is empty"),
-        ({"definitions": {"register": True, "requestJson": "{deployment"}},
-         "definitions.requestJson is not a JSON object"),
-        ({"definitions": {"register": True, "requestJson": '{"definitions": [{}]}'}},
-         "definitions.requestJson needs a deployment with name, version and workerUrl"),
-        ({"definitions": {"register": True, "requestJson": signup.replace(
-            '"definitions": [', '"definitions": [], "unused": [')}},
-         "definitions.requestJson needs at least one process definition"),
-        ({"definitions": {"register": True, "requestJson": signup},
-          "security": {"apiTokensSecret": "t"}},
-         "so the Job needs one with the deploy role"),
-        ({"definitions": {"register": True, "requestJson": signup, "tokenName": "ops"},
-          "security": {"tokens": [{"name": "ops", "roles": ["read", "operate"], "secret": "t"}]}},
-         'security.tokens entry "ops" lacks the deploy role'),
-        ({"definitions": {"register": True, "requestJson": signup, "tokenName": "nobody"}},
-         'no security.tokens entry is named "nobody"'),
-        ({"definitions": {"register": True, "requestJson": signup, "tokenName": "a",
-                          "tokenSecret": "b"}}, "not both"),
+        (
+            {"definitions": {"register": True, "requestJson": "{deployment"}},
+            "definitions.requestJson is not a JSON object",
+        ),
+        (
+            {"definitions": {"register": True, "requestJson": '{"definitions": [{}]}'}},
+            "definitions.requestJson needs a deployment with name, version and workerUrl",
+        ),
+        (
+            {
+                "definitions": {
+                    "register": True,
+                    "requestJson": signup.replace(
+                        '"definitions": [', '"definitions": [], "unused": ['
+                    ),
+                }
+            },
+            "definitions.requestJson needs at least one process definition",
+        ),
+        (
+            {
+                "definitions": {"register": True, "requestJson": signup},
+                "security": {"apiTokensSecret": "t"},
+            },
+            "so the Job needs one with the deploy role",
+        ),
+        (
+            {
+                "definitions": {"register": True, "requestJson": signup, "tokenName": "ops"},
+                "security": {
+                    "tokens": [{"name": "ops", "roles": ["read", "operate"], "secret": "t"}]
+                },
+            },
+            'security.tokens entry "ops" lacks the deploy role',
+        ),
+        (
+            {"definitions": {"register": True, "requestJson": signup, "tokenName": "nobody"}},
+            'no security.tokens entry is named "nobody"',
+        ),
+        (
+            {
+                "definitions": {
+                    "register": True,
+                    "requestJson": signup,
+                    "tokenName": "a",
+                    "tokenSecret": "b",
+                }
+            },
+            "not both",
+        ),
     ]
     for values, expected in cases:
         try:
@@ -398,14 +492,22 @@ def check_definitions_variants() -> None:
     `force`, no token while the API checks none, and a release named otherwise."""
     chart = helm.Chart.load(str(CHART))
     signup = SIGNUP_DEFINITIONS.read_text()
-    variants: list[tuple[str, dict]] = [
+    variants: list[tuple[str, Json]] = [
         ("no-token", {"definitions": {"register": True, "requestJson": signup}}),
-        ("own-secret", {
-            "definitions": {"register": True, "requestJson": signup, "force": True,
-                            "tokenSecret": "ops-deploy", "tokenSecretKey": "bearer"},
-            "security": {"apiTokensSecret": "xdb-api-tokens"},
-            "api": {"service": {"port": 9901}},
-        }),
+        (
+            "own-secret",
+            {
+                "definitions": {
+                    "register": True,
+                    "requestJson": signup,
+                    "force": True,
+                    "tokenSecret": "ops-deploy",
+                    "tokenSecretKey": "bearer",
+                },
+                "security": {"apiTokensSecret": "xdb-api-tokens"},
+                "api": {"service": {"port": 9901}},
+            },
+        ),
     ]
     for variant, values in variants:
         for release in ("xdb", "payments"):
@@ -424,7 +526,9 @@ def check_definitions_variants() -> None:
                         try:
                             kubernetes_validate.validate(doc, version, strict=True)
                         except kubernetes_validate.ValidationError as error:
-                            fail(f"[definitions/{variant}] {template} vs {version}: {error.message}")
+                            fail(
+                                f"[definitions/{variant}] {template} vs {version}: {error.message}"
+                            )
 
 
 def main() -> int:

@@ -3,7 +3,8 @@
 # processes through them (helm/run_chart_locally.py; helm/README.md explains the check):
 #   1. scripts/check-helm.sh: the static checks, and the virtualenv with helm-python-sdk
 #      the runner renders the chart with;
-#   2. ruff (lint, format) and mypy --strict on the runner, from a virtualenv of their own;
+#   2. ruff (lint, format) and mypy --strict on the runner and on step 1's checks, from a
+#      virtualenv of their own;
 #   3. cargo build of what the chart's images hold (their Dockerfiles) and the sample worker;
 #   4. PostgreSQL and MariaDB (installed and started if missing);
 #   5. the runner, one mode after another (database queue on PostgreSQL, on MariaDB;
@@ -18,7 +19,9 @@ readonly VENV="${XDB_TOOLS_VENV:-$HOME/.cache/xdb-deploy-tools}"
 readonly LINT_VENV="${XDB_CHART_LINT_VENV:-$HOME/.cache/xdb-chart-lint}"
 readonly LINT_REQUIREMENTS="ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261122"
 readonly RUNNER=(helm/run_chart_locally.py helm/chart_release.py helm/local_pods.py
-    helm/local_services.py helm/pulsar_mode.py)
+    helm/local_services.py helm/pulsar_mode.py helm/check_chart.py)
+# The static checks check-helm.sh runs, linted with the runner.
+readonly DEPLOY_CHECK=deploy/check_deploy.py
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/xdb-ci-target}"
 
 log() { echo "test-chart: $*"; }
@@ -33,13 +36,16 @@ if [ "$(cat "$LINT_VENV/.requirements" 2>/dev/null)" != "$LINT_REQUIREMENTS" ]; 
     "$LINT_VENV/bin/pip" install --quiet --disable-pip-version-check $LINT_REQUIREMENTS
     echo "$LINT_REQUIREMENTS" >"$LINT_VENV/.requirements"
 fi
-log "ruff and mypy on the runner"
-"$LINT_VENV/bin/ruff" check --line-length 100 --target-version py311 --select E,F,W,I,B,UP "${RUNNER[@]}"
-"$LINT_VENV/bin/ruff" format --line-length 100 --check "${RUNNER[@]}"
+log "ruff and mypy on the runner and the static checks"
+"$LINT_VENV/bin/ruff" check --line-length 100 --target-version py311 --select E,F,W,I,B,UP \
+    "${RUNNER[@]}" "$DEPLOY_CHECK"
+"$LINT_VENV/bin/ruff" format --line-length 100 --check "${RUNNER[@]}" "$DEPLOY_CHECK"
 # The runner's imports (helm_python, yaml, check_chart) resolve in the check-helm venv.
 (cd helm && MYPYPATH=. "$LINT_VENV/bin/mypy" --strict --python-executable "$VENV/bin/python" \
     --follow-imports silent --ignore-missing-imports --cache-dir "$LINT_VENV/.mypy_cache" \
     "${RUNNER[@]#helm/}")
+(cd deploy && "$LINT_VENV/bin/mypy" --strict --python-executable "$VENV/bin/python" \
+    --ignore-missing-imports --cache-dir "$LINT_VENV/.mypy_cache" "${DEPLOY_CHECK#deploy/}")
 
 # shellcheck disable=SC2207 # package names have no spaces
 packages=($("$VENV/bin/python" helm/run_chart_locally.py --print-packages))
