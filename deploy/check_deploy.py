@@ -252,8 +252,8 @@ def check_pulsar(name: str, services: dict[str, Any]) -> None:
                         f"{name}: XDB_PULSAR_TOPIC_PREFIX {sorted(prefixes)} is not "
                         f"{used}'s database.server.name {server!r}"
                     )
-                host_name = str(configs.get("database.hostname"))
-                database = services.get(host_name)
+                host_name = configs.get("database.hostname")
+                database = services.get(host_name) if isinstance(host_name, str) else None
                 if database is None:
                     fail(f"{name}: {used}'s database.hostname {host_name!r} is no service")
                     continue

@@ -12,7 +12,9 @@ const BURST: usize = 200;
 /// is full, the kernel drops the SYN (and its retransmission), so `connect` fails with a
 /// timeout after about 3 s instead of succeeding late: the test's verdict does not depend
 /// on how fast a loaded machine runs.
-async fn connect_without_retrying(address: std::net::SocketAddr) -> std::io::Result<TcpStream> {
+async fn connect_with_one_retransmission(
+    address: std::net::SocketAddr,
+) -> std::io::Result<TcpStream> {
     let socket = TcpSocket::new_v4()?;
     let retransmissions: libc::c_int = 1;
     // SAFETY: a valid socket descriptor and a pointer to a c_int of the size given.
@@ -39,9 +41,18 @@ async fn a_listener_queues_a_burst_of_connections_before_accepting_any() {
     // before the next SYN arrives: the queue's length alone decides.
     let mut connections = Vec::with_capacity(BURST);
     for opened in 0..BURST {
-        let connection = connect_without_retrying(address)
+        let connection = connect_with_one_retransmission(address)
             .await
-            .unwrap_or_else(|e| panic!("connection {} of {BURST} refused: {e}", opened + 1));
+            .unwrap_or_else(|e| {
+                // The kernel caps the queue at somaxconn: name it when that is the cause.
+                let somaxconn =
+                    std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap_or_default();
+                panic!(
+                    "connection {} of {BURST} refused: {e} (net.core.somaxconn = {})",
+                    opened + 1,
+                    somaxconn.trim()
+                )
+            });
         connections.push(connection);
     }
     for _ in 0..BURST {
