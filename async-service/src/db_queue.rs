@@ -2,6 +2,9 @@
 //!
 //! Woken by LISTEN/NOTIFY, by its own tasks creating tasks, and at the next task's due
 //! time; it polls at `poll_interval` as the fallback (and to pick up expired leases).
+//! A wake-up that names the executions whose tasks are new (MySQL's, for starts) is
+//! served by claiming their tasks alone, without searching the queue; the searches keep
+//! their schedule, so one due meanwhile is searched for when it would have been.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,8 +14,11 @@ use tokio::task::JoinSet;
 use xdb_cluster::PeerNotifier;
 use xdb_persistence::{Notification, Notifications};
 
+use uuid::Uuid;
 use xdb_engine::Task;
-use xdb_persistence::{Applied, Claimed as ClaimedTask, SetAside, StateCall, StoreError};
+use xdb_persistence::{
+    Applied, Claimed as ClaimedTask, NamedClaimed, SetAside, StateCall, StoreError,
+};
 
 use crate::clock::Clock;
 use crate::handlers::{handle_task, HandlerContext};
@@ -43,9 +49,11 @@ impl DbQueue {
     /// Runs until `shutdown` turns true, then waits for in-flight tasks.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let wake = Arc::new(Notify::new());
+        let named = Arc::new(NamedWakes::default());
         if let Some(notifications) = &self.notifications {
             let mut receiver = notifications.subscribe();
             let wake = wake.clone();
+            let named = named.clone();
             tokio::spawn(async move {
                 loop {
                     match receiver.recv().await {
@@ -55,6 +63,11 @@ impl DbQueue {
                         Ok(Notification::Tasks | Notification::Reconnected)
                         | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                             wake.notify_one()
+                        }
+                        Ok(Notification::TasksOf(executions)) => {
+                            if !named.add(&executions) {
+                                wake.notify_one()
+                            }
                         }
                         Ok(Notification::ProcessClosed { .. }) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
@@ -68,11 +81,34 @@ impl DbQueue {
         )));
         let schedule = ClaimSchedule::new(self.poll_interval);
         let mut running = JoinSet::new();
+        // Whether the next claim searches the queue, or takes named executions' tasks.
+        let mut search = true;
+        let mut next_search_at = tokio::time::Instant::now();
         while !*shutdown.borrow() {
             while running.try_join_next().is_some() {}
             let free = permits.available_permits().min(256);
-            let (claimed, limit) = self.claim(&room, free, &schedule).await;
-            let claimed_count = claimed.len();
+            let mut claimed = Vec::new();
+            if !search && free > 0 {
+                let executions = named.take();
+                match self.claim_named(&room, free, &executions, &schedule).await {
+                    Some(named) if named.complete => claimed = named.claimed,
+                    other => {
+                        claimed = other.map(|named| named.claimed).unwrap_or_default();
+                        search = true;
+                    }
+                }
+            }
+            let (limit, searched) = if search {
+                // What was named so far is committed: the search finds it.
+                named.take();
+                let free = free - claimed.len();
+                let (found, limit) = self.claim(&room, free, &schedule).await;
+                let searched = found.len();
+                claimed.extend(found);
+                (limit, searched)
+            } else {
+                (0, 0)
+            };
             let now = self.clock.now();
             // Renewed from now on, also while they wait for a permit.
             let held: Vec<_> = claimed
@@ -134,22 +170,29 @@ impl DbQueue {
                     drop((place, permit));
                 });
             }
-            if ClaimSchedule::claim_again_at_once(claimed_count, limit, permits.available_permits())
-            {
-                continue;
+            if search {
+                if ClaimSchedule::claim_again_at_once(searched, limit, permits.available_permits())
+                {
+                    continue;
+                }
+                let next_due_in = if schedule.needs_next_due() {
+                    self.context.tasks.next_task_due_in().await.unwrap_or(None)
+                } else {
+                    None
+                };
+                let lifts_in = lock(&room).lifts_in(Instant::now());
+                let sleep_for = schedule
+                    .sleep_before_next_claim(next_due_in)
+                    .min(lifts_in.unwrap_or(Duration::MAX));
+                next_search_at = tokio::time::Instant::now() + sleep_for;
             }
-            let next_due_in = if schedule.needs_next_due() {
-                self.context.tasks.next_task_due_in().await.unwrap_or(None)
-            } else {
-                None
-            };
-            let lifts_in = lock(&room).lifts_in(Instant::now());
-            let sleep_for = schedule
-                .sleep_before_next_claim(next_due_in)
-                .min(lifts_in.unwrap_or(Duration::MAX));
+            // A claim of named tasks keeps the searches' schedule: the last search read
+            // ahead only until the next one was due.
+            search = true;
             tokio::select! {
                 _ = wake.notified() => {}
-                _ = tokio::time::sleep(sleep_for) => {}
+                _ = named.notify.notified() => search = false,
+                _ = tokio::time::sleep_until(next_search_at) => {}
                 _ = shutdown.changed() => {}
                 Some(_) = running.join_next(), if permits.available_permits() == 0 => {}
             }
@@ -199,6 +242,67 @@ impl DbQueue {
             }
         }
         (claimed, asked)
+    }
+
+    /// Claims the tasks of `executions` for `free` call slots, within the room the
+    /// highest priorities leave; `None` when the claim failed (the caller searches).
+    async fn claim_named(
+        &self,
+        room: &Mutex<PriorityRoom>,
+        free: usize,
+        executions: &[Uuid],
+        schedule: &ClaimSchedule,
+    ) -> Option<NamedClaimed> {
+        let [within, _] = lock(room).claims(free, Instant::now());
+        let within = within?;
+        let claimed = self
+            .context
+            .tasks
+            .lease_named(
+                executions,
+                &self.context.owner,
+                within.limit.min(free),
+                self.lease,
+                schedule.read_ahead(),
+                within.lowest_priority,
+            )
+            .await;
+        claimed
+            .inspect_err(|error| tracing::warn!(%error, "claiming named tasks failed; searching"))
+            .ok()
+    }
+}
+
+/// Most executions wake-ups name before the claim loop takes them; past it, a wake-up
+/// makes the loop search instead.
+const MAX_NAMED: usize = 1024;
+
+/// The executions wake-ups named since the claim loop last took them.
+#[derive(Default)]
+struct NamedWakes {
+    executions: Mutex<Vec<Uuid>>,
+    notify: Notify,
+}
+
+impl NamedWakes {
+    /// Adds `executions` and wakes the loop; false when there is no room for them.
+    fn add(&self, executions: &[Uuid]) -> bool {
+        let mut named = self.executions.lock().unwrap_or_else(|p| p.into_inner());
+        if named.len() + executions.len() > MAX_NAMED {
+            return false;
+        }
+        named.extend_from_slice(executions);
+        drop(named);
+        self.notify.notify_one();
+        true
+    }
+
+    fn take(&self) -> Vec<Uuid> {
+        let mut named = self.executions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut executions = std::mem::take(&mut *named);
+        executions.sort_unstable();
+        executions.dedup();
+        executions
     }
 }
 

@@ -16,7 +16,9 @@ use uuid::Uuid;
 use xdb_cluster::PeerNotifier;
 use xdb_engine::decide::StateApi;
 use xdb_engine::{Task, TaskType};
-use xdb_persistence::{Applied, FiredTimer, SetAside, StateCall, StoreError, Transitions};
+use xdb_persistence::{
+    Applied, FiredTimer, Notification, Notifications, SetAside, StateCall, StoreError, Transitions,
+};
 use xdb_protocol::{AsyncStateExecuteResponse, AsyncStateWaitUntilResponse};
 
 use super::DbQueue;
@@ -179,6 +181,17 @@ fn start_loop(
     now: DateTime<Utc>,
     max_in_flight: usize,
 ) -> (JoinHandle<()>, watch::Sender<bool>) {
+    start_woken_loop(tasks, transitions, now, max_in_flight, None)
+}
+
+/// [`start_loop`], woken by what `notifications` carries.
+fn start_woken_loop(
+    tasks: Arc<ScriptedTaskSource>,
+    transitions: Arc<RecordedTimeouts>,
+    now: DateTime<Utc>,
+    max_in_flight: usize,
+    notifications: Option<Notifications>,
+) -> (JoinHandle<()>, watch::Sender<bool>) {
     let context = HandlerContext {
         store: transitions,
         tasks,
@@ -191,7 +204,7 @@ fn start_loop(
     };
     let queue = DbQueue {
         context: Arc::new(context),
-        notifications: None,
+        notifications,
         api_peers: PeerNotifier::disabled(),
         max_in_flight,
         lower_priority_max_in_flight: max_in_flight,
@@ -300,4 +313,102 @@ async fn shutdown_waits_for_the_tasks_in_flight() {
         claims,
         "nothing claimed after shutdown"
     );
+}
+
+/// A wake-up naming a start's execution is served by claiming that execution's tasks,
+/// without a search; the searches keep their schedule (one a poll interval here).
+#[tokio::test(start_paused = true)]
+async fn named_new_tasks_are_claimed_without_a_search() {
+    let task = timeout_task(7, t0() - chrono::Duration::seconds(1));
+    let execution = task.process_execution_id;
+    let tasks = Arc::new(ScriptedTaskSource::default().answering_named([(vec![task], true)]));
+    let (transitions, _open) = RecordedTimeouts::new(None);
+    let notifications = Notifications::new();
+    let start = Instant::now();
+    let (run, stop) = start_woken_loop(
+        tasks.clone(),
+        transitions.clone(),
+        t0(),
+        8,
+        Some(notifications.clone()),
+    );
+    let step = Duration::from_millis(100);
+    tokio::time::sleep(step).await;
+    assert_eq!(tasks.claim_limits(), [8], "the first search");
+
+    notifications.publish(Notification::TasksOf(Arc::from([execution])));
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(tasks.named_claims(), [vec![execution]]);
+    assert_eq!(transitions.ran_since(start), [(7, step)]);
+    assert_eq!(tasks.claim_limits(), [8], "no search");
+
+    tokio::time::sleep_until(start + POLL - Duration::from_millis(1)).await;
+    assert_eq!(tasks.claim_limits(), [8]);
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    assert_eq!(
+        tasks.claim_limits(),
+        [8, 8],
+        "the next search when the first scheduled it, not a poll after the named claim"
+    );
+    stop_loop(run, stop).await;
+}
+
+/// A named claim that left some of the execution's tasks is followed by a search, for
+/// the free permits left.
+#[tokio::test(start_paused = true)]
+async fn an_incomplete_named_claim_searches_after_it() {
+    let due = t0() - chrono::Duration::seconds(1);
+    let named = timeout_task(1, due);
+    let execution = named.process_execution_id;
+    let tasks = Arc::new(
+        ScriptedTaskSource::with([vec![], vec![timeout_task(2, due)]])
+            .answering_named([(vec![named], false)]),
+    );
+    let (transitions, _open) = RecordedTimeouts::new(None);
+    let notifications = Notifications::new();
+    let start = Instant::now();
+    let (run, stop) = start_woken_loop(
+        tasks.clone(),
+        transitions.clone(),
+        t0(),
+        8,
+        Some(notifications.clone()),
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    notifications.publish(Notification::TasksOf(Arc::from([execution])));
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(tasks.named_claims(), [vec![execution]]);
+    assert_eq!(
+        tasks.claim_limits(),
+        [8, 7],
+        "searched for the 7 permits left"
+    );
+    let ran: Vec<i64> = transitions
+        .ran_since(start)
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(ran, [1, 2]);
+    stop_loop(run, stop).await;
+}
+
+/// An unnamed wake-up searches, as it always did.
+#[tokio::test(start_paused = true)]
+async fn an_unnamed_wake_up_searches() {
+    let tasks = Arc::new(ScriptedTaskSource::default());
+    let (transitions, _open) = RecordedTimeouts::new(None);
+    let notifications = Notifications::new();
+    let (run, stop) = start_woken_loop(
+        tasks.clone(),
+        transitions,
+        t0(),
+        8,
+        Some(notifications.clone()),
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    notifications.publish(Notification::Tasks);
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(tasks.claim_limits(), [8, 8]);
+    assert!(tasks.named_claims().is_empty());
+    stop_loop(run, stop).await;
 }

@@ -1,14 +1,18 @@
 //! A small fake of [`TaskSource`] for the task sources' unit tests: claims return the
-//! batches it was given, in turn, then nothing; it records every claim's limit and every
-//! lease renewal, and refuses what no loop under test asks of it.
+//! batches it was given, in turn, then nothing, and claims of named executions the
+//! answers it was given for them; it records every claim's limit, every named claim's
+//! executions and every lease renewal, and refuses what no loop under test asks of it.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use uuid::Uuid;
 use xdb_engine::Task;
-use xdb_persistence::{Claimed, OperatorGauges, ReleasedLeases, StoreError, TaskClaim, TaskSource};
+use xdb_persistence::{
+    Claimed, NamedClaimed, OperatorGauges, ReleasedLeases, StoreError, TaskClaim, TaskSource,
+};
 
 #[derive(Default)]
 pub(crate) struct ScriptedTaskSource {
@@ -17,6 +21,10 @@ pub(crate) struct ScriptedTaskSource {
     limits: Mutex<Vec<i64>>,
     /// The ids of every renewal, sorted, in order.
     renewed: Mutex<Vec<Vec<i64>>>,
+    /// What claims of named executions answer, in turn (then nothing, complete).
+    named_answers: Mutex<VecDeque<(Vec<Task>, bool)>>,
+    /// The executions of every named claim, in order.
+    named_claims: Mutex<Vec<Vec<Uuid>>>,
 }
 
 impl ScriptedTaskSource {
@@ -26,6 +34,20 @@ impl ScriptedTaskSource {
             batches: Mutex::new(batches.into_iter().collect()),
             ..Self::default()
         }
+    }
+
+    /// Claims of named executions answer `answers` (their tasks, whether complete), in
+    /// turn.
+    pub(crate) fn answering_named(
+        self,
+        answers: impl IntoIterator<Item = (Vec<Task>, bool)>,
+    ) -> Self {
+        *self.named_answers.lock().unwrap() = answers.into_iter().collect();
+        self
+    }
+
+    pub(crate) fn named_claims(&self) -> Vec<Vec<Uuid>> {
+        self.named_claims.lock().unwrap().clone()
     }
 
     pub(crate) fn claim_limits(&self) -> Vec<i64> {
@@ -53,14 +75,29 @@ impl TaskSource for ScriptedTaskSource {
             batch.len() as i64 <= limit,
             "the script claims within the limit"
         );
-        Ok(batch
-            .into_iter()
-            .map(|task| Claimed {
-                task,
-                call: None,
-                priority: None,
-            })
-            .collect())
+        Ok(claimed(batch))
+    }
+    async fn lease_named(
+        &self,
+        executions: &[Uuid],
+        _owner: &str,
+        limit: usize,
+        _lease: Duration,
+        _ahead: Duration,
+        _lowest_priority: u8,
+    ) -> Result<NamedClaimed, StoreError> {
+        self.named_claims.lock().unwrap().push(executions.to_vec());
+        let (tasks, complete) = self
+            .named_answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or((Vec::new(), true));
+        assert!(tasks.len() <= limit, "the script claims within the limit");
+        Ok(NamedClaimed {
+            claimed: claimed(tasks),
+            complete,
+        })
     }
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {
         Ok(None)
@@ -91,4 +128,15 @@ impl TaskSource for ScriptedTaskSource {
     ) -> Result<ReleasedLeases, StoreError> {
         unreachable!("no loop under test releases")
     }
+}
+
+fn claimed(tasks: Vec<Task>) -> Vec<Claimed> {
+    tasks
+        .into_iter()
+        .map(|task| Claimed {
+            task,
+            call: None,
+            priority: None,
+        })
+        .collect()
 }

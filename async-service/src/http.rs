@@ -11,8 +11,10 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use tokio::sync::watch;
+use uuid::Uuid;
 use xdb_cluster::{Authenticated, InternalAuth};
 use xdb_persistence::{Notification, Notifications, TaskSource};
+use xdb_protocol::limits::MAX_NOTIFY_IDS;
 use xdb_protocol::{paths, InternalNotifyRequest};
 
 use crate::health::SourceHealth;
@@ -120,8 +122,59 @@ async fn notify(
     call: Authenticated<Json<InternalNotifyRequest>>,
 ) -> StatusCode {
     let Json(request) = call.body;
-    if request.new_tasks {
-        state.notifications.publish(Notification::Tasks);
+    if let Some(notification) = wake_up(&request) {
+        state.notifications.publish(notification);
     }
     StatusCode::OK
+}
+
+/// What `request` tells the claim loop: new tasks of the executions it names, when it
+/// names them all well, else new tasks to search for (a name that is no execution id, or
+/// too many, must not hide a task).
+fn wake_up(request: &InternalNotifyRequest) -> Option<Notification> {
+    if !request.new_tasks {
+        return None;
+    }
+    let named = &request.new_task_executions;
+    if named.is_empty() || named.len() > MAX_NOTIFY_IDS {
+        return Some(Notification::Tasks);
+    }
+    let executions: Option<Arc<[Uuid]>> = named.iter().map(|id| id.parse().ok()).collect();
+    Some(executions.map_or(Notification::Tasks, Notification::TasksOf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(new_tasks: bool, named: &[&str]) -> InternalNotifyRequest {
+        InternalNotifyRequest {
+            new_tasks,
+            new_task_executions: named.iter().map(|id| id.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn named_executions_are_passed_on_and_anything_doubtful_searches() {
+        let id = Uuid::now_v7();
+        assert_eq!(wake_up(&request(false, &[])), None);
+        assert_eq!(wake_up(&request(true, &[])), Some(Notification::Tasks));
+        assert_eq!(
+            wake_up(&request(true, &[&id.to_string()])),
+            Some(Notification::TasksOf(Arc::from([id])))
+        );
+        assert_eq!(
+            wake_up(&request(true, &[&id.to_string(), "not-an-id"])),
+            Some(Notification::Tasks)
+        );
+        let too_many: Vec<String> = (0..=MAX_NOTIFY_IDS)
+            .map(|_| Uuid::now_v7().to_string())
+            .collect();
+        let too_many: Vec<&str> = too_many.iter().map(String::as_str).collect();
+        assert_eq!(
+            wake_up(&request(true, &too_many)),
+            Some(Notification::Tasks)
+        );
+    }
 }

@@ -13,6 +13,9 @@ use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notification {
     Tasks,
+    /// New tasks, every one of them of these executions (MySQL's wake-ups name a start's
+    /// execution): a claim may take theirs without searching the queue.
+    TasksOf(Arc<[uuid::Uuid]>),
     /// Execution `id` closed; `outcome` is the answer for its waiters when the closing
     /// transaction could send it along (PostgreSQL, when it is small), so they need not
     /// read it back.

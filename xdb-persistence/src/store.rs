@@ -29,6 +29,14 @@ pub struct Claimed {
     pub priority: Option<u8>,
 }
 
+/// What [`TaskSource::lease_named`] claimed, and whether that was all there was of the
+/// named executions' tasks (when not, the caller searches the queue as well).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NamedClaimed {
+    pub claimed: Vec<Claimed>,
+    pub complete: bool,
+}
+
 /// A due timer whose firing settles its state's commands, decided from the rows as read
 /// (nothing written yet), with the execute call that firing starts: the caller calls the
 /// worker, then commits the firing and the answer as one transition
@@ -392,6 +400,21 @@ pub trait TaskSource: Send + Sync + 'static {
         self.lease_due(owner, limit, lease, ahead.as_secs_f64(), lowest_priority)
             .await
     }
+    /// [`Self::claim_tasks_with_calls`] for the tasks of `executions` only, read by
+    /// their execution instead of searching the queue: for a caller told that every new
+    /// task is one of theirs (MySQL's wake-ups name a start's execution). Keyed tasks
+    /// are left to the search, which gives a fairness key its turn. The answer says
+    /// whether it took every unleased task of theirs due within `ahead`; when not, the
+    /// caller searches as well.
+    async fn lease_named(
+        &self,
+        executions: &[uuid::Uuid],
+        owner: &str,
+        limit: usize,
+        lease: Duration,
+        ahead: Duration,
+        lowest_priority: u8,
+    ) -> Result<NamedClaimed, StoreError>;
     /// Due tasks nobody holds a lease on, counted up to `cap` (a metric, not a
     /// scheduling input: the cap bounds what a huge backlog costs to count).
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError>;

@@ -69,11 +69,24 @@ pub(crate) async fn claim_due<D: TaskQueue>(
             *candidates = held;
         }
     }
-    let Some((mut tasks, now)) = due.filter(|(tasks, _)| !tasks.is_empty()) else {
+    let Some((tasks, now)) = due.filter(|(tasks, _)| !tasks.is_empty()) else {
         tx.commit().await?;
         return Ok(Vec::new());
     };
-    let kind = <D::Tx as SqlConn>::KIND;
+    lease_locked(tx, tasks, now, owner, lease).await
+}
+
+/// Leases `tasks`, locked by `tx` and read at the database's `now`, to `owner` for
+/// `lease`, reads the state tasks' rows along and commits: the claimed tasks in running
+/// order.
+pub(super) async fn lease_locked<T: Transaction + SqlConn>(
+    mut tx: T,
+    mut tasks: Vec<Task>,
+    now: DateTime<Utc>,
+    owner: &str,
+    lease: Duration,
+) -> Result<Vec<ClaimedRows>, StoreError> {
+    let kind = T::KIND;
     let mut params = lease_params(owner, now, lease.as_micros() as i64);
     params.extend(tasks.iter().map(|task| Param::from(task.id)));
     let ids = in_list(&mut params, tasks.len());
@@ -201,24 +214,35 @@ impl DueLook<'_> {
         tx: &mut C,
         candidates: &[Task],
     ) -> Result<Vec<Task>, StoreError> {
-        if candidates.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut params = vec![Param::from(self.ahead)];
-        params.extend(candidates.iter().map(|task| Param::from(task.id)));
-        let ids = in_list(&mut params, candidates.len());
-        let sql = still_claimable(C::KIND, &ids);
-        let rows = tx.query(&sql, &params).await?;
-        let mut held = HashMap::with_capacity(rows.len());
-        for row in &rows {
-            let task = read_task(&mut C::columns(row, 0))?;
-            held.insert(task.id, task);
-        }
-        Ok(candidates
-            .iter()
-            .filter_map(|task| held.remove(&task.id))
-            .collect())
+        lock_still_claimable(tx, candidates, self.ahead).await
     }
+}
+
+/// Of `candidates`, read unlocked, those still claimable within `ahead` microseconds,
+/// locked by their key (which locks no other row), as they are now, in the same order;
+/// those locked by another claim are skipped.
+pub(super) async fn lock_still_claimable<C: SqlConn>(
+    tx: &mut C,
+    candidates: &[Task],
+    ahead: i64,
+) -> Result<Vec<Task>, StoreError> {
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut params = vec![Param::from(ahead)];
+    params.extend(candidates.iter().map(|task| Param::from(task.id)));
+    let ids = in_list(&mut params, candidates.len());
+    let sql = still_claimable(C::KIND, &ids);
+    let rows = tx.query(&sql, &params).await?;
+    let mut held = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let task = read_task(&mut C::columns(row, 0))?;
+        held.insert(task.id, task);
+    }
+    Ok(candidates
+        .iter()
+        .filter_map(|task| held.remove(&task.id))
+        .collect())
 }
 
 /// The process and state rows of the state tasks among `tasks`, by task id; a task
@@ -399,7 +423,7 @@ pub(crate) async fn release_dead<D: TaskQueue>(
 /// The tasks of `rows` (their [`TASK_COLUMNS`], then the database's now, then when
 /// `parted` the part of the statement that read them), each with its now and part
 /// (after the others' when not `parted`).
-fn read_claimable<C: SqlConn>(
+pub(super) fn read_claimable<C: SqlConn>(
     rows: &[C::Row],
     parted: bool,
 ) -> Result<Vec<(Task, DateTime<Utc>, i32)>, StoreError> {
@@ -417,12 +441,12 @@ fn read_claimable<C: SqlConn>(
 /// The database's time: MySQL's at the statement's start, PostgreSQL's at the
 /// transaction's (its first statement in the generic forms). A stable bound, unlike
 /// `clock_timestamp()`, lets an index scan stop at the tasks due now.
-fn db_now(kind: SqlKind) -> &'static str {
+pub(super) fn db_now(kind: SqlKind) -> &'static str {
     kind.pick("now()", "UTC_TIMESTAMP(6)")
 }
 
 /// An interval of the parameter's microseconds.
-fn micros(kind: SqlKind) -> &'static str {
+pub(super) fn micros(kind: SqlKind) -> &'static str {
     kind.pick(
         "CAST(? AS BIGINT) * interval '1 microsecond'",
         "INTERVAL ? MICROSECOND",

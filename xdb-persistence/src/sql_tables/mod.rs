@@ -45,6 +45,7 @@ pub(crate) mod flow_limit_rows;
 mod history_rows;
 pub(crate) mod in_list;
 pub(crate) mod leases;
+mod named_claim;
 mod operator_rows;
 pub(crate) mod plan_rows;
 pub(crate) mod process_rows;

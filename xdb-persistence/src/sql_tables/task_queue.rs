@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use uuid::Uuid;
 use xdb_engine::{ProcessExecution, StateExecution, Task};
 
-use super::leases;
+use super::{leases, named_claim};
 use crate::claimed_call::ready_call;
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
@@ -26,8 +27,8 @@ use crate::sql_tables::task_rows::tasks_by_ids;
 use crate::tables::{Answer, Dialect, Lane};
 use crate::task_claim::ExpiredLeaseLook;
 use crate::{
-    Claimed, Listen, Notifications, OperatorGauges, ReleasedLeases, StoreError, TaskClaim,
-    TaskSource,
+    Claimed, Listen, NamedClaimed, Notifications, OperatorGauges, ReleasedLeases, StoreError,
+    TaskClaim, TaskSource,
 };
 
 /// A claimed task with its process and state rows, when the claim read them along.
@@ -98,18 +99,32 @@ impl<D: TaskQueue> TaskSource for D {
         let claimed = self
             .claim_due(owner, limit, lease, ahead, lowest_priority)
             .await?;
-        Ok(claimed
-            .into_iter()
-            .map(|(task, rows)| {
-                let priority = rows.as_ref().map(|(process, _)| process.priority);
-                let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
-                Claimed {
-                    task,
-                    call,
-                    priority,
-                }
-            })
-            .collect())
+        Ok(with_calls(claimed))
+    }
+
+    async fn lease_named(
+        &self,
+        executions: &[Uuid],
+        owner: &str,
+        limit: usize,
+        lease: Duration,
+        ahead: Duration,
+        lowest_priority: u8,
+    ) -> Result<NamedClaimed, StoreError> {
+        let named = named_claim::claim_named(
+            self,
+            executions,
+            owner,
+            limit,
+            lease,
+            ahead,
+            lowest_priority,
+        )
+        .await?;
+        Ok(NamedClaimed {
+            claimed: with_calls(named.claimed),
+            complete: named.complete,
+        })
     }
 
     async fn count_backlog(&self, cap: i64) -> Result<i64, StoreError> {
@@ -214,6 +229,22 @@ impl<D: TaskQueue> TaskSource for D {
 /// how many it renewed. The tasks are found by their key: found by their owner (the
 /// index MariaDB otherwise picks), the locked read would hold every task of the
 /// instance, listed or not, until the renewal commits.
+/// `claimed` with each state task's worker call, where the rows read along make one.
+fn with_calls(claimed: Vec<ClaimedRows>) -> Vec<Claimed> {
+    claimed
+        .into_iter()
+        .map(|(task, rows)| {
+            let priority = rows.as_ref().map(|(process, _)| process.priority);
+            let call = rows.and_then(|(process, state)| ready_call(&task, process, state?));
+            Claimed {
+                task,
+                call,
+                priority,
+            }
+        })
+        .collect()
+}
+
 pub(super) async fn renew<C: SqlConn>(
     conn: &mut C,
     owner: &str,
