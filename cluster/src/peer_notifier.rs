@@ -6,7 +6,7 @@
 //! A close goes with its outcome when that is small, so that the API's waiters answer
 //! from it instead of reading the execution back (a statement per close on MySQL).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,7 +36,10 @@ const IDS_ONLY_FOR: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
 struct Pending {
+    /// Tasks were committed that `new_task_executions` may not cover: receivers search.
     new_tasks: bool,
+    /// Executions with new tasks, each named: receivers may claim theirs by execution.
+    new_task_executions: BTreeSet<String>,
     /// Closed executions, with their outcome when small enough to send.
     closed: BTreeMap<String, Option<Box<ProcessExecutionWaitForCompletionResponse>>>,
 }
@@ -80,6 +83,24 @@ impl PeerNotifier {
     /// New tasks were committed.
     pub fn new_tasks(&self) {
         self.update(|pending| pending.new_tasks = true);
+    }
+
+    /// New tasks of execution `process_execution_id` only were committed: a receiver
+    /// may claim them by their execution, without searching the queue (on MariaDB the
+    /// search is most of a claim's time).
+    pub fn new_tasks_of(&self, process_execution_id: String) {
+        self.update(|pending| {
+            if pending.new_tasks {
+                return;
+            }
+            if pending.new_task_executions.len() < MAX_NOTIFY_IDS {
+                pending.new_task_executions.insert(process_execution_id);
+            } else {
+                // Past what one request names: a search finds them all.
+                pending.new_task_executions.clear();
+                pending.new_tasks = true;
+            }
+        });
     }
 
     /// An execution closed, with `outcome`, its waiters' answer, when known.
@@ -131,9 +152,16 @@ fn json_len(value: &ProcessExecutionWaitForCompletionResponse) -> usize {
 fn requests(pending: Pending) -> Vec<InternalNotifyRequest> {
     let mut requests = Vec::new();
     let mut closed = pending.closed.into_iter().peekable();
+    let new_tasks = pending.new_tasks || !pending.new_task_executions.is_empty();
+    let mut named = if pending.new_tasks {
+        Vec::new()
+    } else {
+        pending.new_task_executions.into_iter().collect()
+    };
     loop {
         let mut request = InternalNotifyRequest {
-            new_tasks: pending.new_tasks && requests.is_empty(),
+            new_tasks: new_tasks && requests.is_empty(),
+            new_task_executions: std::mem::take(&mut named),
             ..Default::default()
         };
         let mut outcome_bytes = 0;
@@ -175,7 +203,8 @@ async fn send_rounds(
         strong.wake.notified().await;
         let pending = std::mem::take(&mut *strong.pending.lock().expect("never poisoned"));
         drop(strong);
-        if !pending.new_tasks && pending.closed.is_empty() {
+        if !pending.new_tasks && pending.new_task_executions.is_empty() && pending.closed.is_empty()
+        {
             continue;
         }
         if peers_read_at.is_none_or(|at| at.elapsed() > PEER_CACHE_TTL) {
@@ -289,6 +318,7 @@ mod tests {
     fn pending(closed: impl IntoIterator<Item = (String, Option<usize>)>) -> Pending {
         Pending {
             new_tasks: true,
+            new_task_executions: BTreeSet::new(),
             closed: closed
                 .into_iter()
                 .map(|(id, bytes)| {
@@ -316,12 +346,7 @@ mod tests {
 
     #[test]
     fn a_large_outcome_is_not_kept() {
-        let notifier = PeerNotifier {
-            inner: Some(Arc::new(Inner {
-                pending: Mutex::new(Pending::default()),
-                wake: Notify::new(),
-            })),
-        };
+        let notifier = notifier();
         let closed = |id: &str, bytes| {
             notifier.process_closed(id.into(), Some(Box::new(outcome(id, bytes))))
         };
@@ -426,6 +451,67 @@ mod tests {
             [request, ids_only_request.clone(), ids_only_request],
             "refused once, then sent again and afterwards without outcomes"
         );
+    }
+
+    fn notifier() -> PeerNotifier {
+        PeerNotifier {
+            inner: Some(Arc::new(Inner {
+                pending: Mutex::new(Pending::default()),
+                wake: Notify::new(),
+            })),
+        }
+    }
+
+    fn sent_by(notifier: PeerNotifier) -> Vec<InternalNotifyRequest> {
+        let inner = notifier.inner.unwrap();
+        let pending = std::mem::take(&mut *inner.pending.lock().unwrap());
+        requests(pending)
+    }
+
+    #[test]
+    fn new_tasks_of_named_executions_go_with_their_names() {
+        let notifier = notifier();
+        notifier.new_tasks_of("e2".into());
+        notifier.new_tasks_of("e1".into());
+        notifier.new_tasks_of("e2".into());
+        let sent = sent_by(notifier);
+        assert_eq!(sent.len(), 1);
+        assert!(
+            sent[0].new_tasks,
+            "a receiver that reads no names still wakes"
+        );
+        assert_eq!(sent[0].new_task_executions, ["e1", "e2"]);
+    }
+
+    #[test]
+    fn an_unnamed_new_task_drops_the_names() {
+        for unnamed_first in [false, true] {
+            let notifier = notifier();
+            if unnamed_first {
+                notifier.new_tasks();
+            }
+            notifier.new_tasks_of("e".into());
+            if !unnamed_first {
+                notifier.new_tasks();
+            }
+            let sent = sent_by(notifier);
+            assert!(sent[0].new_tasks);
+            assert!(
+                sent[0].new_task_executions.is_empty(),
+                "receivers must search for the unnamed one"
+            );
+        }
+    }
+
+    #[test]
+    fn too_many_names_become_a_search() {
+        let notifier = notifier();
+        for i in 0..=MAX_NOTIFY_IDS {
+            notifier.new_tasks_of(format!("e{i}"));
+        }
+        let sent = sent_by(notifier);
+        assert!(sent[0].new_tasks);
+        assert!(sent[0].new_task_executions.is_empty());
     }
 
     #[test]

@@ -18,6 +18,14 @@ pub struct InternalNotifyRequest {
     #[serde(default)]
     #[schema(default = false)]
     pub new_tasks: bool,
+    /// When not empty, every task `newTasks` announces belongs to one of these
+    /// executions, so a receiver may claim theirs by execution instead of searching the
+    /// whole queue; at most `MAX_NOTIFY_IDS`. A receiver from before this field
+    /// searches, as it always did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 10000)]
+    #[schema(default = json!([]))]
+    pub new_task_executions: Vec<String>,
     /// These executions closed (for API-service instances with waiters); at most
     /// `MAX_NOTIFY_IDS`. Every closed execution is listed here, also those with an
     /// outcome in `closedOutcomes`, for receivers that know only this field.
@@ -53,7 +61,6 @@ mod tests {
     #[test]
     fn outcomes_travel_beside_the_ids() {
         let request = InternalNotifyRequest {
-            new_tasks: false,
             closed_process_execution_ids: vec!["a".into()],
             closed_outcomes: vec![ProcessExecutionWaitForCompletionResponse {
                 process_execution_id: "a".into(),
@@ -62,6 +69,7 @@ mod tests {
                 result: None,
                 failure: None,
             }],
+            ..Default::default()
         };
         let json = serde_json::to_value(&request).unwrap();
         assert_eq!(json["closedProcessExecutionIds"], serde_json::json!(["a"]));
@@ -90,5 +98,27 @@ mod tests {
     fn nothing_new_is_sent_without_outcomes() {
         let json = serde_json::to_value(InternalNotifyRequest::default()).unwrap();
         assert!(json.get("closedOutcomes").is_none());
+        assert!(json.get("newTaskExecutions").is_none());
+    }
+
+    /// What a receiver of the version before `newTaskExecutions` read: `newTasks`, so
+    /// it searches the queue as before.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct WakeOnly {
+        new_tasks: bool,
+    }
+
+    #[test]
+    fn named_new_tasks_still_wake_a_receiver_that_does_not_read_the_names() {
+        let request = InternalNotifyRequest {
+            new_tasks: true,
+            new_task_executions: vec!["e".into()],
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&request).unwrap();
+        assert!(json.contains(r#""newTaskExecutions":["e"]"#), "{json}");
+        let old: WakeOnly = serde_json::from_str(&json).unwrap();
+        assert!(old.new_tasks);
     }
 }

@@ -115,9 +115,9 @@ mod tests {
     #[test]
     fn an_id_with_its_outcome_is_announced_once_with_the_outcome() {
         let request = InternalNotifyRequest {
-            new_tasks: false,
             closed_process_execution_ids: vec!["a".into(), "b".into()],
             closed_outcomes: vec![outcome("a", ProcessStatus::Completed)],
+            ..Default::default()
         };
         let expected = Notification::ProcessClosed {
             id: "a".into(),

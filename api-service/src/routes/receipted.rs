@@ -54,10 +54,18 @@ fn announce(state: &AppState, request: &ClientRequest<'_>, applied: &RequestAnsw
     // Tasks may be due now: wake the async services (where the database cannot). A
     // pause makes none due, and a reprioritization only reorders those that are.
     use xdb_persistence::receipts::Control;
-    if !matches!(
-        request,
-        ClientRequest::Control(Control::Pause | Control::Reprioritize, _)
-    ) {
-        state.async_peers.new_tasks();
+    match request {
+        ClientRequest::Control(Control::Pause | Control::Reprioritize, _) => {}
+        // A start's tasks are its new execution's: named, they are claimed by it.
+        ClientRequest::Start(_) => match started_execution(applied) {
+            Some(id) => state.async_peers.new_tasks_of(id.to_owned()),
+            None => state.async_peers.new_tasks(),
+        },
+        _ => state.async_peers.new_tasks(),
     }
+}
+
+/// The execution a start's answer names.
+fn started_execution(applied: &RequestAnswer) -> Option<&str> {
+    applied.answer.get("processExecutionId")?.as_str()
 }

@@ -1149,6 +1149,13 @@ export type InternalNotifyRequest = {
      */
     closedProcessExecutionIds?: Array<string>;
     /**
+     * When not empty, every task `newTasks` announces belongs to one of these
+     * executions, so a receiver may claim theirs by execution instead of searching the
+     * whole queue; at most `MAX_NOTIFY_IDS`. A receiver from before this field
+     * searches, as it always did.
+     */
+    newTaskExecutions?: Array<string>;
+    /**
      * New tasks were committed (for async-service instances).
      */
     newTasks?: boolean;

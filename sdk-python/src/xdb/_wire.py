@@ -2023,6 +2023,13 @@ class InternalNotifyRequest(WireModel):
     `MAX_NOTIFY_IDS`. Every closed execution is listed here, also those with an
     outcome in `closedOutcomes`, for receivers that know only this field.
     """
+    new_task_executions: list[str] = []
+    """
+    When not empty, every task `newTasks` announces belongs to one of these
+    executions, so a receiver may claim theirs by execution instead of searching the
+    whole queue; at most `MAX_NOTIFY_IDS`. A receiver from before this field
+    searches, as it always did.
+    """
     new_tasks: bool = False
     """New tasks were committed (for async-service instances)."""
 
