@@ -3,7 +3,7 @@
 //! (PostgreSQL's plans are checked in `postgres::task_queue_tests`.)
 
 use super::*;
-use crate::sql_tables::leases::{due_params, due_tasks};
+use crate::sql_tables::lease_sql::{due_params, due_tasks};
 use crate::tables::Lane;
 
 /// The `Extra` column of each row of `EXPLAIN sql`.
@@ -82,7 +82,7 @@ async fn on_mysql_keyed_reads_sort_no_backlog() {
         "a key's backlog sorted: {plan:?}"
     );
     // The claim's union: the timers' part (the first) sorts its due rows (see
-    // `leases::due_tasks`); each priority's keyless part and the keyed probe do not.
+    // `lease_sql::due_tasks`); each priority's keyless part and the keyed probe do not.
     let plan = extras(
         &mut session,
         due_tasks(SqlKind::MySql, false),

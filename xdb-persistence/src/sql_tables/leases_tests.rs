@@ -3,6 +3,7 @@ use uuid::Uuid;
 use xdb_protocol::priority::LOWEST;
 
 use super::*;
+use crate::sql::SqlKind;
 
 const LEASE: Duration = Duration::from_secs(30);
 

@@ -44,6 +44,7 @@ pub(crate) mod first_start_batch;
 pub(crate) mod flow_limit_rows;
 mod history_rows;
 pub(crate) mod in_list;
+mod lease_sql;
 pub(crate) mod leases;
 mod named_claim;
 mod operator_rows;

@@ -6,14 +6,15 @@
 //! when it could not take them all, so that the caller searches after all.
 //!
 //! The read locks nothing, for the reason the search's first read locks nothing (see
-//! [`leases::claim_due`]); the tasks are then locked by their key, as the search's are.
+//! [`super::leases::claim_due`]); the tasks are then locked by their key, as the search's are.
 
 use std::time::Duration;
 
 use uuid::Uuid;
 
 use super::in_list::in_list;
-use super::leases::{self, db_now, lease_locked, lock_still_claimable};
+use super::lease_sql::{db_now, micros};
+use super::leases::{lease_locked, lock_still_claimable};
 use super::task_queue::{ClaimedRows, TaskQueue};
 use crate::columns::{read_task, ColumnReader, TASK_COLUMNS};
 use crate::sql::{Param, SqlConn};
@@ -65,7 +66,7 @@ pub(crate) async fn claim_named<D: TaskQueue>(
             "xdb_sys_tasks",
             "xdb_sys_tasks FORCE INDEX (xdb_sys_tasks_by_execution)"
         ),
-        leases::micros(kind),
+        micros(kind),
     );
     let rows = tx.query(&sql, &params).await?;
     let mut read = Vec::with_capacity(rows.len());

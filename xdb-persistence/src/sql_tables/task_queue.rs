@@ -357,7 +357,7 @@ fn build_next_due(kind: SqlKind) -> String {
         "SELECT fire_at FROM xdb_sys_tasks WHERE lease_owner IS NULL AND {} \
          AND {} ORDER BY fire_at LIMIT 1",
         kind.pick("TRUE", "priority IN (1, 2, 3, 4, 5)"),
-        // One range a priority on MySQL (see `leases::build_due_tasks`).
+        // One range a priority on MySQL (see `lease_sql::build_due_tasks`).
         kind.pick("fairness_key <> ''", "fairness_key > ''")
     );
     let firsts = union_all(kind, keyless.into_iter().chain(std::iter::once(keyed)));
