@@ -87,7 +87,10 @@ start_local_server() {
     fi
     install -d -o mysql -g mysql /run/mysqld
     log "starting $SERVER"
-    start-stop-daemon --start --oknodo --background --exec "$SERVER" -- --user=mysql
+    # The pid file names this server: another mariadbd on the machine (another port)
+    # must not pass for it.
+    start-stop-daemon --start --oknodo --background --pidfile /run/mysqld/mysqld.pid \
+        --exec "$SERVER" -- --user=mysql
 }
 
 if answers; then

@@ -19,10 +19,13 @@ pub fn restart(database: Database) {
              {scripts}/ensure-postgres.sh >/dev/null"
         ),
         // The shutdown command returns before the server has exited; starting it again
-        // meanwhile would find it "running" and wait for it in vain.
+        // meanwhile would find it "running" and wait for it in vain. The wait is for this
+        // server's own process (another MariaDB may run on the machine).
         Database::MySql => format!(
-            "set -e; mariadb-admin -h 127.0.0.1 -u root shutdown; \
-             for _ in $(seq 1 300); do pgrep -x mariadbd >/dev/null || break; sleep 0.1; done; \
+            "set -e; \
+             pid=$(cat \"$(mariadb -h 127.0.0.1 -u root -N -B -e 'SELECT @@pid_file')\"); \
+             mariadb-admin -h 127.0.0.1 -u root shutdown; \
+             for _ in $(seq 1 300); do kill -0 \"$pid\" 2>/dev/null || break; sleep 0.1; done; \
              {scripts}/ensure-mariadb.sh >/dev/null"
         ),
     };

@@ -47,6 +47,7 @@ mod schedule_store;
 mod session_limits;
 mod sql;
 mod sql_tables;
+mod steps;
 mod store;
 mod tables;
 mod task_claim;

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use crate::business_table::ColumnKind;
 use crate::columns::ColumnReader;
+use crate::steps::{run_each, Step};
 use crate::tables::Answer;
 
 /// A statement parameter, converted by each dialect to its driver's type (a UUID is a
@@ -123,6 +124,15 @@ pub(crate) trait SqlConn: Send {
     /// Whether [`SqlConn::insert_numbered`] tells every row's id of a multi-row insert
     /// (not on MySQL whose `innodb_autoinc_lock_mode` lets other inserts' ids interleave).
     fn tells_inserted_ids(&self) -> bool;
+    /// Runs `steps` in order, each required to do what it expects; the ids of each
+    /// [`crate::steps::Expect::Ids`] step, in order. One round trip each unless the
+    /// dialect sends them together.
+    fn run_in_order(&mut self, steps: &[Step<'_>]) -> impl Answer<Vec<Vec<i64>>>
+    where
+        Self: Sized,
+    {
+        run_each(self, steps)
+    }
 }
 
 /// The one number `sql`, a `SELECT COUNT(*) …`, answers.

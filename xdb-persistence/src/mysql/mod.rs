@@ -14,6 +14,7 @@
 //!   SKIP LOCKED` of those by id, then `UPDATE`, in one transaction (see
 //!   `sql_tables::leases::claim_due` for why the range is not read locked).
 
+mod compound;
 mod error;
 mod global_attributes;
 pub(crate) mod query_syntax;

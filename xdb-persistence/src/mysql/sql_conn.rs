@@ -4,15 +4,17 @@
 use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Row, Value};
 
+use super::compound::run_compound;
 use super::global_attributes::to_mysql;
 use super::rows::{json_text, time_value, Positional};
 use super::tables::{AffectedRows, MySqlRows};
 use crate::columns::ColumnReader;
 use crate::sql::{Param, SqlConn, SqlKind};
+use crate::steps::{run_each, Step};
 use crate::StoreError;
 
 /// `param` as the MySQL value of its column's type.
-fn mysql_value(param: &Param<'_>) -> Value {
+pub(super) fn mysql_value(param: &Param<'_>) -> Value {
     match param {
         Param::Uuid(id) => Value::from(id.to_string()),
         Param::OptionalUuid(id) => id.map_or(Value::NULL, |id| Value::from(id.to_string())),
@@ -83,5 +85,13 @@ impl<Q: Queryable + AffectedRows + Sync> SqlConn for MySqlRows<Q> {
 
     fn tells_inserted_ids(&self) -> bool {
         self.store.consecutive_insert_ids()
+    }
+
+    async fn run_in_order(&mut self, steps: &[Step<'_>]) -> Result<Vec<Vec<i64>>, StoreError> {
+        if steps.len() < 2 || !self.store.is_mariadb() {
+            return run_each(self, steps).await;
+        }
+        let tells_ids = self.tells_inserted_ids();
+        run_compound(&mut self.conn, steps, tells_ids).await
     }
 }

@@ -56,6 +56,8 @@ mod schedule_changes;
 mod schedule_rows;
 mod service_instances;
 mod state_rows;
+#[cfg(test)]
+mod steps_tests;
 pub(crate) mod task_queue;
 pub(crate) mod task_rows;
 pub(crate) mod transition_batch;

@@ -30,6 +30,7 @@ use super::in_list::{in_list, padded};
 use crate::continuation::LeaseTo;
 use crate::plan_writes::{checked_attribute_writes, plan_writes, Write};
 use crate::sql::{json, Param, SqlConn, SqlKind};
+use crate::steps::{run_each, Expect, Step};
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StoreError};
 
@@ -96,6 +97,8 @@ struct TaskRow<'a> {
 /// The rows that plans change, gathered to go out as one statement per kind.
 #[derive(Default)]
 pub(crate) struct PlanRows<'a> {
+    /// Plans written: the statements of one go out together (see [`PlanRows::send`]).
+    plans: usize,
     processes: Vec<(Uuid, &'a ProcessUpdate)>,
     states: Vec<(Uuid, &'a StateUpdate, StateExecutionStatus)>,
     new_states: Vec<(Uuid, &'a NewStateExecution)>,
@@ -115,6 +118,7 @@ impl<'a> PlanRows<'a> {
         lease_to: Option<LeaseTo<'a>>,
         info: Option<TaskInfo>,
     ) -> Result<(), StoreError> {
+        self.plans += 1;
         let id = process.id;
         let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
         let info = info.as_ref().map(json);
@@ -146,14 +150,30 @@ impl<'a> PlanRows<'a> {
         Ok(())
     }
 
-    /// Sends the writes gathered; returns the leased continuations by execution.
+    /// Sends the writes gathered; returns the leased continuations by execution. One
+    /// plan's statements go out together ([`SqlConn::run_in_order`]: one round trip on
+    /// MariaDB); several plans' one after the other, as the text of a group is one
+    /// statement to prepare, and the sizes of many plans' statements would multiply
+    /// into ever new texts that push each other out of the connection's cache.
     pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
-        update_processes(conn, &self.processes).await?;
-        update_states(conn, &self.states).await?;
-        insert_states(conn, &self.new_states).await?;
-        let continuations = insert_tasks(conn, &self.tasks).await?;
-        insert_history(conn, &self.history).await?;
-        Ok(continuations)
+        let mut steps: Vec<Step> = Vec::with_capacity(6);
+        steps.extend(update_processes(C::KIND, &self.processes));
+        steps.extend(update_states(C::KIND, &self.states));
+        steps.extend(insert_states(&self.new_states));
+        let leased = insert_tasks(C::KIND, &self.tasks, conn.tells_inserted_ids(), &mut steps);
+        steps.extend(insert_history(&self.history));
+        let told = if self.plans <= 1 {
+            conn.run_in_order(&steps).await?
+        } else {
+            run_each(conn, &steps).await?
+        };
+        // The leased rows' ids are the first told (see `insert_tasks`).
+        let ids = told.into_iter().flatten();
+        Ok(leased
+            .into_iter()
+            .zip(ids)
+            .map(|(row, id)| (row.process, leased_task(row, id)))
+            .collect())
     }
 }
 
@@ -165,12 +185,9 @@ fn typed(kind: SqlKind, sql_type: &str) -> String {
 
 /// The execution rows' updates in one statement: each changed column of each row, the
 /// others kept.
-async fn update_processes<C: SqlConn>(
-    conn: &mut C,
-    updates: &[(Uuid, &ProcessUpdate)],
-) -> Result<(), StoreError> {
+fn update_processes<'u>(kind: SqlKind, updates: &[(Uuid, &'u ProcessUpdate)]) -> Option<Step<'u>> {
     if updates.is_empty() {
-        return Ok(());
+        return None;
     }
     type Value = fn(&ProcessUpdate) -> Param<'_>;
     let columns: [(&str, &str, Value); 7] = [
@@ -197,7 +214,7 @@ async fn update_processes<C: SqlConn>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len());
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN ? THEN {}", typed(C::KIND, sql_type));
+        let when = format!(" WHEN ? THEN {}", typed(kind, sql_type));
         let mut cases = String::new();
         for (id, update) in padded(updates) {
             cases.push_str(&when);
@@ -211,18 +228,17 @@ async fn update_processes<C: SqlConn>(
         "UPDATE xdb_sys_process_executions SET {} WHERE id IN ({ids})",
         assignments.join(", ")
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some(Step::new(sql, params))
 }
 
 /// The state rows' updates in one statement, each only while at the version its plan
 /// read; `Stale` when one was not.
-async fn update_states<C: SqlConn>(
-    conn: &mut C,
-    updates: &[(Uuid, &StateUpdate, StateExecutionStatus)],
-) -> Result<(), StoreError> {
+fn update_states<'u>(
+    kind: SqlKind,
+    updates: &[(Uuid, &'u StateUpdate, StateExecutionStatus)],
+) -> Option<Step<'u>> {
     if updates.is_empty() {
-        return Ok(());
+        return None;
     }
     type Value<'v> = fn(&'v StateUpdate, StateExecutionStatus) -> Param<'v>;
     let columns: [(&str, &str, Value<'_>); 4] = [
@@ -243,7 +259,7 @@ async fn update_states<C: SqlConn>(
     let mut params = Vec::new();
     let mut assignments = Vec::with_capacity(columns.len() + 1);
     for (column, sql_type, value) in columns {
-        let when = format!(" WHEN {ROW} THEN {}", typed(C::KIND, sql_type));
+        let when = format!(" WHEN {ROW} THEN {}", typed(kind, sql_type));
         let mut cases = String::new();
         for (id, update, status) in padded(updates) {
             cases.push_str(&when);
@@ -268,12 +284,8 @@ async fn update_states<C: SqlConn>(
         assignments.join(", "),
         guards.join(" OR ")
     );
-    if conn.execute(&sql, &params).await? != updates.len() as u64 {
-        return Err(StoreError::Stale(
-            "a state execution changed meanwhile".into(),
-        ));
-    }
-    Ok(())
+    let stale = Expect::Rows(updates.len() as u64, "a state execution changed meanwhile");
+    Some(Step::expecting(sql, params, stale))
 }
 
 /// The parameters of a state row's key, as [`update_states`] matches it.
@@ -357,12 +369,9 @@ async fn remove_rows<C: SqlConn>(
 }
 
 /// The new states in one statement.
-async fn insert_states<C: SqlConn>(
-    conn: &mut C,
-    states: &[(Uuid, &NewStateExecution)],
-) -> Result<(), StoreError> {
+fn insert_states<'s>(states: &[(Uuid, &'s NewStateExecution)]) -> Option<Step<'s>> {
     if states.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut params = Vec::with_capacity(states.len() * 6);
     for (id, state) in states {
@@ -380,42 +389,43 @@ async fn insert_states<C: SqlConn>(
         "INSERT INTO xdb_sys_async_state_executions (process_execution_id, state_id, \
            state_execution_number, status, input, config) VALUES {rows}"
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some(Step::new(sql, params))
 }
 
-/// The new tasks, in as few statements as their ids allow; the leased continuations by
-/// execution. A leased row is leased from the database's now.
-async fn insert_tasks<C: SqlConn>(
-    conn: &mut C,
-    tasks: &[TaskRow<'_>],
-) -> Result<HashMap<Uuid, Task>, StoreError> {
+/// Adds to `steps` the inserts of the new tasks, in as few statements as their ids allow
+/// (all in one where the connection `tells_ids` of every row); the leased rows, whose
+/// ids are those the steps tell, in the order they tell them. A leased row is leased
+/// from the database's now.
+fn insert_tasks<'t>(
+    kind: SqlKind,
+    tasks: &'t [TaskRow<'t>],
+    tells_ids: bool,
+    steps: &mut Vec<Step<'t>>,
+) -> Vec<&'t TaskRow<'t>> {
     let (leased, unleased): (Vec<_>, Vec<_>) = tasks.iter().partition(|t| t.leased.is_some());
-    let mut continuations = HashMap::with_capacity(leased.len());
-    if conn.tells_inserted_ids() || leased.len() <= 1 {
+    if leased.is_empty() {
+        steps.extend(insert_task_rows(kind, &unleased, false));
+    } else if tells_ids || leased.len() == 1 {
         // The leased rows first: their ids are the first told.
         let rows: Vec<&TaskRow> = leased.iter().chain(&unleased).copied().collect();
-        let ids = insert_task_rows(conn, &rows).await?;
-        for (row, id) in leased.iter().zip(ids) {
-            continuations.insert(row.process, leased_task(row, id));
-        }
+        steps.extend(insert_task_rows(kind, &rows, true));
     } else {
         for row in &leased {
-            let ids = insert_task_rows(conn, &[row]).await?;
-            continuations.insert(row.process, leased_task(row, ids[0]));
+            steps.extend(insert_task_rows(kind, &[row], true));
         }
-        insert_task_rows(conn, &unleased).await?;
+        steps.extend(insert_task_rows(kind, &unleased, false));
     }
-    Ok(continuations)
+    leased
 }
 
-/// `tasks` in one statement; the ids [`SqlConn::insert_numbered`] tells.
-async fn insert_task_rows<C: SqlConn>(
-    conn: &mut C,
-    tasks: &[&TaskRow<'_>],
-) -> Result<Vec<i64>, StoreError> {
+/// `tasks` in one statement; with `numbered`, one that tells their ids.
+fn insert_task_rows<'t>(
+    kind: SqlKind,
+    tasks: &[&'t TaskRow<'t>],
+    numbered: bool,
+) -> Option<Step<'t>> {
     if tasks.is_empty() {
-        return Ok(Vec::new());
+        return None;
     }
     let mut params = Vec::with_capacity(tasks.len() * 13);
     for row in tasks {
@@ -436,7 +446,7 @@ async fn insert_task_rows<C: SqlConn>(
         let (key, weight) = crate::columns::fairness_columns(row.fairness.as_ref());
         params.extend([Param::from(key), weight.into()]);
     }
-    let lease_ends = C::KIND.pick(
+    let lease_ends = kind.pick(
         "clock_timestamp() + CAST(? AS BIGINT) * interval '1 microsecond'",
         "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
     );
@@ -447,7 +457,12 @@ async fn insert_task_rows<C: SqlConn>(
            state_execution_number, timer_index, lease_owner, lease_expires_at, \
            first_attempt_at, info, priority, fairness_key, fairness_weight) VALUES {rows}"
     );
-    conn.insert_numbered(&sql, &params, tasks.len()).await
+    let expect = if numbered {
+        Expect::Ids(tasks.len())
+    } else {
+        Expect::Anything
+    };
+    Some(Step::expecting(sql, params, expect))
 }
 
 /// The continuation a leased task row became, as its claim would read it.
@@ -466,12 +481,9 @@ fn leased_task(row: &TaskRow, id: i64) -> Task {
 }
 
 /// Every event in one statement keeps history off the critical path.
-async fn insert_history<C: SqlConn>(
-    conn: &mut C,
-    entries: &[(Uuid, &HistoryEntry, DateTime<Utc>)],
-) -> Result<(), StoreError> {
+fn insert_history<'e>(entries: &[(Uuid, &'e HistoryEntry, DateTime<Utc>)]) -> Option<Step<'e>> {
     if entries.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut params = Vec::with_capacity(entries.len() * 4);
     for (id, entry, now) in entries {
@@ -487,6 +499,5 @@ async fn insert_history<C: SqlConn>(
         "INSERT INTO xdb_sys_history_events \
            (process_execution_id, event_time, event_type, details) VALUES {rows}"
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Some(Step::new(sql, params))
 }
