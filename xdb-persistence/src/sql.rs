@@ -23,6 +23,8 @@ pub(crate) enum Param<'a> {
     Uuid(Uuid),
     OptionalUuid(Option<Uuid>),
     Text(Option<&'a str>),
+    /// Text made for the statement (a key's rendering), where none can be borrowed.
+    OwnedText(String),
     Int(Option<i32>),
     BigInt(Option<i64>),
     Time(Option<DateTime<Utc>>),

@@ -19,6 +19,7 @@ pub(super) fn mysql_value(param: &Param<'_>) -> Value {
         Param::Uuid(id) => Value::from(id.to_string()),
         Param::OptionalUuid(id) => id.map_or(Value::NULL, |id| Value::from(id.to_string())),
         Param::Text(text) => Value::from(*text),
+        Param::OwnedText(text) => Value::from(text.as_str()),
         Param::Int(value) => Value::from(*value),
         Param::BigInt(value) => Value::from(*value),
         Param::Time(time) => time.map_or(Value::NULL, time_value),

@@ -17,6 +17,7 @@ fn postgres_value<'a>(param: &'a Param<'a>) -> Box<dyn ToSql + Sync + Send + 'a>
         Param::Uuid(id) => Box::new(*id),
         Param::OptionalUuid(id) => Box::new(*id),
         Param::Text(text) => Box::new(*text),
+        Param::OwnedText(text) => Box::new(text.as_str()),
         Param::Int(value) => Box::new(*value),
         Param::BigInt(value) => Box::new(*value),
         Param::Time(time) => Box::new(*time),
@@ -37,7 +38,7 @@ const MAX_CACHED_STATEMENTS: usize = 512;
 fn postgres_type(param: &Param<'_>) -> Option<Type> {
     Some(match param {
         Param::Uuid(_) | Param::OptionalUuid(_) => Type::UUID,
-        Param::Text(_) => Type::TEXT,
+        Param::Text(_) | Param::OwnedText(_) => Type::TEXT,
         Param::Int(_) => Type::INT4,
         Param::BigInt(_) => Type::INT8,
         Param::Time(_) => Type::TIMESTAMPTZ,

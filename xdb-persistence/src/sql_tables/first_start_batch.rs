@@ -25,13 +25,14 @@ use xdb_protocol::{BatchItemOutcome, ProcessExecutionStartRequest};
 
 use super::in_list::{in_list, padded};
 use super::plan_rows::PlanRows;
-use super::process_rows::insert_executions;
+use super::process_rows::insert_executions_step;
 use super::receipt_rows::{insert_receipts_sql, receipt_params};
 use crate::batches::{Batcher, Queued};
 use crate::columns::ColumnReader;
 use crate::plan_writes::{is_plain_first_start, plan_writes, Write};
 use crate::receipts::{started_answer, Receipt};
-use crate::sql::{Param, SqlConn};
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::steps::{Expect, Step};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
 use crate::StoreError;
@@ -206,38 +207,42 @@ async fn write_claimed<C: SqlConn, D>(
         return Ok(started);
     }
     let new: Vec<_> = claimed.iter().map(|job| &job.start.execution).collect();
-    insert_executions(tx, &new).await?;
+    let receipts = receipts_of(&claimed);
     let mut rows = PlanRows::default();
+    rows.first(insert_executions_step(&new));
     for job in &claimed {
-        // Only inserts (see `job`): nothing is sent until `send`.
         rows.write(
-            tx,
             &job.start.execution,
             &job.start.plan,
             job.now,
             None,
             job.info.clone(),
-        )
-        .await?;
+        );
     }
-    rows.send(tx).await?;
-    insert_receipts(tx, &claimed).await?;
+    rows.send(tx, insert_receipts(C::KIND, &receipts)).await?;
     Ok(started)
 }
 
-/// Records the receipts of the `claimed` starts that carry one. A receipt of the same
-/// request id already (a repeat) fails the batch: nothing is committed, and each start
-/// goes the generic way, where the repeat meets the receipt at its commit.
-async fn insert_receipts<C: SqlConn, D>(tx: &mut C, claimed: &[&Job<D>]) -> Result<(), StoreError> {
-    let receipts: Vec<_> = claimed
+/// The receipts of the `claimed` starts that carry one, with their answers and times.
+fn receipts_of<'j, D>(claimed: &[&'j Job<D>]) -> Vec<(&'j Receipt, String, DateTime<Utc>)> {
+    claimed
         .iter()
         .filter_map(|job| {
             let receipt = job.receipt.as_ref()?;
             Some((receipt, started_answer(job.start.execution.id), job.now))
         })
-        .collect();
+        .collect()
+}
+
+/// The insert of `receipts`, if any. A receipt of the same request id already (a
+/// repeat) fails the batch: nothing is committed, and each start goes the generic way,
+/// where the repeat meets the receipt at its commit.
+fn insert_receipts<'r>(
+    kind: SqlKind,
+    receipts: &'r [(&'r Receipt, String, DateTime<Utc>)],
+) -> Option<Step<'r>> {
     if receipts.is_empty() {
-        return Ok(());
+        return None;
     }
     let params: Vec<Param> = receipts
         .iter()
@@ -245,13 +250,10 @@ async fn insert_receipts<C: SqlConn, D>(tx: &mut C, claimed: &[&Job<D>]) -> Resu
             receipt_params(receipt, BatchItemOutcome::Done, answer, *now)
         })
         .collect();
-    let sql = insert_receipts_sql(C::KIND, receipts.len());
-    if tx.execute(&sql, &params).await? != receipts.len() as u64 {
-        return Err(StoreError::Stale(
-            "a request id of the batch has a receipt already".into(),
-        ));
-    }
-    Ok(())
+    let sql = insert_receipts_sql(kind, receipts.len());
+    let repeated = "a request id of the batch has a receipt already";
+    let rows = Expect::Rows(receipts.len() as u64, repeated);
+    Some(Step::expecting(sql, params, rows))
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! statement per kind of row for all of them: the execution rows' updates, the state
 //! rows' updates (each guarded by the version its plan was decided from), and the new
 //! states, tasks and history events. The writes that abort, delete or consume rows
-//! (closes, timers, messages: rare) go out at once, one statement each. A transaction's
+//! (closes, timers, messages: rare) go first, one statement each. One plan's statements
+//! go out together (see [`crate::steps`]: one round trip on MariaDB). A transaction's
 //! plans change disjoint rows (each plan never changes one row twice, see
 //! [`crate::plan_writes`], and a batch holds one plan per execution), so the order
 //! between the statements does not matter.
@@ -46,8 +47,8 @@ pub(crate) async fn apply_plan<'a, C: BusinessConn>(
 ) -> Result<Applied, StoreError> {
     let mut rows = PlanRows::default();
     let info = trace_context::task_info();
-    rows.write(conn, process, plan, now, lease_to, info).await?;
-    let mut continuations = rows.send(conn).await?;
+    rows.write(process, plan, now, lease_to, info);
+    let mut continuations = rows.send(conn, []).await?;
     write_attributes(conn, process, &plan.attribute_writes).await?;
     Ok(applied(process, plan, continuations.remove(&process.id)))
 }
@@ -99,6 +100,9 @@ struct TaskRow<'a> {
 pub(crate) struct PlanRows<'a> {
     /// Plans written: the statements of one go out together (see [`PlanRows::send`]).
     plans: usize,
+    /// Statements that go first, in order: those the caller puts first (see
+    /// [`PlanRows::first`]), then the writes that abort, delete or consume rows.
+    lead: Vec<Step<'a>>,
     processes: Vec<(Uuid, &'a ProcessUpdate)>,
     states: Vec<(Uuid, &'a StateUpdate, StateExecutionStatus)>,
     new_states: Vec<(Uuid, &'a NewStateExecution)>,
@@ -107,17 +111,21 @@ pub(crate) struct PlanRows<'a> {
 }
 
 impl<'a> PlanRows<'a> {
-    /// Gathers the writes of `plan` (for execution `process`, decided at `now`), and
-    /// sends at once those that abort, delete or consume rows; `info` goes with its tasks.
-    pub async fn write<C: SqlConn>(
+    /// Puts `step` before every plan's writes (and after those put first before it).
+    pub fn first(&mut self, step: Step<'a>) {
+        self.lead.push(step);
+    }
+
+    /// Gathers the writes of `plan` (for execution `process`, decided at `now`); those
+    /// that abort, delete or consume rows go first, in order. `info` goes with its tasks.
+    pub fn write(
         &mut self,
-        conn: &mut C,
         process: &ProcessExecution,
         plan: &'a TransitionPlan,
         now: DateTime<Utc>,
         lease_to: Option<LeaseTo<'a>>,
         info: Option<TaskInfo>,
-    ) -> Result<(), StoreError> {
+    ) {
         self.plans += 1;
         let id = process.id;
         let traceparent = info.as_ref().and_then(|i| i.traceparent.clone());
@@ -144,25 +152,43 @@ impl<'a> PlanRows<'a> {
                 Write::History(entries) => {
                     self.history.extend(entries.iter().map(|e| (id, e, now)))
                 }
-                write => remove_rows(conn, id, write).await?,
+                write => self.lead.push(removal(id, write)),
             }
         }
-        Ok(())
     }
 
-    /// Sends the writes gathered; returns the leased continuations by execution. One
-    /// plan's statements go out together ([`SqlConn::run_in_order`]: one round trip on
-    /// MariaDB); several plans' one after the other, as the text of a group is one
-    /// statement to prepare, and the sizes of many plans' statements would multiply
-    /// into ever new texts that push each other out of the connection's cache.
-    pub async fn send<C: SqlConn>(self, conn: &mut C) -> Result<HashMap<Uuid, Task>, StoreError> {
-        let mut steps: Vec<Step> = Vec::with_capacity(6);
-        steps.extend(update_processes(C::KIND, &self.processes));
-        steps.extend(update_states(C::KIND, &self.states));
-        steps.extend(insert_states(&self.new_states));
-        let leased = insert_tasks(C::KIND, &self.tasks, conn.tells_inserted_ids(), &mut steps);
-        steps.extend(insert_history(&self.history));
-        let told = if self.plans <= 1 {
+    /// Sends the writes gathered, then `last` (statements of the caller's that follow
+    /// them); returns the leased continuations by execution. One plan's statements go
+    /// out together ([`SqlConn::run_in_order`]: one round trip on MariaDB); several
+    /// plans' one after the other, as the text of a group is one statement to prepare,
+    /// and the sizes of many plans' statements would multiply into ever new texts that
+    /// push each other out of the connection's cache.
+    pub async fn send<'s, C: SqlConn>(
+        self,
+        conn: &mut C,
+        last: impl IntoIterator<Item = Step<'s>>,
+    ) -> Result<HashMap<Uuid, Task>, StoreError> {
+        let PlanRows {
+            plans,
+            lead,
+            processes,
+            states,
+            new_states,
+            tasks,
+            history,
+        } = self;
+        let mut steps: Vec<Step<'_>> = lead;
+        steps.extend(update_processes(C::KIND, &processes));
+        steps.extend(update_states(C::KIND, &states));
+        steps.extend(insert_states(&new_states));
+        let leased = insert_tasks(C::KIND, &tasks, conn.tells_inserted_ids(), &mut steps);
+        steps.extend(insert_history(&history));
+        // Pushed one by one: each is then taken for as long as the plans' rows are
+        // borrowed here.
+        for step in last {
+            steps.push(step);
+        }
+        let told = if plans <= 1 {
             conn.run_in_order(&steps).await?
         } else {
             run_each(conn, &steps).await?
@@ -297,12 +323,8 @@ fn state_key(id: Uuid, update: &StateUpdate) -> [Param<'_>; 3] {
     ]
 }
 
-/// One write that aborts, deletes or consumes rows of execution `id`.
-async fn remove_rows<C: SqlConn>(
-    conn: &mut C,
-    id: Uuid,
-    write: Write<'_>,
-) -> Result<(), StoreError> {
+/// The statement of one write that aborts, deletes or consumes rows of execution `id`.
+fn removal(id: Uuid, write: Write<'_>) -> Step<'_> {
     match write {
         Write::AbortActiveStates { except } => {
             let mut params = vec![
@@ -322,29 +344,29 @@ async fn remove_rows<C: SqlConn>(
                 "UPDATE xdb_sys_async_state_executions SET status = ?, version = version + 1 \
                  WHERE process_execution_id = ? AND status IN (?, ?, ?){excluded}"
             );
-            conn.execute(&sql, &params).await?;
+            Step::new(sql, params)
         }
-        Write::DeleteTasks => {
-            let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?";
-            conn.execute(sql, &[id.into()]).await?;
-        }
-        Write::DeleteParkedTasks => {
-            let sql = "DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = ?";
-            conn.execute(sql, &[id.into()]).await?;
-        }
-        Write::DeleteTimers(state) => {
-            let sql = "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
-                 AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'";
-            let params = [
+        Write::DeleteTasks => Step::new(
+            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ?".into(),
+            vec![id.into()],
+        ),
+        Write::DeleteParkedTasks => Step::new(
+            "DELETE FROM xdb_sys_parked_tasks WHERE process_execution_id = ?".into(),
+            vec![id.into()],
+        ),
+        Write::DeleteTimers(state) => Step::new(
+            "DELETE FROM xdb_sys_tasks WHERE process_execution_id = ? \
+             AND state_id = ? AND state_execution_number = ? AND task_type = 'TIMER'"
+                .into(),
+            vec![
                 id.into(),
                 state.state_id.as_str().into(),
                 state.number.into(),
-            ];
-            conn.execute(sql, &params).await?;
-        }
+            ],
+        ),
         Write::Consume(consumption) => {
-            let consumed_by = consumption.consumed_by.to_string();
-            let mut params = vec![consumed_by.as_str().into(), id.into()];
+            let consumed_by = Param::OwnedText(consumption.consumed_by.to_string());
+            let mut params = vec![consumed_by, id.into()];
             let sequence_ids = &consumption.sequence_ids;
             params.extend(sequence_ids.iter().map(|s| Param::from(*s)));
             let list = in_list(&mut params, sequence_ids.len());
@@ -353,11 +375,12 @@ async fn remove_rows<C: SqlConn>(
                  WHERE process_execution_id = ? AND sequence_id IN ({list}) \
                    AND consumed_by IS NULL"
             );
-            if conn.execute(&sql, &params).await? != sequence_ids.len() as u64 {
-                return Err(StoreError::Stale(
-                    "a local-queue message was consumed meanwhile".into(),
-                ));
-            }
+            let consumed = "a local-queue message was consumed meanwhile";
+            Step::expecting(
+                sql,
+                params,
+                Expect::Rows(sequence_ids.len() as u64, consumed),
+            )
         }
         Write::Process(_)
         | Write::State { .. }
@@ -365,7 +388,6 @@ async fn remove_rows<C: SqlConn>(
         | Write::NewTask { .. }
         | Write::History(_) => unreachable!("PlanRows gathers these"),
     }
-    Ok(())
 }
 
 /// The new states in one statement.

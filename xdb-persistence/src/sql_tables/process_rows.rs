@@ -13,6 +13,7 @@ use crate::columns::{
 };
 use crate::query::SUMMARY_COLUMNS;
 use crate::sql::{json, Param, SqlConn, SqlKind};
+use crate::steps::Step;
 use crate::tables::{Answer, ListQuery, Listed, ProcessRows};
 use crate::StoreError;
 
@@ -28,6 +29,13 @@ pub(crate) async fn insert_executions<C: SqlConn>(
     conn: &mut C,
     executions: &[&ProcessExecution],
 ) -> Result<(), StoreError> {
+    let insert = insert_executions_step(executions);
+    conn.execute(&insert.sql, &insert.params).await?;
+    Ok(())
+}
+
+/// The insert of `executions`' rows, one statement.
+pub(crate) fn insert_executions_step<'e>(executions: &[&'e ProcessExecution]) -> Step<'e> {
     let mut params = Vec::with_capacity(executions.len() * 10);
     for execution in executions {
         params.extend([
@@ -53,8 +61,7 @@ pub(crate) async fn insert_executions<C: SqlConn>(
            state_execution_sequences, global_attribute_config, priority, fairness_key, \
            fairness_weight) VALUES {rows}"
     );
-    conn.execute(&sql, &params).await?;
-    Ok(())
+    Step::new(sql, params)
 }
 
 /// An execution row by id: plain, and locked. Parameter: id.

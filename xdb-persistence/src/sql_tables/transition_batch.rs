@@ -6,7 +6,8 @@
 //! and MariaDB's cost is per statement. Transitions ready at the same time (gathered by
 //! [`crate::batches`]) share one transaction instead: one statement locks every
 //! execution row and state row of the batch, one takes every task, and [`PlanRows`]
-//! sends one statement per kind of row for every plan; one COMMIT ends it. A transition
+//! sends one statement per kind of row for every plan, after the task deletes (a batch
+//! of one sends them all in one round trip on MariaDB); one COMMIT ends it. A transition
 //! whose rows moved since they were read (the execution's status, running states, state
 //! sequences or graceful completion, or the state's version: what PostgreSQL's
 //! one-statement form checks) drops out with nothing written, and its caller locks,
@@ -30,7 +31,8 @@ use crate::columns::ColumnReader;
 use crate::continuation::LeaseTo;
 use crate::operations::continuation_call_without_reads;
 use crate::plan_writes::is_plain_transition;
-use crate::sql::{Param, SqlConn};
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::steps::{Expect, Step};
 use crate::tables::{Dialect, Lane, Transaction};
 use crate::trace_context::{self, TaskInfo};
 use crate::{Applied, StateCall, StoreError};
@@ -204,20 +206,21 @@ async fn together<C: SqlConn, D>(
         })
         .collect();
     let kept_jobs = || jobs.iter().zip(&kept).filter(|(_, k)| **k).map(|(j, _)| *j);
+    let mut rows = PlanRows::default();
     // Taken before any plan's writes: a plan may delete its state's timers, the task
     // taken among them.
-    take_tasks(tx, kept_jobs()).await?;
-    let mut rows = PlanRows::default();
+    for take in take_tasks(C::KIND, kept_jobs()) {
+        rows.first(take);
+    }
     for job in kept_jobs() {
         let lease_to = job.lease.map(|lease| LeaseTo {
             owner: &job.owner,
             lease,
         });
         let info = job.info.clone();
-        rows.write(tx, &job.process, &job.plan, job.now, lease_to, info)
-            .await?;
+        rows.write(&job.process, &job.plan, job.now, lease_to, info);
     }
-    let mut continuations = rows.send(tx).await?;
+    let mut continuations = rows.send(tx, []).await?;
     Ok(jobs
         .iter()
         .zip(kept)
@@ -310,29 +313,25 @@ async fn lock_rows<C: SqlConn, D>(
         .collect()
 }
 
-/// Deletes the tasks of `jobs`, each only while leased to its owner; a task that is not
-/// fails the batch as [`StoreError::Stale`].
-async fn take_tasks<'j, C: SqlConn, D: 'j>(
-    tx: &mut C,
-    jobs: impl Iterator<Item = &'j Job<D>>,
-) -> Result<(), StoreError> {
-    let mut by_owner: HashMap<&str, Vec<i64>> = HashMap::new();
+/// The deletes of the tasks of `jobs`, one per owner, each only while leased to its
+/// owner; a task that is not fails the batch as [`StoreError::Stale`].
+fn take_tasks<'j, D: 'j>(kind: SqlKind, jobs: impl Iterator<Item = &'j Job<D>>) -> Vec<Step<'j>> {
+    let mut by_owner: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
     for job in jobs {
         by_owner.entry(&job.owner).or_default().push(job.task.id);
     }
-    for (owner, ids) in by_owner {
-        let mut params = vec![Param::from(owner)];
-        params.extend(ids.iter().map(|id| Param::from(*id)));
-        let list = in_list(&mut params, ids.len());
-        let delete = delete_tasks_by_ids(C::KIND);
-        let sql = format!("{delete} WHERE lease_owner = ? AND id IN ({list})");
-        if tx.execute(&sql, &params).await? != ids.len() as u64 {
-            return Err(StoreError::Stale(
-                "a task of the batch is no longer leased to its owner".into(),
-            ));
-        }
-    }
-    Ok(())
+    by_owner
+        .into_iter()
+        .map(|(owner, ids)| {
+            let mut params = vec![Param::from(owner)];
+            params.extend(ids.iter().map(|id| Param::from(*id)));
+            let list = in_list(&mut params, ids.len());
+            let delete = delete_tasks_by_ids(kind);
+            let sql = format!("{delete} WHERE lease_owner = ? AND id IN ({list})");
+            let moved = "a task of the batch is no longer leased to its owner";
+            Step::expecting(sql, params, Expect::Rows(ids.len() as u64, moved))
+        })
+        .collect()
 }
 
 #[cfg(test)]

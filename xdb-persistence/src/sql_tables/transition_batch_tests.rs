@@ -219,9 +219,7 @@ async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     let mut tx = Dialect::begin(&store, Lane::Main).await.unwrap();
     let mut rows = PlanRows::default();
     for job in &jobs {
-        rows.write(&mut tx, &job.process, &job.plan, job.now, None, None)
-            .await
-            .unwrap();
+        rows.write(&job.process, &job.plan, job.now, None, None);
     }
     let moved = &jobs[2].state.id;
     tx.execute(
@@ -235,7 +233,7 @@ async fn a_state_update_is_guarded_by_its_version<D: TestStore>(store: D) {
     )
     .await
     .unwrap();
-    let sent = rows.send(&mut tx).await;
+    let sent = rows.send(&mut tx, []).await;
     assert!(matches!(sent, Err(StoreError::Stale(_))), "{sent:?}");
 }
 
