@@ -63,7 +63,8 @@ async fn create_table(env: &XdbTestEnv) {
 
 /// Executions with no state running: nothing calls a worker, they wait to be stopped.
 /// A start the service answers 503 (its database busy: the machine is shared) is sent
-/// again after the second the answer asks for, as the SDK clients do, for a while.
+/// again with its request id after the second the answer asks for, as the SDK clients
+/// do, for a while.
 async fn start_executions(env: &XdbTestEnv, count: usize) {
     let client = reqwest::Client::new();
     let api = env.api_url().to_owned();
@@ -71,9 +72,11 @@ async fn start_executions(env: &XdbTestEnv, count: usize) {
         .map(|i| {
             let (client, api) = (client.clone(), api.clone());
             async move {
+                let mut start = start_body(i);
+                start["requestId"] = json!(format!("fleet-start-{i}"));
                 let deadline = Instant::now() + Duration::from_secs(60);
                 loop {
-                    let (status, body) = call(&client, &api, paths::START, &start_body(i)).await;
+                    let (status, body) = call(&client, &api, paths::START, &start).await;
                     if status == 503 && Instant::now() < deadline {
                         tokio::time::sleep(Duration::from_secs(1)).await;
                         continue;

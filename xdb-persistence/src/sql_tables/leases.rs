@@ -31,7 +31,7 @@ use crate::{ReleasedLeases, StoreError, TaskClaim};
 
 /// Claims up to `limit` due tasks for `owner` (see [`crate::TaskSource::lease_due`]) in
 /// one transaction on the timekeeping lane: a plain read of due timers and process
-/// timeouts and of the other unleased tasks due (see [`super::lease_sql::due_tasks`]), at most once a
+/// timeouts and of the other unleased tasks due (see [`due_tasks`]), at most once a
 /// second of the leases that ran out (their instance died, see
 /// [`crate::task_claim::ExpiredLeaseLook`]); then a locked read by id of those still
 /// claimable, one update that leases them, and one plain read of the claimed state
