@@ -115,7 +115,12 @@ impl TaskSource for ScriptedTaskSource {
     async fn operator_gauges(&self, _: i32, _: i64) -> Result<OperatorGauges, StoreError> {
         unreachable!("no loop under test counts")
     }
-    async fn claim_task(&self, _: i64, _: &str, _: Duration) -> Result<TaskClaim, StoreError> {
+    async fn claim_tasks(
+        &self,
+        _: &[i64],
+        _: &str,
+        _: Duration,
+    ) -> Result<Vec<TaskClaim>, StoreError> {
         unreachable!("the loops under test claim due tasks, not tasks by id")
     }
     async fn release_leases(&self, _: &str) -> Result<u64, StoreError> {

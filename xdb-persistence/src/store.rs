@@ -446,15 +446,17 @@ pub trait TaskSource: Send + Sync + 'static {
             .await?;
         Ok(claimed.into_iter().map(|claimed| claimed.task).collect())
     }
-    /// Leases task `task_id` to `owner` for `lease` if it is due and nobody holds it;
-    /// otherwise says how long to wait (or that it is gone). For task sources that learn
-    /// of tasks one by one from possibly stale or repeated events (Pulsar CDC mode).
-    async fn claim_task(
+    /// Leases each of tasks `task_ids` to `owner` for `lease` if it is due and nobody
+    /// holds it; otherwise says how long to wait (or that it is gone): one answer per id,
+    /// in their order, an id named twice claimed once. For task sources that learn of
+    /// tasks one by one from possibly stale or repeated events (Pulsar CDC mode), which
+    /// claim the tasks of events that came together with one statement.
+    async fn claim_tasks(
         &self,
-        task_id: i64,
+        task_ids: &[i64],
         owner: &str,
         lease: Duration,
-    ) -> Result<crate::TaskClaim, StoreError>;
+    ) -> Result<Vec<crate::TaskClaim>, StoreError>;
     /// How long until the next unleased task is due (by the database clock), if any.
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError>;
     /// Extends the leases `owner` holds on `task_ids` (not empty); returns how many.

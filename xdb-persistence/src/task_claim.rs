@@ -1,5 +1,6 @@
 //! What claiming one task by id found.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use xdb_engine::{Task, TaskType};
@@ -10,7 +11,7 @@ use crate::sql_tables::task_queue::ClaimedRows;
 /// became claimable between two statements.
 const LOOK_AGAIN: Duration = Duration::from_millis(100);
 
-/// The outcome of [`crate::TaskSource::claim_task`].
+/// The outcome for one task of [`crate::TaskSource::claim_tasks`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskClaim {
     /// Leased to the caller: handle it, then it is deleted or rescheduled.
@@ -42,6 +43,32 @@ impl TaskClaim {
     pub(crate) fn from_wait(due_in: f64, lease_left: Option<f64>) -> Self {
         Self::wait(due_in, lease_left).unwrap_or(Self::Leased(LOOK_AGAIN))
     }
+}
+
+/// The answers of a claim of `task_ids` by id, in their order: `Claimed` for each task
+/// the claim leased, the wait of each it read and could not take, and `Gone` for the
+/// rest. An id named twice is claimed once: its later mentions are answered as leased
+/// for the whole `lease`, as another event of the same task would be a moment later.
+pub(crate) fn answers_in_order(
+    task_ids: &[i64],
+    mut claimed: HashMap<i64, Task>,
+    waits: &HashMap<i64, TaskClaim>,
+    lease: Duration,
+) -> Vec<TaskClaim> {
+    let mut taken = HashSet::new();
+    task_ids
+        .iter()
+        .map(|id| {
+            if let Some(task) = claimed.remove(id) {
+                taken.insert(*id);
+                TaskClaim::Claimed(task)
+            } else if taken.contains(id) {
+                TaskClaim::Leased(lease)
+            } else {
+                waits.get(id).cloned().unwrap_or(TaskClaim::Gone)
+            }
+        })
+        .collect()
 }
 
 /// How often a claim also looks for leases that ran out.
@@ -108,6 +135,25 @@ mod tests {
             first_attempt_at: None,
             traceparent: None,
         }
+    }
+
+    #[test]
+    fn a_claim_by_ids_answers_each_mention_in_order_and_a_task_once() {
+        let lease = Duration::from_secs(30);
+        let one = task(1, TaskType::Execute, 0);
+        let claimed = HashMap::from([(1, one.clone())]);
+        let waits = HashMap::from([(2, TaskClaim::NotDue(Duration::from_secs(5)))]);
+        let answers = answers_in_order(&[2, 1, 3, 1, 3], claimed, &waits, lease);
+        assert_eq!(
+            answers,
+            vec![
+                TaskClaim::NotDue(Duration::from_secs(5)),
+                TaskClaim::Claimed(one),
+                TaskClaim::Gone,
+                TaskClaim::Leased(lease),
+                TaskClaim::Gone,
+            ]
+        );
     }
 
     #[test]

@@ -116,10 +116,7 @@ async fn run_task(
     let mut gone_checks = 0;
     loop {
         let permit = shared.permits.acquire(place).await;
-        let claim = context
-            .tasks
-            .claim_task(task_id, &context.owner, shared.lease)
-            .await;
+        let claim = shared.claims.claim(task_id).await;
         let wait = match claim {
             Ok(TaskClaim::Gone) => match scheduling::on_gone(gone_checks) {
                 Gone::LookAgainIn(pause) => {

@@ -7,7 +7,8 @@
 //! keeps one execution's messages on one instance at a time), so instances can come and
 //! go at any time. A message is
 //! only a hint that a task may have work: the task row decides. It is claimed by id with
-//! a lease (nothing happens if it is gone, or leased by a live instance), handled by the
+//! a lease (nothing happens if it is gone, or leased by a live instance; the claims of
+//! messages that come together go in one statement, see [`claims`]), handled by the
 //! same handlers as the database queue, and the message is acknowledged only after the
 //! handler's transaction committed. Debezium's producers batch events, and the broker
 //! acknowledges a batch as a whole: a batch is acknowledged once all its messages are
@@ -52,6 +53,7 @@
 //! that have been due that long without any event running them.
 
 mod batches;
+mod claims;
 mod dead_letters;
 mod events;
 mod handling;
@@ -79,6 +81,7 @@ use crate::health::ConsumerHealth;
 use crate::leases::LeasedTasks;
 use crate::scheduling::{self, Sweep};
 use batches::{BatchAnswers, Part};
+use claims::GatheredClaims;
 use dead_letters::DeadLetterPublisher;
 use handling::on_message;
 use permits::PriorityPermits;
@@ -117,6 +120,8 @@ pub(crate) struct PulsarSource {
 /// What every message handler needs.
 struct Shared {
     context: Arc<HandlerContext>,
+    /// Claims by id, those asked for together sent together.
+    claims: GatheredClaims,
     api_peers: PeerNotifier,
     leased: Arc<LeasedTasks>,
     lease: Duration,
@@ -273,6 +278,7 @@ impl PulsarSource {
         tracing::info!(tasks = %topics.tasks, timers = %topics.timers, "consuming Pulsar CDC topics");
         Ok(Self {
             shared: Arc::new(Shared {
+                claims: GatheredClaims::new(context.tasks.clone(), context.owner.clone(), lease),
                 context,
                 api_peers,
                 leased,

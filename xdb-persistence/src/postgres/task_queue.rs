@@ -1,8 +1,9 @@
 //! The database queue on PostgreSQL: faster forms of leasing due tasks (with their rows,
-//! read by the same statement), claiming one task by id and freeing dead instances'
+//! read by the same statement), claiming tasks by id and freeing dead instances'
 //! leases than the generic ones of `sql_tables::leases` (which stay tested on it too),
 //! and wake-ups by LISTEN/NOTIFY; the rest is written once in `sql_tables::task_queue`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -14,11 +15,13 @@ use super::rows::{
 use super::tables::PgRows;
 use super::PostgresStore;
 use crate::columns::ColumnReader;
-use crate::sql::{SqlConn, SqlKind};
+use crate::sql::{Param, SqlConn, SqlKind};
+use crate::sql_tables::in_list::in_list;
 use crate::sql_tables::task_queue::{
     claim_from_wait, lease_from_now, union_all, update_unlocked, ClaimedRows, TaskQueue, PRIORITIES,
 };
 use crate::tables::{Dialect, Lane};
+use crate::task_claim::answers_in_order;
 use crate::{ReleasedLeases, StoreError, TaskClaim};
 
 /// One statement locks and updates (see `task_queue::update_unlocked`): no transaction.
@@ -113,17 +116,22 @@ impl TaskQueue for PostgresStore {
         Ok(claimed)
     }
 
-    async fn claim_by_id(
+    async fn claim_by_ids(
         &self,
-        task_id: i64,
+        task_ids: &[i64],
         owner: &str,
         lease: Duration,
-    ) -> Result<TaskClaim, StoreError> {
+    ) -> Result<Vec<TaskClaim>, StoreError> {
+        if task_ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut session = self.session(Lane::Main).await?;
         let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
-        // Only a due, unleased task is taken; SKIP LOCKED: a locked row is being completed,
+        let mut ids: Vec<Param> = task_ids.iter().map(|id| (*id).into()).collect();
+        let list = in_list(&mut ids, task_ids.len());
+        // Only due, unleased tasks are taken; SKIP LOCKED: a locked row is being completed,
         // rescheduled or claimed by someone else right now, which the status query reports.
-        let claimed = update_unlocked(
+        let rows = update_unlocked(
             &mut session,
             &format!(
                 "lease_owner = ?, {}, \
@@ -132,34 +140,49 @@ impl TaskQueue for PostgresStore {
             ),
             vec![owner.into(), micros.into()],
             "xdb_sys_tasks",
-            "id = ? AND fire_at <= clock_timestamp() \
-             AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())",
-            vec![task_id.into()],
+            &format!(
+                "id IN ({list}) AND fire_at <= clock_timestamp() \
+                 AND (lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())"
+            ),
+            ids,
             // The rows come back with `id` first: the task's columns in their order.
             TASK_COLUMNS
                 .strip_prefix("id")
                 .expect("a task's columns begin with its id"),
         )
         .await?;
-        if let Some(row) = claimed.first() {
-            return Ok(TaskClaim::Claimed(task_from_row(row)?));
+        let mut claimed = HashMap::new();
+        for row in &rows {
+            let task = task_from_row(row)?;
+            claimed.insert(task.id, task);
         }
-        let status = session
-            .query(
-                "SELECT fire_at, lease_expires_at, clock_timestamp() FROM xdb_sys_tasks \
-                 WHERE id = ?",
-                &[task_id.into()],
-            )
-            .await?;
-        let Some(row) = status.first() else {
-            return Ok(TaskClaim::Gone);
-        };
-        let mut columns = PgRows::columns(row, 0);
-        Ok(claim_from_wait(
-            columns.time()?,
-            columns.optional_time()?,
-            columns.time()?,
-        ))
+        let mut waits = HashMap::new();
+        let unclaimed: HashSet<i64> = task_ids
+            .iter()
+            .copied()
+            .filter(|id| !claimed.contains_key(id))
+            .collect();
+        if !unclaimed.is_empty() {
+            let mut ids: Vec<Param> = unclaimed.iter().map(|id| (*id).into()).collect();
+            let list = in_list(&mut ids, unclaimed.len());
+            let status = session
+                .query(
+                    &format!(
+                        "SELECT id, fire_at, lease_expires_at, clock_timestamp() \
+                         FROM xdb_sys_tasks WHERE id IN ({list})"
+                    ),
+                    &ids,
+                )
+                .await?;
+            for row in &status {
+                let mut columns = PgRows::columns(row, 0);
+                let id = columns.bigint()?;
+                let wait =
+                    claim_from_wait(columns.time()?, columns.optional_time()?, columns.time()?);
+                waits.insert(id, wait);
+            }
+        }
+        Ok(answers_in_order(task_ids, claimed, &waits, lease))
     }
 
     async fn release_dead(

@@ -1,5 +1,5 @@
 //! The task queue's leases taken and given back, written once as steps in a
-//! transaction: the claim of due tasks, the claim of one task by id and the release of
+//! transaction: the claim of due tasks, the claim of tasks by id and the release of
 //! dead instances' leases, each a locked read and then an update by id (MySQL has no
 //! `UPDATE … RETURNING`). They are [`TaskQueue`]'s defaults: MySQL runs them, and
 //! PostgreSQL overrides them with faster forms of its own; the tests run them on both.
@@ -26,7 +26,7 @@ use crate::columns::{
 use crate::fair_turns::FairTurns;
 use crate::sql::{Param, SqlConn};
 use crate::tables::{Lane, Transaction};
-use crate::task_claim::order_claimed;
+use crate::task_claim::{answers_in_order, order_claimed};
 use crate::{ReleasedLeases, StoreError, TaskClaim};
 
 /// Claims up to `limit` due tasks for `owner` (see [`crate::TaskSource::lease_due`]) in
@@ -283,65 +283,92 @@ async fn rows_along<C: SqlConn>(
     Ok(along)
 }
 
-/// Claims task `task_id` for `owner` (see [`crate::TaskSource::claim_task`]): reads it locked
-/// and decides in Rust, so a task not due yet costs one statement, then leases it.
-pub(crate) async fn claim_by_id<D: TaskQueue>(
+/// Claims tasks `task_ids` for `owner` (see [`crate::TaskSource::claim_tasks`]) in one
+/// transaction: reads them locked and decides in Rust, so tasks not due yet cost one
+/// statement, then leases the claimable ones with one update.
+pub(crate) async fn claim_by_ids<D: TaskQueue>(
     store: &D,
-    task_id: i64,
+    task_ids: &[i64],
     owner: &str,
     lease: Duration,
-) -> Result<TaskClaim, StoreError> {
+) -> Result<Vec<TaskClaim>, StoreError> {
+    if task_ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let kind = <D::Tx as SqlConn>::KIND;
     let mut tx = store.begin(Lane::Main).await?;
+    let mut params: Vec<Param> = task_ids.iter().map(|id| (*id).into()).collect();
+    let ids = in_list(&mut params, task_ids.len());
     // SKIP LOCKED: a locked row is being completed, rescheduled or claimed right now; it
     // is then reported as leased for a moment, and looked at again after that.
     let rows = tx
         .query(
             &format!(
                 "SELECT {TASK_COLUMNS}, lease_expires_at, {} \
-                 FROM xdb_sys_tasks WHERE id = ? FOR UPDATE SKIP LOCKED",
+                 FROM xdb_sys_tasks WHERE id IN ({ids}) FOR UPDATE SKIP LOCKED",
                 db_now(kind)
             ),
-            &[task_id.into()],
+            &params,
         )
         .await?;
-    let Some(row) = rows.first() else {
-        let exists = tx
+    let mut waits = HashMap::new();
+    let mut claimable = HashMap::new();
+    let mut read_at = None;
+    for row in &rows {
+        let mut columns = D::Tx::columns(row, 0);
+        let task = read_task(&mut columns)?;
+        let (lease_expires_at, now) = (columns.optional_time()?, columns.time()?);
+        match claim_wait(task.fire_at, lease_expires_at, now) {
+            Some(wait) => {
+                waits.insert(task.id, wait);
+            }
+            None => {
+                read_at = Some(now);
+                claimable.insert(task.id, task);
+            }
+        }
+    }
+    let unread: Vec<i64> = task_ids
+        .iter()
+        .copied()
+        .filter(|id| !waits.contains_key(id) && !claimable.contains_key(id))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    if !unread.is_empty() {
+        // Locked by someone else (look again shortly), or gone.
+        let mut params: Vec<Param> = unread.iter().map(|id| (*id).into()).collect();
+        let ids = in_list(&mut params, unread.len());
+        let exist = tx
             .query(
-                "SELECT id FROM xdb_sys_tasks WHERE id = ?",
-                &[task_id.into()],
+                &format!("SELECT id FROM xdb_sys_tasks WHERE id IN ({ids})"),
+                &params,
             )
             .await?;
-        tx.commit().await?;
-        return Ok(match exists.first() {
-            Some(_) => TaskClaim::from_wait(0.0, None),
-            None => TaskClaim::Gone,
-        });
-    };
-    let (mut task, lease_expires_at, now) = {
-        let mut columns = D::Tx::columns(row, 0);
-        (
-            read_task(&mut columns)?,
-            columns.optional_time()?,
-            columns.time()?,
-        )
-    };
-    if let Some(wait) = claim_wait(task.fire_at, lease_expires_at, now) {
-        tx.commit().await?;
-        return Ok(wait);
+        for row in &exist {
+            waits.insert(
+                D::Tx::columns(row, 0).bigint()?,
+                TaskClaim::from_wait(0.0, None),
+            );
+        }
     }
-    let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
-    let mut params = lease_params(owner, now, micros);
-    params.push(task_id.into());
-    let set = take_lease(kind);
-    tx.execute(
-        &format!("UPDATE xdb_sys_tasks SET {set} WHERE id = ?"),
-        &params,
-    )
-    .await?;
+    if let Some(now) = read_at {
+        let micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        let mut params = lease_params(owner, now, micros);
+        params.extend(claimable.keys().map(|id| Param::from(*id)));
+        let ids = in_list(&mut params, claimable.len());
+        let set = take_lease(kind);
+        tx.execute(
+            &format!("UPDATE xdb_sys_tasks SET {set} WHERE id IN ({ids})"),
+            &params,
+        )
+        .await?;
+        for task in claimable.values_mut() {
+            task.first_attempt_at.get_or_insert(now);
+        }
+    }
     tx.commit().await?;
-    task.first_attempt_at.get_or_insert(now);
-    Ok(TaskClaim::Claimed(task))
+    Ok(answers_in_order(task_ids, claimable, &waits, lease))
 }
 
 /// Frees the leases of async instances other than `me` silent for longer than

@@ -15,6 +15,7 @@ on_both_databases!(
     a_run_out_lease_is_claimed_again_ahead_of_a_timer_read_ahead,
     a_claim_takes_the_tasks_past_those_another_claim_holds,
     a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise,
+    a_claim_by_ids_answers_every_id_from_one_transaction,
     dead_instances_lose_their_leases_then_their_registrations,
 );
 
@@ -201,10 +202,10 @@ async fn a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise<D: 
     let (due, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), None).await;
     let (later, _) = insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
     assert_eq!(
-        claim_by_id(&store, due + 1000, "a", LEASE).await.unwrap(),
+        claim_one(&store, due + 1000, "a", LEASE).await,
         TaskClaim::Gone
     );
-    match claim_by_id(&store, later, "a", LEASE).await.unwrap() {
+    match claim_one(&store, later, "a", LEASE).await {
         TaskClaim::NotDue(wait) => assert!(
             wait > Duration::from_secs(3500) && wait <= Duration::from_secs(3600),
             "{wait:?}"
@@ -222,23 +223,89 @@ async fn a_claim_by_id_takes_a_due_free_task_once_and_says_why_not_otherwise<D: 
         )
         .await
         .unwrap();
-    match claim_by_id(&store, due, "a", LEASE).await.unwrap() {
+    match claim_one(&store, due, "a", LEASE).await {
         TaskClaim::Leased(wait) => assert!(wait < Duration::from_secs(1), "{wait:?}"),
         other => panic!("locked: {other:?}"),
     }
     holder.commit().await.unwrap();
 
-    let TaskClaim::Claimed(task) = claim_by_id(&store, due, "a", LEASE).await.unwrap() else {
+    let TaskClaim::Claimed(task) = claim_one(&store, due, "a", LEASE).await else {
         panic!("a due, unleased task is claimed");
     };
     assert_eq!(task.id, due);
     assert_claimed(&store, &task, "a").await;
-    match claim_by_id(&store, due, "b", LEASE).await.unwrap() {
+    match claim_one(&store, due, "b", LEASE).await {
         TaskClaim::Leased(left) => {
             assert!(left > Duration::from_secs(25) && left <= LEASE, "{left:?}")
         }
         other => panic!("leased to a: {other:?}"),
     }
+}
+
+/// [`claim_by_ids`] of one task.
+async fn claim_one<D: TaskQueue>(store: &D, id: i64, owner: &str, lease: Duration) -> TaskClaim {
+    let mut answers = claim_by_ids(store, &[id], owner, lease).await.unwrap();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    answers.remove(0)
+}
+
+async fn a_claim_by_ids_answers_every_id_from_one_transaction<D: TaskQueue>(store: D) {
+    let (first, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), None).await;
+    let (second, _) = insert_task(&store, "WAIT_UNTIL", TimeDelta::seconds(-2), None).await;
+    let (later, _) = insert_task(&store, "TIMER", TimeDelta::hours(1), None).await;
+    let (locked, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), None).await;
+    let taken = Some(("b", TimeDelta::seconds(20)));
+    let (held, _) = insert_task(&store, "EXECUTE", TimeDelta::seconds(-1), taken).await;
+    let gone = held + 1000;
+    let mut holder = store.begin(Lane::Main).await.unwrap();
+    holder
+        .query(
+            "SELECT id FROM xdb_sys_tasks WHERE id = ? FOR UPDATE",
+            &[locked.into()],
+        )
+        .await
+        .unwrap();
+
+    let named = [later, first, gone, locked, second, first, held];
+    let answers = claim_by_ids(&store, &named, "a", LEASE).await.unwrap();
+    holder.commit().await.unwrap();
+
+    assert_eq!(answers.len(), named.len(), "{answers:?}");
+    assert!(
+        matches!(answers[0], TaskClaim::NotDue(wait) if wait > Duration::from_secs(3500)),
+        "{answers:?}"
+    );
+    let TaskClaim::Claimed(task) = &answers[1] else {
+        panic!("the first due task is claimed: {answers:?}");
+    };
+    assert_eq!(task.id, first);
+    assert_claimed(&store, task, "a").await;
+    assert_eq!(answers[2], TaskClaim::Gone);
+    assert!(
+        matches!(answers[3], TaskClaim::Leased(wait) if wait < Duration::from_secs(1)),
+        "a locked task is looked at again soon: {answers:?}"
+    );
+    let TaskClaim::Claimed(task) = &answers[4] else {
+        panic!("the second due task is claimed: {answers:?}");
+    };
+    assert_eq!(task.id, second);
+    assert_claimed(&store, task, "a").await;
+    assert_eq!(
+        answers[5],
+        TaskClaim::Leased(LEASE),
+        "a task named twice is claimed once"
+    );
+    assert!(
+        matches!(answers[6], TaskClaim::Leased(left) if left > Duration::from_secs(15)),
+        "leased to b: {answers:?}"
+    );
+    assert_eq!(lease_of(&store, later).await, (None, None, None));
+    assert_eq!(lease_of(&store, locked).await, (None, None, None));
+    assert_eq!(lease_of(&store, held).await.0.as_deref(), Some("b"));
+    assert!(claim_by_ids(&store, &[], "a", LEASE)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// Registers `instance` of `service` with its heartbeat `age` ago and its stated

@@ -71,9 +71,14 @@ pub(crate) trait TaskQueue: Dialect<Session: SqlConn, Tx: SqlConn> {
     ) -> impl Answer<Vec<ClaimedRows>> {
         leases::claim_due(self, owner, limit, lease, ahead, lowest_priority)
     }
-    /// See [`TaskSource::claim_task`]; [`leases::claim_by_id`] by default.
-    fn claim_by_id(&self, task_id: i64, owner: &str, lease: Duration) -> impl Answer<TaskClaim> {
-        leases::claim_by_id(self, task_id, owner, lease)
+    /// See [`TaskSource::claim_tasks`]; [`leases::claim_by_ids`] by default.
+    fn claim_by_ids(
+        &self,
+        task_ids: &[i64],
+        owner: &str,
+        lease: Duration,
+    ) -> impl Answer<Vec<TaskClaim>> {
+        leases::claim_by_ids(self, task_ids, owner, lease)
     }
     /// See [`TaskSource::release_dead_leases`]; on the timekeeping lane, as a backlog of
     /// transitions must not delay a takeover; [`leases::release_dead`] by default.
@@ -161,13 +166,13 @@ impl<D: TaskQueue> TaskSource for D {
         )))
     }
 
-    async fn claim_task(
+    async fn claim_tasks(
         &self,
-        task_id: i64,
+        task_ids: &[i64],
         owner: &str,
         lease: Duration,
-    ) -> Result<TaskClaim, StoreError> {
-        self.claim_by_id(task_id, owner, lease).await
+    ) -> Result<Vec<TaskClaim>, StoreError> {
+        self.claim_by_ids(task_ids, owner, lease).await
     }
 
     async fn next_task_due_in(&self) -> Result<Option<Duration>, StoreError> {

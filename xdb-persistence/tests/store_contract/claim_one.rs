@@ -8,11 +8,11 @@ use xdb_test_util::Dialect;
 
 use crate::common::*;
 
-both!(claim_task_takes_a_due_free_task_once_and_says_why_not_otherwise);
+both!(claim_tasks_take_a_due_free_task_once_and_say_why_not_otherwise);
 
 const LEASE: Duration = Duration::from_secs(30);
 
-async fn claim_task_takes_a_due_free_task_once_and_says_why_not_otherwise(dialect: Dialect) {
+async fn claim_tasks_take_a_due_free_task_once_and_say_why_not_otherwise(dialect: Dialect) {
     let h = harness(dialect).await;
     let store = &*h.store;
     store
@@ -30,11 +30,11 @@ async fn claim_task_takes_a_due_free_task_once_and_says_why_not_otherwise(dialec
         .unwrap();
     assert!(overdue.is_empty(), "{overdue:?}");
 
-    let TaskClaim::Claimed(task) = store.claim_task(id, "a", LEASE).await.unwrap() else {
+    let TaskClaim::Claimed(task) = claim_one(store, id, "a").await else {
         panic!("a due, unleased task is claimed");
     };
     assert_eq!(task.id, id);
-    match store.claim_task(id, "b", LEASE).await.unwrap() {
+    match claim_one(store, id, "b").await {
         TaskClaim::Leased(left) => assert!(left > Duration::from_secs(25), "{left:?}"),
         other => panic!("leased to a: {other:?}"),
     }
@@ -50,7 +50,7 @@ async fn claim_task_takes_a_due_free_task_once_and_says_why_not_otherwise(dialec
         Dialect::MySql => "UPDATE xdb_sys_tasks SET fire_at = fire_at + INTERVAL 1 HOUR",
     };
     h.db.execute_sql(later).await;
-    match store.claim_task(id, "b", LEASE).await.unwrap() {
+    match claim_one(store, id, "b").await {
         TaskClaim::NotDue(wait) => {
             assert!(
                 wait > Duration::from_secs(3500) && wait <= Duration::from_secs(3600),
@@ -70,8 +70,31 @@ async fn claim_task_takes_a_due_free_task_once_and_says_why_not_otherwise(dialec
         .unwrap();
     assert_eq!(overdue.iter().map(|t| t.id).collect::<Vec<_>>(), vec![id]);
 
-    assert_eq!(
-        store.claim_task(id + 1000, "b", LEASE).await.unwrap(),
-        TaskClaim::Gone
-    );
+    assert_eq!(claim_one(store, id + 1000, "b").await, TaskClaim::Gone);
+
+    // Several at once, as events that came together: one answer per id, in order.
+    store
+        .start_process(&start_request("p-two", "A"))
+        .await
+        .unwrap();
+    let two = store.claim_due_tasks("probe", 10, LEASE).await.unwrap()[0].id;
+    store.release_leases("probe").await.unwrap();
+    let answers = store
+        .claim_tasks(&[two, id + 1000, two, id], "c", LEASE)
+        .await
+        .unwrap();
+    let [TaskClaim::Claimed(task), TaskClaim::Gone, TaskClaim::Leased(again), TaskClaim::Leased(swept)] =
+        &answers[..]
+    else {
+        panic!("claimed, gone, claimed already, the sweeper's: {answers:?}");
+    };
+    assert_eq!((task.id, *again), (two, LEASE));
+    assert!(*swept > Duration::from_secs(25), "{swept:?}");
+}
+
+/// [`xdb_persistence::TaskSource::claim_tasks`] of one task.
+async fn claim_one(store: &dyn xdb_persistence::ProcessStore, id: i64, owner: &str) -> TaskClaim {
+    let mut answers = store.claim_tasks(&[id], owner, LEASE).await.unwrap();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    answers.remove(0)
 }
