@@ -328,12 +328,10 @@ pub(crate) async fn claim_by_ids<D: TaskQueue>(
             }
         }
     }
-    let unread: Vec<i64> = task_ids
+    let unread: HashSet<i64> = task_ids
         .iter()
         .copied()
         .filter(|id| !waits.contains_key(id) && !claimable.contains_key(id))
-        .collect::<HashSet<_>>()
-        .into_iter()
         .collect();
     if !unread.is_empty() {
         // Locked by someone else (look again shortly), or gone.
