@@ -59,6 +59,14 @@ sed "s/^workerPort: .*/workerPort: $web_port/" "$CONF/functions_worker.yml" >fun
 worker_args=(--functions-worker-conf "$state/functions_worker.yml")
 $functions || worker_args=(--no-functions-worker)
 
+# Ephemeral nodes left by a killed standalone make the restarted bookie's registration
+# flap until the JVM exits (see the program's comment): delete them first.
+if [ -d data/metadata ]; then
+    rocksdb_jar=("$CACHE"/lib/rocksdbjni-*.jar)
+    java -cp "${rocksdb_jar[0]}" "$CONF/ClearStaleEphemerals.java" data/metadata ||
+        die "could not clear the stale ephemeral nodes of $state/data/metadata (is another standalone running on it?)"
+fi
+
 # The --add-opens are those of Pulsar's own bin/pulsar for Java 17.
 exec java -Xms256m "-Xmx$HEAP" -XX:MaxDirectMemorySize=1g -XX:+PerfDisableSharedMem \
     --add-opens java.base/java.io=ALL-UNNAMED \
