@@ -1,4 +1,4 @@
-//! What claiming one task by id found.
+//! What claiming a task by id found.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
