@@ -4,7 +4,22 @@
 //! of dead instances' leases reads no task while no instance is dead.
 
 use super::task_queue::{CLAIM, RELEASE_DEAD};
+use tokio_postgres::types::ToSql;
+
 use crate::postgres::PostgresStore;
+
+/// The lines of `explain`'s answer, on a connection of the store's own (its sessions'
+/// settings, sequential scans off, are the planner's).
+async fn plan_of(
+    db: &xdb_test_util::TestDatabase,
+    explain: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Vec<String> {
+    let store = PostgresStore::connect(db.url(), 1).await.unwrap();
+    let client = store.timekeeping_pool().get().await.unwrap();
+    let rows = client.query(explain, params).await.unwrap();
+    rows.iter().map(|row| row.get(0)).collect()
+}
 
 #[tokio::test]
 async fn each_priority_of_the_claim_reads_its_own_partial_index() {
@@ -22,16 +37,12 @@ async fn each_priority_of_the_claim_reads_its_own_partial_index() {
          ANALYZE xdb_sys_tasks",
     )
     .await;
-    let store = PostgresStore::connect(db.url(), 1).await.unwrap();
-    let client = store.timekeeping_pool().get().await.unwrap();
-    let rows = client
-        .query(
-            &format!("EXPLAIN {}", *CLAIM),
-            &[&64i64, &"owner", &30.0f64, &0.0f64, &true, &5i32],
-        )
-        .await
-        .unwrap();
-    let plan: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+    let plan = plan_of(
+        &db,
+        &format!("EXPLAIN {}", *CLAIM),
+        &[&64i64, &"owner", &30.0f64, &0.0f64, &true, &5i32],
+    )
+    .await;
     let plan = plan.join("\n");
     for index in [
         "xdb_sys_tasks_unleased_timers_by_fire_at",
@@ -66,16 +77,8 @@ async fn with_no_instance_dead_the_release_of_dead_leases_reads_no_task() {
          ANALYZE xdb_sys_tasks",
     )
     .await;
-    let store = PostgresStore::connect(db.url(), 1).await.unwrap();
-    let client = store.timekeeping_pool().get().await.unwrap();
-    let rows = client
-        .query(
-            &format!("EXPLAIN (ANALYZE, COSTS OFF) {RELEASE_DEAD}"),
-            &[&"me", &5.0f64],
-        )
-        .await
-        .unwrap();
-    let plan: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+    let explain = format!("EXPLAIN (ANALYZE, COSTS OFF) {RELEASE_DEAD}");
+    let plan = plan_of(&db, &explain, &[&"me", &5.0f64]).await;
     let task_nodes: Vec<&String> = plan
         .iter()
         .filter(|line| line.contains("Scan") && line.contains(" on xdb_sys_tasks"))
