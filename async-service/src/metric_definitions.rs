@@ -15,6 +15,8 @@ const WORKER_CALL_BUCKETS: [f64; 12] = [
 ];
 /// Timer-lateness buckets, in seconds: claim delay from ideal to badly overloaded.
 const LATENESS_BUCKETS: [f64; 10] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0];
+/// Tasks per gathered claim statement: one (a lone event) up to the statement's most, 64.
+const CLAIM_BATCH_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
 /// Outcomes of handling a task (label `outcome` of [`AsyncMetrics::tasks_completed`]).
 pub(crate) mod outcome {
@@ -57,6 +59,9 @@ pub(crate) struct AsyncMetrics {
     /// `xdb_async_pulsar_consumers_lost_total{consumer}`: Pulsar consumers the client
     /// gave up on, each subscribed again by the instance itself.
     pub pulsar_resubscriptions: IntCounterVec,
+    /// `xdb_async_pulsar_claim_batch_tasks`: tasks each gathered claim statement of
+    /// Pulsar mode claimed by id.
+    pub pulsar_claim_batch_tasks: Histogram,
     /// `xdb_async_paused_executions`: running executions an operator paused, sampled at
     /// each scrape.
     pub paused_executions: IntGauge,
@@ -165,6 +170,16 @@ impl AsyncMetrics {
                 &["consumer"],
             )
             .expect("valid metric"),
+            pulsar_claim_batch_tasks: Histogram::with_opts(
+                HistogramOpts::new(
+                    "xdb_async_pulsar_claim_batch_tasks",
+                    "Tasks claimed by id with one statement in Pulsar mode (the claims of \
+                     change events and timer messages that came while earlier statements \
+                     ran go together).",
+                )
+                .buckets(CLAIM_BATCH_BUCKETS.to_vec()),
+            )
+            .expect("valid metric"),
             paused_executions: IntGauge::new(
                 "xdb_async_paused_executions",
                 "Running executions an operator paused (sampled at scrape, capped).",
@@ -196,7 +211,7 @@ impl AsyncMetrics {
             .registry
             .register(Box::new(metrics.clock_offset_seconds.clone()))
             .expect("metric names are unique");
-        let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 16] = [
             Box::new(metrics.tasks_claimed.clone()),
             Box::new(metrics.continuations.clone()),
             Box::new(metrics.tasks_completed.clone()),
@@ -208,6 +223,7 @@ impl AsyncMetrics {
             Box::new(metrics.leases_held.clone()),
             Box::new(metrics.tasks_parked.clone()),
             Box::new(metrics.pulsar_resubscriptions.clone()),
+            Box::new(metrics.pulsar_claim_batch_tasks.clone()),
             Box::new(metrics.paused_executions.clone()),
             Box::new(metrics.pending_executions.clone()),
             Box::new(metrics.parked_tasks.clone()),

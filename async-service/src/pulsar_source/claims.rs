@@ -13,6 +13,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use prometheus::Histogram;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use xdb_persistence::{StoreError, TaskClaim, TaskSource};
@@ -70,10 +71,17 @@ pub(crate) struct GatheredClaims {
 }
 
 impl GatheredClaims {
-    /// Claims for `owner`, each leased for `lease`, with `claimer`.
-    pub fn new(claimer: impl ClaimByIds, owner: String, lease: Duration) -> Self {
+    /// Claims for `owner`, each leased for `lease`, with `claimer`; each statement's
+    /// task count goes to `batch_tasks`.
+    pub fn new(
+        claimer: impl ClaimByIds,
+        owner: String,
+        lease: Duration,
+        batch_tasks: Histogram,
+    ) -> Self {
         let (requests, received) = mpsc::unbounded_channel();
-        let server = tokio::spawn(serve(received, Arc::new(claimer), owner.into(), lease));
+        let claimer = Arc::new(claimer);
+        let server = tokio::spawn(serve(received, claimer, owner.into(), lease, batch_tasks));
         Self { requests, server }
     }
 
@@ -105,6 +113,7 @@ async fn serve<C: ClaimByIds>(
     claimer: Arc<C>,
     owner: Arc<str>,
     lease: Duration,
+    batch_tasks: Histogram,
 ) {
     let mut running = JoinSet::new();
     loop {
@@ -113,6 +122,7 @@ async fn serve<C: ClaimByIds>(
             first = requests.recv(), if running.len() < STATEMENTS_AT_ONCE => {
                 let Some(first) = first else { break };
                 let batch = gather(first, &mut requests);
+                batch_tasks.observe(batch.len() as f64);
                 running.spawn(claim_batch(claimer.clone(), owner.clone(), lease, batch));
             }
         }
@@ -194,6 +204,12 @@ mod tests {
     type Statements = Arc<Mutex<Vec<Vec<i64>>>>;
 
     fn claims(fail: bool) -> (GatheredClaims, Statements, Arc<Semaphore>) {
+        let (claims, statements, gate, _) = claims_measured(fail);
+        (claims, statements, gate)
+    }
+
+    /// [`claims`], with the histogram of its statements' task counts.
+    fn claims_measured(fail: bool) -> (GatheredClaims, Statements, Arc<Semaphore>, Histogram) {
         let statements = Statements::default();
         let gate = Arc::new(Semaphore::new(0));
         let recorder = Recorder {
@@ -201,8 +217,11 @@ mod tests {
             gate: gate.clone(),
             fail,
         };
-        let claims = GatheredClaims::new(recorder, "me".into(), Duration::from_secs(30));
-        (claims, statements, gate)
+        let batch_tasks = Histogram::with_opts(prometheus::HistogramOpts::new("tasks", "tasks"))
+            .expect("valid histogram");
+        let lease = Duration::from_secs(30);
+        let claims = GatheredClaims::new(recorder, "me".into(), lease, batch_tasks.clone());
+        (claims, statements, gate, batch_tasks)
     }
 
     async fn until_sent(statements: &Statements, count: usize) {
@@ -217,7 +236,7 @@ mod tests {
 
     #[tokio::test]
     async fn claims_asked_for_while_statements_run_go_together_in_the_next() {
-        let (claims, statements, gate) = claims(false);
+        let (claims, statements, gate, batch_tasks) = claims_measured(false);
         let first = claims.ask(1);
         until_sent(&statements, 1).await;
         let second = claims.ask(2);
@@ -235,6 +254,9 @@ mod tests {
         gate.add_permits(1);
         assert_eq!(claims.claim(6).await.unwrap(), TaskClaim::Gone);
         assert_eq!(statements.lock().unwrap().last(), Some(&vec![6]));
+        // Each statement's task count is measured: 1, 1, 4 and 1.
+        assert_eq!(batch_tasks.get_sample_count(), 4);
+        assert_eq!(batch_tasks.get_sample_sum(), 7.0);
     }
 
     #[tokio::test]

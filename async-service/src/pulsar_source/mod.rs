@@ -278,7 +278,12 @@ impl PulsarSource {
         tracing::info!(tasks = %topics.tasks, timers = %topics.timers, "consuming Pulsar CDC topics");
         Ok(Self {
             shared: Arc::new(Shared {
-                claims: GatheredClaims::new(context.tasks.clone(), context.owner.clone(), lease),
+                claims: GatheredClaims::new(
+                    context.tasks.clone(),
+                    context.owner.clone(),
+                    lease,
+                    context.metrics.pulsar_claim_batch_tasks.clone(),
+                ),
                 context,
                 api_peers,
                 leased,

@@ -425,6 +425,18 @@ async fn a_key_shared_subscription_shares_work_and_applies_each_transition_once(
             assert_eq!(seen, times, "{event} in {history:?}");
         }
     }
+    // Each process's first task came by change event, claimed by id in gathered statements.
+    let (mut statements, mut tasks) = (0.0, 0.0);
+    for url in env.async_urls() {
+        let metrics = scrape(&url).await;
+        let sample = |name| sample_sum(&metrics, name, &[]).unwrap_or(0.0);
+        statements += sample("xdb_async_pulsar_claim_batch_tasks_count");
+        tasks += sample("xdb_async_pulsar_claim_batch_tasks_sum");
+    }
+    assert!(
+        statements >= 1.0 && tasks >= 8.0 && tasks >= statements,
+        "{statements} claim statements for {tasks} tasks"
+    );
     env.shutdown().await;
 }
 
