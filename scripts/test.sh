@@ -38,6 +38,9 @@ trap summary EXIT
 # The scripts below build the binaries they run as this build of the tests resolves
 # features, so nothing is compiled twice (scripts/cargo-build-bins.sh).
 export XDB_BUILD_AS_TESTS=1
+# A failing test's panic message, not dozens of backtrace lines after it, is what the
+# tail of a CI log must keep. XDB_TEST_BACKTRACE=1 asks for the backtraces.
+export RUST_BACKTRACE="${XDB_TEST_BACKTRACE:-0}"
 
 step "the services the tests need (Rust, PostgreSQL, MariaDB, Pulsar with its Debezium connectors)"
 scripts/ensure-rust.sh
