@@ -224,8 +224,7 @@ impl TaskQueue for PostgresStore {
 // which took over a second per call. With no instance dead (nearly every call) the task
 // table is not read at all (`EXISTS`, a one-time filter): the planner's hash join
 // fetched its first task by primary key before it looked at the empty owner list, and
-// in a busy queue the low end of that index is dead entries, 18-54 ms a call. A dead
-// owner's tasks are then looked up by the owner index (`= ANY`, an index condition).
+// in a busy queue the low end of that index is dead entries, 18-54 ms a call.
 pub(super) const RELEASE_DEAD: &str = "\
     WITH dead AS ( \
       SELECT instance_id FROM xdb_sys_service_instances \
@@ -237,8 +236,7 @@ pub(super) const RELEASE_DEAD: &str = "\
       UPDATE xdb_sys_tasks t SET lease_owner = NULL, lease_expires_at = NULL \
       WHERE EXISTS (SELECT 1 FROM dead) \
         AND t.id IN (SELECT id FROM xdb_sys_tasks \
-                     WHERE lease_owner = ANY (ARRAY(SELECT instance_id FROM dead)) \
-                     FOR UPDATE SKIP LOCKED) \
+                     WHERE lease_owner IN (SELECT instance_id FROM dead) FOR UPDATE SKIP LOCKED) \
       RETURNING t.id, t.process_execution_id), \
     removed AS ( \
       DELETE FROM xdb_sys_service_instances s \
