@@ -224,7 +224,8 @@ impl TaskQueue for PostgresStore {
 // which took over a second per call. With no instance dead (nearly every call) the task
 // table is not read at all (`EXISTS`, a one-time filter): the planner's hash join
 // fetched its first task by primary key before it looked at the empty owner list, and
-// in a busy queue the low end of that index is dead entries, 18-54 ms a call.
+// in a busy queue the low end of that index is dead entries, 38-52 ms a call in bench
+// runs of both queue modes.
 pub(super) const RELEASE_DEAD: &str = "\
     WITH dead AS ( \
       SELECT instance_id FROM xdb_sys_service_instances \

@@ -59,7 +59,7 @@ async fn each_priority_of_the_claim_reads_its_own_partial_index() {
 
 /// The release runs about once a second on every instance, nearly always with nobody
 /// dead. It read the first task by primary key even so, and in a busy queue the low end
-/// of that index is entries of deleted tasks (18-54 ms a call in Pulsar-mode runs).
+/// of that index is entries of deleted tasks (38-52 ms a call in bench runs).
 #[tokio::test]
 async fn with_no_instance_dead_the_release_of_dead_leases_reads_no_task() {
     let db = xdb_test_util::TestDatabase::create_postgres().await;
