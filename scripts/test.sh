@@ -42,6 +42,9 @@ export XDB_BUILD_AS_TESTS=1
 # tail of a CI log must keep. XDB_TEST_BACKTRACE=1 asks for the backtraces.
 export RUST_BACKTRACE="${XDB_TEST_BACKTRACE:-0}"
 
+# The tests that bound how long a SIGKILLed instance's work waits (a name filter).
+takeover_bounds=elsewhere_within_two_seconds
+
 step "the services the tests need (Rust, PostgreSQL, MariaDB, Pulsar with its Debezium connectors)"
 scripts/ensure-rust.sh
 scripts/ensure-postgres.sh
@@ -62,10 +65,18 @@ step "the previous release's binaries for the rolling-upgrade test (built once, 
 scripts/build-previous-release.sh >/dev/null
 step "cargo test"
 # The fault-injection suite (faults, partitions, schedules, broker restarts) runs on
-# its own afterwards, so that its counts are printed.
+# its own afterwards, so that its counts are printed. The takeover bounds run after
+# this step too (see below).
 cargo test --workspace -- --skip faults_lose_and_duplicate_nothing \
     --skip partitions_lose_and_duplicate_nothing --skip schedule_faults_fire_each_time_once \
-    --skip pulsar_broker_restarts_need_no_instance_restart
+    --skip pulsar_broker_restarts_need_no_instance_restart --skip "$takeover_bounds"
+step "takeover bounds (SIGKILLed instances' work elsewhere within 2 s; one test at a time)"
+# These assert a latency: the slowest of 20 takeovers under 2 s. Beside the rest of the
+# suite on two cores, a stall of a second in the database or in the surviving instance
+# delays a takeover by a second more, by design (the survivor judges nobody until its own
+# heartbeats have gone through for a whole timeout); a CI run failed that way on both
+# databases at once. Alone, the product is what they measure.
+cargo test --workspace --test suite -- "$takeover_bounds" --test-threads=1
 step "TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
 step "web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
