@@ -71,11 +71,11 @@ cargo test --workspace -- --skip faults_lose_and_duplicate_nothing \
     --skip partitions_lose_and_duplicate_nothing --skip schedule_faults_fire_each_time_once \
     --skip pulsar_broker_restarts_need_no_instance_restart --skip "$takeover_bounds"
 step "takeover bounds (SIGKILLed instances' work elsewhere within 2 s; one test at a time)"
-# These assert a latency: the slowest of 20 takeovers under 2 s. Beside the rest of the
-# suite on two cores, a stall of a second in the database or in the surviving instance
-# delays a takeover by a second more, by design (the survivor judges nobody until its own
-# heartbeats have gone through for a whole timeout); a CI run failed that way on both
-# databases at once. Alone, the product is what they measure.
+# These assert a latency: 19 of 20 takeovers under 2 s, the slowest under 5 s. Beside
+# the rest of the suite on two cores, a stall of a second in the database or in the
+# surviving instance delays a takeover by a second more, by design (the survivor judges
+# nobody until its own heartbeats have gone through for a whole timeout); a CI run
+# failed that way on both databases at once. Alone, the product is what they measure.
 cargo test --workspace --test suite -- "$takeover_bounds" --test-threads=1
 step "TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
