@@ -76,7 +76,8 @@ step "takeover bounds (SIGKILLed instances' work elsewhere within 2 s; one test 
 # surviving instance delays a takeover by a second more, by design (the survivor judges
 # nobody until its own heartbeats have gone through for a whole timeout); a CI run
 # failed that way on both databases at once. Alone, the product is what they measure.
-cargo test --workspace --test suite -- "$takeover_bounds" --test-threads=1
+# --nocapture: each test prints its takeover times, so a green log shows the margin.
+cargo test --workspace --test suite -- "$takeover_bounds" --test-threads=1 --nocapture
 step "TypeScript SDK (tsc, eslint, unit tests; integration on PostgreSQL and MariaDB)"
 scripts/test-sdk-typescript.sh
 step "web console (assets up to date, unit tests, end-to-end in headless Chromium on PostgreSQL)"
