@@ -1,5 +1,5 @@
-//! When requests wait for the definitions to be read, over a registry whose reads wait
-//! for the test's go-ahead.
+//! When requests wait for the definitions and the business tables' columns to be read,
+//! over a registry whose reads wait for the test's go-ahead.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,10 +16,13 @@ use xdb_protocol::{
 
 use super::*;
 
-/// Counts its reads of the current definitions; each waits for a permit.
+/// Counts its reads of the current definitions and of table columns; each waits for a
+/// permit of its own kind.
 struct GatedRegistry {
     reads: AtomicUsize,
     permits: Semaphore,
+    column_reads: AtomicUsize,
+    column_permits: Semaphore,
 }
 
 #[async_trait]
@@ -49,9 +52,15 @@ impl DefinitionRegistry for GatedRegistry {
     async fn table_columns(
         &self,
         _: Option<&str>,
-        _: &str,
+        table: &str,
     ) -> Result<Vec<TableColumn>, StoreError> {
-        unreachable!("not read by the cache")
+        self.column_permits.acquire().await.expect("open").forget();
+        self.column_reads.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![TableColumn {
+            name: format!("{table}_id"),
+            data_type: "text".into(),
+            collation: None,
+        }])
     }
     async fn registered_worker_urls(&self) -> Result<Vec<(String, String)>, StoreError> {
         Ok(Vec::new())
@@ -84,6 +93,8 @@ fn definitions() -> (Arc<GatedRegistry>, Definitions) {
     let registry = Arc::new(GatedRegistry {
         reads: AtomicUsize::new(0),
         permits: Semaphore::new(0),
+        column_reads: AtomicUsize::new(0),
+        column_permits: Semaphore::new(0),
     });
     let definitions = Definitions::new(registry.clone(), false);
     (registry, definitions)
@@ -166,4 +177,67 @@ async fn a_read_begun_before_a_registration_does_not_hide_it() {
     assert_eq!(loaded_at(&definitions), None, "still forgotten: read anew");
     registry.permits.add_permits(1);
     assert!(snapshot_now(&definitions).await.fresh());
+}
+
+async fn columns_now(definitions: &Definitions) -> Arc<Vec<TableColumn>> {
+    tokio::time::timeout(DEADLINE, definitions.columns_of("orders"))
+        .await
+        .expect("answered without waiting for a read")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn stale_columns_answer_while_they_are_read_again() {
+    let (registry, definitions) = definitions();
+    registry.column_permits.add_permits(1);
+    let first = columns_now(&definitions).await;
+    assert_eq!(first[0].name, "orders_id");
+    assert_eq!(
+        registry.column_reads.load(Ordering::SeqCst),
+        1,
+        "none known: read first"
+    );
+
+    definitions.age_columns(tables::COLUMNS_TTL + Duration::from_secs(1));
+    // No permit: a query that waited for the read would not be answered.
+    let answered = columns_now(&definitions).await;
+    assert!(
+        Arc::ptr_eq(&answered, &first),
+        "the known ones, without waiting"
+    );
+    assert!(
+        definitions.rereading_columns(),
+        "read again in the background"
+    );
+    let answered = columns_now(&definitions).await;
+    assert!(
+        Arc::ptr_eq(&answered, &first),
+        "still, with one read under way"
+    );
+    registry.column_permits.add_permits(1);
+    let deadline = Instant::now() + DEADLINE;
+    while definitions.rereading_columns() {
+        assert!(Instant::now() < deadline, "the background read ends");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        registry.column_reads.load(Ordering::SeqCst),
+        2,
+        "one read for both"
+    );
+    let fresh = columns_now(&definitions).await;
+    assert!(
+        !Arc::ptr_eq(&fresh, &first),
+        "the columns read again are kept"
+    );
+
+    definitions.age_columns(tables::COLUMNS_MAX_STALE + Duration::from_secs(1));
+    registry.column_permits.add_permits(1);
+    let answered = columns_now(&definitions).await;
+    assert_eq!(
+        registry.column_reads.load(Ordering::SeqCst),
+        3,
+        "too old: read first"
+    );
+    assert!(!Arc::ptr_eq(&answered, &fresh));
 }

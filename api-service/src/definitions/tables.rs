@@ -1,29 +1,89 @@
 //! The business table a query's column conditions read: the one the process type's
 //! registered definition declares, else the request's `businessTable`; and its columns
 //! as `information_schema` reports them (the same read registration checks tables
-//! with), kept per table for [`COLUMNS_TTL`] so a query costs no catalog read.
+//! with), kept per table so a query costs no catalog read: older than [`COLUMNS_TTL`]
+//! they are read again in the background while requests go on with them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use xdb_engine::validation::{check_identifier, split_table_name};
-use xdb_persistence::{QueryTable, TableColumn};
+use xdb_persistence::{DefinitionRegistry, QueryTable, TableColumn};
 use xdb_protocol::{BusinessTableRef, GlobalAttributesDefinition};
 
 use super::Definitions;
 use crate::ApiError;
 
-/// How long a table's columns are trusted: a column added since shows within this.
-const COLUMNS_TTL: Duration = Duration::from_secs(30);
+/// How long a table's columns are trusted: a column added since shows within this and
+/// one read.
+pub(super) const COLUMNS_TTL: Duration = Duration::from_secs(30);
 
-/// A table's columns and when they were read.
-type ReadColumns = (Instant, Arc<Vec<TableColumn>>);
+/// How old they may be and still answer a query while they are read again. A catalog
+/// read took 6 to 23 ms on PostgreSQL; past this a query waits for it.
+pub(super) const COLUMNS_MAX_STALE: Duration = Duration::from_secs(300);
+
+/// A table's columns, when they were read, and whether they are being read again.
+struct ReadColumns {
+    read_at: Instant,
+    columns: Arc<Vec<TableColumn>>,
+    rereading: bool,
+}
 
 /// Table columns by `schema.table` (schema empty: the connection's).
 #[derive(Default)]
 pub(crate) struct ColumnCache {
-    tables: Mutex<HashMap<String, ReadColumns>>,
+    tables: Arc<Mutex<HashMap<String, ReadColumns>>>,
+}
+
+impl ColumnCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ReadColumns>> {
+        self.tables.lock().expect("the column cache lock")
+    }
+
+    fn keep(&self, key: String, columns: Arc<Vec<TableColumn>>) {
+        let read = ReadColumns {
+            read_at: Instant::now(),
+            columns,
+            rereading: false,
+        };
+        self.lock().insert(key, read);
+    }
+
+    /// Reads `table`'s columns again in a task of its own, unless that is under way; a
+    /// table that is gone is forgotten, a failed read leaves the known columns in use.
+    fn reread_in_background(
+        &self,
+        registry: Arc<dyn DefinitionRegistry>,
+        key: String,
+        schema: Option<String>,
+        table: String,
+    ) {
+        {
+            let mut tables = self.lock();
+            match tables.get_mut(&key) {
+                Some(read) if !read.rereading => read.rereading = true,
+                _ => return,
+            }
+        }
+        let cache = ColumnCache {
+            tables: self.tables.clone(),
+        };
+        tokio::spawn(async move {
+            match registry.table_columns(schema.as_deref(), &table).await {
+                Ok(columns) if columns.is_empty() => {
+                    cache.lock().remove(&key);
+                }
+                Ok(columns) => cache.keep(key, Arc::new(columns)),
+                Err(error) => {
+                    tracing::warn!(%error, %table, "reading a business table's columns");
+                    if let Some(read) = cache.lock().get_mut(&key) {
+                        read.rereading = false;
+                    }
+                }
+            }
+        });
+    }
 }
 
 /// The table of `process_type`: the definition's when it declares one (a different
@@ -109,8 +169,12 @@ impl Definitions {
         }))
     }
 
-    /// `table_name`'s columns, from the cache while fresh; a missing table is not kept.
-    async fn columns_of(&self, table_name: &str) -> Result<Arc<Vec<TableColumn>>, ApiError> {
+    /// `table_name`'s columns, from the cache while fresh or read again in the
+    /// background; a missing table is not kept.
+    pub(super) async fn columns_of(
+        &self,
+        table_name: &str,
+    ) -> Result<Arc<Vec<TableColumn>>, ApiError> {
         let parts = split_table_name("businessTable.tableName", table_name)
             .map_err(|e| ApiError::invalid(e.to_string()))?;
         let (schema, table) = match parts.as_slice() {
@@ -119,20 +183,43 @@ impl Definitions {
             _ => unreachable!("split_table_name gives one or two parts"),
         };
         let key = format!("{}.{table}", schema.unwrap_or_default());
-        {
-            let cache = self.columns.tables.lock().expect("the column cache lock");
-            if let Some((read_at, columns)) = cache.get(&key) {
-                if read_at.elapsed() < COLUMNS_TTL {
-                    return Ok(columns.clone());
-                }
+        let known = self
+            .columns
+            .lock()
+            .get(&key)
+            .map(|read| (read.read_at.elapsed(), read.columns.clone()));
+        match known {
+            Some((age, columns)) if age < COLUMNS_TTL => return Ok(columns),
+            Some((age, columns)) if age < COLUMNS_MAX_STALE => {
+                self.columns.reread_in_background(
+                    self.registry().clone(),
+                    key,
+                    schema.map(str::to_string),
+                    table.to_string(),
+                );
+                return Ok(columns);
             }
+            _ => {}
         }
         let columns = Arc::new(self.registry().table_columns(schema, table).await?);
         if !columns.is_empty() {
-            let mut cache = self.columns.tables.lock().expect("the column cache lock");
-            cache.insert(key, (Instant::now(), columns.clone()));
+            self.columns.keep(key, columns.clone());
         }
         Ok(columns)
+    }
+
+    /// Makes the known columns of every table `age` old.
+    #[cfg(test)]
+    pub(super) fn age_columns(&self, age: Duration) {
+        for read in self.columns.lock().values_mut() {
+            read.read_at = Instant::now() - age;
+        }
+    }
+
+    /// Whether a background read of some table's columns is under way.
+    #[cfg(test)]
+    pub(super) fn rereading_columns(&self) -> bool {
+        self.columns.lock().values().any(|read| read.rereading)
     }
 }
 
