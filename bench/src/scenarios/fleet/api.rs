@@ -1,6 +1,6 @@
 //! The service API as the scenario calls it: its paths, and JSON POSTs to them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
@@ -43,12 +43,32 @@ impl Api<'_> {
     /// POSTs `body` to `path`; the answer's JSON, or an error with its status and body.
     pub(super) async fn call(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         let (status, text) = post(self.http, self.base, path, body).await?;
-        anyhow::ensure!(status.is_success(), "{path}: {status}: {text}");
-        if text.is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_str(&text).with_context(|| format!("{path}: {text}"))
+        read_answer(path, status, text)
     }
+
+    /// [`Api::call`], timed from the request's start to the answer's last byte. The
+    /// JSON is read after the clock stops, as the direct statements are timed to their
+    /// rows' arrival, not to their values' decoding.
+    pub(super) async fn timed_call(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> (Duration, anyhow::Result<Value>) {
+        let began = Instant::now();
+        let answer = post(self.http, self.base, path, body).await;
+        let elapsed = began.elapsed();
+        let answer = answer.and_then(|(status, text)| read_answer(path, status, text));
+        (elapsed, answer)
+    }
+}
+
+/// The JSON of a successful answer; an error with the status and body of another.
+fn read_answer(path: &str, status: reqwest::StatusCode, text: String) -> anyhow::Result<Value> {
+    anyhow::ensure!(status.is_success(), "{path}: {status}: {text}");
+    if text.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text).with_context(|| format!("{path}: {text}"))
 }
 
 pub(super) async fn post(
