@@ -24,8 +24,8 @@ pub struct TimeoutProbe {
 /// Untimed pairs before the measured ones. The direct connection wrote the population
 /// and prepares its statement before its clock starts; the service's filtered reads
 /// open their connection on first use, and a new PostgreSQL backend reads the tables'
-/// catalog entries during its first statements. Without them, the first 30 requests held
-/// 9 of the service's 15 slowest (of 1,000), and nothing of the direct statement's.
+/// catalog entries during its first statements. Without them, the first 30 pairs held 9
+/// of the service's 15 slowest requests (of 1,000), and 1 of the direct statement's.
 const WARM_UP_PAIRS: usize = 50;
 
 /// (a) The indexed list, service and direct interleaved, after [`WARM_UP_PAIRS`].
