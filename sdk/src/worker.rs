@@ -99,14 +99,22 @@ impl IntoResponse for WorkerCallError {
 pub const LISTEN_BACKLOG: u32 = 1024;
 
 /// A listener on `address` with a queue of [`LISTEN_BACKLOG`], its address reusable at
-/// once after a restart (as `TcpListener::bind`'s is). Workers should use it rather than
+/// once after a restart (as `TcpListener::bind`'s is), and Nagle's algorithm off on the
+/// connections it accepts. Workers should use it rather than
 /// `tokio::net::TcpListener::bind`, whose queue is 128; XDB's own services do.
+///
+/// With Nagle's algorithm on, an answer written in two parts waits for the peer's ACK
+/// of the first before the second leaves, and a peer that delays its ACKs makes that up
+/// to 40 ms. hyper writes most answers at once, but streamed and long answers go out
+/// in parts. The kernel copies `TCP_NODELAY` from the listening socket onto every
+/// connection it accepts, so one call here covers them all.
 pub fn bind_listener(address: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = match address {
         std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
         std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
     };
     socket.set_reuseaddr(true)?;
+    socket.set_nodelay(true)?;
     socket.bind(address)?;
     socket.listen(LISTEN_BACKLOG)
 }

@@ -1,4 +1,5 @@
-//! `bind_listener` queues a burst of connections that tokio's default listener drops.
+//! `bind_listener` queues a burst of connections that tokio's default listener drops, and
+//! accepts connections with Nagle's algorithm off.
 
 use std::os::fd::AsRawFd;
 
@@ -58,4 +59,17 @@ async fn a_listener_queues_a_burst_of_connections_before_accepting_any() {
     for _ in 0..BURST {
         listener.accept().await.unwrap();
     }
+}
+
+#[tokio::test]
+async fn accepted_connections_send_without_waiting_for_acks() {
+    let listener = bind_listener("127.0.0.1:0".parse().unwrap()).unwrap();
+    let _client = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (accepted, _) = listener.accept().await.unwrap();
+    assert!(
+        accepted.nodelay().unwrap(),
+        "an accepted connection has Nagle's algorithm on"
+    );
 }
