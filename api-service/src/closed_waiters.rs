@@ -68,7 +68,7 @@ impl ClosedWaiters {
                     Ok(Notification::Reconnected) | Err(RecvError::Lagged(_)) => {
                         waiters.recheck_all()
                     }
-                    Ok(Notification::Tasks | Notification::TasksOf(_)) => {}
+                    Ok(Notification::Tasks | Notification::TasksOf(_) | Notification::Batches) => {}
                     Err(RecvError::Closed) => return,
                 }
             }

@@ -12,13 +12,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use tokio::sync::watch;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use uuid::Uuid;
 use xdb_engine::decide::DecideError;
 use xdb_persistence::receipts::{ClientRequest, Control, Receipt};
 use xdb_persistence::{
-    reads_business_row, BatchProgress, LeasedBatch, ProcessStore, QueryTable, StoreError,
+    reads_business_row, BatchProgress, LeasedBatch, Notification, Notifications, ProcessStore,
+    QueryTable, StoreError,
 };
 use xdb_protocol::{
     BatchItemOutcome, BatchOperation, BatchStartRequest, BatchStatus, ExecutionsMoveRequest,
@@ -27,8 +29,6 @@ use xdb_protocol::{
     ProcessExecutionSummary, PublishToLocalQueueRequest,
 };
 
-/// How often an idle driver looks for a batch to run.
-const IDLE_POLL: Duration = Duration::from_secs(1);
 /// The time limit of each page's query of the selection.
 pub(crate) const PAGE_QUERY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Executions of a page handled at once (each one transaction).
@@ -52,6 +52,27 @@ pub(crate) struct BatchDriver {
     /// How long a lease on a batch lasts (the instance's task lease): renewed at each
     /// page's checkpoint, so a page must take less (see `next_page_size`).
     pub lease: Duration,
+    /// Wake-ups: a new batch is looked for at once ([`Notification::Batches`]).
+    pub notifications: Notifications,
+    /// How often an idle driver looks for a batch all the same (`async.poll_interval_ms`,
+    /// at least a second): a wake-up may be missed, and a batch another instance gave
+    /// back announces nothing.
+    pub idle_poll: Duration,
+}
+
+/// Returns when a batch may have been created: announced, or announcements missed (a
+/// lost listener connection, a lagging receiver). Never returns once the hub is gone,
+/// leaving the driver to its poll.
+async fn new_batch(wake_ups: &mut broadcast::Receiver<Notification>) {
+    loop {
+        match wake_ups.recv().await {
+            Ok(Notification::Batches | Notification::Reconnected) | Err(RecvError::Lagged(_)) => {
+                return
+            }
+            Ok(_) => {}
+            Err(RecvError::Closed) => std::future::pending().await,
+        }
+    }
 }
 
 /// What handling one execution came to.
@@ -66,25 +87,33 @@ impl BatchDriver {
     /// Runs batches until `stop` turns true; a batch in hand is left at its last
     /// checkpoint, its lease given back for another instance to resume it.
     pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
+        // Subscribed before the first look: a batch created after it wakes the driver.
+        let mut wake_ups = self.notifications.subscribe();
         while !*stop.borrow() {
-            let wait = match self.store.lease_batch(&self.owner, self.lease).await {
+            let idle = match self.store.lease_batch(&self.owner, self.lease).await {
                 Ok(Some(batch)) => match self.drive(batch, &mut stop).await {
-                    Ok(()) => Duration::ZERO,
+                    Ok(()) => false,
                     Err(error) => {
+                        // Not at a wake-up: whatever stopped it may stop it again.
                         tracing::warn!(%error, "a batch stopped; it resumes shortly");
-                        IDLE_POLL
+                        tokio::select! {
+                            _ = tokio::time::sleep(self.idle_poll) => {}
+                            _ = stop.changed() => {}
+                        }
+                        false
                     }
                 },
-                Ok(None) => IDLE_POLL,
+                Ok(None) => true,
                 Err(error) => {
                     tracing::warn!(%error, "could not look for batches to run");
-                    IDLE_POLL
+                    true
                 }
             };
-            if !wait.is_zero() {
+            if idle {
                 tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = tokio::time::sleep(self.idle_poll) => {}
                     _ = stop.changed() => {}
+                    _ = new_batch(&mut wake_ups) => {}
                 }
             }
         }

@@ -69,7 +69,7 @@ impl DbQueue {
                                 wake.notify_one()
                             }
                         }
-                        Ok(Notification::ProcessClosed { .. }) => {}
+                        Ok(Notification::ProcessClosed { .. } | Notification::Batches) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     }
                 }

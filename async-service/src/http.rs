@@ -125,6 +125,9 @@ async fn notify(
     if let Some(notification) = wake_up(&request) {
         state.notifications.publish(notification);
     }
+    if request.new_batches {
+        state.notifications.publish(Notification::Batches);
+    }
     StatusCode::OK
 }
 

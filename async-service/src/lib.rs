@@ -193,6 +193,7 @@ impl AsyncService {
             liveness_timeout: config.liveness_timeout(),
         };
         let wake = notifications.clone();
+        let batch_wake_ups = notifications.clone();
         let liveness = liveness::Liveness::start(
             store.clone(),
             store.clone(),
@@ -228,6 +229,9 @@ impl AsyncService {
             names_ignore_case: database_url.dialect() == xdb_config::Dialect::MySql,
             query_timeout: batches::PAGE_QUERY_TIMEOUT,
             lease: config.lease(),
+            notifications: batch_wake_ups,
+            // Batches need no faster look than a second's: a wake-up starts a new one.
+            idle_poll: config.poll_interval().max(Duration::from_secs(1)),
         };
         let batches = tokio::spawn(batches.run(claiming_stopped.clone()));
         let schedules = schedules::ScheduleFirer {

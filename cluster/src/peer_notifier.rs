@@ -40,6 +40,8 @@ struct Pending {
     new_tasks: bool,
     /// Executions with new tasks, each named: receivers may claim theirs by execution.
     new_task_executions: BTreeSet<String>,
+    /// A batch was created: receivers' batch drivers look now.
+    new_batches: bool,
     /// Closed executions, with their outcome when small enough to send.
     closed: BTreeMap<String, Option<Box<ProcessExecutionWaitForCompletionResponse>>>,
 }
@@ -103,6 +105,11 @@ impl PeerNotifier {
         });
     }
 
+    /// A batch was created.
+    pub fn new_batches(&self) {
+        self.update(|pending| pending.new_batches = true);
+    }
+
     /// An execution closed, with `outcome`, its waiters' answer, when known.
     pub fn process_closed(
         &self,
@@ -162,6 +169,7 @@ fn requests(pending: Pending) -> Vec<InternalNotifyRequest> {
         let mut request = InternalNotifyRequest {
             new_tasks: new_tasks && requests.is_empty(),
             new_task_executions: std::mem::take(&mut named),
+            new_batches: pending.new_batches && requests.is_empty(),
             ..Default::default()
         };
         let mut outcome_bytes = 0;
@@ -203,7 +211,10 @@ async fn send_rounds(
         strong.wake.notified().await;
         let pending = std::mem::take(&mut *strong.pending.lock().expect("never poisoned"));
         drop(strong);
-        if !pending.new_tasks && pending.new_task_executions.is_empty() && pending.closed.is_empty()
+        if !pending.new_tasks
+            && pending.new_task_executions.is_empty()
+            && !pending.new_batches
+            && pending.closed.is_empty()
         {
             continue;
         }
@@ -319,6 +330,7 @@ mod tests {
         Pending {
             new_tasks: true,
             new_task_executions: BTreeSet::new(),
+            new_batches: false,
             closed: closed
                 .into_iter()
                 .map(|(id, bytes)| {
@@ -342,6 +354,23 @@ mod tests {
         assert!(sent[0].new_tasks);
         assert_eq!(sent[0].closed_process_execution_ids, ["a", "b"]);
         assert_eq!(sent[0].closed_outcomes, [outcome("a", 10)]);
+    }
+
+    #[test]
+    fn a_new_batch_is_said_once() {
+        let alone = requests(Pending {
+            new_batches: true,
+            ..Pending::default()
+        });
+        assert_eq!(alone.len(), 1);
+        assert!(alone[0].new_batches && !alone[0].new_tasks);
+        let closes = (0..MAX_NOTIFY_IDS + 1).map(|i| (format!("{i:06}"), None));
+        let sent = requests(Pending {
+            new_batches: true,
+            ..pending(closes)
+        });
+        assert_eq!(sent.len(), 2);
+        assert!(sent[0].new_batches && !sent[1].new_batches, "said once");
     }
 
     #[test]

@@ -307,8 +307,9 @@ pub struct AsyncSettings {
     /// taken for dead: its leases are released at once instead of running out. Each
     /// instance heartbeats every quarter of it. 0: off (only leases running out).
     pub liveness_timeout_ms: u64,
-    /// Fallback poll interval, in milliseconds. Timers are claimed up to this long (at
-    /// most a second) before they are due and held until their time.
+    /// Fallback poll interval, in milliseconds: for due tasks, and (at least a second
+    /// apart) for batches to run, when no wake-up came. Timers are claimed up to this
+    /// long (at most a second) before they are due and held until their time.
     pub poll_interval_ms: u64,
     /// Timeout of a worker call when the state sets none, in seconds.
     pub default_api_timeout_seconds: u32,

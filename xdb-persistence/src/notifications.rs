@@ -1,4 +1,4 @@
-//! Wake-ups from the database: new tasks, closed executions.
+//! Wake-ups from the database: new tasks, new batches, closed executions.
 //!
 //! A store that can push them (PostgreSQL LISTEN/NOTIFY) feeds a [`Notifications`] hub;
 //! consumers subscribe and still poll as a fallback, since a notification may be missed.
@@ -23,6 +23,9 @@ pub enum Notification {
         id: String,
         outcome: Option<Arc<ProcessExecutionWaitForCompletionResponse>>,
     },
+    /// A batch was created: an idle batch driver looks for it now rather than at its
+    /// next poll.
+    Batches,
     Reconnected,
 }
 

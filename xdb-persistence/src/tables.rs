@@ -505,6 +505,12 @@ pub(crate) trait Dialect: crate::DatabaseTime + Clone + Send + Sync + 'static {
     fn query_syntax(&self) -> &'static dyn crate::query::QuerySyntax;
     /// The types' running-execution limits as this store last read them.
     fn run_limits(&self) -> &crate::run_limits::RunLimits;
+    /// A statement that, in a transaction creating a batch, wakes the async service's
+    /// batch drivers when it commits (PostgreSQL's NOTIFY); `None` where the API service
+    /// wakes them itself once the batch is committed (MySQL).
+    fn batch_wake_up(&self) -> Option<&'static str> {
+        None
+    }
 
     /// Runs one read-only statement, at most `limit` long: the generic form runs it on a
     /// plain connection, for a dialect whose statement text carries the bound

@@ -26,6 +26,11 @@ pub struct InternalNotifyRequest {
     #[schema(max_items = 10000)]
     #[schema(default = json!([]))]
     pub new_task_executions: Vec<String>,
+    /// A batch was created (for async-service instances): an idle batch driver looks for
+    /// it now instead of at its next poll. A receiver from before this field ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schema(default = false)]
+    pub new_batches: bool,
     /// These executions closed (for API-service instances with waiters); at most
     /// `MAX_NOTIFY_IDS`. Every closed execution is listed here, also those with an
     /// outcome in `closedOutcomes`, for receivers that know only this field.
@@ -99,6 +104,7 @@ mod tests {
         let json = serde_json::to_value(InternalNotifyRequest::default()).unwrap();
         assert!(json.get("closedOutcomes").is_none());
         assert!(json.get("newTaskExecutions").is_none());
+        assert!(json.get("newBatches").is_none());
     }
 
     /// What a receiver of the version before `newTaskExecutions` read: `newTasks`, so

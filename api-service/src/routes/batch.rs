@@ -67,6 +67,9 @@ pub(crate) async fn start(
         .batches
         .create_batch(&request, rate, expected, receipt.as_ref())
         .await?;
+    // On PostgreSQL the batch's commit woke the batch drivers (its NOTIFY); elsewhere
+    // this does, and a disabled notifier does nothing.
+    state.async_peers.new_batches();
     tracing::info!(
         batch = %started.batch_id,
         operation = request.operation.as_str(),

@@ -16,6 +16,7 @@ both_databases!(
     a_batch_handles_each_selected_execution_once_with_exact_counts,
     a_batch_is_cancelled_and_listed,
     a_request_sent_again_is_answered_from_its_receipt,
+    a_new_batch_wakes_the_batch_drivers,
 );
 
 /// How long a batch may take in these tests.
@@ -374,4 +375,31 @@ async fn a_request_sent_again_is_answered_from_its_receipt(db: Database) {
     )
     .await;
     assert_eq!(status, 400, "{body}");
+}
+
+/// A batch starts when it is created, not at a batch driver's next poll: with the async
+/// service polling ten minutes apart, a batch created after its driver's first look
+/// closes well within the deadline only if its creation woke the driver (PostgreSQL's
+/// NOTIFY, MariaDB's wake-up from the API service).
+async fn a_new_batch_wakes_the_batch_drivers(db: Database) {
+    let options = EnvOptions {
+        poll_interval_ms: 600_000,
+        ..EnvOptions::default()
+    };
+    let (env, worker, _service) = order_env(db, options).await;
+    start_idle_orders(&env, &worker, 5).await;
+    let start = json!({
+        "operation": "TERMINATE",
+        "processType": PROCESS_TYPE,
+        "businessTable": {"tableName": TABLE, "primaryKeyColumn": "id"},
+        "where": {"and": []},
+        "ratePerSecond": 100,
+    });
+    let (status, started) = call(&env, paths::BATCH_START, start).await;
+    assert_eq!(status, 200, "{started}");
+    let batch_id = started["batchId"].as_str().unwrap().to_owned();
+    let described = wait_closed(&env, &batch_id).await;
+    let batch = &described["batch"];
+    assert_eq!(batch["status"], "COMPLETED", "{described}");
+    assert_eq!(batch["done"], 5, "{described}");
 }

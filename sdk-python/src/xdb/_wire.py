@@ -2023,6 +2023,11 @@ class InternalNotifyRequest(WireModel):
     `MAX_NOTIFY_IDS`. Every closed execution is listed here, also those with an
     outcome in `closedOutcomes`, for receivers that know only this field.
     """
+    new_batches: bool = False
+    """
+    A batch was created (for async-service instances): an idle batch driver looks for
+    it now instead of at its next poll. A receiver from before this field ignores it.
+    """
     new_task_executions: list[str] = []
     """
     When not empty, every task `newTasks` announces belongs to one of these

@@ -1149,6 +1149,11 @@ export type InternalNotifyRequest = {
      */
     closedProcessExecutionIds?: Array<string>;
     /**
+     * A batch was created (for async-service instances): an idle batch driver looks for
+     * it now instead of at its next poll. A receiver from before this field ignores it.
+     */
+    newBatches?: boolean;
+    /**
      * When not empty, every task `newTasks` announces belongs to one of these
      * executions, so a receiver may claim theirs by execution instead of searching the
      * whole queue; at most `MAX_NOTIFY_IDS`. A receiver from before this field

@@ -1096,6 +1096,7 @@ export const ProcessExecutionWaitForCompletionResponseSchema = z.object({
 export const InternalNotifyRequestSchema = z.object({
     closedOutcomes: z.array(ProcessExecutionWaitForCompletionResponseSchema).optional().default([]),
     closedProcessExecutionIds: z.array(z.string()).optional().default([]),
+    newBatches: z.boolean().optional().default(false),
     newTaskExecutions: z.array(z.string()).optional().default([]),
     newTasks: z.boolean().optional().default(false)
 });

@@ -14,8 +14,14 @@ use xdb_protocol::ProcessExecutionWaitForCompletionResponse;
 
 use crate::notifications::{Listen, Notification, Notifications};
 
-/// New tasks were committed.
+/// New tasks were committed; with [`BATCHES_PAYLOAD`], a batch was.
 pub const CHANNEL_TASKS: &str = "xdb_sys_tasks";
+/// The payload on [`CHANNEL_TASKS`] announcing a new batch. The async service listens
+/// there already, and a listener from before batch wake-ups takes it for new tasks: a
+/// search for nothing, no harm.
+pub const BATCHES_PAYLOAD: &str = "batches";
+/// Announces a batch when its transaction commits (see [`BATCHES_PAYLOAD`]).
+pub(crate) const NOTIFY_BATCHES: &str = "SELECT pg_notify('xdb_sys_tasks', 'batches')";
 /// A process execution closed; the payload is its wait-for-completion answer as JSON,
 /// or only its id where that answer is too large for a payload.
 pub const CHANNEL_PROCESS_CLOSED: &str = "xdb_sys_process_closed";
@@ -78,6 +84,8 @@ async fn listen(
                 Some(Ok(AsyncMessage::Notification(n))) => {
                     let notification = if n.channel() == CHANNEL_PROCESS_CLOSED {
                         closed(n.payload())
+                    } else if n.payload() == BATCHES_PAYLOAD {
+                        Notification::Batches
                     } else {
                         Notification::Tasks
                     };
@@ -115,6 +123,14 @@ pub(crate) fn closed_payload(outcome: &ProcessExecutionWaitForCompletionResponse
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_batch_notice_goes_to_the_tasks_channel_with_its_payload() {
+        assert_eq!(
+            NOTIFY_BATCHES,
+            format!("SELECT pg_notify('{CHANNEL_TASKS}', '{BATCHES_PAYLOAD}')")
+        );
+    }
 
     #[test]
     fn an_id_payload_and_an_outcome_payload_both_name_the_execution() {

@@ -148,6 +148,10 @@ impl Dialect for PostgresStore {
         &super::query_syntax::PostgresSyntax
     }
 
+    fn batch_wake_up(&self) -> Option<&'static str> {
+        Some(super::notifications::NOTIFY_BATCHES)
+    }
+
     fn run_limits(&self) -> &crate::run_limits::RunLimits {
         &self.run_limits
     }

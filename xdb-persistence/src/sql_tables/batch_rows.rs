@@ -152,6 +152,9 @@ where
             )
             .await?;
             crate::operations::record_receipt(&mut tx, receipt, &answer, now).await?;
+            if let Some(wake_up) = self.batch_wake_up() {
+                tx.execute(wake_up, &[]).await?;
+            }
             tx.commit().await
         })
         .await;
