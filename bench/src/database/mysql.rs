@@ -33,13 +33,19 @@ pub(super) async fn create_database(admin_url: &str, name: &str) -> anyhow::Resu
     Ok(())
 }
 
+/// The server's version, and whether it writes the binary log: Pulsar mode's capture
+/// needs it (`scripts/ensure-cdc-databases.sh` turns it on, and it stays on), and every
+/// commit then writes it too, so figures of either mode say which they ran with.
 pub(super) async fn server_version(url: &str) -> anyhow::Result<String> {
     let mut conn = connect(url).await?;
-    let version: Option<(String, String)> = conn
-        .query_first("SELECT version(), @@version_comment")
+    let version: Option<(String, String, i64)> = conn
+        .query_first("SELECT version(), @@version_comment, @@log_bin")
         .await?;
     let _ = conn.disconnect().await;
-    Ok(version.map_or_else(String::new, |(v, c)| format!("{v} ({c})")))
+    Ok(version.map_or_else(String::new, |(v, c, log_bin)| {
+        let binary_log = if log_bin == 1 { "on" } else { "off" };
+        format!("{v} ({c}); binary log {binary_log}")
+    }))
 }
 
 pub(super) async fn wait_for_idle(

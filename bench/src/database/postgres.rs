@@ -23,10 +23,16 @@ pub(super) async fn create_database(admin_url: &str, name: &str) -> anyhow::Resu
         .with_context(|| format!("CREATE DATABASE {name}"))
 }
 
-/// `SELECT version()` of the server.
+/// `SELECT version()` of the server, and its WAL level: `logical` (what Pulsar mode's
+/// capture needs, `scripts/ensure-cdc-databases.sh`) writes more per commit than
+/// `replica`, so figures of either mode say which they ran with.
 pub(super) async fn server_version(url: &str) -> anyhow::Result<String> {
     let client = connect(url).await?;
-    Ok(client.query_one("SELECT version()", &[]).await?.get(0))
+    let row = client
+        .query_one("SELECT version(), current_setting('wal_level')", &[])
+        .await?;
+    let (version, wal_level): (String, String) = (row.get(0), row.get(1));
+    Ok(format!("{version}; wal_level={wal_level}"))
 }
 
 pub(super) async fn settle(url: &str) -> anyhow::Result<()> {
